@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# node-reset: one non-recursive GNU Makefile. pkg-config for every library.
+
+VERSION     := 0.1.0
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/sbin
+MANDIR      ?= $(PREFIX)/share/man
+DATADIR     ?= $(PREFIX)/share/node-reset
+SYSCONFDIR  ?= /etc
+UNITDIR     ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+DESTDIR     ?=
+O           ?= build
+
+CC          ?= cc
+CLANG       ?= clang
+PKG_CONFIG  ?= pkg-config
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+AGENT_PKGS    := libsystemd
+NETRESET_PKGS := libnl-route-3.0 libnl-genl-3.0 libmnl libnftnl libip4tc libip6tc libipset
+CRI_PKGS      := libcurl
+TEST_PKGS     := cmocka
+ALL_PKGS      := $(AGENT_PKGS) $(NETRESET_PKGS) $(CRI_PKGS)
+
+PKG_CFLAGS  := $(shell $(PKG_CONFIG) --cflags $(ALL_PKGS))
+PKG_LIBS    := $(shell $(PKG_CONFIG) --libs $(ALL_PKGS))
+TEST_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(TEST_PKGS))
+TEST_LIBS   := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS))
+
+WARNINGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wwrite-strings -Wformat=2 -Wimplicit-fallthrough=5 -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARNINGS += -Werror
+endif
+HARDEN_CFLAGS  := -fstack-protector-strong -D_FORTIFY_SOURCE=2
+HARDEN_LDFLAGS := -Wl,-z,relro,-z,now
+OPT      ?= -O2 -g
+CFLAGS   ?=
+LDFLAGS  ?=
+
+ALL_CFLAGS  := -std=gnu11 $(OPT) $(WARNINGS) $(HARDEN_CFLAGS) -D_GNU_SOURCE \
+               -DNODE_RESET_VERSION='"$(VERSION)"' -Iinclude -I. $(PKG_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS := $(HARDEN_LDFLAGS) $(LDFLAGS)
+
+AGENT_SRCS    := $(filter-out agent/main.c,$(wildcard agent/*.c))
+NETRESET_SRCS := $(wildcard netreset/*.c)
+CRI_SRCS      := $(wildcard cri/*.c)
+UNIT_TESTS    := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test-*.c))
+TEST_HELPERS  := $(patsubst tests/integration/%.c,$(O)/tests/%,$(wildcard tests/integration/*.c))
+
+AGENT_LIB    := $(O)/libagent.a
+NETRESET_LIB := $(O)/libnetreset.a
+CRI_LIB      := $(O)/libcri.a
+LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB)
+
+objs = $(patsubst %.c,$(O)/%.o,$(1))
+
+.PHONY: all check check-unit check-integration check-fuzz check-asan check-valgrind check-all \
+        fuzz analyze tidy cppcheck format-check install uninstall clean deps demo bench
+
+all: $(O)/node-reset
+
+$(O)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+# The default manifest is embedded so that a copied binary works alone in a rescue shell.
+$(O)/agent/embedded.o: manifests/default.conf
+
+$(AGENT_LIB): $(call objs,$(AGENT_SRCS))
+$(NETRESET_LIB): $(call objs,$(NETRESET_SRCS))
+$(CRI_LIB): $(call objs,$(CRI_SRCS))
+$(O)/%.a:
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(O)/node-reset: $(O)/agent/main.o $(LIBS_A)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(O)/tests/%: tests/unit/%.c $(LIBS_A)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBS_A) $(PKG_LIBS) $(TEST_LIBS)
+
+$(O)/tests/%: tests/integration/%.c $(LIBS_A)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  HELPER  $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBS_A) $(PKG_LIBS)
+
+# Unit tests, integration tests (root, private namespaces) and the fuzz corpus replay; the runner
+# prints the closing "N passed, N failed" line.
+check: $(O)/node-reset $(UNIT_TESTS) $(TEST_HELPERS)
+	$(Q)O=$(O) CLANG=$(CLANG) tests/run-tests.sh
+
+check-unit: $(UNIT_TESTS)
+	$(Q)O=$(O) tests/run-tests.sh unit
+
+check-asan:
+	$(Q)$(MAKE) --no-print-directory O=$(O)-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+		CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+		LDFLAGS="-fsanitize=address,undefined" HARDEN_CFLAGS= check
+
+check-valgrind: $(UNIT_TESTS)
+	$(Q)O=$(O) VALGRIND=1 tests/run-tests.sh unit
+
+check-all: check check-asan check-valgrind
+
+# libFuzzer targets: clang only. "make fuzz FUZZ_SECONDS=60" runs each for that long.
+FUZZ_SECONDS ?= 30
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
+FUZZ_CFLAGS  := -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
+FUZZ_SRCS_manifest  := agent/manifest.c agent/path.c
+FUZZ_SRCS_mountinfo := agent/mountinfo.c
+$(O)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_SRCS_manifest) $(FUZZ_SRCS_mountinfo)
+	@mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*) $(PKG_LIBS)
+
+fuzz-build: $(FUZZ_TARGETS)
+fuzz: $(FUZZ_TARGETS)
+	$(Q)for t in $(FUZZ_TARGETS); do n=$$(basename $$t); mkdir -p $(O)/fuzz/corpus-$$n; \
+		$$t -max_total_time=$(FUZZ_SECONDS) $(O)/fuzz/corpus-$$n tests/fuzz/corpus/$$n || exit 1; done
+
+# A synthetic node in a private mount namespace: plan, run, status, and the volume's data survives.
+demo: $(O)/node-reset
+	$(Q)O=$(O) tests/demo.sh
+
+deps:
+	$(Q)tools/install-deps.sh
+
+bench: $(O)/node-reset
+	$(Q)for b in bench/*.sh; do O=$(O) $$b || exit 1; done
+
+analyze:
+	$(Q)$(MAKE) --no-print-directory O=$(O)-analyze CC="gcc -fanalyzer" all
+
+tidy:
+	$(Q)clang-tidy --quiet $(AGENT_SRCS) agent/main.c $(NETRESET_SRCS) $(CRI_SRCS) -- $(ALL_CFLAGS)
+
+cppcheck:
+	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+		-D_GNU_SOURCE -Iinclude -I. agent netreset cri
+
+format-check:
+	$(Q)clang-format --dry-run --Werror agent/*.c agent/*.h netreset/*.[ch] include/*.h
+
+install: $(O)/node-reset
+	install -D -m 0755 $(O)/node-reset $(DESTDIR)$(BINDIR)/node-reset
+	install -D -m 0644 docs/node-reset.8 $(DESTDIR)$(MANDIR)/man8/node-reset.8
+	install -d $(DESTDIR)$(DATADIR)/manifests
+	install -m 0644 manifests/*.conf $(DESTDIR)$(DATADIR)/manifests/
+	$(if $(wildcard units/*),install -d $(DESTDIR)$(UNITDIR) && install -m 0644 units/* $(DESTDIR)$(UNITDIR)/)
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/node-reset $(DESTDIR)$(MANDIR)/man8/node-reset.8
+	rm -rf $(DESTDIR)$(DATADIR)
+	$(if $(wildcard units/*),cd $(DESTDIR)$(UNITDIR) && rm -f $(notdir $(wildcard units/*)))
+
+clean:
+	rm -rf $(O) $(O)-asan $(O)-analyze
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

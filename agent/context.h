@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The state every phase sees while planning and executing. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/manifest.h"
+#include "agent/mountinfo.h"
+
+typedef struct Context {
+        const char *root;       /* "/" or the absolute, resolved --root directory */
+        int root_fd;            /* O_PATH|O_DIRECTORY fd of root */
+        const Manifest *manifest;
+        MountTable *mounts;     /* read once when the plan is built, refreshed by phases that change it */
+        uint64_t deadline_usec; /* CLOCK_MONOTONIC; 0 = none */
+        bool lazy_unmount;      /* allow MNT_DETACH when a plain unmount says EBUSY */
+        bool executing;         /* false while planning/verifying, true while applying */
+        bool link_group_delete; /* network: delete links with one IFLA_GROUP call (default true) */
+        unsigned xtables_wait_sec; /* firewall: how long to wait for /run/xtables.lock (default 10) */
+} Context;
+
+/* Monotonic clock in microseconds. */
+uint64_t now_usec(void);

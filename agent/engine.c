@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Plan, execute and verify a selection of phases, in the engine's fixed order. */
+
+#include "agent/engine.h"
+#include "agent/log.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "string-util.h"
+
+static bool name_in_list(const char *list, const char *name) {
+        size_t l = strlen(name);
+
+        for (const char *p = list; p && *p;) {
+                size_t n = strcspn(p, ",");
+
+                if (n == l && strncmp(p, name, l) == 0)
+                        return true;
+                p += n;
+                p += strspn(p, ",");
+        }
+        return false;
+}
+
+static int check_names(const char *list, char **reterr) {
+        cleanup_free char *copy = NULL;
+        char *saveptr = NULL;
+
+        if (!list)
+                return 0;
+        copy = strdup(list);
+        if (!copy)
+                return -ENOMEM;
+        for (char *t = strtok_r(copy, ",", &saveptr); t; t = strtok_r(NULL, ",", &saveptr))
+                if (!phase_find(t) && !streq(t, "verify"))
+                        return set_errmsg(reterr, -EINVAL, "unknown phase '%s'", t);
+        return 0;
+}
+
+int phase_selection_parse(PhaseSelection *sel, const char *only, const char *skip, char **reterr) {
+        const Phase *table;
+        size_t n;
+        int r;
+
+        r = check_names(only, reterr);
+        if (r < 0)
+                return r;
+        r = check_names(skip, reterr);
+        if (r < 0)
+                return r;
+
+        *sel = (PhaseSelection) {};
+        table = phase_table(&n);
+        for (size_t i = 0; i < n && sel->n < ELEMENTSOF(sel->phases); i++) {
+                if (only && !name_in_list(only, table[i].name))
+                        continue;
+                if (name_in_list(skip, table[i].name))
+                        continue;
+                sel->phases[sel->n++] = &table[i];
+        }
+        sel->verify = (!only || name_in_list(only, "verify")) && !name_in_list(skip, "verify");
+        return 0;
+}
+
+static int refresh_mounts(Context *ctx) {
+        MountTable *t;
+        int r;
+
+        r = mount_table_read(&t);
+        if (r < 0)
+                return r;
+        mount_table_free(ctx->mounts);
+        ctx->mounts = t;
+        return 0;
+}
+
+int engine_plan(Context *ctx, const PhaseSelection *sel, Plan *plan, char **reterr) {
+        int r;
+
+        r = refresh_mounts(ctx);
+        if (r < 0)
+                return set_errmsg(reterr, r, "cannot read /proc/self/mountinfo: %s", strerror(-r));
+        for (size_t i = 0; i < sel->n; i++) {
+                r = sel->phases[i]->plan(ctx, plan, reterr);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static bool past_deadline(const Context *ctx) {
+        return ctx->deadline_usec > 0 && now_usec() > ctx->deadline_usec;
+}
+
+/* Actions that must not run are settled before any batch or apply is called. */
+static bool settle_without_apply(Context *ctx, Action *a) {
+        if (a->skip_reason) {
+                a->result = ACTION_SKIPPED;
+                free(a->message);
+                a->message = strdup(a->skip_reason);
+                return true;
+        }
+        if (past_deadline(ctx)) {
+                a->result = ACTION_SKIPPED;
+                free(a->message);
+                a->message = strdup("the run's --timeout was reached");
+                return true;
+        }
+        return false;
+}
+
+static void apply_one(Context *ctx, Action *a) {
+        char *msg = NULL;
+        uint64_t t0 = now_usec();
+        int r;
+
+        r = a->ops->apply(a, ctx, &msg);
+        action_record(a, r, msg);
+        a->duration_usec = now_usec() - t0;
+}
+
+/* A run of consecutive actions of one kind that are all to be applied goes to apply_batch. */
+static size_t apply_run(Context *ctx, Plan *plan, size_t i) {
+        const ActionOps *ops = plan->actions[i]->ops;
+        Action *batch[4096];
+        size_t n = 0, j = i;
+        uint64_t t0;
+
+        for (; j < plan->n_actions && n < ELEMENTSOF(batch); j++) {
+                Action *a = plan->actions[j];
+
+                if (a->ops != ops || a->phase != plan->actions[i]->phase)
+                        break;
+                if (!settle_without_apply(ctx, a))
+                        batch[n++] = a;
+        }
+        if (n > 0) {
+                t0 = now_usec();
+                ops->apply_batch(batch, n, ctx);
+                /* One call did the work of all: each action is charged its share. */
+                for (size_t k = 0; k < n; k++)
+                        batch[k]->duration_usec = (now_usec() - t0) / n;
+        }
+        return j;
+}
+
+int engine_execute(Context *ctx, Plan *plan) {
+        int first_error = 0;
+
+        ctx->executing = true;
+        for (size_t i = 0; i < plan->n_actions;) {
+                Action *a = plan->actions[i];
+
+                if (a->ops->apply_batch)
+                        i = apply_run(ctx, plan, i);
+                else {
+                        if (!settle_without_apply(ctx, a))
+                                apply_one(ctx, a);
+                        i++;
+                }
+        }
+        PLAN_FOREACH(a, plan) {
+                log_action(a);
+                if (a->result == ACTION_FAILED && first_error == 0)
+                        first_error = a->error;
+        }
+        ctx->executing = false;
+        return first_error;
+}
+
+/* An action observed again is residue when it still has something to do and is not deliberately
+ * kept (a refusal by a safety guard is reported where it happened, not as residue). */
+static int action_is_residue(Context *ctx, Action *a) {
+        char *msg = NULL;
+        int r;
+
+        if (!a->present || a->skip_reason)
+                return 0;
+        if (!a->ops->check)
+                return 1;
+        r = a->ops->check(a, ctx, &msg);
+        if (r < 0) {
+                free(a->message);
+                if (asprintf(&a->message, "could not check: %s", strerror(-r)) < 0)
+                        a->message = NULL;
+                free(msg);
+                return 1;
+        }
+        if (msg) {
+                free(a->message);
+                a->message = msg;
+        }
+        return r > 0;
+}
+
+int engine_verify(Context *ctx, const PhaseSelection *sel, Plan **ret_residue, char **reterr) {
+        Plan *fresh = NULL, *residue = NULL;
+        int r;
+
+        fresh = plan_new();
+        residue = plan_new();
+        if (!fresh || !residue) {
+                r = -ENOMEM;
+                goto finish;
+        }
+        r = engine_plan(ctx, sel, fresh, reterr);
+        if (r < 0)
+                goto finish;
+        /* Move the residue over to its own plan, leaving the rest to be freed. */
+        for (size_t i = 0; i < fresh->n_actions; i++) {
+                Action *a = fresh->actions[i];
+
+                if (action_is_residue(ctx, a) <= 0)
+                        continue;
+                r = plan_append(residue, a);
+                if (r < 0)
+                        goto finish;
+                fresh->actions[i] = NULL;
+        }
+        *ret_residue = TAKE_PTR(residue);
+        r = 0;
+finish:
+        plan_free(residue);
+        plan_free(fresh);
+        return r;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The reset manifest: a line-oriented list of directives saying what a reset removes. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef enum DirectiveType {
+        DIRECTIVE_REMOVE,       /* remove PATH: a file or a whole tree */
+        DIRECTIVE_EMPTY,        /* empty PATH: a directory's contents, the directory stays */
+        DIRECTIVE_UNMOUNT,      /* unmount PATH: every mount at or beneath PATH, deepest first */
+        DIRECTIVE_PROTECT,      /* protect PATH: never removed, never descended into */
+        /* network phase */
+        DIRECTIVE_LINK,         /* link NAME|GLOB */
+        DIRECTIVE_LINK_MASTER,  /* link-master BRIDGE: every link enslaved to BRIDGE */
+        DIRECTIVE_NETNS,        /* netns GLOB: named network namespaces */
+        DIRECTIVE_ROUTE_PROTO,  /* route-proto NAME|NUMBER */
+        /* firewall phase */
+        DIRECTIVE_FIREWALL,     /* firewall owned|flush|keep */
+        DIRECTIVE_CHAIN_PREFIX, /* chain-prefix PREFIX: another owned chain prefix */
+        DIRECTIVE_NFT_TABLE,    /* nft-table FAMILY NAME: a whole nf_tables table to delete */
+        DIRECTIVE_IPSET,        /* ipset GLOB */
+        DIRECTIVE_IPVS,         /* ipvs clear */
+        _DIRECTIVE_MAX,
+        _DIRECTIVE_INVALID = -1,
+} DirectiveType;
+
+typedef struct ManifestEntry {
+        DirectiveType type;
+        char **args;            /* NULL-terminated, the words after the directive, unquoted */
+        size_t n_args;
+        char *file;             /* the file (or embedded name) the line came from */
+        unsigned line;
+} ManifestEntry;
+
+typedef struct Manifest {
+        ManifestEntry *entries;
+        size_t n_entries;
+        char **files;           /* every file read, in order, includes too */
+        size_t n_files;
+} Manifest;
+
+Manifest *manifest_new(void);
+Manifest *manifest_free(Manifest *m);
+
+/* Parse a file, following "include" lines (relative to the including file's directory).
+ * On error returns -EINVAL (or -errno of a failed read) and sets *reterr to "FILE:LINE: reason". */
+int manifest_parse_file(Manifest *m, const char *path, char **reterr);
+
+/* Parse text held in memory (the embedded default), "name" is used in messages.
+ * "include" is refused in such text unless base_dir is non-NULL. */
+int manifest_parse_string(Manifest *m, const char *name, const char *text, const char *base_dir, char **reterr);
+
+/* Print the effective manifest: a comment naming the files read, then one directive per line,
+ * quoted where needed. Parsing the output gives the same entries. */
+int manifest_print(const Manifest *m, FILE *f);
+
+const char *directive_type_to_string(DirectiveType t);
+DirectiveType directive_type_from_string(const char *s);
+
+/* Iterate the entries of one type. */
+#define MANIFEST_FOREACH(e, m, t)                                                    \
+        for (const ManifestEntry *e = (m)->entries; e < (m)->entries + (m)->n_entries; e++) \
+                if (e->type == (t))

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Node paths: validation of manifest paths and component-wise glob matching. No file system access. */
+#pragma once
+
+#include <stdbool.h>
+
+/* A manifest target path must be absolute, normalised (no "." or ".." components, no empty
+ * components), must not be "/" nor a top-level system directory (/etc, /usr, /var, ...), and must not
+ * have a glob in its first component. Returns 0 or -EINVAL with a reason in *reterr. */
+int path_validate_target(const char *path, char **reterr);
+
+/* The weaker rule for "protect": absolute and normalised, any depth. */
+int path_validate_absolute(const char *path, char **reterr);
+
+/* Strip duplicate and trailing slashes in place ("/a//b/" -> "/a/b"). */
+char *path_simplify(char *path);
+
+/* Does the component contain fnmatch(3) glob characters (*, ?, [)? */
+bool path_component_is_glob(const char *c);
+bool path_is_glob(const char *path);
+
+/* Component-wise fnmatch: "/var/lib/kubelet/ *" matches "/var/lib/kubelet/pods" but not
+ * "/var/lib/kubelet/pods/x". '*' matches leading dots too; it never matches '/'. */
+bool path_pattern_match(const char *pattern, const char *path);
+
+/* Does pattern match path or one of its ancestors ("path lies at or beneath a match")? */
+bool path_pattern_covers(const char *pattern, const char *path);
+
+/* Could something at or beneath path match the pattern: path is a proper ancestor of a match? */
+bool path_pattern_below(const char *pattern, const char *path);
+
+/* Number of components: "/" is 0, "/a/b" is 2. */
+unsigned path_depth(const char *path);
+
+/* Join "prefix" and node path "path" ("/tmp/r" + "/etc" = "/tmp/r/etc"; "/" + "/etc" = "/etc"). */
+char *path_join_root(const char *root, const char *path);

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The files phase: apply the manifest's remove/empty lines, never crossing a mount, never following
+ * a symlink, never touching a protected path. */
+
+#include <stdarg.h>
+
+#include "agent/path.h"
+#include "agent/phase.h"
+#include "agent/remove.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "string-util.h"
+
+typedef struct FileData {
+        DirectiveType type;     /* DIRECTIVE_REMOVE or DIRECTIVE_EMPTY */
+        char *path;             /* a node path, or the pattern when nothing matched at plan time */
+        bool pattern;
+} FileData;
+
+static void file_data_free(void *p) {
+        FileData *d = p;
+
+        free(d->path);
+        free(d);
+}
+
+static ProtectState manifest_protects(const Manifest *m, const char *node_path) {
+        ProtectState state = PROTECT_NONE;
+
+        MANIFEST_FOREACH(e, m, DIRECTIVE_PROTECT) {
+                if (path_pattern_covers(e->args[0], node_path))
+                        return PROTECT_SELF;
+                if (path_pattern_below(e->args[0], node_path))
+                        state = PROTECT_CONTAINS;
+        }
+        return state;
+}
+
+static ProtectState protect_check(const char *node_path, void *userdata) {
+        return manifest_protects(userdata, node_path);
+}
+
+static const ManifestEntry *protecting_entry(const Manifest *m, const char *node_path) {
+        MANIFEST_FOREACH(e, m, DIRECTIVE_PROTECT)
+                if (path_pattern_covers(e->args[0], node_path))
+                        return e;
+        return NULL;
+}
+
+static RemoveOptions remove_options(const Context *ctx, const FileData *d, bool dry_run) {
+        return (RemoveOptions) {
+                .dry_run = dry_run,
+                .keep_top = d->type == DIRECTIVE_EMPTY,
+                .protect = protect_check,
+                .userdata = (void *) ctx->manifest,
+                .deadline_usec = ctx->deadline_usec,
+        };
+}
+
+static bool unmounted_first(const Manifest *m, const char *node_path) {
+        MANIFEST_FOREACH(e, m, DIRECTIVE_UNMOUNT)
+                if (path_pattern_covers(e->args[0], node_path))
+                        return true;
+        return false;
+}
+
+static int append(char **buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int append(char **buf, const char *fmt, ...) {
+        cleanup_free char *add = NULL;
+        va_list ap;
+        char *t;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&add, fmt, ap);
+        va_end(ap);
+        if (r < 0 || asprintf(&t, "%s%s", strempty(*buf), add) < 0)
+                return -ENOMEM;
+        free(*buf);
+        *buf = t;
+        return 0;
+}
+
+/* Mounts met by the walk: in a plan, those an unmount line covers are gone before the files phase. */
+static int describe_mounts(char **buf, const Manifest *m, char **mounts, bool dry_run) {
+        unsigned covered = 0;
+        bool first = true;
+        int r = 0;
+
+        STRV_FOREACH(p, mounts) {
+                if (dry_run && unmounted_first(m, *p)) {
+                        covered++;
+                        continue;
+                }
+                r = append(buf, "%s%s", first ? "; mount points left alone: " : ", ", *p);
+                first = false;
+                if (r < 0)
+                        return r;
+        }
+        if (covered > 0)
+                r = append(buf, "; %u mount point%s beneath, unmounted first", covered, covered == 1 ? "" : "s");
+        return r;
+}
+
+/* One line that says what the walk did, or would do: the report's message and the plan's detail. */
+static char *describe_stats(const Manifest *m, const RemoveStats *s, bool dry_run) {
+        char *buf = NULL;
+        int r;
+
+        if (s->top_missing)
+                return strdup("not present");
+        r = append(&buf, "%s%u file%s, %u director%s%s", dry_run ? "" : "removed ", s->files,
+                   s->files == 1 ? "" : "s", s->dirs, s->dirs == 1 ? "y" : "ies",
+                   s->top_is_mount ? "; a mount point itself, so emptied and kept" : "");
+        if (r >= 0 && s->flags_cleared > 0)
+                r = append(&buf, "; %s the immutable/append-only flag of %u", dry_run ? "will clear" : "cleared",
+                           s->flags_cleared);
+        if (r >= 0)
+                r = describe_mounts(&buf, m, s->kept_mounts, dry_run);
+        STRV_FOREACH(p, s->kept_protected)
+                if (r >= 0)
+                        r = append(&buf, "%s%s", p == s->kept_protected ? "; protected, kept: " : ", ", *p);
+        if (r >= 0 && s->first_error < 0 && s->first_error != -EBUSY && s->first_error_path)
+                r = append(&buf, "; first failure at %s: %s", s->first_error_path, strerror(-s->first_error));
+        if (r < 0)
+                return mfree(buf);
+        return buf;
+}
+
+static int remove_one(Context *ctx, const FileData *d, const char *path, bool dry_run, char **ret_msg) {
+        RemoveOptions o = remove_options(ctx, d, dry_run);
+        RemoveStats s = {};
+        int r;
+
+        r = remove_tree(ctx->root_fd, path, &o, &s);
+        if (ret_msg) {
+                if (r == -ELOOP && s.symlink_component)
+                        (void) set_errmsg(ret_msg, r, "%s is a symlink: not followed, nothing removed",
+                                          s.symlink_component);
+                else if (r == -ETIME)
+                        *ret_msg = strdup("the run's --timeout was reached during the walk");
+                else
+                        *ret_msg = describe_stats(ctx->manifest, &s, dry_run);
+        }
+        remove_stats_done(&s);
+        return r;
+}
+
+/* A line that matched nothing when planned is expanded again: whatever matches now goes too. */
+static int remove_pattern(Context *ctx, const FileData *d, bool dry_run, char **ret_msg) {
+        cleanup_strv char **matches = NULL;
+        int r, result = 0;
+        unsigned n = 0;
+
+        r = path_expand(ctx->root_fd, d->path, &matches);
+        if (r < 0)
+                return set_errmsg(ret_msg, r, "cannot expand %s: %s", d->path, strerror(-r));
+        for (char **m = matches; *m; m++) {
+                if (manifest_protects(ctx->manifest, *m) == PROTECT_SELF)
+                        continue;
+                r = remove_one(ctx, d, *m, dry_run, NULL);
+                if (r > 0)
+                        n++;
+                if (r < 0 && result >= 0)
+                        result = set_errmsg(ret_msg, r, "%s: %s", *m, strerror(-r));
+                else if (r > 0 && result == 0)
+                        result = 1;
+        }
+        if (result >= 0 && n == 0)
+                (void) set_errmsg(ret_msg, 0, "nothing matches");
+        else if (result >= 0)
+                (void) set_errmsg(ret_msg, 0, "%u matching paths", n);
+        return result;
+}
+
+static int file_apply(Action *a, Context *ctx, char **reterr_msg) {
+        const FileData *d = a->data;
+
+        if (d->pattern)
+                return remove_pattern(ctx, d, false, reterr_msg);
+        return remove_one(ctx, d, d->path, false, reterr_msg);
+}
+
+/* Residue: a dry run that still finds something to remove, or a mount it must leave alone. */
+static int file_check(Action *a, Context *ctx, char **ret_msg) {
+        const FileData *d = a->data;
+        int r;
+
+        if (d->pattern)
+                r = remove_pattern(ctx, d, true, ret_msg);
+        else
+                r = remove_one(ctx, d, d->path, true, ret_msg);
+        if (r == -EBUSY)
+                return 1;
+        return r;
+}
+
+static const ActionOps remove_ops = {
+        .kind = "remove",
+        .apply = file_apply,
+        .check = file_check,
+        .free_data = file_data_free,
+};
+
+static const ActionOps empty_ops = {
+        .kind = "empty",
+        .apply = file_apply,
+        .check = file_check,
+        .free_data = file_data_free,
+};
+
+static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, const char *path, bool pattern) {
+        cleanup_free char *reason = NULL, *msg = NULL;
+        const ManifestEntry *p;
+        FileData *d;
+        Action *a;
+        int r;
+
+        d = calloc(1, sizeof *d);
+        if (!d || !(d->path = strdup(path)) ||
+            asprintf(&reason, "%s:%u: %s %s", e->file, e->line, directive_type_to_string(e->type), e->args[0]) < 0) {
+                if (d)
+                        file_data_free(d);
+                return -ENOMEM;
+        }
+        d->type = e->type;
+        d->pattern = pattern;
+        a = plan_add(plan, e->type == DIRECTIVE_EMPTY ? &empty_ops : &remove_ops, "files", path, reason, d);
+        if (!a)
+                return -ENOMEM;
+
+        p = protecting_entry(ctx->manifest, path);
+        if (p) {
+                a->present = false;
+                return action_set_skip(a, "protected by %s:%u", p->file, p->line);
+        }
+        r = pattern ? remove_pattern(ctx, d, true, &msg) : remove_one(ctx, d, path, true, &msg);
+        a->present = r != 0;
+        a->detail = TAKE_PTR(msg);
+        if (r == -ELOOP)
+                return action_set_skip(a, "%s", a->detail);
+        return 0;
+}
+
+int phase_files_plan(Context *ctx, Plan *plan, char **reterr) {
+        for (size_t i = 0; i < ctx->manifest->n_entries; i++) {
+                const ManifestEntry *e = &ctx->manifest->entries[i];
+                cleanup_strv char **matches = NULL;
+                int r;
+
+                if (e->type != DIRECTIVE_REMOVE && e->type != DIRECTIVE_EMPTY)
+                        continue;
+                r = path_expand(ctx->root_fd, e->args[0], &matches);
+                if (r < 0)
+                        return set_errmsg(reterr, r, "%s:%u: cannot expand %s: %s", e->file, e->line,
+                                          e->args[0], strerror(-r));
+                if (!matches[0])
+                        r = add_file_action(ctx, plan, e, e->args[0], true);
+                for (char **m = matches; r >= 0 && *m; m++)
+                        r = add_file_action(ctx, plan, e, *m, false);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}

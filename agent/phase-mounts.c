@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The mounts phase: unmount what kubelet and the runtime left beneath "unmount" paths, deepest first. */
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/mount.h>
+
+#include "agent/log.h"
+#include "agent/path.h"
+#include "agent/phase.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "string-util.h"
+
+typedef struct UnmountData {
+        char *abs_path;         /* the mount point as this process sees it */
+        int mount_id;
+} UnmountData;
+
+static void unmount_data_free(void *p) {
+        UnmountData *d = p;
+
+        free(d->abs_path);
+        free(d);
+}
+
+/* Node path of an absolute mount point, or NULL when it is not strictly beneath the root. */
+static const char *node_path_of(const Context *ctx, const char *mount_point) {
+        const char *rest;
+
+        if (streq(ctx->root, "/"))
+                return streq(mount_point, "/") ? NULL : mount_point;
+        rest = startswith(mount_point, ctx->root);
+        if (!rest || rest[0] != '/' || rest[1] == '\0')
+                return NULL;
+        return rest;
+}
+
+static bool pid_has_fd_beneath(const char *pid, const char *abs_path) {
+        char fddir[64], lpath[320], link[PATH_MAX + 1];
+        struct dirent *fe;
+        bool found = false;
+        DIR *fds;
+
+        snprintf(fddir, sizeof fddir, "/proc/%s/fd", pid);
+        fds = opendir(fddir);
+        if (!fds)
+                return false;
+        while (!found && (fe = readdir(fds))) {
+                ssize_t l;
+
+                snprintf(lpath, sizeof lpath, "%s/%s", fddir, fe->d_name);
+                l = readlink(lpath, link, sizeof link - 1);
+                if (l <= 0)
+                        continue;
+                link[l] = '\0';
+                found = path_startswith_dir(link, abs_path);
+        }
+        closedir(fds);
+        return found;
+}
+
+/* Name (up to 8 of) the processes that keep a mount busy, so the operator knows what to stop. */
+static char *busy_holders(const char *abs_path) {
+        char *list = NULL;
+        struct dirent *de;
+        unsigned n = 0;
+        DIR *proc;
+
+        proc = opendir("/proc");
+        if (!proc)
+                return NULL;
+        while (n < 8 && (de = readdir(proc))) {
+                char *t;
+
+                if (!isdigit_str(de->d_name) || !pid_has_fd_beneath(de->d_name, abs_path))
+                        continue;
+                if (asprintf(&t, "%s%s%s", strempty(list), list ? ", " : "", de->d_name) < 0)
+                        break;
+                free(list);
+                list = t;
+                n++;
+        }
+        closedir(proc);
+        return list;
+}
+
+static int unmount_busy(Context *ctx, UnmountData *d, char **reterr_msg) {
+        cleanup_free char *holders = busy_holders(d->abs_path);
+
+        if (ctx->lazy_unmount) {
+                if (umount2(d->abs_path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+                        return set_errmsg(reterr_msg, negative_errno(), "busy, and lazy detach failed: %m");
+                return set_errmsg(reterr_msg, 1, "busy%s%s: detached lazily (--lazy-unmount)",
+                                  holders ? ", held open by PID " : "", strempty(holders));
+        }
+        return set_errmsg(reterr_msg, -EBUSY, "busy%s%s: left mounted, nothing beneath it is removed",
+                          holders ? ", held open by PID " : "", strempty(holders));
+}
+
+static int unmount_apply(Action *a, Context *ctx, char **reterr_msg) {
+        UnmountData *d = a->data;
+
+        if (!d)
+                return 0;       /* the manifest line matched no mount when planned */
+        /* A busy mount often frees up a moment after the processes that held it exit. */
+        for (unsigned attempt = 0;; attempt++) {
+                if (umount2(d->abs_path, UMOUNT_NOFOLLOW) >= 0)
+                        return 1;
+                if (errno == EINVAL || errno == ENOENT)
+                        return 0;       /* not a mount point any more: someone was first */
+                if (errno != EBUSY)
+                        return set_errmsg(reterr_msg, negative_errno(), "umount: %m");
+                if (attempt >= 3)
+                        return unmount_busy(ctx, d, reterr_msg);
+                (void) usleep(100 * 1000);
+        }
+}
+
+static const ActionOps unmount_ops = {
+        .kind = "unmount",
+        .apply = unmount_apply,
+        .free_data = unmount_data_free,
+};
+
+static const ManifestEntry *covering_entry(const Context *ctx, const char *node_path) {
+        MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_UNMOUNT)
+                if (path_pattern_covers(e->args[0], node_path))
+                        return e;
+        return NULL;
+}
+
+static int add_unmount(Context *ctx, Plan *plan, const MountEntry *m, const char *node,
+                       const ManifestEntry *e) {
+        cleanup_free char *reason = NULL;
+        UnmountData *d;
+        Action *a;
+
+        d = calloc(1, sizeof *d);
+        if (!d)
+                return -ENOMEM;
+        d->mount_id = m->mount_id;
+        d->abs_path = strdup(m->mount_point);
+        if (!d->abs_path || asprintf(&reason, "%s:%u: unmount %s", e->file, e->line, e->args[0]) < 0) {
+                unmount_data_free(d);
+                return -ENOMEM;
+        }
+        a = plan_add(plan, &unmount_ops, "mounts", node, reason, d);
+        if (!a)
+                return -ENOMEM;
+        return action_set_detail(a, "%s from %s (mount id %d)", m->fstype, m->source, m->mount_id);
+}
+
+/* A manifest line that matches nothing still gets a row, so a second run reports it unchanged. */
+static int add_unmatched(Plan *plan, const ManifestEntry *e) {
+        cleanup_free char *reason = NULL;
+        Action *a;
+
+        if (asprintf(&reason, "%s:%u: unmount %s", e->file, e->line, e->args[0]) < 0)
+                return -ENOMEM;
+        a = plan_add(plan, &unmount_ops, "mounts", e->args[0], reason, NULL);
+        if (!a)
+                return -ENOMEM;
+        a->present = false;
+        return action_set_detail(a, "nothing mounted there");
+}
+
+int phase_mounts_plan(Context *ctx, Plan *plan, char **reterr) {
+        cleanup_free const MountEntry **beneath = NULL;
+        cleanup_free bool *used = NULL;
+        size_t n, n_entries = ctx->manifest->n_entries;
+        int r;
+
+        r = mount_table_beneath(ctx->mounts, ctx->root, &beneath, &n);
+        if (r < 0)
+                return set_errmsg(reterr, r, "cannot list mounts beneath %s: %s", ctx->root, strerror(-r));
+        used = calloc(n_entries + 1, sizeof(bool));
+        if (!used)
+                return -ENOMEM;
+        /* Deepest first across all lines: a mount is only ever unmounted after those on top of it. */
+        for (size_t i = 0; i < n; i++) {
+                const char *node = node_path_of(ctx, beneath[i]->mount_point);
+                const ManifestEntry *e = node ? covering_entry(ctx, node) : NULL;
+
+                if (!e)
+                        continue;
+                used[e - ctx->manifest->entries] = true;
+                r = add_unmount(ctx, plan, beneath[i], node, e);
+                if (r < 0)
+                        return r;
+        }
+        MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_UNMOUNT)
+                if (!used[e - ctx->manifest->entries]) {
+                        r = add_unmatched(plan, e);
+                        if (r < 0)
+                                return r;
+                }
+        return 0;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Mount-safe, symlink-safe removal of a tree beneath a root directory fd. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum ProtectState {
+        PROTECT_NONE,           /* free to remove */
+        PROTECT_SELF,           /* this path is protected: leave it and everything beneath */
+        PROTECT_CONTAINS,       /* something beneath is protected: descend, but keep this directory */
+} ProtectState;
+
+/* Given a node path ("/var/lib/kubelet/pods"), say whether it is protected. */
+typedef ProtectState (*protect_func_t)(const char *node_path, void *userdata);
+
+typedef struct RemoveOptions {
+        bool dry_run;           /* count what would go, change nothing */
+        bool keep_top;          /* "empty": remove the contents, keep the directory itself */
+        protect_func_t protect;
+        void *userdata;
+        uint64_t deadline_usec; /* CLOCK_MONOTONIC; 0 = none. Past it the walk stops with -ETIME */
+} RemoveOptions;
+
+typedef struct RemoveStats {
+        unsigned files;         /* non-directories removed (or that would be) */
+        unsigned dirs;          /* directories removed (or that would be) */
+        unsigned flags_cleared; /* immutable/append-only flags cleared to remove an entry */
+        unsigned failed;        /* entries that could not be removed */
+        char **kept_mounts;     /* node paths of mount points met and left alone (NULL-terminated) */
+        char **kept_protected;  /* node paths left because protected */
+        bool top_is_mount;      /* the target itself is a mount point: emptied, not removed */
+        bool top_missing;       /* nothing at the target path */
+        char *first_error_path; /* node path of the first failure */
+        int first_error;        /* -errno of the first failure */
+        char *symlink_component;/* set when a path component above the target is a symlink */
+} RemoveStats;
+
+void remove_stats_done(RemoveStats *s);
+
+/* Remove node_path beneath root_fd. Never follows a symlink (one found as the target or inside
+ * is removed as a link; one in a component above the target stops everything with -ELOOP),
+ * never descends into another mount (mount id and st_dev are checked on every directory),
+ * never touches a protected path. Immutable/append-only flags are cleared when they are what
+ * stands in the way.
+ * Returns 0 when nothing was there to remove (already clean), 1 when something was (or, with
+ * dry_run, would be) removed, and -errno of the first failure otherwise; a kept mount point
+ * below the target counts as a failure (-EBUSY) because residue remains. Protected entries are
+ * not failures. */
+int remove_tree(int root_fd, const char *node_path, const RemoveOptions *o, RemoveStats *ret_stats);
+
+/* Expand a manifest pattern (globs in any component after the first) beneath root_fd without
+ * following symlinks in any component but the last. Returns the matching node paths, sorted,
+ * as a NULL-terminated vector (empty when nothing matches); -errno on failure. A literal path
+ * is returned as is if it exists (lstat). */
+int path_expand(int root_fd, const char *pattern, char ***ret);
+
+/* Open the directory at node path beneath root_fd, refusing symlinks in every component.
+ * O_CLOEXEC|O_DIRECTORY|O_NOFOLLOW. -ELOOP/-ENOTDIR on a symlink component. */
+int open_beneath(int root_fd, const char *node_path, int flags);

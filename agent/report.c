@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The report: the plan (dry run) or the results of a run, and the residue, as text or JSON. */
+
+#include <time.h>
+
+#include "agent/report.h"
+#include "macro.h"
+#include "string-util.h"
+
+static const Color result_colors[_ACTION_RESULT_MAX] = {
+        [ACTION_PENDING] = COLOR_NONE,
+        [ACTION_UNCHANGED] = COLOR_GREY,
+        [ACTION_CHANGED] = COLOR_GREEN,
+        [ACTION_FAILED] = COLOR_RED,
+        [ACTION_SKIPPED] = COLOR_YELLOW,
+};
+
+static void format_time(uint64_t usec, char *buf, size_t size) {
+        time_t t = (time_t) (usec / 1000000ULL);
+        struct tm tm;
+
+        if (!gmtime_r(&t, &tm) || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+                snprintf(buf, size, "%llu", (unsigned long long) usec);
+}
+
+static void emit_action(Emitter *e, const Action *a, bool executed) {
+        emit_open_object(e, NULL);
+        emit_string(e, COLOR_NONE, "phase", NULL, a->phase);
+        if (executed)
+                emit_string(e, result_colors[a->result], "result", "  %-10s", action_result_to_string(a->result));
+        else
+                emit_string(e, COLOR_NONE, "result", NULL, action_result_to_string(a->result));
+        emit_string(e, COLOR_BOLD, "kind", "  %-9s", a->ops->kind);
+        emit_string(e, COLOR_NONE, "target", " %s", a->target);
+        emit_string(e, COLOR_GREY, "detail", executed ? NULL : "  (%s)", a->detail);
+        emit_string(e, COLOR_GREY, "reason", NULL, a->reason);
+        if (!executed && a->skip_reason)
+                emit_string(e, COLOR_YELLOW, "skip_reason", "  [will skip: %s]", a->skip_reason);
+        else
+                emit_string(e, COLOR_NONE, "skip_reason", NULL, a->skip_reason);
+        emit_string(e, COLOR_NONE, "message", executed && a->message ? ": %s" : NULL, a->message);
+        emit_uint(e, COLOR_GREY, "duration_ms", executed && a->duration_usec >= 1000 ? " (%llu ms)" : NULL,
+                  (unsigned long long) (a->duration_usec / 1000));
+        emit_text(e, COLOR_NONE, "\n");
+        emit_close_object(e);
+}
+
+static void emit_counts(Emitter *e, const Plan *plan, const char *phase, bool executed) {
+        emit_open_object(e, "counts");
+        emit_uint(e, COLOR_NONE, "actions", " (%llu actions", (unsigned long long) plan_count(plan, phase, -1));
+        for (int r = executed ? ACTION_UNCHANGED : _ACTION_RESULT_MAX; r < _ACTION_RESULT_MAX; r++) {
+                size_t n = plan_count(plan, phase, r);
+
+                emit_uint(e, COLOR_NONE, action_result_to_string(r), n ? ", %llu " : NULL, (unsigned long long) n);
+                if (n)
+                        emit_text(e, COLOR_NONE, "%s", action_result_to_string(r));
+        }
+        emit_text(e, COLOR_NONE, ")\n");
+        emit_close_object(e);
+}
+
+/* Actions are grouped by phase in the plan's order; a phase is a run of equal phase names. */
+static void emit_phases(Emitter *e, const Plan *plan, bool executed) {
+        emit_open_array(e, "phases");
+        for (size_t i = 0; i < plan->n_actions;) {
+                const char *phase = plan->actions[i]->phase;
+
+                emit_open_object(e, NULL);
+                emit_string(e, COLOR_BOLD, "name", "\n%s", phase);
+                emit_counts(e, plan, phase, executed);
+                emit_open_array(e, "actions");
+                for (; i < plan->n_actions && streq(plan->actions[i]->phase, phase); i++)
+                        emit_action(e, plan->actions[i], executed);
+                emit_close_array(e);
+                emit_close_object(e);
+        }
+        emit_close_array(e);
+}
+
+static void emit_residue(Emitter *e, const Plan *residue) {
+        emit_open_array(e, "residue");
+        emit_text(e, residue->n_actions ? COLOR_RED : COLOR_GREEN, "\nresidue: %s\n",
+                  residue->n_actions ? "" : "none, the node is clean");
+        PLAN_FOREACH(a, residue) {
+                emit_open_object(e, NULL);
+                emit_string(e, COLOR_NONE, "phase", "  %s", a->phase);
+                emit_string(e, COLOR_BOLD, "kind", " %s", a->ops->kind);
+                emit_string(e, COLOR_NONE, "target", " %s", a->target);
+                emit_string(e, COLOR_GREY, "message", a->message ? ": %s" : NULL, a->message ?: a->detail);
+                emit_string(e, COLOR_GREY, "reason", NULL, a->reason);
+                emit_text(e, COLOR_NONE, "\n");
+                emit_close_object(e);
+        }
+        emit_close_array(e);
+}
+
+static void emit_header(Emitter *e, const ReportInfo *info) {
+        char host[256] = "", started[64], finished[64];
+
+        (void) gethostname(host, sizeof host - 1);
+        format_time(info->started_usec, started, sizeof started);
+        format_time(info->finished_usec, finished, sizeof finished);
+        emit_string(e, COLOR_NONE, "tool", NULL, "node-reset");
+        emit_string(e, COLOR_NONE, "version", NULL, NODE_RESET_VERSION);
+        emit_string(e, COLOR_BOLD, "command", "node-reset %s", info->command);
+        emit_string(e, COLOR_NONE, "hostname", " on %s", host);
+        emit_string(e, COLOR_NONE, "root", " (root %s)", info->root);
+        emit_string(e, COLOR_NONE, "started", NULL, started);
+        emit_string(e, COLOR_NONE, "finished", NULL, finished);
+        emit_bool(e, "dry_run", NULL, !info->executed);
+        emit_open_array(e, "manifests");
+        emit_text(e, COLOR_NONE, "\nmanifest:");
+        for (char *const *m = info->manifests; m && *m; m++)
+                emit_string(e, COLOR_NONE, NULL, " %s", *m);
+        emit_text(e, COLOR_NONE, "\n");
+        emit_close_array(e);
+}
+
+static void emit_summary(Emitter *e, const ReportInfo *info, const Plan *plan, const Plan *residue) {
+        size_t changed = plan ? plan_count(plan, NULL, ACTION_CHANGED) : 0;
+        size_t failed = plan ? plan_count(plan, NULL, ACTION_FAILED) : 0;
+
+        emit_bool(e, "changed", NULL, changed > 0);
+        emit_bool(e, "failed", NULL, failed > 0 || (residue && residue->n_actions > 0));
+        if (plan && info->executed)
+                emit_text(e, failed ? COLOR_RED : COLOR_NONE, "\nsummary: %zu changed, %zu unchanged, %zu failed, %zu skipped\n",
+                          changed, plan_count(plan, NULL, ACTION_UNCHANGED), failed,
+                          plan_count(plan, NULL, ACTION_SKIPPED));
+        else if (plan)
+                emit_text(e, COLOR_NONE, "\nplan: %zu actions, %zu with something to do (dry run, nothing changed)\n",
+                          plan->n_actions, plan_count_present(plan));
+        emit_uint(e, COLOR_NONE, "exit_status", NULL, (unsigned long long) info->exit_status);
+}
+
+void report_emit(Emitter *e, const ReportInfo *info, const Plan *plan, const Plan *residue) {
+        emit_open_object(e, NULL);
+        emit_header(e, info);
+        if (plan)
+                emit_phases(e, plan, info->executed);
+        if (residue)
+                emit_residue(e, residue);
+        else
+                emit_null(e, "residue");
+        emit_summary(e, info, plan, residue);
+        emit_close_object(e);
+        fflush(e->f);
+}
+
+void report_plan_text(Emitter *e, const Plan *plan) {
+        emit_phases(e, plan, false);
+        emit_text(e, COLOR_NONE, "\n%zu actions, %zu with something to do\n", plan->n_actions,
+                  plan_count_present(plan));
+}

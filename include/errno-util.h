@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* errno helpers for the "negative errno on failure" convention used everywhere. */
+#pragma once
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Turn a libc-style failure (-1 with errno set) into a negative errno that is never 0. */
+static inline int negative_errno(void) {
+        return errno > 0 ? -errno : -EIO;
+}
+
+/* A libc-style return value to a negative errno, or the value itself on success. */
+static inline int RET_NERRNO(int r) {
+        return r < 0 ? negative_errno() : r;
+}
+
+static inline int errno_or_else(int fallback) {
+        return errno > 0 ? -errno : -abs(fallback);
+}
+
+/* Set *reterr (when the caller asked for it and nothing is set yet) to a formatted,
+ * malloc'd message. Returns r, so that "return set_errmsg(reterr, -EINVAL, ...)" reads well. */
+__attribute__((format(printf, 3, 4)))
+static inline int set_errmsg(char **reterr, int r, const char *fmt, ...) {
+        va_list ap;
+
+        if (!reterr || *reterr)
+                return r;
+        va_start(ap, fmt);
+        if (vasprintf(reterr, fmt, ap) < 0)
+                *reterr = NULL;
+        va_end(ap);
+        return r;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* String helpers small enough to inline everywhere. */
+#pragma once
+
+#include <stdbool.h>
+#include <string.h>
+
+static inline bool streq(const char *a, const char *b) {
+        return strcmp(a, b) == 0;
+}
+
+static inline bool streq_ptr(const char *a, const char *b) {
+        if (!a || !b)
+                return a == b;
+        return streq(a, b);
+}
+
+static inline const char *startswith(const char *s, const char *prefix) {
+        size_t l = strlen(prefix);
+        return strncmp(s, prefix, l) == 0 ? s + l : NULL;
+}
+
+static inline bool isempty(const char *s) {
+        return !s || !*s;
+}
+
+static inline const char *strempty(const char *s) {
+        return s ?: "";
+}
+
+static inline const char *strna(const char *s) {
+        return s ?: "n/a";
+}
+
+static inline bool isdigit_str(const char *s) {
+        if (!s || !*s)
+                return false;
+        for (; *s; s++)
+                if (*s < '0' || *s > '9')
+                        return false;
+        return true;
+}
+
+/* Is path equal to prefix or beneath it, component-wise ("/a/b" is beneath "/a", "/ab" is not)? */
+static inline bool path_startswith_dir(const char *path, const char *prefix) {
+        size_t l = strlen(prefix);
+
+        if (l == 1 && prefix[0] == '/')
+                return path[0] == '/';
+        return strncmp(path, prefix, l) == 0 && (path[l] == '/' || path[l] == '\0');
+}

@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Shared helpers for the integration tests. Each test is a script that re-executes itself in private
+# namespaces; it exits 0 (pass), 77 (skipped: the reason is printed) or anything else (fail).
+
+set -u
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+O=${O:-build}
+case "$O" in /*) ;; *) O="$TOP/$O" ;; esac
+NODE_RESET="$O/node-reset"
+_failures=0
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; _failures=$((_failures + 1)); }
+ok() { echo "ok: $*"; }
+assert() { # assert "description" command...
+        local d=$1; shift
+        if "$@"; then ok "$d"; else fail "$d"; fi
+}
+finish() { [ "$_failures" -eq 0 ] && exit 0; echo "$_failures assertion(s) failed"; exit 1; }
+
+require_root() { [ "$(id -u)" -eq 0 ] || skip "needs root for private namespaces"; }
+require_cmd() { for c in "$@"; do command -v "$c" >/dev/null 2>&1 || skip "'$c' is not installed"; done; }
+
+# Re-run this script inside fresh mount (and optionally network) namespaces with private
+# propagation and a tmpfs on /run and /tmp/nr-test, so nothing touches the host's state.
+# Usage at the top of a test: in_private_ns [-n] "$@"
+in_private_ns() {
+        local net=
+        if [ "${1:-}" = -n ]; then net=-n; shift; fi
+        if [ -z "${NR_IN_NS:-}" ]; then
+                require_root
+                NR_IN_NS=1 exec unshare -m $net --propagation private -- "$BASH" "$0" "$@"
+        fi
+        mount -t tmpfs -o mode=0755 nr-run /run || { echo "FAIL: cannot mount tmpfs on /run"; exit 1; }
+        WORK=$(mktemp -d /tmp/nr-test.XXXXXX)
+        mount -t tmpfs -o mode=0755 nr-work "$WORK" || { echo "FAIL: cannot mount tmpfs on $WORK"; exit 1; }
+        # Unmounting happens with the namespace; the directory on the host is ours to remove.
+        trap 'cd /; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
+}

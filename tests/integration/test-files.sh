@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The mounts and files phases against --root trees in a private mount namespace: nothing outside the
+# manifest is lost (PV bind mounts, symlink targets, foreign mounts, busy mounts, protected paths),
+# and the lock, confirmation, root check and manifest errors refuse before anything changes.
+. "$(dirname "$0")/lib.sh"
+in_private_ns "$@"
+REPORT="$TOP/tests/integration/report.py"
+. "$TOP/tests/integration/fixtures/node-tree.sh"
+
+nr() { "$NODE_RESET" "$@"; }
+jq_() { "$REPORT" "$@" >/dev/null; }   # jq_ FILE EXPR: true when EXPR holds
+
+# --- The default (embedded) manifest on a synthetic node -----------------------------------------
+root=$WORK/node disk=$WORK/disk
+mkdir -p "$root" "$disk"
+build_node_tree "$root" "$disk"
+sum_before=$(sha256sum "$disk/pv-data/important.db")
+ln -s "$WORK/outside-target" "$root/etc/kubernetes/link-out"
+echo "not in the manifest" > "$WORK/outside-target"
+
+nr --root "$root" plan > "$WORK/plan.txt"; rc=$?
+assert "plan exits 0" test $rc -eq 0
+assert "plan changes nothing" test -e "$root/etc/kubernetes/admin.conf"
+assert "plan lists the PV mount for unmounting" grep -q "unmount.*pvc-data/mount" "$WORK/plan.txt"
+
+nr --root "$root" --yes --output=json run > "$WORK/run1.json"; rc=$?
+assert "run exits 0 on a node it can clean" test $rc -eq 0
+assert "report says changed, not failed" jq_ "$WORK/run1.json" 'r["changed"] and not r["failed"] and r["residue"] == []'
+assert "PV data kept every byte" test "$(sha256sum "$disk/pv-data/important.db")" = "$sum_before"
+assert "PV mount was unmounted" jq_ "$WORK/run1.json" 'any(a["target"].endswith("pvc-data/mount") and a["result"] == "changed" for a in actions(r, kind="unmount"))'
+assert "symlink's target outside the manifest survives" grep -q "not in the manifest" "$WORK/outside-target"
+assert "the symlink itself is gone" test ! -L "$root/etc/kubernetes/link-out"
+assert "/etc/kubernetes is gone" test ! -e "$root/etc/kubernetes"
+assert "immutable file removed and the flag clearing reported" jq_ "$WORK/run1.json" 'any("immutable" in (a["message"] or "") for a in actions(r, kind="remove", result="changed"))'
+assert "protected /var/openebs survives" grep -q "must survive" "$root/var/openebs/local/pvc-1/data"
+assert "/var/lib/kubelet is emptied, not removed" test -d "$root/var/lib/kubelet" -a -z "$(ls -A "$root/var/lib/kubelet")"
+assert "host files survive" test -s "$root/etc/hostname" -a -s "$root/root/.bashrc" -a -s "$root/usr/bin/bash"
+assert "no mount left beneath the node" test -z "$(findmnt -n -R -o TARGET "$root" | grep -v "^$root\$")"
+
+nr --root "$root" --yes --output=json run > "$WORK/run2.json"; rc=$?
+assert "second run exits 0" test $rc -eq 0
+assert "second run: every action unchanged" jq_ "$WORK/run2.json" 'not r["changed"] and all(a["result"] in ("unchanged", "skipped") for a in actions(r))'
+nr --root "$root" status > /dev/null; rc=$?
+assert "status exits 0 on a clean node" test $rc -eq 0
+
+# --- A hand-written manifest: foreign mounts, busy mounts, spaces, globs and protect --------------
+root=$WORK/t2
+mkdir -p "$root"/var/lib/stuff/{a,b,keep} "$root/opt/my dir/sub" "$root"/etc/cni/net.d/foreign \
+        "$root/var/lib/kubelet/pods/p1/volumes/busy" "$root/var/lib/kubelet/pods/p 2/vol with space"
+echo x > "$root/var/lib/stuff/a/f"; echo keep > "$root/var/lib/stuff/keep/data"
+echo y > "$root/opt/my dir/sub/file"
+mount -t tmpfs nr-foreign "$root/etc/cni/net.d/foreign"
+echo "foreign data" > "$root/etc/cni/net.d/foreign/data"
+mount -t tmpfs nr-busy "$root/var/lib/kubelet/pods/p1/volumes/busy"
+echo "busy data" > "$root/var/lib/kubelet/pods/p1/volumes/busy/data"
+mount -t tmpfs nr-space "$root/var/lib/kubelet/pods/p 2/vol with space"
+( exec 3<"$root/var/lib/kubelet/pods/p1/volumes/busy/data"; exec sleep 120 ) > /dev/null 2>&1 &
+holder=$!
+cat > "$WORK/m2.conf" <<'M'
+# test manifest
+unmount /var/lib/kubelet/*
+remove /var/lib/kubelet/pods
+remove "/opt/my dir"
+remove /var/lib/stuff/*
+protect /var/lib/stuff/keep
+remove /etc/cni/net.d
+M
+nr --root "$root" --manifest "$WORK/m2.conf" --yes --output=json run > "$WORK/run3.json"; rc=$?
+assert "run with a busy and a foreign mount exits 1" test $rc -eq 1
+assert "busy mount reported failed with its holder" jq_ "$WORK/run3.json" "any(a['result'] == 'failed' and 'busy' in a['message'] and '$holder' in a['message'] for a in actions(r, kind='unmount'))"
+assert "busy mount's data not deleted into" grep -q "busy data" "$root/var/lib/kubelet/pods/p1/volumes/busy/data"
+assert "mount point with spaces unmounted" jq_ "$WORK/run3.json" 'any(a["target"].endswith("/p 2/vol with space") and a["result"] == "changed" for a in actions(r, kind="unmount"))'
+assert "foreign tmpfs inside a remove path untouched" grep -q "foreign data" "$root/etc/cni/net.d/foreign/data"
+assert "foreign mount reported as failed" jq_ "$WORK/run3.json" 'any(a["target"] == "/etc/cni/net.d" and a["result"] == "failed" and "foreign" in a["message"] for a in actions(r, kind="remove"))'
+assert "the residue names the foreign mount" jq_ "$WORK/run3.json" 'any(x["target"] == "/etc/cni/net.d" for x in r["residue"])'
+assert "path with a space removed" test ! -e "$root/opt/my dir"
+assert "glob removed its matches" test ! -e "$root/var/lib/stuff/a" -a ! -e "$root/var/lib/stuff/b"
+assert "protected dir under a glob survives" grep -q keep "$root/var/lib/stuff/keep/data"
+assert "protected match reported skipped" jq_ "$WORK/run3.json" 'any(a["target"] == "/var/lib/stuff/keep" and a["result"] == "skipped" for a in actions(r))'
+kill "$holder"; wait "$holder" 2>/dev/null
+
+nr --root "$root" --manifest "$WORK/m2.conf" --yes --output=json run > "$WORK/run4.json"; rc=$?
+assert "after the holder exits the busy mount goes" jq_ "$WORK/run4.json" 'any(a["target"].endswith("/busy") and a["result"] == "changed" for a in actions(r, kind="unmount"))'
+assert "its data was never deleted (it lived on the unmounted tmpfs)" test ! -e "$root/var/lib/kubelet/pods"
+
+# --- Refusals: lock, confirmation, root, manifest errors -----------------------------------------
+root=$WORK/t3
+mkdir -p "$root/etc/kubernetes" "$root/run"
+echo keep > "$root/etc/kubernetes/admin.conf"
+# The process that takes the flock is the one that keeps it (and that /proc/locks names).
+python3 -c 'import fcntl, sys, time; f = open(sys.argv[1], "w"); fcntl.flock(f, fcntl.LOCK_EX); time.sleep(60)' \
+        "$root/run/node-reset.lock" > /dev/null 2>&1 &
+locker=$!
+for _ in $(seq 50); do grep -q "FLOCK" /proc/locks && break; sleep 0.1; done
+nr --root "$root" --yes run > /dev/null 2> "$WORK/lock.err"; rc=$?
+assert "a second run is refused with exit 3 while the lock is held" test $rc -eq 3
+assert "the refusal names the holder's PID" grep -q "PID $locker" "$WORK/lock.err"
+assert "nothing changed while locked" test -e "$root/etc/kubernetes/admin.conf"
+kill "$locker"; wait "$locker" 2>/dev/null
+
+nr --root "$root" run < /dev/null > "$WORK/noyes.out" 2> "$WORK/noyes.err"; rc=$?
+assert "run without --yes and without a terminal refuses with 3" test $rc -eq 3
+assert "the plan is printed before the refusal" grep -q "/etc/kubernetes" "$WORK/noyes.out"
+assert "nothing changed when not confirmed" test -e "$root/etc/kubernetes/admin.conf"
+
+if command -v setpriv > /dev/null; then
+        cp "$NODE_RESET" "$WORK/nr-copy" && chmod 0755 "$WORK/nr-copy"
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$WORK/nr-copy" plan > /dev/null 2>&1; rc=$?
+        assert "not root and no --root: refused with 3" test $rc -eq 3
+else
+        echo "SKIP (non-root check): setpriv is not installed"
+fi
+
+printf 'remove /etc/kubernetes\nremov /var/lib/x\n' > "$WORK/bad1.conf"
+printf 'remove etc/kubernetes\n' > "$WORK/bad2.conf"
+printf 'remove /etc\n' > "$WORK/bad3.conf"
+printf 'remove "/var/lib/x\n' > "$WORK/bad4.conf"
+printf '# ok\ninclude bad1.conf\n' > "$WORK/bad5.conf"
+for b in 1 2 3 4; do
+        nr --root "$root" --manifest "$WORK/bad$b.conf" --yes run > /dev/null 2> "$WORK/bad.err"; rc=$?
+        assert "malformed manifest bad$b.conf: exit 2" test $rc -eq 2
+        assert "bad$b.conf: the error names file:line" grep -q "bad$b.conf:[0-9]" "$WORK/bad.err"
+done
+nr --root "$root" --manifest "$WORK/bad5.conf" --yes run > /dev/null 2> "$WORK/bad.err"; rc=$?
+assert "an error in an included file names that file and line" grep -q "bad1.conf:2" "$WORK/bad.err"
+assert "nothing executed on a bad manifest" test -e "$root/etc/kubernetes/admin.conf"
+nr manifest check "$WORK/bad2.conf" > /dev/null 2>&1; rc=$?
+assert "manifest check rejects with 2" test $rc -eq 2
+nr --bogus > /dev/null 2> "$WORK/usage.err"; rc=$?
+assert "unknown option: exit 2 and a pointer to --help" test $rc -eq 2 -a "$(grep -c "Try 'node-reset --help'" "$WORK/usage.err")" -eq 1
+
+finish

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Runs the unit tests, the integration tests and the fuzz corpus replay; prints one closing line
+# "N passed, N failed, N skipped". Usage: tests/run-tests.sh [unit|integration|fuzz]...
+set -u
+cd "$(dirname "$0")/.."
+O=${O:-build}
+what=${*:-unit integration fuzz}
+passed=0 failed=0 skipped=0
+failed_names=()
+
+record() { # name rc
+        case "$2" in
+        0) passed=$((passed + 1)); echo "PASS: $1" ;;
+        77) skipped=$((skipped + 1)); echo "SKIP: $1" ;;
+        *) failed=$((failed + 1)); failed_names+=("$1"); echo "FAIL: $1 (exit $2)" ;;
+        esac
+}
+
+run_unit() {
+        local t rc
+        for t in "$O"/tests/test-*; do
+                [ -x "$t" ] || continue
+                echo "=== unit $(basename "$t")"
+                if [ -n "${VALGRIND:-}" ]; then
+                        valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99 "$t"
+                else
+                        "$t"
+                fi
+                rc=$?
+                record "unit/$(basename "$t")" $rc
+        done
+}
+
+run_integration() {
+        local t rc
+        for t in tests/integration/test-*.sh; do
+                [ -f "$t" ] || continue
+                echo "=== integration $(basename "$t")"
+                O="$O" timeout --kill-after=10 "${TEST_TIMEOUT:-900}" bash "$t"
+                rc=$?
+                record "integration/$(basename "$t" .sh)" $rc
+        done
+}
+
+run_fuzz() {
+        local src n bin rc
+        for src in tests/fuzz/fuzz-*.c; do
+                [ -f "$src" ] || continue
+                n=$(basename "$src" .c)
+                echo "=== fuzz corpus replay $n"
+                if ! command -v "${CLANG:-clang}" >/dev/null 2>&1; then
+                        echo "clang is not installed: cannot build libFuzzer targets"
+                        record "fuzz/$n" 77
+                        continue
+                fi
+                bin="$O/fuzz/$n"
+                if ! make --no-print-directory -s O="$O" "$bin"; then
+                        record "fuzz/$n" 1
+                        continue
+                fi
+                "$bin" -runs=0 tests/fuzz/corpus/"$n"/* >/dev/null 2>"$O/fuzz/$n.log"
+                rc=$?
+                [ $rc -ne 0 ] && tail -n 30 "$O/fuzz/$n.log"
+                record "fuzz/$n" $rc
+        done
+}
+
+for w in $what; do
+        case "$w" in
+        unit) run_unit ;;
+        integration) run_integration ;;
+        fuzz) run_fuzz ;;
+        *) echo "unknown test group: $w" >&2; exit 2 ;;
+        esac
+done
+
+[ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for agent/path.c: validation, simplification, component-wise glob matching, joins. */
+
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "agent/path.h"
+#include "macro.h"
+#include "string-util.h"
+
+static void check_simplify(const char *in, const char *out) {
+        cleanup_free char *p = strdup(in);
+
+        assert_non_null(p);
+        assert_ptr_equal(path_simplify(p), p);
+        assert_string_equal(p, out);
+}
+
+static void test_simplify(void **state) {
+        check_simplify("/a//b/", "/a/b");
+        check_simplify("/", "/");
+        check_simplify("//", "/");
+        check_simplify("///a///", "/a");
+        check_simplify("", "");
+        check_simplify("a//b/", "a/b");
+        check_simplify("/var/lib/kubelet", "/var/lib/kubelet");
+        /* Only slashes: "." and ".." are left for validation to refuse. */
+        check_simplify("/a/./b/../c/", "/a/./b/../c");
+}
+
+static void test_depth(void **state) {
+        assert_int_equal(path_depth("/"), 0);
+        assert_int_equal(path_depth(""), 0);
+        assert_int_equal(path_depth("/a"), 1);
+        assert_int_equal(path_depth("/a/b"), 2);
+        assert_int_equal(path_depth("//a//b/"), 2);
+        assert_int_equal(path_depth("/var/lib/kubelet/pods"), 4);
+}
+
+static void test_glob(void **state) {
+        assert_true(path_component_is_glob("*"));
+        assert_true(path_component_is_glob("cali[a-f0-9]*"));
+        assert_true(path_component_is_glob("a?c"));
+        assert_true(path_component_is_glob("[x"));
+        assert_false(path_component_is_glob("kubelet"));
+        assert_false(path_component_is_glob(""));
+        assert_true(path_is_glob("/run/netns/cni-*"));
+        assert_false(path_is_glob("/run/netns/cni-1"));
+}
+
+static void check_validate(int (*f)(const char *, char **), const char *path, const char *reason) {
+        cleanup_free char *err = NULL;
+        int r = f(path, &err);
+
+        if (!reason) {
+                assert_int_equal(r, 0);
+                assert_null(err);
+                return;
+        }
+        assert_int_equal(r, -EINVAL);
+        assert_non_null(err);
+        assert_string_equal(err, reason);
+}
+
+static void test_validate_absolute(void **state) {
+        check_validate(path_validate_absolute, "/data", NULL);
+        check_validate(path_validate_absolute, "/", NULL);
+        check_validate(path_validate_absolute, "/etc", NULL);
+        check_validate(path_validate_absolute, "/*", NULL);
+        check_validate(path_validate_absolute, "/var/.hidden/...", NULL);
+        check_validate(path_validate_absolute, "", "needs an absolute path, got an empty one");
+        check_validate(path_validate_absolute, "data/x", "needs an absolute path, got 'data/x'");
+        check_validate(path_validate_absolute, "/a/../etc", "refuses '.' and '..' components, got '/a/../etc'");
+        check_validate(path_validate_absolute, "/a/.", "refuses '.' and '..' components, got '/a/.'");
+        check_validate(path_validate_absolute, "/./a", "refuses '.' and '..' components, got '/./a'");
+        check_validate(path_validate_absolute, "/a//b",
+                       "needs a path without empty components or trailing '/', got '/a//b'");
+        check_validate(path_validate_absolute, "/a/",
+                       "needs a path without empty components or trailing '/', got '/a/'");
+        /* A NULL reterr is allowed: only the verdict is wanted. */
+        assert_int_equal(path_validate_absolute("x", NULL), -EINVAL);
+}
+
+static void test_validate_target(void **state) {
+        static const char *const top[] = {
+                "/etc",  "/usr",  "/var",  "/bin",  "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/home", "/root",
+                "/boot", "/opt",  "/run",  "/tmp",  "/srv",  "/proc", "/sys",  "/dev",   "/mnt",    "/media",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(top); i++) {
+                cleanup_free char *want = NULL;
+
+                assert_true(asprintf(&want, "refuses a top-level system directory '%s'", top[i]) > 0);
+                check_validate(path_validate_target, top[i], want);
+        }
+        check_validate(path_validate_target, "/", "refuses the root directory '/'");
+        check_validate(path_validate_target, "/e*", "refuses a glob in the first component, got '/e*'");
+        check_validate(path_validate_target, "/*", "refuses a glob in the first component, got '/*'");
+        check_validate(path_validate_target, "/[e]tc/x", "refuses a glob in the first component, got '/[e]tc/x'");
+        check_validate(path_validate_target, "/?tc", "refuses a glob in the first component, got '/?tc'");
+        check_validate(path_validate_target, "etc/kubernetes", "needs an absolute path, got 'etc/kubernetes'");
+        check_validate(path_validate_target, "/etc/..", "refuses '.' and '..' components, got '/etc/..'");
+        check_validate(path_validate_target, "/etc/",
+                       "needs a path without empty components or trailing '/', got '/etc/'");
+        /* Deeper paths, globs below the first component and non-system top-level names are fine. */
+        check_validate(path_validate_target, "/etc/kubernetes", NULL);
+        check_validate(path_validate_target, "/var/lib/kubelet/*", NULL);
+        check_validate(path_validate_target, "/run/netns/cni-*", NULL);
+        check_validate(path_validate_target, "/etcd", NULL);
+        check_validate(path_validate_target, "/usr2", NULL);
+        check_validate(path_validate_target, "/k8s", NULL);
+        check_validate(path_validate_target, "/etc/*", NULL);
+}
+
+static void test_pattern_match(void **state) {
+        assert_true(path_pattern_match("/var/lib/kubelet/*", "/var/lib/kubelet/pods"));
+        assert_false(path_pattern_match("/var/lib/kubelet/*", "/var/lib/kubelet/pods/x"));
+        assert_false(path_pattern_match("/var/lib/kubelet/*", "/var/lib/kubelet"));
+        /* Flags 0: '*' and '?' match a leading dot. */
+        assert_true(path_pattern_match("/var/lib/kubelet/*", "/var/lib/kubelet/.hidden"));
+        assert_true(path_pattern_match("/a/?x", "/a/.x"));
+        /* Character classes, as in "every cali<hex> link". */
+        assert_true(path_pattern_match("/sys/class/net/cali[a-f0-9]*", "/sys/class/net/cali0a1b2c3d4e5"));
+        assert_true(path_pattern_match("/sys/class/net/cali[a-f0-9]*", "/sys/class/net/calif"));
+        assert_false(path_pattern_match("/sys/class/net/cali[a-f0-9]*", "/sys/class/net/caliz0"));
+        assert_false(path_pattern_match("/sys/class/net/cali[a-f0-9]*", "/sys/class/net/cali"));
+        assert_true(path_pattern_match("/x/[!a]b", "/x/cb"));
+        assert_false(path_pattern_match("/x/[!a]b", "/x/ab"));
+        /* '*' never crosses a '/', not even inside a bracket expression. */
+        assert_false(path_pattern_match("/a*", "/a/b"));
+        assert_false(path_pattern_match("/a[/]b", "/a/b"));
+        /* A backslash quotes a glob character. */
+        assert_true(path_pattern_match("/a/\\*", "/a/*"));
+        assert_false(path_pattern_match("/a/\\*", "/a/b"));
+        /* Literal paths, and spelling differences that are not differences. */
+        assert_true(path_pattern_match("/etc/kubernetes", "/etc/kubernetes"));
+        assert_false(path_pattern_match("/etc/kubernetes", "/etc/kubernetes2"));
+        assert_true(path_pattern_match("/a//b/", "/a/b"));
+        assert_true(path_pattern_match("/", "/"));
+        assert_false(path_pattern_match("/", "/a"));
+        assert_false(path_pattern_match("/*", "/"));
+        assert_true(path_pattern_match("/run/netns/cni-*", "/run/netns/cni-1234-abcd"));
+        assert_false(path_pattern_match("/run/netns/cni-*", "/run/netns/cilium-1"));
+}
+
+static void test_pattern_match_long(void **state) {
+        char path[PATH_MAX + 64];
+
+        /* Components longer than PATH_MAX take the heap fallback and still match correctly. */
+        path[0] = '/';
+        memset(path + 1, 'a', sizeof(path) - 2);
+        path[sizeof(path) - 1] = 0;
+        assert_true(path_pattern_match("/*", path));
+        assert_true(path_pattern_match("/a*a", path));
+        assert_false(path_pattern_match("/b*", path));
+        assert_true(path_pattern_match(path, path));
+        assert_true(path_pattern_covers("/a*", path));
+}
+
+static void test_pattern_covers(void **state) {
+        assert_true(path_pattern_covers("/var/lib/kubelet/*", "/var/lib/kubelet/pods/x/y"));
+        assert_true(path_pattern_covers("/var/lib/kubelet/*", "/var/lib/kubelet/pods"));
+        assert_false(path_pattern_covers("/var/lib/kubelet/*", "/var/lib/kubelet"));
+        assert_false(path_pattern_covers("/var/lib/kubelet/*", "/var/lib"));
+        assert_false(path_pattern_covers("/var/lib/kubelet/*", "/var/lib/other/pods"));
+        assert_true(path_pattern_covers("/data", "/data"));
+        assert_true(path_pattern_covers("/data", "/data/a/b"));
+        /* Component-wise: a common string prefix is not an ancestor. */
+        assert_false(path_pattern_covers("/data", "/database"));
+        assert_false(path_pattern_covers("/data", "/"));
+        /* "/" covers everything. */
+        assert_true(path_pattern_covers("/", "/"));
+        assert_true(path_pattern_covers("/", "/var/lib"));
+        assert_true(path_pattern_covers("/var/lib/kubelet/pods/*/volumes",
+                                        "/var/lib/kubelet/pods/u1/volumes/kubernetes.io~csi/pv"));
+        assert_false(path_pattern_covers("/var/lib/kubelet/pods/*/volumes", "/var/lib/kubelet/pods/u1/plugins"));
+}
+
+static void test_pattern_below(void **state) {
+        const char *pat = "/var/lib/kubelet/pods/*/volumes";
+
+        assert_true(path_pattern_below(pat, "/"));
+        assert_true(path_pattern_below(pat, "/var"));
+        assert_true(path_pattern_below(pat, "/var/lib/kubelet"));
+        assert_true(path_pattern_below(pat, "/var/lib/kubelet/pods"));
+        assert_true(path_pattern_below(pat, "/var/lib/kubelet/pods/u1"));
+        /* A match is not a proper ancestor of a match. */
+        assert_false(path_pattern_below(pat, "/var/lib/kubelet/pods/u1/volumes"));
+        assert_false(path_pattern_below(pat, "/var/lib/kubelet/pods/u1/volumes/x"));
+        assert_false(path_pattern_below(pat, "/var/lib/other"));
+        assert_false(path_pattern_below(pat, "/var/lib/kubelet/plugins"));
+        assert_false(path_pattern_below("/", "/"));
+        assert_false(path_pattern_below("/data", "/data"));
+        assert_true(path_pattern_below("/data", "/"));
+        assert_true(path_pattern_below("/d*/x", "/data"));
+        assert_false(path_pattern_below("/d*/x", "/etc"));
+}
+
+static void check_join(const char *root, const char *path, const char *want) {
+        cleanup_free char *j = path_join_root(root, path);
+
+        assert_non_null(j);
+        assert_string_equal(j, want);
+}
+
+static void test_join_root(void **state) {
+        check_join("/", "/etc", "/etc");
+        check_join("/tmp/r", "/etc", "/tmp/r/etc");
+        check_join("/tmp/r", "/", "/tmp/r");
+        check_join("/tmp/r/", "/etc/kubernetes", "/tmp/r/etc/kubernetes");
+        check_join("/", "/", "/");
+        check_join("", "/etc", "/etc");
+        check_join("/tmp/r", "etc", "/tmp/r/etc");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_simplify),
+                cmocka_unit_test(test_depth),
+                cmocka_unit_test(test_glob),
+                cmocka_unit_test(test_validate_absolute),
+                cmocka_unit_test(test_validate_target),
+                cmocka_unit_test(test_pattern_match),
+                cmocka_unit_test(test_pattern_match_long),
+                cmocka_unit_test(test_pattern_covers),
+                cmocka_unit_test(test_pattern_below),
+                cmocka_unit_test(test_join_root),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The plan/act engine with fake action kinds: results, batches, skips, the deadline, selection. */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "agent/engine.h"
+#include "agent/plan.h"
+#include "macro.h"
+#include "string-util.h"
+
+static unsigned applied, batches, batch_size;
+
+/* The target says what the fake does: "ok", "clean", "fail". */
+static int fake_apply(Action *a, Context *ctx, char **reterr_msg) {
+        applied++;
+        if (streq(a->target, "fail")) {
+                *reterr_msg = strdup("it broke");
+                return -EIO;
+        }
+        return streq(a->target, "ok") ? 1 : 0;
+}
+
+static void fake_batch(Action **actions, size_t n, Context *ctx) {
+        batches++;
+        batch_size += n;
+        for (size_t i = 0; i < n; i++)
+                action_record(actions[i], streq(actions[i]->target, "fail") ? -ENODEV : 1, NULL);
+}
+
+static void free_counter(void *p) {
+        (*(unsigned *) p)++;
+}
+
+static const ActionOps fake_ops = { .kind = "fake", .apply = fake_apply, .free_data = free_counter };
+static const ActionOps batch_ops = { .kind = "batch", .apply = fake_apply, .apply_batch = fake_batch };
+
+static void test_results(void **state) {
+        Context ctx = {};
+        Plan *p = plan_new();
+        unsigned freed = 0;
+        Action *a;
+
+        applied = 0;
+        assert_non_null(plan_add(p, &fake_ops, "one", "ok", "m.conf:1: x", &freed));
+        assert_non_null(plan_add(p, &fake_ops, "one", "clean", NULL, &freed));
+        assert_non_null(plan_add(p, &fake_ops, "one", "fail", NULL, &freed));
+        a = plan_add(p, &fake_ops, "two", "ok", NULL, &freed);
+        assert_non_null(a);
+        assert_int_equal(action_set_skip(a, "refused: %s", "guard"), 0);
+
+        assert_int_equal(plan_count(p, NULL, ACTION_PENDING), 4);
+        assert_int_equal(plan_count_present(p), 3);
+        assert_int_equal(engine_execute(&ctx, p), -EIO);
+        assert_int_equal(applied, 3);   /* the skipped one is never applied */
+        assert_int_equal(p->actions[0]->result, ACTION_CHANGED);
+        assert_int_equal(p->actions[1]->result, ACTION_UNCHANGED);
+        assert_int_equal(p->actions[2]->result, ACTION_FAILED);
+        assert_string_equal(p->actions[2]->message, "it broke");
+        assert_int_equal(p->actions[3]->result, ACTION_SKIPPED);
+        assert_string_equal(p->actions[3]->message, "refused: guard");
+        assert_int_equal(plan_count(p, "one", ACTION_CHANGED), 1);
+        assert_int_equal(plan_count(p, "two", -1), 1);
+        plan_free(p);
+        assert_int_equal(freed, 4);
+}
+
+static void test_batch(void **state) {
+        Context ctx = {};
+        Plan *p = plan_new();
+        Action *a;
+
+        batches = batch_size = 0;
+        assert_non_null(plan_add(p, &batch_ops, "net", "ok", NULL, NULL));
+        assert_non_null(plan_add(p, &batch_ops, "net", "fail", NULL, NULL));
+        a = plan_add(p, &batch_ops, "net", "ok", NULL, NULL);
+        assert_non_null(a);
+        assert_int_equal(action_set_skip(a, "not this one"), 0);
+        assert_non_null(plan_add(p, &fake_ops, "net", "ok", NULL, NULL));
+        assert_non_null(plan_add(p, &batch_ops, "net", "ok", NULL, NULL));
+        assert_int_equal(engine_execute(&ctx, p), -ENODEV);
+        /* Two runs of the batch kind, split by another kind; the skipped action is not handed over. */
+        assert_int_equal(batches, 2);
+        assert_int_equal(batch_size, 3);
+        assert_int_equal(p->actions[1]->result, ACTION_FAILED);
+        assert_int_equal(p->actions[2]->result, ACTION_SKIPPED);
+        assert_int_equal(p->actions[4]->result, ACTION_CHANGED);
+        plan_free(p);
+}
+
+static void test_deadline(void **state) {
+        Context ctx = { .deadline_usec = 1 };   /* long past */
+        Plan *p = plan_new();
+
+        applied = 0;
+        assert_non_null(plan_add(p, &fake_ops, "one", "ok", NULL, NULL));
+        assert_int_equal(engine_execute(&ctx, p), 0);
+        assert_int_equal(applied, 0);
+        assert_int_equal(p->actions[0]->result, ACTION_SKIPPED);
+        assert_non_null(strstr(p->actions[0]->message, "timeout"));
+        plan_free(p);
+}
+
+static void test_selection(void **state) {
+        cleanup_free char *err = NULL;
+        PhaseSelection sel;
+
+        assert_int_equal(phase_selection_parse(&sel, NULL, NULL, &err), 0);
+        assert_true(sel.n >= 2);
+        assert_true(sel.verify);
+        assert_string_equal(sel.phases[0]->name, "mounts");
+        assert_string_equal(sel.phases[sel.n - 1]->name, "files");
+
+        /* The engine's order wins over the order the user wrote. */
+        assert_int_equal(phase_selection_parse(&sel, "files,mounts", NULL, &err), 0);
+        assert_int_equal(sel.n, 2);
+        assert_string_equal(sel.phases[0]->name, "mounts");
+        assert_false(sel.verify);
+
+        assert_int_equal(phase_selection_parse(&sel, NULL, "files,verify", &err), 0);
+        assert_false(sel.verify);
+        for (size_t i = 0; i < sel.n; i++)
+                assert_string_not_equal(sel.phases[i]->name, "files");
+
+        assert_int_equal(phase_selection_parse(&sel, "mounts,filez", NULL, &err), -EINVAL);
+        assert_string_equal(err, "unknown phase 'filez'");
+}
+
+static void test_result_names(void **state) {
+        assert_string_equal(action_result_to_string(ACTION_PENDING), "planned");
+        assert_string_equal(action_result_to_string(ACTION_UNCHANGED), "unchanged");
+        assert_string_equal(action_result_to_string(ACTION_CHANGED), "changed");
+        assert_string_equal(action_result_to_string(ACTION_FAILED), "failed");
+        assert_string_equal(action_result_to_string(ACTION_SKIPPED), "skipped");
+        assert_null(action_result_to_string(_ACTION_RESULT_MAX));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_results),
+                cmocka_unit_test(test_batch),
+                cmocka_unit_test(test_deadline),
+                cmocka_unit_test(test_selection),
+                cmocka_unit_test(test_result_names),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Install the Debian 12 packages that building and testing node-reset need ("make deps").
+# Nothing is downloaded from anywhere but the configured apt mirror.
+set -eu
+
+packages=(
+        # build
+        build-essential pkg-config clang libclang-rt-14-dev
+        libsystemd-dev libcurl4-openssl-dev
+        libnl-route-3-dev libnl-genl-3-dev libmnl-dev libnftnl-dev
+        libip4tc-dev libip6tc-dev libipset-dev
+        # tests: cmocka, valgrind, and the real tools the fixtures use to build state
+        libcmocka-dev valgrind python3 util-linux e2fsprogs procps
+        iproute2 iptables ipset nftables
+)
+
+missing=()
+for p in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+        echo "deps: all ${#packages[@]} packages are installed"
+        exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+        echo "deps: missing ${missing[*]}; run as root (sudo make deps)" >&2
+        exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
