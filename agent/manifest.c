@@ -15,6 +15,7 @@
 
 #include "agent/manifest.h"
 #include "agent/path.h"
+#include "netreset/route.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -96,19 +97,12 @@ static int validate_netns(char **args, char **ret_reason) {
         return 0;
 }
 
-/* A number 0-255 or a name as in /etc/iproute2/rt_protos. */
+/* A number 0-255 or one of the protocol names the network phase knows (iproute2's rt_protos). */
 static int validate_route_proto(char **args, char **ret_reason) {
-        const char *n = args[0];
-        size_t len = strlen(n);
-        bool ok;
-
-        if (len > 0 && strspn(n, "0123456789") == len)
-                ok = len <= 3 && atoi(n) <= 255;
-        else
-                ok = len > 0 && len <= 63 && isalpha((unsigned char) n[0]) &&
-                     strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == len;
-        if (!ok)
-                return set_errmsg(ret_reason, -EINVAL, "needs a protocol name or a number 0-255, got '%s'", n);
+        if (route_proto_from_string(args[0]) < 0)
+                return set_errmsg(ret_reason, -EINVAL,
+                                  "needs a routing protocol name (bird, bgp, zebra, ...) or a number 0-255, got '%s'",
+                                  args[0]);
         return 0;
 }
 

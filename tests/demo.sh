@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # "make demo": a synthetic node in a private mount namespace — plan, run, status — and proof that
 # the persistent volume's data, the protected OpenEBS volume and the host's own files survived.
+# It runs in private mount and network namespaces: the network and firewall phases act on the
+# namespace the agent runs in, and this one is empty.
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 O=${O:-build}
@@ -9,13 +11,14 @@ case "$O" in /*) ;; *) O="$TOP/$O" ;; esac
 NR="$O/node-reset"
 
 if [ -z "${NR_DEMO_NS:-}" ]; then
-        [ "$(id -u)" -eq 0 ] || { echo "demo: needs root for a private mount namespace (sudo make demo)" >&2; exit 1; }
-        NR_DEMO_NS=1 exec unshare -m --propagation private -- "$BASH" "$0" "$@"
+        [ "$(id -u)" -eq 0 ] || { echo "demo: needs root for private namespaces (sudo make demo)" >&2; exit 1; }
+        NR_DEMO_NS=1 exec unshare -m -n --propagation private -- "$BASH" "$0" "$@"
 fi
 
 work=$(mktemp -d /tmp/node-reset-demo.XXXXXX)
 trap 'cd /; umount -R -l "$work" 2>/dev/null; rmdir "$work" 2>/dev/null' EXIT
 mount -t tmpfs -o mode=0755 nr-demo "$work"
+mount -t tmpfs -o mode=0755 nr-demo-run /run   # the xtables lock and named netns live in /run
 mkdir -p "$work/node" "$work/disk"
 . "$TOP/tests/integration/fixtures/node-tree.sh"
 build_node_tree "$work/node" "$work/disk"

@@ -21,16 +21,18 @@ finish() { [ "$_failures" -eq 0 ] && exit 0; echo "$_failures assertion(s) faile
 require_root() { [ "$(id -u)" -eq 0 ] || skip "needs root for private namespaces"; }
 require_cmd() { for c in "$@"; do command -v "$c" >/dev/null 2>&1 || skip "'$c' is not installed"; done; }
 
-# Re-run this script inside fresh mount (and optionally network) namespaces with private
-# propagation and a tmpfs on /run and /tmp/nr-test, so nothing touches the host's state.
+# Re-run this script inside fresh mount and network namespaces with private propagation and a
+# tmpfs on /run and on a work directory, so nothing touches the host's state: the agent's network
+# and firewall phases act on the namespace they run in, whatever --root says. "-n" is accepted for
+# clarity; the network namespace is always private.
 # Usage at the top of a test: in_private_ns [-n] "$@"
 in_private_ns() {
-        local net=
-        if [ "${1:-}" = -n ]; then net=-n; shift; fi
+        if [ "${1:-}" = -n ]; then shift; fi
         if [ -z "${NR_IN_NS:-}" ]; then
                 require_root
-                NR_IN_NS=1 exec unshare -m $net --propagation private -- "$BASH" "$0" "$@"
+                NR_IN_NS=1 exec unshare -m -n --propagation private -- "$BASH" "$0" "$@"
         fi
+        ip link set lo up 2>/dev/null || true
         mount -t tmpfs -o mode=0755 nr-run /run || { echo "FAIL: cannot mount tmpfs on /run"; exit 1; }
         WORK=$(mktemp -d /tmp/nr-test.XXXXXX)
         mount -t tmpfs -o mode=0755 nr-work "$WORK" || { echo "FAIL: cannot mount tmpfs on $WORK"; exit 1; }

@@ -314,9 +314,9 @@ static void test_network_directive_errors(void **state) {
                     "t.conf:1: 'link' needs an interface name of at most 15 bytes, got 'abcdefghijklmnop'");
         check_error("netns /run/netns/x",
                     "t.conf:1: 'netns' needs a network namespace name or glob without '/', got '/run/netns/x'");
-        check_error("route-proto 256", "t.conf:1: 'route-proto' needs a protocol name or a number 0-255, got '256'");
+        check_error("route-proto 256", "t.conf:1: 'route-proto' needs a routing protocol name (bird, bgp, zebra, ...) or a number 0-255, got '256'");
         check_error("route-proto 9bird",
-                    "t.conf:1: 'route-proto' needs a protocol name or a number 0-255, got '9bird'");
+                    "t.conf:1: 'route-proto' needs a routing protocol name (bird, bgp, zebra, ...) or a number 0-255, got '9bird'");
         check_error("firewall all", "t.conf:1: 'firewall' needs one of owned, flush, keep; got 'all'");
         check_error("firewall", "t.conf:1: 'firewall' takes exactly 1 argument, got 0");
         check_error("chain-prefix abcdefghijklmnopqrstuvwxyz123",

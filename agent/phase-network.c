@@ -1,0 +1,774 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The network phase: CNI routes, links and named network namespaces, never the management path. */
+
+/* Network state has no file-system root. This phase observes and changes the network namespace the
+ * agent runs in, and ctx->root is ignored on purpose: --root relocates file-system state only. Named
+ * namespaces are the real /run/netns (and /var/run/netns) for the same reason.
+ *
+ * Order inside the phase: routes, then links, then namespaces.
+ * - Routes first, so that each "route-proto" route is deleted and reported by its own action. After
+ *   the links, the routes through them would already have vanished and read "unchanged", while the
+ *   routes through links that stay (a bird route via eth1) must be deleted anyway.
+ * - Links next, in one batch: one IFLA_GROUP delete for all of them.
+ * - Namespaces last. Removing the name of an empty namespace frees it, asynchronously, together with
+ *   the veth ends inside, whose peers in this namespace then vanish behind the links' backs: their
+ *   results would depend on timing. */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "agent/log.h"
+#include "agent/phase.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "netreset/guard.h"
+#include "netreset/link.h"
+#include "netreset/netns.h"
+#include "netreset/route.h"
+#include "string-util.h"
+
+#define PHASE "network"
+#define NETNS_PIDS_SHOWN 4
+
+typedef struct LinkData {
+        int ifindex;            /* 0: a placeholder for a manifest line that matched nothing */
+        char name[IF_NAMESIZE];
+        /* Filled in when executing, from a fresh dump. */
+        int peer;               /* a veth's peer in this namespace */
+        uint32_t group;         /* the group it was in before we moved it */
+        const char *why_single; /* why it is deleted one by one */
+} LinkData;
+
+typedef struct NetnsData {
+        char *path;             /* NULL: a placeholder */
+        int n_procs;            /* processes inside when planned */
+} NetnsData;
+
+/* What the phase observes once: one dump per object type, and the guard worked out from them. */
+typedef struct Observation {
+        Rtnl *rtnl;
+        LinkTable *links;
+        RouteTable *routes;
+        Guard *guard;
+} Observation;
+
+static void observation_done(Observation *o) {
+        guard_free(o->guard);
+        route_table_free(o->routes);
+        link_table_free(o->links);
+        rtnl_free(o->rtnl);
+}
+
+static char *entry_reason(const ManifestEntry *e) {
+        char *s;
+
+        if (asprintf(&s, "%s:%u: %s %s", e->file, e->line, directive_type_to_string(e->type), e->args[0]) < 0)
+                return NULL;
+        return s;
+}
+
+/* "what: strerror (extack)", each part when present. */
+static void record_errno(Action *a, int r, const char *what, const char *extack) {
+        char *msg = NULL;
+
+        if (asprintf(&msg, "%s%s%s%s%s%s", strempty(what), what ? ": " : "", strerror(-r),
+                     isempty(extack) ? "" : " (", strempty(extack), isempty(extack) ? "" : ")") < 0)
+                msg = NULL;
+        action_record(a, r, msg);
+}
+
+static void record_msg(Action *a, int r, const char *fmt, ...) _printf_(3, 4);
+static void record_msg(Action *a, int r, const char *fmt, ...) {
+        char *msg = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&msg, fmt, ap) < 0)
+                msg = NULL;
+        va_end(ap);
+        action_record(a, r, msg);
+}
+
+/* ---- routes ---- */
+
+static void route_data_free(void *p) {
+        route_info_done(p);
+        free(p);
+}
+
+static void route_apply_batch(Action **actions, size_t n, Context *ctx) {
+        CLEANUP(rtnl_freep) Rtnl *rtnl = NULL;
+        int r;
+
+        r = rtnl_open(&rtnl);
+        for (size_t i = 0; i < n; i++) {
+                Action *a = actions[i];
+                cleanup_free char *extack = NULL;
+                int k;
+
+                if (!a->data) {
+                        record_msg(a, 0, "no route with this protocol");
+                        continue;
+                }
+                if (r < 0) {
+                        record_errno(a, r, "cannot open a rtnetlink socket", NULL);
+                        continue;
+                }
+                k = route_delete(rtnl, a->data, &extack);
+                if (k < 0)
+                        record_errno(a, k, NULL, extack);
+                else
+                        record_msg(a, k, k > 0 ? "deleted" : "already gone");
+        }
+}
+
+/* The engine prefers apply_batch; this is the same for a single action, in apply's terms. */
+static int route_apply(Action *a, Context *ctx, char **reterr_msg) {
+        route_apply_batch(&a, 1, ctx);
+        *reterr_msg = TAKE_PTR(a->message);
+        return a->result == ACTION_FAILED ? a->error : a->result == ACTION_CHANGED;
+}
+
+static int route_check(Action *a, Context *ctx, char **ret_msg) {
+        CLEANUP(route_table_freep) RouteTable *t = NULL;
+        CLEANUP(rtnl_freep) Rtnl *rtnl = NULL;
+        const RouteInfo *want = a->data;
+        int r;
+
+        if (!want)
+                return 0;
+        r = rtnl_open(&rtnl);
+        if (r >= 0)
+                r = route_table_read(rtnl, &t, NULL);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < t->n; i++)
+                if (route_same_entry(&t->routes[i], want) && t->routes[i].protocol == want->protocol) {
+                        *ret_msg = strdup("still present");
+                        return 1;
+                }
+        return 0;
+}
+
+static const ActionOps route_ops = {
+        .kind = "route",
+        .apply = route_apply,
+        .apply_batch = route_apply_batch,
+        .check = route_check,
+        .free_data = route_data_free,
+};
+
+static const char *link_name(const LinkTable *t, int ifindex, char buf[static 32]) {
+        const LinkInfo *l = link_table_by_index(t, ifindex);
+
+        if (l)
+                return l->name;
+        snprintf(buf, 32, "ifindex %d", ifindex);
+        return buf;
+}
+
+/* "via 192.0.2.1 dev eth1", "dev cali12 dev cali13", "no nexthop" (a blackhole). */
+static int route_set_detail(Action *a, const RouteInfo *r, const LinkTable *links) {
+        char gw[INET6_ADDRSTRLEN] = "", devs[256] = "", buf[32];
+        size_t l = 0;
+
+        if (r->has_gateway)
+                (void) inet_ntop(r->family, r->gateway.bytes, gw, sizeof gw);
+        for (size_t i = 0; i < r->n_oifs && l < sizeof devs; i++)
+                l += (size_t) snprintf(devs + l, sizeof devs - l, "%sdev %s", i ? " " : "",
+                                       link_name(links, r->oifs[i], buf));
+        return action_set_detail(a, "%s%s%s%s", r->has_gateway ? "via " : "", gw,
+                                 r->has_gateway && l ? " " : "", l ? devs : r->has_gateway ? "" : "no nexthop");
+}
+
+static int plan_route(Plan *plan, const Observation *o, const RouteInfo *r, const char *reason) {
+        cleanup_free char *target = NULL;
+        const char *why;
+        RouteInfo *d;
+        Action *a;
+        int k;
+
+        target = route_to_string(r);
+        d = calloc(1, sizeof *d);
+        if (!target || !d) {
+                free(d);
+                return -ENOMEM;
+        }
+        k = route_info_copy(r, d);
+        if (k < 0) {
+                free(d);
+                return k;
+        }
+        a = plan_add(plan, &route_ops, PHASE, target, reason, d);
+        if (!a)
+                return -ENOMEM;
+        k = route_set_detail(a, r, o->links);
+        why = guard_route_reason(o->guard, r);
+        if (k >= 0 && why)
+                k = action_set_skip(a, "refused: %s", why);
+        return k;
+}
+
+static int plan_route_entry(Plan *plan, const Observation *o, const ManifestEntry *e, char **reterr) {
+        cleanup_free char *reason = entry_reason(e);
+        cleanup_free char *target = NULL;
+        unsigned matched = 0;
+        Action *a;
+        int proto, k;
+
+        if (!reason)
+                return -ENOMEM;
+        proto = route_proto_from_string(e->args[0]);
+        if (proto < 0)
+                return set_errmsg(reterr, -EINVAL, "%s:%u: unknown routing protocol '%s' (give its number)",
+                                  e->file, e->line, e->args[0]);
+        if (asprintf(&target, "proto %s", e->args[0]) < 0)
+                return -ENOMEM;
+        if (proto == RTPROT_KERNEL || proto == RTPROT_UNSPEC) {
+                a = plan_add(plan, &route_ops, PHASE, target, reason, NULL);
+                if (!a)
+                        return -ENOMEM;
+                return action_set_skip(a, "refused: %s routes belong to addresses and links; delete those instead",
+                                       e->args[0]);
+        }
+        for (size_t i = 0; i < o->routes->n; i++) {
+                if (o->routes->routes[i].protocol != proto)
+                        continue;
+                k = plan_route(plan, o, &o->routes->routes[i], reason);
+                if (k < 0)
+                        return k;
+                matched++;
+        }
+        if (matched > 0)
+                return 0;
+        a = plan_add(plan, &route_ops, PHASE, target, reason, NULL);
+        if (!a)
+                return -ENOMEM;
+        a->present = false;
+        return action_set_detail(a, "no route with protocol %s (IPv4, IPv6, all tables)", e->args[0]);
+}
+
+/* ---- links ---- */
+
+static void link_record_gone(Action *a) {
+        record_msg(a, 0, "already gone");
+}
+
+/* Refresh what each action knows from a dump taken just now; those gone are settled here. */
+static void link_refresh(Action **actions, size_t n, const LinkTable *now) {
+        for (size_t i = 0; i < n; i++) {
+                LinkData *d = actions[i]->data;
+                const LinkInfo *l;
+
+                if (!d || d->ifindex == 0) {
+                        record_msg(actions[i], 0, "no link matches");
+                        continue;
+                }
+                /* An ifindex now carrying another name is another link: ours is gone. */
+                l = link_table_by_index(now, d->ifindex);
+                if (!l || !streq(l->name, d->name)) {
+                        link_record_gone(actions[i]);
+                        continue;
+                }
+                d->peer = streq(l->kind, "veth") ? l->lower : 0;
+                d->group = l->group;
+                d->why_single = isempty(l->kind) ? "it has no link kind, so no group delete" : NULL;
+        }
+}
+
+/* One group, one RTM_DELLINK. Returns 0 when done (every member settled), or -errno when the group
+ * delete itself failed and the members still pending must go one by one. */
+static int link_delete_as_group(Rtnl *rtnl, const LinkTable *now, Action **group, size_t n) {
+        cleanup_free int *ifindexes = calloc(n, sizeof(int));
+        cleanup_free int *errors = calloc(n, sizeof(int));
+        cleanup_free char *extack = NULL;
+        uint32_t g = link_table_unused_group(now);
+        size_t members = 0;
+        int r;
+
+        if (!ifindexes || !errors)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                ifindexes[i] = ((LinkData *) group[i]->data)->ifindex;
+        r = link_set_group(rtnl, ifindexes, n, g, errors);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                if (errors[i] == -ENODEV)
+                        link_record_gone(group[i]);
+                else if (errors[i] < 0)
+                        record_errno(group[i], errors[i], "cannot move it into a deletion group", NULL);
+                else
+                        members++;
+        if (members == 0)
+                return 0;
+        r = link_delete_group(rtnl, g, &extack);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                if (group[i]->result == ACTION_PENDING)
+                        record_msg(group[i], 1, "deleted by group delete (%zu links, one RTM_DELLINK)", members);
+        return 0;
+}
+
+static const char *deleted_peer_of(Action **done, size_t n_done, int ifindex) {
+        for (size_t i = 0; i < n_done; i++)
+                if (((LinkData *) done[i]->data)->peer == ifindex)
+                        return ((LinkData *) done[i]->data)->name;
+        return NULL;
+}
+
+static void link_delete_single(Rtnl *rtnl, Action *a, const char *why) {
+        LinkData *d = a->data;
+        cleanup_free char *extack = NULL;
+        int r, ignored;
+
+        r = link_delete(rtnl, d->ifindex, &extack);
+        if (r > 0)
+                record_msg(a, 1, "deleted one by one: %s", why);
+        else if (r == 0)
+                link_record_gone(a);
+        else {
+                record_errno(a, r, r == -EOPNOTSUPP ? "the kernel has no delete handler for this link" : NULL,
+                             extack);
+                /* Leave no trace of the group delete that was tried first. */
+                (void) link_set_group(rtnl, &d->ifindex, 1, d->group, &ignored);
+        }
+}
+
+/* One by one, in plan order; a veth whose peer we just deleted went with it. */
+static void link_delete_one_by_one(Rtnl *rtnl, Action **actions, size_t n, const char *why) {
+        cleanup_free Action **done = calloc(n + 1, sizeof(Action *));
+        size_t n_done = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                Action *a = actions[i];
+                LinkData *d = a->data;
+                const char *peer;
+
+                if (a->result != ACTION_PENDING)
+                        continue;
+                peer = done ? deleted_peer_of(done, n_done, d->ifindex) : NULL;
+                if (peer) {
+                        record_msg(a, 1, "deleted with its peer %s", peer);
+                        continue;
+                }
+                link_delete_single(rtnl, a, d->why_single ?: why);
+                if (a->result == ACTION_CHANGED && done)
+                        done[n_done++] = a;
+        }
+}
+
+static void link_apply_batch(Action **actions, size_t n, Context *ctx) {
+        CLEANUP(link_table_freep) LinkTable *now = NULL;
+        CLEANUP(rtnl_freep) Rtnl *rtnl = NULL;
+        cleanup_free Action **group = calloc(n + 1, sizeof(Action *));
+        cleanup_free char *extack = NULL;
+        cleanup_free char *why = NULL;
+        size_t n_group = 0;
+        int r;
+
+        r = rtnl_open(&rtnl);
+        if (r >= 0)
+                r = link_table_read(rtnl, &now, &extack);
+        if (r >= 0 && !group)
+                r = -ENOMEM;
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        record_errno(actions[i], r, "cannot observe links", extack);
+                return;
+        }
+        link_refresh(actions, n, now);
+        for (size_t i = 0; i < n; i++)
+                if (actions[i]->result == ACTION_PENDING && !((LinkData *) actions[i]->data)->why_single)
+                        group[n_group++] = actions[i];
+
+        if (!ctx->link_group_delete)
+                why = strdup("group delete is disabled");
+        else if (n_group > 0) {
+                r = link_delete_as_group(rtnl, now, group, n_group);
+                if (r == -EOPNOTSUPP)
+                        why = strdup("group delete not supported by a member of the group");
+                else if (r < 0 && asprintf(&why, "group delete failed: %s", strerror(-r)) < 0)
+                        why = NULL;
+                if (r < 0)
+                        log_debug_errno(r, "Group delete of %zu links failed, deleting one by one: %m", n_group);
+        }
+        link_delete_one_by_one(rtnl, actions, n, why ?: "group delete failed");
+}
+
+/* The engine prefers apply_batch; this is the same for a single action, in apply's terms. */
+static int link_apply(Action *a, Context *ctx, char **reterr_msg) {
+        link_apply_batch(&a, 1, ctx);
+        *reterr_msg = TAKE_PTR(a->message);
+        return a->result == ACTION_FAILED ? a->error : a->result == ACTION_CHANGED;
+}
+
+static int link_check(Action *a, Context *ctx, char **ret_msg) {
+        const LinkData *d = a->data;
+        unsigned ifindex;
+
+        if (!d || d->ifindex == 0)
+                return 0;
+        ifindex = if_nametoindex(d->name);
+        if (ifindex == 0)
+                return errno == ENODEV || errno == ENXIO ? 0 : negative_errno();
+        if (asprintf(ret_msg, "still present (ifindex %u)", ifindex) < 0)
+                *ret_msg = NULL;
+        return 1;
+}
+
+static const ActionOps link_ops = {
+        .kind = "link",
+        .apply = link_apply,
+        .apply_batch = link_apply_batch,
+        .check = link_check,
+        .free_data = free,
+};
+
+/* The first manifest line (in order) that selects this link, or NULL. */
+static const ManifestEntry *link_selected_by(const Manifest *m, const LinkTable *t, const LinkInfo *l) {
+        const LinkInfo *master = l->master ? link_table_by_index(t, l->master) : NULL;
+
+        for (size_t i = 0; i < m->n_entries; i++) {
+                const ManifestEntry *e = &m->entries[i];
+
+                if (e->type == DIRECTIVE_LINK && link_pattern_match(e->args[0], l->name))
+                        return e;
+                if (e->type == DIRECTIVE_LINK_MASTER && master && link_pattern_match(e->args[0], master->name))
+                        return e;
+        }
+        return NULL;
+}
+
+static int link_set_plan_detail(Action *a, const Observation *o, const LinkInfo *l, const ManifestEntry *e,
+                                const ManifestEntry **selected) {
+        const LinkInfo *peer = streq(l->kind, "veth") && l->lower ? link_table_by_index(o->links, l->lower) : NULL;
+        const LinkInfo *master = l->master ? link_table_by_index(o->links, l->master) : NULL;
+        char also[IF_NAMESIZE + 32] = "";
+
+        /* A peer nobody asked for goes too: the plan says so. */
+        if (peer && !selected[peer - o->links->links])
+                snprintf(also, sizeof also, ", its veth peer %s goes with it", peer->name);
+        if (e->type == DIRECTIVE_LINK_MASTER)
+                return action_set_detail(a, "%s ifindex %d, enslaved to %s%s", strempty(l->kind), l->ifindex,
+                                         master ? master->name : "?", also);
+        return action_set_detail(a, "%s%sifindex %d, matches %s%s", strempty(l->kind), isempty(l->kind) ? "" : " ",
+                                 l->ifindex, e->args[0], also);
+}
+
+static int plan_link(Plan *plan, const Observation *o, const LinkInfo *l, const ManifestEntry *e,
+                     const ManifestEntry **selected) {
+        cleanup_free char *reason = entry_reason(e);
+        const char *why;
+        LinkData *d;
+        Action *a;
+        int k;
+
+        d = calloc(1, sizeof *d);
+        if (!d || !reason) {
+                free(d);
+                return -ENOMEM;
+        }
+        d->ifindex = l->ifindex;
+        snprintf(d->name, sizeof d->name, "%s", l->name);
+        a = plan_add(plan, &link_ops, PHASE, l->name, reason, d);
+        if (!a)
+                return -ENOMEM;
+        k = link_set_plan_detail(a, o, l, e, selected);
+        why = guard_link_reason(o->guard, l->ifindex);
+        if (k >= 0 && why)
+                k = action_set_skip(a, "refused: %s", why);
+        return k;
+}
+
+static int plan_link_placeholder(Plan *plan, const ManifestEntry *e) {
+        cleanup_free char *reason = entry_reason(e);
+        cleanup_free char *target = NULL;
+        Action *a;
+
+        if (!reason)
+                return -ENOMEM;
+        if (e->type == DIRECTIVE_LINK_MASTER && asprintf(&target, "ports of %s", e->args[0]) < 0)
+                return -ENOMEM;
+        a = plan_add(plan, &link_ops, PHASE, target ?: e->args[0], reason, calloc(1, sizeof(LinkData)));
+        if (!a || !a->data)
+                return -ENOMEM;
+        a->present = false;
+        return action_set_detail(a, "no link matches");
+}
+
+/* Ports of a bridge before everything else (k3s deletes cni0's veths, then cni0), then dump order.
+ * The group delete does not care; one by one, a bridge then goes without ports to release. */
+static int plan_links(Plan *plan, const Observation *o, const Manifest *m) {
+        cleanup_free const ManifestEntry **selected = calloc(o->links->n + 1, sizeof(ManifestEntry *));
+        cleanup_free bool *used = calloc(m->n_entries + 1, sizeof(bool));
+        int k = 0;
+
+        if (!selected || !used)
+                return -ENOMEM;
+        for (size_t i = 0; i < o->links->n; i++) {
+                selected[i] = link_selected_by(m, o->links, &o->links->links[i]);
+                if (selected[i])
+                        used[selected[i] - m->entries] = true;
+        }
+        for (int pass = 0; pass < 2 && k >= 0; pass++)
+                for (size_t i = 0; i < o->links->n && k >= 0; i++)
+                        if (selected[i] && (selected[i]->type == DIRECTIVE_LINK_MASTER) == (pass == 0))
+                                k = plan_link(plan, o, &o->links->links[i], selected[i], selected);
+        for (size_t i = 0; i < m->n_entries && k >= 0; i++)
+                if ((m->entries[i].type == DIRECTIVE_LINK || m->entries[i].type == DIRECTIVE_LINK_MASTER) &&
+                    !used[i])
+                        k = plan_link_placeholder(plan, &m->entries[i]);
+        return k;
+}
+
+/* ---- named network namespaces ---- */
+
+static void netns_data_free(void *p) {
+        NetnsData *d = p;
+
+        free(d->path);
+        free(d);
+}
+
+static int netns_apply(Action *a, Context *ctx, char **reterr_msg) {
+        const NetnsData *d = a->data;
+        int r;
+
+        if (!d->path) {
+                *reterr_msg = strdup("no network namespace matches");
+                return 0;
+        }
+        r = netns_delete(d->path);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                *reterr_msg = strdup("already gone");
+        else if (d->n_procs > 0) {
+                if (asprintf(reterr_msg, "name deleted; %d process%s still inside keep%s the namespace alive",
+                             d->n_procs, d->n_procs == 1 ? "" : "es", d->n_procs == 1 ? "s" : "") < 0)
+                        *reterr_msg = NULL;
+        }
+        else
+                *reterr_msg = strdup("deleted");
+        return r;
+}
+
+static int netns_check(Action *a, Context *ctx, char **ret_msg) {
+        const NetnsData *d = a->data;
+        struct stat st;
+
+        if (!d->path)
+                return 0;
+        if (lstat(d->path, &st) < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        *ret_msg = strdup("still present");
+        return 1;
+}
+
+static const ActionOps netns_ops = {
+        .kind = "netns",
+        .apply = netns_apply,
+        .check = netns_check,
+        .free_data = netns_data_free,
+};
+
+static int netns_set_plan_detail(Action *a, NetnsData *d, const NetnsProcs *procs) {
+        pid_t pids[NETNS_PIDS_SHOWN];
+        char list[NETNS_PIDS_SHOWN * 12 + 8] = "";
+        size_t l = 0;
+        int bound, n;
+
+        bound = netns_is_bound(d->path);
+        n = procs ? netns_procs_inside(procs, d->path, pids, ELEMENTSOF(pids)) : 0;
+        d->n_procs = n > 0 ? n : 0;
+        if (bound <= 0)
+                return action_set_detail(a, "a stale name, not a mounted namespace");
+        if (d->n_procs == 0)
+                return action_set_detail(a, "no process inside");
+        for (int i = 0; i < n && i < NETNS_PIDS_SHOWN; i++)
+                l += (size_t) snprintf(list + l, sizeof list - l, "%s%d", i ? ", " : "", (int) pids[i]);
+        return action_set_detail(a, "%d process%s still inside (pid %s%s): the name goes, the namespace lives on "
+                                 "until they exit", n, n == 1 ? "" : "es", list, n > NETNS_PIDS_SHOWN ? ", ..." : "");
+}
+
+static bool strv_contains(char **l, const char *s) {
+        for (; l && *l; l++)
+                if (streq(*l, s))
+                        return true;
+        return false;
+}
+
+static int strv_add(char ***l, size_t *n, char *s) {
+        char **v = reallocarray(*l, *n + 2, sizeof(char *));
+
+        if (!v) {
+                free(s);
+                return -ENOMEM;
+        }
+        v[(*n)++] = s;
+        v[*n] = NULL;
+        *l = v;
+        return 0;
+}
+
+/* Each namespace path once, under the first line that names it. */
+typedef struct NetnsPlanner {
+        Plan *plan;
+        char **dirs;
+        const NetnsProcs *procs;
+        char **planned;
+        size_t n_planned;
+} NetnsPlanner;
+
+static int plan_netns_one(NetnsPlanner *p, const char *dir, const char *name, const char *reason, bool *planned) {
+        NetnsData *d;
+        Action *a;
+        int k;
+
+        d = calloc(1, sizeof *d);
+        if (!d || asprintf(&d->path, "%s/%s", dir, name) < 0) {
+                free(d);
+                return -ENOMEM;
+        }
+        *planned = true;
+        if (strv_contains(p->planned, d->path)) {
+                netns_data_free(d);
+                return 0;
+        }
+        k = strv_add(&p->planned, &p->n_planned, strdup(d->path));
+        if (k < 0 || !p->planned[p->n_planned - 1]) {
+                netns_data_free(d);
+                return -ENOMEM;
+        }
+        a = plan_add(p->plan, &netns_ops, PHASE, d->path, reason, d);
+        if (!a)
+                return -ENOMEM;
+        return netns_set_plan_detail(a, d, p->procs);
+}
+
+static int plan_netns_entry(NetnsPlanner *p, const ManifestEntry *e) {
+        cleanup_free char *reason = entry_reason(e);
+        cleanup_free char *target = NULL;
+        bool matched = false;
+        Action *a;
+        int k;
+
+        if (!reason)
+                return -ENOMEM;
+        for (char **dir = p->dirs; *dir; dir++) {
+                cleanup_strv char **names = NULL;
+
+                k = netns_list(*dir, e->args[0], &names);
+                if (k < 0)
+                        return k;
+                for (char **n = names; *n; n++) {
+                        k = plan_netns_one(p, *dir, *n, reason, &matched);
+                        if (k < 0)
+                                return k;
+                }
+        }
+        if (matched)
+                return 0;
+        if (asprintf(&target, "%s/%s", p->dirs[0], e->args[0]) < 0)
+                return -ENOMEM;
+        a = plan_add(p->plan, &netns_ops, PHASE, target, reason, calloc(1, sizeof(NetnsData)));
+        if (!a || !a->data)
+                return -ENOMEM;
+        a->present = false;
+        return action_set_detail(a, "no network namespace matches");
+}
+
+static int plan_netns(Plan *plan, const Manifest *m, char **reterr) {
+        NetnsPlanner p = { .plan = plan };
+        NetnsProcs *procs = NULL;
+        int k;
+
+        k = netns_dirs(&p.dirs);
+        if (k < 0)
+                return k;
+        /* Without /proc the plan cannot name the processes inside; the deletion does not need it. */
+        k = netns_procs_scan("/proc", &procs);
+        if (k < 0)
+                log_debug_errno(k, "Cannot scan /proc for network namespaces, ignoring: %m");
+        p.procs = procs;
+        k = 0;
+        MANIFEST_FOREACH(e, m, DIRECTIVE_NETNS) {
+                k = plan_netns_entry(&p, e);
+                if (k < 0) {
+                        (void) set_errmsg(reterr, k, "%s:%u: cannot list network namespaces: %s", e->file, e->line,
+                                          strerror(-k));
+                        break;
+                }
+        }
+        netns_procs_free(procs);
+        strv_free(p.planned);
+        strv_free(p.dirs);
+        return k;
+}
+
+/* ---- the phase ---- */
+
+static bool manifest_has(const Manifest *m, DirectiveType a, DirectiveType b, DirectiveType c) {
+        for (size_t i = 0; i < m->n_entries; i++)
+                if (m->entries[i].type == a || m->entries[i].type == b || m->entries[i].type == c)
+                        return true;
+        return false;
+}
+
+static int observe(Observation *o, char **reterr) {
+        const GuardOptions opts = { .ssh_connection = getenv("SSH_CONNECTION") };
+        cleanup_free char *extack = NULL;
+        const char *what;
+        int r;
+
+        what = "open a rtnetlink socket";
+        r = rtnl_open(&o->rtnl);
+        if (r >= 0) {
+                what = "dump links";
+                r = link_table_read(o->rtnl, &o->links, &extack);
+        }
+        if (r >= 0) {
+                what = "dump routes";
+                r = route_table_read(o->rtnl, &o->routes, &extack);
+        }
+        if (r >= 0) {
+                what = "work out the management guard";
+                r = guard_new(o->rtnl, o->links, o->routes, &opts, &o->guard, &extack);
+        }
+        if (r < 0)
+                return set_errmsg(reterr, r, "network: cannot %s: %s%s%s", what, strerror(-r), extack ? ": " : "",
+                                  strempty(extack));
+        return 0;
+}
+
+int phase_network_plan(Context *ctx, Plan *plan, char **reterr) {
+        const Manifest *m = ctx->manifest;
+        Observation o = {};
+        int r = 0;
+
+        /* ctx->root is ignored: see the top of this file. */
+        if (manifest_has(m, DIRECTIVE_LINK, DIRECTIVE_LINK_MASTER, DIRECTIVE_ROUTE_PROTO)) {
+                r = observe(&o, reterr);
+                MANIFEST_FOREACH(e, m, DIRECTIVE_ROUTE_PROTO) {
+                        if (r < 0)
+                                break;
+                        r = plan_route_entry(plan, &o, e, reterr);
+                }
+                if (r >= 0)
+                        r = plan_links(plan, &o, m);
+                observation_done(&o);
+        }
+        if (r >= 0 && manifest_has(m, DIRECTIVE_NETNS, DIRECTIVE_NETNS, DIRECTIVE_NETNS))
+                r = plan_netns(plan, m, reterr);
+        if (r < 0)
+                return set_errmsg(reterr, r, "network: cannot plan: %s", strerror(-r));
+        return 0;
+}

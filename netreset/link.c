@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Network links: one dump, name patterns, and deletion one by one or as one IFLA_GROUP. */
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errno-util.h"
+#include "macro.h"
+#include "netreset/link.h"
+#include "string-util.h"
+
+/* Chosen far from the small numbers administrators give groups by hand. */
+#define LINK_GROUP_BASE 0x4e520000U
+
+#define DUMP_ATTEMPTS 5
+
+LinkTable *link_table_free(LinkTable *t) {
+        if (!t)
+                return NULL;
+        free(t->links);
+        return mfree(t);
+}
+
+static int table_append(LinkTable *t, const LinkInfo *l) {
+        /* The capacity is implied: 16, then doubled whenever n reaches a power of two. */
+        if (t->n == 0 || (t->n >= 16 && (t->n & (t->n - 1)) == 0)) {
+                LinkInfo *n = reallocarray(t->links, t->n ? t->n * 2 : 16, sizeof *n);
+
+                if (!n)
+                        return -ENOMEM;
+                t->links = n;
+        }
+        t->links[t->n++] = *l;
+        return 0;
+}
+
+static void parse_linkinfo(const struct nlattr *nest, LinkInfo *l) {
+        const struct nlattr *a;
+
+        mnl_attr_for_each_nested(a, nest)
+                if (mnl_attr_get_type(a) == IFLA_INFO_KIND && mnl_attr_validate(a, MNL_TYPE_STRING) >= 0)
+                        snprintf(l->kind, sizeof l->kind, "%.*s", (int) mnl_attr_get_payload_len(a),
+                                 mnl_attr_get_str(a));
+}
+
+static int parse_link(const struct nlmsghdr *nlh, void *userdata) {
+        const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+        bool other_netns = false;
+        const struct nlattr *a;
+        LinkInfo l = {};
+
+        if (nlh->nlmsg_type != RTM_NEWLINK || mnl_nlmsg_get_payload_len(nlh) < sizeof *ifi)
+                return 0;
+        l.ifindex = ifi->ifi_index;
+        l.flags = ifi->ifi_flags;
+        mnl_attr_for_each(a, nlh, sizeof *ifi) {
+                switch (mnl_attr_get_type(a)) {
+                case IFLA_IFNAME:
+                        if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
+                                snprintf(l.name, sizeof l.name, "%s", mnl_attr_get_str(a));
+                        break;
+                case IFLA_MASTER:
+                        if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
+                                l.master = (int) mnl_attr_get_u32(a);
+                        break;
+                case IFLA_LINK:
+                        if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
+                                l.lower = (int) mnl_attr_get_u32(a);
+                        break;
+                case IFLA_LINK_NETNSID:
+                        other_netns = true;
+                        break;
+                case IFLA_GROUP:
+                        if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
+                                l.group = mnl_attr_get_u32(a);
+                        break;
+                case IFLA_LINKINFO:
+                        parse_linkinfo(a, &l);
+                        break;
+                default:
+                        break;
+                }
+        }
+        /* IFLA_LINK of a device whose peer or lower device is elsewhere names an ifindex there. */
+        if (other_netns || l.lower == l.ifindex)
+                l.lower = 0;
+        if (l.ifindex <= 0 || isempty(l.name))
+                return 0;
+        return table_append(userdata, &l);
+}
+
+static int dump_once(Rtnl *rtnl, LinkTable *t, char **reterr_msg) {
+        uint8_t buf[LINK_MESSAGE_SIZE + 16] = {};
+        struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+        struct ifinfomsg *ifi;
+
+        nlh->nlmsg_type = RTM_GETLINK;
+        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+        ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+        ifi->ifi_family = AF_UNSPEC;
+        /* Counters are most of a link message and of no use here. */
+        mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+        return rtnl_call(rtnl, nlh, parse_link, t, reterr_msg);
+}
+
+int link_table_read(Rtnl *rtnl, LinkTable **ret, char **reterr_msg) {
+        CLEANUP(link_table_freep) LinkTable *t = NULL;
+        int r = -EAGAIN;
+
+        for (unsigned attempt = 0; attempt < DUMP_ATTEMPTS && r == -EAGAIN; attempt++) {
+                link_table_free(t);
+                t = calloc(1, sizeof *t);
+                if (!t)
+                        return -ENOMEM;
+                r = dump_once(rtnl, t, reterr_msg);
+        }
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+const LinkInfo *link_table_by_index(const LinkTable *t, int ifindex) {
+        for (size_t i = 0; i < t->n; i++)
+                if (t->links[i].ifindex == ifindex)
+                        return &t->links[i];
+        return NULL;
+}
+
+const LinkInfo *link_table_by_name(const LinkTable *t, const char *name) {
+        for (size_t i = 0; i < t->n; i++)
+                if (streq(t->links[i].name, name))
+                        return &t->links[i];
+        return NULL;
+}
+
+uint32_t link_table_unused_group(const LinkTable *t) {
+        uint32_t g = LINK_GROUP_BASE;
+
+        /* At most t->n groups are taken, so this ends after at most t->n + 1 candidates. */
+        for (size_t i = 0; i < t->n;)
+                if (t->links[i].group == g) {
+                        g++;
+                        i = 0;
+                } else
+                        i++;
+        return g;
+}
+
+int link_pattern_validate(const char *pattern) {
+        if (isempty(pattern))
+                return -EINVAL;
+        for (const char *p = pattern; *p; p++)
+                if (*p == '/' || isspace((unsigned char) *p) || iscntrl((unsigned char) *p))
+                        return -EINVAL;
+        if (!strpbrk(pattern, "*?[") && strlen(pattern) >= IF_NAMESIZE)
+                return -EINVAL;
+        return 0;
+}
+
+bool link_pattern_match(const char *pattern, const char *name) {
+        return fnmatch(pattern, name, 0) == 0;
+}
+
+static struct nlmsghdr *put_link_header(void *buf, uint16_t type, int ifindex) {
+        struct nlmsghdr *nlh;
+        struct ifinfomsg *ifi;
+
+        memset(buf, 0, LINK_MESSAGE_SIZE);
+        nlh = mnl_nlmsg_put_header(buf);
+        nlh->nlmsg_type = type;
+        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+        ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+        ifi->ifi_family = AF_UNSPEC;
+        ifi->ifi_index = ifindex;
+        return nlh;
+}
+
+struct nlmsghdr *link_message_set_group(void *buf, int ifindex, uint32_t group) {
+        struct nlmsghdr *nlh = put_link_header(buf, RTM_NEWLINK, ifindex);
+
+        mnl_attr_put_u32(nlh, IFLA_GROUP, group);
+        return nlh;
+}
+
+struct nlmsghdr *link_message_delete(void *buf, int ifindex) {
+        return put_link_header(buf, RTM_DELLINK, ifindex);
+}
+
+/* ifindex 0 and no name: the kernel then deletes every link of the group (rtnl_group_dellink). */
+struct nlmsghdr *link_message_delete_group(void *buf, uint32_t group) {
+        struct nlmsghdr *nlh = put_link_header(buf, RTM_DELLINK, 0);
+
+        mnl_attr_put_u32(nlh, IFLA_GROUP, group);
+        return nlh;
+}
+
+int link_delete(Rtnl *rtnl, int ifindex, char **reterr_msg) {
+        uint8_t buf[LINK_MESSAGE_SIZE];
+        int r;
+
+        if (ifindex <= 0)
+                return -EINVAL;
+        r = rtnl_call(rtnl, link_message_delete(buf, ifindex), NULL, NULL, reterr_msg);
+        if (r == -ENODEV)
+                return 0;
+        return r < 0 ? r : 1;
+}
+
+int link_set_group(Rtnl *rtnl, const int *ifindexes, size_t n, uint32_t group, int *ret_errors) {
+        cleanup_free uint8_t *buf = NULL;
+        size_t len = 0;
+
+        if (n == 0)
+                return 0;
+        buf = calloc(n, LINK_MESSAGE_SIZE);
+        if (!buf)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                struct nlmsghdr *nlh = link_message_set_group(buf + len, ifindexes[i], group);
+
+                len += MNL_ALIGN(nlh->nlmsg_len);
+        }
+        return rtnl_call_many(rtnl, buf, len, n, ret_errors);
+}
+
+int link_delete_group(Rtnl *rtnl, uint32_t group, char **reterr_msg) {
+        uint8_t buf[LINK_MESSAGE_SIZE];
+
+        /* Group 0 is every link that was never put in a group: refuse it here as the kernel does. */
+        if (group == 0)
+                return -EPERM;
+        return rtnl_call(rtnl, link_message_delete_group(buf, group), NULL, NULL, reterr_msg);
+}
