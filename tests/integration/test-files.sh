@@ -84,6 +84,25 @@ nr --root "$root" --manifest "$WORK/m2.conf" --yes --output=json run > "$WORK/ru
 assert "after the holder exits the busy mount goes" jq_ "$WORK/run4.json" 'any(a["target"].endswith("/busy") and a["result"] == "changed" for a in actions(r, kind="unmount"))'
 assert "its data was never deleted (it lived on the unmounted tmpfs)" test ! -e "$root/var/lib/kubelet/pods"
 
+# --- Killed half way (SIGKILL), then run again: converges ------------------------------------------
+root=$WORK/t4
+mkdir -p "$root/var/lib/etcd/member" "$root/var/lib/kubelet/pods/k/volumes/v" "$root/etc/kubernetes"
+echo keep > "$root/etc/hostname"
+( cd "$root/var/lib/etcd/member" && seq -f "d%g" 1 40 | xargs mkdir && for d in d*; do
+        (cd "$d" && seq -f "f%g" 1 500 | xargs touch); done )
+mount -t tmpfs nr-kill "$root/var/lib/kubelet/pods/k/volumes/v"
+printf 'unmount /var/lib/kubelet/*\nremove /var/lib/etcd\nempty /var/lib/kubelet\nremove /etc/kubernetes\n' > "$WORK/m4.conf"
+"$NODE_RESET" --root "$root" --manifest "$WORK/m4.conf" --yes run > /dev/null 2>&1 &
+victim=$!
+sleep 0.05
+kill -KILL "$victim" 2>/dev/null && echo "note: the first run was killed while working"
+wait "$victim" 2>/dev/null
+nr --root "$root" --manifest "$WORK/m4.conf" --yes --output=json run > "$WORK/run5.json"; rc=$?
+assert "the run after a SIGKILL converges: exit 0" test $rc -eq 0
+assert "the run after a SIGKILL leaves no residue" jq_ "$WORK/run5.json" 'r["residue"] == []'
+assert "the lock of the killed run did not block the next one" test $rc -ne 3
+assert "host file untouched after the kill and rerun" grep -q keep "$root/etc/hostname"
+
 # --- Refusals: lock, confirmation, root, manifest errors -----------------------------------------
 root=$WORK/t3
 mkdir -p "$root/etc/kubernetes" "$root/run"
@@ -92,7 +111,7 @@ echo keep > "$root/etc/kubernetes/admin.conf"
 python3 -c 'import fcntl, sys, time; f = open(sys.argv[1], "w"); fcntl.flock(f, fcntl.LOCK_EX); time.sleep(60)' \
         "$root/run/node-reset.lock" > /dev/null 2>&1 &
 locker=$!
-for _ in $(seq 50); do grep -q "FLOCK" /proc/locks && break; sleep 0.1; done
+for _ in $(seq 100); do grep -q "FLOCK .* $locker " /proc/locks && break; sleep 0.1; done
 nr --root "$root" --yes run > /dev/null 2> "$WORK/lock.err"; rc=$?
 assert "a second run is refused with exit 3 while the lock is held" test $rc -eq 3
 assert "the refusal names the holder's PID" grep -q "PID $locker" "$WORK/lock.err"
