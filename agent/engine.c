@@ -119,20 +119,15 @@ static void apply_one(Context *ctx, Action *a) {
 }
 
 /* A run of consecutive actions of one kind that are all to be applied goes to apply_batch. */
-static size_t apply_run(Context *ctx, Plan *plan, size_t i) {
+static size_t apply_run(Context *ctx, Plan *plan, size_t i, size_t end) {
         const ActionOps *ops = plan->actions[i]->ops;
         Action *batch[4096];
         size_t n = 0, j = i;
         uint64_t t0;
 
-        for (; j < plan->n_actions && n < ELEMENTSOF(batch); j++) {
-                Action *a = plan->actions[j];
-
-                if (a->ops != ops || a->phase != plan->actions[i]->phase)
-                        break;
-                if (!settle_without_apply(ctx, a))
-                        batch[n++] = a;
-        }
+        for (; j < end && n < ELEMENTSOF(batch) && plan->actions[j]->ops == ops; j++)
+                if (!settle_without_apply(ctx, plan->actions[j]))
+                        batch[n++] = plan->actions[j];
         if (n > 0) {
                 t0 = now_usec();
                 ops->apply_batch(batch, n, ctx);
@@ -143,20 +138,62 @@ static size_t apply_run(Context *ctx, Plan *plan, size_t i) {
         return j;
 }
 
-int engine_execute(Context *ctx, Plan *plan) {
-        int first_error = 0;
+static void skip_all(Plan *plan, size_t first, size_t end, const char *why) {
+        for (size_t i = first; i < end; i++) {
+                Action *a = plan->actions[i];
 
-        ctx->executing = true;
-        for (size_t i = 0; i < plan->n_actions;) {
+                a->result = ACTION_SKIPPED;
+                free(a->message);
+                a->message = strdup(why);
+        }
+}
+
+static size_t phase_end_index(const Plan *plan, size_t first) {
+        size_t end = first;
+
+        while (end < plan->n_actions && streq(plan->actions[end]->phase, plan->actions[first]->phase))
+                end++;
+        return end;
+}
+
+static void execute_phase(Context *ctx, Plan *plan, size_t first, size_t end, const ExecuteHooks *h) {
+        uint64_t t0 = now_usec();
+
+        for (size_t i = first; i < end;) {
                 Action *a = plan->actions[i];
 
                 if (a->ops->apply_batch)
-                        i = apply_run(ctx, plan, i);
+                        i = apply_run(ctx, plan, i, end);
                 else {
                         if (!settle_without_apply(ctx, a))
                                 apply_one(ctx, a);
                         i++;
                 }
+                if (h && h->progress)
+                        h->progress(plan, first, end - first, i - first, now_usec() - t0, h->userdata);
+        }
+        if (h && h->phase_end)
+                h->phase_end(plan, first, end - first, now_usec() - t0, h->userdata);
+}
+
+int engine_execute(Context *ctx, Plan *plan, const ExecuteHooks *hooks) {
+        int first_error = 0;
+
+        ctx->executing = true;
+        for (size_t first = 0, end; first < plan->n_actions; first = end) {
+                PhaseDecision d = PHASE_RUN;
+
+                end = phase_end_index(plan, first);
+                if (hooks && hooks->phase_begin)
+                        d = hooks->phase_begin(plan, first, end - first, hooks->userdata);
+                if (d == PHASE_QUIT) {
+                        skip_all(plan, first, plan->n_actions, "not run: the operator quit before this phase");
+                        break;
+                }
+                if (d == PHASE_SKIP)
+                        skip_all(plan, first, end, "not run: the operator skipped this phase");
+                else
+                        execute_phase(ctx, plan, first, end, hooks);
         }
         PLAN_FOREACH(a, plan) {
                 log_action(a);

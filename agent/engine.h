@@ -18,8 +18,24 @@ int phase_selection_parse(PhaseSelection *sel, const char *only, const char *ski
 /* Observe the node and build the plan of every selected phase. */
 int engine_plan(Context *ctx, const PhaseSelection *sel, Plan *plan, char **reterr);
 
+typedef enum PhaseDecision {
+        PHASE_RUN,
+        PHASE_SKIP,             /* this phase's actions are recorded "skipped by the operator" */
+        PHASE_QUIT,             /* this phase and every later one are skipped */
+} PhaseDecision;
+
+/* How a person watches and steers a run (rescue shell); every member may be NULL. A phase is the
+ * run of actions [first, first + n) of the plan that share a phase name. */
+typedef struct ExecuteHooks {
+        PhaseDecision (*phase_begin)(const Plan *plan, size_t first, size_t n, void *userdata);
+        void (*progress)(const Plan *plan, size_t first, size_t n, size_t done, uint64_t elapsed_usec,
+                         void *userdata);
+        void (*phase_end)(const Plan *plan, size_t first, size_t n, uint64_t elapsed_usec, void *userdata);
+        void *userdata;
+} ExecuteHooks;
+
 /* Execute every action in order, going on past failures. Returns the first action error, or 0. */
-int engine_execute(Context *ctx, Plan *plan);
+int engine_execute(Context *ctx, Plan *plan, const ExecuteHooks *hooks);
 
 /* Observe again and keep only what the manifest says should be gone and is not. */
 int engine_verify(Context *ctx, const PhaseSelection *sel, Plan **ret_residue, char **reterr);

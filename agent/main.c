@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "agent/console.h"
 #include "agent/embedded.h"
 #include "agent/engine.h"
 #include "agent/lock.h"
@@ -34,6 +35,7 @@ static size_t arg_n_manifests;
 static const char *arg_phases;
 static const char *arg_skip_phases;
 static bool arg_yes;
+static bool arg_step;
 static OutputMode arg_output = OUTPUT_TEXT;
 static unsigned arg_timeout_sec;
 static bool arg_lazy_unmount;
@@ -57,6 +59,7 @@ static void help(void) {
                "     --phases=LIST      Only these phases (comma separated)\n"
                "     --skip-phases=LIST Skip these phases\n"
                "  -y --yes              Do not ask for confirmation\n"
+               "     --step             Ask before each phase: yes, skip or quit (needs a terminal)\n"
                "  -o --output=FORMAT    Report as 'text' (default) or 'json'\n"
                "     --timeout=SECONDS  Bound the whole run\n"
                "     --lazy-unmount     Detach busy mounts lazily instead of failing them\n"
@@ -133,6 +136,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "phases", required_argument, NULL, 'P' },
                 { "skip-phases", required_argument, NULL, 'S' },
                 { "yes", no_argument, NULL, 'y' },
+                { "step", no_argument, NULL, 's' },
                 { "output", required_argument, NULL, 'o' },
                 { "timeout", required_argument, NULL, 'T' },
                 { "lazy-unmount", no_argument, NULL, 'L' },
@@ -165,6 +169,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case 'y':
                         arg_yes = true;
+                        break;
+                case 's':
+                        arg_step = true;
                         break;
                 case 'o':
                         arg_output = output_mode_from_string(optarg);
@@ -293,18 +300,22 @@ finish:
         return r;
 }
 
+/* The plan as a person reads it before confirming. stdout carries only the report: in JSON mode
+ * this goes to stderr. */
+static void show_plan(const Plan *plan) {
+        FILE *f = arg_output == OUTPUT_JSON ? stderr : stdout;
+        Emitter e;
+
+        emitter_init(&e, f, OUTPUT_TEXT, color_wanted(f));
+        report_plan_text(&e, plan);
+        fflush(f);
+}
+
 /* Without --yes a person must type "yes" on a terminal; anything else refuses. */
 static bool confirmed(const Plan *plan) {
         char answer[64] = "";
-        Emitter e;
 
-        /* stdout carries only the report: in JSON mode the plan for people goes to stderr. */
-        if (arg_output == OUTPUT_JSON)
-                emitter_init(&e, stderr, OUTPUT_TEXT, color_wanted(stderr));
-        else
-                emitter_init(&e, stdout, OUTPUT_TEXT, color_wanted(stdout));
-        report_plan_text(&e, plan);
-        fflush(e.f);
+        show_plan(plan);
         if (!isatty(STDIN_FILENO)) {
                 log_error("Refusing to reset without --yes: standard input is not a terminal to confirm on.");
                 return false;
@@ -312,6 +323,16 @@ static bool confirmed(const Plan *plan) {
         fputs("Type 'yes' to reset this node: ", stderr);
         if (!fgets(answer, sizeof answer, stdin) || !streq(answer, "yes\n")) {
                 log_error("Not confirmed; nothing was changed.");
+                return false;
+        }
+        return true;
+}
+
+/* Per-phase questions need a person at a terminal; the plan is shown first either way. */
+static bool step_possible(const Plan *plan) {
+        show_plan(plan);
+        if (!isatty(STDIN_FILENO)) {
+                log_error("--step needs a terminal to ask on; nothing was changed.");
                 return false;
         }
         return true;
@@ -350,6 +371,8 @@ static int exit_status_of(const Plan *plan, const Plan *residue) {
 
 static int verb_run(int argc, char *argv[]) {
         ReportInfo info = { .command = "run", .started_usec = realtime_usec(), .executed = true };
+        ExecuteHooks hooks;
+        Console console;
         cleanup_close int lock_fd = -EBADF;
         cleanup_free char *err = NULL;
         Plan *plan = NULL, *residue = NULL;
@@ -368,11 +391,14 @@ static int verb_run(int argc, char *argv[]) {
                 r = EXIT_RESIDUE;
                 goto finish;
         }
-        if (!arg_yes && !confirmed(plan)) {
+        /* --step confirms phase by phase instead of once. */
+        if (arg_step ? !step_possible(plan) : !arg_yes && !confirmed(plan)) {
                 r = EXIT_REFUSED;
                 goto finish;
         }
-        (void) engine_execute(&s.ctx, plan);
+        console_init(&console, stdin, stderr, arg_step);
+        hooks = console_hooks(&console);
+        (void) engine_execute(&s.ctx, plan, &hooks);
         if (s.sel.verify && engine_verify(&s.ctx, &s.sel, &residue, &err) < 0)
                 log_error("Cannot verify the result: %s", err ?: "out of memory");
         info.verified = residue != NULL;

@@ -12,7 +12,9 @@ packages=(
         libip4tc-dev libip6tc-dev libipset-dev
         # tests: cmocka, valgrind, and the real tools the fixtures use to build state
         libcmocka-dev valgrind python3 util-linux e2fsprogs procps
-        iproute2 iptables ipset nftables
+        iproute2 iptables ipset nftables tmux
+        # the fleet and packaging tests: the real ansible-playbook, a .deb build and lintian
+        ansible-core dpkg-dev debhelper lintian
 )
 
 missing=()

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "agent/console.h"
 #include "agent/engine.h"
 #include "agent/plan.h"
 #include "macro.h"
@@ -54,7 +55,7 @@ static void test_results(void **state) {
 
         assert_int_equal(plan_count(p, NULL, ACTION_PENDING), 4);
         assert_int_equal(plan_count_present(p), 3);
-        assert_int_equal(engine_execute(&ctx, p), -EIO);
+        assert_int_equal(engine_execute(&ctx, p, NULL), -EIO);
         assert_int_equal(applied, 3);   /* the skipped one is never applied */
         assert_int_equal(p->actions[0]->result, ACTION_CHANGED);
         assert_int_equal(p->actions[1]->result, ACTION_UNCHANGED);
@@ -81,7 +82,7 @@ static void test_batch(void **state) {
         assert_int_equal(action_set_skip(a, "not this one"), 0);
         assert_non_null(plan_add(p, &fake_ops, "net", "ok", NULL, NULL));
         assert_non_null(plan_add(p, &batch_ops, "net", "ok", NULL, NULL));
-        assert_int_equal(engine_execute(&ctx, p), -ENODEV);
+        assert_int_equal(engine_execute(&ctx, p, NULL), -ENODEV);
         /* Two runs of the batch kind, split by another kind; the skipped action is not handed over. */
         assert_int_equal(batches, 2);
         assert_int_equal(batch_size, 3);
@@ -97,11 +98,63 @@ static void test_deadline(void **state) {
 
         applied = 0;
         assert_non_null(plan_add(p, &fake_ops, "one", "ok", NULL, NULL));
-        assert_int_equal(engine_execute(&ctx, p), 0);
+        assert_int_equal(engine_execute(&ctx, p, NULL), 0);
         assert_int_equal(applied, 0);
         assert_int_equal(p->actions[0]->result, ACTION_SKIPPED);
         assert_non_null(strstr(p->actions[0]->message, "timeout"));
         plan_free(p);
+}
+
+static PhaseDecision decide(const Plan *plan, size_t first, size_t n, void *userdata) {
+        const char *phase = plan->actions[first]->phase;
+
+        (*(unsigned *) userdata)++;
+        if (streq(phase, "two"))
+                return PHASE_SKIP;
+        return streq(phase, "three") ? PHASE_QUIT : PHASE_RUN;
+}
+
+static unsigned ends;
+static void count_end(const Plan *plan, size_t first, size_t n, uint64_t elapsed, void *userdata) {
+        ends++;
+}
+
+static void test_hooks(void **state) {
+        unsigned asked = 0;
+        ExecuteHooks h = { .phase_begin = decide, .phase_end = count_end, .userdata = &asked };
+        Context ctx = {};
+        Plan *p = plan_new();
+
+        applied = ends = 0;
+        assert_non_null(plan_add(p, &fake_ops, "one", "ok", NULL, NULL));
+        assert_non_null(plan_add(p, &fake_ops, "one", "ok", NULL, NULL));
+        assert_non_null(plan_add(p, &fake_ops, "two", "ok", NULL, NULL));
+        assert_non_null(plan_add(p, &fake_ops, "three", "ok", NULL, NULL));
+        assert_non_null(plan_add(p, &fake_ops, "four", "ok", NULL, NULL));
+        assert_int_equal(engine_execute(&ctx, p, &h), 0);
+        assert_int_equal(asked, 3);     /* one question per phase, none after quit */
+        assert_int_equal(ends, 1);
+        assert_int_equal(applied, 2);
+        assert_int_equal(p->actions[1]->result, ACTION_CHANGED);
+        assert_int_equal(p->actions[2]->result, ACTION_SKIPPED);
+        assert_non_null(strstr(p->actions[2]->message, "skipped this phase"));
+        assert_int_equal(p->actions[3]->result, ACTION_SKIPPED);
+        assert_non_null(strstr(p->actions[4]->message, "quit"));
+        plan_free(p);
+}
+
+static void test_decisions(void **state) {
+        PhaseDecision d;
+
+        assert_int_equal(phase_decision_from_string("yes\n", &d), 0);
+        assert_int_equal(d, PHASE_RUN);
+        assert_int_equal(phase_decision_from_string("  Skip ", &d), 0);
+        assert_int_equal(d, PHASE_SKIP);
+        assert_int_equal(phase_decision_from_string("q", &d), 0);
+        assert_int_equal(d, PHASE_QUIT);
+        assert_int_equal(phase_decision_from_string("maybe", &d), -EINVAL);
+        assert_int_equal(phase_decision_from_string("", &d), -EINVAL);
+        assert_int_equal(phase_decision_from_string("yesplease", &d), -EINVAL);
 }
 
 static void test_selection(void **state) {
@@ -143,6 +196,8 @@ int main(void) {
                 cmocka_unit_test(test_results),
                 cmocka_unit_test(test_batch),
                 cmocka_unit_test(test_deadline),
+                cmocka_unit_test(test_hooks),
+                cmocka_unit_test(test_decisions),
                 cmocka_unit_test(test_selection),
                 cmocka_unit_test(test_result_names),
         };

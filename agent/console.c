@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The operator's side of a run: per-phase questions (--step) and progress, on stderr. */
+
+#include <ctype.h>
+#include <unistd.h>
+
+#include "agent/console.h"
+#include "agent/log.h"
+#include "agent/output.h"
+#include "macro.h"
+#include "string-util.h"
+
+void console_init(Console *c, FILE *in, FILE *out, bool step) {
+        *c = (Console) {
+                .in = in,
+                .out = out,
+                .tty = isatty(fileno(out)) && !streq_ptr(getenv("TERM"), "dumb"),
+                .color = color_wanted(out),
+                .step = step,
+        };
+}
+
+int phase_decision_from_string(const char *s, PhaseDecision *ret) {
+        char word[16];
+        size_t n = 0;
+
+        while (*s && isspace((unsigned char) *s))
+                s++;
+        while (*s && !isspace((unsigned char) *s) && n < sizeof word - 1)
+                word[n++] = (char) tolower((unsigned char) *s++);
+        word[n] = '\0';
+        if (streq(word, "yes") || streq(word, "y"))
+                *ret = PHASE_RUN;
+        else if (streq(word, "skip") || streq(word, "s"))
+                *ret = PHASE_SKIP;
+        else if (streq(word, "quit") || streq(word, "q"))
+                *ret = PHASE_QUIT;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+static size_t count_present(const Plan *plan, size_t first, size_t n) {
+        size_t k = 0;
+
+        for (size_t i = first; i < first + n; i++)
+                if (plan->actions[i]->present && !plan->actions[i]->skip_reason)
+                        k++;
+        return k;
+}
+
+static PhaseDecision ask(const Plan *plan, size_t first, size_t n, void *userdata) {
+        Console *c = userdata;
+        char line[64];
+
+        if (!c->step)
+                return PHASE_RUN;
+        for (;;) {
+                PhaseDecision d;
+
+                fprintf(c->out, "%sphase %s%s: %zu actions, %zu with something to do. Run it? [yes/skip/quit] ",
+                        c->color ? "\033[1m" : "", plan->actions[first]->phase, c->color ? "\033[0m" : "", n,
+                        count_present(plan, first, n));
+                fflush(c->out);
+                if (!fgets(line, sizeof line, c->in)) {
+                        fputs("\n", c->out);
+                        c->quit = true;
+                        return PHASE_QUIT;      /* end of input: stop rather than guess */
+                }
+                if (phase_decision_from_string(line, &d) >= 0) {
+                        c->quit = d == PHASE_QUIT;
+                        return d;
+                }
+                fputs("Please answer yes, skip or quit.\n", c->out);
+        }
+}
+
+static void progress(const Plan *plan, size_t first, size_t n, size_t done, uint64_t elapsed_usec, void *userdata) {
+        Console *c = userdata;
+
+        if (!c->tty)
+                return;
+        fprintf(c->out, "\r\033[K  %s: %zu/%zu actions, %.1f s", plan->actions[first]->phase, done, n,
+                elapsed_usec / 1e6);
+        fflush(c->out);
+}
+
+static void phase_end(const Plan *plan, size_t first, size_t n, uint64_t elapsed_usec, void *userdata) {
+        const char *phase = plan->actions[first]->phase;
+        Console *c = userdata;
+        size_t failed = plan_count(plan, phase, ACTION_FAILED);
+
+        if (c->tty)
+                fprintf(c->out, "\r\033[K%s%s: %zu changed, %zu unchanged, %zu failed, %zu skipped (%.1f s)%s\n",
+                        c->color && failed ? "\033[1;31m" : "", phase, plan_count(plan, phase, ACTION_CHANGED),
+                        plan_count(plan, phase, ACTION_UNCHANGED), failed, plan_count(plan, phase, ACTION_SKIPPED),
+                        elapsed_usec / 1e6, c->color && failed ? "\033[0m" : "");
+        else
+                log_info("%s: %zu changed, %zu unchanged, %zu failed, %zu skipped (%.1f s)", phase,
+                         plan_count(plan, phase, ACTION_CHANGED), plan_count(plan, phase, ACTION_UNCHANGED), failed,
+                         plan_count(plan, phase, ACTION_SKIPPED), elapsed_usec / 1e6);
+}
+
+ExecuteHooks console_hooks(Console *c) {
+        return (ExecuteHooks) {
+                .phase_begin = ask,
+                .progress = progress,
+                .phase_end = phase_end,
+                .userdata = c,
+        };
+}
