@@ -9,6 +9,7 @@
  * "verify" is not a row: it re-runs the observation of the selected phases (engine_verify). */
 static const Phase phases[] = {
         { "mounts", "unmount what kubelet and the runtime left, deepest first", phase_mounts_plan },
+        { "firewall", "remove Kubernetes-owned netfilter state, ipsets and IPVS", phase_firewall_plan },
         { "network", "delete CNI links, cni network namespaces and CNI routes", phase_network_plan },
         { "files", "apply the file-removal manifest", phase_files_plan },
 };

@@ -1,0 +1,766 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The firewall phase: Kubernetes-owned netfilter state in both iptables backends and both families,
+ * the native nf_tables tables Kubernetes creates, ipsets and IPVS, with the host firewall kept. */
+
+/* Network state has no file-system root: this phase observes and changes the network namespace the
+ * agent runs in, and ctx->root is ignored on purpose. The xtables lock is the live /run/xtables.lock
+ * for the same reason: it serializes with the iptables of this node, not of a tree.
+ *
+ * Modes (the last "firewall" line wins; owned when there is none):
+ * - owned: user chains named with an owned prefix (fwclass.h, plus "chain-prefix" lines), every
+ *   rule that jumps or goes to one, and every rule whose comment marks it; policies and all other
+ *   rules stay as they are.
+ * - flush: kubespray/kubekey parity: in the iptables tables (filter nat mangle raw security of
+ *   ip/ip6, both backends) every base chain policy to ACCEPT, every rule, every user chain.
+ * - keep: the phase does nothing.
+ * "nft-table" tables are deleted whole in owned and flush mode; other native nf_tables tables (a
+ * host's "table inet filter") are never touched.
+ *
+ * Order: nf_tables (one transaction per family), legacy x_tables (one commit per table, under the
+ * lock), then ipsets (once the rules that reference them are gone), then IPVS. */
+
+#include <fnmatch.h>
+#include <linux/netfilter.h>
+#include <stdarg.h>
+#include <sys/param.h>
+#include <sys/socket.h>
+
+#include "agent/phase.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "netreset/fwclass.h"
+#include "netreset/ipset.h"
+#include "netreset/ipvs.h"
+#include "netreset/nft.h"
+#include "netreset/xtables.h"
+#include "string-util.h"
+
+#define PHASE "firewall"
+
+/* The plan's observation of one nf_tables family, shared by that family's actions: the transaction
+ * is built from it (the kernel refuses it if the ruleset changed since), so a run reads each
+ * family once. */
+typedef struct Snapshot {
+        unsigned n_ref;
+        NftRuleset *rs;
+} Snapshot;
+
+/* One nf_tables or legacy table, as an action's data. */
+typedef struct TableData {
+        int family;             /* NFPROTO_IPV4/IPV6/... for nf_tables, AF_INET/AF_INET6 for legacy */
+        char *table;
+        bool whole;             /* nf_tables: delete the whole table ("nft-table") */
+        FwMode mode;
+        FwClass *cls;
+        Snapshot *snap;         /* nf_tables only */
+        XtTable *xt;            /* legacy, flush mode: the plan's observation, reused (xtables.h) */
+} TableData;
+
+/* What the manifest says for the whole phase. */
+typedef struct Settings {
+        const ManifestEntry *mode_entry; /* NULL: the built-in default */
+        bool keep;
+        FwMode mode;
+        FwClass *cls;
+        char *mode_reason;
+} Settings;
+
+static void settings_done(Settings *s) {
+        fwclass_free(s->cls);
+        free(s->mode_reason);
+}
+
+/* A formatted, malloc'd string, or NULL (asprintf() leaves its pointer undefined on failure). */
+_printf_(1, 2) static char *strprintf(const char *fmt, ...) {
+        va_list ap;
+        char *s;
+        int k;
+
+        va_start(ap, fmt);
+        k = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        return k < 0 ? NULL : s;
+}
+
+static char *entry_reason(const ManifestEntry *e) {
+        return strprintf("%s:%u: %s%s%s%s%s", e->file, e->line, directive_type_to_string(e->type),
+                         e->n_args > 0 ? " " : "", e->n_args > 0 ? e->args[0] : "", e->n_args > 1 ? " " : "",
+                         e->n_args > 1 ? e->args[1] : "");
+}
+
+_printf_(3, 4) static void record_msg(Action *a, int r, const char *fmt, ...) {
+        char *msg = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&msg, fmt, ap) < 0)
+                msg = NULL;
+        va_end(ap);
+        action_record(a, r, msg);
+}
+
+static int settings_read(const Manifest *m, Settings *ret) {
+        *ret = (Settings) { .mode = FW_MODE_OWNED };
+        MANIFEST_FOREACH(e, m, DIRECTIVE_FIREWALL)
+                ret->mode_entry = e;
+        if (ret->mode_entry) {
+                ret->keep = streq(ret->mode_entry->args[0], "keep");
+                if (!ret->keep)
+                        ret->mode = fw_mode_from_string(ret->mode_entry->args[0]);
+                if (ret->mode < 0)
+                        return -EINVAL;
+        }
+        ret->cls = fwclass_new();
+        if (!ret->cls)
+                return -ENOMEM;
+        MANIFEST_FOREACH(e, m, DIRECTIVE_CHAIN_PREFIX)
+                if (fwclass_add_prefix(ret->cls, e->args[0]) < 0)
+                        return -ENOMEM;
+        ret->mode_reason = ret->mode_entry ? entry_reason(ret->mode_entry)
+                                           : strdup("built-in default: firewall owned");
+        return ret->mode_reason ? 0 : -ENOMEM;
+}
+
+static Snapshot *snapshot_unref(Snapshot *s) {
+        if (s && --s->n_ref == 0) {
+                nft_ruleset_free(s->rs);
+                free(s);
+        }
+        return NULL;
+}
+
+static void table_data_free(void *p) {
+        TableData *d = p;
+
+        snapshot_unref(d->snap);
+        xt_table_free(d->xt);
+        fwclass_free(d->cls);
+        free(d->table);
+        free(d);
+}
+
+static TableData *table_data_new(int family, const char *table, bool whole, const Settings *s,
+                                 Snapshot *snap) {
+        TableData *d = calloc(1, sizeof(TableData));
+
+        if (!d)
+                return NULL;
+        *d = (TableData) { .family = family, .whole = whole, .mode = s->mode, .snap = snap };
+        if (snap)
+                snap->n_ref++;
+        d->table = strdup(table);
+        d->cls = fwclass_dup(s->cls);
+        if (!d->table || !d->cls) {
+                table_data_free(d);
+                return NULL;
+        }
+        return d;
+}
+
+static const char *legacy_family(int family) {
+        return family == AF_INET6 ? "ip6" : "ip";
+}
+
+/* "5430 rules"; nf_tables flush mode does not read rules one by one, so there: "every rule". */
+static const char *rules_text(const FwCounts *c, char buf[static 32]) {
+        if (c->rules_uncounted)
+                return c->owned_rules > 0 ? "every rule" : "no rules";
+        snprintf(buf, 32, "%u rule%s", c->owned_rules, c->owned_rules == 1 ? "" : "s");
+        return buf;
+}
+
+/* "11 owned chains, 322 owned rules, 8 kept rules" or "flush: 330 rules, 12 user chains, 1 policy
+ * to ACCEPT": what the plan shows. */
+static int set_counts_detail(Action *a, FwMode mode, const FwCounts *c) {
+        char buf[32];
+
+        if (mode == FW_MODE_FLUSH)
+                return action_set_detail(a, "flush: %s, %u user chains, %u polic%s to ACCEPT", rules_text(c, buf),
+                                         c->chains, c->policies, c->policies == 1 ? "y" : "ies");
+        return action_set_detail(a, "%u owned chains, %u owned rules, %u kept rules", c->owned_chains,
+                                 c->owned_rules, c->kept_rules);
+}
+
+/* What verify and status say is left. */
+static int residue_msg(const FwCounts *c, char **ret_msg) {
+        char buf[32];
+
+        *ret_msg = strprintf("still there: %u chains, %s, %u policies to reset", c->owned_chains,
+                             rules_text(c, buf), c->policies);
+        return 1;
+}
+
+/* What the report shows once it is done. */
+static void record_counts(Action *a, const FwCounts *c, bool changed, bool whole) {
+        char buf[32];
+
+        if (!changed)
+                record_msg(a, 0, whole ? "not present" : "nothing to remove");
+        else if (whole)
+                record_msg(a, 1, "deleted the table: %u chains, %s", c->chains, rules_text(c, buf));
+        else if (c->policies > 0)
+                record_msg(a, 1, "removed %s and %u chains, set %u polic%s to ACCEPT", rules_text(c, buf),
+                           c->owned_chains, c->policies, c->policies == 1 ? "y" : "ies");
+        else
+                record_msg(a, 1, "removed %s and %u chains", rules_text(c, buf), c->owned_chains);
+}
+
+/* ---- nf_tables ---- */
+
+/* Owned mode reads every rule; flush mode only whether there are any (see nft.h). */
+static unsigned dump_flags(FwMode mode) {
+        return mode == FW_MODE_FLUSH ? 0 : NFT_DUMP_RULES;
+}
+
+static void nft_record_family(Action **actions, size_t n, int family) {
+        cleanup_free NftRequest *reqs = calloc(n, sizeof(NftRequest));
+        cleanup_free Action **mine = calloc(n, sizeof(Action *));
+        cleanup_free char *msg = NULL;
+        const TableData *first = NULL;
+        size_t k = 0;
+        int r;
+
+        if (!reqs || !mine) {
+                for (size_t i = 0; i < n; i++)
+                        if (((TableData *) actions[i]->data)->family == family)
+                                action_record(actions[i], -ENOMEM, NULL);
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const TableData *d = actions[i]->data;
+
+                if (d->family != family)
+                        continue;
+                first = first ?: d;
+                mine[k] = actions[i];
+                reqs[k++] = (NftRequest) { .table = d->table, .op = d->whole ? NFT_TABLE_DELETE : NFT_TABLE_CLEAN };
+        }
+        r = nft_reset(first->snap ? first->snap->rs : NULL, family, reqs, k, first->cls, first->mode, &msg);
+        for (size_t i = 0; i < k; i++) {
+                if (r < 0)
+                        record_msg(mine[i], r, "nf_tables transaction for family %s refused, nothing changed: %s",
+                                   strna(nft_family_to_string(family)), msg ?: strerror(-r));
+                else
+                        record_counts(mine[i], &reqs[i].done, reqs[i].changed, ((TableData *) mine[i]->data)->whole);
+        }
+}
+
+/* One transaction per family: every action of the family goes into it. */
+static void nft_apply_batch(Action **actions, size_t n, Context *ctx) {
+        for (size_t i = 0; i < n; i++) {
+                int family = ((TableData *) actions[i]->data)->family;
+                bool seen = false;
+
+                for (size_t j = 0; j < i && !seen; j++)
+                        seen = ((TableData *) actions[j]->data)->family == family;
+                if (!seen)
+                        nft_record_family(actions, n, family);
+        }
+}
+
+/* The engine calls apply_batch for every run; a single apply is the batch of one. */
+static int apply_via_batch(Action *a, Context *ctx, char **reterr_msg) {
+        a->ops->apply_batch(&a, 1, ctx);
+        *reterr_msg = TAKE_PTR(a->message);
+        return a->result == ACTION_FAILED ? a->error : a->result == ACTION_CHANGED;
+}
+
+static int nft_check(Action *a, Context *ctx, char **ret_msg) {
+        CLEANUP(nft_ruleset_freep) NftRuleset *rs = NULL;
+        const TableData *d = a->data;
+        FwCounts c;
+        int r;
+
+        r = nft_ruleset_dump(d->family, dump_flags(d->mode), &rs, NULL);
+        if (r < 0)
+                return r;
+        if (!nft_ruleset_has_table(rs, d->table))
+                return 0;
+        if (d->whole) {
+                *ret_msg = strdup("the table is still present");
+                return 1;
+        }
+        r = nft_ruleset_count(rs, d->table, d->cls, d->mode, &c);
+        if (r < 0 || !fw_counts_any(&c))
+                return r == -ENOENT ? 0 : r;
+        return residue_msg(&c, ret_msg);
+}
+
+static const ActionOps nft_ops = {
+        .kind = "nft",
+        .apply = apply_via_batch,
+        .apply_batch = nft_apply_batch,
+        .check = nft_check,
+        .free_data = table_data_free,
+};
+
+/* nf_tables missing from the kernel is nothing to clean, not a failure to observe. */
+static bool nft_unavailable(int r) {
+        return r == -EPROTONOSUPPORT || r == -EOPNOTSUPP || r == -EAFNOSUPPORT;
+}
+
+static int plan_nft_table(Plan *plan, Snapshot *snap, int family, const char *table, bool whole,
+                          const Settings *s, const char *reason) {
+        cleanup_free char *target = NULL;
+        const NftRuleset *rs = snap->rs;
+        FwCounts c = {};
+        TableData *d;
+        Action *a;
+        char buf[32];
+
+        target = strprintf("nft %s %s", strna(nft_family_to_string(family)), table);
+        if (!target)
+                return -ENOMEM;
+        d = table_data_new(family, table, whole, s, snap);
+        if (!d)
+                return -ENOMEM;
+        a = plan_add(plan, &nft_ops, PHASE, target, reason, d);
+        if (!a)
+                return -ENOMEM;
+        if (!nft_ruleset_has_table(rs, table)) {
+                a->present = false;
+                return action_set_detail(a, "not present");
+        }
+        if (whole) {
+                (void) nft_ruleset_table_size(rs, table, &c);
+                return action_set_detail(a, "delete the whole table: %u chains, %s", c.chains, rules_text(&c, buf));
+        }
+        (void) nft_ruleset_count(rs, table, s->cls, s->mode, &c);
+        a->present = fw_counts_any(&c);
+        return set_counts_detail(a, s->mode, &c);
+}
+
+static bool nft_table_listed(const Manifest *m, int family, const char *table) {
+        MANIFEST_FOREACH(e, m, DIRECTIVE_NFT_TABLE)
+                if (nft_family_from_string(e->args[0]) == family && streq(e->args[1], table))
+                        return true;
+        return false;
+}
+
+/* A listed table is planned once, by its first line. */
+static bool nft_entry_first(const Manifest *m, const ManifestEntry *entry) {
+        MANIFEST_FOREACH(e, m, DIRECTIVE_NFT_TABLE) {
+                if (e == entry)
+                        return true;
+                if (streq(e->args[0], entry->args[0]) && streq(e->args[1], entry->args[1]))
+                        return false;
+        }
+        return true;
+}
+
+static int plan_nft_skipped(Plan *plan, int family, const char *reason, int r) {
+        cleanup_free char *target = NULL;
+        TableData *d = calloc(1, sizeof(TableData));
+        Action *a;
+
+        target = strprintf("nft %s", strna(nft_family_to_string(family)));
+        if (!d || !target) {
+                free(d);
+                return -ENOMEM;
+        }
+        d->family = family;
+        a = plan_add(plan, &nft_ops, PHASE, target, reason, d);
+        if (!a)
+                return -ENOMEM;
+        a->present = false;
+        return action_set_skip(a, "nf_tables not available in this kernel (%s)", strerror(-r));
+}
+
+/* The iptables-nft tables of one family, then the tables the manifest lists in it. */
+static int plan_nft_family(Plan *plan, const Manifest *m, const Settings *s, int family, char **reterr) {
+        static const char *const xt_tables[] = { "filter", "nat", "mangle", "raw", "security" };
+        bool xt_family = family == NFPROTO_IPV4 || family == NFPROTO_IPV6;
+        Snapshot *snap;
+        int r = 0;
+
+        snap = calloc(1, sizeof(Snapshot));
+        if (!snap)
+                return -ENOMEM;
+        snap->n_ref = 1;
+        r = nft_ruleset_dump(family, dump_flags(s->mode), &snap->rs, reterr);
+        if (nft_unavailable(r)) {
+                snapshot_unref(snap);
+                return plan_nft_skipped(plan, family, s->mode_reason, r);
+        }
+        for (size_t i = 0; xt_family && i < ELEMENTSOF(xt_tables) && r >= 0; i++)
+                if (nft_ruleset_has_table(snap->rs, xt_tables[i]) && !nft_table_listed(m, family, xt_tables[i]))
+                        r = plan_nft_table(plan, snap, family, xt_tables[i], false, s, s->mode_reason);
+        MANIFEST_FOREACH(e, m, DIRECTIVE_NFT_TABLE) {
+                cleanup_free char *reason = NULL;
+
+                if (r < 0 || nft_family_from_string(e->args[0]) != family || !nft_entry_first(m, e))
+                        continue;
+                reason = entry_reason(e);
+                r = reason ? plan_nft_table(plan, snap, family, e->args[1], true, s, reason) : -ENOMEM;
+        }
+        snapshot_unref(snap);
+        return r;
+}
+
+static bool family_wanted(const Manifest *m, int family) {
+        if (family == NFPROTO_IPV4 || family == NFPROTO_IPV6)
+                return true;
+        MANIFEST_FOREACH(e, m, DIRECTIVE_NFT_TABLE)
+                if (nft_family_from_string(e->args[0]) == family)
+                        return true;
+        return false;
+}
+
+static int plan_nft(Plan *plan, const Manifest *m, const Settings *s, char **reterr) {
+        static const int families[] = { NFPROTO_IPV4, NFPROTO_IPV6, NFPROTO_INET,
+                                        NFPROTO_ARP,  NFPROTO_BRIDGE, NFPROTO_NETDEV };
+        int r = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(families) && r >= 0; i++)
+                if (family_wanted(m, families[i]))
+                        r = plan_nft_family(plan, m, s, families[i], reterr);
+        return r;
+}
+
+/* ---- legacy x_tables ---- */
+
+/* --xtables-wait, but never past the run's --timeout. */
+static unsigned lock_wait_sec(const Context *ctx) {
+        uint64_t now = now_usec(), left;
+
+        if (ctx->deadline_usec == 0)
+                return ctx->xtables_wait_sec;
+        left = ctx->deadline_usec > now ? (ctx->deadline_usec - now) / 1000000ULL : 0;
+        return (unsigned) MIN((uint64_t) ctx->xtables_wait_sec, left);
+}
+
+static void legacy_apply_batch(Action **actions, size_t n, Context *ctx) {
+        unsigned wait_sec = lock_wait_sec(ctx);
+        cleanup_close int lock = -EBADF;
+        int r;
+
+        /* One lock for all tables: nothing is touched unless it is ours within the bound. */
+        r = xt_lock_acquire(NULL, wait_sec, &lock);
+        for (size_t i = 0; i < n; i++) {
+                TableData *d = actions[i]->data;
+                cleanup_free char *msg = NULL;
+                FwCounts c;
+                int k;
+
+                if (r < 0) {
+                        record_msg(actions[i], r, "the xtables lock is held by another process%s%u s; nothing changed",
+                                   r == -ETIMEDOUT ? ", still after waiting " : ", not waiting: bound ", wait_sec);
+                        continue;
+                }
+                k = xt_table_reset(d->family, d->table, d->cls, d->mode, &d->xt, &c, &msg);
+                if (k < 0)
+                        record_msg(actions[i], k, "%s", msg ?: strerror(-k));
+                else
+                        record_counts(actions[i], &c, k > 0, false);
+        }
+}
+
+static int legacy_check(Action *a, Context *ctx, char **ret_msg) {
+        const TableData *d = a->data;
+        cleanup_strv char **tables = NULL;
+        bool listed = false;
+        FwCounts c;
+        int r;
+
+        r = xt_tables_list(d->family, &tables);
+        if (r < 0)
+                return r;
+        for (char **t = tables; *t && !listed; t++)
+                listed = streq(*t, d->table);
+        if (!listed)
+                return 0;
+        r = xt_table_count(d->family, d->table, d->cls, d->mode, &c, NULL);
+        if (r < 0 || !fw_counts_any(&c))
+                return r;
+        return residue_msg(&c, ret_msg);
+}
+
+static const ActionOps legacy_ops = {
+        .kind = "xtables",
+        .apply = apply_via_batch,
+        .apply_batch = legacy_apply_batch,
+        .check = legacy_check,
+        .free_data = table_data_free,
+};
+
+static int plan_legacy_table(Plan *plan, const Settings *s, int family, const char *table, char **reterr) {
+        CLEANUP(xt_table_freep) XtTable *xt = NULL;
+        cleanup_free char *target = NULL;
+        TableData *d;
+        FwCounts c;
+        Action *a;
+        int r;
+
+        r = xt_table_observe(family, table, s->cls, s->mode, &xt, reterr);
+        if (r < 0)
+                return r;
+        xt_table_get_counts(xt, &c);
+        target = strprintf("legacy %s %s", legacy_family(family), table);
+        if (!target)
+                return -ENOMEM;
+        d = table_data_new(family, table, false, s, NULL);
+        if (!d)
+                return -ENOMEM;
+        /* Owned mode reads the table again under the lock; flush mode can use what it saw. */
+        if (s->mode == FW_MODE_FLUSH)
+                d->xt = TAKE_PTR(xt);
+        a = plan_add(plan, &legacy_ops, PHASE, target, s->mode_reason, d);
+        if (!a)
+                return -ENOMEM;
+        a->present = fw_counts_any(&c);
+        return set_counts_detail(a, s->mode, &c);
+}
+
+/* Only the tables the kernel lists: opening another would create it. */
+static int plan_legacy(Plan *plan, const Settings *s, char **reterr) {
+        static const int families[] = { AF_INET, AF_INET6 };
+        int r = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(families) && r >= 0; i++) {
+                cleanup_strv char **tables = NULL;
+
+                r = xt_tables_list(families[i], &tables);
+                if (r < 0)
+                        return set_errmsg(reterr, r, "cannot list the legacy %s tables: %s",
+                                          legacy_family(families[i]), strerror(-r));
+                for (char **t = tables; *t && r >= 0; t++)
+                        r = plan_legacy_table(plan, s, families[i], *t, reterr);
+        }
+        return r;
+}
+
+/* ---- ipsets ---- */
+
+static void ipset_apply_batch(Action **actions, size_t n, Context *ctx) {
+        cleanup_free char **names = calloc(n + 1, sizeof(char *)), **msgs = calloc(n + 1, sizeof(char *));
+        cleanup_free Action **mine = calloc(n + 1, sizeof(Action *));
+        cleanup_free int *results = calloc(n + 1, sizeof(int));
+        size_t k = 0;
+
+        if (!names || !msgs || !results || !mine) {
+                for (size_t i = 0; i < n; i++)
+                        action_record(actions[i], -ENOMEM, NULL);
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                if (!actions[i]->data) {
+                        record_msg(actions[i], 0, "no set matches");
+                        continue;
+                }
+                mine[k] = actions[i];
+                names[k++] = actions[i]->data;
+        }
+        (void) ipset_remove_sets(names, k, results, msgs);
+        for (size_t i = 0; i < k; i++) {
+                if (results[i] < 0)
+                        action_record(mine[i], results[i], TAKE_PTR(msgs[i]));
+                else
+                        record_msg(mine[i], results[i], results[i] > 0 ? "flushed and destroyed" : "already gone");
+                free(msgs[i]);
+        }
+}
+
+static int ipset_check(Action *a, Context *ctx, char **ret_msg) {
+        IpsetInfo info = {};
+        int r;
+
+        if (!a->data)
+                return 0;
+        r = ipset_get_set(a->data, &info, NULL);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        *ret_msg = strprintf("still present, %u reference%s", info.references, info.references == 1 ? "" : "s");
+        ipset_info_done(&info);
+        return 1;
+}
+
+static const ActionOps ipset_ops = {
+        .kind = "ipset",
+        .apply = apply_via_batch,
+        .apply_batch = ipset_apply_batch,
+        .check = ipset_check,
+        .free_data = free,
+};
+
+static const ManifestEntry *ipset_selected_by(const Manifest *m, const char *name) {
+        MANIFEST_FOREACH(e, m, DIRECTIVE_IPSET)
+                if (fnmatch(e->args[0], name, 0) == 0)
+                        return e;
+        return NULL;
+}
+
+static int plan_ipset(Plan *plan, const IpsetInfo *info, const ManifestEntry *e) {
+        cleanup_free char *reason = entry_reason(e), *target = NULL;
+        char *name = strdup(info->name);
+        Action *a;
+
+        target = strprintf("ipset %s", info->name);
+        if (!reason || !name || !target) {
+                free(name);
+                return -ENOMEM;
+        }
+        a = plan_add(plan, &ipset_ops, PHASE, target, reason, name);
+        if (!a)
+                return -ENOMEM;
+        return action_set_detail(a, "%s, %u entr%s, %u reference%s", strna(info->type), info->entries,
+                                 info->entries == 1 ? "y" : "ies", info->references,
+                                 info->references == 1 ? "" : "s");
+}
+
+static int plan_ipset_placeholder(Plan *plan, const ManifestEntry *e, const char *skip) {
+        cleanup_free char *reason = entry_reason(e), *target = NULL;
+        Action *a;
+
+        target = strprintf("ipset %s", e->args[0]);
+        if (!reason || !target)
+                return -ENOMEM;
+        a = plan_add(plan, &ipset_ops, PHASE, target, reason, NULL);
+        if (!a)
+                return -ENOMEM;
+        a->present = false;
+        if (skip)
+                return action_set_skip(a, "%s", skip);
+        return action_set_detail(a, "no set matches");
+}
+
+static bool manifest_has(const Manifest *m, DirectiveType t) {
+        MANIFEST_FOREACH(e, m, t)
+                return true;
+        return false;
+}
+
+static int plan_ipsets(Plan *plan, const Manifest *m) {
+        cleanup_free char *err = NULL, *skip = NULL;
+        cleanup_free bool *used = NULL;
+        IpsetInfo *sets = NULL;
+        size_t n = 0;
+        int r = 0;
+
+        if (!manifest_has(m, DIRECTIVE_IPSET))
+                return 0;
+        /* A kernel without ip_set, or a listing that fails, leaves the sets alone with the reason. */
+        if (ipset_list_sets(&sets, &n, &err) < 0 && !(skip = strprintf("cannot list ipsets: %s", strna(err))))
+                return -ENOMEM;
+        used = calloc(m->n_entries + 1, sizeof(bool));
+        if (!used)
+                r = -ENOMEM;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                const ManifestEntry *e = ipset_selected_by(m, sets[i].name);
+
+                if (!e)
+                        continue;
+                used[e - m->entries] = true;
+                r = plan_ipset(plan, &sets[i], e);
+        }
+        ipset_infos_free(sets, n);
+        for (size_t i = 0; i < m->n_entries && r >= 0; i++)
+                if (m->entries[i].type == DIRECTIVE_IPSET && !used[i])
+                        r = plan_ipset_placeholder(plan, &m->entries[i], skip);
+        return r;
+}
+
+/* ---- IPVS ---- */
+
+static int ipvs_apply(Action *a, Context *ctx, char **reterr_msg) {
+        int r;
+
+        r = ipvs_flush(reterr_msg);
+        if (r == -EPROTONOSUPPORT) {
+                free(*reterr_msg);
+                *reterr_msg = strdup("IPVS not present in this kernel");
+                return 0;
+        }
+        if (r >= 0)
+                *reterr_msg = strdup(r > 0 ? "cleared every virtual service" : "no virtual services");
+        return r;
+}
+
+static int ipvs_check(Action *a, Context *ctx, char **ret_msg) {
+        unsigned n = 0;
+        int r;
+
+        r = ipvs_count_services(&n, NULL);
+        if (r == -EPROTONOSUPPORT)
+                return 0;
+        if (r < 0)
+                return r;
+        if (n > 0)
+                *ret_msg = strprintf("%u virtual service%s remain", n, n == 1 ? "" : "s");
+        return n > 0;
+}
+
+static const ActionOps ipvs_ops = {
+        .kind = "ipvs",
+        .apply = ipvs_apply,
+        .check = ipvs_check,
+};
+
+static int plan_ipvs(Plan *plan, const Manifest *m) {
+        const ManifestEntry *last = NULL;
+        cleanup_free char *reason = NULL, *err = NULL;
+        unsigned n = 0;
+        Action *a;
+        int r;
+
+        MANIFEST_FOREACH(e, m, DIRECTIVE_IPVS)
+                last = e;
+        if (!last)
+                return 0;
+        reason = entry_reason(last);
+        if (!reason)
+                return -ENOMEM;
+        a = plan_add(plan, &ipvs_ops, PHASE, "ipvs", reason, NULL);
+        if (!a)
+                return -ENOMEM;
+        /* ipvs_count_services() looks at /proc/net/ip_vs first and never resolves the family then. */
+        r = ipvs_count_services(&n, &err);
+        if (r == -EPROTONOSUPPORT) {
+                a->present = false;
+                return action_set_skip(a, "IPVS not present in this kernel");
+        }
+        if (r < 0) {
+                a->present = false;
+                return action_set_skip(a, "cannot list IPVS services: %s", err ?: strerror(-r));
+        }
+        a->present = n > 0;
+        return action_set_detail(a, "%u virtual service%s", n, n == 1 ? "" : "s");
+}
+
+/* ---- the phase ---- */
+
+static int keep_apply(Action *a, Context *ctx, char **reterr_msg) {
+        return 0;
+}
+
+static const ActionOps keep_ops = {
+        .kind = "firewall",
+        .apply = keep_apply,
+};
+
+int phase_firewall_plan(Context *ctx, Plan *plan, char **reterr) {
+        CLEANUP(settings_done) Settings s = {};
+        const Manifest *m = ctx->manifest;
+        Action *a;
+        int r;
+
+        r = settings_read(m, &s);
+        if (r < 0)
+                return set_errmsg(reterr, r, "cannot read the firewall settings: %s", strerror(-r));
+        if (s.keep) {
+                a = plan_add(plan, &keep_ops, PHASE, "firewall", s.mode_reason, NULL);
+                if (!a)
+                        return -ENOMEM;
+                a->present = false;
+                return action_set_skip(a, "firewall keep: netfilter state, ipsets and IPVS left as they are");
+        }
+        r = plan_nft(plan, m, &s, reterr);
+        if (r >= 0)
+                r = plan_legacy(plan, &s, reterr);
+        if (r >= 0)
+                r = plan_ipsets(plan, m);
+        if (r >= 0)
+                r = plan_ipvs(plan, m);
+        return r;
+}

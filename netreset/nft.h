@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* nf_tables through libmnl + libnftnl: observe one family's ruleset, then remove owned state (or
+ * everything) in one batch transaction per family. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "macro.h"
+#include "netreset/fwclass.h"
+
+struct nftnl_rule;
+
+/* nf_tables family names as nft spells them: ip ip6 inet arp bridge netdev. Returns NFPROTO_*,
+ * or -EINVAL. */
+int nft_family_from_string(const char *s);
+const char *nft_family_to_string(int family);
+
+/* One of the tables iptables-nft creates in ip/ip6: filter nat mangle raw security. Only these are
+ * cleaned rule by rule; any other table is touched only when it is deleted whole. */
+bool nft_table_is_xtables(const char *name);
+
+/* A snapshot of one family's tables, chains and rules (consistent: taken within one ruleset
+ * generation). */
+typedef struct NftRuleset NftRuleset;
+
+typedef enum NftDumpFlags {
+        /* Every rule, for owned mode and for counts. Without it only tables, chains and, per table,
+         * whether it has any rule: what flush mode needs, at a fraction of the cost (a dump of
+         * thousands of rules costs more than the flush itself). */
+        NFT_DUMP_RULES = 1 << 0,
+} NftDumpFlags;
+
+int nft_ruleset_dump(int family, unsigned flags, NftRuleset **ret, char **reterr_msg);
+NftRuleset *nft_ruleset_free(NftRuleset *rs);
+DEFINE_TRIVIAL_CLEANUP_FUNC(NftRuleset *, nft_ruleset_free);
+
+int nft_ruleset_family(const NftRuleset *rs);
+bool nft_ruleset_rules_dumped(const NftRuleset *rs);
+size_t nft_ruleset_n_tables(const NftRuleset *rs);
+const char *nft_ruleset_table_name(const NftRuleset *rs, size_t i);
+bool nft_ruleset_has_table(const NftRuleset *rs, const char *table);
+
+/* What cleaning table in mode would remove and keep (see FwCounts). In owned mode only user chains
+ * with an owned prefix and owned rules count; in flush mode every rule, every user chain, and every
+ * base chain whose policy is not accept (rules_uncounted when the rules were not dumped). -ENOENT
+ * when the table is absent, -ENODATA for owned mode on a snapshot without rules. */
+int nft_ruleset_count(const NftRuleset *rs, const char *table, const FwClass *cls, FwMode mode,
+                      FwCounts *ret);
+
+/* The size of a whole table: every chain (chains, owned_chains) and rule (rules, owned_rules).
+ * -ENOENT when absent. */
+int nft_ruleset_table_size(const NftRuleset *rs, const char *table, FwCounts *ret);
+
+/* A rule outside an owned chain is owned when an immediate verdict jumps or goes to an owned
+ * chain, or when a comment marks it: the NFTNL_RULE_USERDATA comment TLV (nft, newer iptables-nft)
+ * or an xt "comment" match (iptables-nft 1.8.9 and older). */
+bool nft_rule_owned(const struct nftnl_rule *r, const FwClass *cls);
+
+typedef enum NftTableOp {
+        NFT_TABLE_CLEAN,        /* remove owned state (or everything, in flush mode) inside it */
+        NFT_TABLE_DELETE,       /* delete the whole table */
+} NftTableOp;
+
+typedef struct NftRequest {
+        const char *table;
+        NftTableOp op;
+        /* out: what the transaction removed from this table (for DELETE, chains and rules are the
+         * table's size); changed: anything at all. Zero when the transaction failed. */
+        FwCounts done;
+        bool changed;
+} NftRequest;
+
+/* Apply every request for family in one transaction, raising the socket's send buffer
+ * (SO_SNDBUFFORCE) for big batches. The transaction is built from observed (the plan's snapshot of
+ * that family; NULL: observe now) and bound to its generation: when the ruleset changed since, the
+ * kernel refuses it (ERESTART), and it is observed again and retried. Absent tables are no-ops.
+ * Returns 0 when there was nothing to do, 1 when the transaction committed, -errno when it failed
+ * (the kernel then changed nothing); the kernel's extack text goes to *reterr_msg. */
+int nft_reset(const NftRuleset *observed, int family, NftRequest *reqs, size_t n, const FwClass *cls,
+              FwMode mode, char **reterr_msg);
