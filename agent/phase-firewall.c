@@ -258,13 +258,6 @@ static void nft_apply_batch(Action **actions, size_t n, Context *ctx) {
         }
 }
 
-/* The engine calls apply_batch for every run; a single apply is the batch of one. */
-static int apply_via_batch(Action *a, Context *ctx, char **reterr_msg) {
-        a->ops->apply_batch(&a, 1, ctx);
-        *reterr_msg = TAKE_PTR(a->message);
-        return a->result == ACTION_FAILED ? a->error : a->result == ACTION_CHANGED;
-}
-
 static int nft_check(Action *a, Context *ctx, char **ret_msg) {
         CLEANUP(nft_ruleset_freep) NftRuleset *rs = NULL;
         const TableData *d = a->data;
@@ -288,7 +281,6 @@ static int nft_check(Action *a, Context *ctx, char **ret_msg) {
 
 static const ActionOps nft_ops = {
         .kind = "nft",
-        .apply = apply_via_batch,
         .apply_batch = nft_apply_batch,
         .check = nft_check,
         .free_data = table_data_free,
@@ -477,7 +469,6 @@ static int legacy_check(Action *a, Context *ctx, char **ret_msg) {
 
 static const ActionOps legacy_ops = {
         .kind = "xtables",
-        .apply = apply_via_batch,
         .apply_batch = legacy_apply_batch,
         .check = legacy_check,
         .free_data = table_data_free,
@@ -578,7 +569,6 @@ static int ipset_check(Action *a, Context *ctx, char **ret_msg) {
 
 static const ActionOps ipset_ops = {
         .kind = "ipset",
-        .apply = apply_via_batch,
         .apply_batch = ipset_apply_batch,
         .check = ipset_check,
         .free_data = free,

@@ -128,13 +128,6 @@ static void route_apply_batch(Action **actions, size_t n, Context *ctx) {
         }
 }
 
-/* The engine prefers apply_batch; this is the same for a single action, in apply's terms. */
-static int route_apply(Action *a, Context *ctx, char **reterr_msg) {
-        route_apply_batch(&a, 1, ctx);
-        *reterr_msg = TAKE_PTR(a->message);
-        return a->result == ACTION_FAILED ? a->error : a->result == ACTION_CHANGED;
-}
-
 static int route_check(Action *a, Context *ctx, char **ret_msg) {
         CLEANUP(route_table_freep) RouteTable *t = NULL;
         CLEANUP(rtnl_freep) Rtnl *rtnl = NULL;
@@ -158,7 +151,6 @@ static int route_check(Action *a, Context *ctx, char **ret_msg) {
 
 static const ActionOps route_ops = {
         .kind = "route",
-        .apply = route_apply,
         .apply_batch = route_apply_batch,
         .check = route_check,
         .free_data = route_data_free,
@@ -403,13 +395,6 @@ static void link_apply_batch(Action **actions, size_t n, Context *ctx) {
         link_delete_one_by_one(rtnl, actions, n, why ?: "group delete failed");
 }
 
-/* The engine prefers apply_batch; this is the same for a single action, in apply's terms. */
-static int link_apply(Action *a, Context *ctx, char **reterr_msg) {
-        link_apply_batch(&a, 1, ctx);
-        *reterr_msg = TAKE_PTR(a->message);
-        return a->result == ACTION_FAILED ? a->error : a->result == ACTION_CHANGED;
-}
-
 static int link_check(Action *a, Context *ctx, char **ret_msg) {
         const LinkData *d = a->data;
         unsigned ifindex;
@@ -426,7 +411,6 @@ static int link_check(Action *a, Context *ctx, char **ret_msg) {
 
 static const ActionOps link_ops = {
         .kind = "link",
-        .apply = link_apply,
         .apply_batch = link_apply_batch,
         .check = link_check,
         .free_data = free,

@@ -26,7 +26,8 @@ typedef struct ActionOps {
         int (*apply)(Action *a, Context *ctx, char **reterr_msg);
         /* Optional: execute a run of consecutive actions of this kind in one go (one netlink
          * group delete, one nf_tables transaction). Must set result/error/message on each action
-         * via action_record(). When set, the engine calls it instead of apply for such runs. */
+         * via action_record(). When set, the engine always calls it (a lone action is a batch of
+         * one) and apply may be NULL. */
         void (*apply_batch)(Action **actions, size_t n, Context *ctx);
         /* Observe again, read-only, for verify/status: >0 residue remains (message in *ret_msg),
          * 0 clean, -errno could not tell. */
