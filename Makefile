@@ -8,6 +8,7 @@ MANDIR      ?= $(PREFIX)/share/man
 DATADIR     ?= $(PREFIX)/share/node-reset
 SYSCONFDIR  ?= /etc
 UNITDIR     ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DESTDIR     ?=
 O           ?= build
 
@@ -21,7 +22,7 @@ else
 Q := @
 endif
 
-AGENT_PKGS    := libsystemd
+AGENT_PKGS    := libsystemd yaml-0.1 libcrypto
 NETRESET_PKGS := libnl-route-3.0 libnl-genl-3.0 libmnl libnftnl libip4tc libip6tc libipset
 CRI_PKGS      := libcurl
 TEST_PKGS     := cmocka
@@ -61,7 +62,7 @@ LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB)
 objs = $(patsubst %.c,$(O)/%.o,$(1))
 
 .PHONY: all check check-unit check-integration check-fuzz check-asan check-valgrind check-all \
-        fuzz analyze tidy cppcheck format-check install uninstall clean deps demo bench
+        fuzz analyze tidy cppcheck format-check install uninstall clean deps demo bench e2e-vm
 
 all: $(O)/node-reset
 
@@ -118,7 +119,10 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(wildcard tests/fuzz/fuzz
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
 FUZZ_SRCS_manifest  := agent/manifest.c agent/path.c netreset/route.c netreset/rtnl.c
 FUZZ_SRCS_mountinfo := agent/mountinfo.c
-$(O)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_SRCS_manifest) $(FUZZ_SRCS_mountinfo)
+FUZZ_SRCS_kubeconfig := agent/kubeconfig.c agent/fileio.c
+FUZZ_SRCS_cri       := cri/proto.c cri/messages.c cri/grpc.c
+$(O)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_SRCS_manifest) $(FUZZ_SRCS_mountinfo) $(FUZZ_SRCS_kubeconfig) \
+		$(FUZZ_SRCS_cri)
 	@mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*) $(PKG_LIBS)
 
@@ -130,6 +134,11 @@ fuzz: $(FUZZ_TARGETS)
 # A synthetic node in a private mount namespace: plan, run, status, and the volume's data survives.
 demo: $(O)/node-reset
 	$(Q)O=$(O) tests/demo.sh
+
+# The acceptance test: a Debian 12 worker booted under QEMU (TCG) is reset end to end. Needs root;
+# the guest image is built once into /var/cache/node-reset-e2e (keyed on tests/e2e/build-image.sh).
+e2e-vm: $(O)/node-reset
+	$(Q)O=$(O) tests/e2e/run.sh
 
 deps:
 	$(Q)tools/install-deps.sh
@@ -155,11 +164,13 @@ install: $(O)/node-reset
 	install -D -m 0644 docs/node-reset.8 $(DESTDIR)$(MANDIR)/man8/node-reset.8
 	install -d $(DESTDIR)$(DATADIR)/manifests
 	install -m 0644 manifests/*.conf $(DESTDIR)$(DATADIR)/manifests/
+	install -D -m 0644 shell-completion/bash/node-reset $(DESTDIR)$(BASHCOMPDIR)/node-reset
 	$(if $(wildcard units/*),install -d $(DESTDIR)$(UNITDIR) && install -m 0644 units/* $(DESTDIR)$(UNITDIR)/)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/node-reset $(DESTDIR)$(MANDIR)/man8/node-reset.8
 	rm -rf $(DESTDIR)$(DATADIR)
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/node-reset
 	$(if $(wildcard units/*),cd $(DESTDIR)$(UNITDIR) && rm -f $(notdir $(wildcard units/*)))
 
 clean:

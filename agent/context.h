@@ -18,6 +18,11 @@ typedef struct Context {
         bool executing;         /* false while planning/verifying, true while applying */
         bool link_group_delete; /* network: delete links with one IFLA_GROUP call (default true) */
         unsigned xtables_wait_sec; /* firewall: how long to wait for /run/xtables.lock (default 10) */
+        const char *cri_endpoint; /* pods: --cri-endpoint, before the manifest's; NULL = those, else probe */
+        unsigned concurrency;   /* pods: CRI calls in flight at once (0 = the default, 8) */
+        unsigned pods_budget_sec; /* pods: a bound on the whole phase (0 = the default, 120 s) */
+        struct ServiceManager *systemd; /* services: how systemd is reached, found by the first phase that asks */
+        uint64_t unit_timeout_usec; /* services: how long to wait for one unit's stop job; 0 = default */
 } Context;
 
 /* Monotonic clock in microseconds. */

@@ -36,7 +36,8 @@ static int check_names(const char *list, char **reterr) {
         return 0;
 }
 
-int phase_selection_parse(PhaseSelection *sel, const char *only, const char *skip, char **reterr) {
+int phase_selection_parse(PhaseSelection *sel, const char *only, const char *skip, bool tree_only,
+                          char **reterr) {
         const Phase *table;
         size_t n;
         int r;
@@ -52,6 +53,8 @@ int phase_selection_parse(PhaseSelection *sel, const char *only, const char *ski
         table = phase_table(&n);
         for (size_t i = 0; i < n && sel->n < ELEMENTSOF(sel->phases); i++) {
                 if (only && !name_in_list(only, table[i].name))
+                        continue;
+                if (!only && tree_only && !table[i].tree)
                         continue;
                 if (name_in_list(skip, table[i].name))
                         continue;

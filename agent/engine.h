@@ -12,8 +12,10 @@ typedef struct PhaseSelection {
         bool verify;            /* the verify phase is selected */
 } PhaseSelection;
 
-/* Select phases from comma lists of names (NULL = all); -EINVAL with *reterr for an unknown name. */
-int phase_selection_parse(PhaseSelection *sel, const char *only, const char *skip, char **reterr);
+/* Select phases from comma lists of names (NULL = all); -EINVAL with *reterr for an unknown name.
+ * With tree_only (--root given) and no explicit list, only the phases that act on the tree. */
+int phase_selection_parse(PhaseSelection *sel, const char *only, const char *skip, bool tree_only,
+                          char **reterr);
 
 /* Observe the node and build the plan of every selected phase. */
 int engine_plan(Context *ctx, const PhaseSelection *sel, Plan *plan, char **reterr);

@@ -12,10 +12,14 @@
 #include "agent/console.h"
 #include "agent/embedded.h"
 #include "agent/engine.h"
+#include "agent/kubeconfig.h"
 #include "agent/lock.h"
 #include "agent/log.h"
 #include "agent/manifest.h"
+#include "agent/orphan.h"
+#include "agent/report-url.h"
 #include "agent/report.h"
+#include "agent/services.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -41,6 +45,28 @@ static unsigned arg_timeout_sec;
 static bool arg_lazy_unmount;
 static bool arg_group_delete = true;
 static unsigned arg_xtables_wait_sec = 10;
+static unsigned arg_unit_timeout_sec;
+static const char *arg_cri_endpoint;
+static unsigned arg_concurrency = 8;
+/* orphan-check and --report-url */
+static const char *arg_kubeconfig;
+static const char *arg_node_name;
+static uint64_t arg_for_sec = ORPHAN_FOR_DEFAULT_SEC;
+static uint64_t arg_probe_timeout_ms = ORPHAN_PROBE_TIMEOUT_DEFAULT_MS;
+static const char *arg_proxy;
+static const char *arg_report_url;
+static char **arg_report_headers;
+static size_t arg_n_report_headers;
+static const char *arg_report_header_file;
+static const char *arg_report_cacert;
+
+/* orphan-check's exit status is read by ExecCondition=: 0 proceeds, 1..254 skip quietly, 255
+ * fails the unit loudly. */
+enum {
+        EXIT_ORPHANED = 0,
+        EXIT_NOT_ORPHANED = 1,
+        EXIT_ORPHAN_ERROR = 255,
+};
 
 static void help(void) {
         printf("Usage: node-reset [OPTIONS...] COMMAND\n\n"
@@ -50,11 +76,12 @@ static void help(void) {
                "  run                   Plan, confirm, reset, then verify\n"
                "  status                Show what is left (residue); exit 0 when clean\n"
                "  manifest check FILE…  Validate manifest files\n"
-               "  manifest print        Show the effective manifest\n\n"
+               "  manifest print        Show the effective manifest\n"
+               "  orphan-check          Exit 0 when this worker's control plane has been gone --for long\n\n"
                "Options:\n"
                "  -h --help             Show this help\n"
                "     --version          Show the version\n"
-               "     --root=DIR         Act on the tree beneath DIR (file system state only)\n"
+               "     --root=DIR         Act on the tree beneath DIR (only mounts, files unless --phases)\n"
                "  -m --manifest=FILE    Use FILE instead of the default manifest (repeatable)\n"
                "     --phases=LIST      Only these phases (comma separated)\n"
                "     --skip-phases=LIST Skip these phases\n"
@@ -64,8 +91,22 @@ static void help(void) {
                "     --timeout=SECONDS  Bound the whole run\n"
                "     --lazy-unmount     Detach busy mounts lazily instead of failing them\n"
                "     --no-group-delete  Delete links one by one (no IFLA_GROUP fast path)\n"
-               "     --xtables-wait=SECONDS  How long to wait for /run/xtables.lock (10)\n\n"
-               "Phases, in order: mounts, firewall, network, files, verify.\n"
+               "     --xtables-wait=SECONDS  How long to wait for /run/xtables.lock (10)\n"
+               "     --unit-timeout=SECONDS  How long to wait for each unit's stop job (100)\n"
+               "     --cri-endpoint=URI The CRI socket (unix:///PATH), instead of probing\n"
+               "     --concurrency=N    CRI calls in flight at once in the pods phase (8)\n\n"
+               "Orphaned workers and status reporting:\n"
+               "     --kubeconfig=FILE  orphan-check: the kubelet's kubeconfig (" KUBECONFIG_DEFAULT ")\n"
+               "     --node-name=NAME   orphan-check: the node's name (from its client certificate)\n"
+               "     --for=DURATION     orphan-check: how long the evidence must persist (30m)\n"
+               "     --probe-timeout=DURATION  orphan-check: bound the API request (10s)\n"
+               "     --proxy=URL        Use this HTTP proxy (none by default, whatever the environment)\n"
+               "     --report-url=URL   run: POST the status and the report to URL (start and end)\n"
+               "     --report-header='NAME: VALUE'  ... with this header (repeatable)\n"
+               "     --report-header-file=FILE  ... with the headers in FILE, one per line\n"
+               "     --report-cacert=FILE  ... trusting the CA certificates in FILE\n\n"
+               "Phases, in order: services-early, pods, services-late, processes, mounts, firewall,\n"
+               "network, files, reload, verify.\n"
                "See node-reset(8) for the manifest grammar and the exit status.\n");
 }
 
@@ -107,6 +148,68 @@ static int add_manifest_arg(const char *path) {
         return 0;
 }
 
+enum {
+        ARG_KUBECONFIG = 0x1000,
+        ARG_NODE_NAME,
+        ARG_FOR,
+        ARG_PROBE_TIMEOUT,
+        ARG_PROXY,
+        ARG_REPORT_URL,
+        ARG_REPORT_HEADER,
+        ARG_REPORT_HEADER_FILE,
+        ARG_REPORT_CACERT,
+};
+
+static int add_report_header_arg(const char *h) {
+        char **n = reallocarray(arg_report_headers, arg_n_report_headers + 2, sizeof(char *));
+
+        if (!n)
+                return -ENOMEM;
+        arg_report_headers = n;
+        arg_report_headers[arg_n_report_headers] = strdup(h);
+        if (!arg_report_headers[arg_n_report_headers])
+                return -ENOMEM;
+        arg_report_headers[++arg_n_report_headers] = NULL;
+        return 0;
+}
+
+static int parse_orphan_report_option(int c, const char *optarg_) {
+        uint64_t sec;
+
+        switch (c) {
+        case ARG_KUBECONFIG:
+                arg_kubeconfig = optarg_;
+                return 0;
+        case ARG_NODE_NAME:
+                arg_node_name = optarg_;
+                return 0;
+        case ARG_FOR:
+                if (duration_parse(optarg_, &arg_for_sec) < 0 || arg_for_sec == 0)
+                        return usage_error("invalid --for '%s': expected a positive duration such as 90s, 30m, 2h, 1d", optarg_);
+                return 0;
+        case ARG_PROBE_TIMEOUT:
+                if (duration_parse(optarg_, &sec) < 0 || sec == 0 || sec > 3600)
+                        return usage_error("invalid --probe-timeout '%s': expected a duration from 1s to 1h", optarg_);
+                arg_probe_timeout_ms = sec * 1000;
+                return 0;
+        case ARG_PROXY:
+                arg_proxy = optarg_;
+                return 0;
+        case ARG_REPORT_URL:
+                arg_report_url = optarg_;
+                return 0;
+        case ARG_REPORT_HEADER:
+                return add_report_header_arg(optarg_) < 0 ? log_oom() : 0;
+        case ARG_REPORT_HEADER_FILE:
+                arg_report_header_file = optarg_;
+                return 0;
+        case ARG_REPORT_CACERT:
+                arg_report_cacert = optarg_;
+                return 0;
+        }
+        return usage_error("internal: unhandled option %s", "");
+}
+
 static int parse_long_only(int c, const char *optarg_) {
         switch (c) {
         case 'T':
@@ -117,14 +220,28 @@ static int parse_long_only(int c, const char *optarg_) {
                 if (parse_seconds(optarg_, &arg_xtables_wait_sec) < 0)
                         return usage_error("invalid --xtables-wait '%s': expected seconds", optarg_);
                 return 0;
+        case 'U':
+                if (parse_seconds(optarg_, &arg_unit_timeout_sec) < 0 || arg_unit_timeout_sec == 0)
+                        return usage_error("invalid --unit-timeout '%s': expected a positive number of seconds",
+                                           optarg_);
+                return 0;
         case 'L':
                 arg_lazy_unmount = true;
                 return 0;
         case 'G':
                 arg_group_delete = false;
                 return 0;
+        case 'E':
+                if (!startswith(optarg_, "unix:///") && optarg_[0] != '/')
+                        return usage_error("invalid --cri-endpoint '%s': expected unix:///PATH or /PATH", optarg_);
+                arg_cri_endpoint = optarg_;
+                return 0;
+        case 'C':
+                if (parse_seconds(optarg_, &arg_concurrency) < 0 || arg_concurrency == 0 || arg_concurrency > 256)
+                        return usage_error("invalid --concurrency '%s': expected a number from 1 to 256", optarg_);
+                return 0;
         }
-        return usage_error("internal: unhandled option %s", "");
+        return parse_orphan_report_option(c, optarg_);
 }
 
 static int parse_argv(int argc, char *argv[]) {
@@ -142,6 +259,18 @@ static int parse_argv(int argc, char *argv[]) {
                 { "lazy-unmount", no_argument, NULL, 'L' },
                 { "no-group-delete", no_argument, NULL, 'G' },
                 { "xtables-wait", required_argument, NULL, 'X' },
+                { "unit-timeout", required_argument, NULL, 'U' },
+                { "kubeconfig", required_argument, NULL, ARG_KUBECONFIG },
+                { "node-name", required_argument, NULL, ARG_NODE_NAME },
+                { "for", required_argument, NULL, ARG_FOR },
+                { "probe-timeout", required_argument, NULL, ARG_PROBE_TIMEOUT },
+                { "proxy", required_argument, NULL, ARG_PROXY },
+                { "report-url", required_argument, NULL, ARG_REPORT_URL },
+                { "report-header", required_argument, NULL, ARG_REPORT_HEADER },
+                { "report-header-file", required_argument, NULL, ARG_REPORT_HEADER_FILE },
+                { "report-cacert", required_argument, NULL, ARG_REPORT_CACERT },
+                { "cri-endpoint", required_argument, NULL, 'E' },
+                { "concurrency", required_argument, NULL, 'C' },
                 {}
         };
         int c, r;
@@ -221,6 +350,7 @@ typedef struct Setup {
 
 static void setup_done(Setup *s) {
         mount_table_free(s->ctx.mounts);
+        services_manager_free(s->ctx.systemd);
         (void) close_nointr(s->ctx.root_fd);
         manifest_free(s->manifest);
         free(s->root);
@@ -235,8 +365,11 @@ static int setup(Setup *s) {
                 log_error("Refusing to act on this node without root privileges (use --root DIR for a tree).");
                 return EXIT_REFUSED;
         }
-        if (phase_selection_parse(&s->sel, arg_phases, arg_skip_phases, &err) < 0)
+        if (phase_selection_parse(&s->sel, arg_phases, arg_skip_phases, arg_root && !arg_phases, &err) < 0)
                 return usage_error("%s", err), EXIT_USAGE;
+        if (arg_root && !arg_phases)
+                log_info("--root: only the phases that act on the tree (mounts, files) run; name others with "
+                         "--phases to act on the running system.");
         if (load_manifest(&s->manifest) < 0)
                 return EXIT_USAGE;
         s->root = realpath(arg_root ?: "/", NULL);
@@ -250,6 +383,9 @@ static int setup(Setup *s) {
         s->ctx.lazy_unmount = arg_lazy_unmount;
         s->ctx.link_group_delete = arg_group_delete;
         s->ctx.xtables_wait_sec = arg_xtables_wait_sec;
+        s->ctx.unit_timeout_usec = (uint64_t) arg_unit_timeout_sec * 1000000ULL;
+        s->ctx.cri_endpoint = arg_cri_endpoint;
+        s->ctx.concurrency = arg_concurrency;
         if (arg_timeout_sec > 0)
                 s->ctx.deadline_usec = now_usec() + (uint64_t) arg_timeout_sec * 1000000ULL;
         return 0;
@@ -267,7 +403,8 @@ static void emit_report(const Setup *s, ReportInfo *info, const Plan *plan, cons
 
         info->root = s->root;
         info->manifests = s->manifest->files;
-        info->finished_usec = realtime_usec();
+        if (info->finished_usec == 0)
+                info->finished_usec = realtime_usec();
         emitter_init(&e, stdout, arg_output, color_wanted(stdout));
         report_emit(&e, info, plan, residue);
 }
@@ -361,6 +498,33 @@ static int take_lock(const Setup *s, int *ret_fd) {
         return 0;
 }
 
+/* --report-url is checked (its files read) before anything is locked or changed. */
+static int report_url_setup(ReportUrl **ret) {
+        cleanup_free char *err = NULL;
+
+        *ret = NULL;
+        if (!arg_report_url) {
+                if (arg_report_headers || arg_report_header_file || arg_report_cacert)
+                        return usage_error("--report-header, --report-header-file and --report-cacert need --report-url"),
+                               EXIT_USAGE;
+                return 0;
+        }
+        if (report_url_new(arg_report_url, arg_report_headers, arg_report_header_file, arg_report_cacert, arg_proxy,
+                           ret, &err) < 0)
+                return log_error("%s", err ?: "Out of memory."), EXIT_USAGE;
+        return 0;
+}
+
+/* The final POST carries the report as stdout gets it, finished at the same instant. */
+static void post_final_report(const Setup *s, ReportInfo *info, ReportUrl *u, const Plan *plan, const Plan *residue) {
+        if (!u)
+                return;
+        info->root = s->root;
+        info->manifests = s->manifest->files;
+        info->finished_usec = realtime_usec();
+        report_url_post_final(u, info, plan, residue);
+}
+
 static int exit_status_of(const Plan *plan, const Plan *residue) {
         if (plan && plan_count(plan, NULL, ACTION_FAILED) > 0)
                 return EXIT_RESIDUE;
@@ -376,18 +540,24 @@ static int verb_run(int argc, char *argv[]) {
         cleanup_close int lock_fd = -EBADF;
         cleanup_free char *err = NULL;
         Plan *plan = NULL, *residue = NULL;
+        ReportUrl *report_url = NULL;
         Setup s;
         int r;
 
         r = setup(&s);
         if (r > 0)
                 goto finish;
+        r = report_url_setup(&report_url);
+        if (r > 0)
+                goto finish;
+        info.report_url = report_url;
         r = take_lock(&s, &lock_fd);
         if (r > 0)
                 goto finish;
         plan = plan_new();
         if (!plan || engine_plan(&s.ctx, &s.sel, plan, &err) < 0) {
                 log_error("Cannot build the plan, nothing was changed: %s", err ?: "out of memory");
+                report_url_post_final(report_url, NULL, NULL, NULL);
                 r = EXIT_RESIDUE;
                 goto finish;
         }
@@ -398,6 +568,7 @@ static int verb_run(int argc, char *argv[]) {
         }
         console_init(&console, stdin, stderr, arg_step);
         hooks = console_hooks(&console);
+        report_url_post_start(report_url);
         (void) engine_execute(&s.ctx, plan, &hooks);
         if (s.sel.verify && engine_verify(&s.ctx, &s.sel, &residue, &err) < 0)
                 log_error("Cannot verify the result: %s", err ?: "out of memory");
@@ -405,10 +576,12 @@ static int verb_run(int argc, char *argv[]) {
         info.exit_status = r = exit_status_of(plan, residue);
         if (s.sel.verify && !residue)
                 info.exit_status = r = EXIT_RESIDUE;
+        post_final_report(&s, &info, report_url, plan, residue);
         emit_report(&s, &info, plan, residue);
 finish:
         plan_free(plan);
         plan_free(residue);
+        report_url_free(report_url);
         setup_done(&s);
         return r;
 }
@@ -476,6 +649,60 @@ static int verb_manifest(int argc, char *argv[]) {
         return EXIT_CLEAN;
 }
 
+/* A relative --kubeconfig is relative to the working directory, which has no meaning beneath --root. */
+static int orphan_kubeconfig_path(char **ret) {
+        const char *k = arg_kubeconfig ?: KUBECONFIG_DEFAULT;
+        cleanup_free char *cwd = NULL;
+
+        if (k[0] == '/')
+                *ret = strdup(k);
+        else if (arg_root)
+                return usage_error("--kubeconfig must be an absolute node path with --root");
+        else if (!(cwd = get_current_dir_name()) || asprintf(ret, "%s/%s", cwd, k) < 0)
+                *ret = NULL;
+        return *ret ? 0 : log_oom();
+}
+
+static int verb_orphan_check(int argc, char *argv[]) {
+        OrphanOptions o = {
+                .node_name = arg_node_name,
+                .proxy = arg_proxy,
+                .for_sec = arg_for_sec,
+                .timeout_ms = arg_probe_timeout_ms,
+                .now = realtime_usec() / 1000000ULL,
+        };
+        cleanup_free char *root = NULL, *kubeconfig = NULL;
+        cleanup_close int root_fd = -EBADF;
+        OrphanCheck c;
+        Emitter e;
+        int r, status;
+
+        if (argc > 1)
+                return usage_error("'orphan-check' takes no arguments"), EXIT_ORPHAN_ERROR;
+        if (orphan_kubeconfig_path(&kubeconfig) < 0)
+                return EXIT_ORPHAN_ERROR;
+        root = realpath(arg_root ?: "/", NULL);
+        if (!root)
+                return log_error_errno(negative_errno(), "Cannot resolve --root %s: %m", arg_root), EXIT_ORPHAN_ERROR;
+        root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return log_error_errno(negative_errno(), "Cannot open %s: %m", root), EXIT_ORPHAN_ERROR;
+        o.root = root;
+        o.root_fd = root_fd;
+        o.kubeconfig = kubeconfig;
+        r = orphan_check(&o, &c);
+        status = r < 0 ? EXIT_ORPHAN_ERROR : c.orphaned ? EXIT_ORPHANED : EXIT_NOT_ORPHANED;
+        if (r < 0)
+                log_error("orphan-check cannot decide: %s", c.error);
+        /* In text mode the error line above is the whole story; JSON readers get an object. */
+        if (r >= 0 || arg_output == OUTPUT_JSON) {
+                emitter_init(&e, stdout, arg_output, color_wanted(stdout));
+                orphan_check_emit(&e, &o, &c, status);
+        }
+        orphan_check_done(&c);
+        return status;
+}
+
 typedef struct Verb {
         const char *name;
         int (*run)(int argc, char *argv[]);
@@ -485,12 +712,13 @@ static const Verb verbs[] = {
         { "plan", verb_plan },
         { "run", verb_run },
         { "status", verb_status },
+        { "orphan-check", verb_orphan_check },
         { "manifest", verb_manifest },
 };
 
 static int dispatch(int argc, char *argv[]) {
         if (argc < 1)
-                return usage_error("a command is needed: plan, run, status or manifest"), EXIT_USAGE;
+                return usage_error("a command is needed: plan, run, status, manifest or orphan-check"), EXIT_USAGE;
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
                 if (streq(verbs[i].name, argv[0]))
                         return verbs[i].run(argc, argv);
@@ -508,6 +736,14 @@ static void raise_nofile_limit(void) {
                 log_debug_errno(negative_errno(), "Cannot raise RLIMIT_NOFILE, ignoring: %m");
 }
 
+/* ExecCondition= reads 1..254 as "skip": orphan-check fails loudly (255) on a usage error too. */
+static int usage_exit_status(int argc, char *argv[]) {
+        for (int i = 1; i < argc; i++)
+                if (streq(argv[i], "orphan-check"))
+                        return EXIT_ORPHAN_ERROR;
+        return EXIT_USAGE;
+}
+
 int main(int argc, char *argv[]) {
         int r;
 
@@ -515,9 +751,10 @@ int main(int argc, char *argv[]) {
         raise_nofile_limit();
         r = parse_argv(argc, argv);
         if (r <= 0)
-                r = r < 0 ? EXIT_USAGE : EXIT_CLEAN;
+                r = r < 0 ? usage_exit_status(argc, argv) : EXIT_CLEAN;
         else
                 r = dispatch(argc - optind, argv + optind);
         strv_free(arg_manifests);
+        strv_free(arg_report_headers);
         return r;
 }

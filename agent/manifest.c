@@ -154,6 +154,113 @@ static int validate_ipvs(char **args, char **ret_reason) {
         return 0;
 }
 
+/* A glob must name something before it matches: a unit glob of a bare star would reach every unit,
+ * and a process path ending in one every program in its directory. */
+static bool starts_literal(const char *s) {
+        return !isempty(s) && !strchr("*?[", s[0]);
+}
+
+static const char *const unit_suffixes[] = {
+        ".service", ".socket", ".target", ".device", ".mount", ".automount", ".swap",
+        ".timer", ".path", ".slice", ".scope", NULL,
+};
+
+static bool unit_has_suffix(const char *n) {
+        const char *dot = strrchr(n, '.');
+
+        return dot && dot != n && str_in_list(dot, unit_suffixes);
+}
+
+/* systemd's unit name characters, plus the glob characters of ListUnitsByPatterns(). */
+#define UNIT_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789:-_.\\@"
+#define UNIT_GLOB_CHARS "*?[]!"
+
+/* Like systemctl, a name without a unit type means a service: "kubelet" is "kubelet.service", and
+ * a glob "k3s*" is "k3s*.service". The name is rewritten in place. */
+static int unit_name_normalise(char **name, char **ret_reason) {
+        char *n = *name, *t;
+
+        if (!starts_literal(n) || n[0] == '.' || strspn(n, UNIT_NAME_CHARS UNIT_GLOB_CHARS) != strlen(n))
+                return set_errmsg(ret_reason, -EINVAL,
+                                  "needs a unit name or a glob that starts with a letter or digit, got '%s'", n);
+        if (!unit_has_suffix(n)) {
+                if (asprintf(&t, "%s.service", n) < 0)
+                        return -ENOMEM;
+                free(n);
+                *name = n = t;
+        }
+        /* UNIT_NAME_MAX is 256 with the NUL. */
+        if (strlen(n) > 255)
+                return set_errmsg(ret_reason, -EINVAL, "needs a unit name of at most 255 bytes, got '%s'", n);
+        return 0;
+}
+
+/* ACTIONS: a comma list of stop, disable and mask, each at most once. */
+static int unit_actions_validate(const char *list, char **ret_reason) {
+        static const char *const verbs[] = { "stop", "disable", "mask", NULL };
+        unsigned seen = 0;
+
+        for (const char *p = list;;) {
+                size_t n = strcspn(p, ",");
+                unsigned bit = 0;
+
+                for (unsigned i = 0; verbs[i]; i++)
+                        if (strlen(verbs[i]) == n && strncmp(p, verbs[i], n) == 0)
+                                bit = 1U << i;
+                if (bit == 0 || (seen & bit))
+                        return set_errmsg(ret_reason, -EINVAL,
+                                          "needs ACTIONS as a comma list of stop, disable, mask (each once), got '%s'",
+                                          list);
+                seen |= bit;
+                if (p[n] == 0)
+                        return 0;
+                p += n + 1;
+        }
+}
+
+static int validate_unit(char **args, char **ret_reason) {
+        static const char *const whens[] = { "early", "late", NULL };
+        int r;
+
+        r = unit_name_normalise(&args[0], ret_reason);
+        if (r < 0)
+                return r;
+        r = unit_actions_validate(args[1], ret_reason);
+        if (r < 0)
+                return r;
+        if (!str_in_list(args[2], whens))
+                return set_errmsg(ret_reason, -EINVAL, "needs WHEN 'early' (before pods) or 'late', got '%s'",
+                                  args[2]);
+        return 0;
+}
+
+/* An executable's full path, globs allowed per component; its file name must start literally. */
+static int validate_process(char **args, char **ret_reason) {
+        const char *base;
+        int r;
+
+        path_simplify(args[0]);
+        r = path_validate_target(args[0], ret_reason);
+        if (r < 0)
+                return r;
+        base = strrchr(args[0], '/') + 1;
+        if (!starts_literal(base))
+                return set_errmsg(ret_reason, -EINVAL,
+                                  "needs an executable name that starts with a literal character, got '%s'", args[0]);
+        return 0;
+}
+
+/* A CRI socket: "unix:///PATH" or a plain absolute PATH; sockaddr_un holds at most 107 bytes. */
+static int validate_cri_endpoint(char **args, char **ret_reason) {
+        const char *p = startswith(args[0], "unix://") ?: args[0];
+        cleanup_free char *err = NULL;
+
+        if (path_validate_absolute(p, &err) < 0 || strlen(p) > 107)
+                return set_errmsg(ret_reason, -EINVAL,
+                                  "needs unix:///PATH or an absolute PATH of at most 107 bytes, got '%s'", args[0]);
+        return 0;
+}
+
 /* A new directive is one enum value in manifest.h plus one row here; the unit test checks that
  * every enum value has its row. */
 static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
@@ -170,6 +277,9 @@ static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
         [DIRECTIVE_NFT_TABLE]    = { "nft-table",    2, 2, validate_nft_table },
         [DIRECTIVE_IPSET]        = { "ipset",        1, 1, validate_ipset },
         [DIRECTIVE_IPVS]         = { "ipvs",         1, 1, validate_ipvs },
+        [DIRECTIVE_UNIT]         = { "unit",         3, 3, validate_unit },
+        [DIRECTIVE_PROCESS]      = { "process",      1, 1, validate_process },
+        [DIRECTIVE_CRI_ENDPOINT] = { "cri-endpoint", 1, 1, validate_cri_endpoint },
 };
 
 const char *directive_type_to_string(DirectiveType t) {

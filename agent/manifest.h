@@ -22,6 +22,11 @@ typedef enum DirectiveType {
         DIRECTIVE_NFT_TABLE,    /* nft-table FAMILY NAME: a whole nf_tables table to delete */
         DIRECTIVE_IPSET,        /* ipset GLOB */
         DIRECTIVE_IPVS,         /* ipvs clear */
+        /* services and processes phases */
+        DIRECTIVE_UNIT,         /* unit NAME|GLOB ACTIONS WHEN: ACTIONS of stop,disable,mask; WHEN early|late */
+        DIRECTIVE_PROCESS,      /* process PATH-GLOB: kill what runs this executable, with its children */
+        /* pods phase */
+        DIRECTIVE_CRI_ENDPOINT, /* cri-endpoint URI: unix:///PATH or /PATH, instead of probing the known sockets */
         _DIRECTIVE_MAX,
         _DIRECTIVE_INVALID = -1,
 } DirectiveType;

@@ -27,6 +27,7 @@
 #include "agent/phase.h"
 #include "errno-util.h"
 #include "macro.h"
+#include "netreset/addr.h"
 #include "netreset/guard.h"
 #include "netreset/link.h"
 #include "netreset/netns.h"
@@ -39,6 +40,7 @@
 typedef struct LinkData {
         int ifindex;            /* 0: a placeholder for a manifest line that matched nothing */
         char name[IF_NAMESIZE];
+        bool fallback;          /* a tunnel driver's fallback device (tunl0, sit0, ...): reset, not deleted */
         /* Filled in when executing, from a fresh dump. */
         int peer;               /* a veth's peer in this namespace */
         uint32_t group;         /* the group it was in before we moved it */
@@ -357,6 +359,59 @@ static void link_delete_one_by_one(Rtnl *rtnl, Action **actions, size_t n, const
         }
 }
 
+static const char *plural_es(int n) {
+        return n == 1 ? "" : "es";
+}
+
+/* Back to how the module made it: no address, down. Both are tried; the first failure is kept. */
+static void link_reset_fallback(Rtnl *rtnl, Action *a, const LinkInfo *l) {
+        cleanup_free char *extack = NULL;
+        bool up = l->flags & IFF_UP;
+        int n, r = 0;
+
+        n = addr_flush(rtnl, l->ifindex, &extack);
+        if (up)
+                r = link_set_down(rtnl, l->ifindex, &extack);
+        if (n < 0 || r < 0)
+                record_errno(a, n < 0 ? n : r, "fallback tunnel device: cannot be deleted, and resetting it failed",
+                             extack);
+        else if (n == 0 && !up)
+                record_msg(a, 0, "fallback tunnel device: cannot be deleted; already down with no addresses");
+        else
+                record_msg(a, 1, "fallback tunnel device: cannot be deleted; set down and %d address%s removed", n,
+                           plural_es(n));
+}
+
+/* The kernel acknowledges RTM_DELLINK (alone or by group) for a tunnel driver's fallback device and
+ * keeps it (ip_tunnel_dellink() skips it): a deletion counts once a dump no longer shows the link. */
+static void link_verify_deleted(Rtnl *rtnl, Action **actions, size_t n) {
+        CLEANUP(link_table_freep) LinkTable *now = NULL;
+        int r, ignored;
+
+        r = link_table_read(rtnl, &now, NULL);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot dump links to verify their deletion, ignoring: %m");
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                LinkData *d = actions[i]->data;
+                const LinkInfo *l;
+
+                if (actions[i]->result != ACTION_CHANGED)
+                        continue;
+                l = link_table_by_index(now, d->ifindex);
+                if (!l || !streq(l->name, d->name))
+                        continue;
+                /* Leave no trace of the group delete. */
+                if (l->group != d->group)
+                        (void) link_set_group(rtnl, &d->ifindex, 1, d->group, &ignored);
+                if (link_is_tunnel_fallback(l))
+                        link_reset_fallback(rtnl, actions[i], l);
+                else
+                        record_msg(actions[i], -EBUSY, "the kernel kept the link");
+        }
+}
+
 static void link_apply_batch(Action **actions, size_t n, Context *ctx) {
         CLEANUP(link_table_freep) LinkTable *now = NULL;
         CLEANUP(rtnl_freep) Rtnl *rtnl = NULL;
@@ -393,6 +448,40 @@ static void link_apply_batch(Action **actions, size_t n, Context *ctx) {
                         log_debug_errno(r, "Group delete of %zu links failed, deleting one by one: %m", n_group);
         }
         link_delete_one_by_one(rtnl, actions, n, why ?: "group delete failed");
+        link_verify_deleted(rtnl, actions, n);
+}
+
+/* The state a fallback device is reset to, observed: 1 when it is up or has addresses. */
+static int link_fallback_state(Rtnl *rtnl, const LinkInfo *l, int *ret_n_addrs) {
+        CLEANUP(addr_list_freep) AddrList *addrs = NULL;
+        int r;
+
+        r = addr_list_read(rtnl, l->ifindex, &addrs, NULL);
+        if (r < 0)
+                return r;
+        *ret_n_addrs = (int) addrs->n;
+        return (l->flags & IFF_UP) || addrs->n > 0;
+}
+
+static int link_check_fallback(const LinkData *d, char **ret_msg) {
+        CLEANUP(link_table_freep) LinkTable *t = NULL;
+        CLEANUP(rtnl_freep) Rtnl *rtnl = NULL;
+        const LinkInfo *l;
+        int r, n = 0;
+
+        r = rtnl_open(&rtnl);
+        if (r >= 0)
+                r = link_table_read(rtnl, &t, NULL);
+        if (r < 0)
+                return r;
+        l = link_table_by_name(t, d->name);
+        if (!l)
+                return 0;
+        r = link_fallback_state(rtnl, l, &n);
+        if (r > 0 && asprintf(ret_msg, "fallback tunnel device still %s with %d address%s",
+                              l->flags & IFF_UP ? "up" : "down", n, plural_es(n)) < 0)
+                *ret_msg = NULL;
+        return r;
 }
 
 static int link_check(Action *a, Context *ctx, char **ret_msg) {
@@ -401,6 +490,8 @@ static int link_check(Action *a, Context *ctx, char **ret_msg) {
 
         if (!d || d->ifindex == 0)
                 return 0;
+        if (d->fallback)
+                return link_check_fallback(d, ret_msg);
         ifindex = if_nametoindex(d->name);
         if (ifindex == 0)
                 return errno == ENODEV || errno == ENXIO ? 0 : negative_errno();
@@ -447,6 +538,21 @@ static int link_set_plan_detail(Action *a, const Observation *o, const LinkInfo 
                                  l->ifindex, e->args[0], also);
 }
 
+/* Deleting it is still tried (the kernel may one day let it go); what is promised is the reset. */
+static int link_set_fallback_plan_detail(Action *a, const Observation *o, const LinkInfo *l) {
+        int r, n = 0;
+
+        r = link_fallback_state(o->rtnl, l, &n);
+        if (r < 0)
+                return r;
+        a->present = r > 0;
+        if (!a->present)
+                return action_set_detail(a, "%s ifindex %d, fallback tunnel device: cannot be deleted; already down "
+                                         "with no addresses", l->kind, l->ifindex);
+        return action_set_detail(a, "%s ifindex %d, fallback tunnel device: cannot be deleted; will be set down "
+                                 "and its %d address%s removed", l->kind, l->ifindex, n, plural_es(n));
+}
+
 static int plan_link(Plan *plan, const Observation *o, const LinkInfo *l, const ManifestEntry *e,
                      const ManifestEntry **selected) {
         cleanup_free char *reason = entry_reason(e);
@@ -462,10 +568,11 @@ static int plan_link(Plan *plan, const Observation *o, const LinkInfo *l, const 
         }
         d->ifindex = l->ifindex;
         snprintf(d->name, sizeof d->name, "%s", l->name);
+        d->fallback = link_is_tunnel_fallback(l);
         a = plan_add(plan, &link_ops, PHASE, l->name, reason, d);
         if (!a)
                 return -ENOMEM;
-        k = link_set_plan_detail(a, o, l, e, selected);
+        k = d->fallback ? link_set_fallback_plan_detail(a, o, l) : link_set_plan_detail(a, o, l, e, selected);
         why = guard_link_reason(o->guard, l->ifindex);
         if (k >= 0 && why)
                 k = action_set_skip(a, "refused: %s", why);

@@ -5,13 +5,29 @@
 #include "macro.h"
 #include "string-util.h"
 
-/* services-early, pods, services-late and processes come before mounts once they exist;
- * "verify" is not a row: it re-runs the observation of the selected phases (engine_verify). */
+/* Units that feed pods stop before the pods phase, the runtime after it; processes that outlive
+ * their services die before anything they hold is unmounted; systemd reloads after unit files are
+ * gone. "verify" is not a row: it re-runs the observation of the selected phases (engine_verify). */
+/* name, summary, acts on the tree (--root applies), planning function */
 static const Phase phases[] = {
-        { "mounts", "unmount what kubelet and the runtime left, deepest first", phase_mounts_plan },
-        { "firewall", "remove Kubernetes-owned netfilter state, ipsets and IPVS", phase_firewall_plan },
-        { "network", "delete CNI links, cni network namespaces and CNI routes", phase_network_plan },
-        { "files", "apply the file-removal manifest", phase_files_plan },
+        { "services-early", "stop, disable and mask kubelet and the agents that feed pods",
+          false, phase_services_early_plan },
+        { "pods", "stop and remove every pod and container through the CRI, with the rescue ladder",
+          false, phase_pods_plan },
+        { "services-late", "stop, disable and mask the container runtime, etcd and the timers",
+          false, phase_services_late_plan },
+        { "processes", "kill the process trees that outlive their services (shims, conmon)",
+          false, phase_processes_plan },
+        { "mounts", "unmount what kubelet and the runtime left, deepest first",
+          true, phase_mounts_plan },
+        { "firewall", "remove Kubernetes-owned netfilter state, ipsets and IPVS",
+          false, phase_firewall_plan },
+        { "network", "delete CNI links, cni network namespaces and CNI routes",
+          false, phase_network_plan },
+        { "files", "apply the file-removal manifest",
+          true, phase_files_plan },
+        { "reload", "reload systemd once unit files are gone, reset the units' failed state",
+          false, phase_reload_plan },
 };
 
 const Phase *phase_table(size_t *ret_n) {

@@ -10,6 +10,10 @@
 typedef struct Phase {
         const char *name;
         const char *summary;
+        /* Acts on the file-system tree, so --root applies. The others act on the running system
+         * (its systemd, processes, CRI socket, network namespace): with --root they run only when
+         * --phases names them, since in a rescue system the running system is not the node. */
+        bool tree;
         /* Observe the node read-only and append this phase's actions to the plan. A failure to
          * observe is returned as -errno with a message; the engine then refuses to execute. */
         int (*plan)(Context *ctx, Plan *plan, char **reterr);
@@ -20,6 +24,11 @@ int phase_mounts_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_files_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_network_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_firewall_plan(Context *ctx, Plan *plan, char **reterr);
+int phase_pods_plan(Context *ctx, Plan *plan, char **reterr);
+int phase_services_early_plan(Context *ctx, Plan *plan, char **reterr);
+int phase_services_late_plan(Context *ctx, Plan *plan, char **reterr);
+int phase_processes_plan(Context *ctx, Plan *plan, char **reterr);
+int phase_reload_plan(Context *ctx, Plan *plan, char **reterr);
 
 const Phase *phase_table(size_t *ret_n);
 const Phase *phase_find(const char *name);

@@ -3,6 +3,7 @@
 
 #include <time.h>
 
+#include "agent/report-url.h"
 #include "agent/report.h"
 #include "macro.h"
 #include "string-util.h"
@@ -141,6 +142,8 @@ void report_emit(Emitter *e, const ReportInfo *info, const Plan *plan, const Pla
                 emit_residue(e, residue);
         else
                 emit_null(e, "residue");
+        if (info->report_url)
+                report_url_emit(e, info->report_url);
         emit_summary(e, info, plan, residue);
         emit_close_object(e);
         fflush(e->f);

@@ -16,6 +16,7 @@ typedef struct ReportInfo {
         bool executed;          /* results, not a plan */
         bool verified;          /* residue was looked for */
         int exit_status;
+        const struct ReportUrl *report_url; /* --report-url's outcomes, NULL when not given */
 } ReportInfo;
 
 /* plan may be NULL (status); residue may be NULL (nothing verified). */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Network links: one dump, name patterns, and deletion one by one or as one IFLA_GROUP. */
+/* Network links: one dump, name patterns, deletion one by one or as one IFLA_GROUP, setting down. */
 
 #include <ctype.h>
 #include <errno.h>
@@ -167,6 +167,29 @@ bool link_pattern_match(const char *pattern, const char *name) {
         return fnmatch(pattern, name, 0) == 0;
 }
 
+bool link_is_tunnel_fallback(const LinkInfo *l) {
+        /* The names the drivers give them: ip_tunnel_init_net() and the ip6 drivers' init_net. */
+        static const struct {
+                const char *kind, *name;
+        } fallbacks[] = {
+                { "ipip", "tunl0" },
+                { "sit", "sit0" },
+                { "ip6tnl", "ip6tnl0" },
+                { "gre", "gre0" },
+                { "gretap", "gretap0" },
+                { "erspan", "erspan0" },
+                { "vti", "ip_vti0" },
+                { "vti6", "ip6_vti0" },
+                { "ip6gre", "ip6gre0" },
+                { "ip6erspan", "ip6erspan0" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(fallbacks); i++)
+                if (streq(l->kind, fallbacks[i].kind) && streq(l->name, fallbacks[i].name))
+                        return true;
+        return false;
+}
+
 static struct nlmsghdr *put_link_header(void *buf, uint16_t type, int ifindex) {
         struct nlmsghdr *nlh;
         struct ifinfomsg *ifi;
@@ -192,6 +215,16 @@ struct nlmsghdr *link_message_delete(void *buf, int ifindex) {
         return put_link_header(buf, RTM_DELLINK, ifindex);
 }
 
+/* ifi_change names the one flag to touch; every other flag stays as it is. */
+struct nlmsghdr *link_message_set_down(void *buf, int ifindex) {
+        struct nlmsghdr *nlh = put_link_header(buf, RTM_NEWLINK, ifindex);
+        struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+
+        ifi->ifi_change = IFF_UP;
+        ifi->ifi_flags = 0;
+        return nlh;
+}
+
 /* ifindex 0 and no name: the kernel then deletes every link of the group (rtnl_group_dellink). */
 struct nlmsghdr *link_message_delete_group(void *buf, uint32_t group) {
         struct nlmsghdr *nlh = put_link_header(buf, RTM_DELLINK, 0);
@@ -210,6 +243,14 @@ int link_delete(Rtnl *rtnl, int ifindex, char **reterr_msg) {
         if (r == -ENODEV)
                 return 0;
         return r < 0 ? r : 1;
+}
+
+int link_set_down(Rtnl *rtnl, int ifindex, char **reterr_msg) {
+        uint8_t buf[LINK_MESSAGE_SIZE];
+
+        if (ifindex <= 0)
+                return -EINVAL;
+        return rtnl_call(rtnl, link_message_set_down(buf, ifindex), NULL, NULL, reterr_msg);
 }
 
 int link_set_group(Rtnl *rtnl, const int *ifindexes, size_t n, uint32_t group, int *ret_errors) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Network links: one dump, name patterns, and deletion one by one or as one IFLA_GROUP. */
+/* Network links: one dump, name patterns, deletion one by one or as one IFLA_GROUP, setting down. */
 #pragma once
 
 #include <net/if.h>
@@ -41,8 +41,16 @@ uint32_t link_table_unused_group(const LinkTable *t);
 int link_pattern_validate(const char *pattern);
 bool link_pattern_match(const char *pattern, const char *name);
 
+/* A tunnel driver's per-namespace fallback device (tunl0 of kind ipip, sit0, gre0, ip6tnl0, ...),
+ * made when the module loads. The kernel acknowledges RTM_DELLINK for it and keeps it: it can only
+ * be reset (set down, addresses removed). Known by its kind and its fixed name. */
+bool link_is_tunnel_fallback(const LinkInfo *l);
+
 /* Delete one link: 1 deleted, 0 already gone (ENODEV), -errno with the kernel's extack text. */
 int link_delete(Rtnl *rtnl, int ifindex, char **reterr_msg);
+
+/* Set a link administratively down (clears IFF_UP only): 0, or -errno with the extack text. */
+int link_set_down(Rtnl *rtnl, int ifindex, char **reterr_msg);
 
 /* Move each of n links into group; ret_errors[i] gets 0 or -errno (-ENODEV: gone). Returns 0 or
  * -errno when the exchange failed. */
@@ -56,4 +64,5 @@ int link_delete_group(Rtnl *rtnl, uint32_t group, char **reterr_msg);
 #define LINK_MESSAGE_SIZE 64U
 struct nlmsghdr *link_message_set_group(void *buf, int ifindex, uint32_t group);
 struct nlmsghdr *link_message_delete(void *buf, int ifindex);
+struct nlmsghdr *link_message_set_down(void *buf, int ifindex);
 struct nlmsghdr *link_message_delete_group(void *buf, uint32_t group);

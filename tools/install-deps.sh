@@ -7,14 +7,22 @@ set -eu
 packages=(
         # build
         build-essential pkg-config clang libclang-rt-14-dev
-        libsystemd-dev libcurl4-openssl-dev
+        libsystemd-dev libcurl4-openssl-dev libssl-dev libyaml-dev
         libnl-route-3-dev libnl-genl-3-dev libmnl-dev libnftnl-dev
         libip4tc-dev libip6tc-dev libipset-dev
         # tests: cmocka, valgrind, and the real tools the fixtures use to build state
-        libcmocka-dev valgrind python3 util-linux e2fsprogs procps
+        libcmocka-dev valgrind python3 util-linux e2fsprogs procps openssl
         iproute2 iptables ipset nftables tmux
+        # the pods test: a real containerd in private namespaces (the pause image is built static with
+        # build-essential's libc.a); it never talks to a containerd the package may start on the host
+        containerd runc containernetworking-plugins
+        # the services test: a Debian tree (debootstrap, from the configured mirror, cached in
+        # /var/cache/node-reset-test) booted with systemd-nspawn; busctl comes with systemd
+        debootstrap systemd-container
         # the fleet and packaging tests: the real ansible-playbook, a .deb build and lintian
         ansible-core dpkg-dev debhelper lintian
+        # make e2e-vm: a Debian guest (debootstrap and e2fsprogs, above) booted under QEMU (TCG)
+        qemu-system-x86
 )
 
 missing=()

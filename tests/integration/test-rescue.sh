@@ -53,6 +53,8 @@ answer_phases() { # answer_phases "mounts=yes files=skip ..." ; unlisted phases 
         done
 }
 
+assert "the fixture has mounts beneath the node" test -n "$(findmnt -rn -o TARGET | grep -F "$root/")"
+
 # 1. --step: run the mounts phase, skip the files phase.
 start "$NODE_RESET --root $root --step run"
 assert "the plan is shown before the first question" wait_for 'actions, [0-9]+ with something to do'
@@ -65,7 +67,7 @@ assert "the mounts phase reported its progress line" grep -qE '^mounts: [0-9]+ c
 assert "the report shows the files phase skipped by the operator" grep -q 'the operator skipped this phase' "$WORK/screen1.txt"
 assert "the residue is listed" grep -q 'residue:' "$WORK/screen1.txt"
 assert "exit 1: residue remains" grep -q 'EXIT=1' "$WORK/screen1.txt"
-assert "state matches: the PV is unmounted" test -z "$(findmnt -n -R -o TARGET "$root" | grep -v "^$root\$")"
+assert "state matches: the PV is unmounted" test -z "$(findmnt -rn -o TARGET | grep -F "$root/")"
 assert "state matches: files were not touched" test -e "$root/etc/kubernetes/admin.conf"
 
 # 2. --step, quit at the first question: nothing changes.

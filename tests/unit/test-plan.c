@@ -161,24 +161,31 @@ static void test_selection(void **state) {
         cleanup_free char *err = NULL;
         PhaseSelection sel;
 
-        assert_int_equal(phase_selection_parse(&sel, NULL, NULL, &err), 0);
+        assert_int_equal(phase_selection_parse(&sel, NULL, NULL, false, &err), 0);
         assert_true(sel.n >= 2);
         assert_true(sel.verify);
+        assert_string_equal(sel.phases[0]->name, "services-early");
+        assert_string_equal(sel.phases[sel.n - 1]->name, "reload");
+
+        /* --root: only the phases that act on the tree, unless named. */
+        assert_int_equal(phase_selection_parse(&sel, NULL, NULL, true, &err), 0);
+        assert_int_equal(sel.n, 2);
         assert_string_equal(sel.phases[0]->name, "mounts");
-        assert_string_equal(sel.phases[sel.n - 1]->name, "files");
+        assert_string_equal(sel.phases[1]->name, "files");
+        assert_true(sel.verify);
 
         /* The engine's order wins over the order the user wrote. */
-        assert_int_equal(phase_selection_parse(&sel, "files,mounts", NULL, &err), 0);
+        assert_int_equal(phase_selection_parse(&sel, "files,mounts", NULL, false, &err), 0);
         assert_int_equal(sel.n, 2);
         assert_string_equal(sel.phases[0]->name, "mounts");
         assert_false(sel.verify);
 
-        assert_int_equal(phase_selection_parse(&sel, NULL, "files,verify", &err), 0);
+        assert_int_equal(phase_selection_parse(&sel, NULL, "files,verify", false, &err), 0);
         assert_false(sel.verify);
         for (size_t i = 0; i < sel.n; i++)
                 assert_string_not_equal(sel.phases[i]->name, "files");
 
-        assert_int_equal(phase_selection_parse(&sel, "mounts,filez", NULL, &err), -EINVAL);
+        assert_int_equal(phase_selection_parse(&sel, "mounts,filez", NULL, false, &err), -EINVAL);
         assert_string_equal(err, "unknown phase 'filez'");
 }
 

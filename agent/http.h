@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* One HTTP(S) request over libcurl with in-memory TLS material: the orphan probe and the report POSTs. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+typedef struct HttpBlob {
+        const void *data;
+        size_t size;            /* 0: not given */
+} HttpBlob;
+
+typedef struct HttpRequest {
+        const char *url;
+        const char *body;       /* POST this (as application/json) when non-NULL, else GET */
+        size_t body_size;
+        char *const *headers;   /* "Name: value", NULL-terminated or NULL; never logged */
+        HttpBlob ca;            /* PEM trust anchors; not given: the system's store */
+        HttpBlob cert, key;     /* PEM client certificate and key */
+        bool insecure;          /* no server verification (kubeconfig insecure-skip-tls-verify) */
+        const char *proxy;      /* NULL: no proxy at all, whatever the environment says */
+        uint64_t connect_timeout_ms, timeout_ms;
+} HttpRequest;
+
+typedef struct HttpResult {
+        CURLcode code;          /* CURLE_OK: a response arrived */
+        long status;            /* the HTTP status, 0 when none arrived */
+        char error[CURL_ERROR_SIZE]; /* curl's own words, "" when none */
+} HttpResult;
+
+/* Perform the request; the outcome, failed transfers included, is in *ret. Returns < 0 only when
+ * the request could not be set up (-ENOMEM, -EINVAL). The response body is discarded. */
+int http_perform(const HttpRequest *req, HttpResult *ret);
+
+/* The URL without user info, query and fragment (they may carry secrets), for reports and logs.
+ * Returns NULL on allocation failure; an unparsable URL is returned as "(invalid URL)". */
+char *http_url_redact(const char *url);
+
+/* Is this "Name: value" header well formed (a token name, no CR/LF anywhere)? */
+bool http_header_is_valid(const char *h);

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The kubelet's kubeconfig, read with libyaml: the current context's server and the node's credentials. */
+
+#include <yaml.h>
+
+#include "agent/fileio.h"
+#include "agent/kubeconfig.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "string-util.h"
+
+#define KUBECONFIG_MAX (1024 * 1024)
+#define PEM_MAX (1024 * 1024)
+
+/* What parsing carries around: the document, and the file's name for every message. */
+typedef struct Parse {
+        yaml_document_t *doc;
+        const char *path;
+        char **reterr;
+} Parse;
+
+static const char *scalar_of(const yaml_node_t *n) {
+        const char *s;
+
+        if (!n || n->type != YAML_SCALAR_NODE)
+                return NULL;
+        s = (const char *) n->data.scalar.value;
+        /* "\0" escapes would cut the string short: such a value is not a name or a path. */
+        return strlen(s) == n->data.scalar.length ? s : NULL;
+}
+
+static yaml_node_t *map_get(const Parse *p, yaml_node_t *map, const char *key) {
+        if (!map || map->type != YAML_MAPPING_NODE)
+                return NULL;
+        for (yaml_node_pair_t *i = map->data.mapping.pairs.start; i < map->data.mapping.pairs.top; i++) {
+                const char *k = scalar_of(yaml_document_get_node(p->doc, i->key));
+
+                if (k && streq(k, key))
+                        return yaml_document_get_node(p->doc, i->value);
+        }
+        return NULL;
+}
+
+/* An optional string field: absent or empty is *ret == NULL; anything but a string is an error. */
+static int get_string(const Parse *p, yaml_node_t *map, const char *where, const char *key, char **ret) {
+        yaml_node_t *n = map_get(p, map, key);
+        const char *s;
+
+        *ret = NULL;
+        if (!n)
+                return 0;
+        s = scalar_of(n);
+        if (!s)
+                return set_errmsg(p->reterr, -EINVAL, "%s: %s%s%s is not a string", p->path, strempty(where),
+                                  where ? " " : "", key);
+        if (isempty(s))
+                return 0;
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* contexts/clusters/users are lists of {name: N, <field>: {...}}: the mapping of the entry named name. */
+static int find_named(const Parse *p, yaml_node_t *root, const char *list, const char *field, const char *name,
+                      yaml_node_t **ret) {
+        yaml_node_t *l = map_get(p, root, list);
+
+        if (l && l->type != YAML_SEQUENCE_NODE)
+                return set_errmsg(p->reterr, -EINVAL, "%s: '%s' is not a list", p->path, list);
+        for (yaml_node_item_t *i = l ? l->data.sequence.items.start : NULL; l && i < l->data.sequence.items.top; i++) {
+                yaml_node_t *entry = yaml_document_get_node(p->doc, *i);
+                const char *n = scalar_of(map_get(p, entry, "name"));
+                yaml_node_t *v;
+
+                if (!n || !streq(n, name))
+                        continue;
+                v = map_get(p, entry, field);
+                if (!v || v->type != YAML_MAPPING_NODE)
+                        return set_errmsg(p->reterr, -EINVAL, "%s: %s \"%s\" has no '%s' mapping", p->path, field,
+                                          name, field);
+                *ret = v;
+                return 0;
+        }
+        return set_errmsg(p->reterr, -EINVAL, "%s: %s \"%s\" not found in '%s'", p->path, field, name, list);
+}
+
+/* The current context, or the only one when current-context is not set. */
+static int pick_context(const Parse *p, yaml_node_t *root, Kubeconfig *k, yaml_node_t **ret) {
+        yaml_node_t *l;
+        int r;
+
+        r = get_string(p, root, NULL, "current-context", &k->context);
+        if (r < 0)
+                return r;
+        if (!k->context) {
+                l = map_get(p, root, "contexts");
+                if (!l || l->type != YAML_SEQUENCE_NODE || l->data.sequence.items.top - l->data.sequence.items.start != 1)
+                        return set_errmsg(p->reterr, -EINVAL, "%s: no current-context, and not exactly one context",
+                                          p->path);
+                k->context = strdup(strempty(scalar_of(map_get(p, yaml_document_get_node(p->doc, *l->data.sequence.items.start), "name"))));
+                if (!k->context)
+                        return -ENOMEM;
+        }
+        return find_named(p, root, "contexts", "context", k->context, ret);
+}
+
+int base64_decode(const char *in, size_t len, char **ret, size_t *ret_size) {
+        static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        cleanup_free char *out = malloc(len / 4 * 3 + 4);
+        unsigned bits = 0, nbits = 0, pad = 0;
+        size_t n = 0;
+
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i++) {
+                const char *c;
+
+                if (strchr(" \t\r\n", in[i]) && in[i])
+                        continue;
+                if (in[i] == '=' && pad < 2) {
+                        pad++;
+                        continue;
+                }
+                c = in[i] ? strchr(alphabet, in[i]) : NULL;
+                if (!c || pad > 0)
+                        return -EINVAL;
+                bits = (bits << 6) | (unsigned) (c - alphabet);
+                nbits += 6;
+                if (nbits >= 8) {
+                        nbits -= 8;
+                        out[n++] = (char) ((bits >> nbits) & 0xff);
+                }
+        }
+        /* A lone last character is no byte; padding, when present, must complete the quantum. */
+        if (nbits >= 6 || (pad > 0 && nbits / 2 != pad))
+                return -EINVAL;
+        out[n] = '\0';
+        *ret = TAKE_PTR(out);
+        *ret_size = n;
+        return 0;
+}
+
+/* A relative file name in a kubeconfig is relative to the kubeconfig's own directory. */
+static int resolve_file(const char *kubeconfig, const char *file, char **ret) {
+        const char *slash = strrchr(kubeconfig, '/');
+        int n;
+
+        if (file[0] == '/' || !slash)
+                n = asprintf(ret, "%s", file);
+        else
+                n = asprintf(ret, "%.*s/%s", (int) (slash - kubeconfig), kubeconfig, file);
+        return n < 0 ? -ENOMEM : 0;
+}
+
+/* "certificate-authority" or "certificate-authority-data": the inline form wins, as in client-go. */
+static int get_pem(const Parse *p, yaml_node_t *map, const char *where, const char *key, KubeconfigPem *pem) {
+        cleanup_free char *file = NULL, *data = NULL;
+        char data_key[64];
+        int r;
+
+        snprintf(data_key, sizeof data_key, "%s-data", key);
+        r = get_string(p, map, where, key, &file);
+        if (r >= 0)
+                r = get_string(p, map, where, data_key, &data);
+        if (r < 0)
+                return r;
+        if (data) {
+                r = base64_decode(data, strlen(data), &pem->data, &pem->size);
+                if (r == -EINVAL)
+                        return set_errmsg(p->reterr, r, "%s: %s %s is not valid base64", p->path, where, data_key);
+                return r;
+        }
+        return file ? resolve_file(p->path, file, &pem->file) : 0;
+}
+
+static int parse_cluster(const Parse *p, yaml_node_t *cluster, Kubeconfig *k) {
+        cleanup_free char *insecure = NULL;
+        int r;
+
+        r = get_string(p, cluster, "cluster", "server", &k->server);
+        if (r >= 0 && !k->server)
+                r = set_errmsg(p->reterr, -EINVAL, "%s: cluster \"%s\" has no server", p->path, k->cluster);
+        if (r >= 0)
+                r = get_string(p, cluster, "cluster", "insecure-skip-tls-verify", &insecure);
+        if (r >= 0)
+                r = get_string(p, cluster, "cluster", "proxy-url", &k->proxy_url);
+        if (r >= 0)
+                r = get_pem(p, cluster, "cluster", "certificate-authority", &k->ca);
+        k->insecure = insecure && streq(insecure, "true");
+        return r;
+}
+
+static int parse_user(const Parse *p, yaml_node_t *user, Kubeconfig *k) {
+        static const char *const unsupported[] = { "exec", "auth-provider", "username", "tokenFile" };
+        int r;
+
+        /* These need programs or files node-reset does not run; probing without them would look
+         * "unauthorized" and count as evidence against a healthy control plane. */
+        for (size_t i = 0; i < ELEMENTSOF(unsupported); i++)
+                if (map_get(p, user, unsupported[i]))
+                        return set_errmsg(p->reterr, -EOPNOTSUPP, "%s: user \"%s\" uses '%s', which is not supported",
+                                          p->path, k->user, unsupported[i]);
+        r = get_pem(p, user, "user", "client-certificate", &k->cert);
+        if (r >= 0)
+                r = get_pem(p, user, "user", "client-key", &k->key);
+        if (r >= 0)
+                r = get_string(p, user, "user", "token", &k->token);
+        return r;
+}
+
+static int parse_document(const Parse *p, yaml_node_t *root, Kubeconfig *k) {
+        yaml_node_t *context, *cluster, *user;
+        int r;
+
+        if (!root || root->type != YAML_MAPPING_NODE)
+                return set_errmsg(p->reterr, -EINVAL, "%s: not a kubeconfig (the document is not a mapping)", p->path);
+        r = pick_context(p, root, k, &context);
+        if (r >= 0)
+                r = get_string(p, context, "context", "cluster", &k->cluster);
+        if (r >= 0 && !k->cluster)
+                r = set_errmsg(p->reterr, -EINVAL, "%s: context \"%s\" names no cluster", p->path, k->context);
+        if (r >= 0)
+                r = get_string(p, context, "context", "user", &k->user);
+        if (r >= 0)
+                r = find_named(p, root, "clusters", "cluster", k->cluster, &cluster);
+        if (r >= 0)
+                r = parse_cluster(p, cluster, k);
+        if (r < 0 || !k->user)
+                return r;
+        r = find_named(p, root, "users", "user", k->user, &user);
+        if (r >= 0)
+                r = parse_user(p, user, k);
+        return r;
+}
+
+int kubeconfig_parse(const char *path, const char *text, size_t size, Kubeconfig **ret, char **reterr) {
+        Kubeconfig *k = calloc(1, sizeof *k);
+        yaml_parser_t parser;
+        yaml_document_t doc;
+        int r;
+
+        if (!k || !(k->path = strdup(path)) || !yaml_parser_initialize(&parser)) {
+                kubeconfig_free(k);
+                return -ENOMEM;
+        }
+        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
+        if (!yaml_parser_load(&parser, &doc)) {
+                if (parser.error == YAML_MEMORY_ERROR)
+                        r = -ENOMEM;
+                else
+                        r = set_errmsg(reterr, -EINVAL, "%s: malformed YAML at line %zu column %zu: %s%s%s", path,
+                                       parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                                       strempty(parser.problem), parser.context ? " " : "", strempty(parser.context));
+        } else {
+                r = parse_document(&(Parse) { .doc = &doc, .path = path, .reterr = reterr },
+                                   yaml_document_get_root_node(&doc), k);
+                yaml_document_delete(&doc);
+        }
+        yaml_parser_delete(&parser);
+        if (r < 0) {
+                kubeconfig_free(k);
+                return r;
+        }
+        *ret = k;
+        return 0;
+}
+
+static int read_pem(int root_fd, const Kubeconfig *k, const char *what, KubeconfigPem *pem, char **reterr) {
+        int r;
+
+        if (!pem->file || pem->data)
+                return 0;
+        r = fileio_read_beneath(root_fd, pem->file, PEM_MAX, &pem->data, &pem->size);
+        if (r < 0)
+                return set_errmsg(reterr, r, "Cannot read %s %s (named in %s): %s", what, pem->file, k->path,
+                                  strerror(-r));
+        return 0;
+}
+
+int kubeconfig_load(int root_fd, const char *path, Kubeconfig **ret, char **reterr) {
+        cleanup_free char *text = NULL;
+        size_t size;
+        int r;
+
+        r = fileio_read_beneath(root_fd, path, KUBECONFIG_MAX, &text, &size);
+        if (r < 0)
+                return set_errmsg(reterr, r, "Cannot read %s: %s", path, strerror(-r));
+        return kubeconfig_parse(path, text, size, ret, reterr);
+}
+
+int kubeconfig_read_files(Kubeconfig *k, int root_fd, char **reterr) {
+        int r;
+
+        r = read_pem(root_fd, k, "certificate-authority", &k->ca, reterr);
+        if (r >= 0)
+                r = read_pem(root_fd, k, "client-certificate", &k->cert, reterr);
+        if (r >= 0)
+                r = read_pem(root_fd, k, "client-key", &k->key, reterr);
+        return r;
+}
+
+static void pem_done(KubeconfigPem *pem) {
+        free(pem->file);
+        if (pem->data)
+                explicit_bzero(pem->data, pem->size);
+        free(pem->data);
+}
+
+Kubeconfig *kubeconfig_free(Kubeconfig *k) {
+        if (!k)
+                return NULL;
+        free(k->path);
+        free(k->context);
+        free(k->cluster);
+        free(k->user);
+        free(k->server);
+        free(k->proxy_url);
+        if (k->token)
+                explicit_bzero(k->token, strlen(k->token));
+        free(k->token);
+        pem_done(&k->ca);
+        pem_done(&k->cert);
+        pem_done(&k->key);
+        free(k);
+        return NULL;
+}

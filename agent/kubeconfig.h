@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The kubelet's kubeconfig, read with libyaml: the current context's server and the node's credentials. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define KUBECONFIG_DEFAULT "/etc/kubernetes/kubelet.conf"
+
+/* A PEM object given either as a file or inline (the "-data" form, base64). */
+typedef struct KubeconfigPem {
+        char *file;             /* absolute node path; NULL for the -data form or when not given */
+        char *data;             /* the PEM bytes once known, NUL-terminated; NULL when not given */
+        size_t size;
+} KubeconfigPem;
+
+typedef struct Kubeconfig {
+        char *path;             /* node path of the kubeconfig itself */
+        char *context, *cluster, *user; /* the names followed from current-context */
+        char *server;
+        char *proxy_url;        /* the cluster's proxy-url, NULL when none */
+        bool insecure;          /* insecure-skip-tls-verify */
+        char *token;            /* a bearer token (bootstrap kubeconfigs), NULL when none */
+        KubeconfigPem ca, cert, key;
+} Kubeconfig;
+
+/* Parse a kubeconfig held in memory; path names it in errors and anchors relative file names
+ * (resolved against its directory). Files are not read: only the -data forms are filled in.
+ * Returns -EINVAL (malformed YAML, a missing context/cluster/user, bad base64) or -EOPNOTSUPP
+ * (exec or auth-provider credentials) with a message naming the file in *reterr. */
+int kubeconfig_parse(const char *path, const char *text, size_t size, Kubeconfig **ret, char **reterr);
+
+/* Read and parse the kubeconfig at node path "path" beneath root_fd (symlinks resolved inside it). */
+int kubeconfig_load(int root_fd, const char *path, Kubeconfig **ret, char **reterr);
+
+/* Read the certificate-authority, client-certificate and client-key files that k names (beneath
+ * root_fd), unless their -data form was given. */
+int kubeconfig_read_files(Kubeconfig *k, int root_fd, char **reterr);
+
+Kubeconfig *kubeconfig_free(Kubeconfig *k);
+
+/* Standard base64 with padding; blanks and newlines are skipped. -EINVAL for anything else. */
+int base64_decode(const char *in, size_t len, char **ret, size_t *ret_size);

@@ -1,0 +1,992 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The pods phase: stop and remove every pod sandbox and container through the CRI socket, without the
+ * API server, in a bounded time, climbing a rescue ladder when the CNI plugin or the runtime fails:
+ * (1) retry with backoff, (2) a loopback-only CNI conflist while pods stop, (3) stop the runtime, kill
+ * its shims and unmount what they left. */
+
+#include <stdarg.h>
+#include <sys/stat.h>
+
+#include "agent/log.h"
+#include "agent/phase.h"
+#include "agent/pods-rescue.h"
+#include "agent/pods-runtime.h"
+#include "agent/services.h"
+#include "cri/cri.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "string-util.h"
+
+#define PODS_CONCURRENCY_DEFAULT 8U
+#define PODS_BUDGET_DEFAULT_SEC 120U
+#define USEC_PER_MSEC 1000ULL
+#define USEC_PER_SEC 1000000ULL
+/* A runtime that does not say its version within this is hung, not busy. */
+#define PROBE_TIMEOUT_USEC (5 * USEC_PER_SEC)
+#define LIST_TIMEOUT_USEC (15 * USEC_PER_SEC)
+/* StopPodSandbox waits for the CNI DEL: give it long, but less than the budget. */
+#define CALL_TIMEOUT_USEC (30 * USEC_PER_SEC)
+/* Below this a call is not worth starting: the budget is spent. */
+#define CALL_TIMEOUT_MIN_USEC (200 * USEC_PER_MSEC)
+/* Rung 1: retries after the first attempt, the first backoff (doubling), and one retry for a CNI
+ * failure before rung 2. */
+#define RETRIES 2U
+#define BACKOFF_USEC (250 * USEC_PER_MSEC)
+/* Rung 2: how long the rescue conflist may stand in, and how often the pods are retried meanwhile
+ * (containerd reloads its CNI config within about a second). */
+#define RESCUE_WINDOW_USEC (20 * USEC_PER_SEC)
+#define RESCUE_POLL_USEC (500 * USEC_PER_MSEC)
+#define RUNTIME_STOP_TIMEOUT_USEC (60 * USEC_PER_SEC)
+#define CRI_NAMESPACE "k8s.io"
+#define ID_SHORT 12
+
+/* One runtime's client and ladder state, shared (counted) by the actions planned for it. */
+typedef struct Runtime {
+        unsigned n_ref;
+        char *socket_path;
+        CriClient *client;
+        CriVersion version;
+        RuntimeInfo info;
+        int probe_error;        /* Version's failure at plan time; 0 when it answered */
+        char *probe_message;
+        unsigned concurrency;
+        uint64_t budget_usec;
+        uint64_t deadline;      /* CLOCK_MONOTONIC, from the first action executed */
+        bool hung;              /* a call ran into its deadline: no more calls, rung 3 */
+        bool needs_rung3;       /* the CRI could not finish, even with rung 2 */
+        char *rung3_reason;
+        unsigned rescued;       /* stops and removes that rung 2 made possible */
+        char *rescue_path;      /* rung 2's conflist while it stands in: from the first stop that needs
+                                 * it to the end of the remove-pod batch (RemovePodSandbox tears the
+                                 * network down again) */
+} Runtime;
+
+typedef struct PodData {
+        Runtime *rt;
+        CriOpKind op;
+        char *id;
+        bool cni;               /* a pod-network sandbox: its stop and remove run the CNI DEL */
+} PodData;
+
+static Runtime *runtime_unref(Runtime *rt) {
+        if (!rt || --rt->n_ref > 0)
+                return NULL;
+        cri_client_free(rt->client);
+        cri_version_done(&rt->version);
+        runtime_info_done(&rt->info);
+        free(rt->socket_path);
+        free(rt->probe_message);
+        free(rt->rung3_reason);
+        free(rt->rescue_path);
+        return mfree(rt);
+}
+
+static Runtime *runtime_ref(Runtime *rt) {
+        rt->n_ref++;
+        return rt;
+}
+
+static inline void runtime_unrefp(Runtime **rt) {
+        runtime_unref(*rt);
+}
+
+static void pod_data_free(void *p) {
+        PodData *d = p;
+
+        runtime_unref(d->rt);
+        free(d->id);
+        free(d);
+}
+
+static void runtime_data_free(void *p) {
+        runtime_unref(p);
+}
+
+/* A formatted, malloc'd message; NULL when out of memory (the report then shows none). */
+__attribute__((format(printf, 1, 2)))
+static char *strf(const char *fmt, ...) {
+        va_list ap;
+        char *s;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        return r < 0 ? NULL : s;
+}
+
+static uint64_t u64_min(uint64_t a, uint64_t b) {
+        return a < b ? a : b;
+}
+
+/* The phase budget starts when the first action of this runtime runs. */
+static void budget_start(Runtime *rt, const Context *ctx) {
+        if (rt->deadline > 0)
+                return;
+        rt->deadline = now_usec() + rt->budget_usec;
+        if (ctx->deadline_usec > 0)
+                rt->deadline = u64_min(rt->deadline, ctx->deadline_usec);
+}
+
+static uint64_t budget_left(const Runtime *rt) {
+        uint64_t now = now_usec();
+
+        return rt->deadline > now ? rt->deadline - now : 0;
+}
+
+static void sleep_in_budget(const Runtime *rt, uint64_t usec) {
+        usec = u64_min(usec, budget_left(rt));
+        if (usec > 0)
+                (void) usleep((useconds_t) usec);
+}
+
+__attribute__((format(printf, 2, 3)))
+static void need_rung3(Runtime *rt, const char *fmt, ...) {
+        va_list ap;
+
+        rt->needs_rung3 = true;
+        if (rt->rung3_reason)
+                return;
+        va_start(ap, fmt);
+        if (vasprintf(&rt->rung3_reason, fmt, ap) < 0)
+                rt->rung3_reason = NULL;
+        va_end(ap);
+}
+
+/* CRI errors that come from the CNI plugin's teardown (containerd, CRI-O, cri-dockerd wording). */
+static bool is_cni_error(const char *msg) {
+        static const char *const needles[] = {
+                "destroy network", "teardown", "tear down", "cni plugin not initialized",
+                "cni config uninitialized", "networkplugin cni", "plugin type=",
+        };
+
+        if (!msg)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(needles); i++)
+                if (strcasestr(msg, needles[i]))
+                        return true;
+        return false;
+}
+
+/* --- Execution: rungs 1 and 2, one batch of one kind at a time ------------------------------- */
+
+typedef enum AttemptState {
+        ATTEMPT_PENDING,
+        ATTEMPT_DONE,
+        ATTEMPT_GONE,           /* NOT_FOUND: someone was first */
+} AttemptState;
+
+typedef struct Attempt {
+        Action *a;
+        AttemptState state;
+        int error;
+        char *message;          /* the last failure */
+        char *first_message;    /* the first failure, for the report */
+        unsigned tries;
+        unsigned rung;          /* what made it: 0 the first try, 1 a retry, 2 the rescue conflist */
+        bool cni;
+} Attempt;
+
+static void attempts_free(Attempt *at, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(at[i].message);
+                free(at[i].first_message);
+        }
+        free(at);
+}
+
+static PodData *pod_data(const Attempt *at) {
+        return at->a->data;
+}
+
+static size_t count_pending(const Attempt *at, size_t n, bool cni_only) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++)
+                k += at[i].state == ATTEMPT_PENDING && (!cni_only || at[i].cni);
+        return k;
+}
+
+static void attempt_update(Runtime *rt, Attempt *at, CriOp *op, unsigned rung) {
+        at->tries++;
+        if (op->result >= 0) {
+                at->state = ATTEMPT_DONE;
+                at->rung = rt->rescue_path && ((PodData *) at->a->data)->cni ? 2 : rung;
+                return;
+        }
+        if (op->grpc_status == GRPC_NOT_FOUND) {
+                at->state = ATTEMPT_GONE;
+                return;
+        }
+        at->error = op->result;
+        at->cni = is_cni_error(op->message);
+        free(at->message);
+        at->message = TAKE_PTR(op->message);
+        if (!at->first_message && at->message)
+                at->first_message = strdup(at->message);
+        if (op->result == -ETIMEDOUT && !rt->hung) {
+                rt->hung = true;
+                need_rung3(rt, "%s did not answer within its deadline", cri_op_kind_to_method(op->kind));
+        }
+}
+
+/* Every pending attempt once, concurrently. Returns how many are still pending. */
+static size_t attempt_round(Runtime *rt, Attempt *at, size_t n, unsigned rung) {
+        cleanup_free CriOp *ops = calloc(n, sizeof(CriOp));
+        cleanup_free size_t *idx = calloc(n, sizeof(size_t));
+        uint64_t timeout = u64_min(CALL_TIMEOUT_USEC, budget_left(rt));
+        size_t k = 0;
+        int r;
+
+        if (rt->hung || timeout < CALL_TIMEOUT_MIN_USEC || !ops || !idx)
+                return count_pending(at, n, false);
+        for (size_t i = 0; i < n; i++)
+                if (at[i].state == ATTEMPT_PENDING) {
+                        ops[k] = (CriOp) { .kind = pod_data(&at[i])->op, .id = pod_data(&at[i])->id };
+                        idx[k++] = i;
+                }
+        cri_client_set_timeout(rt->client, timeout);
+        r = cri_run_ops(rt->client, ops, k, rt->concurrency);
+        for (size_t j = 0; j < k; j++) {
+                if (r < 0)
+                        ops[j] = (CriOp) { .result = r, .grpc_status = -1 };
+                attempt_update(rt, &at[idx[j]], &ops[j], rung);
+                cri_op_done(&ops[j]);
+        }
+        return count_pending(at, n, false);
+}
+
+/* Rung 1: retry with backoff; a CNI failure gets one retry, then it is rung 2's. */
+static void rung1(Runtime *rt, Attempt *at, size_t n) {
+        size_t pending = attempt_round(rt, at, n, 0);
+
+        for (unsigned retry = 1; pending > 0 && !rt->hung && retry <= RETRIES; retry++) {
+                if (retry > 1 && count_pending(at, n, true) == pending)
+                        break;
+                sleep_in_budget(rt, BACKOFF_USEC << (retry - 1));
+                pending = attempt_round(rt, at, n, 1);
+        }
+}
+
+static bool op_uses_cni(CriOpKind op) {
+        return op == CRI_OP_STOP_SANDBOX || op == CRI_OP_REMOVE_SANDBOX;
+}
+
+/* Rung 2: the runtime cannot tear a pod's network down because the CNI plugin fails (calico without
+ * its API server). A first-sorting loopback-only conflist makes the teardown a no-op; it stands in
+ * while the pods are retried, until rescue_release(). */
+static void rung2(Runtime *rt, Attempt *at, size_t n) {
+        cleanup_free char *err = NULL;
+        uint64_t until;
+        int r;
+
+        if (count_pending(at, n, true) == 0 || rt->hung || !op_uses_cni(pod_data(&at[0])->op))
+                return;
+        if (!rt->rescue_path) {
+                r = cni_rescue_install(rt->info.cni_conf_dir, &rt->rescue_path, &err);
+                if (r < 0) {
+                        need_rung3(rt, "rung 2 impossible: %s", strna(err));
+                        return;
+                }
+                log_notice("CNI teardown fails; the loopback-only conflist %s stands in while pods go.",
+                           rt->rescue_path);
+        }
+        until = now_usec() + u64_min(RESCUE_WINDOW_USEC, budget_left(rt));
+        while (count_pending(at, n, false) > 0 && !rt->hung && now_usec() < until) {
+                sleep_in_budget(rt, RESCUE_POLL_USEC);
+                (void) attempt_round(rt, at, n, 2);
+        }
+}
+
+/* The rescue conflist goes again: after the last batch that may tear a network down, before rung 3,
+ * and (pods-rescue.c) on a signal or at exit. */
+static void rescue_release(Runtime *rt) {
+        int r;
+
+        if (!rt->rescue_path)
+                return;
+        r = cni_rescue_remove();
+        if (r < 0)
+                log_error_errno(r, "Cannot remove the rescue conflist %s, remove it by hand: %m", rt->rescue_path);
+        else
+                log_info("Removed the rescue conflist %s again.", rt->rescue_path);
+        rt->rescue_path = mfree(rt->rescue_path);
+}
+
+static const char *op_done_verb(CriOpKind op) {
+        return op == CRI_OP_STOP_SANDBOX || op == CRI_OP_STOP_CONTAINER ? "stopped" : "removed";
+}
+
+static char *describe_done(const Runtime *rt, const Attempt *at) {
+        const char *verb = op_done_verb(pod_data(at)->op);
+        char *m = NULL;
+        int r = 0;
+
+        if (at->rung == 0)
+                m = strdup(verb);
+        else if (at->rung == 1)
+                r = asprintf(&m, "%s on attempt %u (rung 1: retry with backoff) after: %s", verb, at->tries,
+                             strna(at->first_message));
+        else if (at->first_message)
+                r = asprintf(&m, "%s with the CNI rescue (rung 2): the CNI teardown failed (%s); the loopback-only "
+                             "conflist %s stood in, removed again after the last pod", verb, at->first_message,
+                             strna(rt->rescue_path));
+        else
+                r = asprintf(&m, "%s while the rung 2 rescue conflist %s stood in (the CNI teardown had failed)", verb,
+                             strna(rt->rescue_path));
+        return r < 0 ? NULL : m;
+}
+
+static void settle_failed(Runtime *rt, Attempt *at) {
+        char *m = NULL;
+
+        if (at->tries == 0) {
+                need_rung3(rt, "the pods budget was spent");
+                m = strf("not attempted: %s; rung 3 follows (see the runtime action)",
+                         rt->hung ? "the runtime stopped answering" : "the pods budget is spent");
+                action_record(at->a, at->error < 0 ? at->error : -ETIME, m);
+                return;
+        }
+        need_rung3(rt, "%s failed: %s", cri_op_kind_to_method(pod_data(at)->op), strna(at->message));
+        m = strf("%s (%u attempt%s%s); rung 3 follows (see the runtime action)", strna(at->message), at->tries,
+                 at->tries == 1 ? "" : "s", at->cni ? ", the CNI rescue included" : "");
+        action_record(at->a, at->error, m);
+}
+
+static void settle(Runtime *rt, Attempt *at, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                switch (at[i].state) {
+                case ATTEMPT_DONE:
+                        rt->rescued += at[i].rung == 2;
+                        action_record(at[i].a, 1, describe_done(rt, &at[i]));
+                        break;
+                case ATTEMPT_GONE:
+                        action_record(at[i].a, 0, strdup("already gone"));
+                        break;
+                default:
+                        settle_failed(rt, &at[i]);
+                }
+}
+
+static const ActionOps remove_pod_ops;
+
+static void runtime_batch(Runtime *rt, Context *ctx, Action **actions, size_t n) {
+        Attempt *at;
+
+        budget_start(rt, ctx);
+        at = calloc(n, sizeof(Attempt));
+        if (!at) {
+                for (size_t i = 0; i < n; i++)
+                        action_record(actions[i], -ENOMEM, NULL);
+                return;
+        }
+        for (size_t i = 0; i < n; i++)
+                at[i] = (Attempt) { .a = actions[i], .error = -ETIME };
+        if (rt->hung)
+                for (size_t i = 0; i < n; i++)
+                        at[i].error = -ETIMEDOUT;
+        else {
+                rung1(rt, at, n);
+                rung2(rt, at, n);
+        }
+        settle(rt, at, n);
+        if (actions[0]->ops == &remove_pod_ops)
+                rescue_release(rt);
+        attempts_free(at, n);
+}
+
+/* A batch may hold actions of several runtimes (never in practice): each run of one goes alone. */
+static void pods_apply_batch(Action **actions, size_t n, Context *ctx) {
+        for (size_t i = 0; i < n;) {
+                Runtime *rt = ((PodData *) actions[i]->data)->rt;
+                size_t j = i + 1;
+
+                while (j < n && ((PodData *) actions[j]->data)->rt == rt)
+                        j++;
+                runtime_batch(rt, ctx, actions + i, j - i);
+                i = j;
+        }
+}
+
+/* Stops run before removes; pod-network pods stop before host-network ones (so the CNI can still
+ * tear pods down while host-network CNI agents live): separate rows, so separate batches. */
+static const ActionOps stop_container_ops = {
+        .kind = "stop-container",
+        .apply_batch = pods_apply_batch,
+        .free_data = pod_data_free,
+};
+static const ActionOps stop_pod_ops = {
+        .kind = "stop-pod",
+        .apply_batch = pods_apply_batch,
+        .free_data = pod_data_free,
+};
+static const ActionOps stop_host_pod_ops = {
+        .kind = "stop-pod",
+        .apply_batch = pods_apply_batch,
+        .free_data = pod_data_free,
+};
+static const ActionOps remove_container_ops = {
+        .kind = "remove-container",
+        .apply_batch = pods_apply_batch,
+        .free_data = pod_data_free,
+};
+static const ActionOps remove_pod_ops = {
+        .kind = "remove-pod",
+        .apply_batch = pods_apply_batch,
+        .free_data = pod_data_free,
+};
+
+/* --- Rung 3: the runtime action ------------------------------------------------------------ */
+
+static const char *rung3_reason(const Runtime *rt) {
+        if (rt->probe_error < 0)
+                return rt->probe_message ?: "the runtime does not answer";
+        if (rt->needs_rung3)
+                return rt->rung3_reason ?: "the CRI could not finish";
+        return NULL;
+}
+
+/* Stop the runtime's unit through systemd; without systemd, say what the operator must do. */
+static int runtime_stop(const Runtime *rt, char **ret_msg) {
+        cleanup_free char *err = NULL;
+        int r;
+
+        if (!rt->info.unit && rt->info.pid > 0)
+                return set_errmsg(ret_msg, -EOPNOTSUPP,
+                                  "no systemd unit known for this runtime: stop it (PID %d), then rerun",
+                                  (int) rt->info.pid);
+        if (!rt->info.unit)
+                return set_errmsg(ret_msg, -EOPNOTSUPP, "no systemd unit known for this runtime: stop it, then rerun");
+        r = services_stop_unit(rt->info.unit, RUNTIME_STOP_TIMEOUT_USEC, &err);
+        if (r == -EHOSTDOWN)
+                return set_errmsg(ret_msg, r, "systemd is not running: stop %s (PID %d) by hand, then rerun",
+                                  rt->info.unit, (int) rt->info.pid);
+        if (r < 0)
+                return set_errmsg(ret_msg, r, "cannot stop %s (%s): stop it, then rerun", rt->info.unit, strna(err));
+        return set_errmsg(ret_msg, r, r > 0 ? "stopped %s" : "%s was not running", rt->info.unit);
+}
+
+static int rung3(Runtime *rt, const char *why, char **ret_msg) {
+        cleanup_free char *stop = NULL, *leftover = NULL;
+        LeftoverUnmount lu = {};
+        ShimKill sk = {};
+        pid_t pid = 0;
+        int r, k = 0, u = 0;
+
+        /* A runtime nobody listens for any more (it died) needs no stopping, only its leftovers gone. */
+        if (socket_listener_pid(rt->socket_path, &pid) == 0 && rt->probe_error < 0) {
+                stop = strdup("the runtime is not running");
+                r = 0;
+        } else
+                r = runtime_stop(rt, &stop);
+        if (rt->info.kind == RUNTIME_CONTAINERD) {
+                k = shims_kill(CRI_NAMESPACE, rt->socket_path, &sk);
+                u = leftovers_unmount(rt->info.state_dir, CRI_NAMESPACE, false, &lu);
+        }
+        if (rt->info.state_dir || rt->info.root_dir)
+                leftover = strf("; left for the files phase: %s%s%s", strempty(rt->info.state_dir),
+                                rt->info.state_dir && rt->info.root_dir ? ", " : "", strempty(rt->info.root_dir));
+        *ret_msg = strf("rung 3 (%s): %s; killed %u shim%s with %u processes%s%s; unmounted %u rootfs, %u shm, "
+                        "%u netns%s%s%s", why, strna(stop), sk.shims, sk.shims == 1 ? "" : "s", sk.processes,
+                        sk.survivors ? ", some survived" : "", k < 0 ? " (could not scan /proc)" : "", lu.rootfs,
+                        lu.shm, lu.netns, lu.busy ? ", some busy" : "", u < 0 ? " (could not read the mounts)" : "",
+                        strempty(leftover));
+        log_warning("Pods phase, rung 3 on %s: %s", rt->socket_path, strna(*ret_msg));
+        if (r < 0)
+                return r;
+        if (k < 0 || u < 0)
+                return k < 0 ? k : u;
+        return sk.survivors || lu.busy ? -EBUSY : 1;
+}
+
+static int runtime_apply(Action *a, Context *ctx, char **reterr_msg) {
+        Runtime *rt = a->data;
+        const char *why = rung3_reason(rt);
+
+        rescue_release(rt);
+        if (!why && rt->rescued > 0)
+                return set_errmsg(reterr_msg, 0, "rung 3 not needed: every pod went through the CRI, %u calls with "
+                                  "the rung 2 rescue", rt->rescued);
+        if (!why)
+                return set_errmsg(reterr_msg, 0, "no rescue needed: every pod went through the CRI");
+        return rung3(rt, why, reterr_msg);
+}
+
+/* Residue: the runtime still listens without answering, or shims or their mounts remain. */
+static int runtime_check(Action *a, Context *ctx, char **ret_msg) {
+        Runtime *rt = a->data;
+        LeftoverUnmount lu = {};
+        unsigned shims = 0;
+        pid_t pid = 0;
+
+        (void) socket_listener_pid(rt->socket_path, &pid);
+        if (rt->info.kind == RUNTIME_CONTAINERD) {
+                (void) shims_count(CRI_NAMESPACE, rt->socket_path, &shims);
+                (void) leftovers_unmount(rt->info.state_dir, CRI_NAMESPACE, true, &lu);
+        }
+        if (pid <= 0 && shims == 0 && lu.rootfs + lu.shm + lu.netns == 0)
+                return 0;
+        *ret_msg = strf("%s; %u shims; %u rootfs, %u shm, %u netns mounts left",
+                        pid > 0 ? "still listening without answering" : "not running", shims, lu.rootfs, lu.shm,
+                        lu.netns);
+        return 1;
+}
+
+static const ActionOps runtime_ops = {
+        .kind = "runtime",
+        .apply = runtime_apply,
+        .check = runtime_check,
+        .free_data = runtime_data_free,
+};
+
+/* --- Small rows: a stale rescue conflist, kubelet, no runtime --------------------------------- */
+
+static int stale_apply(Action *a, Context *ctx, char **reterr_msg) {
+        if (unlink(a->target) < 0)
+                return errno == ENOENT ? 0 : set_errmsg(reterr_msg, negative_errno(), "unlink: %m");
+        return 1;
+}
+
+static int stale_check(Action *a, Context *ctx, char **ret_msg) {
+        return access(a->target, F_OK) >= 0;
+}
+
+static const ActionOps stale_rescue_ops = {
+        .kind = "cni-rescue",
+        .apply = stale_apply,
+        .check = stale_check,
+};
+
+static int kubelet_apply(Action *a, Context *ctx, char **reterr_msg) {
+        pid_t pid = 0;
+
+        if (kubelet_find(&pid) <= 0)
+                return set_errmsg(reterr_msg, 0, "not running any more");
+        log_warning("kubelet (PID %d) still runs while the pods phase removes pods: it recreates them.", (int) pid);
+        return set_errmsg(reterr_msg, 0, "warning: still running (PID %d); pods it recreates are left behind",
+                          (int) pid);
+}
+
+static const ActionOps kubelet_ops = {
+        .kind = "kubelet",
+        .apply = kubelet_apply,
+};
+
+static int nothing_apply(Action *a, Context *ctx, char **reterr_msg) {
+        return 0;
+}
+
+static const ActionOps no_runtime_ops = {
+        .kind = "runtime",
+        .apply = nothing_apply,
+};
+
+/* --- Planning ---------------------------------------------------------------------------- */
+
+static int add_row(Plan *plan, const ActionOps *ops, const char *target, void *data, bool present,
+                   const char *skip, const char *detail_fmt, ...) __attribute__((format(printf, 7, 8)));
+static int add_row(Plan *plan, const ActionOps *ops, const char *target, void *data, bool present,
+                   const char *skip, const char *detail_fmt, ...) {
+        cleanup_free char *detail = NULL;
+        va_list ap;
+        Action *a;
+        int r;
+
+        va_start(ap, detail_fmt);
+        r = vasprintf(&detail, detail_fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                detail = NULL;  /* vasprintf() leaves it undefined */
+        a = plan_add(plan, ops, "pods", target, NULL, data);
+        if (!a || r < 0)
+                return -ENOMEM;
+        a->present = present;
+        a->detail = TAKE_PTR(detail);
+        return skip ? action_set_skip(a, "%s", skip) : 0;
+}
+
+static int plan_kubelet(Plan *plan) {
+        char target[64];
+        pid_t pid = 0;
+
+        if (kubelet_find(&pid) <= 0)
+                return 0;
+        log_warning("kubelet is running (PID %d): it must be stopped before the pods phase, or it recreates pods.",
+                    (int) pid);
+        snprintf(target, sizeof target, "kubelet (PID %d)", (int) pid);
+        return add_row(plan, &kubelet_ops, target, NULL, false, NULL,
+                       "running: it must be stopped before this phase (the services phase does), or it recreates "
+                       "the pods");
+}
+
+static int plan_stale_rescue(Plan *plan, const Runtime *rt) {
+        cleanup_strv char **stale = NULL;
+        int r;
+
+        if (!rt->info.cni_conf_dir)
+                return 0;
+        r = cni_rescue_find_stale(rt->info.cni_conf_dir, &stale);
+        STRV_FOREACH(p, stale)
+                if (r >= 0)
+                        r = add_row(plan, &stale_rescue_ops, *p, NULL, true, NULL,
+                                    "a rescue conflist left by an interrupted run: it hides the real CNI config");
+        return r;
+}
+
+static void short_id(const char *id, char buf[static ID_SHORT + 1]) {
+        snprintf(buf, ID_SHORT + 1, "%s", strempty(id));
+}
+
+static int add_pod_action(Plan *plan, Runtime *rt, const ActionOps *ops, CriOpKind op, const char *id, bool cni,
+                          const char *target, const char *detail) {
+        PodData *d;
+        Action *a;
+
+        d = calloc(1, sizeof *d);
+        if (!d || !(d->id = strdup(id))) {
+                free(d);
+                return -ENOMEM;
+        }
+        d->rt = runtime_ref(rt);
+        d->op = op;
+        d->cni = cni;
+        a = plan_add(plan, ops, "pods", target, NULL, d);
+        if (!a)
+                return -ENOMEM;
+        return detail ? action_set_detail(a, "%s", detail) : 0;
+}
+
+/* What the plan knows of each sandbox. */
+typedef struct SandboxView {
+        const CriSandbox *s;
+        bool host_network;
+        bool status_known;
+        char target[256];
+        unsigned containers;
+} SandboxView;
+
+static const SandboxView *find_sandbox(const SandboxView *v, size_t n, const char *id) {
+        for (size_t i = 0; i < n; i++)
+                if (streq_ptr(v[i].s->id, id))
+                        return &v[i];
+        return NULL;
+}
+
+/* PodSandboxStatus of every sandbox at once: its network namespace mode tells host network pods. */
+static int sandbox_network_modes(Runtime *rt, SandboxView *v, size_t n) {
+        cleanup_free CriOp *ops = calloc(n ? n : 1, sizeof(CriOp));
+        int r;
+
+        if (!ops)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                ops[i] = (CriOp) { .kind = CRI_OP_SANDBOX_STATUS, .id = v[i].s->id };
+        r = cri_run_ops(rt->client, ops, n, rt->concurrency);
+        for (size_t i = 0; i < n; i++) {
+                if (r >= 0 && ops[i].result >= 0) {
+                        v[i].status_known = true;
+                        v[i].host_network = ops[i].status.network_mode == CRI_NAMESPACE_NODE;
+                } else
+                        log_debug("PodSandboxStatus %s: %s; taken as a pod network pod", v[i].s->id,
+                                  strna(ops[i].message));
+                cri_op_done(&ops[i]);
+        }
+        return r;
+}
+
+static void container_target(const CriContainer *c, const SandboxView *sb, char *buf, size_t size) {
+        char id[ID_SHORT + 1];
+
+        short_id(c->id, id);
+        if (sb)
+                snprintf(buf, size, "%s/%s/%s %s", strna(sb->s->namespace), strna(sb->s->name), strna(c->name), id);
+        else
+                snprintf(buf, size, "%s %s", strna(c->name), id);
+}
+
+static int plan_containers(Plan *plan, Runtime *rt, const CriContainer *c, size_t nc, const SandboxView *v,
+                           size_t nv, const ActionOps *ops, CriOpKind op) {
+        for (size_t i = 0; i < nc; i++) {
+                const SandboxView *sb = find_sandbox(v, nv, c[i].pod_sandbox_id);
+                char target[512], detail[128], pod[ID_SHORT + 1];
+                int r;
+
+                if (op == CRI_OP_STOP_CONTAINER && c[i].state == CRI_CONTAINER_EXITED)
+                        continue;
+                container_target(&c[i], sb, target, sizeof target);
+                short_id(c[i].pod_sandbox_id, pod);
+                snprintf(detail, sizeof detail, "%s, in pod %s", cri_container_state_to_string(c[i].state), pod);
+                r = add_pod_action(plan, rt, ops, op, c[i].id, false, target, detail);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int plan_sandboxes(Plan *plan, Runtime *rt, const SandboxView *v, size_t n, const ActionOps *ops,
+                          CriOpKind op, int host_network) {
+        for (size_t i = 0; i < n; i++) {
+                char detail[160];
+                int r;
+
+                if (host_network >= 0 && v[i].host_network != (bool) host_network)
+                        continue;
+                snprintf(detail, sizeof detail, "%s network%s, %s, %u container%s",
+                         v[i].host_network ? "host" : "pod", v[i].status_known ? "" : " (status unknown)",
+                         cri_sandbox_state_to_string(v[i].s->state), v[i].containers,
+                         v[i].containers == 1 ? "" : "s");
+                r = add_pod_action(plan, rt, ops, op, v[i].s->id, !v[i].host_network, v[i].target, detail);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int plan_order(Plan *plan, Runtime *rt, const CriContainer *c, size_t nc, const SandboxView *v, size_t nv) {
+        int r;
+
+        r = plan_containers(plan, rt, c, nc, v, nv, &stop_container_ops, CRI_OP_STOP_CONTAINER);
+        if (r >= 0)
+                r = plan_sandboxes(plan, rt, v, nv, &stop_pod_ops, CRI_OP_STOP_SANDBOX, false);
+        if (r >= 0)
+                r = plan_sandboxes(plan, rt, v, nv, &stop_host_pod_ops, CRI_OP_STOP_SANDBOX, true);
+        if (r >= 0)
+                r = plan_containers(plan, rt, c, nc, v, nv, &remove_container_ops, CRI_OP_REMOVE_CONTAINER);
+        if (r >= 0)
+                r = plan_sandboxes(plan, rt, v, nv, &remove_pod_ops, CRI_OP_REMOVE_SANDBOX, -1);
+        return r;
+}
+
+static int runtime_row(Plan *plan, Runtime *rt, bool present, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+static int runtime_row(Plan *plan, Runtime *rt, bool present, const char *fmt, ...) {
+        cleanup_free char *what = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&what, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                what = NULL;
+                return -ENOMEM;
+        }
+        return add_row(plan, &runtime_ops, rt->socket_path, runtime_ref(rt), present, NULL,
+                       "%s; %s PID %d, config %s, CNI conf dir %s, unit %s; rung 3 if needed: stop the unit, kill the "
+                       "shims, unmount what they left", what, runtime_kind_to_string(rt->info.kind), (int) rt->info.pid,
+                       strna(rt->info.config), strna(rt->info.cni_conf_dir), strna(rt->info.unit));
+}
+
+/* Every pod and container of an answering runtime, in the order they go. */
+static int plan_pods(Plan *plan, Runtime *rt) {
+        cleanup_free SandboxView *v = NULL;
+        cleanup_free char *err = NULL;
+        CriSandbox *s = NULL;
+        CriContainer *c = NULL;
+        size_t ns = 0, nc = 0, n_host = 0;
+        int r;
+
+        cri_client_set_timeout(rt->client, LIST_TIMEOUT_USEC);
+        r = cri_list_sandboxes(rt->client, &s, &ns, &err);
+        if (r >= 0)
+                r = cri_list_containers(rt->client, &c, &nc, &err);
+        if (r >= 0 && !(v = calloc(ns ? ns : 1, sizeof(SandboxView))))
+                r = -ENOMEM;
+        if (r < 0) {
+                rt->probe_error = r;
+                rt->probe_message = TAKE_PTR(err);
+                if (r != -ENOMEM)
+                        r = runtime_row(plan, rt, true, "answers Version but not the listing: %s",
+                                        strna(rt->probe_message));
+                goto finish;
+        }
+        for (size_t i = 0; i < ns; i++) {
+                char id[ID_SHORT + 1];
+
+                short_id(s[i].id, id);
+                v[i].s = &s[i];
+                snprintf(v[i].target, sizeof v[i].target, "%s/%s %s", strna(s[i].namespace), strna(s[i].name), id);
+        }
+        for (size_t i = 0; i < nc; i++) {
+                SandboxView *sb = (SandboxView *) find_sandbox(v, ns, c[i].pod_sandbox_id);
+
+                if (sb)
+                        sb->containers++;
+        }
+        r = sandbox_network_modes(rt, v, ns);
+        for (size_t i = 0; i < ns; i++)
+                n_host += v[i].host_network;
+        if (r >= 0)
+                r = plan_order(plan, rt, c, nc, v, ns);
+        if (r >= 0)
+                r = runtime_row(plan, rt, false,
+                                "%s %s answers (%s): %zu pods, %zu on the host network, %zu containers",
+                                strna(rt->version.runtime_name), strna(rt->version.runtime_version),
+                                cri_client_service(rt->client), ns, n_host, nc);
+finish:
+        cri_sandboxes_free(s, ns);
+        cri_containers_free(c, nc);
+        return r;
+}
+
+/* A runtime that does not answer Version: rung 3 is the plan, unless it is simply not running and
+ * left nothing behind. */
+static int plan_unanswered(Plan *plan, Runtime *rt) {
+        LeftoverUnmount lu = {};
+        unsigned shims = 0;
+
+        if (rt->probe_error == -ECONNREFUSED || rt->probe_error == -ENOENT) {
+                if (rt->info.kind == RUNTIME_CONTAINERD) {
+                        (void) shims_count(CRI_NAMESPACE, rt->socket_path, &shims);
+                        (void) leftovers_unmount(rt->info.state_dir, CRI_NAMESPACE, true, &lu);
+                }
+                return runtime_row(plan, rt, shims + lu.rootfs + lu.shm + lu.netns > 0,
+                                   "not running (%s); %u shims and %u mounts left", strna(rt->probe_message), shims,
+                                   lu.rootfs + lu.shm + lu.netns);
+        }
+        log_warning("The container runtime at %s does not answer: %s", rt->socket_path, strna(rt->probe_message));
+        return runtime_row(plan, rt, true, "not answering: %s", strna(rt->probe_message));
+}
+
+static int runtime_new(const Context *ctx, const char *path, Runtime **ret) {
+        Runtime *rt;
+        int r;
+
+        rt = calloc(1, sizeof *rt);
+        if (!rt)
+                return -ENOMEM;
+        rt->n_ref = 1;
+        rt->concurrency = ctx->concurrency ?: PODS_CONCURRENCY_DEFAULT;
+        rt->budget_usec = (uint64_t) (ctx->pods_budget_sec ?: PODS_BUDGET_DEFAULT_SEC) * USEC_PER_SEC;
+        rt->socket_path = strdup(path);
+        if (!rt->socket_path) {
+                runtime_unref(rt);
+                return -ENOMEM;
+        }
+        r = cri_client_new(path, &rt->client);
+        if (r < 0) {
+                runtime_unref(rt);
+                return r;
+        }
+        *ret = rt;
+        return 0;
+}
+
+static int plan_runtime(const Context *ctx, Plan *plan, const char *path, char **reterr) {
+        CLEANUP(runtime_unrefp) Runtime *rt = NULL;
+        int r;
+
+        r = runtime_new(ctx, path, &rt);
+        if (r < 0)
+                return set_errmsg(reterr, r, "pods: cannot create a CRI client for %s: %s", path, strerror(-r));
+        cri_client_set_timeout(rt->client, PROBE_TIMEOUT_USEC);
+        rt->probe_error = cri_version(rt->client, &rt->version, &rt->probe_message);
+        r = runtime_info_probe(path, rt->version.runtime_name, &rt->info);
+        if (r >= 0)
+                r = plan_stale_rescue(plan, rt);
+        if (r >= 0)
+                r = rt->probe_error < 0 ? plan_unanswered(plan, rt) : plan_pods(plan, rt);
+        if (r < 0)
+                return set_errmsg(reterr, r, "pods: cannot plan for %s: %s", path, strerror(-r));
+        return 0;
+}
+
+static bool is_socket(const char *path) {
+        struct stat st;
+
+        return stat(path, &st) >= 0 && S_ISSOCK(st.st_mode);
+}
+
+/* --cri-endpoint, else the manifest's cri-endpoint lines, else the known sockets. */
+static int endpoints(const Context *ctx, char ***ret, bool *ret_explicit) {
+        size_t n = 0, known = 0;
+        char **l;
+
+        while (pods_known_sockets[known])
+                known++;
+        l = calloc(ctx->manifest->n_entries + known + 2, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        *ret_explicit = true;
+        if (ctx->cri_endpoint)
+                l[n++] = strdup(ctx->cri_endpoint);
+        else
+                MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_CRI_ENDPOINT)
+                        l[n++] = strdup(e->args[0]);
+        if (n == 0) {
+                *ret_explicit = false;
+                for (const char *const *s = pods_known_sockets; *s; s++)
+                        l[n++] = strdup(*s);
+        }
+        for (size_t i = 0; i < n; i++)
+                if (!l[i]) {
+                        for (size_t j = 0; j < n; j++)
+                                free(l[j]);
+                        free(l);
+                        return -ENOMEM;
+                }
+        *ret = l;
+        return 0;
+}
+
+/* The same socket twice (a symlinked /var/run, a manifest naming it again) is one runtime. */
+static bool seen_before(char **paths, size_t i) {
+        struct stat a, b;
+
+        if (stat(paths[i], &a) < 0)
+                return false;
+        for (size_t j = 0; j < i; j++)
+                if (paths[j] && stat(paths[j], &b) >= 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+                        return true;
+        return false;
+}
+
+static int plan_no_runtime(Plan *plan, char **eps) {
+        cleanup_free char *list = NULL;
+
+        STRV_FOREACH(e, eps) {
+                char *t;
+
+                if (asprintf(&t, "%s%s%s", strempty(list), list ? ", " : "", *e) < 0)
+                        return -ENOMEM;
+                free(list);
+                list = t;
+        }
+        return add_row(plan, &no_runtime_ops, "cri", NULL, false, "no container runtime", "no CRI socket at %s",
+                       strna(list));
+}
+
+int phase_pods_plan(Context *ctx, Plan *plan, char **reterr) {
+        cleanup_strv char **eps = NULL, **paths = NULL;
+        size_t n = 0, found = 0;
+        bool explicit;
+        int r;
+
+        r = endpoints(ctx, &eps, &explicit);
+        if (r < 0)
+                return r;
+        if (!streq(ctx->root, "/") && !explicit)
+                return add_row(plan, &no_runtime_ops, "cri", NULL, false,
+                               "--root acts on file system state only; --cri-endpoint names a runtime to reset",
+                               "no runtime probed beneath --root");
+        r = plan_kubelet(plan);
+        STRV_FOREACH(e, eps)
+                n++;
+        paths = calloc(n + 1, sizeof(char *));
+        if (!paths)
+                return -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                r = cri_endpoint_to_path(eps[i], &paths[i]);
+                if (r < 0)
+                        return set_errmsg(reterr, r, "pods: invalid CRI endpoint '%s'", eps[i]);
+                if (!is_socket(paths[i]) || seen_before(paths, i))
+                        continue;
+                found++;
+                r = plan_runtime(ctx, plan, paths[i], reterr);
+        }
+        if (r < 0)
+                return r;
+        if (found == 0)
+                return plan_no_runtime(plan, eps);
+        return 0;
+}

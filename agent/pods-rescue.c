@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The pods phase's rescue ladder below the CRI: the loopback-only rescue conflist (rung 2), the shim
+ * kill and the unmount of what the shims left (rung 3). */
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "agent/context.h"
+#include "agent/mountinfo.h"
+#include "agent/pods-rescue.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "string-util.h"
+
+/* cniVersion 0.4.0: every libcni a supported runtime vendors understands it, and so does loopback. */
+#define RESCUE_CONFLIST \
+        "{\"cniVersion\":\"0.4.0\",\"name\":\"node-reset-rescue\",\"plugins\":[{\"type\":\"loopback\"}]}\n"
+#define RESCUE_TMP ".node-reset-rescue.tmp"
+#define SHIM_PREFIX "containerd-shim"
+#define SHIM_WAIT_USEC (3ULL * 1000000ULL)
+
+/* The one rescue conflist that may exist, for the signal handler: a fixed buffer, no allocation. */
+static char rescue_path[PATH_MAX];
+static volatile sig_atomic_t rescue_armed;
+static const int rescue_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static struct sigaction rescue_saved[ELEMENTSOF(rescue_signals)];
+static bool rescue_installed[ELEMENTSOF(rescue_signals)];
+
+/* Remove the conflist, put the old disposition back and let the signal do what it came to do. */
+static void on_fatal_signal(int sig) {
+        int saved_errno = errno;
+
+        if (rescue_armed)
+                (void) unlink(rescue_path);
+        rescue_armed = 0;
+        for (size_t i = 0; i < ELEMENTSOF(rescue_signals); i++)
+                if (rescue_signals[i] == sig && rescue_installed[i])
+                        (void) sigaction(sig, &rescue_saved[i], NULL);
+        errno = saved_errno;
+        (void) raise(sig);      /* blocked until this handler returns, then delivered as before */
+}
+
+static void handlers_arm(void) {
+        struct sigaction sa = { .sa_handler = on_fatal_signal };
+
+        (void) sigfillset(&sa.sa_mask);
+        for (size_t i = 0; i < ELEMENTSOF(rescue_signals); i++) {
+                struct sigaction old;
+
+                rescue_installed[i] = false;
+                /* A signal the operator ignores (nohup) stays ignored. */
+                if (sigaction(rescue_signals[i], NULL, &old) < 0 || old.sa_handler == SIG_IGN)
+                        continue;
+                rescue_saved[i] = old;
+                rescue_installed[i] = sigaction(rescue_signals[i], &sa, NULL) >= 0;
+        }
+}
+
+static void handlers_disarm(void) {
+        for (size_t i = 0; i < ELEMENTSOF(rescue_signals); i++)
+                if (rescue_installed[i]) {
+                        (void) sigaction(rescue_signals[i], &rescue_saved[i], NULL);
+                        rescue_installed[i] = false;
+                }
+}
+
+static bool is_cni_config(const char *name) {
+        size_t l = strlen(name);
+
+        return (l > 5 && streq(name + l - 5, ".conf")) || (l > 9 && streq(name + l - 9, ".conflist")) ||
+               (l > 5 && streq(name + l - 5, ".json"));
+}
+
+/* A name that sorts (bytewise, as libcni sorts) before every config in the directory: "00-" first,
+ * then prefixes of ever smaller bytes for a directory that already has "00-..." names. */
+static int rescue_name(const char *conf_dir, char *buf, size_t size, char **reterr_msg) {
+        static const char *const prefixes[] = { "00-", "0-", "-", "!" };
+        cleanup_free char *first = NULL;
+        struct dirent *de;
+        DIR *d;
+
+        d = opendir(conf_dir);
+        if (!d)
+                return set_errmsg(reterr_msg, negative_errno(), "cannot open the CNI conf dir %s: %m", conf_dir);
+        while ((de = readdir(d)))
+                if (is_cni_config(de->d_name) && !strstr(de->d_name, CNI_RESCUE_SUFFIX) &&
+                    (!first || strcmp(de->d_name, first) < 0)) {
+                        free(first);
+                        first = strdup(de->d_name);
+                }
+        closedir(d);
+        for (size_t i = 0; i < ELEMENTSOF(prefixes); i++) {
+                snprintf(buf, size, "%s%s", prefixes[i], CNI_RESCUE_SUFFIX);
+                if (!first || strcmp(buf, first) < 0)
+                        return 0;
+        }
+        return set_errmsg(reterr_msg, -EEXIST, "no name sorts before %s in %s", first, conf_dir);
+}
+
+static int write_tmp(int dir_fd) {
+        cleanup_close int fd = -EBADF;
+        size_t len = strlen(RESCUE_CONFLIST);
+
+        fd = openat(dir_fd, RESCUE_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+                return negative_errno();
+        if (write(fd, RESCUE_CONFLIST, len) != (ssize_t) len)
+                return errno_or_else(EIO);
+        return 0;
+}
+
+/* The last exit path: a normal exit() with the conflist still in place (a phase cut short). */
+static void rescue_atexit(void) {
+        (void) cni_rescue_remove();
+}
+
+int cni_rescue_install(const char *conf_dir, char **ret_path, char **reterr_msg) {
+        static bool atexit_done;
+        cleanup_close int dir_fd = -EBADF;
+        char name[NAME_MAX + 1];
+        int r;
+
+        if (rescue_armed)
+                return set_errmsg(reterr_msg, -EBUSY, "a rescue conflist is already in place");
+        if (!atexit_done && atexit(rescue_atexit) == 0)
+                atexit_done = true;
+        r = rescue_name(conf_dir, name, sizeof name, reterr_msg);
+        if (r < 0)
+                return r;
+        if ((size_t) snprintf(rescue_path, sizeof rescue_path, "%s/%s", conf_dir, name) >= sizeof rescue_path)
+                return set_errmsg(reterr_msg, -ENAMETOOLONG, "%s: path too long", conf_dir);
+        dir_fd = open(conf_dir, O_DIRECTORY | O_CLOEXEC | O_PATH);
+        if (dir_fd < 0)
+                return set_errmsg(reterr_msg, negative_errno(), "cannot open %s: %m", conf_dir);
+        r = write_tmp(dir_fd);
+        if (r < 0) {
+                (void) unlinkat(dir_fd, RESCUE_TMP, 0);
+                return set_errmsg(reterr_msg, r, "cannot write %s/%s: %s", conf_dir, RESCUE_TMP, strerror(-r));
+        }
+        /* Armed before it exists: a signal between the rename and the return still removes it. */
+        rescue_armed = 1;
+        handlers_arm();
+        if (renameat(dir_fd, RESCUE_TMP, dir_fd, name) < 0) {
+                r = negative_errno();
+                (void) unlinkat(dir_fd, RESCUE_TMP, 0);
+                (void) cni_rescue_remove();
+                return set_errmsg(reterr_msg, r, "cannot create %s: %s", rescue_path, strerror(-r));
+        }
+        *ret_path = strdup(rescue_path);
+        if (!*ret_path) {
+                (void) cni_rescue_remove();
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int cni_rescue_remove(void) {
+        int r = 0;
+
+        if (rescue_armed) {
+                r = unlink(rescue_path) >= 0 ? 1 : errno == ENOENT ? 0 : negative_errno();
+                rescue_armed = 0;
+        }
+        handlers_disarm();
+        return r;
+}
+
+int cni_rescue_find_stale(const char *conf_dir, char ***ret) {
+        size_t n = 0;
+        char **l;
+        struct dirent *de;
+        DIR *d;
+
+        l = calloc(1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        d = opendir(conf_dir);
+        while (d && (de = readdir(d))) {
+                size_t len = strlen(de->d_name), sl = strlen(CNI_RESCUE_SUFFIX);
+                char **nl;
+
+                if (len < sl || !streq(de->d_name + len - sl, CNI_RESCUE_SUFFIX))
+                        continue;
+                nl = reallocarray(l, n + 2, sizeof(char *));
+                if (!nl || asprintf(&nl[n], "%s/%s", conf_dir, de->d_name) < 0) {
+                        l = nl ?: l;
+                        l[n] = NULL;
+                        closedir(d);
+                        strv_free(l);
+                        return -ENOMEM;
+                }
+                l = nl;
+                l[++n] = NULL;
+        }
+        if (d)
+                closedir(d);
+        *ret = l;
+        return 0;
+}
+
+/* The process table, just what the shim kill needs. */
+typedef struct Proc {
+        pid_t pid, ppid;
+        bool shim;
+        bool doomed;
+} Proc;
+
+/* The value after a "-flag" in a NUL-separated cmdline. */
+static const char *cmdline_flag(const char *buf, const char *end, const char *flag) {
+        for (const char *p = buf; p < end; p += strlen(p) + 1)
+                if (streq(p, flag) && p + strlen(p) + 1 < end)
+                        return p + strlen(p) + 1;
+        return NULL;
+}
+
+static bool cmdline_is_shim(int pid, const char *namespace, const char *address) {
+        char path[64], buf[4096];
+        cleanup_close int fd = -EBADF;
+        const char *base, *end;
+        ssize_t n;
+
+        snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || (n = read(fd, buf, sizeof buf - 1)) <= 0)
+                return false;
+        buf[n] = '\0';
+        end = buf + n;
+        base = strrchr(buf, '/');
+        if (!startswith(base ? base + 1 : buf, SHIM_PREFIX) ||
+            !streq_ptr(cmdline_flag(buf, end, "-namespace"), namespace))
+                return false;
+        return !address || streq_ptr(cmdline_flag(buf, end, "-address"), address);
+}
+
+/* pid, ppid and whether it is a zombie (gone for our purposes), from /proc/PID/stat. */
+static int read_stat(int pid, pid_t *ret_ppid, bool *ret_zombie) {
+        char path[64], buf[1024], state;
+        cleanup_close int fd = -EBADF;
+        const char *p;
+        ssize_t n;
+        int ppid;
+
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || (n = read(fd, buf, sizeof buf - 1)) <= 0)
+                return -ESRCH;
+        buf[n] = '\0';
+        /* The command name may hold anything, ")" included: the fields start after the last ")". */
+        p = strrchr(buf, ')');
+        if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2)
+                return -EBADMSG;
+        *ret_ppid = (pid_t) ppid;
+        *ret_zombie = state == 'Z' || state == 'X';
+        return 0;
+}
+
+static int proc_scan(const char *namespace, const char *address, Proc **ret, size_t *ret_n) {
+        Proc *l = NULL;
+        size_t n = 0, allocated = 0;
+        struct dirent *de;
+        DIR *d;
+
+        d = opendir("/proc");
+        if (!d)
+                return negative_errno();
+        while ((de = readdir(d))) {
+                pid_t ppid;
+                bool zombie;
+                int pid;
+
+                if (!isdigit_str(de->d_name))
+                        continue;
+                pid = atoi(de->d_name);
+                if (read_stat(pid, &ppid, &zombie) < 0 || zombie)
+                        continue;
+                if (n == allocated) {
+                        Proc *nl = reallocarray(l, allocated ? allocated * 2 : 256, sizeof(Proc));
+
+                        if (!nl) {
+                                free(l);
+                                closedir(d);
+                                return -ENOMEM;
+                        }
+                        l = nl;
+                        allocated = allocated ? allocated * 2 : 256;
+                }
+                l[n++] = (Proc) { .pid = pid, .ppid = ppid, .shim = cmdline_is_shim(pid, namespace, address) };
+        }
+        closedir(d);
+        *ret = l;
+        *ret_n = n;
+        return 0;
+}
+
+/* Mark the shims and, until nothing changes, every child of a marked process. */
+static unsigned mark_doomed(Proc *l, size_t n, unsigned *ret_shims) {
+        unsigned total = 0, shims = 0;
+        bool changed = true;
+
+        for (size_t i = 0; i < n; i++)
+                if (l[i].shim && l[i].pid > 1 && l[i].pid != getpid()) {
+                        l[i].doomed = true;
+                        shims++;
+                        total++;
+                }
+        while (changed) {
+                changed = false;
+                for (size_t i = 0; i < n; i++) {
+                        if (l[i].doomed || l[i].pid <= 1 || l[i].pid == getpid())
+                                continue;
+                        for (size_t j = 0; j < n; j++)
+                                if (l[j].doomed && l[j].pid == l[i].ppid) {
+                                        l[i].doomed = changed = true;
+                                        total++;
+                                        break;
+                                }
+                }
+        }
+        *ret_shims = shims;
+        return total;
+}
+
+int shims_count(const char *namespace, const char *address, unsigned *ret) {
+        Proc *l = NULL;
+        size_t n = 0;
+        int r;
+
+        r = proc_scan(namespace, address, &l, &n);
+        if (r < 0)
+                return r;
+        *ret = 0;
+        for (size_t i = 0; i < n; i++)
+                *ret += l[i].shim;
+        free(l);
+        return 0;
+}
+
+static bool pid_alive(pid_t pid) {
+        pid_t ppid;
+        bool zombie;
+
+        return read_stat((int) pid, &ppid, &zombie) >= 0 && !zombie;
+}
+
+int shims_kill(const char *namespace, const char *address, ShimKill *ret) {
+        Proc *l = NULL;
+        size_t n = 0;
+        uint64_t until;
+        int r;
+
+        *ret = (ShimKill) {};
+        r = proc_scan(namespace, address, &l, &n);
+        if (r < 0)
+                return r;
+        ret->processes = mark_doomed(l, n, &ret->shims);
+        /* Descendants first, so that nothing is reparented past the list. */
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < n; i++)
+                        if (l[i].doomed && l[i].shim == (pass == 1))
+                                (void) kill(l[i].pid, SIGKILL);
+        until = now_usec() + SHIM_WAIT_USEC;
+        for (size_t i = 0; i < n; i++) {
+                if (!l[i].doomed)
+                        continue;
+                while (pid_alive(l[i].pid) && now_usec() < until)
+                        (void) usleep(20 * 1000);
+                ret->survivors += pid_alive(l[i].pid);
+        }
+        free(l);
+        return 0;
+}
+
+/* Unmount (or count) every mount beneath prefix that keep() accepts; deepest first. */
+static int unmount_beneath(const MountTable *t, const char *prefix, bool (*keep)(const MountEntry *m),
+                           bool dry_run, unsigned *count, unsigned *busy) {
+        cleanup_free const MountEntry **l = NULL;
+        char real[PATH_MAX];
+        size_t n = 0;
+        int r;
+
+        /* mountinfo shows real paths: /var/run/netns is /run/netns there. */
+        if (!realpath(prefix, real))
+                return 0;
+        r = mount_table_beneath(t, real, &l, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                if (keep && !keep(l[i]))
+                        continue;
+                if (dry_run || umount2(l[i]->mount_point, UMOUNT_NOFOLLOW) >= 0 || errno == EINVAL || errno == ENOENT)
+                        (*count)++;
+                else
+                        (*busy)++;
+        }
+        return 0;
+}
+
+static bool is_cni_netns(const MountEntry *m) {
+        const char *base = strrchr(m->mount_point, '/');
+
+        return streq(m->fstype, "nsfs") && base && startswith(base + 1, "cni-");
+}
+
+static bool same_dir(const char *a, const char *b) {
+        struct stat sa, sb;
+
+        if (stat(b, &sb) < 0)
+                return true;    /* nothing there to scan */
+        if (stat(a, &sa) < 0)
+                return false;
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int leftovers_unmount(const char *state_dir, const char *namespace, bool dry_run, LeftoverUnmount *ret) {
+        cleanup_free char *tasks = NULL, *sandboxes = NULL;
+        MountTable *t = NULL;
+        int r;
+
+        *ret = (LeftoverUnmount) {};
+        r = mount_table_read(&t);
+        if (r < 0)
+                return r;
+        if (state_dir) {
+                /* asprintf() leaves the pointer undefined on failure. */
+                if (asprintf(&tasks, "%s/io.containerd.runtime.v2.task/%s", state_dir, namespace) < 0)
+                        tasks = NULL;
+                if (asprintf(&sandboxes, "%s/io.containerd.grpc.v1.cri/sandboxes", state_dir) < 0)
+                        sandboxes = NULL;
+                if (!tasks || !sandboxes)
+                        r = -ENOMEM;
+        }
+        if (r >= 0 && tasks)
+                r = unmount_beneath(t, tasks, NULL, dry_run, &ret->rootfs, &ret->busy);
+        if (r >= 0 && sandboxes)
+                r = unmount_beneath(t, sandboxes, NULL, dry_run, &ret->shm, &ret->busy);
+        if (r >= 0)
+                r = unmount_beneath(t, "/run/netns", is_cni_netns, dry_run, &ret->netns, &ret->busy);
+        if (r >= 0 && !same_dir("/run/netns", "/var/run/netns"))
+                r = unmount_beneath(t, "/var/run/netns", is_cni_netns, dry_run, &ret->netns, &ret->busy);
+        mount_table_free(t);
+        return r;
+}

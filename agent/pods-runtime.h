@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the pods phase learns about a container runtime from outside the CRI: which process listens on
+ * its socket, the config it runs with, its CNI conf dir and state dir, its systemd unit; and whether
+ * kubelet runs. Read-only. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+typedef enum RuntimeKind {
+        RUNTIME_UNKNOWN,
+        RUNTIME_CONTAINERD,     /* containerd, and the one embedded in k3s/rke2 */
+        RUNTIME_CRIO,
+        RUNTIME_CRI_DOCKERD,
+} RuntimeKind;
+
+typedef struct RuntimeInfo {
+        RuntimeKind kind;
+        pid_t pid;              /* listens on the socket; 0 when none was found */
+        char *exe;              /* its executable's file name */
+        char *config;           /* the config file it was started with, or the default one */
+        char *unit;             /* its systemd unit (from its cgroup), or the usual name */
+        char *cni_conf_dir;     /* where the rescue conflist goes */
+        char *state_dir;        /* containerd's state (rootfs, shm, sockets) */
+        char *root_dir;         /* containerd's persistent root */
+} RuntimeInfo;
+
+/* The sockets probed when neither --cri-endpoint nor the manifest names one, in order: containerd,
+ * CRI-O, cri-dockerd, k3s/rke2. NULL-terminated. */
+extern const char *const pods_known_sockets[];
+
+void runtime_info_done(RuntimeInfo *i);
+/* Fill in everything that can be found; runtime_name is Version's answer (may be NULL). Never fails
+ * for lack of information: defaults stand in. -ENOMEM only. */
+int runtime_info_probe(const char *socket_path, const char *runtime_name, RuntimeInfo *ret);
+const char *runtime_kind_to_string(RuntimeKind k);
+
+/* The PID of the process that listens on a unix socket path (its listening socket in this network
+ * namespace's /proc/net/unix, then an fd pointing at it); 0 when none, -errno when it cannot tell. */
+int socket_listener_pid(const char *path, pid_t *ret);
+
+/* The first process whose executable is named kubelet: 1 and its PID, or 0. */
+int kubelet_find(pid_t *ret);
+
+/* The last value of key in one of the tables (TOML, table names compared without quotes or blanks;
+ * "" is the top level); 1 found, 0 not, -ENOMEM. Only basic and literal strings are understood. */
+int toml_find_string(const char *text, const char *const *tables, const char *key, char **ret);

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Processes as /proc shows them: who runs which executable, their children, and the processes that
+ * must never be signalled (PID 1, this program and its ancestors). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct ProcInfo {
+        pid_t pid;
+        pid_t ppid;
+        uint64_t starttime;     /* clock ticks after boot: with pid, identifies the process */
+        char state;             /* 'R', 'S', 'D', 'Z', ... */
+        char *exe;              /* /proc/PID/exe without " (deleted)"; NULL for kernel threads */
+        bool exe_deleted;       /* the binary was removed or replaced since it started */
+        bool root_known;        /* root_dev/root_ino: its root directory (/proc/PID/root) */
+        dev_t root_dev;
+        ino_t root_ino;
+} ProcInfo;
+
+typedef struct ProcTable {
+        ProcInfo *procs;
+        size_t n;
+} ProcTable;
+
+/* Parse the contents of /proc/PID/stat. The command name may hold spaces and parentheses: the
+ * fields after it are found from the last ')'. */
+int proc_parse_stat(const char *buf, pid_t *ret_ppid, char *ret_state, uint64_t *ret_starttime);
+
+/* The target of /proc/PID/exe as matched: " (deleted)" is cut off and reported in *ret_deleted. */
+void proc_exe_normalise(char *exe, bool *ret_deleted);
+
+/* An executable's path against a "process" pattern: component-wise fnmatch, '*' never matches '/',
+ * so "/usr/bin/containerd-shim*" matches "/usr/bin/containerd-shim-runc-v2" but neither
+ * "/opt/x/containerd-shim" nor "/usr/bin/my-containerd-shim". */
+bool proc_exe_matches(const char *pattern, const char *exe);
+
+/* Does /proc belong to this process's PID namespace? Only then are the PIDs it shows ours to signal. */
+bool proc_view_is_ours(void);
+
+/* Read one process; -ENOENT when it is gone. */
+int proc_read(pid_t pid, ProcInfo *ret);
+void proc_info_done(ProcInfo *p);
+
+/* Every process /proc shows, sorted by PID. */
+int proc_table_read(ProcTable *ret);
+void proc_table_done(ProcTable *t);
+const ProcInfo *proc_table_find(const ProcTable *t, pid_t pid);
+
+/* The PIDs a reset never signals: 1 (and 0), self, and every ancestor of self as the table shows
+ * them. ret is a 0-terminated array. */
+int proc_untouchable(const ProcTable *t, pid_t self, pid_t **ret);
+bool proc_pid_in(const pid_t *list, pid_t pid);
+
+/* The descendants of pid in the table, breadth first, not descending below a PID in `skip`.
+ * *ret is malloc'd (n may be 0). */
+int proc_descendants(const ProcTable *t, pid_t pid, const pid_t *skip, pid_t **ret, size_t *ret_n);

@@ -1,0 +1,713 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* systemd over D-Bus (sd-bus): connect, find units, stop them concurrently, disable, mask, reload. */
+
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <systemd/sd-bus.h>
+
+#include "agent/context.h"
+#include "agent/log.h"
+#include "agent/path.h"
+#include "agent/services.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "string-util.h"
+
+#define SD_DESTINATION "org.freedesktop.systemd1"
+#define SD_PATH "/org/freedesktop/systemd1"
+#define SD_MANAGER "org.freedesktop.systemd1.Manager"
+#define SD_UNIT "org.freedesktop.systemd1.Unit"
+
+struct ServiceManager {
+        sd_bus *bus;
+        char *why_absent;
+        char *description;
+        bool direct;            /* the private socket: no bus daemon, signals carry no sender */
+        bool subscribed;
+};
+
+static void sd_bus_error_freep(sd_bus_error *e) {
+        sd_bus_error_free(e);
+}
+#define cleanup_bus_error CLEANUP(sd_bus_error_freep)
+#define cleanup_bus_message CLEANUP(sd_bus_message_unrefp)
+
+/* The unit (or its unit file) is not there: "not found" is a state, not a failure. */
+static bool bus_error_is_absent(const sd_bus_error *e) {
+        return sd_bus_error_has_names(e, "org.freedesktop.systemd1.NoSuchUnit",
+                                      "org.freedesktop.DBus.Error.UnknownObject") ||
+               sd_bus_error_get_errno(e) == ENOENT;
+}
+
+/* A failed call as -errno, with the bus's own message in *reterr_msg. */
+static int bus_fail(char **reterr_msg, int r, const sd_bus_error *e, const char *what) {
+        if (sd_bus_error_is_set(e)) {
+                r = sd_bus_error_get_errno(e) > 0 ? -sd_bus_error_get_errno(e) : r;
+                return set_errmsg(reterr_msg, r, "%s: %s", what, e->message ?: e->name);
+        }
+        return set_errmsg(reterr_msg, r, "%s: %s", what, strerror(-r));
+}
+
+static int manager_absent(ServiceManager *m, const char *fmt, ...) _printf_(2, 3);
+static int manager_absent(ServiceManager *m, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        m->bus = sd_bus_flush_close_unref(m->bus);
+        va_start(ap, fmt);
+        r = vasprintf(&m->why_absent, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                m->why_absent = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* A connection to address: to a bus daemon (client), or straight to the manager. */
+static int bus_open_address(const char *address, bool client, sd_bus **ret) {
+        sd_bus *b = NULL;
+        int r;
+
+        r = sd_bus_new(&b);
+        if (r >= 0)
+                r = sd_bus_set_address(b, address);
+        if (r >= 0)
+                r = sd_bus_set_bus_client(b, client);
+        if (r >= 0)
+                r = sd_bus_start(b);
+        if (r < 0) {
+                sd_bus_unref(b);
+                return r;
+        }
+        *ret = b;
+        return 0;
+}
+
+/* Open one kind of connection and prove that systemd answers on it: 1 connected, 0 not (why in
+ * m->why_absent), -ENOMEM. */
+static int manager_try(ServiceManager *m, bool direct, const char *address) {
+        cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+        cleanup_free char *version = NULL;
+        int r;
+
+        m->bus = sd_bus_flush_close_unref(m->bus);
+        m->why_absent = mfree(m->why_absent);
+        m->direct = direct;
+        r = bus_open_address(address, !direct, &m->bus);
+        if (r < 0)
+                return manager_absent(m, "cannot connect to the %s at %s: %s", direct ? "manager" : "system bus",
+                                      address, strerror(-r));
+        r = sd_bus_get_property_string(m->bus, SD_DESTINATION, SD_PATH, SD_MANAGER, "Version", &e, &version);
+        if (r < 0)
+                return manager_absent(m, "no systemd answers on %s: %s", address, e.message ?: strerror(-r));
+        if (asprintf(&m->description, "systemd %s via %s", version, address) < 0) {
+                m->description = NULL;
+                return -ENOMEM;
+        }
+        log_debug("Reaching %s.", m->description);
+        return 1;
+}
+
+/* "unix:path=ROOT/PATH" */
+static char *root_address(const char *root, const char *path) {
+        cleanup_free char *p = path_join_root(root, path);
+        char *a;
+
+        return p && asprintf(&a, "unix:path=%s", p) >= 0 ? a : NULL;
+}
+
+/* Pick the connection (see services.h). */
+static int manager_connect(ServiceManager *m, const char *root) {
+        cleanup_free char *marker = path_join_root(root, "/run/systemd/system");
+        cleanup_free char *private = root_address(root, "/run/systemd/private");
+        cleanup_free char *system = root_address(root, "/run/dbus/system_bus_socket");
+        const char *env = getenv("DBUS_SYSTEM_BUS_ADDRESS");
+        struct stat st;
+        int r;
+
+        if (!isempty(env))
+                return manager_try(m, false, env);
+        if (!marker || !private || !system)
+                return -ENOMEM;
+        /* sd_booted()'s test, made on the tree's /run. */
+        if (stat(marker, &st) < 0 || !S_ISDIR(st.st_mode))
+                return manager_absent(m, "not booted with systemd (no %s)", marker);
+        /* As root, talk to PID 1 directly, as systemctl does: it works while dbus is down too. */
+        if (geteuid() == 0) {
+                r = manager_try(m, true, private);
+                if (r != 0)
+                        return r;
+                log_debug("%s; trying the system bus.", m->why_absent);
+        }
+        return manager_try(m, false, system);
+}
+
+int services_manager_open(const char *root, ServiceManager **ret) {
+        ServiceManager *m;
+        int r;
+
+        m = calloc(1, sizeof *m);
+        if (!m)
+                return -ENOMEM;
+        r = manager_connect(m, root ?: "/");
+        if (r < 0) {
+                services_manager_free(m);
+                return r;
+        }
+        *ret = m;
+        return 0;
+}
+
+ServiceManager *services_manager_free(ServiceManager *m) {
+        if (!m)
+                return NULL;
+        sd_bus_flush_close_unref(m->bus);
+        free(m->why_absent);
+        free(m->description);
+        return mfree(m);
+}
+
+const char *services_manager_why_absent(const ServiceManager *m) {
+        return m->bus ? NULL : strna(m->why_absent);
+}
+
+bool services_unit_is_protected(const char *unit) {
+        static const char *const protected[] = {
+                "dbus*", "systemd-*", "ssh*", "init.scope", "-.mount", "-.slice", "*.target", "*.device",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(protected); i++)
+                if (fnmatch(protected[i], unit, FNM_NOESCAPE) == 0)
+                        return true;
+        return false;
+}
+
+static bool unit_pattern_is_glob(const char *p) {
+        return strpbrk(p, "*?[") != NULL;
+}
+
+static int strv_add(char ***l, size_t *n, const char *s) {
+        char **nl;
+
+        for (size_t i = 0; i < *n; i++)
+                if (streq((*l)[i], s))
+                        return 0;
+        nl = reallocarray(*l, *n + 2, sizeof(char *));
+        if (!nl)
+                return -ENOMEM;
+        *l = nl;
+        nl[*n] = strdup(s);
+        if (!nl[*n])
+                return -ENOMEM;
+        nl[++*n] = NULL;
+        return 0;
+}
+
+static int list_call(ServiceManager *m, const char *method, const char *pattern, sd_bus_message **ret) {
+        cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+        cleanup_bus_message sd_bus_message *req = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(m->bus, &req, SD_DESTINATION, SD_PATH, SD_MANAGER, method);
+        if (r >= 0 && pattern)
+                r = sd_bus_message_append_strv(req, (char *[]) { NULL });
+        if (r >= 0 && pattern)
+                r = sd_bus_message_append_strv(req, (char *[]) { (char *) pattern, NULL });
+        if (r >= 0)
+                r = sd_bus_call(m->bus, req, 0, &e, ret);
+        if (r < 0 && sd_bus_error_has_name(&e, SD_BUS_ERROR_UNKNOWN_METHOD))
+                return -EOPNOTSUPP;
+        if (r < 0)
+                return log_debug_errno(r, "%s(%s) failed: %s", method, strempty(pattern), e.message ?: strerror(-r));
+        return 0;
+}
+
+/* Call ListUnitsByPatterns or ListUnitFilesByPatterns: arrays of structs whose first member names a
+ * unit, or is the path of its unit file. systemd before 230 has neither: then the whole list is
+ * asked for (ListUnits, ListUnitFiles), and matched here, as it always is anyway. */
+static int list_by_pattern(ServiceManager *m, const char *method, const char *fallback, const char *pattern,
+                           char ***l, size_t *n) {
+        cleanup_bus_message sd_bus_message *reply = NULL;
+        const char *contents;
+        int r;
+
+        r = list_call(m, method, pattern, &reply);
+        if (r == -EOPNOTSUPP)
+                r = list_call(m, fallback, NULL, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', NULL);
+        while (r >= 0 && (r = sd_bus_message_peek_type(reply, NULL, &contents)) > 0) {
+                const char *s, *name;
+
+                r = sd_bus_message_enter_container(reply, 'r', contents);
+                if (r >= 0)
+                        r = sd_bus_message_read_basic(reply, 's', &s);
+                if (r < 0)
+                        break;
+                name = strrchr(s, '/') ? strrchr(s, '/') + 1 : s;
+                if (fnmatch(pattern, name, FNM_NOESCAPE) == 0 && strv_add(l, n, name) < 0)
+                        return -ENOMEM;
+                r = sd_bus_message_skip(reply, contents + 1);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        return r < 0 ? r : 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+int services_expand(ServiceManager *m, const char *pattern, char ***ret_units) {
+        cleanup_strv char **l = NULL;
+        size_t n = 0;
+        int r;
+
+        if (!unit_pattern_is_glob(pattern))
+                r = strv_add(&l, &n, pattern);
+        else {
+                r = list_by_pattern(m, "ListUnitsByPatterns", "ListUnits", pattern, &l, &n);
+                if (r >= 0)
+                        r = list_by_pattern(m, "ListUnitFilesByPatterns", "ListUnitFiles", pattern, &l, &n);
+        }
+        if (r < 0)
+                return r;
+        if (!l) {
+                l = calloc(1, sizeof(char *));
+                if (!l)
+                        return -ENOMEM;
+        }
+        qsort(l, n, sizeof(char *), cmp_str);
+        *ret_units = TAKE_PTR(l);
+        return 0;
+}
+
+static int unit_object(ServiceManager *m, const char *unit, char **ret_path) {
+        cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+        cleanup_bus_message sd_bus_message *reply = NULL;
+        const char *path;
+        int r;
+
+        r = sd_bus_call_method(m->bus, SD_DESTINATION, SD_PATH, SD_MANAGER, "GetUnit", &e, &reply, "s", unit);
+        if (r < 0)
+                return bus_error_is_absent(&e) ? -ENOENT : r;
+        r = sd_bus_message_read(reply, "o", &path);
+        if (r < 0)
+                return r;
+        *ret_path = strdup(path);
+        return *ret_path ? 0 : -ENOMEM;
+}
+
+static int get_string(ServiceManager *m, const char *path, const char *property, char *buf, size_t size) {
+        cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+        cleanup_free char *s = NULL;
+        int r;
+
+        r = sd_bus_get_property_string(m->bus, SD_DESTINATION, path, SD_UNIT, property, &e, &s);
+        if (r < 0)
+                return bus_error_is_absent(&e) ? -ENOENT : r;
+        snprintf(buf, size, "%s", s);
+        return 0;
+}
+
+int services_unit_status(ServiceManager *m, const char *unit, UnitStatus *ret) {
+        cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+        cleanup_bus_message sd_bus_message *reply = NULL;
+        cleanup_free char *path = NULL;
+        UnitStatus s = {};
+        const char *job;
+        int r, b;
+
+        r = unit_object(m, unit, &path);
+        if (r >= 0)
+                r = get_string(m, path, "ActiveState", s.active_state, sizeof s.active_state);
+        if (r >= 0)
+                r = get_string(m, path, "SubState", s.sub_state, sizeof s.sub_state);
+        if (r < 0)
+                return r;
+        r = sd_bus_get_property(m->bus, SD_DESTINATION, path, SD_UNIT, "Job", &e, &reply, "(uo)");
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "(uo)", &s.job_id, &job);
+        if (r >= 0)
+                r = sd_bus_get_property_trivial(m->bus, SD_DESTINATION, path, SD_UNIT, "NeedDaemonReload", &e, 'b',
+                                                &b);
+        if (r < 0)
+                return bus_error_is_absent(&e) ? -ENOENT : r;
+        s.need_daemon_reload = b;
+        *ret = s;
+        return 0;
+}
+
+bool services_status_is_stopped(const UnitStatus *s) {
+        return s->job_id == 0 && (streq(s->active_state, "inactive") || streq(s->active_state, "failed"));
+}
+
+int services_unit_file_state(ServiceManager *m, const char *unit, char **ret_state) {
+        cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+        cleanup_bus_message sd_bus_message *reply = NULL;
+        const char *state;
+        int r;
+
+        r = sd_bus_call_method(m->bus, SD_DESTINATION, SD_PATH, SD_MANAGER, "GetUnitFileState", &e, &reply, "s",
+                               unit);
+        if (r < 0)
+                return bus_error_is_absent(&e) ? -ENOENT : r;
+        r = sd_bus_message_read(reply, "s", &state);
+        if (r < 0)
+                return r;
+        *ret_state = strdup(state);
+        return *ret_state ? 0 : -ENOMEM;
+}
+
+/* ---- stopping: queue every job, then collect every JobRemoved ---- */
+
+typedef struct StopJob {
+        UnitStop *stop;
+        char *path;             /* the job's object path; NULL once settled */
+        char result[32];        /* from JobRemoved; empty while waiting */
+        uint64_t queued_usec, deadline_usec;
+} StopJob;
+
+typedef struct StopWait {
+        StopJob *jobs;
+        size_t n;
+} StopWait;
+
+static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        StopWait *w = userdata;
+        const char *path, *unit, *result;
+        uint32_t id;
+
+        if (sd_bus_message_read(msg, "uoss", &id, &path, &unit, &result) < 0)
+                return 0;
+        for (size_t i = 0; i < w->n; i++)
+                if (w->jobs[i].path && streq(w->jobs[i].path, path))
+                        snprintf(w->jobs[i].result, sizeof w->jobs[i].result, "%s", result);
+        return 0;
+}
+
+static void stop_settle(StopJob *j, int r, const char *fmt, ...) _printf_(3, 4);
+static void stop_settle(StopJob *j, int r, const char *fmt, ...) {
+        va_list ap;
+
+        j->stop->result = r;
+        free(j->stop->message);
+        va_start(ap, fmt);
+        if (vasprintf(&j->stop->message, fmt, ap) < 0)
+                j->stop->message = NULL;
+        va_end(ap);
+        j->path = mfree(j->path);
+}
+
+static int manager_subscribe(ServiceManager *m) {
+        cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+        int r;
+
+        if (m->subscribed)
+                return 0;
+        /* The API bus only carries the manager's signals while someone is subscribed; a private
+         * connection gets them anyway, and Subscribe is harmless there. */
+        r = sd_bus_call_method(m->bus, SD_DESTINATION, SD_PATH, SD_MANAGER, "Subscribe", &e, NULL, NULL);
+        if (r < 0 && !sd_bus_error_has_name(&e, "org.freedesktop.systemd1.AlreadySubscribed"))
+                return log_debug_errno(r, "Subscribe failed: %s", e.message ?: strerror(-r));
+        m->subscribed = true;
+        return 0;
+}
+
+/* Queue one stop job, or settle the unit at once when there is nothing to stop. */
+static void stop_queue(ServiceManager *m, StopJob *j, uint64_t timeout_usec, uint64_t deadline_usec) {
+        cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+        cleanup_bus_message sd_bus_message *reply = NULL;
+        const char *unit = j->stop->unit, *path;
+        UnitStatus s;
+        int r;
+
+        r = services_unit_status(m, unit, &s);
+        if (r == -ENOENT)
+                return stop_settle(j, 0, "not loaded, not running");
+        if (r >= 0 && services_status_is_stopped(&s))
+                return stop_settle(j, 0, "already %s", s.active_state);
+        r = sd_bus_call_method(m->bus, SD_DESTINATION, SD_PATH, SD_MANAGER, "StopUnit", &e, &reply, "ss", unit,
+                               "replace");
+        if (r < 0 && bus_error_is_absent(&e))
+                return stop_settle(j, 0, "no such unit");
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "o", &path);
+        if (r < 0) {
+                r = sd_bus_error_get_errno(&e) > 0 ? -sd_bus_error_get_errno(&e) : r;
+                return stop_settle(j, r, "StopUnit: %s", e.message ?: strerror(-r));
+        }
+        j->path = strdup(path);
+        if (!j->path)
+                return stop_settle(j, -ENOMEM, "out of memory");
+        j->queued_usec = now_usec();
+        j->deadline_usec = j->queued_usec + timeout_usec;
+        if (deadline_usec > 0 && deadline_usec < j->deadline_usec)
+                j->deadline_usec = deadline_usec;
+}
+
+static int job_result_to_errno(const char *result) {
+        if (streq(result, "timeout"))
+                return -ETIMEDOUT;
+        if (streq(result, "canceled"))
+                return -ECANCELED;
+        return -EIO;
+}
+
+static void stop_finish(ServiceManager *m, StopJob *j) {
+        UnitStatus s;
+
+        if (streq(j->result, "skipped"))
+                return stop_settle(j, 0, "nothing to stop (job skipped)");
+        if (!streq(j->result, "done"))
+                return stop_settle(j, job_result_to_errno(j->result), "stop job ended with result '%s'", j->result);
+        /* Stopped; a unit whose stop went wrong (ExecStop failed, SIGKILL was needed) is "failed". */
+        if (services_unit_status(m, j->stop->unit, &s) >= 0 && streq(s.active_state, "failed"))
+                return stop_settle(j, 1, "stopped (job done), the unit is now failed (%s)", s.sub_state);
+        stop_settle(j, 1, "stopped (job done)");
+}
+
+/* Settle what has an answer or is past its deadline; returns how many still wait and the next deadline. */
+static size_t stop_sweep(ServiceManager *m, StopWait *w, uint64_t *ret_next) {
+        uint64_t now = now_usec(), next = UINT64_MAX;
+        size_t waiting = 0;
+
+        for (size_t i = 0; i < w->n; i++) {
+                StopJob *j = w->jobs + i;
+
+                if (!j->path)
+                        continue;
+                if (j->result[0])
+                        stop_finish(m, j);
+                else if (now >= j->deadline_usec)
+                        stop_settle(j, -ETIME, "stop job %s still running after %.1f s; left to systemd", j->path,
+                                    (double) (now - j->queued_usec) / 1e6);
+                else {
+                        waiting++;
+                        if (j->deadline_usec < next)
+                                next = j->deadline_usec;
+                }
+        }
+        *ret_next = next;
+        return waiting;
+}
+
+static void stop_fail_waiting(StopWait *w, int r) {
+        for (size_t i = 0; i < w->n; i++)
+                if (w->jobs[i].path)
+                        stop_settle(w->jobs + i, r, "lost the connection to systemd while waiting: %s", strerror(-r));
+}
+
+static void stop_wait_all(ServiceManager *m, StopWait *w) {
+        uint64_t next;
+        int r;
+
+        while (stop_sweep(m, w, &next) > 0) {
+                r = sd_bus_process(m->bus, NULL);
+                if (r > 0)
+                        continue;
+                if (r == 0) {
+                        uint64_t now = now_usec();
+
+                        r = sd_bus_wait(m->bus, next > now ? next - now : 0);
+                }
+                if (r < 0 && r != -EINTR) {
+                        stop_fail_waiting(w, r);
+                        return;
+                }
+        }
+}
+
+void services_stop_many(ServiceManager *m, UnitStop *stops, size_t n, uint64_t timeout_usec, uint64_t deadline_usec) {
+        CLEANUP(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        cleanup_free StopJob *jobs = calloc(n, sizeof(StopJob));
+        StopWait w = { .jobs = jobs, .n = n };
+        int r;
+
+        if (n == 0)
+                return;
+        if (timeout_usec == 0)
+                timeout_usec = SERVICES_STOP_TIMEOUT_USEC;
+        for (size_t i = 0; jobs && i < n; i++)
+                jobs[i].stop = stops + i;
+        /* The match comes first: a job may finish before StopUnit's reply has been read. */
+        r = jobs ? sd_bus_match_signal(m->bus, &slot, m->direct ? NULL : SD_DESTINATION, SD_PATH, SD_MANAGER,
+                                       "JobRemoved", on_job_removed, &w)
+                 : -ENOMEM;
+        if (r >= 0)
+                r = manager_subscribe(m);
+        for (size_t i = 0; i < n; i++)
+                if (r < 0) {
+                        stops[i].result = r;
+                        free(stops[i].message);
+                        stops[i].message = strdup("cannot watch systemd's jobs");
+                } else
+                        stop_queue(m, jobs + i, timeout_usec, deadline_usec);
+        if (r >= 0)
+                stop_wait_all(m, &w);
+}
+
+/* ---- unit files ---- */
+
+/* The a(sss) changes list of an install method, as "removed X; created Y -> Z". */
+static int changes_describe(sd_bus_message *reply, char **ret, unsigned *ret_n) {
+        cleanup_free char *buf = NULL;
+        const char *type, *path, *source;
+        unsigned n = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "(sss)");
+        while (r >= 0 && (r = sd_bus_message_read(reply, "(sss)", &type, &path, &source)) > 0) {
+                char *t;
+
+                if (streq(type, "unlink"))
+                        r = asprintf(&t, "%s%sremoved %s", strempty(buf), buf ? "; " : "", path);
+                else if (streq(type, "symlink"))
+                        r = asprintf(&t, "%s%screated %s -> %s", strempty(buf), buf ? "; " : "", path, source);
+                else
+                        continue;
+                if (r < 0)
+                        return -ENOMEM;
+                free(buf);
+                buf = t;
+                n++;
+        }
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(buf);
+        *ret_n = n;
+        return 0;
+}
+
+/* Call DisableUnitFiles or MaskUnitFiles on one unit; 1 and the changes when there were any. */
+static int unit_files_call(ServiceManager *m, const char *method, const char *unit, bool runtime, char **ret_msg) {
+        cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+        cleanup_bus_message sd_bus_message *req = NULL, *reply = NULL;
+        cleanup_free char *changes = NULL;
+        unsigned n = 0;
+        int r;
+
+        r = sd_bus_message_new_method_call(m->bus, &req, SD_DESTINATION, SD_PATH, SD_MANAGER, method);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(req, (char *[]) { (char *) unit, NULL });
+        if (r >= 0)
+                r = sd_bus_message_append(req, "b", (int) runtime);
+        if (r >= 0 && streq(method, "MaskUnitFiles"))
+                r = sd_bus_message_append(req, "b", 0); /* force: never replace a real unit file */
+        if (r >= 0)
+                r = sd_bus_call(m->bus, req, 0, &e, &reply);
+        if (r < 0 && bus_error_is_absent(&e))
+                return set_errmsg(ret_msg, 0, "no unit file");
+        if (r < 0)
+                return bus_fail(ret_msg, r, &e, method);
+        r = changes_describe(reply, &changes, &n);
+        if (r < 0)
+                return set_errmsg(ret_msg, r, "%s: cannot read the changes: %s", method, strerror(-r));
+        if (n == 0)
+                return 0;
+        *ret_msg = TAKE_PTR(changes);
+        return 1;
+}
+
+int services_disable(ServiceManager *m, const char *unit, char **ret_msg) {
+        cleanup_free char *state = NULL, *more = NULL;
+        int r, k;
+
+        r = services_unit_file_state(m, unit, &state);
+        if (r == -ENOENT)
+                return set_errmsg(ret_msg, 0, "no unit file");
+        if (r < 0)
+                return set_errmsg(ret_msg, r, "GetUnitFileState: %s", strerror(-r));
+        r = unit_files_call(m, "DisableUnitFiles", unit, false, ret_msg);
+        if (r < 0 || !strstr(state, "-runtime"))
+                goto finish;
+        k = unit_files_call(m, "DisableUnitFiles", unit, true, &more);
+        if (k < 0)
+                r = k;
+        if (k != 0 && more) {
+                char *t;
+
+                if (asprintf(&t, "%s%s%s", strempty(*ret_msg), *ret_msg ? "; " : "", more) < 0)
+                        return -ENOMEM;
+                free(*ret_msg);
+                *ret_msg = t;
+        }
+        if (r >= 0 && k > 0)
+                r = 1;
+finish:
+        if (r == 0 && !*ret_msg)
+                (void) set_errmsg(ret_msg, 0, "not enabled (%s)", state);
+        return r;
+}
+
+int services_mask(ServiceManager *m, const char *unit, char **ret_msg) {
+        cleanup_free char *state = NULL;
+        int r;
+
+        r = services_unit_file_state(m, unit, &state);
+        if (r < 0 && r != -ENOENT)
+                return set_errmsg(ret_msg, r, "GetUnitFileState: %s", strerror(-r));
+        if (r >= 0 && startswith(state, "masked"))
+                return set_errmsg(ret_msg, 0, "already %s", state);
+        r = unit_files_call(m, "MaskUnitFiles", unit, false, ret_msg);
+        if (r == 0 && !*ret_msg)
+                (void) set_errmsg(ret_msg, 0, "nothing to change");
+        return r;
+}
+
+int services_reload(ServiceManager *m, uint64_t timeout_usec, char **reterr_msg) {
+        cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+        cleanup_bus_message sd_bus_message *req = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(m->bus, &req, SD_DESTINATION, SD_PATH, SD_MANAGER, "Reload");
+        if (r >= 0)
+                r = sd_bus_call(m->bus, req, timeout_usec ?: SERVICES_STOP_TIMEOUT_USEC, &e, NULL);
+        if (r < 0)
+                return bus_fail(reterr_msg, r, &e, "Reload");
+        return 1;
+}
+
+int services_reset_failed(ServiceManager *m, const char *unit, char **ret_msg) {
+        cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+        UnitStatus s;
+        int r;
+
+        r = services_unit_status(m, unit, &s);
+        if (r == -ENOENT)
+                return set_errmsg(ret_msg, 0, "not loaded");
+        if (r < 0)
+                return set_errmsg(ret_msg, r, "cannot read its state: %s", strerror(-r));
+        if (!streq(s.active_state, "failed"))
+                return set_errmsg(ret_msg, 0, "not failed (%s)", s.active_state);
+        r = sd_bus_call_method(m->bus, SD_DESTINATION, SD_PATH, SD_MANAGER, "ResetFailedUnit", &e, NULL, "s", unit);
+        if (r < 0 && bus_error_is_absent(&e))
+                return set_errmsg(ret_msg, 0, "not loaded");
+        if (r < 0)
+                return bus_fail(ret_msg, r, &e, "ResetFailedUnit");
+        return set_errmsg(ret_msg, 1, "failed state reset");
+}
+
+int services_stop_unit(const char *name, uint64_t timeout_usec, char **reterr_msg) {
+        ServiceManager *m = NULL;
+        UnitStop stop = { .unit = name };
+        int r;
+
+        r = services_manager_open("/", &m);
+        if (r < 0)
+                return set_errmsg(reterr_msg, r, "cannot reach systemd: %s", strerror(-r));
+        if (services_manager_why_absent(m)) {
+                r = set_errmsg(reterr_msg, -EHOSTDOWN, "systemd not running: %s", services_manager_why_absent(m));
+                services_manager_free(m);
+                return r;
+        }
+        services_stop_many(m, &stop, 1, timeout_usec, 0);
+        services_manager_free(m);
+        if (reterr_msg && !*reterr_msg)
+                *reterr_msg = TAKE_PTR(stop.message);
+        free(stop.message);
+        return stop.result;
+}

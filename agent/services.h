@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* systemd over D-Bus (sd-bus): find units by glob, stop them concurrently and wait for their jobs,
+ * disable, mask, reload and reset-failed. The agent's only way to reach the service manager. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The default per-unit stop deadline: systemd's DefaultTimeoutStopSec, after which systemd itself
+ * escalates to SIGKILL, plus a little for that to finish. */
+#define SERVICES_STOP_TIMEOUT_USEC (100ULL * 1000000ULL)
+
+typedef struct ServiceManager ServiceManager;
+
+/* Find the systemd of the tree at root ("/" on a node): the one whose sockets are in ROOT/run.
+ * $DBUS_SYSTEM_BUS_ADDRESS when set; otherwise nothing unless ROOT/run/systemd/system exists
+ * (sd_booted()'s test), then, as root, the manager's private socket ROOT/run/systemd/private as
+ * systemctl does, else the system bus at ROOT/run/dbus/system_bus_socket. A rescue system with a
+ * node's disk at --root finds no systemd there, and stops none of its own units. Always returns a
+ * manager (or -ENOMEM); services_manager_why_absent() says whether it is usable. */
+int services_manager_open(const char *root, ServiceManager **ret);
+ServiceManager *services_manager_free(ServiceManager *m);
+
+/* NULL when connected, else why systemd is out of reach ("sd_booted() is false: ..."). */
+const char *services_manager_why_absent(const ServiceManager *m);
+
+/* The unit names a pattern names, sorted, unique: a plain name is itself; a glob is matched against
+ * ListUnitsByPatterns() (loaded units) and ListUnitFilesByPatterns() (unit files on disk). */
+int services_expand(ServiceManager *m, const char *pattern, char ***ret_units);
+
+typedef struct UnitStatus {
+        char active_state[32];  /* "active", "inactive", "failed", "deactivating", ... */
+        char sub_state[32];
+        uint32_t job_id;        /* nonzero while a job is queued or running */
+        bool need_daemon_reload;
+} UnitStatus;
+
+/* A loaded unit's state; -ENOENT when systemd has not loaded it (so it cannot be running). */
+int services_unit_status(ServiceManager *m, const char *unit, UnitStatus *ret);
+/* GetUnitFileState(): "enabled", "disabled", "static", "masked", ...; -ENOENT without a unit file. */
+int services_unit_file_state(ServiceManager *m, const char *unit, char **ret_state);
+
+/* Inactive or failed, with no job queued: there is nothing to stop. */
+bool services_status_is_stopped(const UnitStatus *s);
+
+typedef struct UnitStop {
+        const char *unit;
+        int result;             /* out: 0 was not running, 1 stopped, -errno failed */
+        char *message;          /* out, malloc'd: what happened, the job result of a failure */
+} UnitStop;
+
+/* Stop units concurrently: StopUnit(unit, "replace") for every one, then wait for each job's
+ * JobRemoved signal, each with its own deadline of timeout_usec (0: the default) from when its job
+ * was queued, and never past deadline_usec (CLOCK_MONOTONIC, 0: none). systemd orders the jobs by
+ * the units' dependencies. A unit that does not exist or does not run is result 0; a job that ends
+ * "done" is 1; any other job result (canceled, timeout, failed, dependency) fails. */
+void services_stop_many(ServiceManager *m, UnitStop *stops, size_t n, uint64_t timeout_usec, uint64_t deadline_usec);
+
+/* DisableUnitFiles(runtime=false, and runtime=true for an "-runtime" state): 1 with the changes
+ * ("removed /etc/systemd/system/multi-user.target.wants/kubelet.service") in *ret_msg, 0 when
+ * nothing was enabled or there is no unit file. */
+int services_disable(ServiceManager *m, const char *unit, char **ret_msg);
+/* MaskUnitFiles(runtime=false, force=false): 0 when already masked. */
+int services_mask(ServiceManager *m, const char *unit, char **ret_msg);
+/* Reload(): waits until systemd has reloaded, at most timeout_usec (0: the default). */
+int services_reload(ServiceManager *m, uint64_t timeout_usec, char **reterr_msg);
+/* ResetFailedUnit() on a failed unit: 1; 0 when it is not loaded or not failed. */
+int services_reset_failed(ServiceManager *m, const char *unit, char **ret_msg);
+
+/* Stop one unit by name and wait for it, on a connection of its own to the node's systemd (root
+ * "/"): for other phases (the pods phase's rescue ladder stops the runtime with it). 1 stopped,
+ * 0 not running or no such unit, -EHOSTDOWN when systemd is not running, other -errno on failure;
+ * *reterr_msg (malloc'd, may be NULL) says why, or what happened. */
+int services_stop_unit(const char *name, uint64_t timeout_usec, char **reterr_msg);
+
+/* Units no manifest may stop, disable or mask, even through a glob: what keeps the node reachable
+ * and the service manager itself (dbus*, systemd-*, ssh*, init.scope, -.mount, -.slice, *.target). */
+bool services_unit_is_protected(const char *unit);

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Benchmark (not a test): removing 50 pods (10 on the host network, 10 with a running container)
+# from a real containerd 1.6 in private pid+mount+net namespaces (tests/integration/containerd), never
+# the host's:
+#   (a) sequential: what "crictl stopp; crictl rmp" does for each pod, one pod after the other through
+#       the same client (tests/integration/cri-helper stop-remove-sequential),
+#   (b) node-reset run --yes --phases pods (concurrency 8), on a healthy CNI,
+#   (c) the same on the master-gone node: every CNI DEL fails like calico without its API server, so
+#       the agent climbs to rung 2 (the loopback-only rescue conflist).
+# Whole processes are timed (the agent's start, listing and plan included); the median of
+# BENCH_TRIALS (3) trials is shown, then the ratios (a)/(b) (target >= 2) and (c)/(b) (target <= 2),
+# of the medians and per trial. The machine has 2 cores and containerd's work is CPU-bound: on it the
+# CRI calls themselves go about 2x faster concurrently, which bounds (a)/(b).
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/integration/lib.sh"
+in_private_ns "$@"
+. "$TOP/tests/integration/containerd/harness.sh"
+cd_require
+TRIALS=${BENCH_TRIALS:-3}
+PODS=${BENCH_PODS:-50}
+
+eval "set -- $(trap -p EXIT)"
+trap "cd_stop; $3" EXIT
+cd_setup && cd_start || { echo "bench: cannot start containerd" >&2; exit 1; }
+
+ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+make_pods() { # prefix
+        cd_cri run-pods "$PODS" "$1" "$CD_CGROUP_PARENT" 5 5 8 > /dev/null || {
+                echo "bench: cannot create pods" >&2
+                cd_diag >&2
+                exit 1
+        }
+}
+
+check_clean() { # label
+        local n
+        n=$(cd_count sandboxes)
+        [ "$n" -eq 0 ] || echo "bench: $1 left $n sandboxes" >&2
+}
+
+run_sequential() {
+        local t
+        t=$(date +%s%N)
+        cd_cri stop-remove-sequential > /dev/null || echo "bench: sequential stop/remove failed" >&2
+        ms_since "$t"
+}
+
+run_agent() { # label
+        local t
+        t=$(date +%s%N)
+        cd_enter "$NODE_RESET" --phases pods --yes --output=json run > "$WORK/$1.json" 2> "$WORK/$1.log" ||
+                { echo "bench: node-reset failed ($1):" >&2; tail -n 5 "$WORK/$1.log" >&2; }
+        ms_since "$t"
+}
+
+seq_ms=() agent_ms=() gone_ms=() ab=() cb=()
+for i in $(seq "$TRIALS"); do
+        make_pods "seq$i"
+        seq_ms+=("$(run_sequential)")
+        check_clean sequential
+        make_pods "agent$i"
+        agent_ms+=("$(run_agent "agent$i")")
+        check_clean agent
+        make_pods "gone$i"
+        cd_fail_del on
+        gone_ms+=("$(run_agent "gone$i")")
+        cd_fail_del off
+        check_clean master-gone
+        [ -z "$(ls "$CD_DIR/net.d" | grep node-reset-rescue)" ] || echo "bench: the rescue conflist was left" >&2
+        ab+=("$(awk -v a="${seq_ms[-1]}" -v b="${agent_ms[-1]}" 'BEGIN { printf "%.2f", a / b }')")
+        cb+=("$(awk -v c="${gone_ms[-1]}" -v b="${agent_ms[-1]}" 'BEGIN { printf "%.2f", c / b }')")
+        echo "trial $i: sequential ${seq_ms[-1]} ms, agent ${agent_ms[-1]} ms, master-gone ${gone_ms[-1]} ms;" \
+                "(a)/(b) ${ab[-1]}, (c)/(b) ${cb[-1]}"
+done
+
+a=$(median "${seq_ms[@]}") b=$(median "${agent_ms[@]}") c=$(median "${gone_ms[@]}")
+echo
+echo "pods: $PODS pods (10 host network, 10 with a running container), median of $TRIALS"
+printf '  (a) sequential stopp+rmp, one client       %6d ms\n' "$a"
+printf '  (b) node-reset --phases pods, healthy      %6d ms\n' "$b"
+printf '  (c) node-reset --phases pods, master gone  %6d ms\n' "$c"
+# The ratios of the medians, and the medians of each trial's ratios (a shared machine's load moves
+# all three runs of a trial together, so the paired ratio is the steadier one).
+awk -v a="$a" -v b="$b" -v c="$c" -v ab="$(median "${ab[@]}")" -v cb="$(median "${cb[@]}")" 'BEGIN {
+        printf "  (a)/(b) = %.2f, per trial %.2f  (target >= 2: %s)\n", a / b, ab, (ab >= 2 ? "met" : "NOT met")
+        printf "  (c)/(b) = %.2f, per trial %.2f  (target <= 2: %s)\n", c / b, cb, (cb <= 2 ? "met" : "NOT met")
+}'

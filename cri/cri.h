@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A CRI RuntimeService client: the calls a node reset needs, one at a time or many at once. No
+ * printing; failures are -errno with the runtime's grpc-message (or the transport's reason) returned
+ * through reterr_msg. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cri/grpc.h"
+#include "cri/messages.h"
+
+typedef struct CriClient CriClient;
+
+/* endpoint: "unix:///path" or an absolute path. Nothing is connected yet. */
+int cri_client_new(const char *endpoint, CriClient **ret);
+CriClient *cri_client_free(CriClient *c);
+/* The socket path of "unix:///path" or "/path"; -EINVAL for anything else (tcp, relative). */
+int cri_endpoint_to_path(const char *endpoint, char **ret);
+const char *cri_client_socket_path(const CriClient *c);
+/* The deadline of each call from now on (0: the default, 10 s). */
+void cri_client_set_timeout(CriClient *c, uint64_t usec);
+void cri_client_set_max_response(CriClient *c, size_t max);
+GrpcChannel *cri_client_channel(CriClient *c);
+/* "runtime.v1.RuntimeService", or v1alpha2 once Version found only that. */
+const char *cri_client_service(const CriClient *c);
+/* "/<service>/<method>" in buf. */
+const char *cri_client_path(const CriClient *c, const char *method, char *buf, size_t size);
+
+/* One unary call of the client's service: request bytes in, response bytes out. */
+int cri_client_unary(CriClient *c, const char *method, const ProtoWriter *request, uint8_t **ret_response,
+                     size_t *ret_len, int *ret_grpc_status, char **reterr_msg);
+
+/* Version falls back to runtime.v1alpha2 when the runtime does not implement v1 (containerd before
+ * 1.6, CRI-O before 1.23), and the client keeps using the service that answered. */
+int cri_version(CriClient *c, CriVersion *ret, char **reterr_msg);
+int cri_list_sandboxes(CriClient *c, CriSandbox **ret, size_t *ret_n, char **reterr_msg);
+int cri_sandbox_status(CriClient *c, const char *id, CriSandboxStatus *ret, char **reterr_msg);
+int cri_stop_sandbox(CriClient *c, const char *id, char **reterr_msg);
+int cri_remove_sandbox(CriClient *c, const char *id, char **reterr_msg);
+int cri_list_containers(CriClient *c, CriContainer **ret, size_t *ret_n, char **reterr_msg);
+int cri_stop_container(CriClient *c, const char *id, int64_t timeout_sec, char **reterr_msg);
+int cri_remove_container(CriClient *c, const char *id, char **reterr_msg);
+
+/* Many stops, removes or status reads at once. */
+typedef enum CriOpKind {
+        CRI_OP_STOP_SANDBOX,
+        CRI_OP_REMOVE_SANDBOX,
+        CRI_OP_STOP_CONTAINER,
+        CRI_OP_REMOVE_CONTAINER,
+        CRI_OP_SANDBOX_STATUS,
+        _CRI_OP_MAX,
+} CriOpKind;
+
+typedef struct CriOp {
+        CriOpKind kind;
+        const char *id;
+        int64_t timeout_sec;            /* StopContainer's grace period */
+
+        int result;                     /* 0 or -errno */
+        int grpc_status;                /* -1 when the runtime never said */
+        char *message;                  /* why it failed */
+        CriSandboxStatus status;        /* CRI_OP_SANDBOX_STATUS */
+} CriOp;
+
+const char *cri_op_kind_to_method(CriOpKind k);
+/* Runs every op (at most concurrency at a time); each gets its own result. Returns -ENOMEM or
+ * another failure to run at all, else 0. */
+int cri_run_ops(CriClient *c, CriOp *ops, size_t n, unsigned concurrency);
+void cri_op_done(CriOp *op);

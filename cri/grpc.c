@@ -1,0 +1,734 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* gRPC unary calls over HTTP/2 prior knowledge on a unix socket, many at once through one libcurl
+ * multi handle. The verdict comes from grpc-status (a trailer, or the only header block of an error),
+ * never from the HTTP status. */
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/un.h>
+
+#include "cri/grpc.h"
+#include "errno-util.h"
+#include "macro.h"
+
+#define GRPC_TIMEOUT_DEFAULT_USEC (10ULL * 1000000ULL)
+#define POLL_SLICE_MS 100
+
+static inline size_t size_min(size_t a, size_t b) {
+        return a < b ? a : b;
+}
+
+static inline uint64_t u64_min(uint64_t a, uint64_t b) {
+        return a < b ? a : b;
+}
+
+struct GrpcChannel {
+        char *socket_path;
+        uint64_t timeout_usec;
+        size_t max_response;
+        GrpcConnStrategy strategy;
+        CURLM *multi;
+};
+
+/* One call in flight: the libcurl handle and what its callbacks collect. */
+typedef struct Transfer {
+        const GrpcChannel *ch;
+        GrpcCall *call;
+        CURL *easy;
+        struct curl_slist *headers;
+        uint8_t *body;
+        size_t body_len;
+        GrpcFrameParser parser;
+        GrpcResponseHead head;
+        int callback_error;     /* set when a callback aborted the transfer */
+        char errbuf[CURL_ERROR_SIZE];
+} Transfer;
+
+static inline void curl_slist_free_allp(struct curl_slist **l) {
+        if (*l)
+                curl_slist_free_all(*l);
+}
+
+void grpc_frame_parser_init(GrpcFrameParser *p, size_t max) {
+        *p = (GrpcFrameParser) { .max = max };
+}
+
+void grpc_frame_parser_done(GrpcFrameParser *p) {
+        free(p->message);
+        grpc_frame_parser_init(p, p->max);
+}
+
+static uint32_t be32(const uint8_t *b) {
+        return (uint32_t) b[0] << 24 | (uint32_t) b[1] << 16 | (uint32_t) b[2] << 8 | b[3];
+}
+
+/* The 5-byte prefix is complete: judge it before a single byte of the message is allocated. */
+static int frame_header_complete(GrpcFrameParser *p) {
+        if (p->header[0] == 1)
+                return -EPROTONOSUPPORT;        /* compressed: never asked for */
+        if (p->header[0] != 0)
+                return -EBADMSG;
+        p->declared = be32(p->header + 1);
+        if (p->declared > p->max)
+                return -EMSGSIZE;
+        p->message_len = p->declared;
+        p->message = malloc(p->message_len ? p->message_len : 1);
+        if (!p->message)
+                return -ENOMEM;
+        p->done = p->message_len == 0;
+        return 0;
+}
+
+int grpc_frame_parser_feed(GrpcFrameParser *p, const void *data, size_t n) {
+        const uint8_t *d = data;
+
+        while (n > 0) {
+                size_t k;
+
+                if (p->done)
+                        return -EBADMSG;        /* a unary response carries one message */
+                if (p->header_len < GRPC_FRAME_HEADER_SIZE) {
+                        k = size_min(GRPC_FRAME_HEADER_SIZE - p->header_len, n);
+                        memcpy(p->header + p->header_len, d, k);
+                        p->header_len += k;
+                        d += k;
+                        n -= k;
+                        if (p->header_len == GRPC_FRAME_HEADER_SIZE) {
+                                int r = frame_header_complete(p);
+                                if (r < 0)
+                                        return r;
+                        }
+                        continue;
+                }
+                k = size_min(p->message_len - p->have, n);
+                memcpy(p->message + p->have, d, k);
+                p->have += k;
+                d += k;
+                n -= k;
+                p->done = p->have == p->message_len;
+        }
+        return 0;
+}
+
+int grpc_frame_parser_finish(GrpcFrameParser *p, uint8_t **ret, size_t *ret_len) {
+        if (!p->done)
+                return p->header_len == 0 ? -ENODATA : -EBADMSG;
+        *ret = TAKE_PTR(p->message);
+        *ret_len = p->message_len;
+        return 0;
+}
+
+int grpc_frame_encode(const void *msg, size_t n, uint8_t **ret, size_t *ret_len) {
+        uint8_t *b;
+
+        if (n > UINT32_MAX)
+                return -EMSGSIZE;
+        b = malloc(GRPC_FRAME_HEADER_SIZE + n);
+        if (!b)
+                return -ENOMEM;
+        b[0] = 0;
+        b[1] = (uint8_t) (n >> 24);
+        b[2] = (uint8_t) (n >> 16);
+        b[3] = (uint8_t) (n >> 8);
+        b[4] = (uint8_t) n;
+        if (n > 0)
+                memcpy(b + GRPC_FRAME_HEADER_SIZE, msg, n);
+        *ret = b;
+        *ret_len = GRPC_FRAME_HEADER_SIZE + n;
+        return 0;
+}
+
+void grpc_response_head_done(GrpcResponseHead *h) {
+        free(h->grpc_message);
+        free(h->content_type);
+        *h = (GrpcResponseHead) { .grpc_status = -1 };
+}
+
+static int hexval(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
+int grpc_percent_decode(const char *s, size_t n, char **ret) {
+        char *out, *o;
+
+        out = o = malloc(n + 1);
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                int hi = i + 2 < n ? hexval(s[i + 1]) : -1, lo = i + 2 < n ? hexval(s[i + 2]) : -1;
+
+                /* "%00" would cut the C string short: such an escape is kept as written. */
+                if (s[i] == '%' && hi >= 0 && lo >= 0 && (hi | lo) != 0) {
+                        *o++ = (char) (hi << 4 | lo);
+                        i += 2;
+                } else
+                        *o++ = s[i];
+        }
+        *o = '\0';
+        *ret = out;
+        return 0;
+}
+
+static bool header_name_is(const char *line, size_t name_len, const char *name) {
+        return strlen(name) == name_len && strncasecmp(line, name, name_len) == 0;
+}
+
+static int parse_status_line(GrpcResponseHead *h, const char *line, size_t n) {
+        const char *sp = memchr(line, ' ', n);
+        int status = 0;
+
+        if (!sp)
+                return 0;
+        for (const char *p = sp + 1; p < line + n && *p >= '0' && *p <= '9' && status < 1000; p++)
+                status = status * 10 + (*p - '0');
+        h->http_status = status;
+        return 0;
+}
+
+static void parse_grpc_status(GrpcResponseHead *h, const char *v, size_t n) {
+        int s = 0;
+
+        if (n == 0 || n > 2) {
+                h->bad_status = true;
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                if (v[i] < '0' || v[i] > '9') {
+                        h->bad_status = true;
+                        return;
+                }
+                s = s * 10 + (v[i] - '0');
+        }
+        h->grpc_status = s;
+}
+
+static int set_string(char **field, const char *v, size_t n, bool percent_decoded) {
+        char *s;
+
+        n = size_min(n, GRPC_MESSAGE_TEXT_MAX);
+        if (percent_decoded) {
+                if (grpc_percent_decode(v, n, &s) < 0)
+                        return -ENOMEM;
+        } else if (!(s = strndup(v, n)))
+                return -ENOMEM;
+        free(*field);
+        *field = s;
+        return 0;
+}
+
+int grpc_response_head_parse(GrpcResponseHead *h, const char *line, size_t n) {
+        const char *colon, *v;
+        size_t name_len, vn;
+
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+                n--;
+        if (n >= 5 && strncmp(line, "HTTP/", 5) == 0)
+                return parse_status_line(h, line, n);
+        colon = memchr(line, ':', n);
+        if (!colon || colon == line)
+                return 0;
+        name_len = (size_t) (colon - line);
+        v = colon + 1;
+        vn = n - name_len - 1;
+        while (vn > 0 && (*v == ' ' || *v == '\t'))
+                v++, vn--;
+        while (vn > 0 && (v[vn - 1] == ' ' || v[vn - 1] == '\t'))
+                vn--;
+        if (header_name_is(line, name_len, "grpc-status"))
+                parse_grpc_status(h, v, vn);
+        else if (header_name_is(line, name_len, "grpc-message"))
+                return set_string(&h->grpc_message, v, vn, true);
+        else if (header_name_is(line, name_len, "content-type"))
+                return set_string(&h->content_type, v, vn, false);
+        return 0;
+}
+
+bool grpc_content_type_ok(const char *ct) {
+        const char *rest;
+
+        if (strncasecmp(ct, "application/grpc", 16) != 0)
+                return false;
+        rest = ct + 16;
+        return *rest == '\0' || *rest == '+' || *rest == ';';
+}
+
+void grpc_timeout_format(uint64_t usec, char buf[static 16]) {
+        /* At most 8 digits: microseconds up to 100 s, then milliseconds, then seconds. */
+        if (usec == 0)
+                usec = 1;
+        if (usec < 100000000ULL)
+                snprintf(buf, 16, "%lluu", (unsigned long long) usec);
+        else if (usec / 1000 < 100000000ULL)
+                snprintf(buf, 16, "%llum", (unsigned long long) (usec / 1000));
+        else
+                snprintf(buf, 16, "%lluS", (unsigned long long) u64_min(usec / 1000000, 99999999ULL));
+}
+
+static const char *const status_names[_GRPC_STATUS_MAX] = {
+        [GRPC_OK] = "OK",
+        [GRPC_CANCELLED] = "CANCELLED",
+        [GRPC_UNKNOWN] = "UNKNOWN",
+        [GRPC_INVALID_ARGUMENT] = "INVALID_ARGUMENT",
+        [GRPC_DEADLINE_EXCEEDED] = "DEADLINE_EXCEEDED",
+        [GRPC_NOT_FOUND] = "NOT_FOUND",
+        [GRPC_ALREADY_EXISTS] = "ALREADY_EXISTS",
+        [GRPC_PERMISSION_DENIED] = "PERMISSION_DENIED",
+        [GRPC_RESOURCE_EXHAUSTED] = "RESOURCE_EXHAUSTED",
+        [GRPC_FAILED_PRECONDITION] = "FAILED_PRECONDITION",
+        [GRPC_ABORTED] = "ABORTED",
+        [GRPC_OUT_OF_RANGE] = "OUT_OF_RANGE",
+        [GRPC_UNIMPLEMENTED] = "UNIMPLEMENTED",
+        [GRPC_INTERNAL] = "INTERNAL",
+        [GRPC_UNAVAILABLE] = "UNAVAILABLE",
+        [GRPC_DATA_LOSS] = "DATA_LOSS",
+        [GRPC_UNAUTHENTICATED] = "UNAUTHENTICATED",
+};
+
+const char *grpc_status_to_string(int status) {
+        if (status < 0 || status >= _GRPC_STATUS_MAX)
+                return "UNKNOWN";
+        return status_names[status];
+}
+
+int grpc_status_to_errno(int status) {
+        static const int map[_GRPC_STATUS_MAX] = {
+                [GRPC_OK] = 0,
+                [GRPC_CANCELLED] = -ECANCELED,
+                [GRPC_UNKNOWN] = -EIO,
+                [GRPC_INVALID_ARGUMENT] = -EINVAL,
+                [GRPC_DEADLINE_EXCEEDED] = -ETIMEDOUT,
+                [GRPC_NOT_FOUND] = -ENOENT,
+                [GRPC_ALREADY_EXISTS] = -EEXIST,
+                [GRPC_PERMISSION_DENIED] = -EACCES,
+                [GRPC_RESOURCE_EXHAUSTED] = -ENOBUFS,
+                [GRPC_FAILED_PRECONDITION] = -EBUSY,
+                [GRPC_ABORTED] = -ECONNABORTED,
+                [GRPC_OUT_OF_RANGE] = -ERANGE,
+                [GRPC_UNIMPLEMENTED] = -EOPNOTSUPP,
+                [GRPC_INTERNAL] = -EREMOTEIO,
+                [GRPC_UNAVAILABLE] = -EAGAIN,
+                [GRPC_DATA_LOSS] = -EIO,
+                [GRPC_UNAUTHENTICATED] = -EPERM,
+        };
+
+        if (status < 0 || status >= _GRPC_STATUS_MAX)
+                return -EIO;
+        return map[status];
+}
+
+GrpcConnStrategy grpc_conn_strategy_for(unsigned curl_version_num) {
+        return curl_version_num >= 0x080000 ? GRPC_CONN_MULTIPLEX : GRPC_CONN_FRESH;
+}
+
+const char *grpc_conn_strategy_to_string(GrpcConnStrategy s) {
+        return s == GRPC_CONN_MULTIPLEX ? "multiplex" : "fresh";
+}
+
+void grpc_call_done(GrpcCall *c) {
+        free(c->message);
+        free(c->response);
+        c->message = NULL;
+        c->response = NULL;
+        c->response_len = 0;
+        c->result = 0;
+        c->grpc_status = -1;
+}
+
+static int curl_global(void) {
+        static bool done;
+
+        if (!done) {
+                if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+                        return -ENOMEM;
+                done = true;
+        }
+        return 0;
+}
+
+int grpc_channel_new(const char *socket_path, GrpcChannel **ret) {
+        const curl_version_info_data *v;
+        GrpcChannel *ch;
+        int r;
+
+        if (!socket_path || socket_path[0] != '/')
+                return -EINVAL;
+        if (strlen(socket_path) >= sizeof(((struct sockaddr_un *) NULL)->sun_path))
+                return -ENAMETOOLONG;
+        r = curl_global();
+        if (r < 0)
+                return r;
+        v = curl_version_info(CURLVERSION_NOW);
+        if (!(v->features & CURL_VERSION_HTTP2) || !(v->features & CURL_VERSION_UNIX_SOCKETS))
+                return -EPROTONOSUPPORT;
+        ch = calloc(1, sizeof *ch);
+        if (!ch)
+                return -ENOMEM;
+        ch->socket_path = strdup(socket_path);
+        ch->multi = curl_multi_init();
+        if (!ch->socket_path || !ch->multi) {
+                grpc_channel_free(ch);
+                return -ENOMEM;
+        }
+        ch->timeout_usec = GRPC_TIMEOUT_DEFAULT_USEC;
+        ch->max_response = GRPC_RESPONSE_MAX_DEFAULT;
+        ch->strategy = grpc_conn_strategy_for(v->version_num);
+        *ret = ch;
+        return 0;
+}
+
+GrpcChannel *grpc_channel_free(GrpcChannel *ch) {
+        if (!ch)
+                return NULL;
+        if (ch->multi)
+                curl_multi_cleanup(ch->multi);
+        free(ch->socket_path);
+        return mfree(ch);
+}
+
+const char *grpc_channel_socket_path(const GrpcChannel *ch) {
+        return ch->socket_path;
+}
+
+void grpc_channel_set_timeout(GrpcChannel *ch, uint64_t usec) {
+        /* A deadline is not optional: 0 means the default, never "wait forever". */
+        ch->timeout_usec = usec ? usec : GRPC_TIMEOUT_DEFAULT_USEC;
+}
+
+uint64_t grpc_channel_get_timeout(const GrpcChannel *ch) {
+        return ch->timeout_usec;
+}
+
+void grpc_channel_set_max_response(GrpcChannel *ch, size_t max) {
+        ch->max_response = max;
+}
+
+void grpc_channel_set_strategy(GrpcChannel *ch, GrpcConnStrategy s) {
+        ch->strategy = s;
+}
+
+GrpcConnStrategy grpc_channel_get_strategy(const GrpcChannel *ch) {
+        return ch->strategy;
+}
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata) {
+        Transfer *t = userdata;
+        int r;
+
+        /* The headers came first: a body that is not gRPC is never parsed as frames. */
+        if (t->head.content_type && !grpc_content_type_ok(t->head.content_type)) {
+                t->callback_error = -EPROTO;
+                return 0;
+        }
+        r = grpc_frame_parser_feed(&t->parser, ptr, size * nmemb);
+        if (r < 0) {
+                t->callback_error = r;
+                return 0;       /* anything short of the whole chunk aborts the transfer */
+        }
+        return size * nmemb;
+}
+
+static size_t on_header(char *ptr, size_t size, size_t nitems, void *userdata) {
+        Transfer *t = userdata;
+        int r;
+
+        r = grpc_response_head_parse(&t->head, ptr, size * nitems);
+        if (r < 0) {
+                t->callback_error = r;
+                return 0;
+        }
+        return size * nitems;
+}
+
+static void transfer_done(Transfer *t) {
+        if (t->easy)
+                curl_easy_cleanup(t->easy);
+        curl_slist_free_allp(&t->headers);
+        free(t->body);
+        grpc_frame_parser_done(&t->parser);
+        grpc_response_head_done(&t->head);
+        *t = (Transfer) {};
+}
+
+static int transfer_headers(Transfer *t) {
+        static const char *const fixed[] = { "Content-Type: application/grpc", "TE: trailers", "Expect:" };
+        char timeout[16], line[48];
+        struct curl_slist *l;
+
+        for (size_t i = 0; i < ELEMENTSOF(fixed); i++) {
+                l = curl_slist_append(t->headers, fixed[i]);
+                if (!l)
+                        return -ENOMEM;
+                t->headers = l;
+        }
+        grpc_timeout_format(t->ch->timeout_usec, timeout);
+        snprintf(line, sizeof line, "grpc-timeout: %s", timeout);
+        l = curl_slist_append(t->headers, line);
+        if (!l)
+                return -ENOMEM;
+        t->headers = l;
+        return 0;
+}
+
+static int transfer_options(Transfer *t, const char *url) {
+        long timeout_ms = (long) u64_min((t->ch->timeout_usec + 999) / 1000, (uint64_t) LONG_MAX);
+        CURL *e = t->easy;
+        CURLcode cc = CURLE_OK;
+
+#define SET(opt, val) if (cc == CURLE_OK) cc = curl_easy_setopt(e, opt, val)
+        SET(CURLOPT_URL, url);
+        SET(CURLOPT_UNIX_SOCKET_PATH, t->ch->socket_path);
+        SET(CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+        SET(CURLOPT_POST, 1L);
+        SET(CURLOPT_POSTFIELDS, t->body);
+        SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) t->body_len);
+        SET(CURLOPT_HTTPHEADER, t->headers);
+        SET(CURLOPT_USERAGENT, "node-reset-cri");
+        SET(CURLOPT_WRITEFUNCTION, on_body);
+        SET(CURLOPT_WRITEDATA, t);
+        SET(CURLOPT_HEADERFUNCTION, on_header);
+        SET(CURLOPT_HEADERDATA, t);
+        SET(CURLOPT_TIMEOUT_MS, timeout_ms);
+        SET(CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+        SET(CURLOPT_NOSIGNAL, 1L);
+        SET(CURLOPT_ERRORBUFFER, t->errbuf);
+        SET(CURLOPT_PRIVATE, t);
+        if (t->ch->strategy == GRPC_CONN_FRESH) {
+                SET(CURLOPT_FRESH_CONNECT, 1L);
+                SET(CURLOPT_FORBID_REUSE, 1L);
+        } else
+                SET(CURLOPT_PIPEWAIT, 1L);
+#undef SET
+        return cc == CURLE_OK ? 0 : cc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EINVAL;
+}
+
+static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call) {
+        cleanup_free char *url = NULL;
+        int r;
+
+        *t = (Transfer) { .ch = ch, .call = call };
+        grpc_frame_parser_init(&t->parser, ch->max_response);
+        grpc_response_head_done(&t->head);
+        call->result = 0;
+        call->grpc_status = -1;
+        if (!call->path || call->path[0] != '/')
+                return -EINVAL;
+        if (asprintf(&url, "http://localhost%s", call->path) < 0) {
+                url = NULL;     /* asprintf() leaves it undefined */
+                return -ENOMEM;
+        }
+        r = grpc_frame_encode(call->request, call->request_len, &t->body, &t->body_len);
+        if (r < 0)
+                return r;
+        r = transfer_headers(t);
+        if (r < 0)
+                return r;
+        t->easy = curl_easy_init();
+        if (!t->easy)
+                return -ENOMEM;
+        return transfer_options(t, url);
+}
+
+__attribute__((format(printf, 3, 4)))
+static void call_fail(GrpcCall *c, int r, const char *fmt, ...) {
+        va_list ap;
+
+        c->result = r;
+        free(c->message);
+        va_start(ap, fmt);
+        if (vasprintf(&c->message, fmt, ap) < 0)
+                c->message = NULL;
+        va_end(ap);
+}
+
+static void fail_head(Transfer *t) {
+        const GrpcResponseHead *h = &t->head;
+        GrpcCall *c = t->call;
+
+        if (h->content_type && !grpc_content_type_ok(h->content_type))
+                return call_fail(c, -EPROTO, "not a gRPC response: content-type '%s' (HTTP %d)", h->content_type,
+                                 h->http_status);
+        if (h->bad_status)
+                return call_fail(c, -EPROTO, "malformed grpc-status (HTTP %d)", h->http_status);
+        if (h->http_status != 200)
+                return call_fail(c, -EPROTO, "HTTP status %d without grpc-status", h->http_status);
+        call_fail(c, -EPROTO, "the response ended without grpc-status");
+}
+
+static void fail_callback(Transfer *t) {
+        const GrpcFrameParser *p = &t->parser;
+        GrpcCall *c = t->call;
+
+        switch (t->callback_error) {
+        case -EMSGSIZE:
+                return call_fail(c, -EMSGSIZE, "response message of %" PRIu32 " bytes is over the limit of %zu bytes",
+                                 p->declared, p->max);
+        case -EPROTONOSUPPORT:
+                return call_fail(c, -EPROTONOSUPPORT, "compressed response message (never asked for)");
+        case -EBADMSG:
+                return call_fail(c, -EBADMSG, "malformed response body (a bad frame flag, or more than one message)");
+        case -EPROTO:
+                return fail_head(t);
+        }
+        call_fail(c, t->callback_error, "%s", strerror(-t->callback_error));
+}
+
+static void fail_curl(Transfer *t, CURLcode cc) {
+        const char *text = t->errbuf[0] ? t->errbuf : curl_easy_strerror(cc);
+        GrpcCall *c = t->call;
+
+        switch (cc) {
+        case CURLE_OPERATION_TIMEDOUT:
+                return call_fail(c, -ETIMEDOUT, "no answer within %llu ms",
+                                 (unsigned long long) (t->ch->timeout_usec / 1000));
+        case CURLE_COULDNT_CONNECT:
+                /* Tell a missing socket (no runtime) from one that refuses (runtime dead). */
+                if (access(t->ch->socket_path, F_OK) < 0 && errno == ENOENT)
+                        return call_fail(c, -ENOENT, "%s does not exist", t->ch->socket_path);
+                return call_fail(c, -ECONNREFUSED, "nothing accepts connections on %s", t->ch->socket_path);
+        case CURLE_OUT_OF_MEMORY:
+                return call_fail(c, -ENOMEM, "%s", text);
+        case CURLE_HTTP2:
+        case CURLE_HTTP2_STREAM:
+        case CURLE_WEIRD_SERVER_REPLY:
+        case CURLE_UNSUPPORTED_PROTOCOL:
+                return call_fail(c, -EPROTO, "HTTP/2: %s", text);
+        case CURLE_GOT_NOTHING:
+        case CURLE_RECV_ERROR:
+        case CURLE_SEND_ERROR:
+        case CURLE_PARTIAL_FILE:
+                return call_fail(c, -ECONNRESET, "connection lost: %s", text);
+        default:
+                return call_fail(c, -EIO, "%s", text);
+        }
+}
+
+/* The verdict on a finished transfer, written into its call. */
+static void transfer_finish(Transfer *t, CURLcode cc) {
+        GrpcResponseHead *h = &t->head;
+        GrpcCall *c = t->call;
+        int r;
+
+        if (t->callback_error < 0)
+                return fail_callback(t);
+        if (cc != CURLE_OK)
+                return fail_curl(t, cc);
+        if (h->grpc_status < 0 || h->bad_status || (h->content_type && !grpc_content_type_ok(h->content_type)))
+                return fail_head(t);
+        c->grpc_status = h->grpc_status;
+        if (h->grpc_status != GRPC_OK) {
+                c->result = grpc_status_to_errno(h->grpc_status);
+                c->message = h->grpc_message ? TAKE_PTR(h->grpc_message) :
+                                               strdup(grpc_status_to_string(h->grpc_status));
+                return;
+        }
+        r = grpc_frame_parser_finish(&t->parser, &c->response, &c->response_len);
+        if (r == -ENODATA)
+                return call_fail(c, -EBADMSG, "grpc-status 0 without a response message");
+        if (r < 0)
+                return call_fail(c, -EBADMSG, "the response ended inside a message: %zu of %zu bytes", t->parser.have,
+                                 t->parser.message_len);
+        c->result = 0;
+}
+
+static int start_next(GrpcChannel *ch, Transfer *t, GrpcCall *call) {
+        CURLMcode mc;
+        int r;
+
+        r = transfer_setup(t, ch, call);
+        if (r < 0) {
+                call_fail(call, r, "cannot set up the call: %s", strerror(-r));
+                transfer_done(t);
+                return r;
+        }
+        mc = curl_multi_add_handle(ch->multi, t->easy);
+        if (mc != CURLM_OK) {
+                call_fail(call, -ENOMEM, "cannot start the call: %s", curl_multi_strerror(mc));
+                transfer_done(t);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Collect the finished transfers; returns how many finished. */
+static size_t reap(GrpcChannel *ch) {
+        CURLMsg *m;
+        size_t n = 0;
+        int queued;
+
+        while ((m = curl_multi_info_read(ch->multi, &queued))) {
+                CURLcode cc = m->data.result;
+                CURL *e = m->easy_handle;
+                Transfer *t = NULL;
+
+                if (m->msg != CURLMSG_DONE)
+                        continue;
+                (void) curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **) &t);
+                transfer_finish(t, cc);
+                (void) curl_multi_remove_handle(ch->multi, e);
+                transfer_done(t);
+                n++;
+        }
+        return n;
+}
+
+/* A broken multi handle: every call not finished yet fails with the same reason. */
+static void abort_all(GrpcChannel *ch, Transfer *ts, GrpcCall *calls, size_t n, size_t next, CURLMcode mc) {
+        for (size_t i = 0; i < n; i++) {
+                if (i >= next)
+                        call_fail(&calls[i], -EIO, "libcurl: %s", curl_multi_strerror(mc));
+                if (!ts[i].easy)
+                        continue;
+                call_fail(ts[i].call, -EIO, "libcurl: %s", curl_multi_strerror(mc));
+                (void) curl_multi_remove_handle(ch->multi, ts[i].easy);
+                transfer_done(&ts[i]);
+        }
+}
+
+int grpc_channel_run(GrpcChannel *ch, GrpcCall *calls, size_t n, unsigned concurrency) {
+        cleanup_free Transfer *ts = NULL;
+        size_t next = 0, active = 0, finished = 0;
+
+        if (n == 0)
+                return 0;
+        ts = calloc(n, sizeof(Transfer));
+        if (!ts)
+                return -ENOMEM;
+        (void) curl_multi_setopt(ch->multi, CURLMOPT_PIPELINING,
+                                 ch->strategy == GRPC_CONN_MULTIPLEX ? (long) CURLPIPE_MULTIPLEX :
+                                                                       (long) CURLPIPE_NOTHING);
+        concurrency = concurrency ? concurrency : 1;
+        while (finished < n) {
+                CURLMcode mc;
+                size_t k;
+                int running;
+
+                for (; active < concurrency && next < n; next++)
+                        if (start_next(ch, &ts[next], &calls[next]) < 0)
+                                finished++;
+                        else
+                                active++;
+                mc = curl_multi_perform(ch->multi, &running);
+                if (mc != CURLM_OK) {
+                        abort_all(ch, ts, calls, n, next, mc);
+                        return -EIO;
+                }
+                k = reap(ch);
+                active -= k;
+                finished += k;
+                if (active > 0 && k == 0)
+                        (void) curl_multi_poll(ch->multi, NULL, 0, POLL_SLICE_MS, NULL);
+        }
+        return 0;
+}

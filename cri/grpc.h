@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* gRPC unary calls over HTTP/2 on a unix socket, with libcurl: the 5-byte message framing, the
+ * response headers and trailers, deadlines, a response size bound, and many calls at once. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* kubelet's own bound on a CRI message (16 MiB). */
+#define GRPC_RESPONSE_MAX_DEFAULT (16U << 20)
+#define GRPC_FRAME_HEADER_SIZE 5
+#define GRPC_MESSAGE_TEXT_MAX 4096
+
+/* gRPC status codes (grpc/doc/statuscodes.md). */
+enum {
+        GRPC_OK = 0,
+        GRPC_CANCELLED = 1,
+        GRPC_UNKNOWN = 2,
+        GRPC_INVALID_ARGUMENT = 3,
+        GRPC_DEADLINE_EXCEEDED = 4,
+        GRPC_NOT_FOUND = 5,
+        GRPC_ALREADY_EXISTS = 6,
+        GRPC_PERMISSION_DENIED = 7,
+        GRPC_RESOURCE_EXHAUSTED = 8,
+        GRPC_FAILED_PRECONDITION = 9,
+        GRPC_ABORTED = 10,
+        GRPC_OUT_OF_RANGE = 11,
+        GRPC_UNIMPLEMENTED = 12,
+        GRPC_INTERNAL = 13,
+        GRPC_UNAVAILABLE = 14,
+        GRPC_DATA_LOSS = 15,
+        GRPC_UNAUTHENTICATED = 16,
+        _GRPC_STATUS_MAX,
+};
+
+/* A unary response body: exactly one length-prefixed message, fed in pieces as they arrive. */
+typedef struct GrpcFrameParser {
+        size_t max;             /* largest message accepted */
+        uint8_t header[GRPC_FRAME_HEADER_SIZE];
+        size_t header_len;
+        uint8_t *message;
+        size_t message_len;     /* from the length prefix */
+        size_t have;
+        uint32_t declared;      /* the length prefix as sent, for messages */
+        bool done;              /* one whole message read */
+} GrpcFrameParser;
+
+void grpc_frame_parser_init(GrpcFrameParser *p, size_t max);
+void grpc_frame_parser_done(GrpcFrameParser *p);
+/* -EMSGSIZE when the length prefix is over max (checked before any allocation), -EPROTONOSUPPORT for
+ * a compressed message, -EBADMSG for bytes after the message or a bad flag. */
+int grpc_frame_parser_feed(GrpcFrameParser *p, const void *data, size_t n);
+/* The message (owned by the caller), -EBADMSG when the body ended inside a frame, -ENODATA when no
+ * message came. */
+int grpc_frame_parser_finish(GrpcFrameParser *p, uint8_t **ret, size_t *ret_len);
+
+/* Frame a message for a request body: flag 0 and the big-endian length. */
+int grpc_frame_encode(const void *msg, size_t n, uint8_t **ret, size_t *ret_len);
+
+/* What the response headers and trailers said. */
+typedef struct GrpcResponseHead {
+        int http_status;        /* 0 until the status line */
+        int grpc_status;        /* -1 until grpc-status */
+        char *grpc_message;     /* percent-decoded */
+        char *content_type;
+        bool bad_status;        /* a grpc-status that is not a number 0-99 */
+} GrpcResponseHead;
+
+void grpc_response_head_done(GrpcResponseHead *h);
+/* One header or trailer line as libcurl hands it ("HTTP/2 200\r\n", "grpc-status: 0\r\n", "\r\n").
+ * Returns 0, or -ENOMEM. Lines it does not know are ignored. */
+int grpc_response_head_parse(GrpcResponseHead *h, const char *line, size_t n);
+bool grpc_content_type_ok(const char *content_type);
+
+/* grpc-message is percent-encoded (RFC 3986 style, any byte); invalid escapes are kept as is. */
+int grpc_percent_decode(const char *s, size_t n, char **ret);
+/* "1234m": the grpc-timeout header value, at most 8 digits with the finest unit that fits. */
+void grpc_timeout_format(uint64_t usec, char buf[static 16]);
+const char *grpc_status_to_string(int status);
+int grpc_status_to_errno(int status);
+
+/* How calls share connections. libcurl before 8.0.0 fails a second transfer on a prior-knowledge
+ * HTTP/2 connection (curl#10634): there every call gets a fresh connection and concurrency comes
+ * from several connections. From 8.0.0 all calls multiplex on one kept connection. */
+typedef enum GrpcConnStrategy {
+        GRPC_CONN_FRESH,
+        GRPC_CONN_MULTIPLEX,
+} GrpcConnStrategy;
+
+GrpcConnStrategy grpc_conn_strategy_for(unsigned curl_version_num);
+const char *grpc_conn_strategy_to_string(GrpcConnStrategy s);
+
+typedef struct GrpcChannel GrpcChannel;
+
+/* One unary call. The caller fills the request side; grpc_channel_run() fills the rest. */
+typedef struct GrpcCall {
+        const char *path;               /* "/runtime.v1.RuntimeService/Version" */
+        const uint8_t *request;         /* the protobuf message, unframed */
+        size_t request_len;
+
+        int result;                     /* 0, or -errno */
+        int grpc_status;                /* -1 when the server never said */
+        char *message;                  /* grpc-message, or what went wrong on the way */
+        uint8_t *response;              /* the protobuf message, unframed, on success */
+        size_t response_len;
+} GrpcCall;
+
+void grpc_call_done(GrpcCall *c);
+
+/* socket_path: an absolute path. -EPROTONOSUPPORT when libcurl lacks HTTP/2 or unix sockets. */
+int grpc_channel_new(const char *socket_path, GrpcChannel **ret);
+GrpcChannel *grpc_channel_free(GrpcChannel *ch);
+const char *grpc_channel_socket_path(const GrpcChannel *ch);
+void grpc_channel_set_timeout(GrpcChannel *ch, uint64_t usec);
+uint64_t grpc_channel_get_timeout(const GrpcChannel *ch);
+void grpc_channel_set_max_response(GrpcChannel *ch, size_t max);
+void grpc_channel_set_strategy(GrpcChannel *ch, GrpcConnStrategy s);
+GrpcConnStrategy grpc_channel_get_strategy(const GrpcChannel *ch);
+
+/* Run the calls, at most concurrency at a time, each with the channel's timeout as its deadline.
+ * Every call gets its own result; the return value is -ENOMEM or another failure to run at all. */
+int grpc_channel_run(GrpcChannel *ch, GrpcCall *calls, size_t n, unsigned concurrency);

@@ -1,0 +1,240 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The independent check: what is on the node, read with the system's own tools (ip, ipvsadm, ipset,
+# iptables-*-save, findmnt, find, systemctl, ps), never with the agent. What Kubernetes and the CNIs
+# own is stated here once more, on its own (the *_OWNED patterns), not taken from the manifest.
+#
+#   check.sh snapshot DIR EXPECT_DIR   the host's part of the node: every link, address, route,
+#                                      rule, netns, firewall rule, ipset, mount and file that is not
+#                                      Kubernetes' (EXPECT_DIR/files: what the reset removes)
+#   check.sh compare BEFORE AFTER      two snapshots are identical
+#   check.sh residue EXPECT_DIR        nothing Kubernetes' is left
+#   check.sh report JSON EXPECT_DIR    the agent's report says what was built, and no more
+#
+# E2E_PHASES (blank separated) names the agent's phases; the checks of the others are skipped, and
+# say so. Exit status: 0 when every check passed.
+
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+LINK_OWNED='^(cali[0-9a-f]+|vxlan\.calico|vxlan-v6\.calico|tunl0|kube-ipvs0|nodelocaldns|cni0|cbr0|flannel[.-].*|cilium_.*|lxc.*|kube-bridge|kube-dummy-if)$'
+FW_OWNED='KUBE-|CNI-|cali-|cali:|CILIUM_|FLANNEL-|flannel'
+IPSET_OWNED='^(KUBE-|cali4|cali6|kube-router-)'
+MOUNT_OWNED='^(/var/lib/kubelet/|/run/netns/cni-|/run/calico(/|$)|/run/containerd/|/run/cilium/)'
+# Trees that change on a running system whatever the reset does, and the enablement links of the
+# units the reset disables.
+VOLATILE='^(/var/log/journal|/var/tmp|/var/cache|/var/lib/systemd|/var/lib/dpkg|/var/lib/apt)(/|$)'
+UNITS_RESET='^(kubelet|etcd|containerd)\.service$'
+UNIT_LINKS='^/etc/systemd/system/[^/]+\.wants/(kubelet|etcd|containerd)\.service$'
+FILE_ROOTS="/etc /opt /root /srv /usr/local /var"
+E2E_PHASES=${E2E_PHASES:-mounts firewall network files}
+
+has_phase() { case " $E2E_PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
+skip_phase() { echo "skip: $2 (this agent has no $1 phase yet)"; }
+
+link_names() { ip -br link show | awk '{ sub(/@.*/, "", $1); print $1 }'; }
+owned_links() { link_names | grep -E "$LINK_OWNED"; }
+host_links() { link_names | grep -Ev "$LINK_OWNED"; }
+
+# ---- snapshot ------------------------------------------------------------------------------------
+
+dev_filter() { # drops route lines on links the reset deletes, and CNI routes
+        grep -Ev ' dev (cali[0-9a-f]+|vxlan\.calico|tunl0|kube-ipvs0|nodelocaldns|cni0)( |$)' |
+                grep -v ' proto bird' | sed -E 's/ expires [0-9]+sec//'
+}
+
+fw_host() { # the host's rules in one iptables-save flavour
+        "$1" 2>/dev/null | grep -v '^#' | grep -Ev "$FW_OWNED" || true
+}
+
+removed_files_re() { # the files the reset removes, as one anchored regular expression
+        local e
+        e=$(sed -e 's/[.[\*^$+?(){}|]/\\&/g' "$1/files" | paste -sd'|')
+        echo "^($e)(/|$)"
+}
+
+snapshot() {
+        local d=$1 exp=$2 l rm_re
+        mkdir -p "$d"
+        for l in $(host_links); do ip -d link show dev "$l" | sed -E 's/^[0-9]+: //'; done >"$d/links"
+        for l in $(host_links); do ip addr show dev "$l" | sed -E 's/^[0-9]+: //' | grep -v valid_lft; done >"$d/addresses"
+        { ip -4 route show table all; ip -6 route show table all; } | dev_filter | sort >"$d/routes"
+        { ip -4 rule; ip -6 rule; } >"$d/rules"
+        ip netns list | sed 's/ (id.*//' | grep -v '^cni-' | sort >"$d/netns"
+        ip -n upstream addr show 2>/dev/null | grep -v valid_lft >"$d/netns-upstream"
+        for l in iptables-nft-save ip6tables-nft-save iptables-legacy-save ip6tables-legacy-save; do
+                echo "== $l"
+                fw_host "$l"
+        done >"$d/firewall"
+        ipset list -n | grep -Ev "$IPSET_OWNED" | sort | while read -r l; do ipset save "$l"; done >"$d/ipsets"
+        findmnt -rn -o TARGET,SOURCE,FSTYPE | grep -Ev "$MOUNT_OWNED" | sort >"$d/mounts"
+        rm_re=$(removed_files_re "$exp")
+        # shellcheck disable=SC2086
+        find $FILE_ROOTS -xdev 2>/dev/null | grep -Ev "$VOLATILE" | grep -Ev "$UNIT_LINKS" | grep -Ev "$rm_re" |
+                sort >"$d/paths"
+        # shellcheck disable=SC2086
+        find /etc /opt /root /srv /usr/local /var/openebs -xdev -type f 2>/dev/null | grep -Ev "$rm_re" |
+                sort | xargs -r -d '\n' sha256sum >"$d/contents"
+        if [ -f "$exp/pv-source" ]; then
+                (cd "$(cat "$exp/pv-source")" && find . -type f | sort | xargs -r -d '\n' sha256sum) >"$d/pv"
+        fi
+}
+
+compare() {
+        local f
+        for f in links addresses routes rules netns netns-upstream firewall ipsets mounts paths contents pv; do
+                [ -f "$1/$f" ] || continue
+                same "host $f identical to before" "$1/$f" "$2/$f"
+        done
+        assert "the persistent volume's data is intact and not empty" test -s "$2/pv"
+}
+
+# ---- residue -------------------------------------------------------------------------------------
+
+tunl0_clean() { # gone, or the ipip module's fallback device as the module made it: down, no address
+        ip link show dev tunl0 >/dev/null 2>&1 || return 0
+        ! ip link show dev tunl0 | grep -q ',UP' && [ -z "$(ip -4 addr show dev tunl0)" ]
+}
+
+files_left() {
+        local f
+        while read -r f; do
+                if [ "$f" = /var/lib/kubelet ]; then
+                        [ -z "$(ls -A /var/lib/kubelet 2>/dev/null)" ] || echo "$f: $(ls -A /var/lib/kubelet | head -5 | paste -sd' ')"
+                elif [ -e "$f" ] || [ -L "$f" ]; then
+                        echo "$f"
+                fi
+        done <"$1/files"
+}
+
+residue() {
+        local exp=$1 l
+        if has_phase mounts; then
+                none "no mount left under /var/lib/kubelet, /run/netns/cni-*, /run/calico, /run/containerd" \
+                        sh -c "findmnt -rn -o TARGET | grep -E '$MOUNT_OWNED'"
+        else
+                skip_phase mounts "mounts"
+        fi
+        if has_phase network; then
+                none "no CNI or kube-proxy link left (cali*, vxlan.calico, kube-ipvs0, nodelocaldns)" \
+                        sh -c "ip -br link show | awk '{ sub(/@.*/, \"\", \$1); print \$1 }' | grep -E '$LINK_OWNED' | grep -vx tunl0"
+                assert_known tunl0-ipip-fallback "tunl0 gone, or down without an address (the ipip module's fallback device)" \
+                        tunl0_clean
+                none "no proto bird route left (IPv4, IPv6, every table)" \
+                        sh -c 'ip -4 route show table all proto bird; ip -6 route show table all proto bird'
+                none "no cni-* network namespace left" sh -c 'ip netns list | grep "^cni-"; ls /run/netns | grep "^cni-"'
+        else
+                skip_phase network "links, routes, network namespaces"
+        fi
+        if has_phase firewall; then
+                for l in iptables-nft-save ip6tables-nft-save iptables-legacy-save ip6tables-legacy-save; do
+                        none "no Kubernetes or calico chain or rule left ($l)" \
+                                sh -c "$l 2>/dev/null | grep -v '^#' | grep -E '$FW_OWNED'"
+                done
+                none "no KUBE-* or cali* ipset left" sh -c "ipset list -n | grep -E '$IPSET_OWNED'"
+                none "no IPVS virtual service left" ipvsadm -Sn
+        else
+                skip_phase firewall "netfilter, ipsets, IPVS"
+        fi
+        if has_phase files; then
+                none "no file of kubekey's list left, /var/lib/kubelet empty" files_left "$exp"
+        else
+                skip_phase files "files"
+        fi
+        if has_phase services-early || has_phase services-late; then
+                none "kubelet, etcd and containerd stopped" sh -c \
+                        'systemctl is-active kubelet.service etcd.service containerd.service | grep -vx -e inactive -e failed'
+                none "kubelet, etcd and containerd no longer enabled (no *.wants/ link left)" sh -c \
+                        "ls /etc/systemd/system/*.wants/ | grep -E '$UNITS_RESET'"
+        else
+                skip_phase services "kubelet, etcd and containerd units"
+        fi
+        if has_phase processes; then
+                # containerd's KillMode=process leaves its shims to whoever stops it.
+                none "no containerd-shim, kubelet or etcd process left" \
+                        pgrep -a -f '^(/usr/bin/containerd-shim|/usr/local/bin/kubelet|/usr/local/bin/etcd)'
+        else
+                skip_phase processes "containerd-shim, kubelet and etcd processes"
+        fi
+        if has_phase reload; then
+                none "systemd has forgotten kubelet and etcd (unit files gone, daemon reloaded)" sh -c \
+                        'systemctl show -p LoadState --value kubelet.service etcd.service | grep -vx not-found'
+        fi
+        if has_phase pods; then
+                # TODO(pods fixture): worker.sh builds no pods yet (build_pods). Once it makes them
+                # through the CRI, assert here: every recorded sandbox and container gone from
+                # containerd's state, no pause or workload process, no sandbox shm mount.
+                echo "skip: pod sandboxes and containers (worker.sh builds no pods yet)"
+        else
+                skip_phase pods "pod sandboxes and containers"
+        fi
+}
+
+# ---- the agent's report --------------------------------------------------------------------------
+
+# jq over the report; "targets PHASE KIND RESULT" prints the sorted targets.
+rq() { jq -r "$2" "$1"; }
+targets() { # json phase kind result
+        jq -r --arg p "$2" --arg k "$3" --arg r "$4" \
+                '.phases[] | select(.name == $p) | .actions[] | select(.kind == $k and .result == $r) | .target' "$1" | sort
+}
+count() { # json phase kind result
+        targets "$@" | grep -c . || true
+}
+
+report() {
+        local j=$1 exp=$2 p l
+        assert_agent_clean "report: exit_status 0, residue []" "$(rq "$j" .exit_status)" "$j"
+        assert "report: changed true" test "$(rq "$j" .changed)" = true
+        for p in $E2E_PHASES; do
+                assert "report: phase $p present, no action failed, counts add up" test "$(jq -r --arg p "$p" \
+                        '.phases[] | select(.name == $p) | .counts | [.failed, .actions == .unchanged + .changed + .failed + .skipped] | @tsv' \
+                        "$j")" = "$(printf '0\ttrue')"
+        done
+        if has_phase mounts; then
+                same "report: the mounts unmounted are exactly the ones built" "$exp/mounts" <(targets "$j" mounts unmount changed)
+        fi
+        if has_phase network; then
+                # A pod's veth dies with its namespace: when that namespace goes first (the mounts
+                # phase unmounts /run/netns/cni-*), the link is "already gone" by the time the network
+                # phase acts. Each link built is accounted for once, either way.
+                same "report: the links deleted (or found already gone) are exactly the ones built" "$exp/links" \
+                        <(jq -r '.phases[] | select(.name == "network") | .actions[] | select(.kind == "link")
+                                 | select(.result == "changed" or (.result == "unchanged" and .message == "already gone"))
+                                 | .target' "$j" | sort)
+                l=$(jq '[.phases[] | select(.name == "network") | .actions[] | select(.kind == "link" and .message == "already gone")] | length' "$j")
+                [ "$l" -eq 0 ] || note "$l pod veth(s) were already gone when the network phase ran: their namespaces were unmounted by the mounts phase first"
+                assert "report: $(cat "$exp/routes") proto bird routes deleted" \
+                        test "$(count "$j" network route changed)" -eq "$(cat "$exp/routes")"
+                same "report: the network namespaces deleted are exactly the cni-* ones built" \
+                        <(sed 's|^|/run/netns/|' "$exp/netns") <(targets "$j" network netns changed)
+        fi
+        if has_phase firewall; then
+                same "report: the ipsets destroyed are exactly the ones built" \
+                        <(sed 's/^/ipset /' "$exp/ipsets" | sort) <(targets "$j" firewall ipset changed)
+                assert "report: IPVS cleared ($(cat "$exp/ipvs") virtual services)" \
+                        test "$(count "$j" firewall ipvs changed)" -eq 1
+                assert "report: nf_tables changed" test "$(count "$j" firewall nft changed)" -ge 1
+                assert "report: legacy x_tables changed" test "$(count "$j" firewall xtables changed)" -ge 1
+        fi
+        if has_phase services-early || has_phase services-late; then
+                same "report: the units stopped are exactly the running ones built (kubelet, etcd, containerd)" \
+                        "$exp/units" <(jq -r '.phases[] | select(.name | startswith("services")) | .actions[]
+                                              | select(.kind == "stop" and .result == "changed") | .target' "$j" | sort)
+                same "report: the units disabled are exactly the enabled ones built" \
+                        "$exp/units" <(jq -r '.phases[] | select(.name | startswith("services")) | .actions[]
+                                              | select(.kind == "disable" and .result == "changed") | .target' "$j" | sort)
+        fi
+        if has_phase files; then
+                same "report: the files removed are exactly kubekey's list as built" "$exp/files" \
+                        <(jq -r '.phases[] | select(.name == "files") | .actions[] | select(.result == "changed") | .target' "$j" | sort)
+        fi
+}
+
+case "${1:-}" in
+snapshot) snapshot "$2" "$3" ;;
+compare) compare "$2" "$3" ;;
+residue) residue "$2" ;;
+report) report "$2" "$3" ;;
+*) echo "usage: check.sh snapshot DIR EXPECT_DIR | compare BEFORE AFTER | residue EXPECT_DIR | report JSON EXPECT_DIR" >&2; exit 2 ;;
+esac
+finish

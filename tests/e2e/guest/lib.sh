@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
+# Helpers shared by the guest scripts (sourced). Each check prints one "ok:" or "FAIL:" line.
+#
+# Known product bugs (/share/known-issues, "ID  PHASE/KIND/TARGET  reason" a line): a check bound to
+# an ID prints "KNOWN:" instead of failing, and "FIXED:" — a failure — once it passes, so that the
+# entry is removed the day the bug is fixed; the agent's exit status 1 and its report's residue are
+# tolerated only when the listed targets are all there is. The driver prints every KNOWN line.
+
+set -u
+E2E_SHARE=${E2E_SHARE:-/share}
+E2E_RESULTS=${E2E_RESULTS:-$E2E_SHARE/results}
+NR="$E2E_SHARE/node-reset"
+_failures=0
+
+ok() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; _failures=$((_failures + 1)); }
+note() { echo "note: $*"; }
+
+KNOWN_ISSUES="$E2E_SHARE/known-issues"
+
+# The reason a known issue is tolerated, or nothing.
+known_reason() { # id
+        [ -f "$KNOWN_ISSUES" ] || return 1
+        awk -v id="$1" '!/^#/ && $1 == id { $1 = $2 = ""; sub(/^ +/, ""); print; found = 1 } END { exit !found }' \
+                "$KNOWN_ISSUES"
+}
+
+# The report items ("phase/kind/target") of the known issues, as a JSON array.
+known_targets_json() {
+        { [ -f "$KNOWN_ISSUES" ] && awk '!/^#/ && NF > 2 && $2 != "-" { print $2 }' "$KNOWN_ISSUES"; } |
+                jq -R . | jq -sc .
+}
+
+# jq over an agent report with $known bound to the known issues' items.
+jqk() { # filter json
+        jq -r --argjson known "$(known_targets_json)" "def item: \"\\(.phase)/\\(.kind)/\\(.target)\"; $1" "$2"
+}
+
+# The agent exited 0 — or 1 only because of residue that known issues explain, nothing failed.
+assert_agent_clean() { # description exit-status json
+        local known unknown
+        if [ "$2" -eq 0 ]; then
+                ok "$1"
+                return
+        fi
+        known=$(jqk '[.residue[]? | item | select(IN($known[]))] | join(" ")' "$3")
+        unknown=$(jqk '[.residue[]? | item | select(IN($known[]) | not)] | length' "$3")
+        if [ "$2" -eq 1 ] && [ -n "$known" ] && [ "$unknown" = 0 ] &&
+                [ "$(jq '[.phases[]?.counts.failed // 0] | add // 0' "$3")" = 0 ]; then
+                echo "KNOWN: $1 — exit status 1 only for the known residue: $known"
+        else
+                fail "$1 (exit status $2)"
+                jq -r '.residue[]? | "    residue: \(.phase) \(.kind) \(.target): \(.message)"' "$3" 2>/dev/null
+        fi
+}
+
+assert() { # description command...
+        local d=$1
+        shift
+        if "$@"; then ok "$d"; else fail "$d"; fi
+}
+
+# assert, for a check that a known bug may make fail.
+assert_known() { # id description command...
+        local id=$1 d=$2 why
+        shift 2
+        if why=$(known_reason "$id"); then
+                if "$@"; then
+                        fail "$d — FIXED: known issue '$id' no longer reproduces; remove it from tests/e2e/guest/known-issues"
+                else
+                        echo "KNOWN: $d — $id: $why"
+                fi
+        else
+                assert "$d" "$@"
+        fi
+}
+
+# The same text in both files; the difference is shown when not.
+same() { # description file1 file2 (either may be a pipe: each is read once)
+        local a b
+        a=$(mktemp) b=$(mktemp)
+        cat "$2" >"$a"
+        cat "$3" >"$b"
+        if cmp -s "$a" "$b"; then
+                ok "$1"
+        else
+                fail "$1"
+                diff -u "$a" "$b" | tail -n +3 | head -n 40 | sed 's/^/    /'
+        fi
+        rm -f "$a" "$b"
+}
+
+# No output from a command: its lines are shown when there are some.
+none() { # description command...
+        local d=$1 out
+        shift
+        out=$("$@" 2>&1)
+        if [ -z "$out" ]; then
+                ok "$d"
+        else
+                fail "$d"
+                printf '%s\n' "$out" | head -n 20 | sed 's/^/    left: /'
+        fi
+}
+
+finish() {
+        if [ "$_failures" -eq 0 ]; then
+                echo "all checks passed"
+                exit 0
+        fi
+        echo "$_failures check(s) failed"
+        exit 1
+}
+
+ms_now() { echo $(($(date +%s%N) / 1000000)); }
+
+# The phases this build of the agent has, from its --help ("Phases, in order: a, b, ...").
+agent_phases() {
+        "$NR" --help | tr '\n' ' ' | sed -E 's/.*Phases, in order: ([^.]*)\..*/\1/' | tr ',' ' ' |
+                xargs -n1 | grep -vx verify | xargs
+}

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The pods test's and benchmark's CRI client: creates pods on a test containerd, counts what is left,
+ * does the sequential stop/remove baseline, and makes single calls against hostile servers.
+ *
+ *   cri-helper SOCKET [--timeout-ms N] [--max-response N] COMMAND [ARGS...]
+ *     version | list-sandboxes | list-containers | stop-sandbox ID
+ *                                  one call: "ok ..." and exit 0, or "error ERRNO: message" and exit 1
+ *     list                         every sandbox and container, one per line
+ *     count sandboxes|containers   a number
+ *     run-pods N PREFIX CGROUP_PARENT HOST_EVERY CONTAINERS_EVERY CONCURRENCY
+ *                                  N sandboxes; every HOST_EVERY-th on the host network, every
+ *                                  CONTAINERS_EVERY-th with a running container (0: none)
+ *     stop-remove-sequential       what crictl stopp/rmp do: one pod after the other, same client
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cri/cri.h"
+#include "cri/testcalls.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "string-util.h"
+
+#define IMAGE "registry.local/pause:test"
+
+static CriClient *client;
+
+static int print_error(int r, const char *msg) {
+        printf("error %s: %s\n", strerrorname_np(-r) ?: "?", msg ?: strerror(-r));
+        return 1;
+}
+
+static int cmd_single(const char *cmd, const char *arg) {
+        cleanup_free char *err = NULL;
+        int r;
+
+        if (streq(cmd, "version")) {
+                CriVersion v = {};
+
+                r = cri_version(client, &v, &err);
+                if (r >= 0)
+                        printf("ok %s %s %s\n", strna(v.runtime_name), strna(v.runtime_version),
+                               strna(v.runtime_api_version));
+                cri_version_done(&v);
+        } else if (streq(cmd, "list-sandboxes")) {
+                CriSandbox *s = NULL;
+                size_t n = 0;
+
+                r = cri_list_sandboxes(client, &s, &n, &err);
+                if (r >= 0)
+                        printf("ok %zu\n", n);
+                cri_sandboxes_free(s, n);
+        } else if (streq(cmd, "list-containers")) {
+                CriContainer *c = NULL;
+                size_t n = 0;
+
+                r = cri_list_containers(client, &c, &n, &err);
+                if (r >= 0)
+                        printf("ok %zu\n", n);
+                cri_containers_free(c, n);
+        } else if (streq(cmd, "stop-sandbox") && arg) {
+                r = cri_stop_sandbox(client, arg, &err);
+                if (r >= 0)
+                        printf("ok\n");
+        } else {
+                fprintf(stderr, "cri-helper: unknown command %s\n", cmd);
+                return 2;
+        }
+        return r < 0 ? print_error(r, err) : 0;
+}
+
+static int cmd_list(bool count_only, const char *what) {
+        cleanup_free char *err = NULL;
+        CriSandbox *s = NULL;
+        CriContainer *c = NULL;
+        size_t ns = 0, nc = 0;
+        int r;
+
+        r = cri_list_sandboxes(client, &s, &ns, &err);
+        if (r >= 0)
+                r = cri_list_containers(client, &c, &nc, &err);
+        if (r < 0)
+                return print_error(r, err);
+        if (count_only)
+                printf("%zu\n", streq(what, "containers") ? nc : ns);
+        for (size_t i = 0; !count_only && i < ns; i++)
+                printf("sandbox %s %s/%s %s\n", s[i].id, strna(s[i].namespace), strna(s[i].name),
+                       cri_sandbox_state_to_string(s[i].state));
+        for (size_t i = 0; !count_only && i < nc; i++)
+                printf("container %s %s %s %s\n", c[i].id, c[i].pod_sandbox_id, strna(c[i].name),
+                       cri_container_state_to_string(c[i].state));
+        cri_sandboxes_free(s, ns);
+        cri_containers_free(c, nc);
+        return 0;
+}
+
+/* Run one method for every request in ws at once; failures are printed and counted. */
+static int run_batch(const char *method, ProtoWriter *ws, size_t n, unsigned concurrency, char **ret_ids) {
+        cleanup_free GrpcCall *calls = calloc(n, sizeof(GrpcCall));
+        char path[96];
+        int failed = 0, r;
+
+        if (!calls)
+                return -ENOMEM;
+        cri_client_path(client, method, path, sizeof path);
+        for (size_t i = 0; i < n; i++)
+                calls[i] = (GrpcCall) { .path = path, .request = ws[i].buf, .request_len = ws[i].len };
+        r = grpc_channel_run(cri_client_channel(client), calls, n, concurrency);
+        for (size_t i = 0; i < n; i++) {
+                if (r >= 0 && calls[i].result >= 0 && ret_ids &&
+                    cri_decode_id_response(calls[i].response, calls[i].response_len, &ret_ids[i]) < 0)
+                        calls[i].result = -EBADMSG;
+                if (r >= 0 && calls[i].result < 0) {
+                        fprintf(stderr, "%s: %s\n", method, strna(calls[i].message));
+                        failed++;
+                }
+                grpc_call_done(&calls[i]);
+                proto_writer_done(&ws[i]);
+        }
+        return r < 0 ? r : failed ? -EIO : 0;
+}
+
+typedef struct Pods {
+        size_t n;
+        CriPodSpec *specs;
+        char **names, **uids;
+        char **sandbox_ids;
+        size_t *with_container; /* indexes of the pods that get a container */
+        size_t n_with;
+        char **container_ids;
+} Pods;
+
+static void pods_done(Pods *p) {
+        for (size_t i = 0; i < p->n; i++) {
+                free(p->names[i]);
+                free(p->uids[i]);
+                free(p->sandbox_ids[i]);
+        }
+        for (size_t i = 0; i < p->n_with; i++)
+                free(p->container_ids[i]);
+        free(p->specs);
+        free(p->names);
+        free(p->uids);
+        free(p->sandbox_ids);
+        free(p->with_container);
+        free(p->container_ids);
+}
+
+static int pods_alloc(Pods *p, size_t n) {
+        p->n = n;
+        p->specs = calloc(n, sizeof(CriPodSpec));
+        p->names = calloc(n, sizeof(char *));
+        p->uids = calloc(n, sizeof(char *));
+        p->sandbox_ids = calloc(n, sizeof(char *));
+        p->with_container = calloc(n, sizeof(size_t));
+        p->container_ids = calloc(n, sizeof(char *));
+        return p->specs && p->names && p->uids && p->sandbox_ids && p->with_container && p->container_ids ?
+                0 : -ENOMEM;
+}
+
+static int run_containers(Pods *p, unsigned concurrency) {
+        cleanup_free ProtoWriter *ws = calloc(p->n_with ? p->n_with : 1, sizeof(ProtoWriter));
+        int r;
+
+        if (!ws)
+                return -ENOMEM;
+        for (size_t k = 0; k < p->n_with; k++) {
+                size_t i = p->with_container[k];
+
+                cri_encode_create_container_request(&ws[k], p->sandbox_ids[i], &p->specs[i], "app", IMAGE);
+        }
+        r = run_batch("CreateContainer", ws, p->n_with, concurrency, p->container_ids);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < p->n_with; k++)
+                cri_encode_id_request(&ws[k], p->container_ids[k]);
+        return run_batch("StartContainer", ws, p->n_with, concurrency, NULL);
+}
+
+static int cmd_run_pods(char **argv) {
+        unsigned long n = strtoul(argv[0], NULL, 10), host_every = strtoul(argv[3], NULL, 10),
+                      with_every = strtoul(argv[4], NULL, 10), concurrency = strtoul(argv[5], NULL, 10);
+        cleanup_free ProtoWriter *ws = NULL;
+        size_t n_host = 0;
+        Pods p = {};
+        int r;
+
+        if (n == 0 || pods_alloc(&p, n) < 0 || !(ws = calloc(n, sizeof(ProtoWriter))))
+                return 2;
+        for (size_t i = 0; i < n; i++) {
+                if (asprintf(&p.names[i], "%s-%zu", argv[1], i) < 0 || asprintf(&p.uids[i], "uid-%s-%zu", argv[1], i) < 0)
+                        return 2;
+                p.specs[i] = (CriPodSpec) { .name = p.names[i], .namespace = "nr-test", .uid = p.uids[i],
+                                            .cgroup_parent = argv[2],
+                                            .host_network = host_every > 0 && i % host_every == host_every - 1 };
+                n_host += p.specs[i].host_network;
+                if (with_every > 0 && i % with_every == 0)
+                        p.with_container[p.n_with++] = i;
+                cri_encode_run_sandbox_request(&ws[i], &p.specs[i]);
+        }
+        r = run_batch("RunPodSandbox", ws, n, (unsigned) concurrency, p.sandbox_ids);
+        if (r >= 0)
+                r = run_containers(&p, (unsigned) concurrency);
+        if (r >= 0)
+                printf("ran %zu sandboxes (%zu on the host network), %zu running containers\n", p.n, n_host, p.n_with);
+        pods_done(&p);
+        return r < 0 ? 1 : 0;
+}
+
+static int cmd_stop_remove_sequential(void) {
+        cleanup_free char *err = NULL;
+        CriSandbox *s = NULL;
+        size_t n = 0;
+        int r, failed = 0;
+
+        r = cri_list_sandboxes(client, &s, &n, &err);
+        if (r < 0)
+                return print_error(r, err);
+        for (size_t i = 0; i < n; i++) {
+                r = cri_stop_sandbox(client, s[i].id, &err);
+                if (r >= 0)
+                        r = cri_remove_sandbox(client, s[i].id, &err);
+                if (r < 0) {
+                        fprintf(stderr, "%s: %s\n", s[i].id, strna(err));
+                        err = mfree(err);
+                        failed++;
+                }
+        }
+        printf("stopped and removed %zu of %zu sandboxes\n", n - failed, n);
+        cri_sandboxes_free(s, n);
+        return failed ? 1 : 0;
+}
+
+int main(int argc, char *argv[]) {
+        int i = 2, r;
+
+        if (argc < 3) {
+                fprintf(stderr, "usage: cri-helper SOCKET [--timeout-ms N] [--max-response N] COMMAND [ARGS...]\n");
+                return 2;
+        }
+        r = cri_client_new(argv[1], &client);
+        if (r < 0)
+                return print_error(r, "cannot create the client");
+        cri_client_set_timeout(client, 60ULL * 1000000ULL);
+        for (; i + 1 < argc && startswith(argv[i], "--"); i += 2)
+                if (streq(argv[i], "--timeout-ms"))
+                        cri_client_set_timeout(client, strtoull(argv[i + 1], NULL, 10) * 1000ULL);
+                else if (streq(argv[i], "--max-response"))
+                        cri_client_set_max_response(client, strtoull(argv[i + 1], NULL, 10));
+        if (i >= argc)
+                r = 2;
+        else if (streq(argv[i], "list"))
+                r = cmd_list(false, "");
+        else if (streq(argv[i], "count") && i + 1 < argc)
+                r = cmd_list(true, argv[i + 1]);
+        else if (streq(argv[i], "run-pods") && i + 6 < argc)
+                r = cmd_run_pods(argv + i + 1);
+        else if (streq(argv[i], "stop-remove-sequential"))
+                r = cmd_stop_remove_sequential();
+        else
+                r = cmd_single(argv[i], i + 1 < argc ? argv[i + 1] : NULL);
+        cri_client_free(client);
+        return r;
+}

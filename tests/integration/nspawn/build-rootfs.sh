@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Build (once) the minimal Debian tree that systemd-nspawn boots for the services tests, and print
+# its path. It lives outside the checkout, keyed on this script's hash, so CI on the same machine
+# and every later run reuse it: /var/cache/node-reset-test/rootfs-HASH. Built under a lock into a
+# temporary directory, then renamed, so a half-built tree is never used.
+# Exit 0 with the path on stdout, 77 when debootstrap is missing, 1 when the build failed.
+set -eu
+
+CACHE=${NODE_RESET_TEST_CACHE:-/var/cache/node-reset-test}
+SUITE=bookworm
+hash=$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)
+dest=$CACHE/rootfs-$hash
+
+if [ -f "$dest/usr/lib/os-release" ]; then
+        echo "$dest"
+        exit 0
+fi
+command -v debootstrap >/dev/null 2>&1 || { echo "debootstrap is not installed" >&2; exit 77; }
+
+# The first Debian mirror apt is configured with (deb822 sources or the one-line format).
+apt_mirror() {
+        local m
+        m=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' \
+                /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1)
+        [ -n "$m" ] || m=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }' \
+                /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | head -n1)
+        echo "${m:-http://deb.debian.org/debian}"
+}
+
+mkdir -p "$CACHE"
+exec 9>"$CACHE/build.lock"
+flock 9
+# Someone else may have finished it while this run waited for the lock.
+if [ -f "$dest/usr/lib/os-release" ]; then
+        echo "$dest"
+        exit 0
+fi
+# Leftovers of builds that were killed part way (no lock holder is building now).
+rm -rf "$CACHE"/build.* "$CACHE"/rootfs-*.old
+for old in "$CACHE"/rootfs-*; do
+        [ -e "$old" ] && [ "$old" != "$dest" ] && rm -rf "$old"
+done
+
+tmp=$(mktemp -d "$CACHE/build.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+mirror=$(apt_mirror)
+echo "building the nspawn test tree from $mirror (once; about a minute)" >&2
+if ! debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus "$SUITE" "$tmp/root" "$mirror" \
+        > "$tmp/debootstrap.log" 2>&1; then
+        tail -n 20 "$tmp/debootstrap.log" >&2
+        exit 1
+fi
+
+r=$tmp/root
+rm -rf "$r"/usr/share/doc/* "$r"/usr/share/man/* "$r"/usr/share/info/* "$r"/usr/share/locale/* \
+        "$r"/var/cache/apt/archives/*.deb "$r"/var/lib/apt/lists/* "$r"/var/log/*.log
+# Nothing reads a console in the tests; without these the boot is quieter and quicker.
+for u in console-getty.service getty@.service systemd-networkd.service systemd-resolved.service \
+        systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
+        fstrim.timer dpkg-db-backup.timer; do
+        ln -sf /dev/null "$r/etc/systemd/system/$u"
+done
+echo nr-test > "$r/etc/hostname"
+: > "$r/etc/machine-id"
+mv "$r" "$dest"
+echo "$dest"

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The pods phase against a real containerd (Debian's 1.6 with runc) in private pid+mount+net
+# namespaces: 20 pods with running containers and host-network pods; the master-gone incident (every
+# CNI DEL fails like calico without its API server) through rung 2; the rescue conflist removed on
+# SIGTERM and SIGINT; kill -9 mid-phase, then convergence; a hung runtime, a dead runtime and a
+# missing one; a hostile gRPC server. Teardown leaves no process, mount, netns or cgroup.
+#
+# Decisions asserted here: a missing socket is "skipped", not a failure; a socket that does not answer
+# sends the phase down the ladder and exits 1; the rescue conflist never outlives the run.
+
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+in_private_ns "$@"
+. "$TOP/tests/integration/containerd/harness.sh"
+
+cd_require
+require_cmd python3 timeout env prlimit ldd
+REPORT="$TOP/tests/integration/report.py"
+HOSTILE="$O/tests/grpc-hostile"
+[ -x "$HOSTILE" ] || skip "$HOSTILE is not built (make check builds it)"
+jq_() { "$REPORT" "$@" > /dev/null; }  # jq_ FILE EXPR: true when EXPR holds
+count_() { "$REPORT" "$1" "len(actions(r, $2))"; }
+elapsed_ms() { echo $((($(date +%s%N) - $1) / 1000000)); }
+
+eval "set -- $(trap -p EXIT)"
+trap "cd_stop; $3" EXIT
+
+cd_setup || { echo "FAIL: cannot set up containerd"; exit 1; }
+cd_start || { echo "FAIL: cannot start containerd"; exit 1; }
+agent() { cd_enter "$NODE_RESET" "$@"; }
+pods() { cd_cri run-pods "$1" "$2" "$CD_CGROUP_PARENT" "$3" "$4" 8 > /dev/null || { cd_diag; false; }; }
+rescue_files() { ls "$CD_DIR/net.d" | grep -c "node-reset-rescue" || true; }
+t_start=$(date +%s%N)
+
+# --- 20 pods: containers, host network, endpoint discovery, order, idempotence -------------------
+pods 20 healthy 5 3 || fail "cannot create 20 pods"
+assert "20 sandboxes before" test "$(cd_count sandboxes)" -eq 20
+agent --phases pods -o json plan > "$WORK/plan.json"; rc=$?
+assert "plan exits 0" test $rc -eq 0
+assert "plan found containerd by probing and read its config from its command line" \
+        jq_ "$WORK/plan.json" "any('$CD_DIR/net.d' in a['detail'] for a in actions(r, kind='runtime'))"
+assert "plan: 4 host-network pods" test "$("$REPORT" "$WORK/plan.json" "len([a for a in actions(r, kind='stop-pod') if a['detail'].startswith('host network')])")" -eq 4
+assert "plan: 7 running containers to stop" test "$(count_ "$WORK/plan.json" "kind='stop-container'")" -eq 7
+assert "plan changed nothing" test "$(cd_count sandboxes)" -eq 20
+
+t=$(date +%s%N)
+agent --phases pods,verify --yes -o json run > "$WORK/run1.json"; rc=$?
+echo "  20 pods reset in $(elapsed_ms "$t") ms"
+assert "run exits 0" test $rc -eq 0
+assert "zero sandboxes left" test "$(cd_count sandboxes)" -eq 0
+assert "zero containers left" test "$(cd_count containers)" -eq 0
+assert "zero cni netns left" test "$(cd_count netns)" -eq 0
+assert "every pod stopped and removed, none failed" jq_ "$WORK/run1.json" \
+        "len(actions(r, kind='stop-pod', result='changed')) == 20 and len(actions(r, kind='remove-pod', result='changed')) == 20 and not actions(r, result='failed')"
+assert "pod-network pods stop before host-network ones" jq_ "$WORK/run1.json" \
+        "(lambda s: max(i for i, a in enumerate(s) if a['detail'].startswith('pod')) < min(i for i, a in enumerate(s) if a['detail'].startswith('host')))(actions(r, kind='stop-pod'))"
+assert "containers stop before pods, removes come last" jq_ "$WORK/run1.json" \
+        "(lambda k: k.index('stop-container') < k.index('stop-pod') < k.index('remove-container') < k.index('remove-pod'))([a['kind'] for a in actions(r)])"
+assert "no rescue was needed" jq_ "$WORK/run1.json" "'no rescue needed' in actions(r, kind='runtime')[0]['message']"
+assert "verified: no residue" jq_ "$WORK/run1.json" "r['residue'] == []"
+agent --phases pods,verify --yes -o json run > "$WORK/run2.json"; rc=$?
+assert "second run exits 0 with nothing to do" test $rc -eq 0
+assert "second run: no pod actions" jq_ "$WORK/run2.json" "not actions(r, kind='stop-pod') and not r['changed']"
+
+# --- master-gone: every CNI DEL fails; rung 2 within the budget, the conflist gone afterwards ----
+pods 20 gone 10 4 || fail "cannot create the master-gone pods"
+cd_fail_del on
+cd_cri stop-sandbox "$(cd_cri list | awk '/^sandbox/ { print $2; exit }')" > "$WORK/crictl-stopp.txt"
+assert "the CRI itself fails the way crictl stopp does" grep -q "error getting ClusterInformation: connection is unauthorized" "$WORK/crictl-stopp.txt"
+t=$(date +%s%N)
+agent --phases pods,verify --yes -o json run > "$WORK/gone.json"; rc=$?
+ms=$(elapsed_ms "$t")
+echo "  master-gone: 20 pods reset in $ms ms"
+assert "master-gone run exits 0" test $rc -eq 0
+assert "master-gone: zero sandboxes" test "$(cd_count sandboxes)" -eq 0
+assert "master-gone: zero cni netns" test "$(cd_count netns)" -eq 0
+assert "master-gone: well within the 120 s budget" test "$ms" -lt 60000
+assert "the runtime row says rung 2 did it, no rung 3" jq_ "$WORK/gone.json" \
+        "'rung 3 not needed' in actions(r, kind='runtime')[0]['message']"
+assert "rung 2 is recorded with the CNI error it fixed" jq_ "$WORK/gone.json" \
+        "all('rung 2' in a['message'] and 'Unauthorized' in a['message'] for a in actions(r, kind='stop-pod') if a['detail'].startswith('pod'))"
+assert "host-network pods needed no rescue" jq_ "$WORK/gone.json" \
+        "all(a['message'] == 'stopped' for a in actions(r, kind='stop-pod') if a['detail'].startswith('host'))"
+assert "the rescue conflist is gone afterwards" test "$(rescue_files)" -eq 0
+assert "the real CNI config is untouched" test -s "$CD_DIR/net.d/10-nr-test.conflist"
+assert "master-gone verified clean" jq_ "$WORK/gone.json" "r['residue'] == []"
+
+# --- SIGTERM and SIGINT while the rescue conflist stands in: it goes with the agent -------------
+cd_slow_del on
+for sig in TERM INT; do
+        pods 4 "sig$sig" 0 0 || fail "cannot create pods for SIG$sig"
+        cd_spawn env --default-signal=INT "$NODE_RESET" --phases pods --yes run > /dev/null 2>&1
+        agent_pid=$(cd_spawned_child)
+        for _ in $(seq 400); do [ "$(rescue_files)" -gt 0 ] && break; sleep 0.025; done
+        assert "SIG$sig: the rescue conflist was in place" test "$(rescue_files)" -gt 0
+        kill -"$sig" "$agent_pid"
+        wait "$CD_SPAWNED"; rc=$?
+        assert "SIG$sig: the agent died of it" test $rc -ne 0
+        assert "SIG$sig: the rescue conflist is gone" test "$(rescue_files)" -eq 0
+done
+cd_slow_del off
+cd_fail_del off
+agent --phases pods --yes run > /dev/null; rc=$?
+assert "after the interrupted runs a run converges" test $rc -eq 0 -a "$(cd_count sandboxes)" -eq 0
+
+# --- kill -9 mid-phase, a stale rescue conflist, then the second run converges ------------------
+pods 10 killed 0 2 || fail "cannot create pods for kill -9"
+cd_slow_del on
+cd_spawn "$NODE_RESET" --phases pods --concurrency 1 --yes run > /dev/null 2>&1
+agent_pid=$(cd_spawned_child)
+sleep 2.5
+kill -KILL "$agent_pid"
+wait "$CD_SPAWNED"
+cd_slow_del off
+left=$(cd_count sandboxes)
+echo "  killed with $left of 10 sandboxes left"
+assert "kill -9 left some pods behind (mid-phase)" test "$left" -gt 0
+assert "kill -9 came after some pods were stopped" test "$(cd_cri list | grep -c '^sandbox .* NOTREADY')" -gt 0
+printf '{"cniVersion":"0.4.0","name":"node-reset-rescue","plugins":[{"type":"loopback"}]}\n' \
+        > "$CD_DIR/net.d/00-node-reset-rescue.conflist"
+agent --phases pods,verify --yes -o json run > "$WORK/converge.json"; rc=$?
+assert "the second run exits 0" test $rc -eq 0
+assert "the second run converges: zero sandboxes" test "$(cd_count sandboxes)" -eq 0
+assert "the stale rescue conflist was planned and removed" jq_ "$WORK/converge.json" \
+        "len(actions(r, kind='cni-rescue', result='changed')) == 1"
+assert "no rescue conflist left" test "$(rescue_files)" -eq 0
+
+# --- hostile servers: errors, never a crash or an unbounded allocation -------------------------
+# 1 GiB of address space at most; a sanitizer build reserves terabytes for its shadow, so there the
+# allocator's own bound stands in.
+bounded() {
+        if ldd "$1" 2> /dev/null | grep -q libasan; then
+                ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}max_allocation_size_mb=256" "$@"
+        else
+                prlimit --as=1073741824 "$@"
+        fi
+}
+hostile() { # mode ok_first command...
+        local mode=$1 ok=$2 pid
+        shift 2
+        "$HOSTILE" "$WORK/hostile.sock" "$mode" "$ok" &
+        pid=$!
+        for _ in $(seq 100); do [ -S "$WORK/hostile.sock" ] && break; sleep 0.02; done
+        "$@"
+        kill "$pid"
+        wait "$pid" 2> /dev/null
+        rm -f "$WORK/hostile.sock"
+}
+for c in "huge:EMSGSIZE:4294967295 bytes is over the limit" "truncated:EBADMSG:inside a message" \
+        "garbage:EBADMSG:malformed Version response" "content-type:EPROTO:content-type 'text/html'" \
+        "two:EBADMSG:more than one message" "compressed:EPROTONOSUPPORT:compressed"; do
+        IFS=: read -r mode err text <<< "$c"
+        hostile "$mode" 0 eval "bounded '$CD_HELPER' '$WORK/hostile.sock' --timeout-ms 3000 version > '$WORK/h.txt' 2>&1; echo \$? >> '$WORK/h.txt'"
+        assert "hostile $mode: a clean $err" grep -q "^error $err: .*$text" "$WORK/h.txt"
+        assert "hostile $mode: exit 1, no crash" test "$(tail -n 1 "$WORK/h.txt")" = 1
+done
+hostile garbage 1 eval "bounded '$NODE_RESET' --cri-endpoint 'unix://$WORK/hostile.sock' --phases pods -o json plan > '$WORK/hostile-plan.json'"
+assert "a garbage listing is reported in the plan, not a crash" jq_ "$WORK/hostile-plan.json" \
+        "'malformed ListPodSandbox response' in actions(r, kind='runtime')[0]['detail']"
+hostile huge 1 eval "bounded '$NODE_RESET' --cri-endpoint 'unix://$WORK/hostile.sock' --phases pods -o json plan > '$WORK/hostile-plan.json'"
+assert "a 4 GiB length prefix is refused before allocating" jq_ "$WORK/hostile-plan.json" \
+        "'over the limit' in actions(r, kind='runtime')[0]['detail']"
+
+# --- a hung runtime: bounded time, a clear report, exit 1 ------------------------------------
+# In a pid namespace of its own, so that rung 3 sees no process but the test's.
+t=$(date +%s%N)
+unshare -p -f --mount-proc sh -c "'$HOSTILE' '$WORK/hung.sock' hang & sleep 0.3
+        '$NODE_RESET' --cri-endpoint 'unix://$WORK/hung.sock' --phases pods,verify --yes -o json run > '$WORK/hung.json'
+        echo \$? > '$WORK/hung.rc'"
+ms=$(elapsed_ms "$t")
+echo "  hung runtime: $ms ms"
+assert "hung: exit 1" test "$(cat "$WORK/hung.rc")" -eq 1
+assert "hung: bounded (two 5 s probes, plan and verify)" test "$ms" -lt 30000
+assert "hung: the report says it does not answer and what rung 3 did" jq_ "$WORK/hung.json" \
+        "(lambda a: a['result'] == 'failed' and 'no answer within' in a['message'] and 'rung 3' in a['message'])(actions(r, kind='runtime')[0])"
+assert "hung: the runtime is residue" jq_ "$WORK/hung.json" "any(x['kind'] == 'runtime' for x in r['residue'])"
+
+# --- no runtime: skipped, not a failure --------------------------------------------------------
+"$NODE_RESET" --cri-endpoint "unix://$WORK/none.sock" --phases pods,verify --yes -o json run > "$WORK/none.json"; rc=$?
+assert "no socket: exit 0" test $rc -eq 0
+assert "no socket: skipped, no container runtime" jq_ "$WORK/none.json" \
+        "actions(r, kind='runtime')[0]['result'] == 'skipped' and 'no container runtime' in actions(r, kind='runtime')[0]['message']"
+"$NODE_RESET" --phases pods -o json plan > "$WORK/probe.json"
+assert "probing finds no runtime on a node without one" jq_ "$WORK/probe.json" \
+        "'/run/containerd/containerd.sock' in actions(r, kind='runtime')[0]['detail'] and actions(r, kind='runtime')[0]['skip_reason'] == 'no container runtime'"
+
+# --- a dead runtime (SIGKILL) that left shims, rootfs, shm and netns: rung 3 cleans up ---------
+pods 3 dead 0 1 || fail "cannot create pods for the dead runtime"
+cd_enter kill -KILL "$(cd_containerd_pid)"
+sleep 0.2
+agent --phases pods,verify --yes -o json run > "$WORK/dead.json"; rc=$?
+assert "dead runtime: rung 3 ran" jq_ "$WORK/dead.json" \
+        "(lambda a: a['result'] == 'changed' and 'rung 3' in a['message'] and 'not running' in a['message'])(actions(r, kind='runtime')[0])"
+assert "dead runtime: its shims were killed" jq_ "$WORK/dead.json" "'killed 0 shims' not in actions(r, kind='runtime')[0]['message']"
+assert "dead runtime: no shim left" test -z "$(cd_enter pgrep -f containerd-shim)"
+assert "dead runtime: no cni netns mounted" test -z "$(cd_enter grep -E '/run/netns/cni-' /proc/self/mountinfo)"
+assert "dead runtime: no rootfs or shm mounted" test -z "$(cd_enter grep -E '/run/containerd/io.containerd.(runtime.v2.task|grpc.v1.cri)/' /proc/self/mountinfo)"
+assert "dead runtime: exit 0, nothing left for the verify" test $rc -eq 0
+
+# --- teardown ---------------------------------------------------------------------------------
+cd_stop
+leftovers=$(cd_leftovers)
+[ -n "$leftovers" ] && echo "$leftovers"
+assert "teardown left no process, cgroup or mount" test -z "$leftovers"
+echo "  whole test: $(elapsed_ms "$t_start") ms"
+finish

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for what the pods phase reads and writes below the CRI: the runtime configs' CNI conf
+ * dir (TOML), the rescue conflist's name, content and removal (also by SIGTERM), stale ones. */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agent/pods-rescue.h"
+#include "agent/pods-runtime.h"
+#include "macro.h"
+
+static const char *const cni_tables[] = {
+        "plugins.io.containerd.grpc.v1.cri.cni", "plugins.cri.cni", "plugins.io.containerd.cri.v1.runtime.cni", NULL,
+};
+static const char *const top[] = { "", NULL };
+
+static char *find(const char *text, const char *const *tables, const char *key) {
+        char *v = NULL;
+
+        return toml_find_string(text, tables, key, &v) > 0 ? v : NULL;
+}
+
+static void test_toml_containerd(void **state) {
+        static const char v2[] =
+                "version = 2\n"
+                "root = \"/var/lib/containerd\"\n"
+                "state = '/run/containerd'\n"
+                "# conf_dir = \"/commented\"\n"
+                "[plugins]\n"
+                "  [plugins.\"io.containerd.grpc.v1.cri\"]\n"
+                "    sandbox_image = \"registry.k8s.io/pause:3.9\"\n"
+                "    [plugins.\"io.containerd.grpc.v1.cri\".cni]\n"
+                "      bin_dir = \"/opt/cni/bin\"\n"
+                "      conf_dir = \"/etc/cni/net.d\"   # trailing comment\n"
+                "      conf_template = \"\"\n"
+                "  [plugins.\"io.containerd.grpc.v1.cri\".containerd]\n"
+                "    conf_dir = \"/not/this/one\"\n";
+        char *v;
+
+        v = find(v2, cni_tables, "conf_dir");
+        assert_string_equal(v, "/etc/cni/net.d");
+        free(v);
+        v = find(v2, top, "state");
+        assert_string_equal(v, "/run/containerd");
+        free(v);
+        v = find(v2, top, "root");
+        assert_string_equal(v, "/var/lib/containerd");
+        free(v);
+        assert_null(find(v2, top, "conf_dir"));
+        assert_null(find(v2, cni_tables, "bin"));
+}
+
+static void test_toml_variants(void **state) {
+        char *v;
+
+        /* Config version 1, containerd 2 (version 3, single quotes), the last assignment wins. */
+        v = find("[plugins.cri.cni]\nconf_dir = \"/v1\"\n", cni_tables, "conf_dir");
+        assert_string_equal(v, "/v1");
+        free(v);
+        v = find("[plugins.'io.containerd.cri.v1.runtime'.cni]\n  conf_dir = '/v3'\n", cni_tables, "conf_dir");
+        assert_string_equal(v, "/v3");
+        free(v);
+        v = find("[plugins.cri.cni]\nconf_dir = \"/a\"\nconf_dir = \"/b\"\n", cni_tables, "conf_dir");
+        assert_string_equal(v, "/b");
+        free(v);
+        /* Not a string, unterminated, a longer key, no newline at the end, CRI-O's table. */
+        assert_null(find("[plugins.cri.cni]\nconf_dir = 5\n", cni_tables, "conf_dir"));
+        assert_null(find("[plugins.cri.cni]\nconf_dir = \"/open\n", cni_tables, "conf_dir"));
+        assert_null(find("[plugins.cri.cni]\nconf_dir_x = \"/x\"\n", cni_tables, "conf_dir"));
+        v = find("[crio.network]\nnetwork_dir = \"/etc/cni/crio\"", (const char *const[]) { "crio.network", NULL },
+                 "network_dir");
+        assert_string_equal(v, "/etc/cni/crio");
+        free(v);
+        assert_null(find("", top, "root"));
+}
+
+typedef struct Dir {
+        char path[64];
+} Dir;
+
+static void dir_new(Dir *d) {
+        snprintf(d->path, sizeof d->path, "/tmp/test-pods-rescue.XXXXXX");
+        assert_non_null(mkdtemp(d->path));
+}
+
+static void dir_touch(const Dir *d, const char *name) {
+        char p[256];
+        int fd;
+
+        snprintf(p, sizeof p, "%s/%s", d->path, name);
+        fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        close(fd);
+}
+
+static void dir_remove(const Dir *d) {
+        char cmd[128];
+
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->path);
+        assert_int_equal(system(cmd), 0);
+}
+
+static void test_rescue_sorts_first(void **state) {
+        char *path = NULL, *err = NULL, buf[256];
+        struct stat st;
+        Dir d;
+        int fd;
+        ssize_t n;
+
+        dir_new(&d);
+        dir_touch(&d, "10-calico.conflist");
+        dir_touch(&d, "README");
+        assert_int_equal(cni_rescue_install(d.path, &path, &err), 0);
+        assert_non_null(strstr(path, "/00-" CNI_RESCUE_SUFFIX));
+        assert_int_equal(cni_rescue_remove(), 1);
+        free(path);
+        /* "00-multus.conf" sorts before "00-node-reset-...": "0-" does not. */
+        dir_touch(&d, "00-multus.conf");
+        assert_int_equal(cni_rescue_install(d.path, &path, &err), 0);
+        assert_non_null(strstr(path, "/0-" CNI_RESCUE_SUFFIX));
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        assert_true(n > 0);
+        buf[n] = '\0';
+        assert_non_null(strstr(buf, "\"type\":\"loopback\""));
+        assert_int_equal(stat(path, &st), 0);
+        /* One at a time; removal says whether it removed something. */
+        assert_int_equal(cni_rescue_install(d.path, &(char *) { NULL }, &err), -EBUSY);
+        free(err);
+        err = NULL;
+        assert_int_equal(cni_rescue_remove(), 1);
+        assert_int_equal(stat(path, &st), -1);
+        assert_int_equal(cni_rescue_remove(), 0);
+        free(path);
+        /* Past every prefix: refused, never a name that would not be loaded first. */
+        dir_touch(&d, "!.conf");
+        assert_int_equal(cni_rescue_install(d.path, &path, &err), -EEXIST);
+        free(err);
+        dir_remove(&d);
+}
+
+static void test_rescue_missing_dir(void **state) {
+        char *path = NULL, *err = NULL;
+
+        assert_int_equal(cni_rescue_install("/nonexistent/net.d", &path, &err), -ENOENT);
+        assert_non_null(strstr(err, "/nonexistent/net.d"));
+        free(err);
+        assert_null(path);
+}
+
+static void test_rescue_removed_on_sigterm(void **state) {
+        char rescue[256];
+        struct stat st;
+        int status, p[2];
+        char c;
+        pid_t pid;
+        Dir d;
+
+        dir_new(&d);
+        snprintf(rescue, sizeof rescue, "%s/00-%s", d.path, CNI_RESCUE_SUFFIX);
+        assert_int_equal(pipe(p), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                char *path = NULL, *err = NULL;
+
+                (void) signal(SIGTERM, SIG_DFL);
+                if (cni_rescue_install(d.path, &path, &err) < 0 || write(p[1], "x", 1) != 1)
+                        _exit(1);
+                for (;;)
+                        pause();
+        }
+        close(p[1]);
+        assert_int_equal(read(p[0], &c, 1), 1);
+        close(p[0]);
+        assert_int_equal(stat(rescue, &st), 0);
+        assert_int_equal(kill(pid, SIGTERM), 0);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        /* It died of the signal, as it would have without the handler, and took the file along. */
+        assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+        assert_int_equal(stat(rescue, &st), -1);
+        dir_remove(&d);
+}
+
+static void test_rescue_stale(void **state) {
+        char **l = NULL;
+        Dir d;
+
+        dir_new(&d);
+        dir_touch(&d, "10-calico.conflist");
+        dir_touch(&d, "00-" CNI_RESCUE_SUFFIX);
+        dir_touch(&d, "0-" CNI_RESCUE_SUFFIX);
+        assert_int_equal(cni_rescue_find_stale(d.path, &l), 0);
+        assert_non_null(l[0]);
+        assert_non_null(l[1]);
+        assert_null(l[2]);
+        assert_non_null(strstr(l[0], CNI_RESCUE_SUFFIX));
+        strv_free(l);
+        assert_int_equal(cni_rescue_find_stale("/nonexistent", &l), 0);
+        assert_null(l[0]);
+        strv_free(l);
+        dir_remove(&d);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_toml_containerd),
+                cmocka_unit_test(test_toml_variants),
+                cmocka_unit_test(test_rescue_sorts_first),
+                cmocka_unit_test(test_rescue_missing_dir),
+                cmocka_unit_test(test_rescue_removed_on_sigterm),
+                cmocka_unit_test(test_rescue_stale),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
