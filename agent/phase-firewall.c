@@ -70,33 +70,10 @@ static void settings_done(Settings *s) {
         free(s->mode_reason);
 }
 
-/* A formatted, malloc'd string, or NULL (asprintf() leaves its pointer undefined on failure). */
-_printf_(1, 2) static char *strprintf(const char *fmt, ...) {
-        va_list ap;
-        char *s;
-        int k;
-
-        va_start(ap, fmt);
-        k = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        return k < 0 ? NULL : s;
-}
-
 static char *entry_reason(const ManifestEntry *e) {
         return strprintf("%s:%u: %s%s%s%s%s", e->file, e->line, directive_type_to_string(e->type),
                          e->n_args > 0 ? " " : "", e->n_args > 0 ? e->args[0] : "", e->n_args > 1 ? " " : "",
                          e->n_args > 1 ? e->args[1] : "");
-}
-
-_printf_(3, 4) static void record_msg(Action *a, int r, const char *fmt, ...) {
-        char *msg = NULL;
-        va_list ap;
-
-        va_start(ap, fmt);
-        if (vasprintf(&msg, fmt, ap) < 0)
-                msg = NULL;
-        va_end(ap);
-        action_record(a, r, msg);
 }
 
 static int settings_read(const Manifest *m, Settings *ret) {
@@ -195,14 +172,14 @@ static void record_counts(Action *a, const FwCounts *c, bool changed, bool whole
         char buf[32];
 
         if (!changed)
-                record_msg(a, 0, whole ? "not present" : "nothing to remove");
+                action_recordf(a, 0, whole ? "not present" : "nothing to remove");
         else if (whole)
-                record_msg(a, 1, "deleted the table: %u chains, %s", c->chains, rules_text(c, buf));
+                action_recordf(a, 1, "deleted the table: %u chains, %s", c->chains, rules_text(c, buf));
         else if (c->policies > 0)
-                record_msg(a, 1, "removed %s and %u chains, set %u polic%s to ACCEPT", rules_text(c, buf),
+                action_recordf(a, 1, "removed %s and %u chains, set %u polic%s to ACCEPT", rules_text(c, buf),
                            c->owned_chains, c->policies, c->policies == 1 ? "y" : "ies");
         else
-                record_msg(a, 1, "removed %s and %u chains", rules_text(c, buf), c->owned_chains);
+                action_recordf(a, 1, "removed %s and %u chains", rules_text(c, buf), c->owned_chains);
 }
 
 /* ---- nf_tables ---- */
@@ -238,7 +215,7 @@ static void nft_record_family(Action **actions, size_t n, int family) {
         r = nft_reset(first->snap ? first->snap->rs : NULL, family, reqs, k, first->cls, first->mode, &msg);
         for (size_t i = 0; i < k; i++) {
                 if (r < 0)
-                        record_msg(mine[i], r, "nf_tables transaction for family %s refused, nothing changed: %s",
+                        action_recordf(mine[i], r, "nf_tables transaction for family %s refused, nothing changed: %s",
                                    strna(nft_family_to_string(family)), msg ?: strerror(-r));
                 else
                         record_counts(mine[i], &reqs[i].done, reqs[i].changed, ((TableData *) mine[i]->data)->whole);
@@ -435,13 +412,13 @@ static void legacy_apply_batch(Action **actions, size_t n, Context *ctx) {
                 int k;
 
                 if (r < 0) {
-                        record_msg(actions[i], r, "the xtables lock is held by another process%s%u s; nothing changed",
+                        action_recordf(actions[i], r, "the xtables lock is held by another process%s%u s; nothing changed",
                                    r == -ETIMEDOUT ? ", still after waiting " : ", not waiting: bound ", wait_sec);
                         continue;
                 }
                 k = xt_table_reset(d->family, d->table, d->cls, d->mode, &d->xt, &c, &msg);
                 if (k < 0)
-                        record_msg(actions[i], k, "%s", msg ?: strerror(-k));
+                        action_recordf(actions[i], k, "%s", msg ?: strerror(-k));
                 else
                         record_counts(actions[i], &c, k > 0, false);
         }
@@ -535,7 +512,7 @@ static void ipset_apply_batch(Action **actions, size_t n, Context *ctx) {
         }
         for (size_t i = 0; i < n; i++) {
                 if (!actions[i]->data) {
-                        record_msg(actions[i], 0, "no set matches");
+                        action_recordf(actions[i], 0, "no set matches");
                         continue;
                 }
                 mine[k] = actions[i];
@@ -546,7 +523,7 @@ static void ipset_apply_batch(Action **actions, size_t n, Context *ctx) {
                 if (results[i] < 0)
                         action_record(mine[i], results[i], TAKE_PTR(msgs[i]));
                 else
-                        record_msg(mine[i], results[i], results[i] > 0 ? "flushed and destroyed" : "already gone");
+                        action_recordf(mine[i], results[i], results[i] > 0 ? "flushed and destroyed" : "already gone");
                 free(msgs[i]);
         }
 }

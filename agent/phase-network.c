@@ -85,18 +85,6 @@ static void record_errno(Action *a, int r, const char *what, const char *extack)
         action_record(a, r, msg);
 }
 
-static void record_msg(Action *a, int r, const char *fmt, ...) _printf_(3, 4);
-static void record_msg(Action *a, int r, const char *fmt, ...) {
-        char *msg = NULL;
-        va_list ap;
-
-        va_start(ap, fmt);
-        if (vasprintf(&msg, fmt, ap) < 0)
-                msg = NULL;
-        va_end(ap);
-        action_record(a, r, msg);
-}
-
 /* ---- routes ---- */
 
 static void route_data_free(void *p) {
@@ -115,7 +103,7 @@ static void route_apply_batch(Action **actions, size_t n, Context *ctx) {
                 int k;
 
                 if (!a->data) {
-                        record_msg(a, 0, "no route with this protocol");
+                        action_recordf(a, 0, "no route with this protocol");
                         continue;
                 }
                 if (r < 0) {
@@ -126,7 +114,7 @@ static void route_apply_batch(Action **actions, size_t n, Context *ctx) {
                 if (k < 0)
                         record_errno(a, k, NULL, extack);
                 else
-                        record_msg(a, k, k > 0 ? "deleted" : "already gone");
+                        action_recordf(a, k, k > 0 ? "deleted" : "already gone");
         }
 }
 
@@ -251,7 +239,7 @@ static int plan_route_entry(Plan *plan, const Observation *o, const ManifestEntr
 /* ---- links ---- */
 
 static void link_record_gone(Action *a) {
-        record_msg(a, 0, "already gone");
+        action_recordf(a, 0, "already gone");
 }
 
 /* Refresh what each action knows from a dump taken just now; those gone are settled here. */
@@ -261,7 +249,7 @@ static void link_refresh(Action **actions, size_t n, const LinkTable *now) {
                 const LinkInfo *l;
 
                 if (!d || d->ifindex == 0) {
-                        record_msg(actions[i], 0, "no link matches");
+                        action_recordf(actions[i], 0, "no link matches");
                         continue;
                 }
                 /* An ifindex now carrying another name is another link: ours is gone. */
@@ -307,7 +295,7 @@ static int link_delete_as_group(Rtnl *rtnl, const LinkTable *now, Action **group
                 return r;
         for (size_t i = 0; i < n; i++)
                 if (group[i]->result == ACTION_PENDING)
-                        record_msg(group[i], 1, "deleted by group delete (%zu links, one RTM_DELLINK)", members);
+                        action_recordf(group[i], 1, "deleted by group delete (%zu links, one RTM_DELLINK)", members);
         return 0;
 }
 
@@ -325,7 +313,7 @@ static void link_delete_single(Rtnl *rtnl, Action *a, const char *why) {
 
         r = link_delete(rtnl, d->ifindex, &extack);
         if (r > 0)
-                record_msg(a, 1, "deleted one by one: %s", why);
+                action_recordf(a, 1, "deleted one by one: %s", why);
         else if (r == 0)
                 link_record_gone(a);
         else {
@@ -350,7 +338,7 @@ static void link_delete_one_by_one(Rtnl *rtnl, Action **actions, size_t n, const
                         continue;
                 peer = done ? deleted_peer_of(done, n_done, d->ifindex) : NULL;
                 if (peer) {
-                        record_msg(a, 1, "deleted with its peer %s", peer);
+                        action_recordf(a, 1, "deleted with its peer %s", peer);
                         continue;
                 }
                 link_delete_single(rtnl, a, d->why_single ?: why);
@@ -376,9 +364,9 @@ static void link_reset_fallback(Rtnl *rtnl, Action *a, const LinkInfo *l) {
                 record_errno(a, n < 0 ? n : r, "fallback tunnel device: cannot be deleted, and resetting it failed",
                              extack);
         else if (n == 0 && !up)
-                record_msg(a, 0, "fallback tunnel device: cannot be deleted; already down with no addresses");
+                action_recordf(a, 0, "fallback tunnel device: cannot be deleted; already down with no addresses");
         else
-                record_msg(a, 1, "fallback tunnel device: cannot be deleted; set down and %d address%s removed", n,
+                action_recordf(a, 1, "fallback tunnel device: cannot be deleted; set down and %d address%s removed", n,
                            plural_es(n));
 }
 
@@ -408,7 +396,7 @@ static void link_verify_deleted(Rtnl *rtnl, Action **actions, size_t n) {
                 if (link_is_tunnel_fallback(l))
                         link_reset_fallback(rtnl, actions[i], l);
                 else
-                        record_msg(actions[i], -EBUSY, "the kernel kept the link");
+                        action_recordf(actions[i], -EBUSY, "the kernel kept the link");
         }
 }
 

@@ -102,19 +102,6 @@ static void runtime_data_free(void *p) {
         runtime_unref(p);
 }
 
-/* A formatted, malloc'd message; NULL when out of memory (the report then shows none). */
-__attribute__((format(printf, 1, 2)))
-static char *strf(const char *fmt, ...) {
-        va_list ap;
-        char *s;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        return r < 0 ? NULL : s;
-}
-
 static uint64_t u64_min(uint64_t a, uint64_t b) {
         return a < b ? a : b;
 }
@@ -342,13 +329,13 @@ static void settle_failed(Runtime *rt, Attempt *at) {
 
         if (at->tries == 0) {
                 need_rung3(rt, "the pods budget was spent");
-                m = strf("not attempted: %s; rung 3 follows (see the runtime action)",
+                m = strprintf("not attempted: %s; rung 3 follows (see the runtime action)",
                          rt->hung ? "the runtime stopped answering" : "the pods budget is spent");
                 action_record(at->a, at->error < 0 ? at->error : -ETIME, m);
                 return;
         }
         need_rung3(rt, "%s failed: %s", cri_op_kind_to_method(pod_data(at)->op), strna(at->message));
-        m = strf("%s (%u attempt%s%s); rung 3 follows (see the runtime action)", strna(at->message), at->tries,
+        m = strprintf("%s (%u attempt%s%s); rung 3 follows (see the runtime action)", strna(at->message), at->tries,
                  at->tries == 1 ? "" : "s", at->cni ? ", the CNI rescue included" : "");
         action_record(at->a, at->error, m);
 }
@@ -484,9 +471,9 @@ static int rung3(Runtime *rt, const char *why, char **ret_msg) {
                 u = leftovers_unmount(rt->info.state_dir, CRI_NAMESPACE, false, &lu);
         }
         if (rt->info.state_dir || rt->info.root_dir)
-                leftover = strf("; left for the files phase: %s%s%s", strempty(rt->info.state_dir),
+                leftover = strprintf("; left for the files phase: %s%s%s", strempty(rt->info.state_dir),
                                 rt->info.state_dir && rt->info.root_dir ? ", " : "", strempty(rt->info.root_dir));
-        *ret_msg = strf("rung 3 (%s): %s; killed %u shim%s with %u processes%s%s; unmounted %u rootfs, %u shm, "
+        *ret_msg = strprintf("rung 3 (%s): %s; killed %u shim%s with %u processes%s%s; unmounted %u rootfs, %u shm, "
                         "%u netns%s%s%s", why, strna(stop), sk.shims, sk.shims == 1 ? "" : "s", sk.processes,
                         sk.survivors ? ", some survived" : "", k < 0 ? " (could not scan /proc)" : "", lu.rootfs,
                         lu.shm, lu.netns, lu.busy ? ", some busy" : "", u < 0 ? " (could not read the mounts)" : "",
@@ -526,7 +513,7 @@ static int runtime_check(Action *a, Context *ctx, char **ret_msg) {
         }
         if (pid <= 0 && shims == 0 && lu.rootfs + lu.shm + lu.netns == 0)
                 return 0;
-        *ret_msg = strf("%s; %u shims; %u rootfs, %u shm, %u netns mounts left",
+        *ret_msg = strprintf("%s; %u shims; %u rootfs, %u shm, %u netns mounts left",
                         pid > 0 ? "still listening without answering" : "not running", shims, lu.rootfs, lu.shm,
                         lu.netns);
         return 1;

@@ -148,6 +148,17 @@ void action_record(Action *a, int r, char *message) {
                 a->result = r > 0 ? ACTION_CHANGED : ACTION_UNCHANGED;
 }
 
+void action_recordf(Action *a, int r, const char *fmt, ...) {
+        char *msg = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&msg, fmt, ap) < 0)
+                msg = NULL;
+        va_end(ap);
+        action_record(a, r, msg);
+}
+
 size_t plan_count(const Plan *p, const char *phase, int r) {
         size_t n = 0;
 

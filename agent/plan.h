@@ -75,6 +75,8 @@ const char *action_result_to_string(ActionResult r);
 
 /* Record the outcome of apply-style result r (0, 1, -errno) and an optional message (taken). */
 void action_record(Action *a, int r, char *message);
+/* The same with a formatted message. */
+void action_recordf(Action *a, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Count actions of a phase (phase == NULL: all) with a given result (or any when r < 0). */
 size_t plan_count(const Plan *p, const char *phase, int r);

@@ -2,7 +2,10 @@
 /* String helpers small enough to inline everywhere. */
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static inline bool streq(const char *a, const char *b) {
@@ -48,4 +51,18 @@ static inline bool path_startswith_dir(const char *path, const char *prefix) {
         if (l == 1 && prefix[0] == '/')
                 return path[0] == '/';
         return strncmp(path, prefix, l) == 0 && (path[l] == '/' || path[l] == '\0');
+}
+
+/* A formatted, malloc'd string, or NULL when out of memory (asprintf() leaves its pointer
+ * undefined on failure, so it is never used directly). */
+__attribute__((format(printf, 1, 2)))
+static inline char *strprintf(const char *fmt, ...) {
+        va_list ap;
+        char *s;
+        int k;
+
+        va_start(ap, fmt);
+        k = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        return k < 0 ? NULL : s;
 }

@@ -967,17 +967,6 @@ static int batch_recv(NlConn *c, const Batch *b, uint32_t seq_last, BatchError *
         }
 }
 
-_printf_(1, 2) static char *strdupf(const char *fmt, ...) {
-        va_list ap;
-        char *s;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        return r < 0 ? NULL : s;
-}
-
 static char *describe_msg(const Batch *b, uint32_t seq) {
         const char *fam = strna(nft_family_to_string(b->family));
         const MsgRef *m;
@@ -987,17 +976,17 @@ static char *describe_msg(const Batch *b, uint32_t seq) {
                 return strdup("nf_tables transaction");
         m = &b->refs[i];
         if (m->type == NFT_MSG_DELRULE && m->handle)
-                return strdupf("deleting rule %llu in chain %s of table %s %s",
+                return strprintf("deleting rule %llu in chain %s of table %s %s",
                                (unsigned long long) m->handle, m->chain, fam, m->table);
         if (m->type == NFT_MSG_DELRULE && m->chain)
-                return strdupf("flushing chain %s of table %s %s", m->chain, fam, m->table);
+                return strprintf("flushing chain %s of table %s %s", m->chain, fam, m->table);
         if (m->type == NFT_MSG_DELRULE)
-                return strdupf("flushing table %s %s", fam, m->table);
+                return strprintf("flushing table %s %s", fam, m->table);
         if (m->type == NFT_MSG_DELCHAIN)
-                return strdupf("deleting chain %s of table %s %s", m->chain, fam, m->table);
+                return strprintf("deleting chain %s of table %s %s", m->chain, fam, m->table);
         if (m->type == NFT_MSG_NEWCHAIN)
-                return strdupf("setting policy accept on chain %s of table %s %s", m->chain, fam, m->table);
-        return strdupf("deleting table %s %s", fam, m->table);
+                return strprintf("setting policy accept on chain %s of table %s %s", m->chain, fam, m->table);
+        return strprintf("deleting table %s %s", fam, m->table);
 }
 
 /* Build, send and check one transaction from a snapshot. 0: nothing to do, 1: committed. */
@@ -1022,7 +1011,7 @@ static int transact(NlConn *c, const NftRuleset *rs, NftRequest *reqs, size_t n,
         if (r < 0 && err.error < 0 && ret_msg) {
                 cleanup_free char *what = describe_msg(&b, err.seq);
 
-                *ret_msg = strdupf("%s: %s%s%s", strna(what), strerror(-err.error), err.text ? ": " : "",
+                *ret_msg = strprintf("%s: %s%s%s", strna(what), strerror(-err.error), err.text ? ": " : "",
                                    strempty(err.text));
         }
         if (r >= 0)
