@@ -13,6 +13,7 @@ hash=$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)
 dest=$CACHE/rootfs-$hash
 
 if [ -f "$dest/usr/lib/os-release" ]; then
+        touch "$dest"   # in use: keeps it from being pruned
         echo "$dest"
         exit 0
 fi
@@ -36,17 +37,31 @@ if [ -f "$dest/usr/lib/os-release" ]; then
         echo "$dest"
         exit 0
 fi
-# Leftovers of builds that were killed part way (no lock holder is building now).
-rm -rf "$CACHE"/build.* "$CACHE"/rootfs-*.old
-for old in "$CACHE"/rootfs-*; do
-        [ -e "$old" ] && [ "$old" != "$dest" ] && rm -rf "$old"
-done
+# Remove a build directory without ever descending into a mount: a debootstrap that died may have
+# left /proc (or more) mounted inside the tree.
+remove_tree() {
+        local m
+        [ -d "$1" ] || return 0
+        findmnt -rn -o TARGET | grep -F "$1/" | sort -r | while read -r m; do umount -l "$m" || true; done
+        rm -rf --one-file-system "$1"
+}
+# Leftovers of builds that were killed part way (no lock holder is building now), and trees of
+# other versions of this script that nobody used for a week (another checkout may still use a
+# recent one).
+for old in "$CACHE"/build.*; do remove_tree "$old"; done
+find "$CACHE" -mindepth 1 -maxdepth 1 -name 'rootfs-*' ! -path "$dest" -mtime +7 \
+        -exec rm -rf --one-file-system {} +
 
 tmp=$(mktemp -d "$CACHE/build.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+trap 'remove_tree "$tmp"' EXIT
 mirror=$(apt_mirror)
 echo "building the nspawn test tree from $mirror (once; about a minute)" >&2
-if ! debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus "$SUITE" "$tmp/root" "$mirror" \
+# With the libraries the agent links (test-orphan-units.sh runs the host-built binary in the
+# container), and the sanitizers' runtimes for the ASan build of it.
+libs=libyaml-0-2,libcurl4,libnl-3-200,libnl-genl-3-200,libnl-route-3-200,libmnl0,libnftnl11,libip4tc2,libip6tc2,libipset13
+libs=$libs,libasan8,libubsan1
+# In a mount namespace of its own, so whatever debootstrap mounts in the tree dies with it.
+if ! unshare -m --propagation private debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus,$libs "$SUITE" "$tmp/root" "$mirror" \
         > "$tmp/debootstrap.log" 2>&1; then
         tail -n 20 "$tmp/debootstrap.log" >&2
         exit 1
