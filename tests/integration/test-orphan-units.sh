@@ -1,0 +1,257 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# units/ in a real systemd: the cached Debian tree (nspawn/build-rootfs.sh) booted with
+# systemd-nspawn, the host-built agent at /usr/local/sbin/node-reset, node-reset.service,
+# node-reset-orphan.service and the enabled node-reset-orphan.timer in /etc/systemd/system.
+# systemd-analyze verify, run in the container, is clean on the three. A fake worker in the
+# container (kubelet.conf, its CA and client certificate, a state file whose evidence is old enough)
+# talks to an HTTPS API server on the container's loopback (https-server.py, run from the host in the
+# container's network namespace):
+#   - healthy (a certificate from the kubeconfig's CA, 200): ExecCondition= skips the reset, the
+#     files stay, the state file is cleared;
+#   - ca-mismatch (a rebuilt master: a certificate from another CA): the reset runs (a manifest of
+#     remove lines only), the files go, the host file stays, the service succeeds, and the
+#     container's journal holds the structured NODE_RESET_* entries of the files phase;
+#   - run again: no kubeconfig left (not-a-node), skipped.
+. "$(dirname "$0")/lib.sh"
+require_cmd systemd-nspawn busctl openssl python3 nsenter unshare
+in_private_ns "$@"
+SERVER="$TOP/tests/integration/https-server.py"
+UNITDIR="$TOP/units"
+ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+t_start=$(date +%s%N)
+
+# --- PKI: the cluster's CA, a rebuilt master's CA, their API servers, the node's client ----------
+pki=$WORK/pki
+mkdir -p "$pki"
+mkca() { # name cn
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+                -keyout "$pki/$1.key" -out "$pki/$1.crt" -subj "/CN=$2" \
+                -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+                2>/dev/null
+}
+mkleaf() { # name ca subject extensions
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$pki/$1.key" \
+                -out "$pki/$1.csr" -subj "$3" 2>/dev/null &&
+        printf '%s\n' "$4" > "$pki/$1.ext" &&
+        openssl x509 -req -in "$pki/$1.csr" -CA "$pki/$2.crt" -CAkey "$pki/$2.key" -CAcreateserial \
+                -days 2 -out "$pki/$1.crt" -extfile "$pki/$1.ext" 2>/dev/null
+}
+server_ext="subjectAltName=IP:127.0.0.1,DNS:localhost
+extendedKeyUsage=serverAuth"
+mkca ca kubernetes && mkca ca2 kubernetes &&
+mkleaf apiserver ca "/CN=kube-apiserver" "$server_ext" &&
+mkleaf apiserver2 ca2 "/CN=kube-apiserver" "$server_ext" &&
+mkleaf worker1 ca "/O=system:nodes/CN=system:node:worker-1" "extendedKeyUsage=clientAuth" ||
+        { echo "FAIL: cannot make the test PKI with openssl"; exit 1; }
+
+# --- The container --------------------------------------------------------------------------------
+rootfs=$(bash "$TOP/tests/integration/nspawn/build-rootfs.sh"); rc=$?
+[ $rc -eq 77 ] && skip "debootstrap is not installed (tools/install-deps.sh installs it)"
+[ $rc -eq 0 ] || { echo "FAIL: cannot build the nspawn tree"; exit 1; }
+. "$TOP/tests/integration/nspawn/container.sh"
+servers=()
+trap 'kill "${servers[@]}" 2>/dev/null; wait "${servers[@]}" 2>/dev/null; nspawn_poweroff; cd /; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
+
+# The binary's libraries must be in the tree (build-rootfs.sh installs them): ldd on the host names
+# them, the tree must have each.
+missing=
+for l in $(ldd "$NODE_RESET" | awk '$2 == "=>" { print $1 }'); do
+        [ -e "$rootfs/lib/x86_64-linux-gnu/$l" ] || [ -e "$rootfs/usr/lib/x86_64-linux-gnu/$l" ] ||
+                [ -e "$rootfs/usr/lib/$(uname -m)-linux-gnu/$l" ] || missing="$missing $l"
+done
+[ -z "$missing" ] || { echo "FAIL: the nspawn tree lacks$missing (add the packages to build-rootfs.sh)"; exit 1; }
+
+t0=$(date +%s%N)
+nspawn_boot "$rootfs" "$WORK/c" "$UNITDIR/node-reset.service" "$UNITDIR/node-reset-orphan.service" \
+        "$UNITDIR/node-reset-orphan.timer" || { echo "FAIL: the container did not boot"; exit 1; }
+echo "container booted in $(ms_since "$t0") ms"
+leader=$(nspawn_leader)
+C=/proc/$leader/root     # the container's / (its overlay), as this process sees it
+in_container() { nsenter --target "$leader" --mount --uts --ipc --net --pid -- "$@"; }
+bus() { busctl --address="$(nspawn_bus)" "$@"; }
+service_result() { # UNIT: the Service interface's Result
+        local path
+        path=$(bus call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager \
+                GetUnit s "$1" 2>/dev/null | sed -n 's/^o "\(.*\)"$/\1/p')
+        [ -n "$path" ] || { echo not-loaded; return; }
+        bus get-property org.freedesktop.systemd1 "$path" org.freedesktop.systemd1.Service Result |
+                sed 's/^[a-z]* //; s/"//g'
+}
+
+install -D -m 0755 "$NODE_RESET" "$C/usr/local/sbin/node-reset"
+in_container /usr/local/sbin/node-reset --version > "$WORK/version.txt" 2>&1; rc=$?
+assert "the agent runs in the container ($(head -n1 "$WORK/version.txt"))" test $rc -eq 0
+
+assert "node-reset-orphan.timer is enabled" test "$(unit_file_state node-reset-orphan.timer)" = enabled
+assert "node-reset-orphan.timer is active" test "$(unit_property node-reset-orphan.timer ActiveState)" = active
+assert "node-reset.service is installed, not enabled" test "$(unit_file_state node-reset.service)" = static
+# Neither service has run: the timer waits 15 min after boot.
+assert "node-reset-orphan.service has not run at boot" \
+        test "$(unit_property node-reset-orphan.service ActiveEnterTimestampMonotonic)" = 0 -o \
+        "$(unit_property node-reset-orphan.service ActiveState)" = not-loaded
+
+# systemd-analyze verify in the container, on the installed units (their binary resolves there).
+# There is no man(1) in the tree to check Documentation=man:node-reset(8) with: --man=no.
+in_container systemd-analyze verify --man=no /etc/systemd/system/node-reset.service \
+        /etc/systemd/system/node-reset-orphan.service /etc/systemd/system/node-reset-orphan.timer \
+        > "$WORK/verify.txt" 2>&1; rc=$?
+assert "systemd-analyze verify exits 0 on the three units" test $rc -eq 0
+assert "systemd-analyze verify says nothing" test ! -s "$WORK/verify.txt"
+[ -s "$WORK/verify.txt" ] && sed 's/^/    verify: /' "$WORK/verify.txt"
+
+# --- The API servers, on the container's loopback ------------------------------------------------
+# 6443: the cluster's (the kubeconfig's CA); 6444: a rebuilt master (another CA).
+records=$WORK/records
+mkdir -p "$records"
+nsenter --target "$leader" --net -- python3 "$SERVER" serve 6443 "$pki/apiserver.crt" "$pki/apiserver.key" \
+        "$pki/ca.crt" "$records" worker-1 2> "$WORK/server.log" &
+servers+=($!)
+nsenter --target "$leader" --net -- python3 "$SERVER" serve 6444 "$pki/apiserver2.crt" "$pki/apiserver2.key" \
+        "$pki/ca2.crt" "$records" worker-1 2> "$WORK/server2.log" &
+servers+=($!)
+for _ in $(seq 100); do
+        [ -e "$records/ready-6443" ] && [ -e "$records/ready-6444" ] && break
+        sleep 0.05
+done
+[ -e "$records/ready-6443" ] && [ -e "$records/ready-6444" ] ||
+        { echo "FAIL: the test servers did not start"; cat "$WORK"/server*.log; exit 1; }
+
+# --- The fake worker ------------------------------------------------------------------------------
+mkdir -p "$C/etc/kubernetes/pki" "$C/var/lib/kubelet/pki" "$C/etc/cni/net.d" "$C/etc/node-reset" \
+        "$C/var/lib/node-reset"
+cp "$pki/ca.crt" "$C/etc/kubernetes/pki/ca.crt"
+cat "$pki/worker1.crt" "$pki/worker1.key" > "$C/var/lib/kubelet/pki/kubelet-client-current.pem"
+echo '{"cniVersion": "1.0.0", "name": "k8s-pod-network"}' > "$C/etc/cni/net.d/10.conf"
+echo "the host's own" > "$C/etc/host-keep.conf"
+cat > "$C/etc/node-reset/manifest.conf" <<'M'
+remove /etc/kubernetes/kubelet.conf
+remove /etc/kubernetes/pki/ca.crt
+remove /etc/cni/net.d/10.conf
+M
+kubeconfig() { # port
+        cat > "$C/etc/kubernetes/kubelet.conf" <<-EOF
+	apiVersion: v1
+	kind: Config
+	clusters:
+	- cluster:
+	    certificate-authority: pki/ca.crt
+	    server: https://127.0.0.1:$1
+	  name: kubernetes
+	contexts:
+	- context:
+	    cluster: kubernetes
+	    user: system:node:worker-1
+	  name: system:node:worker-1@kubernetes
+	current-context: system:node:worker-1@kubernetes
+	users:
+	- name: system:node:worker-1
+	  user:
+	    client-certificate: /var/lib/kubelet/pki/kubelet-client-current.pem
+	    client-key: /var/lib/kubelet/pki/kubelet-client-current.pem
+	EOF
+}
+state=$C/var/lib/node-reset/orphan.state
+old_state() { # the rebuilt master was first seen an hour ago, last seen a minute ago (no gap)
+        local now; now=$(date +%s)
+        printf 'first_seen=%s\nlast_seen=%s\nclass=ca-mismatch\n' $((now - 3600)) $((now - 60)) > "$state"
+}
+
+# Start node-reset-orphan.service through the bus, as the timer would, and wait for its end.
+run_service() {
+        local before t0 s
+        before=$(unit_property node-reset-orphan.service StateChangeTimestampMonotonic)
+        t0=$(date +%s%N)
+        manager_call StartUnit ss node-reset-orphan.service replace > /dev/null ||
+                { fail "StartUnit node-reset-orphan.service"; return 1; }
+        for _ in $(seq 300); do
+                s=$(unit_property node-reset-orphan.service ActiveState)
+                if [ "$(unit_property node-reset-orphan.service StateChangeTimestampMonotonic)" != "$before" ] &&
+                        { [ "$s" = inactive ] || [ "$s" = failed ]; }; then
+                        echo "node-reset-orphan.service ran in $(ms_since "$t0") ms: $s, result $(service_result node-reset-orphan.service)"
+                        return 0
+                fi
+                sleep 0.1
+        done
+        fail "node-reset-orphan.service did not finish in 30 s ($s)"
+        return 1
+}
+
+# --- Healthy: skipped ------------------------------------------------------------------------------
+kubeconfig 6443
+old_state
+in_container node-reset --output=json orphan-check > "$WORK/healthy.json" 2>&1; rc=$?
+assert "healthy: orphan-check in the container exits 1 (not orphaned)" test $rc -eq 1
+assert "healthy: class healthy" grep -q '"class" *: *"healthy"' "$WORK/healthy.json"
+old_state
+run_service
+assert "healthy: ExecCondition= skipped the reset (ConditionResult false)" \
+        test "$(unit_property node-reset-orphan.service ConditionResult)" = false
+r=$(service_result node-reset-orphan.service)
+assert "healthy: the service did not fail (result $r)" test "$r" = exec-condition -o "$r" = success
+assert "healthy: the service is inactive, not failed" test "$(unit_property node-reset-orphan.service ActiveState)" = inactive
+assert "healthy: kubelet.conf is still there" test -f "$C/etc/kubernetes/kubelet.conf"
+assert "healthy: pki/ca.crt is still there" test -f "$C/etc/kubernetes/pki/ca.crt"
+assert "healthy: the CNI config is still there" test -f "$C/etc/cni/net.d/10.conf"
+assert "healthy: the old evidence was cleared" sh -c "! grep -qs first_seen '$state'"
+assert "healthy: the API server was asked" grep -q '"GET /api/v1/nodes/worker-1 HTTP/1.1" 200' "$WORK/server.log"
+
+# --- A rebuilt master (another CA), the evidence an hour old: the reset runs ---------------------
+kubeconfig 6444
+old_state
+run_service
+r=$(service_result node-reset-orphan.service)
+assert "ca-mismatch: the service succeeded (result $r)" test "$r" = success
+assert "ca-mismatch: its condition held" test "$(unit_property node-reset-orphan.service ConditionResult)" = true
+assert "ca-mismatch: kubelet.conf removed" test ! -e "$C/etc/kubernetes/kubelet.conf"
+assert "ca-mismatch: pki/ca.crt removed" test ! -e "$C/etc/kubernetes/pki/ca.crt"
+assert "ca-mismatch: the CNI config removed" test ! -e "$C/etc/cni/net.d/10.conf"
+assert "ca-mismatch: the host file is kept" test -f "$C/etc/host-keep.conf"
+assert "ca-mismatch: the client certificate (not in the manifest) is kept" \
+        test -f "$C/var/lib/kubelet/pki/kubelet-client-current.pem"
+
+# The container's journal: orphan-check's verdict and the run's structured entries, from the unit.
+journal_has() { # python expression over e (one entry) — true when some entry matches
+        local _
+        for _ in $(seq 20); do
+                in_container journalctl --no-pager -o json -u node-reset-orphan.service > "$WORK/journal.json" 2>/dev/null
+                python3 - "$WORK/journal.json" "$1" <<-'P' && return 0
+		import json, sys
+		entries = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+		sys.exit(0 if any(eval(sys.argv[2], {}, {"e": e}) for e in entries) else 1)
+		P
+                sleep 0.1
+        done
+        return 1
+}
+for f in /etc/kubernetes/kubelet.conf /etc/kubernetes/pki/ca.crt /etc/cni/net.d/10.conf; do
+        assert "journal: NODE_RESET_PHASE=files NODE_RESET_RESULT=changed for $f" journal_has \
+                "e.get('NODE_RESET_PHASE') == 'files' and e.get('NODE_RESET_RESULT') == 'changed' and e.get('NODE_RESET_TARGET') == '$f' and e.get('NODE_RESET_KIND') and e.get('_SYSTEMD_UNIT') == 'node-reset-orphan.service'"
+done
+assert "journal: orphan-check's healthy verdict" journal_has \
+        "str(e.get('MESSAGE')).startswith('orphan-check: healthy, not orphaned')"
+assert "journal: orphan-check's ca-mismatch verdict" journal_has \
+        "str(e.get('MESSAGE')).startswith('orphan-check: ca-mismatch, orphaned')"
+# (stdout reaches the journal line by line: the evidence is an entry of its own)
+assert "journal: ... with curl's evidence" journal_has \
+        "'evidence' in str(e.get('MESSAGE')) and 'curl error 60: SSL certificate problem' in e['MESSAGE']"
+assert "journal: systemd skipped the healthy run" journal_has \
+        "e.get('MESSAGE') == \"node-reset-orphan.service: Skipped due to 'exec-condition'.\""
+if [ "$_failures" -gt 0 ]; then
+        echo "    the unit's journal:"
+        in_container journalctl --no-pager -o short-monotonic -u node-reset-orphan.service | sed 's/^/    /' | tail -n 40
+fi
+
+# --- Again: no kubeconfig left (not-a-node never resets) -----------------------------------------
+echo keep > "$C/etc/cni/net.d/10.conf"
+run_service
+assert "after the reset: the next run is skipped (ConditionResult false)" \
+        test "$(unit_property node-reset-orphan.service ConditionResult)" = false
+assert "after the reset: nothing removed" test -f "$C/etc/cni/net.d/10.conf"
+
+t0=$(date +%s%N)
+kill "${servers[@]}" 2>/dev/null; wait "${servers[@]}" 2>/dev/null; servers=()
+nspawn_poweroff
+echo "container stopped in $(ms_since "$t0") ms; the test took $(ms_since "$t_start") ms"
+assert "the test cgroup is gone" test ! -e "/sys/fs/cgroup/unified/node-reset-test-$$"
+finish
