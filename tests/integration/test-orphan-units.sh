@@ -24,19 +24,7 @@ t_start=$(date +%s%N)
 # --- PKI: the cluster's CA, a rebuilt master's CA, their API servers, the node's client ----------
 pki=$WORK/pki
 mkdir -p "$pki"
-mkca() { # name cn
-        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-                -keyout "$pki/$1.key" -out "$pki/$1.crt" -subj "/CN=$2" \
-                -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
-                2>/dev/null
-}
-mkleaf() { # name ca subject extensions
-        openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$pki/$1.key" \
-                -out "$pki/$1.csr" -subj "$3" 2>/dev/null &&
-        printf '%s\n' "$4" > "$pki/$1.ext" &&
-        openssl x509 -req -in "$pki/$1.csr" -CA "$pki/$2.crt" -CAkey "$pki/$2.key" -CAcreateserial \
-                -days 2 -out "$pki/$1.crt" -extfile "$pki/$1.ext" 2>/dev/null
-}
+. "$TOP/tests/integration/fixtures/pki.sh"
 server_ext="subjectAltName=IP:127.0.0.1,DNS:localhost
 extendedKeyUsage=serverAuth"
 mkca ca kubernetes && mkca ca2 kubernetes &&
