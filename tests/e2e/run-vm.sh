@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Boots the cached guest image once under QEMU (TCG) to run one scenario, and collects its results.
 #
-# Usage: run-vm.sh [-t SECONDS] IMAGE_DIR AGENT_BINARY OUT_DIR SCENARIO
+# Usage: run-vm.sh [-t SECONDS] [-f FILE]... IMAGE_DIR AGENT_BINARY OUT_DIR SCENARIO
 #
 # A per-run temporary directory is shared with the guest over 9p (mount tag "share"): it holds the
-# agent binary, tests/e2e/guest/* and the scenario's name. The guest's node-reset-e2e.service runs
+# agent binary, tests/e2e/guest/*, the scenario's name and every -f FILE (under its own name: the
+# CRI test client and the pause image tarball). The guest's node-reset-e2e.service runs
 # /share/run.sh after multi-user.target, writes out.log, rc and results/ back, and powers off.
 # The disk is opened with -snapshot (the cached image is never written), the guest has no network
 # (-nic none), and the serial console goes to OUT_DIR/serial.log.
@@ -16,11 +17,18 @@
 set -euo pipefail
 
 TIMEOUT=600
-if [ "${1:-}" = -t ]; then
-        TIMEOUT=$2
-        shift 2
-fi
-[ $# -eq 4 ] || { echo "usage: run-vm.sh [-t SECONDS] IMAGE_DIR AGENT_BINARY OUT_DIR SCENARIO" >&2; exit 2; }
+FILES=()
+while [ $# -gt 0 ]; do
+        case "$1" in
+        -t) TIMEOUT=$2; shift 2 ;;
+        -f) FILES+=("$2"); shift 2 ;;
+        *) break ;;
+        esac
+done
+[ $# -eq 4 ] || { echo "usage: run-vm.sh [-t SECONDS] [-f FILE]... IMAGE_DIR AGENT_BINARY OUT_DIR SCENARIO" >&2; exit 2; }
+for f in "${FILES[@]}"; do
+        [ -f "$f" ] || { echo "run-vm: $f is missing" >&2; exit 2; }
+done
 IMAGE_DIR=$1 AGENT=$2 OUT=$3 SCENARIO=$4
 GUEST_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/guest"
 QEMU=${QEMU:-qemu-system-x86_64}
@@ -64,6 +72,7 @@ mkdir -p "$share/results" "$OUT"
 rm -rf "${OUT:?}"/*
 install -m 0755 "$AGENT" "$share/node-reset"
 cp "$GUEST_DIR"/* "$share/"
+for f in "${FILES[@]}"; do cp "$f" "$share/"; done
 echo "$SCENARIO" >"$share/scenario"
 
 # -snapshot keeps its overlay in $TMPDIR: our temporary directory, removed even if qemu is killed.

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The independent check: what is on the node, read with the system's own tools (ip, ipvsadm, ipset,
 # iptables-*-save, findmnt, find, systemctl, ps), never with the agent. What Kubernetes and the CNIs
-# own is stated here once more, on its own (the *_OWNED patterns), not taken from the manifest.
+# own is stated here once more, on its own (the *_OWNED patterns), not taken from the manifest. The
+# pods worker.sh made are checked against its records, and against what containerd itself listed
+# (CRI and ctr) when the reset stopped its unit (worker.sh build_cni's ExecStop= probe).
 #
 #   check.sh snapshot DIR EXPECT_DIR   the host's part of the node: every link, address, route,
 #                                      rule, netns, firewall rule, ipset, mount and file that is not
@@ -10,13 +12,18 @@
 #   check.sh compare BEFORE AFTER      two snapshots are identical
 #   check.sh residue EXPECT_DIR        nothing Kubernetes' is left
 #   check.sh report JSON EXPECT_DIR    the agent's report says what was built, and no more
+#   check.sh pods-report JSON DIR [none|rung2]
+#                                      the report's pods phase: every sandbox and container DIR
+#                                      records (worker.sh record-pods) stopped and removed, through
+#                                      the CRI alone (none) or with the rung 2 CNI rescue
 #
 # E2E_PHASES (blank separated) names the agent's phases; the checks of the others are skipped, and
 # say so. Exit status: 0 when every check passed.
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-LINK_OWNED='^(cali[0-9a-f]+|vxlan\.calico|vxlan-v6\.calico|tunl0|kube-ipvs0|nodelocaldns|cni0|cbr0|flannel[.-].*|cilium_.*|lxc.*|kube-bridge|kube-dummy-if)$'
+# veth<8 hex>: the host ends of the CNI bridge plugin's pods (they go with the pods' namespaces).
+LINK_OWNED='^(cali[0-9a-f]+|vxlan\.calico|vxlan-v6\.calico|tunl0|kube-ipvs0|nodelocaldns|cni0|cbr0|veth[0-9a-f]{8}|flannel[.-].*|cilium_.*|lxc.*|kube-bridge|kube-dummy-if)$'
 FW_OWNED='KUBE-|CNI-|cali-|cali:|CILIUM_|FLANNEL-|flannel'
 IPSET_OWNED='^(KUBE-|cali4|cali6|kube-router-)'
 MOUNT_OWNED='^(/var/lib/kubelet/|/run/netns/cni-|/run/calico(/|$)|/run/containerd/|/run/cilium/)'
@@ -38,12 +45,15 @@ host_links() { link_names | grep -Ev "$LINK_OWNED"; }
 # ---- snapshot ------------------------------------------------------------------------------------
 
 dev_filter() { # drops route lines on links the reset deletes, and CNI routes
-        grep -Ev ' dev (cali[0-9a-f]+|vxlan\.calico|tunl0|kube-ipvs0|nodelocaldns|cni0)( |$)' |
+        grep -Ev ' dev (cali[0-9a-f]+|vxlan\.calico|tunl0|kube-ipvs0|nodelocaldns|cni0|veth[0-9a-f]{8})( |$)' |
                 grep -v ' proto bird' | sed -E 's/ expires [0-9]+sec//'
 }
 
-fw_host() { # the host's rules in one iptables-save flavour
-        "$1" 2>/dev/null | grep -v '^#' | grep -Ev "$FW_OWNED" || true
+# The host's rules in one iptables-save flavour. Without the packet counters of the built-in chains'
+# policies: the legacy backend counts traffic there, and any commit to a legacy table (iptables -D,
+# -A as well as the reset's) starts them from zero again.
+fw_host() {
+        "$1" 2>/dev/null | grep -v '^#' | grep -Ev "$FW_OWNED" | sed -E 's/^(:[^ ]+ [A-Z]+) \[[0-9]+:[0-9]+\]$/\1/' || true
 }
 
 removed_files_re() { # the files the reset removes, as one anchored regular expression
@@ -85,7 +95,9 @@ compare() {
                 [ -f "$1/$f" ] || continue
                 same "host $f identical to before" "$1/$f" "$2/$f"
         done
-        assert "the persistent volume's data is intact and not empty" test -s "$2/pv"
+        if [ -f "$1/pv" ]; then
+                assert "the persistent volume's data is intact and not empty" test -s "$2/pv"
+        fi
 }
 
 # ---- residue -------------------------------------------------------------------------------------
@@ -159,14 +171,55 @@ residue() {
                 none "systemd has forgotten kubelet and etcd (unit files gone, daemon reloaded)" sh -c \
                         'systemctl show -p LoadState --value kubelet.service etcd.service | grep -vx not-found'
         fi
-        if has_phase pods; then
-                # TODO(pods fixture): worker.sh builds no pods yet (build_pods). Once it makes them
-                # through the CRI, assert here: every recorded sandbox and container gone from
-                # containerd's state, no pause or workload process, no sandbox shm mount.
-                echo "skip: pod sandboxes and containers (worker.sh builds no pods yet)"
-        else
+        if ! has_phase pods; then
                 skip_phase pods "pod sandboxes and containers"
+        elif [ -s "$exp/sandboxes" ]; then
+                pods_residue "$exp"
         fi
+}
+
+# The pods, as worker.sh recorded them, are gone: seen by containerd itself when the reset stopped
+# its unit (the ExecStop= probe: the CRI and ctr), and by the kernel afterwards.
+pods_residue() {
+        local exp=$1
+        if [ -f "$CRI_AT_STOP" ]; then
+                ok "containerd.service was stopped through its unit (its ExecStop= probe ran)"
+                none "when the reset stopped containerd, the CRI listed no sandbox and no container" \
+                        grep -Ev '^ctr (containers|tasks) ' "$CRI_AT_STOP"
+                assert "when the reset stopped containerd, ctr listed no container and no task in k8s.io" \
+                        test "$(grep -E '^ctr (containers|tasks) ' "$CRI_AT_STOP" | paste -sd' ')" = "ctr containers 0 ctr tasks 0"
+        else
+                fail "containerd.service was stopped through its unit (no $CRI_AT_STOP: its ExecStop= probe never ran)"
+        fi
+        none "none of the pods' $(lines "$exp/shims") containerd-shim processes is left (PIDs recorded)" \
+                pod_shims_left "$exp"
+        none "no pause or workload process left (the pods' $(($(lines "$exp/sandboxes") + $(lines "$exp/containers"))) processes)" \
+                pgrep -a -x pause
+        none "none of the pods' $(lines "$exp/pod-netns") cni-* network namespaces is left" pod_netns_left "$exp"
+        none "none of the pods' $(lines "$exp/pod-mounts") rootfs and shm mounts is left" \
+                sh -c "findmnt -rn -o TARGET | grep -xF -f '$exp/pod-mounts'"
+        none "no CNI bridge port (veth*) left" sh -c "ip -br link show type veth | grep -E '^veth[0-9a-f]{8}'"
+        none "no rescue conflist left in $CNI_CONF_DIR" sh -c "ls -A '$CNI_CONF_DIR' 2>/dev/null | grep node-reset-rescue"
+}
+
+lines() { grep -c . "$1" 2>/dev/null || true; }
+# shellcheck disable=SC2053 # the right-hand side is the glob
+matches() { [[ $1 == $2 ]]; } # string glob
+
+pod_shims_left() { # a recorded PID that still runs a shim
+        local p a
+        while read -r p; do
+                a=
+                IFS= read -r -d '' a 2>/dev/null <"/proc/$p/cmdline"
+                case "$a" in */containerd-shim*) echo "PID $p: $a" ;; esac
+        done <"$1/shims"
+}
+
+pod_netns_left() {
+        local n
+        while read -r n; do
+                if [ -e "/run/netns/$n" ]; then echo "/run/netns/$n"; fi
+        done <"$1/pod-netns"
 }
 
 # ---- the agent's report --------------------------------------------------------------------------
@@ -202,7 +255,8 @@ report() {
                                  | select(.result == "changed" or (.result == "unchanged" and .message == "already gone"))
                                  | .target' "$j" | sort)
                 l=$(jq '[.phases[] | select(.name == "network") | .actions[] | select(.kind == "link" and .message == "already gone")] | length' "$j")
-                [ "$l" -eq 0 ] || note "$l pod veth(s) were already gone when the network phase ran: their namespaces were unmounted by the mounts phase first"
+                [ "$l" -eq 0 ] || note "$l pod veth(s) were already gone when the network phase ran: their namespaces went first" \
+                        "(the CNI bridge's with their pods in the pods phase, calico's unmounted by the mounts phase)"
                 assert "report: $(cat "$exp/routes") proto bird routes deleted" \
                         test "$(count "$j" network route changed)" -eq "$(cat "$exp/routes")"
                 same "report: the network namespaces deleted are exactly the cni-* ones built" \
@@ -228,6 +282,40 @@ report() {
                 same "report: the files removed are exactly kubekey's list as built" "$exp/files" \
                         <(jq -r '.phases[] | select(.name == "files") | .actions[] | select(.result == "changed") | .target' "$j" | sort)
         fi
+        if has_phase pods && [ -s "$exp/sandboxes" ]; then
+                pods_report "$j" "$exp" none
+        fi
+}
+
+# Sandbox and container targets end with the id's first 12 characters.
+short_ids() { cut -c1-12 "$1" | sort; }
+
+pods_report() { # json dir none|rung2
+        local j=$1 d=$2 rescue=${3:-none} rows msg
+        # The pods phase's rows, once (jq costs ~0.3 s here): kind, result, target, detail, message.
+        rows=$(mktemp)
+        jq -r '.phases[] | select(.name == "pods") | .actions[] | [.kind, .result, .target, .detail // "", .message // ""] | @tsv' \
+                "$j" >"$rows"
+        pod_ids() { # kind: the short ids of its changed rows
+                awk -F'\t' -v k="$1" '$1 == k && $2 == "changed" { n = split($3, a, " "); print a[n] }' "$rows" | sort
+        }
+        same "report: pods: the sandboxes stopped are exactly the $(lines "$d/sandboxes") recorded" \
+                <(short_ids "$d/sandboxes") <(pod_ids stop-pod)
+        same "report: pods: the sandboxes removed are exactly the $(lines "$d/sandboxes") recorded" \
+                <(short_ids "$d/sandboxes") <(pod_ids remove-pod)
+        same "report: pods: the containers stopped are exactly the $(lines "$d/containers-running") running ones recorded" \
+                <(short_ids "$d/containers-running") <(pod_ids stop-container)
+        same "report: pods: the containers removed are exactly the $(lines "$d/containers") recorded" \
+                <(short_ids "$d/containers") <(pod_ids remove-container)
+        same "report: pods: the host-network pods are the $(lines "$d/pods-host") built so" "$d/pods-host" \
+                <(awk -F'\t' '$1 == "stop-pod" && $4 ~ /^host network/ { sub(/ [^ ]*$/, "", $3); print $3 }' "$rows" | sort)
+        msg=$(awk -F'\t' '$1 == "runtime" { print $5 }' "$rows" | paste -sd'|')
+        rm -f "$rows"
+        case "$rescue" in
+        none) assert "report: pods: no rescue was needed ($msg)" matches "$msg" 'no rescue needed*' ;;
+        rung2) assert "report: pods: rung 2 did it, rung 3 was not needed ($msg)" \
+                matches "$msg" 'rung 3 not needed*rung 2 rescue*' ;;
+        esac
 }
 
 case "${1:-}" in
@@ -235,6 +323,7 @@ snapshot) snapshot "$2" "$3" ;;
 compare) compare "$2" "$3" ;;
 residue) residue "$2" ;;
 report) report "$2" "$3" ;;
-*) echo "usage: check.sh snapshot DIR EXPECT_DIR | compare BEFORE AFTER | residue EXPECT_DIR | report JSON EXPECT_DIR" >&2; exit 2 ;;
+pods-report) pods_report "$2" "$3" "${4:-none}" ;;
+*) echo "usage: check.sh snapshot DIR EXPECT_DIR | compare BEFORE AFTER | residue EXPECT_DIR | report JSON EXPECT_DIR | pods-report JSON DIR [none|rung2]" >&2; exit 2 ;;
 esac
 finish

@@ -11,6 +11,12 @@ set -u
 E2E_SHARE=${E2E_SHARE:-/share}
 E2E_RESULTS=${E2E_RESULTS:-$E2E_SHARE/results}
 NR="$E2E_SHARE/node-reset"
+# The pods' side (worker.sh build_cni, build_pods): containerd's CRI socket, the project's CRI test
+# client, the flag that makes calico's DEL fail, and what containerd held when its unit was stopped
+# (an ExecStop= probe: the helper's listing, then "ctr containers N" and "ctr tasks N").
+# shellcheck disable=SC2034 # for the scripts that source this
+CRI_SOCK=/run/containerd/containerd.sock CRI_HELPER="$E2E_SHARE/cri-helper" \
+        CNI_FAIL_DEL=/run/e2e-cni-fail-del CNI_CONF_DIR=/etc/cni/net.d CRI_AT_STOP=/run/e2e-cri-at-stop
 _failures=0
 
 ok() { echo "ok: $*"; }
@@ -114,6 +120,15 @@ finish() {
 }
 
 ms_now() { echo $(($(date +%s%N) / 1000000)); }
+
+# "time: LABEL N ms" since the previous lap (or the script's start): where a scenario's time goes.
+_lap_t=
+lap() {
+        local t=${EPOCHREALTIME/./}
+        t=$((t / 1000))
+        [ -n "$_lap_t" ] && echo "time: $1 $((t - _lap_t)) ms"
+        _lap_t=$t
+}
 
 # The phases this build of the agent has, from its --help ("Phases, in order: a, b, ...").
 agent_phases() {

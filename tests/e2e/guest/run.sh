@@ -9,9 +9,13 @@ export E2E_SHARE=/share E2E_RESULTS=/share/results
 scenario=$(cat /share/scenario)
 echo "guest: $(uname -r), systemd $(systemctl --version | awk 'NR == 1 { print $2 }'), up $(cut -d' ' -f1 /proc/uptime) s," \
         "$(systemctl is-system-running 2>/dev/null)"
-missing=$(ldd /share/node-reset | awk '/not found/ { print $1 }' | xargs)
-if [ -n "$missing" ]; then
-        echo "FAIL: the guest image lacks $missing: add its package to PACKAGES in tests/e2e/build-image.sh"
-        exit 1
-fi
+# The agent, and the CRI test client that makes the pods (built against the same libraries).
+for b in /share/node-reset /share/cri-helper; do
+        [ -e "$b" ] || continue
+        missing=$(ldd "$b" | awk '/not found/ { print $1 }' | xargs)
+        if [ -n "$missing" ]; then
+                echo "FAIL: the guest image lacks $missing for ${b##*/}: add its package to PACKAGES in tests/e2e/build-image.sh"
+                exit 1
+        fi
+done
 exec bash "/share/scenario-$scenario.sh"

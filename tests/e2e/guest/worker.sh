@@ -4,29 +4,61 @@
 # calico (IPIP and VXLAN) + kubelet leave it, around host state that must survive. Runs only in the
 # e2e guest (it refuses elsewhere).
 #
-# Usage: worker.sh build EXPECT_DIR
+# Usage: worker.sh build EXPECT_DIR [STEP...]   every step (STEPS below) unless some are named; "pods"
+#                                               brings "cni" along
+#        worker.sh record-pods DIR              what containerd holds now (sandboxes, containers)
 #
 # EXPECT_DIR receives what the reset must remove, one item a line, per kind — written here, where
 # each item is created, independently of the agent: mounts, links, routes (count), netns, files
 # (manifest targets), ipsets, ipvs (count of virtual services), units (running and enabled); plus
 # pv-source (the PV's data directory). The host state is described by check.sh's snapshot.
 #
-# Pods through the CRI are not built yet: see build_pods below.
+# The pods (build_pods) are made through containerd's CRI with the project's own test client
+# (/share/cri-helper), from a pause image built on the host (/share/pause-image.tar). Their records,
+# which the mounts, network and report checks keep apart from the items above (containerd, not
+# the mounts or network phase, removes them): sandboxes, containers, containers-running, pods-host
+# (names), pod-netns, pod-mounts (rootfs and shm), shims (PIDs), pod-list (the helper's listing).
 set -euo pipefail
 
+STEPS="cni host kube_proxy calico kubelet files units pods"
 EXP=${2:-}
-[ "${1:-}" = build ] && [ -n "$EXP" ] || { echo "usage: worker.sh build EXPECT_DIR" >&2; exit 2; }
+case "${1:-}" in
+build | record-pods) [ -n "$EXP" ] ;;
+*) false ;;
+esac || { echo "usage: worker.sh build EXPECT_DIR [STEP...] | record-pods DIR" >&2; exit 2; }
+MODE=$1
+shift 2
+[ $# -eq 0 ] || STEPS="$*"
+case " $STEPS " in *" pods "*) case " $STEPS " in *" cni "*) ;; *) STEPS="cni $STEPS" ;; esac ;; esac
 if [ "$(hostname)" != e2e-worker ] || [ ! -d /share ]; then
         echo "worker.sh: refusing to run outside the e2e guest" >&2
         exit 1
 fi
 mkdir -p "$EXP"
+. /share/lib.sh
 timings=
 
 POD_CIDR_NET=10.233.64          # this node's calico block 10.233.64.0/26
 SVC_NET=10.233.0
 NODE_IP=192.0.2.10
 PV_SRC=/srv/disks/pv-0001
+
+# containerd as Debian configures it (/etc/containerd/config.toml): CNI plugins in /usr/lib/cni (not
+# containerd's built-in /opt/cni/bin, where kubekey's stand-ins lie), configs in /etc/cni/net.d; the
+# default sandbox image registry.k8s.io/pause:3.6, cgroupfs. Nothing of that is changed.
+# (CRI_SOCK, CRI_HELPER, CNI_CONF_DIR, CNI_FAIL_DEL and CRI_AT_STOP are lib.sh's.)
+PAUSE_TAR=/share/pause-image.tar
+PAUSE_IMAGE=registry.local/pause:test          # the name in the tarball, the helper's container image
+SANDBOX_IMAGE=registry.k8s.io/pause:3.6        # containerd 1.6's default sandbox_image
+CNI_BIN_DIR=/usr/lib/cni
+# Calico's DEL without its API server, while CNI_FAIL_DEL exists (scenario master-gone).
+CNI_MSG="error getting ClusterInformation: connection is unauthorized: Unauthorized"
+POD_BRIDGE_NET=10.244.0         # the CNI bridge's pods, apart from calico's block above
+# 12 sandboxes, every 6th on the host network (the helper's rule: index % 6 == 5), each with a
+# running container: 10 pods on the CNI bridge, 2 host-network ones.
+PODS=${E2E_PODS:-12}
+PODS_HOST_EVERY=6
+PODS_CGROUP=/kubepods/besteffort
 
 expect() { # kind item
         echo "$2" >>"$EXP/$1"
@@ -477,7 +509,8 @@ build_files() {
         put /etc/kubernetes/manifests/.keep ""
         expect files /etc/kubernetes
 
-        put /etc/cni/net.d/10-calico.conflist '{"name":"k8s-pod-network","cniVersion":"0.3.1"}'
+        # net.d/10-calico.conflist is build_cni's, a working one. Kubekey's plugin binaries in
+        # /opt/cni/bin are stand-ins: this containerd runs the plugins in /usr/lib/cni.
         put /etc/cni/net.d/calico-kubeconfig "apiVersion: v1"
         expect files /etc/cni/net.d
         for b in calico calico-ipam bandwidth host-local loopback portmap; do
@@ -587,24 +620,97 @@ build_units() {
 
 # ---- pods through the CRI ------------------------------------------------------------------------
 
-# TODO(pods): create at least 10 sandboxes with running containers on a CNI bridge and 2
-# host-network pods through containerd's CRI with the project's own test client (run-vm.sh would
-# copy it and a pause image tarball built on the host into the share; "ctr -n k8s.io images import"
-# it, tagged as containerd 1.6's sandbox image registry.k8s.io/pause:3.6). Record their ids
-# ("expect sandboxes"), the shims' PIDs, the cni-* namespaces and the shm mounts containerd makes,
-# so that check.sh asserts them gone and the pods phase's report counts them. Scenarios master-gone
-# (a CNI plugin whose DEL always fails) and sigkill-pods (run.sh's TODO list) start from here.
+# First of all, so that containerd has loaded the network config long before the first pod: calico's
+# conflist, played by the bridge plugin (cni0, host-local IPAM) behind a "calico" plugin whose DEL
+# fails with calico's message while $CNI_FAIL_DEL exists; and the ExecStop= probe (a runtime drop-in,
+# outside everything the reset or the snapshots look at).
+build_cni() {
+        write "$CNI_BIN_DIR/calico" <<-EOF
+	#!/bin/sh
+	if [ "\$CNI_COMMAND" = DEL ] && [ -e $CNI_FAIL_DEL ]; then
+	        printf '{"cniVersion":"0.3.1","code":999,"msg":"%s"}\n' "$CNI_MSG"
+	        exit 1
+	fi
+	exec $CNI_BIN_DIR/bridge "\$@"
+	EOF
+        chmod 0755 "$CNI_BIN_DIR/calico"
+        # The node's resolver configuration (the image has none): containerd copies it into every
+        # sandbox that has no DNS config of its own. Host state: it must survive.
+        [ -e /etc/resolv.conf ] || printf 'nameserver 192.0.2.1\nsearch e2e.example\n' >/etc/resolv.conf
+        mkdir -p "$CNI_CONF_DIR" /run/systemd/system/containerd.service.d
+        # Renamed into place: containerd reloads on every inotify event and must never read half a file.
+        write "$CNI_CONF_DIR/.10-calico.conflist.tmp" <<-EOF
+	{"name": "k8s-pod-network", "cniVersion": "0.3.1", "plugins": [
+	  {"type": "calico", "bridge": "cni0", "isGateway": true, "ipMasq": false,
+	   "ipam": {"type": "host-local", "ranges": [[{"subnet": "$POD_BRIDGE_NET.0/24"}]]}}]}
+	EOF
+        mv "$CNI_CONF_DIR/.10-calico.conflist.tmp" "$CNI_CONF_DIR/10-calico.conflist"
+        expect files "$CNI_CONF_DIR"
+        write /run/systemd/system/containerd.service.d/e2e-probe.conf <<-EOF
+	[Service]
+	ExecStop=/bin/sh -c '{ $CRI_HELPER $CRI_SOCK --timeout-ms 10000 list; echo "ctr containers \$\$(ctr -n k8s.io containers ls -q | wc -l)"; echo "ctr tasks \$\$(ctr -n k8s.io tasks ls -q | wc -l)"; } >$CRI_AT_STOP.tmp 2>&1; mv $CRI_AT_STOP.tmp $CRI_AT_STOP'
+	EOF
+        systemctl daemon-reload
+}
+
+# Sandboxes, containers and their processes, mounts and namespaces as containerd holds them now.
+record_pods() { # dir
+        local d=$1 n
+        mkdir -p "$d"
+        "$CRI_HELPER" "$CRI_SOCK" list >"$d/pod-list"
+        awk '$1 == "sandbox" { print $2 }' "$d/pod-list" | sort >"$d/sandboxes"
+        awk '$1 == "container" { print $2 }' "$d/pod-list" | sort >"$d/containers"
+        awk '$1 == "container" && $5 == "RUNNING" { print $2 }' "$d/pod-list" | sort >"$d/containers-running"
+        awk -v every=$PODS_HOST_EVERY '$1 == "sandbox" { n = split($3, a, "-"); if (a[n] % every == every - 1) print $3 }' \
+                "$d/pod-list" | sort >"$d/pods-host"
+        for n in /run/netns/cni-*; do
+                [ -e "$n" ] || continue
+                n=${n##*/}
+                grep -qxF "$n" "$EXP/netns" 2>/dev/null || echo "$n"
+        done | sort >"$d/pod-netns"
+        findmnt -rn -o TARGET | grep '^/run/containerd/' | sort >"$d/pod-mounts" || true
+        pgrep -f '^/usr/bin/containerd-shim' | sort -n >"$d/shims" || true
+        ip -br link show master cni0 2>/dev/null | awk '{ sub(/@.*/, "", $1); print $1 }' | sort >"$d/pod-links"
+}
+
 build_pods() {
-        :
+        local t sb ct run nets
+        t=$(ms)
+        ctr -n k8s.io images import "$PAUSE_TAR" >/dev/null
+        ctr -n k8s.io images tag "$PAUSE_IMAGE" "$SANDBOX_IMAGE" >/dev/null
+        timings="$timings image import $(($(ms) - t)) ms,"
+        "$CRI_HELPER" "$CRI_SOCK" run-pods "$PODS" e2e "$PODS_CGROUP" "$PODS_HOST_EVERY" 1 4 >/dev/null ||
+                { echo "worker.sh: the CRI test client could not make the pods" >&2; return 1; }
+        record_pods "$EXP"
+        # The bridge and its ports as the reset finds them: the network phase plans the ports too
+        # ("link-master cni0"), and finds them already gone with their pods.
+        expect links cni0
+        cat "$EXP/pod-links" >>"$EXP/links"
+        sb=$(lines "$EXP/sandboxes") ct=$(lines "$EXP/containers-running") nets=$(lines "$EXP/pod-netns")
+        run=$(grep -c ' READY$' "$EXP/pod-list" || true)
+        echo "pods: $sb sandboxes ($run ready, $(lines "$EXP/pods-host") on the host network), $ct running" \
+                "containers, $nets cni netns, $(lines "$EXP/shims") shims, $(lines "$EXP/pod-mounts") mounts"
+        [ "$sb" -eq "$PODS" ] && [ "$run" -eq "$PODS" ] && [ "$ct" -eq "$PODS" ] &&
+                [ "$nets" -eq $((PODS - PODS / PODS_HOST_EVERY)) ] ||
+                { echo "worker.sh: not the pods asked for ($PODS)" >&2; return 1; }
 }
 
 ms() { echo $(($(date +%s%N) / 1000000)); }
+lines() { grep -c . "$1" || true; }
+if [ "$MODE" = record-pods ]; then
+        DIR=$EXP
+        EXP=/nonexistent        # no calico netns to tell apart from the pods'
+        record_pods "$DIR"
+        exit
+fi
 t0=$(ms)
-modprobe -a ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh nf_conntrack dummy ipip vxlan veth
-for step in build_host build_kube_proxy build_calico build_kubelet build_files build_units build_pods; do
+modprobe -a ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh nf_conntrack dummy ipip vxlan veth bridge
+for step in $STEPS; do
         t=$(ms)
-        "$step"
-        timings="$timings ${step#build_} $(($(ms) - t)) ms,"
+        "build_$step"
+        timings="$timings $step $(($(ms) - t)) ms,"
 done
-for f in "$EXP"/*; do sort -o "$f" "$f"; done
+for f in "$EXP"/*; do
+        if [ -f "$f" ] && [ "${f##*/}" != pod-list ]; then sort -u -o "$f" "$f"; fi
+done
 echo "worker state built in $(($(ms) - t0)) ms:${timings%,}"
