@@ -135,3 +135,17 @@ agent_phases() {
         "$NR" --help | tr '\n' ' ' | sed -E 's/.*Phases, in order: ([^.]*)\..*/\1/' | tr ',' ' ' |
                 xargs -n1 | grep -vx verify | xargs
 }
+
+# A check.sh step counts as one check; its own lines say what failed.
+check() {
+        local what=$1
+        shift
+        if bash /share/check.sh "$@"; then ok "check.sh $what"; else fail "check.sh $what"; fi
+}
+
+# Every scenario starts by learning which phases the agent has (check.sh skips the others).
+scenario_start() {
+        E2E_PHASES=$(agent_phases)
+        export E2E_PHASES
+        echo "the agent's phases: $E2E_PHASES"
+}

@@ -12,17 +12,10 @@
 . /share/lib.sh
 R=$E2E_RESULTS
 EXP=$R/expected
-PODS_BUDGET_MS=120000   # the pods phase's default budget (--pods-budget)
+PODS_BUDGET_MS=120000   # the pods phase's built-in budget (120 s)
 
-check() {
-        local what=$1
-        shift
-        if bash /share/check.sh "$@"; then ok "check.sh $what"; else fail "check.sh $what"; fi
-}
 
-E2E_PHASES=$(agent_phases)
-export E2E_PHASES
-echo "the agent's phases: $E2E_PHASES"
+scenario_start
 
 lap
 bash /share/worker.sh build "$EXP" files pods || { fail "build the pods"; finish; }

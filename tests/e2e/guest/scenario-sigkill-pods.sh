@@ -12,15 +12,8 @@ R=$E2E_RESULTS
 EXP=$R/expected
 KILL_WAIT_MS=180000     # the first pod namespace must go within this, or the scenario fails
 
-check() {
-        local what=$1
-        shift
-        if bash /share/check.sh "$@"; then ok "check.sh $what"; else fail "check.sh $what"; fi
-}
 
-E2E_PHASES=$(agent_phases)
-export E2E_PHASES
-echo "the agent's phases: $E2E_PHASES"
+scenario_start
 
 lap
 bash /share/worker.sh build "$EXP" files pods || { fail "build the pods"; finish; }

@@ -13,11 +13,6 @@
 R=$E2E_RESULTS
 EXP=$R/expected
 
-check() { # a check.sh step counts as one check; its own lines say what failed
-        local what=$1
-        shift
-        if bash /share/check.sh "$@"; then ok "check.sh $what"; else fail "check.sh $what"; fi
-}
 
 # Everything, owned or not: "plan" must not change any of it.
 whole_state() {
@@ -28,9 +23,7 @@ whole_state() {
         } 2>&1 | grep -v '^#' | sed -E 's/ expires [0-9]+sec//'
 }
 
-E2E_PHASES=$(agent_phases)
-export E2E_PHASES
-echo "the agent's phases: $E2E_PHASES"
+scenario_start
 
 lap
 bash /share/worker.sh build "$EXP" || { fail "build the worker state"; finish; }
