@@ -65,7 +65,9 @@ assert "second run: no pod actions" jq_ "$WORK/run2.json" "not actions(r, kind='
 # --- master-gone: every CNI DEL fails; rung 2 within the budget, the conflist gone afterwards ----
 pods 20 gone 10 4 || fail "cannot create the master-gone pods"
 cd_fail_del on
-cd_cri stop-sandbox "$(cd_cri list | awk '/^sandbox/ { print $2; exit }')" > "$WORK/crictl-stopp.txt"
+# gone-0 is on the pod network (every 10th, gone-9 and gone-19, is on the host's and would stop
+# fine); the list comes back in map order, so pick it by name, not by position.
+cd_cri stop-sandbox "$(cd_cri list | awk '$1 == "sandbox" && $3 == "nr-test/gone-0" { print $2 }')" > "$WORK/crictl-stopp.txt"
 assert "the CRI itself fails the way crictl stopp does" grep -q "error getting ClusterInformation: connection is unauthorized" "$WORK/crictl-stopp.txt"
 t=$(date +%s%N)
 agent --phases pods,verify --yes -o json run > "$WORK/gone.json"; rc=$?
