@@ -11,8 +11,6 @@
 #include "macro.h"
 #include "netreset/addr.h"
 
-#define DUMP_ATTEMPTS 5
-
 typedef struct Collector {
         AddrList *list;
         int ifindex;
@@ -77,36 +75,33 @@ static int collect(const struct nlmsghdr *nlh, void *userdata) {
         return 0;
 }
 
-static int dump_once(Rtnl *rtnl, Collector *c, char **reterr_msg) {
+static void collector_clear(void *userdata) {
+        Collector *c = userdata;
+
+        c->list->addrs = mfree(c->list->addrs);
+        c->list->n = 0;
+}
+
+int addr_list_read(Rtnl *rtnl, int ifindex, AddrList **ret, char **reterr_msg) {
+        CLEANUP(addr_list_freep) AddrList *l = NULL;
         uint8_t buf[64] = {};
         struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
         struct ifaddrmsg *ifa;
+        Collector c = { .ifindex = ifindex };
+        int r;
 
+        if (ifindex <= 0)
+                return -EINVAL;
+        l = c.list = calloc(1, sizeof(AddrList));
+        if (!l)
+                return -ENOMEM;
         nlh->nlmsg_type = RTM_GETADDR;
         nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
         ifa = mnl_nlmsg_put_extra_header(nlh, sizeof *ifa);
         ifa->ifa_family = AF_UNSPEC;
         /* Only a strict-checking socket has the kernel filter by it: collect() filters anyway. */
-        ifa->ifa_index = (unsigned) c->ifindex;
-        return rtnl_call(rtnl, nlh, collect, c, reterr_msg);
-}
-
-int addr_list_read(Rtnl *rtnl, int ifindex, AddrList **ret, char **reterr_msg) {
-        CLEANUP(addr_list_freep) AddrList *l = NULL;
-        int r = -EAGAIN;
-
-        if (ifindex <= 0)
-                return -EINVAL;
-        for (unsigned attempt = 0; attempt < DUMP_ATTEMPTS && r == -EAGAIN; attempt++) {
-                Collector c = { .ifindex = ifindex };
-
-                addr_list_free(l);
-                l = calloc(1, sizeof *l);
-                if (!l)
-                        return -ENOMEM;
-                c.list = l;
-                r = dump_once(rtnl, &c, reterr_msg);
-        }
+        ifa->ifa_index = (unsigned) ifindex;
+        r = rtnl_dump(rtnl, nlh, collect, &c, collector_clear, reterr_msg);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(l);

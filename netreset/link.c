@@ -17,8 +17,6 @@
 /* Chosen far from the small numbers administrators give groups by hand. */
 #define LINK_GROUP_BASE 0x4e520000U
 
-#define DUMP_ATTEMPTS 5
-
 LinkTable *link_table_free(LinkTable *t) {
         if (!t)
                 return NULL;
@@ -94,31 +92,29 @@ static int parse_link(const struct nlmsghdr *nlh, void *userdata) {
         return table_append(userdata, &l);
 }
 
-static int dump_once(Rtnl *rtnl, LinkTable *t, char **reterr_msg) {
+static void link_table_clear(void *userdata) {
+        LinkTable *t = userdata;
+
+        t->links = mfree(t->links);
+        t->n = 0;
+}
+
+int link_table_read(Rtnl *rtnl, LinkTable **ret, char **reterr_msg) {
+        CLEANUP(link_table_freep) LinkTable *t = calloc(1, sizeof(LinkTable));
         uint8_t buf[LINK_MESSAGE_SIZE + 16] = {};
         struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
         struct ifinfomsg *ifi;
+        int r;
 
+        if (!t)
+                return -ENOMEM;
         nlh->nlmsg_type = RTM_GETLINK;
         nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
         ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
         ifi->ifi_family = AF_UNSPEC;
         /* Counters are most of a link message and of no use here. */
         mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
-        return rtnl_call(rtnl, nlh, parse_link, t, reterr_msg);
-}
-
-int link_table_read(Rtnl *rtnl, LinkTable **ret, char **reterr_msg) {
-        CLEANUP(link_table_freep) LinkTable *t = NULL;
-        int r = -EAGAIN;
-
-        for (unsigned attempt = 0; attempt < DUMP_ATTEMPTS && r == -EAGAIN; attempt++) {
-                link_table_free(t);
-                t = calloc(1, sizeof *t);
-                if (!t)
-                        return -ENOMEM;
-                r = dump_once(rtnl, t, reterr_msg);
-        }
+        r = rtnl_dump(rtnl, nlh, parse_link, t, link_table_clear, reterr_msg);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(t);

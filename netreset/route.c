@@ -13,8 +13,6 @@
 #include "netreset/route.h"
 #include "string-util.h"
 
-#define DUMP_ATTEMPTS 5
-
 /* iproute2's rt_protos names, and the kernel's RTPROT_* values. */
 static const char *const proto_names[256] = {
         [RTPROT_UNSPEC] = "unspec",     [RTPROT_REDIRECT] = "redirect", [RTPROT_KERNEL] = "kernel",
@@ -86,12 +84,19 @@ int route_info_copy(const RouteInfo *src, RouteInfo *ret) {
         return 0;
 }
 
+static void route_table_clear(void *userdata) {
+        RouteTable *t = userdata;
+
+        for (size_t i = 0; i < t->n; i++)
+                route_info_done(&t->routes[i]);
+        t->routes = mfree(t->routes);
+        t->n = 0;
+}
+
 RouteTable *route_table_free(RouteTable *t) {
         if (!t)
                 return NULL;
-        for (size_t i = 0; i < t->n; i++)
-                route_info_done(&t->routes[i]);
-        free(t->routes);
+        route_table_clear(t);
         return mfree(t);
 }
 
@@ -224,29 +229,20 @@ static int collect_route(const struct nlmsghdr *nlh, void *userdata) {
         return 0;
 }
 
-static int dump_once(Rtnl *rtnl, RouteTable *t, char **reterr_msg) {
+int route_table_read(Rtnl *rtnl, RouteTable **ret, char **reterr_msg) {
+        CLEANUP(route_table_freep) RouteTable *t = calloc(1, sizeof(RouteTable));
         uint8_t buf[128] = {};
         struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
         struct rtmsg *rtm;
+        int r;
 
+        if (!t)
+                return -ENOMEM;
         nlh->nlmsg_type = RTM_GETROUTE;
         nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
         rtm = mnl_nlmsg_put_extra_header(nlh, sizeof *rtm);
         rtm->rtm_family = AF_UNSPEC;
-        return rtnl_call(rtnl, nlh, collect_route, t, reterr_msg);
-}
-
-int route_table_read(Rtnl *rtnl, RouteTable **ret, char **reterr_msg) {
-        CLEANUP(route_table_freep) RouteTable *t = NULL;
-        int r = -EAGAIN;
-
-        for (unsigned attempt = 0; attempt < DUMP_ATTEMPTS && r == -EAGAIN; attempt++) {
-                route_table_free(t);
-                t = calloc(1, sizeof *t);
-                if (!t)
-                        return -ENOMEM;
-                r = dump_once(rtnl, t, reterr_msg);
-        }
+        r = rtnl_dump(rtnl, nlh, collect_route, t, route_table_clear, reterr_msg);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(t);

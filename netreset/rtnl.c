@@ -153,6 +153,18 @@ int rtnl_call(Rtnl *r, struct nlmsghdr *req, int (*cb)(const struct nlmsghdr *nl
         return receive(r, req->nlmsg_seq, cb, userdata, reterr_msg);
 }
 
+int rtnl_dump(Rtnl *r, struct nlmsghdr *req, int (*cb)(const struct nlmsghdr *nlh, void *userdata),
+              void *userdata, void (*clear)(void *userdata), char **reterr_msg) {
+        int k = -EAGAIN;
+
+        for (unsigned attempt = 0; attempt < RTNL_DUMP_ATTEMPTS && k == -EAGAIN; attempt++) {
+                if (attempt > 0)
+                        clear(userdata);
+                k = rtnl_call(r, req, cb, userdata, reterr_msg);
+        }
+        return k;
+}
+
 /* Read the failures of a datagram's requests [first_seq, last_seq] until the ack of the last. */
 static int receive_many(Rtnl *r, uint32_t first_seq, uint32_t last_seq, int *ret_errors) {
         for (;;) {

@@ -23,6 +23,14 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Rtnl *, rtnl_free);
 int rtnl_call(Rtnl *r, struct nlmsghdr *req, int (*cb)(const struct nlmsghdr *nlh, void *userdata),
               void *userdata, char **reterr_msg);
 
+/* A dump through rtnl_call(), read again from scratch while the kernel marks it interrupted (the
+ * objects changed while they were read), at most RTNL_DUMP_ATTEMPTS times in all; clear(userdata)
+ * drops what an interrupted attempt collected. Returns as rtnl_call(); -EAGAIN when every attempt
+ * was interrupted. */
+#define RTNL_DUMP_ATTEMPTS 5
+int rtnl_dump(Rtnl *r, struct nlmsghdr *req, int (*cb)(const struct nlmsghdr *nlh, void *userdata),
+              void *userdata, void (*clear)(void *userdata), char **reterr_msg);
+
 /* Send the n requests laid out back to back in buf, in as few datagrams as fit, with one ack per
  * datagram (the kernel reports failures on its own), and store each request's result (0 or
  * -errno) in ret_errors[i]. Sequence numbers and ack flags are set here. Returns 0, or -errno
