@@ -5,15 +5,17 @@
 # small initrd. Prints the cache directory holding node.img, vmlinuz and initrd.img.
 #
 # The cache lives outside the checkout, in $E2E_CACHE (/var/cache/node-reset-e2e)/<key>, where key
-# is the sha256 of this script: edit the script and the next run builds a new image. The build runs
-# under flock in a temporary directory that is renamed into place, so concurrent runs build it once
-# and a killed build leaves no half image. Everything it mounts is mounted inside a private mount
+# is the sha256 of this script and tests/lib-debootstrap.sh: edit either and the next run builds a
+# new image. The build runs under flock in a temporary directory that is renamed into place, so
+# concurrent runs build it once and a killed build leaves no half image. Everything it mounts is mounted inside a private mount
 # namespace and vanishes with it. Packages come from the machine's configured apt mirror only.
 set -euo pipefail
 
 CACHE=${E2E_CACHE:-/var/cache/node-reset-e2e}
 SUITE=bookworm
-KEY=$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)
+LIB=$(dirname "${BASH_SOURCE[0]}")/../lib-debootstrap.sh
+. "$LIB"
+KEY=$(cat "${BASH_SOURCE[0]}" "$LIB" | sha256sum | cut -c1-16)
 DEST="$CACHE/$KEY"
 IMAGE_SIZE=2G
 
@@ -39,24 +41,6 @@ TRIM_MODULES="drivers/gpu drivers/media drivers/net/wireless drivers/net/etherne
 
 log() { echo "build-image: $*" >&2; }
 
-# The mirror apt on this machine already uses for bookworm main.
-apt_mirror() {
-        local m
-        if [ -n "${E2E_MIRROR:-}" ]; then
-                echo "$E2E_MIRROR"
-                return
-        fi
-        m=$(apt-cache policy 2>/dev/null | awk -v s="$SUITE/main" '$3 == s && $4 == "amd64" { print $2; exit }')
-        if [ -z "$m" ]; then
-                m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-                        awk -v s="$SUITE" '$1 == "deb" && $3 == s { print $2; exit }')
-        fi
-        if [ -z "$m" ]; then
-                m=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/*.sources 2>/dev/null)
-        fi
-        [ -n "$m" ] || { log "no apt mirror for $SUITE configured (set E2E_MIRROR)"; return 1; }
-        echo "$m"
-}
 
 # The systemd side of the harness: the 9p share and the one-shot unit that runs /share/run.sh after
 # the node is up, writes its output and exit status back to the share and powers off.
@@ -129,11 +113,10 @@ trim() {
 # Runs inside a private mount namespace: debootstrap's and chroot's mounts die with it.
 build_in() {
         local tmp=$1 r="$1/rootfs" mirror kver
-        mirror=$(apt_mirror)
+        mirror=$(apt_mirror "$SUITE")
         log "debootstrap $SUITE from $mirror"
-        debootstrap --variant=minbase --include="$(IFS=,; echo "${PACKAGES[*]}")" \
-                "$SUITE" "$r" "$mirror" >"$tmp/debootstrap.log" 2>&1 ||
-                { tail -n 30 "$tmp/debootstrap.log" >&2; return 1; }
+        debootstrap_retry "$tmp/debootstrap.log" "$SUITE" "$r" "$mirror" \
+                --variant=minbase --include="$(IFS=,; echo "${PACKAGES[*]}")" || return 1
         mount -t proc proc "$r/proc"
         log "kernel and initrd"
         install_kernel "$r"

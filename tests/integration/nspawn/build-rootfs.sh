@@ -9,7 +9,9 @@ set -eu
 
 CACHE=${NODE_RESET_TEST_CACHE:-/var/cache/node-reset-test}
 SUITE=bookworm
-hash=$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)
+LIB=$(dirname "${BASH_SOURCE[0]}")/../../lib-debootstrap.sh
+. "$LIB"
+hash=$(cat "${BASH_SOURCE[0]}" "$LIB" | sha256sum | cut -c1-16)
 dest=$CACHE/rootfs-$hash
 
 if [ -f "$dest/usr/lib/os-release" ]; then
@@ -18,16 +20,6 @@ if [ -f "$dest/usr/lib/os-release" ]; then
         exit 0
 fi
 command -v debootstrap >/dev/null 2>&1 || { echo "debootstrap is not installed" >&2; exit 77; }
-
-# The first Debian mirror apt is configured with (deb822 sources or the one-line format).
-apt_mirror() {
-        local m
-        m=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' \
-                /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1)
-        [ -n "$m" ] || m=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }' \
-                /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | head -n1)
-        echo "${m:-http://deb.debian.org/debian}"
-}
 
 mkdir -p "$CACHE"
 exec 9>"$CACHE/build.lock"
@@ -54,18 +46,16 @@ find "$CACHE" -mindepth 1 -maxdepth 1 -name 'rootfs-*' ! -path "$dest" -mtime +7
 
 tmp=$(mktemp -d "$CACHE/build.XXXXXX")
 trap 'remove_tree "$tmp"' EXIT
-mirror=$(apt_mirror)
+mirror=$(apt_mirror "$SUITE")
 echo "building the nspawn test tree from $mirror (once; about a minute)" >&2
 # With the libraries the agent links (test-orphan-units.sh runs the host-built binary in the
 # container), and the sanitizers' runtimes for the ASan build of it.
 libs=libyaml-0-2,libcurl4,libnl-3-200,libnl-genl-3-200,libnl-route-3-200,libmnl0,libnftnl11,libip4tc2,libip6tc2,libipset13
 libs=$libs,libasan8,libubsan1
 # In a mount namespace of its own, so whatever debootstrap mounts in the tree dies with it.
-if ! unshare -m --propagation private debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus,$libs "$SUITE" "$tmp/root" "$mirror" \
-        > "$tmp/debootstrap.log" 2>&1; then
-        tail -n 20 "$tmp/debootstrap.log" >&2
-        exit 1
-fi
+export -f debootstrap_retry
+unshare -m --propagation private bash -c 'debootstrap_retry "$@"' debootstrap_retry "$tmp/debootstrap.log" \
+        "$SUITE" "$tmp/root" "$mirror" --variant=minbase --include=systemd,systemd-sysv,dbus,$libs || exit 1
 
 r=$tmp/root
 rm -rf "$r"/usr/share/doc/* "$r"/usr/share/man/* "$r"/usr/share/info/* "$r"/usr/share/locale/* \
