@@ -110,7 +110,12 @@ pods 10 killed 0 2 || fail "cannot create pods for kill -9"
 cd_slow_del on
 cd_spawn "$NODE_RESET" --phases pods --concurrency 1 --yes run > /dev/null 2>&1
 agent_pid=$(cd_spawned_child)
-sleep 2.5
+# Kill it once the first pod is stopped (each stop takes a second of DEL): mid-phase however loaded
+# the machine is, where a fixed sleep raced the plan on a busy one.
+for _ in $(seq 300); do
+        cd_cri list | grep -q '^sandbox .* NOTREADY' && break
+        sleep 0.1
+done
 kill -KILL "$agent_pid"
 wait "$CD_SPAWNED"
 cd_slow_del off
