@@ -172,6 +172,7 @@ typedef struct Attempt {
         unsigned tries;
         unsigned rung;          /* what made it: 0 the first try, 1 a retry, 2 the rescue conflist */
         bool cni;
+        bool cut;               /* the last call ran out of budget, not of its own deadline */
 } Attempt;
 
 static void attempts_free(Attempt *at, size_t n) {
@@ -195,6 +196,8 @@ static size_t count_pending(const Attempt *at, size_t n, bool cni_only) {
 }
 
 static void attempt_update(Runtime *rt, Attempt *at, CriOp *op, unsigned rung) {
+        if (op->result == -ETIME)
+                return; /* not started: the budget ran out while earlier calls of the round ran */
         at->tries++;
         if (op->result >= 0) {
                 at->state = ATTEMPT_DONE;
@@ -207,11 +210,14 @@ static void attempt_update(Runtime *rt, Attempt *at, CriOp *op, unsigned rung) {
         }
         at->error = op->result;
         at->cni = is_cni_error(op->message);
+        at->cut = op->result == -ETIMEDOUT && budget_left(rt) == 0;
         free(at->message);
         at->message = TAKE_PTR(op->message);
         if (!at->first_message && at->message)
                 at->first_message = strdup(at->message);
-        if (op->result == -ETIMEDOUT && !rt->hung) {
+        /* A call the budget cut short says nothing about the runtime; one that had its whole
+         * deadline does. */
+        if (op->result == -ETIMEDOUT && !rt->hung && !at->cut) {
                 rt->hung = true;
                 need_rung3(rt, "%s did not answer within its deadline", cri_op_kind_to_method(op->kind));
         }
@@ -232,8 +238,12 @@ static size_t attempt_round(Runtime *rt, Attempt *at, size_t n, unsigned rung) {
                         ops[k] = (CriOp) { .kind = pod_data(&at[i])->op, .id = pod_data(&at[i])->id };
                         idx[k++] = i;
                 }
+        /* Each call gets its full deadline, but none runs past the budget: with more pods than
+         * --concurrency, the last calls of a round start late. */
         cri_client_set_timeout(rt->client, timeout);
+        cri_client_set_deadline(rt->client, rt->deadline);
         r = cri_run_ops(rt->client, ops, k, rt->concurrency);
+        cri_client_set_deadline(rt->client, 0);
         for (size_t j = 0; j < k; j++) {
                 if (r < 0)
                         ops[j] = (CriOp) { .result = r, .grpc_status = -1 };
@@ -327,6 +337,13 @@ static char *describe_done(const Runtime *rt, const Attempt *at) {
 static void settle_failed(Runtime *rt, Attempt *at) {
         char *m = NULL;
 
+        if (at->cut) {
+                need_rung3(rt, "the pods budget was spent");
+                m = strprintf("cut off when the pods budget ran out: %s (%u attempt%s); rung 3 follows (see the "
+                         "runtime action)", strna(at->message), at->tries, at->tries == 1 ? "" : "s");
+                action_record(at->a, -ETIME, m);
+                return;
+        }
         if (at->tries == 0) {
                 need_rung3(rt, "the pods budget was spent");
                 m = strprintf("not attempted: %s; rung 3 follows (see the runtime action)",

@@ -20,6 +20,9 @@ int cri_endpoint_to_path(const char *endpoint, char **ret);
 const char *cri_client_socket_path(const CriClient *c);
 /* The deadline of each call from now on (0: the default, 10 s). */
 void cri_client_set_timeout(CriClient *c, uint64_t usec);
+/* No call runs past this (CLOCK_MONOTONIC microseconds; 0 = none); one that would start too close to
+ * it fails with -ETIME instead (see grpc_channel_set_deadline()). */
+void cri_client_set_deadline(CriClient *c, uint64_t monotonic_usec);
 void cri_client_set_max_response(CriClient *c, size_t max);
 GrpcChannel *cri_client_channel(CriClient *c);
 /* "runtime.v1.RuntimeService", or v1alpha2 once Version found only that. */

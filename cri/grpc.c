@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/un.h>
+#include <time.h>
 
 #include "cri/grpc.h"
 #include "errno-util.h"
@@ -31,6 +32,7 @@ static inline uint64_t u64_min(uint64_t a, uint64_t b) {
 struct GrpcChannel {
         char *socket_path;
         uint64_t timeout_usec;
+        uint64_t deadline_usec;         /* CLOCK_MONOTONIC; 0 = none */
         size_t max_response;
         GrpcConnStrategy strategy;
         CURLM *multi;
@@ -40,6 +42,7 @@ struct GrpcChannel {
 typedef struct Transfer {
         const GrpcChannel *ch;
         GrpcCall *call;
+        uint64_t timeout_usec;          /* the channel's, or less when its deadline is nearer */
         CURL *easy;
         struct curl_slist *headers;
         uint8_t *body;
@@ -401,6 +404,10 @@ const char *grpc_channel_socket_path(const GrpcChannel *ch) {
         return ch->socket_path;
 }
 
+void grpc_channel_set_deadline(GrpcChannel *ch, uint64_t monotonic_usec) {
+        ch->deadline_usec = monotonic_usec;
+}
+
 void grpc_channel_set_timeout(GrpcChannel *ch, uint64_t usec) {
         /* A deadline is not optional: 0 means the default, never "wait forever". */
         ch->timeout_usec = usec ? usec : GRPC_TIMEOUT_DEFAULT_USEC;
@@ -472,7 +479,7 @@ static int transfer_headers(Transfer *t) {
                         return -ENOMEM;
                 t->headers = l;
         }
-        grpc_timeout_format(t->ch->timeout_usec, timeout);
+        grpc_timeout_format(t->timeout_usec, timeout);
         snprintf(line, sizeof line, "grpc-timeout: %s", timeout);
         l = curl_slist_append(t->headers, line);
         if (!l)
@@ -482,7 +489,7 @@ static int transfer_headers(Transfer *t) {
 }
 
 static int transfer_options(Transfer *t, const char *url) {
-        long timeout_ms = (long) u64_min((t->ch->timeout_usec + 999) / 1000, (uint64_t) LONG_MAX);
+        long timeout_ms = (long) u64_min((t->timeout_usec + 999) / 1000, (uint64_t) LONG_MAX);
         CURL *e = t->easy;
         CURLcode cc = CURLE_OK;
 
@@ -513,11 +520,11 @@ static int transfer_options(Transfer *t, const char *url) {
         return cc == CURLE_OK ? 0 : cc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EINVAL;
 }
 
-static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call) {
+static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, uint64_t timeout_usec) {
         cleanup_free char *url = NULL;
         int r;
 
-        *t = (Transfer) { .ch = ch, .call = call };
+        *t = (Transfer) { .ch = ch, .call = call, .timeout_usec = timeout_usec };
         grpc_frame_parser_init(&t->parser, ch->max_response);
         grpc_response_head_done(&t->head);
         call->result = 0;
@@ -591,7 +598,7 @@ static void fail_curl(Transfer *t, CURLcode cc) {
         switch (cc) {
         case CURLE_OPERATION_TIMEDOUT:
                 return call_fail(c, -ETIMEDOUT, "no answer within %llu ms",
-                                 (unsigned long long) (t->ch->timeout_usec / 1000));
+                                 (unsigned long long) (t->timeout_usec / 1000));
         case CURLE_COULDNT_CONNECT:
                 /* Tell a missing socket (no runtime) from one that refuses (runtime dead). */
                 if (access(t->ch->socket_path, F_OK) < 0 && errno == ENOENT)
@@ -642,11 +649,30 @@ static void transfer_finish(Transfer *t, CURLcode cc) {
         c->result = 0;
 }
 
+static uint64_t monotonic_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
+}
+
 static int start_next(GrpcChannel *ch, Transfer *t, GrpcCall *call) {
+        uint64_t timeout = ch->timeout_usec;
         CURLMcode mc;
         int r;
 
-        r = transfer_setup(t, ch, call);
+        if (ch->deadline_usec > 0) {
+                uint64_t now = monotonic_usec();
+                uint64_t left = ch->deadline_usec > now ? ch->deadline_usec - now : 0;
+
+                if (left < GRPC_CALL_MIN_USEC) {
+                        call->grpc_status = -1;
+                        call_fail(call, -ETIME, "not started: the deadline has passed");
+                        return -ETIME;
+                }
+                timeout = u64_min(timeout, left);
+        }
+        r = transfer_setup(t, ch, call, timeout);
         if (r < 0) {
                 call_fail(call, r, "cannot set up the call: %s", strerror(-r));
                 transfer_done(t);

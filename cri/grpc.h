@@ -113,11 +113,17 @@ int grpc_channel_new(const char *socket_path, GrpcChannel **ret);
 GrpcChannel *grpc_channel_free(GrpcChannel *ch);
 const char *grpc_channel_socket_path(const GrpcChannel *ch);
 void grpc_channel_set_timeout(GrpcChannel *ch, uint64_t usec);
+/* A deadline for every call from now on (CLOCK_MONOTONIC microseconds; 0 = none): a call's timeout
+ * is cut to what is left, and a call left less than GRPC_CALL_MIN_USEC is not started and fails
+ * with -ETIME. */
+#define GRPC_CALL_MIN_USEC (100 * 1000ULL)
+void grpc_channel_set_deadline(GrpcChannel *ch, uint64_t monotonic_usec);
 uint64_t grpc_channel_get_timeout(const GrpcChannel *ch);
 void grpc_channel_set_max_response(GrpcChannel *ch, size_t max);
 void grpc_channel_set_strategy(GrpcChannel *ch, GrpcConnStrategy s);
 GrpcConnStrategy grpc_channel_get_strategy(const GrpcChannel *ch);
 
-/* Run the calls, at most concurrency at a time, each with the channel's timeout as its deadline.
+/* Run the calls, at most concurrency at a time, each with the channel's timeout as its deadline
+ * (cut to the channel's deadline, when one is set).
  * Every call gets its own result; the return value is -ENOMEM or another failure to run at all. */
 int grpc_channel_run(GrpcChannel *ch, GrpcCall *calls, size_t n, unsigned concurrency);

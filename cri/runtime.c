@@ -72,6 +72,10 @@ void cri_client_set_timeout(CriClient *c, uint64_t usec) {
         grpc_channel_set_timeout(c->channel, usec);
 }
 
+void cri_client_set_deadline(CriClient *c, uint64_t monotonic_usec) {
+        grpc_channel_set_deadline(c->channel, monotonic_usec);
+}
+
 void cri_client_set_max_response(CriClient *c, size_t max) {
         grpc_channel_set_max_response(c->channel, max);
 }

@@ -420,6 +420,46 @@ static void test_ops_concurrent(void **state) {
         server_stop(&s);
 }
 
+/* A deadline bounds a round with more calls than the concurrency: the calls in flight are cut to
+ * what is left of it, the ones after them never start. */
+static void test_ops_deadline(void **state) {
+        CriOp ops[6];
+        CriClient *c = NULL;
+        uint64_t t0;
+        Server s;
+
+        server_start(&s, "hang", 0);
+        assert_int_equal(cri_client_new(s.path, &c), 0);
+        cri_client_set_timeout(c, 10 * 1000000ULL);
+        for (size_t i = 0; i < ELEMENTSOF(ops); i++)
+                ops[i] = (CriOp) { .kind = CRI_OP_STOP_SANDBOX, .id = "x" };
+        t0 = mono_usec();
+        cri_client_set_deadline(c, t0 + 400000);
+        assert_int_equal(cri_run_ops(c, ops, ELEMENTSOF(ops), 2), 0);
+        assert_true(mono_usec() - t0 < 2000000);
+        for (size_t i = 0; i < ELEMENTSOF(ops); i++) {
+                if (i < 2) {
+                        assert_int_equal(ops[i].result, -ETIMEDOUT);
+                        /* The deadline cut the 10 s timeout to what was left of it. */
+                        assert_null(strstr(ops[i].message, "10000 ms"));
+                } else {
+                        assert_int_equal(ops[i].result, -ETIME);
+                        assert_string_equal(ops[i].message, "not started: the deadline has passed");
+                }
+                cri_op_done(&ops[i]);
+        }
+        /* Without a deadline again, a call has its whole timeout. */
+        cri_client_set_deadline(c, 0);
+        cri_client_set_timeout(c, 300000);
+        ops[0] = (CriOp) { .kind = CRI_OP_STOP_SANDBOX, .id = "x" };
+        assert_int_equal(cri_run_ops(c, ops, 1, 1), 0);
+        assert_int_equal(ops[0].result, -ETIMEDOUT);
+        assert_non_null(strstr(ops[0].message, "no answer within 300 ms"));
+        cri_op_done(&ops[0]);
+        cri_client_free(c);
+        server_stop(&s);
+}
+
 static void test_ops_mixed_failures(void **state) {
         CriOp ops[6];
         CriClient *c = NULL;
@@ -481,6 +521,7 @@ int main(void) {
                 cmocka_unit_test(test_call_v1alpha2_fallback),
                 cmocka_unit_test(test_call_no_socket),
                 cmocka_unit_test(test_ops_concurrent),
+                cmocka_unit_test(test_ops_deadline),
                 cmocka_unit_test(test_ops_mixed_failures),
                 cmocka_unit_test(test_max_response),
         };
