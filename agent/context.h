@@ -21,6 +21,7 @@ typedef struct Context {
         const char *cri_endpoint; /* pods: --cri-endpoint, before the manifest's; NULL = those, else probe */
         unsigned concurrency;   /* pods: CRI calls in flight at once (0 = the default, 8) */
         unsigned pods_budget_sec; /* pods: a bound on the whole phase (0 = the default, 120 s) */
+        uint64_t kill_grace_usec; /* processes: from SIGTERM to SIGKILL (0 = at once) */
         struct ServiceManager *systemd; /* services: how systemd is reached, found by the first phase that asks */
         uint64_t unit_timeout_usec; /* services: how long to wait for one unit's stop job; 0 = default */
 } Context;

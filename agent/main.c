@@ -48,6 +48,8 @@ static unsigned arg_xtables_wait_sec = 10;
 static unsigned arg_unit_timeout_sec;
 static const char *arg_cri_endpoint;
 static unsigned arg_concurrency = 8;
+static unsigned arg_pods_timeout_sec;
+static unsigned arg_kill_grace_sec = 5;
 /* orphan-check and --report-url */
 static const char *arg_kubeconfig;
 static const char *arg_node_name;
@@ -94,7 +96,9 @@ static void help(void) {
                "     --xtables-wait=SECONDS  How long to wait for /run/xtables.lock (10)\n"
                "     --unit-timeout=SECONDS  How long to wait for each unit's stop job (100)\n"
                "     --cri-endpoint=URI The CRI socket (unix:///PATH), instead of probing\n"
-               "     --concurrency=N    CRI calls in flight at once in the pods phase (8)\n\n"
+               "     --concurrency=N    CRI calls in flight at once in the pods phase (8)\n"
+               "     --pods-timeout=SECONDS  Bound the pods phase, its rescue ladder included (120)\n"
+               "     --kill-grace=SECONDS    From SIGTERM to SIGKILL in the processes phase (5)\n\n"
                "Orphaned workers and status reporting:\n"
                "     --kubeconfig=FILE  orphan-check: the kubelet's kubeconfig (" KUBECONFIG_DEFAULT ")\n"
                "     --node-name=NAME   orphan-check: the node's name (from its client certificate)\n"
@@ -158,6 +162,8 @@ enum {
         ARG_REPORT_HEADER,
         ARG_REPORT_HEADER_FILE,
         ARG_REPORT_CACERT,
+        ARG_PODS_TIMEOUT,
+        ARG_KILL_GRACE,
 };
 
 static int add_report_header_arg(const char *h) {
@@ -240,6 +246,15 @@ static int parse_long_only(int c, const char *optarg_) {
                 if (parse_seconds(optarg_, &arg_concurrency) < 0 || arg_concurrency == 0 || arg_concurrency > 256)
                         return usage_error("invalid --concurrency '%s': expected a number from 1 to 256", optarg_);
                 return 0;
+        case ARG_PODS_TIMEOUT:
+                if (parse_seconds(optarg_, &arg_pods_timeout_sec) < 0 || arg_pods_timeout_sec == 0)
+                        return usage_error("invalid --pods-timeout '%s': expected a positive number of seconds",
+                                           optarg_);
+                return 0;
+        case ARG_KILL_GRACE:
+                if (parse_seconds(optarg_, &arg_kill_grace_sec) < 0 || arg_kill_grace_sec > 3600)
+                        return usage_error("invalid --kill-grace '%s': expected 0 to 3600 seconds", optarg_);
+                return 0;
         }
         return parse_orphan_report_option(c, optarg_);
 }
@@ -271,6 +286,8 @@ static int parse_argv(int argc, char *argv[]) {
                 { "report-cacert", required_argument, NULL, ARG_REPORT_CACERT },
                 { "cri-endpoint", required_argument, NULL, 'E' },
                 { "concurrency", required_argument, NULL, 'C' },
+                { "pods-timeout", required_argument, NULL, ARG_PODS_TIMEOUT },
+                { "kill-grace", required_argument, NULL, ARG_KILL_GRACE },
                 {}
         };
         int c, r;
@@ -386,6 +403,8 @@ static int setup(Setup *s) {
         s->ctx.unit_timeout_usec = (uint64_t) arg_unit_timeout_sec * 1000000ULL;
         s->ctx.cri_endpoint = arg_cri_endpoint;
         s->ctx.concurrency = arg_concurrency;
+        s->ctx.pods_budget_sec = arg_pods_timeout_sec;
+        s->ctx.kill_grace_usec = (uint64_t) arg_kill_grace_sec * 1000000ULL;
         if (arg_timeout_sec > 0)
                 s->ctx.deadline_usec = now_usec() + (uint64_t) arg_timeout_sec * 1000000ULL;
         return 0;

@@ -17,7 +17,6 @@
 #include "string-util.h"
 
 /* How long SIGTERM gets before SIGKILL, and how long SIGKILL gets before giving up. */
-#define KILL_GRACE_USEC (5ULL * 1000000ULL)
 #define KILL_WAIT_USEC (5ULL * 1000000ULL)
 
 typedef struct KillData {
@@ -123,7 +122,7 @@ static size_t victims_wait(Victim *vs, size_t n, uint64_t until_usec, const char
 
 static void kill_apply_batch(Action **actions, size_t n, Context *ctx) {
         cleanup_free Victim *vs = calloc(n, sizeof(Victim));
-        uint64_t grace_end = now_usec() + KILL_GRACE_USEC;
+        uint64_t grace_end = now_usec() + ctx->kill_grace_usec;
 
         if (!vs) {
                 for (size_t i = 0; i < n; i++)

@@ -191,6 +191,28 @@ assert "no socket: skipped, no container runtime" jq_ "$WORK/none.json" \
 assert "probing finds no runtime on a node without one" jq_ "$WORK/probe.json" \
         "'/run/containerd/containerd.sock' in actions(r, kind='runtime')[0]['detail'] and actions(r, kind='runtime')[0]['skip_reason'] == 'no container runtime'"
 
+# --- --pods-timeout: a slow CNI, one call at a time; the budget ends the phase, rung 3 follows ---
+# Every DEL takes a second, so 20 pods one by one would take 20 s at least; 2 s of budget stops the
+# calls that were not started and hands the rest to rung 3 (no unit here: it says to stop the
+# runtime by hand, kills the shims and unmounts what they left).
+pods 20 budget 0 0 || fail "cannot create the pods for --pods-timeout"
+cd_slow_del on
+t=$(date +%s%N)
+agent --phases pods --pods-timeout 2 --concurrency 1 --yes -o json run > "$WORK/budget.json"; rc=$?
+ms=$(elapsed_ms "$t")
+cd_slow_del off
+echo "  --pods-timeout 2 with a 1 s DEL: $ms ms"
+assert "--pods-timeout: exit 1, pods left" test $rc -eq 1
+assert "--pods-timeout: the phase ended at its budget, not after 20 DELs ($ms ms)" test "$ms" -lt 15000
+assert "--pods-timeout: some pods were stopped before the budget ran out" jq_ "$WORK/budget.json" \
+        "len(actions(r, kind='stop-pod', result='changed')) >= 1"
+assert "--pods-timeout: the others say the budget is spent" jq_ "$WORK/budget.json" \
+        "any('the pods budget is spent' in (a['message'] or '') for a in actions(r, kind='stop-pod', result='failed'))"
+assert "--pods-timeout: the runtime row is rung 3, for the budget" jq_ "$WORK/budget.json" \
+        "(lambda a: 'rung 3 (the pods budget was spent)' in a['message'] and 'killed' in a['message'])(actions(r, kind='runtime')[0])"
+assert "--pods-timeout: no call was taken for a hung runtime" jq_ "$WORK/budget.json" \
+        "not any('did not answer' in (a['message'] or '') for a in actions(r))"
+
 # --- a dead runtime (SIGKILL) that left shims, rootfs, shm and netns: rung 3 cleans up ---------
 pods 3 dead 0 1 || fail "cannot create pods for the dead runtime"
 cd_enter kill -KILL "$(cd_containerd_pid)"

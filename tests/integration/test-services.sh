@@ -108,6 +108,25 @@ processes_scenario() {
                 assert "decoy PID $d still alive" alive "$d"
         done
 
+        # --kill-grace: a shorter grace period, the same end (the container process ignores SIGTERM).
+        chroot "$WORK/root" /usr/bin/containerd-shim-runc-v2 /containers/abc/pause > /dev/null & shim=$!
+        pause=
+        for _ in $(seq 100); do
+                pause=$(tr -d ' ' < "/proc/$shim/task/$shim/children" 2>/dev/null)
+                [ -n "$pause" ] && [ "$(readlink "/proc/$pause/exe")" = "$WORK/root/containers/abc/pause" ] && break
+                sleep 0.05
+        done
+        t0=$(date +%s%N)
+        env -u DBUS_SYSTEM_BUS_ADDRESS "$NODE_RESET" --root "$WORK/root" --manifest "$TOP/manifests/default.conf" \
+                --kill-grace=1 --yes --output=json --phases processes run > "$WORK/grace.json"; rc=$?
+        ms=$(ms_since "$t0")
+        assert "--kill-grace=1: exit 0" test $rc -eq 0
+        assert "--kill-grace=1: the shim is gone" dead "$shim"
+        assert "--kill-grace=1: its container process is gone" dead "$pause"
+        assert "--kill-grace=1: SIGKILL came after about 1 s, not 5 (${ms} ms)" test "$ms" -ge 900 -a "$ms" -lt 4500
+        assert "--kill-grace=1: the container process is reported killed with SIGKILL" jq_ "$WORK/grace.json" \
+                "any(a['target'] == '/containers/abc/pause[$pause]' and 'SIGKILL' in a['message'] for a in actions(r, kind='kill', result='changed'))"
+
         # A /proc of another PID namespace: PIDs there are not ours to signal.
         chroot "$WORK/root" /usr/local/bin/kubelet > /dev/null & kubelet=$!
         unshare -p -f env -u DBUS_SYSTEM_BUS_ADDRESS "$NODE_RESET" --root "$WORK/root" \
