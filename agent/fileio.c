@@ -163,6 +163,7 @@ int fileio_mkdir_beneath(int root_fd, const char *path, mode_t mode) {
                 return -ENOMEM;
         fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
+                /* cppcheck-suppress memleak ; copy is cleanup_free (cppcheck does not know the attribute) */
                 return negative_errno();
         for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
                 int next;

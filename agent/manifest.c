@@ -665,8 +665,9 @@ static int text_parse(Manifest *m, const Source *src, const char *text, size_t s
         while (p < end) {
                 const char *nl = memchr(p, '\n', end - p);
                 size_t len = (nl ?: end) - p;
-                Where w = { .file = src->name, .line = ++line };
+                Where w = { .file = src->name };
 
+                w.line = ++line;
                 r = line_parse(m, src, p, len, &w, reterr);
                 if (r < 0)
                         return r;

@@ -188,7 +188,8 @@ int cni_rescue_find_stale(const char *conf_dir, char ***ret) {
                         continue;
                 nl = reallocarray(l, n + 2, sizeof(char *));
                 if (!nl || asprintf(&nl[n], "%s/%s", conf_dir, de->d_name) < 0) {
-                        l = nl ?: l;
+                        if (nl)
+                                l = nl;
                         l[n] = NULL;
                         closedir(d);
                         strv_free(l);

@@ -160,7 +160,8 @@ int proc_table_read(ProcTable *ret) {
                 proc_table_done(&t);
                 return r;
         }
-        qsort(t.procs, t.n, sizeof(ProcInfo), cmp_pid);
+        if (t.n > 0)
+                qsort(t.procs, t.n, sizeof(ProcInfo), cmp_pid);
         *ret = t;
         return 0;
 }
@@ -227,7 +228,8 @@ int proc_descendants(const ProcTable *t, pid_t pid, const pid_t *skip, pid_t **r
 
         /* Breadth first: l doubles as the queue; i is the process whose children are looked for. */
         for (size_t i = 0;; i++) {
-                pid_t parent = i == 0 ? pid : l[i - 1];
+                /* i > 0 only once l holds i entries (the break below). */
+                pid_t parent = i == 0 || !l ? pid : l[i - 1];
 
                 for (size_t k = 0; r >= 0 && k < t->n; k++) {
                         const ProcInfo *c = t->procs + k;

@@ -174,6 +174,7 @@ int grpc_percent_decode(const char *s, size_t n, char **ret) {
 
                 /* "%00" would cut the C string short: such an escape is kept as written. */
                 if (s[i] == '%' && hi >= 0 && lo >= 0 && (hi | lo) != 0) {
+                        /* cppcheck-suppress uninitdata ; o is written, not read */
                         *o++ = (char) (hi << 4 | lo);
                         i += 2;
                 } else
