@@ -118,26 +118,7 @@ remove /etc/kubernetes/pki/ca.crt
 remove /etc/cni/net.d/10.conf
 M
 kubeconfig() { # port
-        cat > "$C/etc/kubernetes/kubelet.conf" <<-EOF
-	apiVersion: v1
-	kind: Config
-	clusters:
-	- cluster:
-	    certificate-authority: pki/ca.crt
-	    server: https://127.0.0.1:$1
-	  name: kubernetes
-	contexts:
-	- context:
-	    cluster: kubernetes
-	    user: system:node:worker-1
-	  name: system:node:worker-1@kubernetes
-	current-context: system:node:worker-1@kubernetes
-	users:
-	- name: system:node:worker-1
-	  user:
-	    client-certificate: /var/lib/kubelet/pki/kubelet-client-current.pem
-	    client-key: /var/lib/kubelet/pki/kubelet-client-current.pem
-	EOF
+        kubeconfig_files "https://127.0.0.1:$1" > "$C/etc/kubernetes/kubelet.conf"
 }
 state=$C/var/lib/node-reset/orphan.state
 old_state() { # the rebuilt master was first seen an hour ago, last seen a minute ago (no gap)

@@ -62,29 +62,6 @@ make_node() { # root
         cat "$pki/worker1.crt" "$pki/worker1.key" > "$1/var/lib/kubelet/pki/kubelet-client-2026-01-01-00-00-00.pem"
         ln -sfn /var/lib/kubelet/pki/kubelet-client-2026-01-01-00-00-00.pem "$1/var/lib/kubelet/pki/kubelet-client-current.pem"
 }
-kubeconfig_files() { # server
-        cat <<-EOF
-	apiVersion: v1
-	kind: Config
-	clusters:
-	- cluster:
-	    certificate-authority: pki/ca.crt
-	    server: $1
-	  name: kubernetes
-	contexts:
-	- context:
-	    cluster: kubernetes
-	    user: system:node:worker-1
-	  name: system:node:worker-1@kubernetes
-	current-context: system:node:worker-1@kubernetes
-	preferences: {}
-	users:
-	- name: system:node:worker-1
-	  user:
-	    client-certificate: /var/lib/kubelet/pki/kubelet-client-current.pem
-	    client-key: /var/lib/kubelet/pki/kubelet-client-current.pem
-	EOF
-}
 b64() { base64 -w0 "$1"; }
 kubeconfig_data() { # server client-name [ca-file]
         cat <<-EOF
