@@ -7,6 +7,7 @@
 #include <systemd/sd-journal.h>
 
 #include "agent/log.h"
+#include "escape.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -47,8 +48,27 @@ bool log_to_journal(void) {
         return journal;
 }
 
+/* The format is the caller's literal, but its %s arguments are names from the node, error texts
+ * from a runtime, a kubeconfig, an HTTP peer: the whole message is escaped once formatted (a log
+ * line is one line; its own newline is added after), on stderr and in the journal's MESSAGE alike,
+ * so the line an operator greps is the same in both. Stack buffers only, as this also reports
+ * running out of memory; four bytes of escape per byte of message always fit. */
+#define LOG_LINE_MAX 2048
+
+static void log_write(int level, int error, const char *func, const char *raw) {
+        char buf[LOG_LINE_MAX * 4];
+
+        (void) text_escape_buf(raw, buf, sizeof buf);
+        if (journal)
+                (void) sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%d", level,
+                                       "SYSLOG_IDENTIFIER=node-reset", "CODE_FUNC=%s", func,
+                                       error ? "ERRNO=%d" : NULL, -error, NULL);
+        else
+                fprintf(stderr, "node-reset: %s\n", buf);
+}
+
 int log_internal(int level, int error, const char *func, const char *fmt, ...) {
-        char buf[2048];
+        char buf[LOG_LINE_MAX];
         va_list ap;
 
         if (error > 0)
@@ -61,16 +81,12 @@ int log_internal(int level, int error, const char *func, const char *fmt, ...) {
         (void) vsnprintf(buf, sizeof buf, fmt, ap);
         va_end(ap);
 
-        if (journal)
-                (void) sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%d", level,
-                                       "SYSLOG_IDENTIFIER=node-reset", "CODE_FUNC=%s", func,
-                                       error ? "ERRNO=%d" : NULL, -error, NULL);
-        else
-                fprintf(stderr, "node-reset: %s\n", buf);
+        log_write(level, error, func, buf);
         return error;
 }
 
 void log_action(const Action *a) {
+        char raw[LOG_LINE_MAX], msg[LOG_LINE_MAX * 4];
         const char *result = action_result_to_string(a->result);
         int level = a->result == ACTION_FAILED ? LOG_ERR : LOG_INFO;
 
@@ -81,8 +97,13 @@ void log_action(const Action *a) {
                                      strempty(a->message));
                 return;
         }
-        (void) sd_journal_send("MESSAGE=%s %s %s: %s%s%s", a->phase, a->ops->kind, a->target, result,
-                               a->message ? ": " : "", strempty(a->message),
+        /* MESSAGE is for people, escaped like every text output; the NODE_RESET_* fields are for
+         * programs and keep the exact bytes (the journal stores binary field values safely), so a
+         * query by target still finds the name as it is on disk. */
+        (void) snprintf(raw, sizeof raw, "%s %s %s: %s%s%s", a->phase, a->ops->kind, a->target, result,
+                        a->message ? ": " : "", strempty(a->message));
+        (void) text_escape_buf(raw, msg, sizeof msg);
+        (void) sd_journal_send("MESSAGE=%s", msg,
                                "PRIORITY=%d", level, "SYSLOG_IDENTIFIER=node-reset",
                                "NODE_RESET_PHASE=%s", a->phase, "NODE_RESET_KIND=%s", a->ops->kind,
                                "NODE_RESET_TARGET=%s", a->target, "NODE_RESET_RESULT=%s", result,

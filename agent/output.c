@@ -7,6 +7,7 @@
 
 #include "agent/json.h"
 #include "agent/output.h"
+#include "escape.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -102,6 +103,8 @@ static void color_off(Emitter *e, Color c) {
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 
 void emit_string(Emitter *e, Color c, const char *key, const char *fmt, const char *value) {
+        cleanup_free char *escaped = NULL;
+
         if (e->mode == OUTPUT_JSON) {
                 json_key(e, key);
                 if (value)
@@ -112,8 +115,11 @@ void emit_string(Emitter *e, Color c, const char *key, const char *fmt, const ch
         }
         if (!fmt)
                 return;
+        /* Values are names from the node: escaped, they cannot forge a report line or reach the
+         * terminal as a control sequence. */
+        escaped = text_escape(value);
         color_on(e, c);
-        fprintf(e->f, fmt, strempty(value));
+        fprintf(e->f, fmt, escaped ?: "(out of memory)");
         color_off(e, c);
 }
 

@@ -42,11 +42,15 @@ void emit_close_object(Emitter *e);
 void emit_open_array(Emitter *e, const char *key);
 void emit_close_array(Emitter *e);
 
-/* A field: JSON gets "key": value; text gets printf(fmt, value) when fmt is non-NULL. */
+/* A field: JSON gets "key": value; text gets printf(fmt, value) when fmt is non-NULL, with value
+ * escaped as include/escape.h says (controls, backslash, invalid UTF-8), since it may be a name
+ * from the node. */
 void emit_string(Emitter *e, Color c, const char *key, const char *fmt, const char *value);
 void emit_uint(Emitter *e, Color c, const char *key, const char *fmt, unsigned long long value);
 void emit_bool(Emitter *e, const char *key, const char *fmt, bool value);
 void emit_null(Emitter *e, const char *key);
 
-/* Text only: literal text (JSON output ignores it). */
+/* Text only: literal text (JSON output ignores it). The format and its arguments are printed as
+ * they are: pass only trusted text (counts, fixed words); a name goes through emit_string() or
+ * text_escape(). */
 void emit_text(Emitter *e, Color c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

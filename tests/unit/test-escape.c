@@ -1,14 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Escaping of names in text output (include/escape.h). */
+/* Escaping of names in text output (include/escape.h) and at its sinks: the report, the logger. */
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <cmocka.h>
 
+#include "agent/json.h"
+#include "agent/log.h"
+#include "agent/output.h"
+#include "agent/report.h"
 #include "escape.h"
 #include "macro.h"
+#include "string-util.h"
 
 /* The name of issue 15: forged report lines, a window title, a line erase. */
 #define HOSTILE "x\n\nresidue: none, the node is clean\n\x1b]0;owned\a\x1b[2K"
@@ -103,6 +110,101 @@ static void test_truncation(void **state) {
         assert_int_equal(text_escape_buf("x", buf, 0), 1);
 }
 
+static ActionOps fake_ops = { .kind = "unmount" };
+
+static char *report(OutputMode mode, bool executed) {
+        char *manifests[] = { (char *) "/etc/node-reset/" HOSTILE, NULL };
+        ReportInfo info = { .command = "run", .root = "/r", .manifests = manifests, .executed = executed };
+        Plan *plan = plan_new(), *residue = plan_new();
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+        Emitter e;
+        Action *a;
+
+        assert_non_null(f);
+        assert_non_null(plan);
+        assert_non_null(residue);
+        a = plan_add(plan, &fake_ops, "mounts", "/var/lib/kubelet/pods/" HOSTILE, "m.conf:1: " HOSTILE, NULL);
+        assert_non_null(a);
+        assert_int_equal(action_set_detail(a, "tmpfs %s", HOSTILE), 0);
+        if (executed)
+                action_recordf(a, -EBUSY, "busy: held by %s", HOSTILE);
+        else
+                assert_int_equal(action_set_skip(a, "%s", HOSTILE), 0);
+        assert_non_null(plan_add(residue, &fake_ops, "mounts", HOSTILE, NULL, NULL));
+        emitter_init(&e, f, mode, false);
+        report_emit(&e, &info, plan, residue);
+        fclose(f);
+        plan_free(plan);
+        plan_free(residue);
+        return buf;
+}
+
+static size_t count(const char *haystack, const char *needle) {
+        size_t n = 0;
+
+        for (const char *p = haystack; (p = strstr(p, needle)); p++)
+                n++;
+        return n;
+}
+
+static void test_report_text(void **state) {
+        for (int executed = 0; executed <= 1; executed++) {
+                cleanup_free char *got = report(OUTPUT_TEXT, executed);
+
+                assert_null(strchr(got, '\x1b'));
+                assert_null(strchr(got, '\a'));
+                /* The only lines that start with "residue:" are the report's own. */
+                assert_int_equal(count(got, "\nresidue:"), 1);
+                assert_non_null(strstr(got, "\nresidue: \n"));
+                assert_null(strstr(got, "\nresidue: none"));
+                assert_non_null(strstr(got, " /var/lib/kubelet/pods/" HOSTILE_ESCAPED));
+                assert_non_null(strstr(got, "manifest: /etc/node-reset/" HOSTILE_ESCAPED "\n"));
+                assert_non_null(strstr(got, executed ? ": busy: held by " HOSTILE_ESCAPED
+                                                     : "  (tmpfs " HOSTILE_ESCAPED ")"));
+        }
+}
+
+/* JSON is left to JSON's own escaping, byte for byte. */
+static void test_report_json(void **state) {
+        cleanup_free char *got = report(OUTPUT_JSON, true), *target = NULL;
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        assert_non_null(f);
+        json_write_string(f, "/var/lib/kubelet/pods/" HOSTILE);
+        fclose(f);
+        target = buf;
+        assert_string_equal(target, "\"/var/lib/kubelet/pods/x\\n\\nresidue: none, the node is clean\\n"
+                                    "\\u001b]0;owned\\u0007\\u001b[2K\"");
+        assert_non_null(strstr(got, target));
+        assert_null(strchr(got, '\x1b'));
+        assert_null(strstr(got, "\\x1b"));
+}
+
+/* The logger escapes its %s arguments and keeps the newline that ends the line. */
+static void test_log(void **state) {
+        int fd = memfd_create("stderr", MFD_CLOEXEC), saved = dup(STDERR_FILENO);
+        char buf[512] = "";
+        ssize_t n;
+
+        assert_true(fd >= 0 && saved >= 0);
+        fflush(stderr);
+        assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+        assert_int_equal(log_error_errno(-EBUSY, "Failed to unmount %s: %m", HOSTILE), -EBUSY);
+        log_error("%s", "caf\xc3\xa9 \xc2\x9b\\");
+        fflush(stderr);
+        assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+        n = pread(fd, buf, sizeof buf - 1, 0);
+        assert_true(n > 0);
+        assert_string_equal(buf, "node-reset: Failed to unmount " HOSTILE_ESCAPED ": Device or resource busy\n"
+                                 "node-reset: caf\xc3\xa9 \\xc2\\x9b\\\\\n");
+        close(fd);
+        close(saved);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_plain),
@@ -112,6 +214,9 @@ int main(void) {
                 cmocka_unit_test(test_utf8_invalid),
                 cmocka_unit_test(test_c1),
                 cmocka_unit_test(test_truncation),
+                cmocka_unit_test(test_report_text),
+                cmocka_unit_test(test_report_json),
+                cmocka_unit_test(test_log),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
