@@ -21,6 +21,7 @@
 #include "agent/report.h"
 #include "agent/services.h"
 #include "errno-util.h"
+#include "escape.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -117,12 +118,15 @@ static void help(void) {
 /* One line and a pointer to --help, never the whole help (util-linux's convention). */
 __attribute__((format(printf, 1, 2)))
 static int usage_error(const char *fmt, ...) {
+        char buf[2048];
         va_list ap;
 
-        fputs("node-reset: ", stderr);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        (void) vsnprintf(buf, sizeof buf, fmt, ap);
         va_end(ap);
+        /* The arguments echo what was typed or read from a manifest: escaped, like every text output. */
+        fputs("node-reset: ", stderr);
+        fputs_escaped(buf, stderr);
         fputs("\nTry 'node-reset --help'.\n", stderr);
         return -EINVAL;
 }
@@ -641,10 +645,13 @@ static int manifest_check(char **files, int n) {
                 if (!m)
                         return log_oom(), EXIT_RESIDUE;
                 if (manifest_parse_file(m, files[i], &err) < 0) {
-                        fprintf(stderr, "%s\n", err ?: files[i]);
+                        fputs_escaped(err ?: files[i], stderr);
+                        fputc('\n', stderr);
                         ret = EXIT_USAGE;
-                } else
-                        printf("%s: ok, %zu directives\n", files[i], m->n_entries);
+                } else {
+                        fputs_escaped(files[i], stdout);
+                        printf(": ok, %zu directives\n", m->n_entries);
+                }
                 manifest_free(m);
         }
         return ret;

@@ -14,6 +14,7 @@
 #include "agent/log.h"
 #include "agent/orphan.h"
 #include "errno-util.h"
+#include "escape.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -234,8 +235,11 @@ static void emit_evidence(Emitter *e, const OrphanOptions *o, const OrphanCheck 
         emit_string(e, COLOR_NONE, "server", c->server ? "  server      %s\n" : NULL, c->server);
         emit_string(e, COLOR_NONE, "node", c->node ? "  node        %s" : NULL, c->node);
         emit_string(e, COLOR_GREY, "node_source", c->node ? " (%s)\n" : NULL, c->node_source);
-        if (c->class == ORPHAN_NOT_A_NODE)
-                emit_text(e, COLOR_NONE, "  evidence    no kubeconfig at %s\n", o->kubeconfig);
+        if (c->class == ORPHAN_NOT_A_NODE) {
+                cleanup_free char *k = text_escape(o->kubeconfig);
+
+                emit_text(e, COLOR_NONE, "  evidence    no kubeconfig at %s\n", strna(k));
+        }
         if (c->probed && c->http.status > 0)
                 emit_uint(e, COLOR_NONE, "http_status", "  evidence    HTTP %llu\n",
                           (unsigned long long) c->http.status);

@@ -94,4 +94,23 @@ assert "JSON: the parsed target is the exact name" \
 assert "JSON: the residue is empty" jq_ "$WORK/run.json" 'r["residue"] == []'
 assert "JSON run: stderr has no control bytes either" clean_text "$WORK/json.err"
 
+# --- Errors and lines that echo what was typed or a file name -------------------------------------
+nr --output="json$N" plan > /dev/null 2> "$WORK/usage.err"; rc=$?
+assert "a hostile option value: exit 2" test $rc -eq 2
+assert "a hostile option value is echoed escaped" has "$WORK/usage.err" "invalid --output 'json$N_ESC'"
+assert "usage error: no ESC or BEL, two lines" \
+        eval 'clean_text "$WORK/usage.err" && test "$(wc -l < "$WORK/usage.err")" -eq 2'
+cp "$WORK/m.conf" "$WORK/$N.conf"
+nr manifest check "$WORK/$N.conf" > "$WORK/check.out" 2>&1; rc=$?
+assert "manifest check of a hostile file name: exit 0" test $rc -eq 0
+assert "manifest check echoes the name escaped on one line" \
+        eval 'has "$WORK/check.out" "$N_ESC.conf: ok, 2 directives" && test "$(wc -l < "$WORK/check.out")" -eq 1'
+assert "manifest check: no ESC or BEL" clean_text "$WORK/check.out"
+mkdir -p "$WORK/d/etc"
+nr --root "$WORK/d" --kubeconfig "/etc/$N" orphan-check > "$WORK/orphan.out" 2>&1; rc=$?
+assert "orphan-check without a kubeconfig: not a node (exit 1)" test $rc -eq 1
+assert "orphan-check: the kubeconfig path escaped in both lines" \
+        test "$(LC_ALL=C grep -cF "/etc/$N_ESC" "$WORK/orphan.out")" -eq 2 -a "$(wc -l < "$WORK/orphan.out")" -eq 3
+assert "orphan-check: no ESC or BEL" clean_text "$WORK/orphan.out"
+
 finish
