@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "agent/fileio.h"
 #include "errno-util.h"
@@ -179,6 +180,117 @@ int fileio_mkdir_beneath(int root_fd, const char *path, mode_t mode) {
         return TAKE_FD(fd);
 }
 
+static const char *type_name(mode_t mode) {
+        switch (mode & S_IFMT) {
+        case S_IFDIR:
+                return "a directory";
+        case S_IFCHR:
+                return "a character device";
+        case S_IFBLK:
+                return "a block device";
+        case S_IFIFO:
+                return "a FIFO";
+        case S_IFSOCK:
+                return "a socket";
+        case S_IFLNK:
+                return "a symbolic link";
+        default:
+                return "not a regular file";
+        }
+}
+
+int fileio_check_own(const struct stat *st, char **reterr_msg) {
+        if (!S_ISREG(st->st_mode))
+                return set_errmsg(reterr_msg, -EPERM, "it is %s", type_name(st->st_mode));
+        /* Another name means data someone else keeps there (a PV's file linked into --root). */
+        if (st->st_nlink != 1)
+                return set_errmsg(reterr_msg, -EPERM, "it is a hard link (%ju names)", (uintmax_t) st->st_nlink);
+        if (st->st_uid != 0 && st->st_uid != geteuid())
+                return set_errmsg(reterr_msg, -EPERM, "it belongs to UID %u, not to root", (unsigned) st->st_uid);
+        return 0;
+}
+
+static bool same_stat(const struct stat *a, const struct stat *b) {
+        return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Open the very inode path_fd (O_PATH) refers to; without /proc, open the name again and insist it is still that
+ * inode. O_NONBLOCK: should it be a FIFO after all, the open must not wait. */
+static int reopen(int path_fd, int dir_fd, const char *name, const struct stat *st, int flags) {
+        cleanup_close int fd = -EBADF;
+        char p[64];
+        struct stat now;
+
+        flags = (flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+        snprintf(p, sizeof p, "/proc/self/fd/%d", path_fd);
+        fd = open(p, flags);
+        if (fd < 0 && errno == ENOENT)
+                fd = openat(dir_fd, name, flags | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &now) < 0)
+                return negative_errno();
+        if (!same_stat(&now, st))
+                return -ESTALE;
+        return TAKE_FD(fd);
+}
+
+int fileio_open_regular(int dir_fd, const char *name, int flags, struct stat *ret_st, char **reterr_msg) {
+        cleanup_close int path_fd = -EBADF;
+        struct stat st;
+        int r;
+
+        /* O_PATH opens nothing for I/O: a device is never opened, a FIFO never waited on, a symlink never followed. */
+        path_fd = openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (path_fd < 0)
+                return negative_errno();
+        if (fstat(path_fd, &st) < 0)
+                return negative_errno();
+        r = fileio_check_own(&st, reterr_msg);
+        if (r < 0)
+                return r;
+        r = reopen(path_fd, dir_fd, name, &st, flags);
+        if (r == -ESTALE)
+                return set_errmsg(reterr_msg, r, "it was replaced while being opened");
+        if (r >= 0 && ret_st)
+                *ret_st = st;
+        return r;
+}
+
+int fileio_open_own(int dir_fd, const char *name, int flags, mode_t mode, bool *ret_created, char **reterr_msg) {
+        /* A few rounds: the name may come and go between the O_EXCL create and the open of what is there. */
+        for (unsigned i = 0; i < 8; i++) {
+                int fd;
+
+                fd = openat(dir_fd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, mode);
+                if (fd >= 0) {
+                        *ret_created = true;
+                        return fd;
+                }
+                if (errno != EEXIST)
+                        return negative_errno();
+                fd = fileio_open_regular(dir_fd, name, flags, NULL, reterr_msg);
+                if (fd != -ENOENT) {
+                        *ret_created = false;
+                        return fd;
+                }
+        }
+        return set_errmsg(reterr_msg, -EAGAIN, "it keeps appearing and disappearing");
+}
+
+int fileio_unlink_if_same(int dir_fd, const char *name, const struct stat *st) {
+        struct stat now;
+
+        /* Only async-signal-safe calls: the rescue conflist's signal handler uses this. */
+        if (fstatat(dir_fd, name, &now, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!same_stat(&now, st))
+                return -ESTALE;
+        if (unlinkat(dir_fd, name, 0) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        return 1;
+}
+
 static int write_all(int fd, const void *data, size_t size) {
         const char *p = data;
 
@@ -195,29 +307,71 @@ static int write_all(int fd, const void *data, size_t size) {
         return 0;
 }
 
-int fileio_write_atomic(int dir_fd, const char *name, const void *data, size_t size, mode_t mode) {
+/* A fresh inode beneath dir_fd, under a name nobody could have prepared (O_EXCL: an existing file,
+ * whatever it is, is never opened), holding data on disk. Its name is written to tmp. */
+static int write_tmp(int dir_fd, const char *name, const void *data, size_t size, mode_t mode, char *tmp,
+                     size_t tmp_size, struct stat *ret_st) {
         cleanup_close int fd = -EBADF;
-        char tmp[256];
         int r;
 
-        if ((size_t) snprintf(tmp, sizeof tmp, ".#%s.%d", name, (int) getpid()) >= sizeof tmp)
-                return -ENAMETOOLONG;
-        /* A leftover of a crashed process that had our PID is ours to replace. */
-        (void) unlinkat(dir_fd, tmp, 0);
-        fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-        if (fd < 0)
-                return negative_errno();
+        for (unsigned i = 0; fd < 0; i++) {
+                struct timespec ts;
+
+                (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+                if ((size_t) snprintf(tmp, tmp_size, ".#%s.%d.%lx", name, (int) getpid(),
+                                      (unsigned long) ts.tv_nsec ^ ((unsigned long) i << 24)) >= tmp_size)
+                        return -ENAMETOOLONG;
+                fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, mode);
+                if (fd < 0 && (errno != EEXIST || i >= 16))
+                        return negative_errno();
+        }
+        if (fstat(fd, ret_st) < 0) {
+                r = negative_errno();
+                (void) unlinkat(dir_fd, tmp, 0);
+                return r;
+        }
         r = write_all(fd, data, size);
         if (r >= 0 && fsync(fd) < 0)
                 r = negative_errno();
-        if (r >= 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
+        if (r < 0)
+                (void) fileio_unlink_if_same(dir_fd, tmp, ret_st);
+        return r;
+}
+
+int fileio_write_atomic(int dir_fd, const char *name, const void *data, size_t size, mode_t mode) {
+        char tmp[NAME_MAX + 1];
+        struct stat st;
+        int r;
+
+        r = write_tmp(dir_fd, name, data, size, mode, tmp, sizeof tmp, &st);
+        if (r < 0)
+                return r;
+        /* rename(2) replaces the name only: an inode that was there keeps its data under its other names. */
+        if (renameat(dir_fd, tmp, dir_fd, name) < 0) {
                 r = negative_errno();
-        if (r < 0) {
-                (void) unlinkat(dir_fd, tmp, 0);
+                (void) fileio_unlink_if_same(dir_fd, tmp, &st);
                 return r;
         }
         /* The rename itself is durable only once the directory is. */
         if (fsync(dir_fd) < 0)
                 return negative_errno();
+        return 0;
+}
+
+int fileio_write_new(int dir_fd, const char *name, const void *data, size_t size, mode_t mode, struct stat *ret_st) {
+        char tmp[NAME_MAX + 1];
+        struct stat st;
+        int r;
+
+        r = write_tmp(dir_fd, name, data, size, mode, tmp, sizeof tmp, &st);
+        if (r < 0)
+                return r;
+        /* link(2), unlike rename(2), fails with EEXIST rather than replace what is there. */
+        r = RET_NERRNO(linkat(dir_fd, tmp, dir_fd, name, 0));
+        (void) fileio_unlink_if_same(dir_fd, tmp, &st);
+        if (r < 0)
+                return r;
+        st.st_nlink = 1;
+        *ret_st = st;
         return 0;
 }

@@ -2,7 +2,9 @@
 /* Small files beneath a root directory: read them with symlinks resolved inside the root, write them atomically. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* Open node path "path" beneath root_fd, resolving every symlink (absolute ones too) as if root_fd
@@ -23,6 +25,30 @@ int fileio_read_file(const char *path, size_t max, char **ret, size_t *ret_size)
  * an O_DIRECTORY fd. */
 int fileio_mkdir_beneath(int root_fd, const char *path, mode_t mode);
 
-/* Replace dir_fd/name with data: a temporary file, fsync, rename over the old one, fsync of the
- * directory. A crash leaves the old content or the new one, never a mix. */
+/* The rule for every file node-reset writes: it never writes into an inode it did not create or
+ * cannot account for. A file it writes in place must be a regular file with one name (another name is
+ * someone else's data: a PV's file hard-linked into --root), owned by root (or by us). 0 when st is
+ * such a file, else -EPERM with the reason ("it is a hard link (2 names)") in *reterr_msg. */
+int fileio_check_own(const struct stat *st, char **reterr_msg);
+
+/* Open the existing dir_fd/name (flags: O_RDONLY, O_RDWR) only if fileio_check_own() accepts it. It is
+ * examined through O_PATH first, so a device is never opened, a FIFO never waited on, a symlink never
+ * followed; the fd returned is that very inode, whatever the name refers to by then. */
+int fileio_open_regular(int dir_fd, const char *name, int flags, struct stat *ret_st, char **reterr_msg);
+
+/* Create dir_fd/name (O_EXCL, *ret_created = true) or open the existing one as fileio_open_regular()
+ * does (*ret_created = false). For a file that must keep its inode (a lock). */
+int fileio_open_own(int dir_fd, const char *name, int flags, mode_t mode, bool *ret_created, char **reterr_msg);
+
+/* Unlink dir_fd/name if it still is the inode st describes: 1 removed, 0 already gone, -ESTALE when the
+ * name now refers to something else (left in place), or -errno. Async-signal-safe. */
+int fileio_unlink_if_same(int dir_fd, const char *name, const struct stat *st);
+
+/* Replace dir_fd/name with data: a new file under a fresh temporary name (O_EXCL), fsync, rename over
+ * the old name, fsync of the directory. A crash leaves the old content or the new one, never a mix;
+ * nothing that was there is written into (a hard link there keeps its data under its other names). */
 int fileio_write_atomic(int dir_fd, const char *name, const void *data, size_t size, mode_t mode);
+
+/* Create dir_fd/name with data, complete or not at all, and fail with -EEXIST when the name exists,
+ * whatever it is. *ret_st identifies the new file for fileio_unlink_if_same(). */
+int fileio_write_new(int dir_fd, const char *name, const void *data, size_t size, mode_t mode, struct stat *ret_st);

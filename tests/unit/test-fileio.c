@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/fileio.c: symlinks resolved beneath a root (openat2 and by hand alike), atomic writes. */
+/* Unit tests for agent/fileio.c: symlinks resolved beneath a root (openat2 and by hand alike), atomic writes,
+ * and the rule that nothing is written into a file node-reset did not create or cannot account for. */
 
 #include <fcntl.h>
 #include <setjmp.h>
@@ -137,12 +138,148 @@ static void test_read_and_write(void **state) {
         close(dfd);
         assert_int_equal(fileio_read_beneath(root_fd, "/var/lib/node-reset/state", 64, &text, &n), 0);
         assert_string_equal(text, "two\n");
-        snprintf(p, sizeof p, "%s/var/lib/node-reset/.#state.%d", dir, (int) getpid());
-        assert_int_equal(access(p, F_OK), -1);
+        snprintf(p, sizeof p, "ls -A %s/var/lib/node-reset | grep -q '^\\.#'", dir);
+        assert_int_not_equal(system(p), 0);     /* no temporary file left */
 
         /* mkdir never goes through a symlink. */
         dfd = fileio_mkdir_beneath(root_fd, "/d/libdir/x", 0755);
         assert_true(dfd == -ENOTDIR || dfd == -ELOOP);
+}
+
+static void assert_content(const char *name, const char *content) {
+        cleanup_free char *text = NULL;
+
+        assert_int_equal(fileio_read_beneath(root_fd, name, 1024, &text, NULL), 0);
+        assert_string_equal(text, content);
+}
+
+static void hard_link(const char *target, const char *name) {
+        char a[512], b[512];
+
+        snprintf(a, sizeof a, "%s/%s", dir, target);
+        snprintf(b, sizeof b, "%s/%s", dir, name);
+        assert_int_equal(link(a, b), 0);
+}
+
+/* A hard link to a PV's file at the name written: the name gets the new content, the PV keeps its own. */
+static void test_write_atomic_hard_link(void **state) {
+        char tmp[512];
+        int dfd;
+
+        dfd = fileio_mkdir_beneath(root_fd, "/w1", 0755);
+        assert_true(dfd >= 0);
+        put("w1/pv-data", "the volume's data\n");
+        hard_link("w1/pv-data", "w1/state");
+        assert_int_equal(fileio_write_atomic(dfd, "state", "new\n", 4, 0644), 0);
+        assert_content("/w1/state", "new\n");
+        assert_content("/w1/pv-data", "the volume's data\n");
+
+        /* A name planted where the temporary file of an earlier version would go is neither written nor
+         * removed: the temporary name is one nobody could have prepared. */
+        snprintf(tmp, sizeof tmp, "w1/.#state.%d", (int) getpid());
+        hard_link("w1/pv-data", tmp);
+        assert_int_equal(fileio_write_atomic(dfd, "state", "newer\n", 6, 0644), 0);
+        assert_content("/w1/state", "newer\n");
+        snprintf(tmp, sizeof tmp, "/w1/.#state.%d", (int) getpid());
+        assert_content(tmp, "the volume's data\n");
+        assert_content("/w1/pv-data", "the volume's data\n");
+        close(dfd);
+}
+
+/* fileio_write_new() never replaces nor writes through what is at the name. */
+static void test_write_new(void **state) {
+        struct stat st, now;
+        char p[512];
+        int dfd;
+
+        dfd = fileio_mkdir_beneath(root_fd, "/w2", 0755);
+        assert_true(dfd >= 0);
+        assert_int_equal(fileio_write_new(dfd, "conf", "mine\n", 5, 0644, &st), 0);
+        assert_content("/w2/conf", "mine\n");
+        snprintf(p, sizeof p, "%s/w2/conf", dir);
+        assert_int_equal(lstat(p, &now), 0);
+        assert_true(now.st_ino == st.st_ino && now.st_nlink == 1);
+        assert_int_equal(fileio_write_new(dfd, "conf", "again\n", 6, 0644, &st), -EEXIST);
+        assert_content("/w2/conf", "mine\n");
+
+        put("w2/pv-data", "the volume's data\n");
+        hard_link("w2/pv-data", "w2/linked");
+        assert_int_equal(fileio_write_new(dfd, "linked", "x\n", 2, 0644, &st), -EEXIST);
+        link_("/w2/pv-data", "w2/symlink");
+        assert_int_equal(fileio_write_new(dfd, "symlink", "x\n", 2, 0644, &st), -EEXIST);
+        link_("/w2/nonexistent", "w2/dangling");
+        assert_int_equal(fileio_write_new(dfd, "dangling", "x\n", 2, 0644, &st), -EEXIST);
+        assert_content("/w2/pv-data", "the volume's data\n");
+        snprintf(p, sizeof p, "%s/w2/nonexistent", dir);
+        assert_int_equal(access(p, F_OK), -1);
+        snprintf(p, sizeof p, "ls -A %s/w2 | grep -q '^\\.#'", dir);
+        assert_int_not_equal(system(p), 0);
+        close(dfd);
+}
+
+static void assert_open_refused(int dfd, const char *name, const char *why) {
+        cleanup_free char *err = NULL;
+        bool created = true;
+        int fd;
+
+        fd = fileio_open_own(dfd, name, O_RDWR, 0600, &created, &err);
+        if (fd >= 0)
+                close(fd);
+        assert_int_equal(fd, -EPERM);
+        assert_non_null(err);
+        if (!strstr(err, why))
+                fail_msg("\"%s\" does not say \"%s\"", err, why);
+}
+
+/* The rule itself: a file written in place is ours, or a regular file with one name owned by root. */
+static void test_open_own(void **state) {
+        cleanup_free char *err = NULL;
+        bool created = false;
+        char p[512];
+        struct stat st;
+        int dfd, fd;
+
+        dfd = fileio_mkdir_beneath(root_fd, "/w3", 0755);
+        assert_true(dfd >= 0);
+        fd = fileio_open_own(dfd, "new", O_RDWR, 0600, &created, &err);
+        assert_true(fd >= 0 && created);
+        close(fd);
+        fd = fileio_open_own(dfd, "new", O_RDWR, 0600, &created, &err);
+        assert_true(fd >= 0 && !created);
+        close(fd);
+
+        put("w3/pv-data", "the volume's data\n");
+        hard_link("w3/pv-data", "w3/linked");
+        assert_open_refused(dfd, "linked", "is a hard link (2 names)");
+        assert_open_refused(dfd, "pv-data", "is a hard link (2 names)");
+        link_("/w3/new", "w3/symlink");
+        assert_open_refused(dfd, "symlink", "is a symbolic link");
+        snprintf(p, sizeof p, "%s/w3/fifo", dir);
+        assert_int_equal(mkfifo(p, 0600), 0);
+        assert_open_refused(dfd, "fifo", "is a FIFO");
+        assert_int_equal(mkdirat(dfd, "dir", 0755), 0);
+        assert_open_refused(dfd, "dir", "is a directory");
+        if (geteuid() == 0) {
+                snprintf(p, sizeof p, "%s/w3/new", dir);
+                assert_int_equal(chown(p, 1234, 1234), 0);
+                assert_open_refused(dfd, "new", "belongs to UID 1234");
+        }
+        assert_content("/w3/pv-data", "the volume's data\n");
+
+        /* Removal by inode: a name that now refers to another file is left alone. */
+        fd = fileio_open_regular(dfd, "pv-data", O_RDONLY, &st, NULL);
+        assert_int_equal(fd, -EPERM);
+        snprintf(p, sizeof p, "%s/w3/own", dir);
+        put("w3/own", "x");
+        put("w3/other", "y");
+        assert_int_equal(lstat(p, &st), 0);
+        assert_int_equal(renameat(dfd, "other", dfd, "own"), 0);
+        assert_int_equal(fileio_unlink_if_same(dfd, "own", &st), -ESTALE);
+        assert_content("/w3/own", "y");
+        assert_int_equal(lstat(p, &st), 0);
+        assert_int_equal(fileio_unlink_if_same(dfd, "own", &st), 1);
+        assert_int_equal(fileio_unlink_if_same(dfd, "own", &st), 0);
+        close(dfd);
 }
 
 int main(void) {
@@ -150,6 +287,9 @@ int main(void) {
                 cmocka_unit_test(test_open_beneath),
                 cmocka_unit_test(test_open_beneath_by_hand),
                 cmocka_unit_test(test_read_and_write),
+                cmocka_unit_test(test_write_atomic_hard_link),
+                cmocka_unit_test(test_write_new),
+                cmocka_unit_test(test_open_own),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
