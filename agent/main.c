@@ -499,10 +499,11 @@ static bool step_possible(const Plan *plan) {
 }
 
 static int take_lock(const Setup *s, int *ret_fd) {
+        cleanup_free char *err = NULL;
         pid_t holder;
         int fd;
 
-        fd = lock_acquire(s->ctx.root_fd, &holder);
+        fd = lock_acquire(s->ctx.root_fd, &holder, &err);
         if (fd == -EWOULDBLOCK) {
                 if (holder > 0)
                         log_error("Another node-reset (PID %d) holds %s/run/node-reset.lock; refusing to run.",
@@ -513,8 +514,8 @@ static int take_lock(const Setup *s, int *ret_fd) {
                 return EXIT_REFUSED;
         }
         if (fd < 0) {
-                log_error_errno(fd, "Cannot take the lock %s/run/node-reset.lock: %m",
-                                streq(s->root, "/") ? "" : s->root);
+                log_error("Cannot take the lock %s/run/node-reset.lock: %s",
+                          streq(s->root, "/") ? "" : s->root, err ?: strerror(-fd));
                 return EXIT_REFUSED;
         }
         *ret_fd = fd;
