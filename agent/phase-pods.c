@@ -546,9 +546,7 @@ static const ActionOps runtime_ops = {
 /* --- Small rows: a stale rescue conflist, kubelet, no runtime --------------------------------- */
 
 static int stale_apply(Action *a, Context *ctx, char **reterr_msg) {
-        if (unlink(a->target) < 0)
-                return errno == ENOENT ? 0 : set_errmsg(reterr_msg, negative_errno(), "unlink: %m");
-        return 1;
+        return cni_rescue_remove_stale(a->target, reterr_msg);
 }
 
 static int stale_check(Action *a, Context *ctx, char **ret_msg) {

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 
 #include "agent/context.h"
+#include "agent/fileio.h"
+#include "agent/log.h"
 #include "agent/mountinfo.h"
 #include "agent/pods-rescue.h"
 #include "errno-util.h"
@@ -20,12 +22,15 @@
 /* cniVersion 0.4.0: every libcni a supported runtime vendors understands it, and so does loopback. */
 #define RESCUE_CONFLIST \
         "{\"cniVersion\":\"0.4.0\",\"name\":\"node-reset-rescue\",\"plugins\":[{\"type\":\"loopback\"}]}\n"
-#define RESCUE_TMP ".node-reset-rescue.tmp"
 #define SHIM_PREFIX "containerd-shim"
 #define SHIM_WAIT_USEC (3ULL * 1000000ULL)
 
-/* The one rescue conflist that may exist, for the signal handler: a fixed buffer, no allocation. */
+/* The one rescue conflist that may exist, for the signal handler: a fixed buffer, no allocation. The
+ * directory's fd and the inode let it remove that file only, never what the name may refer to by then. */
 static char rescue_path[PATH_MAX];
+static char rescue_file[NAME_MAX + 1];
+static int rescue_dir_fd = -EBADF;
+static struct stat rescue_st;
 static volatile sig_atomic_t rescue_armed;
 static const int rescue_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 static struct sigaction rescue_saved[ELEMENTSOF(rescue_signals)];
@@ -36,7 +41,7 @@ static void on_fatal_signal(int sig) {
         int saved_errno = errno;
 
         if (rescue_armed)
-                (void) unlink(rescue_path);
+                (void) fileio_unlink_if_same(rescue_dir_fd, rescue_file, &rescue_st);
         rescue_armed = 0;
         for (size_t i = 0; i < ELEMENTSOF(rescue_signals); i++)
                 if (rescue_signals[i] == sig && rescue_installed[i])
@@ -102,54 +107,52 @@ static int rescue_name(const char *conf_dir, char *buf, size_t size, char **rete
         return set_errmsg(reterr_msg, -EEXIST, "no name sorts before %s in %s", first, conf_dir);
 }
 
-static int write_tmp(int dir_fd) {
-        cleanup_close int fd = -EBADF;
-        size_t len = strlen(RESCUE_CONFLIST);
-
-        fd = openat(dir_fd, RESCUE_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (fd < 0)
-                return negative_errno();
-        if (write(fd, RESCUE_CONFLIST, len) != (ssize_t) len)
-                return errno_or_else(EIO);
-        return 0;
-}
-
 /* The last exit path: a normal exit() with the conflist still in place (a phase cut short). */
 static void rescue_atexit(void) {
         (void) cni_rescue_remove();
 }
 
+static void signals_block(bool block, sigset_t *old) {
+        sigset_t set;
+
+        (void) sigemptyset(&set);
+        for (size_t i = 0; i < ELEMENTSOF(rescue_signals); i++)
+                (void) sigaddset(&set, rescue_signals[i]);
+        (void) sigprocmask(block ? SIG_BLOCK : SIG_SETMASK, block ? &set : old, block ? old : NULL);
+}
+
 int cni_rescue_install(const char *conf_dir, char **ret_path, char **reterr_msg) {
         static bool atexit_done;
         cleanup_close int dir_fd = -EBADF;
-        char name[NAME_MAX + 1];
+        sigset_t saved;
         int r;
 
         if (rescue_armed)
                 return set_errmsg(reterr_msg, -EBUSY, "a rescue conflist is already in place");
         if (!atexit_done && atexit(rescue_atexit) == 0)
                 atexit_done = true;
-        r = rescue_name(conf_dir, name, sizeof name, reterr_msg);
+        r = rescue_name(conf_dir, rescue_file, sizeof rescue_file, reterr_msg);
         if (r < 0)
                 return r;
-        if ((size_t) snprintf(rescue_path, sizeof rescue_path, "%s/%s", conf_dir, name) >= sizeof rescue_path)
+        if ((size_t) snprintf(rescue_path, sizeof rescue_path, "%s/%s", conf_dir, rescue_file) >= sizeof rescue_path)
                 return set_errmsg(reterr_msg, -ENAMETOOLONG, "%s: path too long", conf_dir);
-        dir_fd = open(conf_dir, O_DIRECTORY | O_CLOEXEC | O_PATH);
+        dir_fd = open(conf_dir, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
         if (dir_fd < 0)
                 return set_errmsg(reterr_msg, negative_errno(), "cannot open %s: %m", conf_dir);
-        r = write_tmp(dir_fd);
-        if (r < 0) {
-                (void) unlinkat(dir_fd, RESCUE_TMP, 0);
-                return set_errmsg(reterr_msg, r, "cannot write %s/%s: %s", conf_dir, RESCUE_TMP, strerror(-r));
-        }
-        /* Armed before it exists: a signal between the rename and the return still removes it. */
-        rescue_armed = 1;
         handlers_arm();
-        if (renameat(dir_fd, RESCUE_TMP, dir_fd, name) < 0) {
-                r = negative_errno();
-                (void) unlinkat(dir_fd, RESCUE_TMP, 0);
-                (void) cni_rescue_remove();
-                return set_errmsg(reterr_msg, r, "cannot create %s: %s", rescue_path, strerror(-r));
+        /* Created whole under its name, never over a file already there, and armed in the same breath:
+         * a signal that comes meanwhile is handled once the handler knows which inode is ours. */
+        signals_block(true, &saved);
+        r = fileio_write_new(dir_fd, rescue_file, RESCUE_CONFLIST, strlen(RESCUE_CONFLIST), 0644, &rescue_st);
+        if (r >= 0) {
+                rescue_dir_fd = TAKE_FD(dir_fd);
+                rescue_armed = 1;
+        }
+        signals_block(false, &saved);
+        if (r < 0) {
+                handlers_disarm();
+                return set_errmsg(reterr_msg, r, "cannot create %s: %s", rescue_path,
+                                  r == -EEXIST ? "a file of that name exists (not written by this run)" : strerror(-r));
         }
         *ret_path = strdup(rescue_path);
         if (!*ret_path) {
@@ -163,10 +166,56 @@ int cni_rescue_remove(void) {
         int r = 0;
 
         if (rescue_armed) {
-                r = unlink(rescue_path) >= 0 ? 1 : errno == ENOENT ? 0 : negative_errno();
+                r = fileio_unlink_if_same(rescue_dir_fd, rescue_file, &rescue_st);
                 rescue_armed = 0;
+                /* Not ours any more (replaced since): someone else's file, left where it is. */
+                if (r == -ESTALE) {
+                        log_warning("%s is no longer the rescue conflist this run wrote; left in place.", rescue_path);
+                        r = 0;
+                }
+                closep(&rescue_dir_fd);
+                rescue_dir_fd = -EBADF;
         }
         handlers_disarm();
+        return r;
+}
+
+/* A stale rescue conflist is removed only if it is one node-reset wrote: a regular file with one name
+ * holding exactly RESCUE_CONFLIST. Anything else named so is someone's data, left in place. */
+int cni_rescue_remove_stale(const char *path, char **reterr_msg) {
+        cleanup_close int dir_fd = -EBADF, fd = -EBADF;
+        cleanup_free char *why = NULL;
+        size_t len = strlen(RESCUE_CONFLIST);
+        char dir[PATH_MAX], buf[sizeof RESCUE_CONFLIST + 1];
+        const char *name = strrchr(path, '/');
+        struct stat st;
+        ssize_t n;
+        int r;
+
+        if (!name || (size_t) (name - path) >= sizeof dir)
+                return set_errmsg(reterr_msg, -EINVAL, "not an absolute path");
+        snprintf(dir, sizeof dir, "%.*s", (int) (name - path), path);
+        name++;
+        dir_fd = open(*dir ? dir : "/", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+        if (dir_fd < 0)
+                return set_errmsg(reterr_msg, negative_errno(), "cannot open %s: %m", dir);
+        fd = fileio_open_regular(dir_fd, name, O_RDONLY, &st, &why);
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return set_errmsg(reterr_msg, fd, "not node-reset's rescue conflist, left in place: %s",
+                                  why ?: strerror(-fd));
+        n = pread(fd, buf, sizeof buf, 0);
+        if (n < 0)
+                return set_errmsg(reterr_msg, negative_errno(), "cannot read it: %m");
+        if ((size_t) n != len || memcmp(buf, RESCUE_CONFLIST, len) != 0)
+                return set_errmsg(reterr_msg, -EPERM,
+                                  "not node-reset's rescue conflist, left in place: it holds something else");
+        r = fileio_unlink_if_same(dir_fd, name, &st);
+        if (r == -ESTALE)
+                return set_errmsg(reterr_msg, r, "it was replaced while being checked, left in place");
+        if (r < 0)
+                return set_errmsg(reterr_msg, r, "unlink: %s", strerror(-r));
         return r;
 }
 

@@ -19,6 +19,10 @@ int cni_rescue_install(const char *conf_dir, char **ret_path, char **reterr_msg)
 int cni_rescue_remove(void);
 /* Rescue conflists in conf_dir (left by a run that was killed), NULL-terminated full paths. */
 int cni_rescue_find_stale(const char *conf_dir, char ***ret);
+/* Remove one of them, only if it is what node-reset writes (a regular file with one name and exactly
+ * the loopback-only conflist): 1 removed, 0 already gone, -EPERM (the reason in *reterr_msg) when the
+ * file there is something else, left in place. */
+int cni_rescue_remove_stale(const char *path, char **reterr_msg);
 
 typedef struct ShimKill {
         unsigned shims;         /* containerd-shim* processes of the namespace */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests for what the pods phase reads and writes below the CRI: the runtime configs' CNI conf
- * dir (TOML), the rescue conflist's name, content and removal (also by SIGTERM), stale ones. */
+ * dir (TOML), the rescue conflist's name, content and removal (also by SIGTERM), stale ones, and that
+ * none of that writes into or removes a file node-reset did not create. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -216,6 +217,125 @@ static void test_rescue_stale(void **state) {
         dir_remove(&d);
 }
 
+static void dir_put(const Dir *d, const char *name, const char *content) {
+        char p[256];
+        FILE *f;
+
+        snprintf(p, sizeof p, "%s/%s", d->path, name);
+        f = fopen(p, "we");
+        assert_non_null(f);
+        fputs(content, f);
+        fclose(f);
+}
+
+static void dir_link(const Dir *d, const char *target, const char *name) {
+        char a[256], b[256];
+
+        snprintf(a, sizeof a, "%s/%s", d->path, target);
+        snprintf(b, sizeof b, "%s/%s", d->path, name);
+        assert_int_equal(link(a, b), 0);
+}
+
+static void assert_file(const Dir *d, const char *name, const char *content) {
+        char p[256], buf[256] = "";
+        FILE *f;
+
+        snprintf(p, sizeof p, "%s/%s", d->path, name);
+        f = fopen(p, "re");
+        assert_non_null(f);
+        (void) !fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        assert_string_equal(buf, content);
+}
+
+/* A PV's file hard-linked at the temporary name an earlier version wrote through, or at the rescue
+ * conflist's own name, keeps its data; a conflist replaced meanwhile is not removed. */
+static void test_rescue_never_writes_foreign(void **state) {
+        char *path = NULL, *err = NULL, p[256], other[256];
+        Dir d;
+
+        dir_new(&d);
+        snprintf(other, sizeof other, "%s/other", d.path);
+        dir_put(&d, "pv-data", "the volume's data\n");
+        dir_link(&d, "pv-data", ".node-reset-rescue.tmp");
+        assert_int_equal(cni_rescue_install(d.path, &path, &err), 0);
+        assert_file(&d, "pv-data", "the volume's data\n");
+        assert_int_equal(cni_rescue_remove(), 1);
+        free(path);
+
+        dir_link(&d, "pv-data", "00-" CNI_RESCUE_SUFFIX);
+        assert_int_equal(cni_rescue_install(d.path, &path, &err), -EEXIST);
+        assert_non_null(strstr(err, "exists"));
+        free(err);
+        err = NULL;
+        assert_file(&d, "00-" CNI_RESCUE_SUFFIX, "the volume's data\n");
+        snprintf(p, sizeof p, "%s/00-" CNI_RESCUE_SUFFIX, d.path);
+        assert_int_equal(unlink(p), 0);
+
+        assert_int_equal(cni_rescue_install(d.path, &path, &err), 0);
+        dir_put(&d, "other", "somebody else's\n");
+        assert_int_equal(rename(other, path), 0);
+        assert_int_equal(cni_rescue_remove(), 0);
+        assert_file(&d, "00-" CNI_RESCUE_SUFFIX, "somebody else's\n");
+        assert_file(&d, "pv-data", "the volume's data\n");
+        free(path);
+        dir_remove(&d);
+}
+
+/* One left by a killed run (exit without the atexit handler). */
+static void leave_stale(const Dir *d) {
+        int status;
+        pid_t pid;
+
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                char *path = NULL, *err = NULL;
+
+                _exit(cni_rescue_install(d->path, &path, &err) < 0);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Only what node-reset wrote is removed as stale: one name, exactly the loopback conflist. */
+static void test_rescue_stale_checked(void **state) {
+        char *err = NULL, p[256];
+        Dir d;
+
+        dir_new(&d);
+        leave_stale(&d);
+        snprintf(p, sizeof p, "%s/00-" CNI_RESCUE_SUFFIX, d.path);
+        assert_int_equal(cni_rescue_remove_stale(p, &err), 1);
+        assert_int_equal(access(p, F_OK), -1);
+        assert_int_equal(cni_rescue_remove_stale(p, &err), 0);
+        assert_null(err);
+
+        leave_stale(&d);
+        dir_link(&d, "00-" CNI_RESCUE_SUFFIX, "kept");
+        assert_int_equal(cni_rescue_remove_stale(p, &err), -EPERM);
+        assert_non_null(strstr(err, "hard link"));
+        free(err);
+        err = NULL;
+        assert_int_equal(access(p, F_OK), 0);
+        assert_int_equal(unlink(p), 0);
+
+        dir_put(&d, "00-" CNI_RESCUE_SUFFIX, "{\"someone\":\"else\"}\n");
+        assert_int_equal(cni_rescue_remove_stale(p, &err), -EPERM);
+        assert_non_null(strstr(err, "holds something else"));
+        free(err);
+        err = NULL;
+        assert_file(&d, "00-" CNI_RESCUE_SUFFIX, "{\"someone\":\"else\"}\n");
+        assert_int_equal(unlink(p), 0);
+
+        assert_int_equal(mkfifo(p, 0644), 0);
+        assert_int_equal(cni_rescue_remove_stale(p, &err), -EPERM);
+        assert_non_null(strstr(err, "FIFO"));
+        free(err);
+        assert_int_equal(access(p, F_OK), 0);
+        dir_remove(&d);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_toml_containerd),
@@ -224,6 +344,8 @@ int main(void) {
                 cmocka_unit_test(test_rescue_missing_dir),
                 cmocka_unit_test(test_rescue_removed_on_sigterm),
                 cmocka_unit_test(test_rescue_stale),
+                cmocka_unit_test(test_rescue_never_writes_foreign),
+                cmocka_unit_test(test_rescue_stale_checked),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
