@@ -10,6 +10,7 @@
 #include <sys/file.h>
 #include <sys/param.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "errno-util.h"
@@ -140,12 +141,19 @@ static uint64_t monotonic_usec(void) {
 int xt_lock_acquire(const char *path, unsigned wait_sec, int *ret_fd) {
         uint64_t deadline = monotonic_usec() + (uint64_t) wait_sec * 1000000ULL;
         cleanup_close int fd = -EBADF;
+        struct stat st;
 
         if (!path)
                 path = secure_getenv("XTABLES_LOCKFILE") ?: XT_LOCK_PATH;
-        fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC | O_NOCTTY, 0600);
+        /* Read-only, as iptables opens it: flock needs no write access, and nothing is ever written into
+         * whatever that name is. O_NONBLOCK: a FIFO there must not hang the run. */
+        fd = open(path, O_CREAT | O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0600);
         if (fd < 0)
                 return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
         for (;;) {
                 uint64_t now;
 
