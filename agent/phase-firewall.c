@@ -411,9 +411,15 @@ static void legacy_apply_batch(Action **actions, size_t n, Context *ctx) {
                 FwCounts c;
                 int k;
 
-                if (r < 0) {
+                if (r == -ETIMEDOUT || r == -EWOULDBLOCK) {
                         action_recordf(actions[i], r, "the xtables lock is held by another process%s%u s; nothing changed",
                                    r == -ETIMEDOUT ? ", still after waiting " : ", not waiting: bound ", wait_sec);
+                        continue;
+                }
+                if (r < 0) {
+                        /* Not a lock held by someone: a device, FIFO or directory at its name, or no /run. */
+                        action_recordf(actions[i], r, "cannot take the xtables lock: %s; nothing changed",
+                                       r == -EBADFD ? "not a regular file" : strerror(-r));
                         continue;
                 }
                 k = xt_table_reset(d->family, d->table, d->cls, d->mode, &d->xt, &c, &msg);
