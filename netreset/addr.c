@@ -82,7 +82,7 @@ static void collector_clear(void *userdata) {
         c->list->n = 0;
 }
 
-int addr_list_read(Rtnl *rtnl, int ifindex, AddrList **ret, char **reterr_msg) {
+int addr_list_read(NlSocket *rtnl, int ifindex, AddrList **ret, char **reterr_msg) {
         CLEANUP(addr_list_freep) AddrList *l = NULL;
         uint8_t buf[64] = {};
         struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
@@ -101,7 +101,7 @@ int addr_list_read(Rtnl *rtnl, int ifindex, AddrList **ret, char **reterr_msg) {
         ifa->ifa_family = AF_UNSPEC;
         /* Only a strict-checking socket has the kernel filter by it: collect() filters anyway. */
         ifa->ifa_index = (unsigned) ifindex;
-        r = rtnl_dump(rtnl, nlh, collect, &c, collector_clear, reterr_msg);
+        r = nl_dump(rtnl, nlh, collect, &c, collector_clear, reterr_msg);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(l);
@@ -128,14 +128,14 @@ struct nlmsghdr *addr_message_delete(void *buf, const AddrInfo *a) {
         return nlh;
 }
 
-int addr_delete(Rtnl *rtnl, const AddrInfo *a, char **reterr_msg) {
+int addr_delete(NlSocket *rtnl, const AddrInfo *a, char **reterr_msg) {
         uint8_t buf[ADDR_MESSAGE_SIZE];
         cleanup_free char *extack = NULL;
         int r;
 
         if (family_len(a->family) == 0 || a->ifindex <= 0)
                 return -EINVAL;
-        r = rtnl_call(rtnl, addr_message_delete(buf, a), NULL, NULL, &extack);
+        r = nl_call(rtnl, addr_message_delete(buf, a), NULL, NULL, &extack);
         /* Gone already: with its primary (IPv4 secondaries), or with the link. */
         if (r == -EADDRNOTAVAIL || r == -ENODEV)
                 return 0;
@@ -144,7 +144,7 @@ int addr_delete(Rtnl *rtnl, const AddrInfo *a, char **reterr_msg) {
         return r < 0 ? r : 1;
 }
 
-int addr_flush(Rtnl *rtnl, int ifindex, char **reterr_msg) {
+int addr_flush(NlSocket *rtnl, int ifindex, char **reterr_msg) {
         CLEANUP(addr_list_freep) AddrList *l = NULL;
         int r, first = 0;
 
