@@ -84,8 +84,8 @@ static void collector_clear(void *userdata) {
 
 int addr_list_read(NlSocket *rtnl, int ifindex, AddrList **ret, char **reterr_msg) {
         CLEANUP(addr_list_freep) AddrList *l = NULL;
-        uint8_t buf[64] = {};
-        struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+        uint8_t buf[64];
+        struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
         struct ifaddrmsg *ifa;
         Collector c = { .ifindex = ifindex };
         int r;
@@ -95,9 +95,7 @@ int addr_list_read(NlSocket *rtnl, int ifindex, AddrList **ret, char **reterr_ms
         l = c.list = calloc(1, sizeof(AddrList));
         if (!l)
                 return -ENOMEM;
-        nlh->nlmsg_type = RTM_GETADDR;
-        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-        ifa = mnl_nlmsg_put_extra_header(nlh, sizeof *ifa);
+        ifa = nl_message_start(buf, sizeof buf, RTM_GETADDR, NLM_F_REQUEST | NLM_F_DUMP, sizeof *ifa);
         ifa->ifa_family = AF_UNSPEC;
         /* Only a strict-checking socket has the kernel filter by it: collect() filters anyway. */
         ifa->ifa_index = (unsigned) ifindex;
@@ -110,14 +108,10 @@ int addr_list_read(NlSocket *rtnl, int ifindex, AddrList **ret, char **reterr_ms
 
 struct nlmsghdr *addr_message_delete(void *buf, const AddrInfo *a) {
         size_t len = family_len(a->family);
-        struct nlmsghdr *nlh;
+        struct nlmsghdr *nlh = buf;
         struct ifaddrmsg *ifa;
 
-        memset(buf, 0, ADDR_MESSAGE_SIZE);
-        nlh = mnl_nlmsg_put_header(buf);
-        nlh->nlmsg_type = RTM_DELADDR;
-        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-        ifa = mnl_nlmsg_put_extra_header(nlh, sizeof *ifa);
+        ifa = nl_message_start(buf, ADDR_MESSAGE_SIZE, RTM_DELADDR, NLM_F_REQUEST | NLM_F_ACK, sizeof *ifa);
         ifa->ifa_family = (uint8_t) a->family;
         ifa->ifa_prefixlen = a->prefixlen;
         ifa->ifa_index = (unsigned) a->ifindex;

@@ -296,14 +296,12 @@ static int collect_address(const struct nlmsghdr *nlh, void *userdata) {
 
 static int read_addresses(NlSocket *rtnl, Address **ret, size_t *ret_n, char **reterr_msg) {
         AddressList t = {};
-        uint8_t buf[64] = {};
-        struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+        uint8_t buf[64];
+        struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
         struct ifaddrmsg *ifa;
         int r;
 
-        nlh->nlmsg_type = RTM_GETADDR;
-        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-        ifa = mnl_nlmsg_put_extra_header(nlh, sizeof *ifa);
+        ifa = nl_message_start(buf, sizeof buf, RTM_GETADDR, NLM_F_REQUEST | NLM_F_DUMP, sizeof *ifa);
         ifa->ifa_family = AF_UNSPEC;
         r = nl_call(rtnl, nlh, collect_address, &t, reterr_msg);
         if (r < 0) {

@@ -18,17 +18,11 @@ bool ipvs_present(void) {
 }
 
 static struct nlmsghdr *put_request(void *buf, uint16_t family, uint16_t flags, uint8_t cmd) {
-        struct nlmsghdr *nlh;
-        struct genlmsghdr *g;
+        struct genlmsghdr *g = nl_message_start(buf, IPVS_MESSAGE_SIZE, family, NLM_F_REQUEST | flags, sizeof *g);
 
-        memset(buf, 0, IPVS_MESSAGE_SIZE);
-        nlh = mnl_nlmsg_put_header(buf);
-        nlh->nlmsg_type = family;
-        nlh->nlmsg_flags = NLM_F_REQUEST | flags;
-        g = mnl_nlmsg_put_extra_header(nlh, sizeof *g);
         g->cmd = cmd;
         g->version = IPVS_GENL_VERSION;
-        return nlh;
+        return buf;
 }
 
 struct nlmsghdr *ipvs_message_flush(void *buf, uint16_t family) {

@@ -101,16 +101,14 @@ static void link_table_clear(void *userdata) {
 
 int link_table_read(NlSocket *rtnl, LinkTable **ret, char **reterr_msg) {
         CLEANUP(link_table_freep) LinkTable *t = calloc(1, sizeof(LinkTable));
-        uint8_t buf[LINK_MESSAGE_SIZE + 16] = {};
-        struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+        uint8_t buf[LINK_MESSAGE_SIZE + 16];
+        struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
         struct ifinfomsg *ifi;
         int r;
 
         if (!t)
                 return -ENOMEM;
-        nlh->nlmsg_type = RTM_GETLINK;
-        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-        ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+        ifi = nl_message_start(buf, sizeof buf, RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, sizeof *ifi);
         ifi->ifi_family = AF_UNSPEC;
         /* Counters are most of a link message and of no use here. */
         mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
@@ -187,17 +185,11 @@ bool link_is_tunnel_fallback(const LinkInfo *l) {
 }
 
 static struct nlmsghdr *put_link_header(void *buf, uint16_t type, int ifindex) {
-        struct nlmsghdr *nlh;
-        struct ifinfomsg *ifi;
+        struct ifinfomsg *ifi = nl_message_start(buf, LINK_MESSAGE_SIZE, type, NLM_F_REQUEST | NLM_F_ACK, sizeof *ifi);
 
-        memset(buf, 0, LINK_MESSAGE_SIZE);
-        nlh = mnl_nlmsg_put_header(buf);
-        nlh->nlmsg_type = type;
-        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-        ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
         ifi->ifi_family = AF_UNSPEC;
         ifi->ifi_index = ifindex;
-        return nlh;
+        return buf;
 }
 
 struct nlmsghdr *link_message_set_group(void *buf, int ifindex, uint32_t group) {

@@ -86,6 +86,16 @@ uint32_t nl_seq_take(NlSocket *s, uint32_t n) {
         return first;
 }
 
+void *nl_message_start(void *buf, size_t size, uint16_t type, uint16_t flags, size_t extra_len) {
+        struct nlmsghdr *nlh;
+
+        memset(buf, 0, size);
+        nlh = mnl_nlmsg_put_header(buf);
+        nlh->nlmsg_type = type;
+        nlh->nlmsg_flags = flags;
+        return mnl_nlmsg_put_extra_header(nlh, extra_len);
+}
+
 /* The extack message that may follow an error (or a dump's DONE) at payload offset "offset". */
 static void parse_extack(const struct nlmsghdr *nlh, size_t offset, char **reterr_msg) {
         const struct nlattr *attr;
@@ -141,9 +151,9 @@ static int receive_datagram(NlSocket *s, int *ret_len) {
         return 0;
 }
 
-static int receive(NlSocket *s, uint32_t seq, nl_message_cb cb, void *userdata, char **reterr_msg) {
-        bool interrupted = false;
-
+/* Pass every message of every datagram to handle until it returns non-zero: < 0 is an error, > 0
+ * the end of the exchange (then 0 is returned). */
+static int receive_loop(NlSocket *s, int (*handle)(NlSocket *s, const struct nlmsghdr *nlh, void *ctx), void *ctx) {
         for (;;) {
                 int left, k;
 
@@ -151,24 +161,41 @@ static int receive(NlSocket *s, uint32_t seq, nl_message_cb cb, void *userdata, 
                 if (k < 0)
                         return k;
                 for (const struct nlmsghdr *nlh = s->buf; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
-                        /* Replies to an earlier, abandoned request are not ours to read. */
-                        if (nlh->nlmsg_seq != seq || nlh->nlmsg_pid != s->portid)
-                                continue;
-                        if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
-                                interrupted = true;
-                        if (nlh->nlmsg_type == NLMSG_ERROR)
-                                return nl_parse_error(nlh, reterr_msg);
-                        if (nlh->nlmsg_type == NLMSG_DONE) {
-                                k = parse_done(nlh, reterr_msg);
-                                return k < 0 ? k : interrupted ? -EAGAIN : 0;
-                        }
-                        if (nlh->nlmsg_type < NLMSG_MIN_TYPE || !cb)
-                                continue;
-                        k = cb(nlh, userdata);
+                        k = handle(s, nlh, ctx);
                         if (k != 0)
                                 return MIN(k, 0);
                 }
         }
+}
+
+typedef struct Reply {
+        uint32_t seq;
+        nl_message_cb cb;
+        void *userdata;
+        char **reterr_msg;
+        bool interrupted;
+} Reply;
+
+static int reply_message(NlSocket *s, const struct nlmsghdr *nlh, void *ctx) {
+        Reply *r = ctx;
+        int k;
+
+        /* Replies to an earlier, abandoned request are not ours to read. */
+        if (nlh->nlmsg_seq != r->seq || nlh->nlmsg_pid != s->portid)
+                return 0;
+        if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+                r->interrupted = true;
+        if (nlh->nlmsg_type == NLMSG_ERROR) {
+                k = nl_parse_error(nlh, r->reterr_msg);
+                return k < 0 ? k : 1;
+        }
+        if (nlh->nlmsg_type == NLMSG_DONE) {
+                k = parse_done(nlh, r->reterr_msg);
+                return k < 0 ? k : r->interrupted ? -EAGAIN : 1;
+        }
+        if (nlh->nlmsg_type < NLMSG_MIN_TYPE || !r->cb)
+                return 0;
+        return r->cb(nlh, r->userdata);
 }
 
 int nl_call(NlSocket *s, struct nlmsghdr *req, nl_message_cb cb, void *userdata, char **reterr_msg) {
@@ -177,7 +204,8 @@ int nl_call(NlSocket *s, struct nlmsghdr *req, nl_message_cb cb, void *userdata,
                 req->nlmsg_flags |= NLM_F_ACK;
         if (mnl_socket_sendto(s->nl, req, req->nlmsg_len) < 0)
                 return negative_errno();
-        return receive(s, req->nlmsg_seq, cb, userdata, reterr_msg);
+        return receive_loop(s, reply_message,
+                            &(Reply) { .seq = req->nlmsg_seq, .cb = cb, .userdata = userdata, .reterr_msg = reterr_msg });
 }
 
 int nl_dump(NlSocket *s, struct nlmsghdr *req, nl_message_cb cb, void *userdata, void (*clear)(void *userdata),
@@ -201,27 +229,33 @@ int nl_sendv(NlSocket *s, const struct iovec *iov, size_t n_iov) {
                 .msg_iovlen = n_iov,
         };
 
-        return RET_NERRNO((int) sendmsg(nl_fd(s), &msg, 0));
+        if (sendmsg(nl_fd(s), &msg, 0) < 0)
+                return negative_errno();
+        return 0;
+}
+
+typedef struct Reports {
+        uint32_t first_seq, last_seq;
+        nl_report_cb cb;
+        void *userdata;
+} Reports;
+
+static int report_message(NlSocket *s, const struct nlmsghdr *nlh, void *ctx) {
+        Reports *r = ctx;
+        int k;
+
+        if (nlh->nlmsg_type != NLMSG_ERROR || nlh->nlmsg_pid != s->portid || nlh->nlmsg_seq < r->first_seq ||
+            nlh->nlmsg_seq > r->last_seq)
+                return 0;
+        k = r->cb(nlh, r->userdata);
+        if (k != 0)
+                return k;
+        return nlh->nlmsg_seq == r->last_seq;
 }
 
 int nl_receive_reports(NlSocket *s, uint32_t first_seq, uint32_t last_seq, nl_report_cb cb, void *userdata) {
-        for (;;) {
-                int left, k;
-
-                k = receive_datagram(s, &left);
-                if (k < 0)
-                        return k;
-                for (const struct nlmsghdr *nlh = s->buf; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
-                        if (nlh->nlmsg_type != NLMSG_ERROR || nlh->nlmsg_pid != s->portid ||
-                            nlh->nlmsg_seq < first_seq || nlh->nlmsg_seq > last_seq)
-                                continue;
-                        k = cb(nlh, userdata);
-                        if (k != 0)
-                                return MIN(k, 0);
-                        if (nlh->nlmsg_seq == last_seq)
-                                return 0;
-                }
-        }
+        return receive_loop(s, report_message,
+                            &(Reports) { .first_seq = first_seq, .last_seq = last_seq, .cb = cb, .userdata = userdata });
 }
 
 typedef struct ManyReports {
@@ -302,17 +336,15 @@ static int family_id_cb(const struct nlmsghdr *nlh, void *userdata) {
 }
 
 int nl_genl_family_id(NlSocket *s, const char *name, uint16_t *ret, char **reterr_msg) {
-        uint8_t buf[MNL_NLMSG_HDRLEN + MNL_ALIGN(GENL_HDRLEN) + MNL_ATTR_HDRLEN + GENL_NAMSIZ + 8] = {};
-        struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+        uint8_t buf[MNL_NLMSG_HDRLEN + MNL_ALIGN(GENL_HDRLEN) + MNL_ATTR_HDRLEN + GENL_NAMSIZ + 8];
+        struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
         struct genlmsghdr *g;
         uint16_t id = 0;
         int r;
 
         if (strlen(name) >= GENL_NAMSIZ)
                 return -EINVAL;
-        nlh->nlmsg_type = GENL_ID_CTRL;
-        nlh->nlmsg_flags = NLM_F_REQUEST;
-        g = mnl_nlmsg_put_extra_header(nlh, sizeof *g);
+        g = nl_message_start(buf, sizeof buf, GENL_ID_CTRL, NLM_F_REQUEST, sizeof *g);
         g->cmd = CTRL_CMD_GETFAMILY;
         g->version = 1;
         mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, name);

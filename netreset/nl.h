@@ -20,6 +20,11 @@ typedef int (*nl_message_cb)(const struct nlmsghdr *nlh, void *userdata);
 /* Called with each NLMSG_ERROR report (ack or error) of a batch; same returns as nl_message_cb. */
 typedef int (*nl_report_cb)(const struct nlmsghdr *nlh, void *userdata);
 
+/* Start a request in buf, zeroing its size bytes first: a header of type and flags followed by a
+ * fixed header of extra_len bytes (ifinfomsg, rtmsg, genlmsghdr...), which is returned. The
+ * request's struct nlmsghdr is buf. */
+void *nl_message_start(void *buf, size_t size, uint16_t type, uint16_t flags, size_t extra_len);
+
 /* A socket on bus (NETLINK_ROUTE, NETLINK_NETFILTER, NETLINK_GENERIC...), SOCK_CLOEXEC, with
  * extended and capped acks. */
 int nl_open(int bus, NlSocket **ret);

@@ -231,16 +231,14 @@ static int collect_route(const struct nlmsghdr *nlh, void *userdata) {
 
 int route_table_read(NlSocket *rtnl, RouteTable **ret, char **reterr_msg) {
         CLEANUP(route_table_freep) RouteTable *t = calloc(1, sizeof(RouteTable));
-        uint8_t buf[128] = {};
-        struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+        uint8_t buf[128];
+        struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
         struct rtmsg *rtm;
         int r;
 
         if (!t)
                 return -ENOMEM;
-        nlh->nlmsg_type = RTM_GETROUTE;
-        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-        rtm = mnl_nlmsg_put_extra_header(nlh, sizeof *rtm);
+        rtm = nl_message_start(buf, sizeof buf, RTM_GETROUTE, NLM_F_REQUEST | NLM_F_DUMP, sizeof *rtm);
         rtm->rtm_family = AF_UNSPEC;
         r = nl_dump(rtnl, nlh, collect_route, t, route_table_clear, reterr_msg);
         if (r < 0)
@@ -321,17 +319,15 @@ static int collect_one(const struct nlmsghdr *nlh, void *userdata) {
 }
 
 int route_fib_match(NlSocket *rtnl, int family, const RouteAddr *addr, RouteInfo *ret, char **reterr_msg) {
-        uint8_t buf[128] = {};
-        struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+        uint8_t buf[128];
+        struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
         struct rtmsg *rtm;
         RouteInfo r = {};
         int k;
 
         if (!family_ok(family))
                 return -EAFNOSUPPORT;
-        nlh->nlmsg_type = RTM_GETROUTE;
-        nlh->nlmsg_flags = NLM_F_REQUEST;
-        rtm = mnl_nlmsg_put_extra_header(nlh, sizeof *rtm);
+        rtm = nl_message_start(buf, sizeof buf, RTM_GETROUTE, NLM_F_REQUEST, sizeof *rtm);
         rtm->rtm_family = (uint8_t) family;
         rtm->rtm_dst_len = family == AF_INET ? 32 : 128;
         rtm->rtm_flags = RTM_F_FIB_MATCH;
