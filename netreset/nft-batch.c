@@ -52,9 +52,9 @@ NftBatch *nft_batch_free(NftBatch *b) {
 }
 
 int nft_batch_new(int family, uint32_t genid, NftBatch **ret) {
-        CLEANUP(nft_batch_freep) NftBatch *b = NULL;
         struct nlmsghdr *nlh;
         struct nfgenmsg *nfg;
+        NftBatch *b;
 
         b = calloc(1, sizeof *b);
         if (!b)
@@ -62,7 +62,7 @@ int nft_batch_new(int family, uint32_t genid, NftBatch **ret) {
         b->family = family;
         b->b = nftnl_batch_alloc(BATCH_PAGE_SIZE, MNL_SOCKET_BUFFER_SIZE);
         if (!b->b)
-                return -ENOMEM;
+                goto oom;
         nlh = mnl_nlmsg_put_header(nftnl_batch_buffer(b->b));
         nlh->nlmsg_type = NFNL_MSG_BATCH_BEGIN;
         nlh->nlmsg_flags = NLM_F_REQUEST;
@@ -72,9 +72,12 @@ int nft_batch_new(int family, uint32_t genid, NftBatch **ret) {
         nfg->res_id = htons(NFNL_SUBSYS_NFTABLES);
         mnl_attr_put_u32(nlh, NFNL_BATCH_GENID, htonl(genid));
         if (nftnl_batch_update(b->b) < 0)
-                return -ENOMEM;
-        *ret = TAKE_PTR(b);
+                goto oom;
+        *ret = b;
         return 0;
+oom:
+        nft_batch_free(b);
+        return -ENOMEM;
 }
 
 static struct nlmsghdr *batch_put(NftBatch *b, uint16_t type, const char *table, const char *chain,

@@ -47,26 +47,35 @@ NlSocket *nl_free(NlSocket *s) {
 }
 
 int nl_open(int bus, NlSocket **ret) {
-        CLEANUP(nl_freep) NlSocket *s = NULL;
-        int one = 1;
+        NlSocket *s;
+        int one = 1, r;
 
         s = calloc(1, sizeof *s);
         if (!s)
                 return -ENOMEM;
         s->buf = malloc(NL_RECV_BUFFER);
-        if (!s->buf)
-                return -ENOMEM;
+        if (!s->buf) {
+                r = -ENOMEM;
+                goto fail;
+        }
         s->nl = mnl_socket_open2(bus, SOCK_CLOEXEC);
-        if (!s->nl)
-                return negative_errno();
+        if (!s->nl) {
+                r = negative_errno();
+                goto fail;
+        }
         /* Both are optional: an older kernel just gives plain acks, which echo the request. */
         (void) mnl_socket_setsockopt(s->nl, NETLINK_EXT_ACK, &one, sizeof one);
         (void) mnl_socket_setsockopt(s->nl, NETLINK_CAP_ACK, &one, sizeof one);
-        if (mnl_socket_bind(s->nl, 0, MNL_SOCKET_AUTOPID) < 0)
-                return negative_errno();
+        if (mnl_socket_bind(s->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+                r = negative_errno();
+                goto fail;
+        }
         s->portid = mnl_socket_get_portid(s->nl);
-        *ret = TAKE_PTR(s);
+        *ret = s;
         return 0;
+fail:
+        nl_free(s);
+        return r;
 }
 
 int nl_set_receive_timeout(NlSocket *s, unsigned sec) {
