@@ -9,6 +9,7 @@
 
 #include "netreset/fwclass.h"
 #include "netreset/nft.h"
+#include "netreset/nl.h"
 
 typedef struct NftRuleInfo {
         uint64_t handle;
@@ -54,8 +55,6 @@ bool nft_chain_removed(const NftChainInfo *c, const FwClass *cls, FwMode mode);
 bool nft_rule_removed(const NftTableInfo *t, const NftRuleInfo *r, const FwClass *cls, FwMode mode);
 bool nft_policy_reset(const NftChainInfo *c, FwMode mode);
 void nft_table_count(const NftRuleset *rs, const NftTableInfo *t, const FwClass *cls, FwMode mode, FwCounts *ret);
-
-typedef struct NlSocket NlSocket;
 
 /* A NETLINK_NETFILTER socket with a receive timeout. */
 int nft_socket_open(NlSocket **ret);
