@@ -74,7 +74,7 @@ static int batch_report(const struct nlmsghdr *nlh, void *userdata) {
 
 /* Build, send and check one transaction from a snapshot. 0: nothing to do, 1: committed. */
 static int transact(NlSocket *s, const NftRuleset *rs, NftRequest *reqs, size_t n, const FwClass *cls,
-                    FwMode mode, char **ret_msg) {
+                    FwMode mode, char **reterr_msg) {
         CLEANUP(nft_batch_freep) NftBatch *b = NULL;
         BatchError err = {};
         uint32_t seq_last;
@@ -95,10 +95,10 @@ static int transact(NlSocket *s, const NftRuleset *rs, NftRequest *reqs, size_t 
         /* Once the kernel has spoken, its verdict wins over a later receive failure. */
         if (err.error < 0)
                 r = err.error;
-        if (r < 0 && err.error < 0 && ret_msg) {
+        if (r < 0 && err.error < 0 && reterr_msg) {
                 cleanup_free char *what = nft_batch_describe(b, err.seq);
 
-                *ret_msg = strprintf("%s: %s%s%s", strna(what), strerror(-err.error), err.text ? ": " : "",
+                *reterr_msg = strprintf("%s: %s%s%s", strna(what), strerror(-err.error), err.text ? ": " : "",
                                      strempty(err.text));
         }
         free(err.text);
