@@ -54,7 +54,7 @@ typedef struct NetnsData {
 
 /* What the phase observes once: one dump per object type, and the guard worked out from them. */
 typedef struct Observation {
-        Rtnl *rtnl;
+        NlSocket *rtnl;
         LinkTable *links;
         RouteTable *routes;
         Guard *guard;
@@ -64,7 +64,7 @@ static void observation_done(Observation *o) {
         guard_free(o->guard);
         route_table_free(o->routes);
         link_table_free(o->links);
-        rtnl_free(o->rtnl);
+        nl_free(o->rtnl);
 }
 
 static char *entry_reason(const ManifestEntry *e) {
@@ -93,10 +93,10 @@ static void route_data_free(void *p) {
 }
 
 static void route_apply_batch(Action **actions, size_t n, Context *ctx) {
-        CLEANUP(rtnl_freep) Rtnl *rtnl = NULL;
+        CLEANUP(nl_freep) NlSocket *rtnl = NULL;
         int r;
 
-        r = rtnl_open(&rtnl);
+        r = nl_open(NETLINK_ROUTE, &rtnl);
         for (size_t i = 0; i < n; i++) {
                 Action *a = actions[i];
                 cleanup_free char *extack = NULL;
@@ -120,13 +120,13 @@ static void route_apply_batch(Action **actions, size_t n, Context *ctx) {
 
 static int route_check(Action *a, Context *ctx, char **ret_msg) {
         CLEANUP(route_table_freep) RouteTable *t = NULL;
-        CLEANUP(rtnl_freep) Rtnl *rtnl = NULL;
+        CLEANUP(nl_freep) NlSocket *rtnl = NULL;
         const RouteInfo *want = a->data;
         int r;
 
         if (!want)
                 return 0;
-        r = rtnl_open(&rtnl);
+        r = nl_open(NETLINK_ROUTE, &rtnl);
         if (r >= 0)
                 r = route_table_read(rtnl, &t, NULL);
         if (r < 0)
@@ -266,7 +266,7 @@ static void link_refresh(Action **actions, size_t n, const LinkTable *now) {
 
 /* One group, one RTM_DELLINK. Returns 0 when done (every member settled), or -errno when the group
  * delete itself failed and the members still pending must go one by one. */
-static int link_delete_as_group(Rtnl *rtnl, const LinkTable *now, Action **group, size_t n) {
+static int link_delete_as_group(NlSocket *rtnl, const LinkTable *now, Action **group, size_t n) {
         cleanup_free int *ifindexes = calloc(n, sizeof(int));
         cleanup_free int *errors = calloc(n, sizeof(int));
         cleanup_free char *extack = NULL;
@@ -306,7 +306,7 @@ static const char *deleted_peer_of(Action **done, size_t n_done, int ifindex) {
         return NULL;
 }
 
-static void link_delete_single(Rtnl *rtnl, Action *a, const char *why) {
+static void link_delete_single(NlSocket *rtnl, Action *a, const char *why) {
         LinkData *d = a->data;
         cleanup_free char *extack = NULL;
         int r, ignored;
@@ -325,7 +325,7 @@ static void link_delete_single(Rtnl *rtnl, Action *a, const char *why) {
 }
 
 /* One by one, in plan order; a veth whose peer we just deleted went with it. */
-static void link_delete_one_by_one(Rtnl *rtnl, Action **actions, size_t n, const char *why) {
+static void link_delete_one_by_one(NlSocket *rtnl, Action **actions, size_t n, const char *why) {
         cleanup_free Action **done = calloc(n + 1, sizeof(Action *));
         size_t n_done = 0;
 
@@ -352,7 +352,7 @@ static const char *plural_es(int n) {
 }
 
 /* Back to how the module made it: no address, down. Both are tried; the first failure is kept. */
-static void link_reset_fallback(Rtnl *rtnl, Action *a, const LinkInfo *l) {
+static void link_reset_fallback(NlSocket *rtnl, Action *a, const LinkInfo *l) {
         cleanup_free char *extack = NULL;
         bool up = l->flags & IFF_UP;
         int n, r = 0;
@@ -372,7 +372,7 @@ static void link_reset_fallback(Rtnl *rtnl, Action *a, const LinkInfo *l) {
 
 /* The kernel acknowledges RTM_DELLINK (alone or by group) for a tunnel driver's fallback device and
  * keeps it (ip_tunnel_dellink() skips it): a deletion counts once a dump no longer shows the link. */
-static void link_verify_deleted(Rtnl *rtnl, Action **actions, size_t n) {
+static void link_verify_deleted(NlSocket *rtnl, Action **actions, size_t n) {
         CLEANUP(link_table_freep) LinkTable *now = NULL;
         int r, ignored;
 
@@ -402,14 +402,14 @@ static void link_verify_deleted(Rtnl *rtnl, Action **actions, size_t n) {
 
 static void link_apply_batch(Action **actions, size_t n, Context *ctx) {
         CLEANUP(link_table_freep) LinkTable *now = NULL;
-        CLEANUP(rtnl_freep) Rtnl *rtnl = NULL;
+        CLEANUP(nl_freep) NlSocket *rtnl = NULL;
         cleanup_free Action **group = calloc(n + 1, sizeof(Action *));
         cleanup_free char *extack = NULL;
         cleanup_free char *why = NULL;
         size_t n_group = 0;
         int r;
 
-        r = rtnl_open(&rtnl);
+        r = nl_open(NETLINK_ROUTE, &rtnl);
         if (r >= 0)
                 r = link_table_read(rtnl, &now, &extack);
         if (r >= 0 && !group)
@@ -440,7 +440,7 @@ static void link_apply_batch(Action **actions, size_t n, Context *ctx) {
 }
 
 /* The state a fallback device is reset to, observed: 1 when it is up or has addresses. */
-static int link_fallback_state(Rtnl *rtnl, const LinkInfo *l, int *ret_n_addrs) {
+static int link_fallback_state(NlSocket *rtnl, const LinkInfo *l, int *ret_n_addrs) {
         CLEANUP(addr_list_freep) AddrList *addrs = NULL;
         int r;
 
@@ -453,11 +453,11 @@ static int link_fallback_state(Rtnl *rtnl, const LinkInfo *l, int *ret_n_addrs) 
 
 static int link_check_fallback(const LinkData *d, char **ret_msg) {
         CLEANUP(link_table_freep) LinkTable *t = NULL;
-        CLEANUP(rtnl_freep) Rtnl *rtnl = NULL;
+        CLEANUP(nl_freep) NlSocket *rtnl = NULL;
         const LinkInfo *l;
         int r, n = 0;
 
-        r = rtnl_open(&rtnl);
+        r = nl_open(NETLINK_ROUTE, &rtnl);
         if (r >= 0)
                 r = link_table_read(rtnl, &t, NULL);
         if (r < 0)
@@ -809,7 +809,7 @@ static int observe(Observation *o, char **reterr) {
         int r;
 
         what = "open a rtnetlink socket";
-        r = rtnl_open(&o->rtnl);
+        r = nl_open(NETLINK_ROUTE, &o->rtnl);
         if (r >= 0) {
                 what = "dump links";
                 r = link_table_read(o->rtnl, &o->links, &extack);

@@ -82,10 +82,10 @@ static void collector_clear(void *userdata) {
         c->list->n = 0;
 }
 
-int addr_list_read(Rtnl *rtnl, int ifindex, AddrList **ret, char **reterr_msg) {
+int addr_list_read(NlSocket *rtnl, int ifindex, AddrList **ret, char **reterr_msg) {
         CLEANUP(addr_list_freep) AddrList *l = NULL;
-        uint8_t buf[64] = {};
-        struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+        uint8_t buf[64];
+        struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
         struct ifaddrmsg *ifa;
         Collector c = { .ifindex = ifindex };
         int r;
@@ -95,13 +95,11 @@ int addr_list_read(Rtnl *rtnl, int ifindex, AddrList **ret, char **reterr_msg) {
         l = c.list = calloc(1, sizeof(AddrList));
         if (!l)
                 return -ENOMEM;
-        nlh->nlmsg_type = RTM_GETADDR;
-        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-        ifa = mnl_nlmsg_put_extra_header(nlh, sizeof *ifa);
+        ifa = nl_message_start(buf, sizeof buf, RTM_GETADDR, NLM_F_REQUEST | NLM_F_DUMP, sizeof *ifa);
         ifa->ifa_family = AF_UNSPEC;
         /* Only a strict-checking socket has the kernel filter by it: collect() filters anyway. */
         ifa->ifa_index = (unsigned) ifindex;
-        r = rtnl_dump(rtnl, nlh, collect, &c, collector_clear, reterr_msg);
+        r = nl_dump(rtnl, nlh, collect, &c, collector_clear, reterr_msg);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(l);
@@ -110,14 +108,10 @@ int addr_list_read(Rtnl *rtnl, int ifindex, AddrList **ret, char **reterr_msg) {
 
 struct nlmsghdr *addr_message_delete(void *buf, const AddrInfo *a) {
         size_t len = family_len(a->family);
-        struct nlmsghdr *nlh;
+        struct nlmsghdr *nlh = buf;
         struct ifaddrmsg *ifa;
 
-        memset(buf, 0, ADDR_MESSAGE_SIZE);
-        nlh = mnl_nlmsg_put_header(buf);
-        nlh->nlmsg_type = RTM_DELADDR;
-        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-        ifa = mnl_nlmsg_put_extra_header(nlh, sizeof *ifa);
+        ifa = nl_message_start(buf, ADDR_MESSAGE_SIZE, RTM_DELADDR, NLM_F_REQUEST | NLM_F_ACK, sizeof *ifa);
         ifa->ifa_family = (uint8_t) a->family;
         ifa->ifa_prefixlen = a->prefixlen;
         ifa->ifa_index = (unsigned) a->ifindex;
@@ -128,14 +122,14 @@ struct nlmsghdr *addr_message_delete(void *buf, const AddrInfo *a) {
         return nlh;
 }
 
-int addr_delete(Rtnl *rtnl, const AddrInfo *a, char **reterr_msg) {
+int addr_delete(NlSocket *rtnl, const AddrInfo *a, char **reterr_msg) {
         uint8_t buf[ADDR_MESSAGE_SIZE];
         cleanup_free char *extack = NULL;
         int r;
 
         if (family_len(a->family) == 0 || a->ifindex <= 0)
                 return -EINVAL;
-        r = rtnl_call(rtnl, addr_message_delete(buf, a), NULL, NULL, &extack);
+        r = nl_call(rtnl, addr_message_delete(buf, a), NULL, NULL, &extack);
         /* Gone already: with its primary (IPv4 secondaries), or with the link. */
         if (r == -EADDRNOTAVAIL || r == -ENODEV)
                 return 0;
@@ -144,7 +138,7 @@ int addr_delete(Rtnl *rtnl, const AddrInfo *a, char **reterr_msg) {
         return r < 0 ? r : 1;
 }
 
-int addr_flush(Rtnl *rtnl, int ifindex, char **reterr_msg) {
+int addr_flush(NlSocket *rtnl, int ifindex, char **reterr_msg) {
         CLEANUP(addr_list_freep) AddrList *l = NULL;
         int r, first = 0;
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "netreset/rtnl.h"
+#include "netreset/nl.h"
 
 typedef struct AddrInfo {
         int family;             /* AF_INET or AF_INET6 */
@@ -25,7 +25,7 @@ typedef struct AddrList {
 } AddrList;
 
 /* Every IPv4 and IPv6 address of ifindex, from one RTM_GETADDR dump (retried when interrupted). */
-int addr_list_read(Rtnl *rtnl, int ifindex, AddrList **ret, char **reterr_msg);
+int addr_list_read(NlSocket *rtnl, int ifindex, AddrList **ret, char **reterr_msg);
 AddrList *addr_list_free(AddrList *l);
 DEFINE_TRIVIAL_CLEANUP_FUNC(AddrList *, addr_list_free);
 
@@ -34,12 +34,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(AddrList *, addr_list_free);
 int addr_info_parse(const struct nlmsghdr *nlh, AddrInfo *ret);
 
 /* Delete one address: 1 deleted, 0 already gone, -errno with the kernel's extack text. */
-int addr_delete(Rtnl *rtnl, const AddrInfo *a, char **reterr_msg);
+int addr_delete(NlSocket *rtnl, const AddrInfo *a, char **reterr_msg);
 
 /* Delete every address of ifindex. Returns how many there were (those that went with another,
  * like IPv4 secondaries with their primary, included), or the first -errno; after a failure the
  * other addresses are still tried. */
-int addr_flush(Rtnl *rtnl, int ifindex, char **reterr_msg);
+int addr_flush(NlSocket *rtnl, int ifindex, char **reterr_msg);
 
 /* The request, built into buf (at least ADDR_MESSAGE_SIZE bytes); exposed for tests. */
 #define ADDR_MESSAGE_SIZE 128U

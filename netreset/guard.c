@@ -294,18 +294,16 @@ static int collect_address(const struct nlmsghdr *nlh, void *userdata) {
         return 0;
 }
 
-static int read_addresses(Rtnl *rtnl, Address **ret, size_t *ret_n, char **reterr_msg) {
+static int read_addresses(NlSocket *rtnl, Address **ret, size_t *ret_n, char **reterr_msg) {
         AddressList t = {};
-        uint8_t buf[64] = {};
-        struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+        uint8_t buf[64];
+        struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
         struct ifaddrmsg *ifa;
         int r;
 
-        nlh->nlmsg_type = RTM_GETADDR;
-        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-        ifa = mnl_nlmsg_put_extra_header(nlh, sizeof *ifa);
+        ifa = nl_message_start(buf, sizeof buf, RTM_GETADDR, NLM_F_REQUEST | NLM_F_DUMP, sizeof *ifa);
         ifa->ifa_family = AF_UNSPEC;
-        r = rtnl_call(rtnl, nlh, collect_address, &t, reterr_msg);
+        r = nl_call(rtnl, nlh, collect_address, &t, reterr_msg);
         if (r < 0) {
                 free(t.v);
                 return r;
@@ -417,7 +415,7 @@ static int guard_route_add(Guard *g, const RouteInfo *r, const char *fmt, ...) {
 
 /* The route the kernel uses towards addr is guarded, and so are the links it leaves through.
  * A failed lookup (no route, a link-local address without scope) leaves nothing to guard. */
-static int guard_path_to(Guard *g, Marker *m, Rtnl *rtnl, int family, const RouteAddr *addr, GuardRoot root,
+static int guard_path_to(Guard *g, Marker *m, NlSocket *rtnl, int family, const RouteAddr *addr, GuardRoot root,
                          const char *what) {
         char a[INET6_ADDRSTRLEN] = "?";
         RouteInfo r;
@@ -434,7 +432,7 @@ static int guard_path_to(Guard *g, Marker *m, Rtnl *rtnl, int family, const Rout
         return k;
 }
 
-static int guard_defaults(Guard *g, Marker *m, Rtnl *rtnl, const RouteTable *routes) {
+static int guard_defaults(Guard *g, Marker *m, NlSocket *rtnl, const RouteTable *routes) {
         for (size_t i = 0; i < routes->n; i++) {
                 const RouteInfo *r = &routes->routes[i];
                 int k;
@@ -465,7 +463,7 @@ static void guard_local_address(Marker *m, const LinkTable *links, const Address
                         mark_ifindex(m, addrs[i].ifindex, ROOT_SSH);
 }
 
-static int guard_sessions(Guard *g, Marker *m, Rtnl *rtnl, const GuardOptions *o, char **reterr_msg) {
+static int guard_sessions(Guard *g, Marker *m, NlSocket *rtnl, const GuardOptions *o, char **reterr_msg) {
         cleanup_free Address *addrs = NULL;
         cleanup_free Session *s = NULL;
         size_t n_addrs = 0, n = 0;
@@ -504,7 +502,7 @@ static int guard_finish(Guard *g, const Marker *m) {
         return 0;
 }
 
-int guard_new(Rtnl *rtnl, const LinkTable *links, const RouteTable *routes, const GuardOptions *o,
+int guard_new(NlSocket *rtnl, const LinkTable *links, const RouteTable *routes, const GuardOptions *o,
               Guard **ret, char **reterr_msg) {
         CLEANUP(guard_freep) Guard *g = NULL;
         cleanup_free Mark *marks = NULL;

@@ -7,7 +7,7 @@
 
 #include "netreset/link.h"
 #include "netreset/route.h"
-#include "netreset/rtnl.h"
+#include "netreset/nl.h"
 
 typedef struct GuardEndpoint {
         int family;             /* AF_INET or AF_INET6; IPv4-mapped IPv6 addresses become AF_INET */
@@ -40,7 +40,7 @@ typedef struct Guard Guard;
  * guarded link down too. Routes: default routes, the routes to the default gateways and to the
  * SSH clients. links and routes are the observation the caller already has. With rtnl NULL
  * (tests) nothing more is asked of the kernel: no SSH sessions, no routes to gateways. */
-int guard_new(Rtnl *rtnl, const LinkTable *links, const RouteTable *routes, const GuardOptions *o,
+int guard_new(NlSocket *rtnl, const LinkTable *links, const RouteTable *routes, const GuardOptions *o,
               Guard **ret, char **reterr_msg);
 Guard *guard_free(Guard *g);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Guard *, guard_free);

@@ -1,137 +1,107 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* IPVS through generic netlink (libnl-genl-3): count and clear the virtual services. */
+/* IPVS through generic netlink (nl.c): count and clear the virtual services. */
 
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
 #include <linux/ip_vs.h>
-#include <netlink/errno.h>
-#include <netlink/genl/ctrl.h>
-#include <netlink/genl/genl.h>
-#include <netlink/msg.h>
-#include <netlink/netlink.h>
-#include <sys/stat.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/ipvs.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_sock *, nl_socket_free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_msg *, nlmsg_free);
+#include "netreset/nl.h"
 
 bool ipvs_present(void) {
         return access("/proc/net/ip_vs", F_OK) >= 0 || access("/sys/module/ip_vs", F_OK) >= 0;
 }
 
-/* libnl's NLE_* codes as errno values. */
-static int nl_to_errno(int nle) {
-        static const int map[] = {
-                [NLE_INTR] = EINTR,       [NLE_BAD_SOCK] = EBADF,     [NLE_AGAIN] = EAGAIN,
-                [NLE_NOMEM] = ENOMEM,     [NLE_EXIST] = EEXIST,       [NLE_INVAL] = EINVAL,
-                [NLE_RANGE] = ERANGE,     [NLE_MSGSIZE] = EMSGSIZE,   [NLE_OPNOTSUPP] = EOPNOTSUPP,
-                [NLE_AF_NOSUPPORT] = EAFNOSUPPORT, [NLE_OBJ_NOTFOUND] = ENOENT, [NLE_BUSY] = EBUSY,
-                [NLE_NOACCESS] = EACCES,  [NLE_PERM] = EPERM,         [NLE_NODEV] = ENODEV,
-        };
-        int k = nle < 0 ? -nle : nle;
+static struct nlmsghdr *put_request(void *buf, uint16_t family, uint16_t flags, uint8_t cmd) {
+        struct genlmsghdr *g = nl_message_start(buf, IPVS_MESSAGE_SIZE, family, NLM_F_REQUEST | flags, sizeof *g);
 
-        return -(k < (int) ELEMENTSOF(map) && map[k] ? map[k] : EIO);
+        g->cmd = cmd;
+        g->version = IPVS_GENL_VERSION;
+        return buf;
 }
 
-static int nl_failed(int nle, const char *what, char **reterr_msg) {
-        int r = nl_to_errno(nle);
-
-        return set_errmsg(reterr_msg, r, "%s: %s", what, nl_geterror(nle));
+struct nlmsghdr *ipvs_message_flush(void *buf, uint16_t family) {
+        return put_request(buf, family, 0, IPVS_CMD_FLUSH);
 }
 
-static int ipvs_connect(struct nl_sock **ret_sk, int *ret_family, char **reterr_msg) {
-        CLEANUP(nl_socket_freep) struct nl_sock *sk = NULL;
-        int k;
+struct nlmsghdr *ipvs_message_get_services(void *buf, uint16_t family) {
+        return put_request(buf, family, NLM_F_DUMP, IPVS_CMD_GET_SERVICE);
+}
+
+static int ipvs_connect(NlSocket **ret_s, uint16_t *ret_family, char **reterr_msg) {
+        CLEANUP(nl_freep) NlSocket *s = NULL;
+        int r;
 
         if (!ipvs_present())
                 return set_errmsg(reterr_msg, -EPROTONOSUPPORT, "IPVS not present in this kernel");
-        sk = nl_socket_alloc();
-        if (!sk)
-                return -ENOMEM;
-        k = genl_connect(sk);
-        if (k < 0)
-                return nl_failed(k, "cannot connect to generic netlink", reterr_msg);
-        k = genl_ctrl_resolve(sk, IPVS_GENL_NAME);
-        if (k < 0) {
-                if (k == -NLE_OBJ_NOTFOUND)
-                        return set_errmsg(reterr_msg, -EPROTONOSUPPORT, "IPVS not present in this kernel");
-                return nl_failed(k, "cannot resolve the IPVS generic netlink family", reterr_msg);
-        }
-        *ret_family = k;
-        *ret_sk = TAKE_PTR(sk);
+        r = nl_open(NETLINK_GENERIC, &s);
+        if (r < 0)
+                return set_errmsg(reterr_msg, r, "cannot connect to generic netlink: %s", strerror(-r));
+        r = nl_genl_family_id(s, IPVS_GENL_NAME, ret_family, NULL);
+        if (r == -ENOENT)
+                return set_errmsg(reterr_msg, -EPROTONOSUPPORT, "IPVS not present in this kernel");
+        if (r < 0)
+                return set_errmsg(reterr_msg, r, "cannot resolve the IPVS generic netlink family: %s",
+                                  strerror(-r));
+        *ret_s = TAKE_PTR(s);
         return 0;
 }
 
-static int count_cb(struct nl_msg *msg, void *arg) {
-        (*(unsigned *) arg)++;
-        return NL_OK;
+static int count_cb(const struct nlmsghdr *nlh, void *userdata) {
+        (*(unsigned *) userdata)++;
+        return 0;
 }
 
-static int count_on(struct nl_sock *sk, int family, unsigned *ret, char **reterr_msg) {
-        CLEANUP(nlmsg_freep) struct nl_msg *msg = NULL;
-        unsigned n = 0;
-        int k;
+static void count_clear(void *userdata) {
+        *(unsigned *) userdata = 0;
+}
 
-        msg = nlmsg_alloc();
-        if (!msg)
-                return -ENOMEM;
-        if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, NLM_F_DUMP, IPVS_CMD_GET_SERVICE,
-                         IPVS_GENL_VERSION))
-                return -ENOMEM;
-        k = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, count_cb, &n);
-        if (k >= 0)
-                k = nl_send_auto(sk, msg);
-        if (k >= 0)
-                k = nl_recvmsgs_default(sk);
-        if (k < 0)
-                return nl_failed(k, "cannot list IPVS services", reterr_msg);
+static int count_on(NlSocket *s, uint16_t family, unsigned *ret, char **reterr_msg) {
+        uint8_t buf[IPVS_MESSAGE_SIZE];
+        unsigned n = 0;
+        int r;
+
+        r = nl_dump(s, ipvs_message_get_services(buf, family), count_cb, &n, count_clear, NULL);
+        if (r < 0)
+                return set_errmsg(reterr_msg, r, "cannot list IPVS services: %s", strerror(-r));
         *ret = n;
         return 0;
 }
 
 int ipvs_count_services(unsigned *ret, char **reterr_msg) {
-        CLEANUP(nl_socket_freep) struct nl_sock *sk = NULL;
-        int family = 0, r;
+        CLEANUP(nl_freep) NlSocket *s = NULL;
+        uint16_t family = 0;
+        int r;
 
-        r = ipvs_connect(&sk, &family, reterr_msg);
+        r = ipvs_connect(&s, &family, reterr_msg);
         if (r < 0)
                 return r;
-        return count_on(sk, family, ret, reterr_msg);
-}
-
-struct nl_msg *ipvs_flush_msg_new(int family) {
-        struct nl_msg *msg = nlmsg_alloc();
-
-        if (!msg)
-                return NULL;
-        if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, 0, IPVS_CMD_FLUSH, IPVS_GENL_VERSION)) {
-                nlmsg_free(msg);
-                return NULL;
-        }
-        return msg;
+        return count_on(s, family, ret, reterr_msg);
 }
 
 int ipvs_flush(char **reterr_msg) {
-        CLEANUP(nl_socket_freep) struct nl_sock *sk = NULL;
-        struct nl_msg *msg;
+        CLEANUP(nl_freep) NlSocket *s = NULL;
+        cleanup_free char *extack = NULL;
+        uint8_t buf[IPVS_MESSAGE_SIZE];
+        uint16_t family = 0;
         unsigned n = 0;
-        int family = 0, r, k;
+        int r;
 
-        r = ipvs_connect(&sk, &family, reterr_msg);
+        r = ipvs_connect(&s, &family, reterr_msg);
         if (r < 0)
                 return r;
-        r = count_on(sk, family, &n, reterr_msg);
+        r = count_on(s, family, &n, reterr_msg);
         if (r < 0)
                 return r;
         if (n == 0)
                 return 0;
-        msg = ipvs_flush_msg_new(family);
-        if (!msg)
-                return -ENOMEM;
-        /* nl_send_sync() frees the message and waits for the kernel's ack. */
-        k = nl_send_sync(sk, msg);
-        if (k < 0)
-                return nl_failed(k, "cannot flush IPVS", reterr_msg);
+        r = nl_call(s, ipvs_message_flush(buf, family), NULL, NULL, &extack);
+        if (r < 0)
+                return set_errmsg(reterr_msg, r, "cannot flush IPVS: %s", extack ?: strerror(-r));
         return 1;
 }

@@ -99,22 +99,20 @@ static void link_table_clear(void *userdata) {
         t->n = 0;
 }
 
-int link_table_read(Rtnl *rtnl, LinkTable **ret, char **reterr_msg) {
+int link_table_read(NlSocket *rtnl, LinkTable **ret, char **reterr_msg) {
         CLEANUP(link_table_freep) LinkTable *t = calloc(1, sizeof(LinkTable));
-        uint8_t buf[LINK_MESSAGE_SIZE + 16] = {};
-        struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+        uint8_t buf[LINK_MESSAGE_SIZE + 16];
+        struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
         struct ifinfomsg *ifi;
         int r;
 
         if (!t)
                 return -ENOMEM;
-        nlh->nlmsg_type = RTM_GETLINK;
-        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-        ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+        ifi = nl_message_start(buf, sizeof buf, RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, sizeof *ifi);
         ifi->ifi_family = AF_UNSPEC;
         /* Counters are most of a link message and of no use here. */
         mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
-        r = rtnl_dump(rtnl, nlh, parse_link, t, link_table_clear, reterr_msg);
+        r = nl_dump(rtnl, nlh, parse_link, t, link_table_clear, reterr_msg);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(t);
@@ -187,17 +185,11 @@ bool link_is_tunnel_fallback(const LinkInfo *l) {
 }
 
 static struct nlmsghdr *put_link_header(void *buf, uint16_t type, int ifindex) {
-        struct nlmsghdr *nlh;
-        struct ifinfomsg *ifi;
+        struct ifinfomsg *ifi = nl_message_start(buf, LINK_MESSAGE_SIZE, type, NLM_F_REQUEST | NLM_F_ACK, sizeof *ifi);
 
-        memset(buf, 0, LINK_MESSAGE_SIZE);
-        nlh = mnl_nlmsg_put_header(buf);
-        nlh->nlmsg_type = type;
-        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-        ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
         ifi->ifi_family = AF_UNSPEC;
         ifi->ifi_index = ifindex;
-        return nlh;
+        return buf;
 }
 
 struct nlmsghdr *link_message_set_group(void *buf, int ifindex, uint32_t group) {
@@ -229,27 +221,27 @@ struct nlmsghdr *link_message_delete_group(void *buf, uint32_t group) {
         return nlh;
 }
 
-int link_delete(Rtnl *rtnl, int ifindex, char **reterr_msg) {
+int link_delete(NlSocket *rtnl, int ifindex, char **reterr_msg) {
         uint8_t buf[LINK_MESSAGE_SIZE];
         int r;
 
         if (ifindex <= 0)
                 return -EINVAL;
-        r = rtnl_call(rtnl, link_message_delete(buf, ifindex), NULL, NULL, reterr_msg);
+        r = nl_call(rtnl, link_message_delete(buf, ifindex), NULL, NULL, reterr_msg);
         if (r == -ENODEV)
                 return 0;
         return r < 0 ? r : 1;
 }
 
-int link_set_down(Rtnl *rtnl, int ifindex, char **reterr_msg) {
+int link_set_down(NlSocket *rtnl, int ifindex, char **reterr_msg) {
         uint8_t buf[LINK_MESSAGE_SIZE];
 
         if (ifindex <= 0)
                 return -EINVAL;
-        return rtnl_call(rtnl, link_message_set_down(buf, ifindex), NULL, NULL, reterr_msg);
+        return nl_call(rtnl, link_message_set_down(buf, ifindex), NULL, NULL, reterr_msg);
 }
 
-int link_set_group(Rtnl *rtnl, const int *ifindexes, size_t n, uint32_t group, int *ret_errors) {
+int link_set_group(NlSocket *rtnl, const int *ifindexes, size_t n, uint32_t group, int *ret_errors) {
         cleanup_free uint8_t *buf = NULL;
         size_t len = 0;
 
@@ -263,14 +255,14 @@ int link_set_group(Rtnl *rtnl, const int *ifindexes, size_t n, uint32_t group, i
 
                 len += MNL_ALIGN(nlh->nlmsg_len);
         }
-        return rtnl_call_many(rtnl, buf, len, n, ret_errors);
+        return nl_call_many(rtnl, buf, len, n, ret_errors);
 }
 
-int link_delete_group(Rtnl *rtnl, uint32_t group, char **reterr_msg) {
+int link_delete_group(NlSocket *rtnl, uint32_t group, char **reterr_msg) {
         uint8_t buf[LINK_MESSAGE_SIZE];
 
         /* Group 0 is every link that was never put in a group: refuse it here as the kernel does. */
         if (group == 0)
                 return -EPERM;
-        return rtnl_call(rtnl, link_message_delete_group(buf, group), NULL, NULL, reterr_msg);
+        return nl_call(rtnl, link_message_delete_group(buf, group), NULL, NULL, reterr_msg);
 }

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "netreset/rtnl.h"
+#include "netreset/nl.h"
 
 typedef struct LinkInfo {
         int ifindex;
@@ -26,7 +26,7 @@ typedef struct LinkTable {
 } LinkTable;
 
 /* One RTM_GETLINK dump of the namespace the socket lives in (retried when interrupted). */
-int link_table_read(Rtnl *rtnl, LinkTable **ret, char **reterr_msg);
+int link_table_read(NlSocket *rtnl, LinkTable **ret, char **reterr_msg);
 LinkTable *link_table_free(LinkTable *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(LinkTable *, link_table_free);
 
@@ -47,18 +47,18 @@ bool link_pattern_match(const char *pattern, const char *name);
 bool link_is_tunnel_fallback(const LinkInfo *l);
 
 /* Delete one link: 1 deleted, 0 already gone (ENODEV), -errno with the kernel's extack text. */
-int link_delete(Rtnl *rtnl, int ifindex, char **reterr_msg);
+int link_delete(NlSocket *rtnl, int ifindex, char **reterr_msg);
 
 /* Set a link administratively down (clears IFF_UP only): 0, or -errno with the extack text. */
-int link_set_down(Rtnl *rtnl, int ifindex, char **reterr_msg);
+int link_set_down(NlSocket *rtnl, int ifindex, char **reterr_msg);
 
 /* Move each of n links into group; ret_errors[i] gets 0 or -errno (-ENODEV: gone). Returns 0 or
  * -errno when the exchange failed. */
-int link_set_group(Rtnl *rtnl, const int *ifindexes, size_t n, uint32_t group, int *ret_errors);
+int link_set_group(NlSocket *rtnl, const int *ifindexes, size_t n, uint32_t group, int *ret_errors);
 
 /* Delete every link in group with a single RTM_DELLINK. -EOPNOTSUPP (nothing deleted) when a
  * member has no delete handler, -ENODEV when the group is empty. */
-int link_delete_group(Rtnl *rtnl, uint32_t group, char **reterr_msg);
+int link_delete_group(NlSocket *rtnl, uint32_t group, char **reterr_msg);
 
 /* The requests, built into buf (at least LINK_MESSAGE_SIZE bytes); exposed for tests. */
 #define LINK_MESSAGE_SIZE 64U

@@ -229,20 +229,18 @@ static int collect_route(const struct nlmsghdr *nlh, void *userdata) {
         return 0;
 }
 
-int route_table_read(Rtnl *rtnl, RouteTable **ret, char **reterr_msg) {
+int route_table_read(NlSocket *rtnl, RouteTable **ret, char **reterr_msg) {
         CLEANUP(route_table_freep) RouteTable *t = calloc(1, sizeof(RouteTable));
-        uint8_t buf[128] = {};
-        struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+        uint8_t buf[128];
+        struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
         struct rtmsg *rtm;
         int r;
 
         if (!t)
                 return -ENOMEM;
-        nlh->nlmsg_type = RTM_GETROUTE;
-        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-        rtm = mnl_nlmsg_put_extra_header(nlh, sizeof *rtm);
+        rtm = nl_message_start(buf, sizeof buf, RTM_GETROUTE, NLM_F_REQUEST | NLM_F_DUMP, sizeof *rtm);
         rtm->rtm_family = AF_UNSPEC;
-        r = rtnl_dump(rtnl, nlh, collect_route, t, route_table_clear, reterr_msg);
+        r = nl_dump(rtnl, nlh, collect_route, t, route_table_clear, reterr_msg);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(t);
@@ -296,7 +294,7 @@ struct nlmsghdr *route_message_delete(void *buf, const RouteInfo *r) {
         return nlh;
 }
 
-int route_delete(Rtnl *rtnl, const RouteInfo *r, char **reterr_msg) {
+int route_delete(NlSocket *rtnl, const RouteInfo *r, char **reterr_msg) {
         cleanup_free void *buf = NULL;
         int k;
 
@@ -305,7 +303,7 @@ int route_delete(Rtnl *rtnl, const RouteInfo *r, char **reterr_msg) {
         buf = malloc(r->msg->nlmsg_len);
         if (!buf)
                 return -ENOMEM;
-        k = rtnl_call(rtnl, route_message_delete(buf, r), NULL, NULL, reterr_msg);
+        k = nl_call(rtnl, route_message_delete(buf, r), NULL, NULL, reterr_msg);
         if (k == -ESRCH || k == -ENOENT)
                 return 0;
         return k < 0 ? k : 1;
@@ -320,23 +318,21 @@ static int collect_one(const struct nlmsghdr *nlh, void *userdata) {
         return 0;
 }
 
-int route_fib_match(Rtnl *rtnl, int family, const RouteAddr *addr, RouteInfo *ret, char **reterr_msg) {
-        uint8_t buf[128] = {};
-        struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+int route_fib_match(NlSocket *rtnl, int family, const RouteAddr *addr, RouteInfo *ret, char **reterr_msg) {
+        uint8_t buf[128];
+        struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
         struct rtmsg *rtm;
         RouteInfo r = {};
         int k;
 
         if (!family_ok(family))
                 return -EAFNOSUPPORT;
-        nlh->nlmsg_type = RTM_GETROUTE;
-        nlh->nlmsg_flags = NLM_F_REQUEST;
-        rtm = mnl_nlmsg_put_extra_header(nlh, sizeof *rtm);
+        rtm = nl_message_start(buf, sizeof buf, RTM_GETROUTE, NLM_F_REQUEST, sizeof *rtm);
         rtm->rtm_family = (uint8_t) family;
         rtm->rtm_dst_len = family == AF_INET ? 32 : 128;
         rtm->rtm_flags = RTM_F_FIB_MATCH;
         mnl_attr_put(nlh, RTA_DST, family == AF_INET ? 4 : 16, addr->bytes);
-        k = rtnl_call(rtnl, nlh, collect_one, &r, reterr_msg);
+        k = nl_call(rtnl, nlh, collect_one, &r, reterr_msg);
         if (k >= 0 && !r.msg)
                 k = -ENETUNREACH;
         if (k < 0) {

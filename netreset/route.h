@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "netreset/rtnl.h"
+#include "netreset/nl.h"
 
 typedef union RouteAddr {
         struct in_addr in;
@@ -37,7 +37,7 @@ typedef struct RouteTable {
 } RouteTable;
 
 /* One RTM_GETROUTE dump of both families and all tables (retried when interrupted). */
-int route_table_read(Rtnl *rtnl, RouteTable **ret, char **reterr_msg);
+int route_table_read(NlSocket *rtnl, RouteTable **ret, char **reterr_msg);
 RouteTable *route_table_free(RouteTable *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RouteTable *, route_table_free);
 
@@ -62,10 +62,10 @@ const char *route_proto_to_string(unsigned proto);
 char *route_to_string(const RouteInfo *r);
 
 /* Delete exactly this route: 1 deleted, 0 already gone (ESRCH), -errno with the extack text. */
-int route_delete(Rtnl *rtnl, const RouteInfo *r, char **reterr_msg);
+int route_delete(NlSocket *rtnl, const RouteInfo *r, char **reterr_msg);
 
 /* The FIB entry the kernel would use to reach addr (RTM_F_FIB_MATCH). -ENETUNREACH when none. */
-int route_fib_match(Rtnl *rtnl, int family, const RouteAddr *addr, RouteInfo *ret, char **reterr_msg);
+int route_fib_match(NlSocket *rtnl, int family, const RouteAddr *addr, RouteInfo *ret, char **reterr_msg);
 
 /* The RTM_DELROUTE request for r, built into buf (at least r->msg->nlmsg_len bytes). For tests. */
 struct nlmsghdr *route_message_delete(void *buf, const RouteInfo *r);

@@ -8,7 +8,7 @@ packages=(
         # build
         build-essential pkg-config clang libclang-rt-14-dev
         libsystemd-dev libcurl4-openssl-dev libssl-dev libyaml-dev
-        libnl-route-3-dev libnl-genl-3-dev libmnl-dev libnftnl-dev
+        libmnl-dev libnftnl-dev
         libip4tc-dev libip6tc-dev libipset-dev
         # tests: cmocka, valgrind, and the real tools the fixtures use to build state
         libcmocka-dev valgrind python3 util-linux e2fsprogs procps openssl

@@ -21,7 +21,7 @@
 #include "netreset/link.h"
 #include "netreset/netns.h"
 #include "netreset/route.h"
-#include "netreset/rtnl.h"
+#include "netreset/nl.h"
 #include "string-util.h"
 
 /* Every attribute of a link request, checked against the one attribute expected (or none). */
@@ -246,19 +246,19 @@ static void test_parse_error_extack(void **state) {
         mnl_attr_put_u32(nlh, NLMSGERR_ATTR_OFFS, 16);
 
         char *msg = NULL;
-        assert_int_equal(rtnl_parse_error(nlh, &msg), -EOPNOTSUPP);
+        assert_int_equal(nl_parse_error(nlh, &msg), -EOPNOTSUPP);
         assert_string_equal(msg, "Unknown device type");
         free(msg);
 
         /* An ack is 0 and leaves the message alone. */
         e->error = 0;
         msg = NULL;
-        assert_int_equal(rtnl_parse_error(nlh, &msg), 0);
+        assert_int_equal(nl_parse_error(nlh, &msg), 0);
         assert_null(msg);
 
         /* Truncated: not even a struct nlmsgerr. */
         nlh->nlmsg_len = NLMSG_HDRLEN + 2;
-        assert_int_equal(rtnl_parse_error(nlh, NULL), -EBADMSG);
+        assert_int_equal(nl_parse_error(nlh, NULL), -EBADMSG);
 }
 
 static void test_pattern_match(void **state) {
