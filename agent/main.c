@@ -23,6 +23,7 @@
 #include "errno-util.h"
 #include "escape.h"
 #include "macro.h"
+#include "time-util.h"
 #include "string-util.h"
 
 #define SYSTEM_MANIFEST "/etc/node-reset/manifest.conf"
