@@ -98,7 +98,7 @@ int report_url_new(const char *url, char *const *headers, const char *header_fil
         ReportUrl *u = calloc(1, sizeof *u);
         int r = -ENOMEM;
 
-        if (!u || !(u->url = strdup(url)) || !(u->redacted = http_url_redact(url)))
+        if (!u || !(u->url = strdup(url)) || !(u->outcome.redacted = http_url_redact(url)))
                 goto fail;
         if (!startswith(url, "https://") && !startswith(url, "http://")) {
                 r = set_errmsg(reterr, -EINVAL, "--report-url must be an http:// or https:// URL");
@@ -129,13 +129,13 @@ ReportUrl *report_url_free(ReportUrl *u) {
         if (!u)
                 return NULL;
         free(u->url);
-        free(u->redacted);
+        free(u->outcome.redacted);
         STRV_FOREACH(h, u->headers)
                 explicit_bzero(*h, strlen(*h));
         strv_free(u->headers);
         free(u->ca);
-        post_done(&u->start);
-        post_done(&u->final);
+        post_done(&u->outcome.start);
+        post_done(&u->outcome.final);
         free(u);
         return NULL;
 }
@@ -203,7 +203,7 @@ static void post(ReportUrl *u, ReportUrlPost *p, const char *which, const char *
                 (void) set_errmsg(&p->error, -EIO, "curl error %d: %s", (int) h.code, h.error);
         else
                 (void) set_errmsg(&p->error, -EIO, "HTTP %ld", h.status);
-        log_warning("Failed to POST the %s status to %s after %u attempt%s, ignoring: %s", which, u->redacted,
+        log_warning("Failed to POST the %s status to %s after %u attempt%s, ignoring: %s", which, u->outcome.redacted,
                     p->attempts, p->attempts == 1 ? "" : "s", strempty(p->error));
 }
 
@@ -246,7 +246,7 @@ static void post_status(ReportUrl *u, ReportUrlPost *p, const char *which, const
 
 void report_url_post_start(ReportUrl *u) {
         if (u)
-                post_status(u, &u->start, "start", "deleting", NULL);
+                post_status(u, &u->outcome.start, "start", "deleting", NULL);
 }
 
 void report_url_post_final(ReportUrl *u, const ReportInfo *info, const Plan *plan, const Plan *residue) {
@@ -269,34 +269,5 @@ void report_url_post_final(ReportUrl *u, const ReportInfo *info, const Plan *pla
                 if (json && size > 0 && json[size - 1] == '\n')
                         json[size - 1] = '\0';
         }
-        post_status(u, &u->final, "final", info && info->exit_status == 0 ? "deleted" : "failed", json);
-}
-
-static void emit_post(Emitter *e, const char *key, const ReportUrlPost *p, bool last) {
-        if (!p->attempted) {
-                emit_null(e, key);
-                emit_text(e, COLOR_NONE, " %s not sent%s", key, last ? "\n" : ",");
-                return;
-        }
-        emit_open_object(e, key);
-        emit_bool(e, "ok", NULL, p->ok);
-        emit_text(e, p->ok ? COLOR_NONE : COLOR_RED, " %s %s", key, p->ok ? "ok" : "failed");
-        emit_uint(e, COLOR_NONE, "attempts", p->attempts > 1 ? " after %llu attempts" : NULL,
-                  (unsigned long long) p->attempts);
-        if (p->http_status > 0)
-                emit_uint(e, COLOR_NONE, "http_status", p->ok ? " (HTTP %llu)" : NULL,
-                          (unsigned long long) p->http_status);
-        else
-                emit_null(e, "http_status");
-        emit_string(e, COLOR_NONE, "error", p->error ? ": %s" : NULL, p->error);
-        emit_text(e, COLOR_NONE, "%s", last ? "\n" : ",");
-        emit_close_object(e);
-}
-
-void report_url_emit(Emitter *e, const ReportUrl *u) {
-        emit_open_object(e, "report_url");
-        emit_string(e, COLOR_NONE, "url", "\nreport-url %s:", u->redacted);
-        emit_post(e, "start", &u->start, false);
-        emit_post(e, "final", &u->final, true);
-        emit_close_object(e);
+        post_status(u, &u->outcome.final, "final", info && info->exit_status == 0 ? "deleted" : "failed", json);
 }
