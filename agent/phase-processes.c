@@ -314,6 +314,7 @@ static int plan_refused(Plan *plan, const char *why) {
 
 int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
         ProcScan s = { .root = ctx->root };
+        ServiceManager *m;
         bool any = false;
         int r;
 
@@ -323,9 +324,10 @@ int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
                 return 0;
         if (!proc_view_is_ours())
                 return plan_refused(plan, "/proc shows another PID namespace than node-reset's: no PID is signalled");
-        if (!ctx->systemd && services_manager_open(ctx->root, &ctx->systemd) < 0)
-                return -ENOMEM;
-        s.no_systemd = services_manager_why_absent(ctx->systemd);
+        r = phase_systemd(ctx, &m);
+        if (r < 0)
+                return r;
+        s.no_systemd = services_manager_why_absent(m);
         if (fstat(ctx->root_fd, &s.root_st) < 0)
                 return set_errmsg(reterr, negative_errno(), "cannot stat %s: %m", ctx->root);
         r = proc_table_read(&s.table);

@@ -39,18 +39,6 @@ static bool verb_listed(const char *actions, UnitVerb v) {
         return false;
 }
 
-static int systemd_get(Context *ctx, ServiceManager **ret) {
-        int r;
-
-        if (!ctx->systemd) {
-                r = services_manager_open(ctx->root, &ctx->systemd);
-                if (r < 0)
-                        return r;
-        }
-        *ret = ctx->systemd;
-        return 0;
-}
-
 /* ---- stop, disable, mask: a row per unit, data is the unit name (NULL: a glob matched nothing) ---- */
 
 static void stop_apply_batch(Action **actions, size_t n, Context *ctx) {
@@ -289,7 +277,7 @@ static int plan_units(Context *ctx, Plan *plan, const char *phase, const char *w
         ServiceManager *m;
         int r;
 
-        r = systemd_get(ctx, &m);
+        r = phase_systemd(ctx, &m);
         if (r < 0)
                 return set_errmsg(reterr, r, "cannot look for systemd: %s", strerror(-r));
         if (services_manager_why_absent(m))
@@ -495,7 +483,7 @@ int phase_reload_plan(Context *ctx, Plan *plan, char **reterr) {
                 any = true;
         if (!any)
                 return 0;
-        r = systemd_get(ctx, &m);
+        r = phase_systemd(ctx, &m);
         if (r < 0)
                 return set_errmsg(reterr, r, "cannot look for systemd: %s", strerror(-r));
         if (services_manager_why_absent(m)) {
