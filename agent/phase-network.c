@@ -33,6 +33,7 @@
 #include "netreset/netns.h"
 #include "netreset/route.h"
 #include "string-util.h"
+#include "strv.h"
 
 #define PHASE "network"
 #define NETNS_PIDS_SHOWN 4
@@ -678,33 +679,12 @@ static int netns_set_plan_detail(Action *a, NetnsData *d, const NetnsProcs *proc
                                  "until they exit", n, n == 1 ? "" : "es", list, n > NETNS_PIDS_SHOWN ? ", ..." : "");
 }
 
-static bool strv_contains(char **l, const char *s) {
-        for (; l && *l; l++)
-                if (streq(*l, s))
-                        return true;
-        return false;
-}
-
-static int strv_add(char ***l, size_t *n, char *s) {
-        char **v = reallocarray(*l, *n + 2, sizeof(char *));
-
-        if (!v) {
-                free(s);
-                return -ENOMEM;
-        }
-        v[(*n)++] = s;
-        v[*n] = NULL;
-        *l = v;
-        return 0;
-}
-
 /* Each namespace path once, under the first line that names it. */
 typedef struct NetnsPlanner {
         Plan *plan;
         char **dirs;
         const NetnsProcs *procs;
         char **planned;
-        size_t n_planned;
 } NetnsPlanner;
 
 static int plan_netns_one(NetnsPlanner *p, const char *dir, const char *name, const char *reason, bool *planned) {
@@ -722,8 +702,8 @@ static int plan_netns_one(NetnsPlanner *p, const char *dir, const char *name, co
                 netns_data_free(d);
                 return 0;
         }
-        k = strv_add(&p->planned, &p->n_planned, strdup(d->path));
-        if (k < 0 || !p->planned[p->n_planned - 1]) {
+        k = strv_extend(&p->planned, d->path);
+        if (k < 0) {
                 netns_data_free(d);
                 return -ENOMEM;
         }

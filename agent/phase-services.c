@@ -8,6 +8,7 @@
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "strv.h"
 
 typedef enum UnitVerb {
         VERB_STOP,
@@ -401,24 +402,6 @@ static int reload_watch(const Plan *plan, ReloadData *d) {
         return 0;
 }
 
-static int strv_append(char ***l, const char *s) {
-        size_t n = 0;
-        char **nl;
-
-        STRV_FOREACH(i, *l) {
-                if (streq(*i, s))
-                        return 0;
-                n++;
-        }
-        nl = reallocarray(*l, n + 2, sizeof(char *));
-        if (!nl)
-                return -ENOMEM;
-        *l = nl;
-        nl[n] = strdup(s);
-        nl[n + 1] = NULL;
-        return nl[n] ? 0 : -ENOMEM;
-}
-
 /* Every unit the manifest names (globs expanded) that systemd has loaded or has a unit file for. */
 static int known_units(Context *ctx, char ***ret) {
         cleanup_strv char **all = NULL;
@@ -436,7 +419,7 @@ static int known_units(Context *ctx, char ***ret) {
                                 continue;
                         if (services_unit_status(ctx->systemd, *u, &s) >= 0 ||
                             services_unit_file_state(ctx->systemd, *u, &state) >= 0)
-                                r = strv_append(&all, *u);
+                                r = strv_extend_unique(&all, *u);
                 }
                 if (r < 0)
                         return r;

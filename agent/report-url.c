@@ -12,30 +12,10 @@
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "strv.h"
 
 #define HEADER_FILE_MAX (64 * 1024)
 #define CA_FILE_MAX (1024 * 1024)
-
-static int strv_push(char ***l, size_t *n, const char *s) {
-        char **m = reallocarray(*l, *n + 2, sizeof(char *));
-
-        if (!m)
-                return -ENOMEM;
-        *l = m;
-        m[*n] = strdup(s);
-        if (!m[*n])
-                return -ENOMEM;
-        m[++*n] = NULL;
-        return 0;
-}
-
-static size_t strv_length(char **l) {
-        size_t n = 0;
-
-        while (l && l[n])
-                n++;
-        return n;
-}
 
 static char *strip(char *s) {
         size_t n;
@@ -49,7 +29,6 @@ static char *strip(char *s) {
 
 int report_url_parse_headers(const char *text, const char *name, char ***headers, char **reterr) {
         cleanup_free char *copy = strdup(text);
-        size_t n = strv_length(*headers);
         unsigned line = 0;
         char *next;
 
@@ -66,7 +45,7 @@ int report_url_parse_headers(const char *text, const char *name, char ***headers
                 /* Never quote the line: it likely holds a token. */
                 if (!http_header_is_valid(l))
                         return set_errmsg(reterr, -EINVAL, "%s:%u: not a 'Name: value' header", name, line);
-                if (strv_push(headers, &n, l) < 0)
+                if (strv_extend(headers, l) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -74,13 +53,12 @@ int report_url_parse_headers(const char *text, const char *name, char ***headers
 
 static int read_headers(ReportUrl *u, char *const *headers, const char *header_file, char **reterr) {
         cleanup_free char *text = NULL;
-        size_t n = 0;
         int r;
 
         for (char *const *h = headers; h && *h; h++) {
                 if (!http_header_is_valid(*h))
                         return set_errmsg(reterr, -EINVAL, "--report-header: not a 'Name: value' header");
-                if (strv_push(&u->headers, &n, *h) < 0)
+                if (strv_extend(&u->headers, *h) < 0)
                         return -ENOMEM;
         }
         if (!header_file)
