@@ -68,14 +68,6 @@ static void observation_done(Observation *o) {
         rtnl_free(o->rtnl);
 }
 
-static char *entry_reason(const ManifestEntry *e) {
-        char *s;
-
-        if (asprintf(&s, "%s:%u: %s %s", e->file, e->line, directive_type_to_string(e->type), e->args[0]) < 0)
-                return NULL;
-        return s;
-}
-
 /* "what: strerror (extack)", each part when present. */
 static void record_errno(Action *a, int r, const char *what, const char *extack) {
         char *msg = NULL;
@@ -199,7 +191,7 @@ static int plan_route(Plan *plan, const Observation *o, const RouteInfo *r, cons
 }
 
 static int plan_route_entry(Plan *plan, const Observation *o, const ManifestEntry *e, char **reterr) {
-        cleanup_free char *reason = entry_reason(e);
+        cleanup_free char *reason = manifest_entry_reason(e);
         cleanup_free char *target = NULL;
         unsigned matched = 0;
         Action *a;
@@ -544,7 +536,7 @@ static int link_set_fallback_plan_detail(Action *a, const Observation *o, const 
 
 static int plan_link(Plan *plan, const Observation *o, const LinkInfo *l, const ManifestEntry *e,
                      const ManifestEntry **selected) {
-        cleanup_free char *reason = entry_reason(e);
+        cleanup_free char *reason = manifest_entry_reason(e);
         const char *why;
         LinkData *d;
         Action *a;
@@ -569,7 +561,7 @@ static int plan_link(Plan *plan, const Observation *o, const LinkInfo *l, const 
 }
 
 static int plan_link_placeholder(Plan *plan, const ManifestEntry *e) {
-        cleanup_free char *reason = entry_reason(e);
+        cleanup_free char *reason = manifest_entry_reason(e);
         cleanup_free char *target = NULL;
         Action *a;
 
@@ -714,7 +706,7 @@ static int plan_netns_one(NetnsPlanner *p, const char *dir, const char *name, co
 }
 
 static int plan_netns_entry(NetnsPlanner *p, const ManifestEntry *e) {
-        cleanup_free char *reason = entry_reason(e);
+        cleanup_free char *reason = manifest_entry_reason(e);
         cleanup_free char *target = NULL;
         bool matched = false;
         Action *a;

@@ -283,7 +283,8 @@ static int plan_line(Plan *plan, ProcScan *s, const ManifestEntry *e) {
         Action *a;
         int r = 0;
 
-        if (asprintf(&reason, "%s:%u: process %s", e->file, e->line, e->args[0]) < 0)
+        reason = manifest_entry_reason(e);
+        if (!reason)
                 return -ENOMEM;
         for (size_t i = 0; r >= 0 && i < s->table.n; i++) {
                 const ProcInfo *p = s->table.procs + i;

@@ -218,7 +218,8 @@ static int add_line(Context *ctx, Plan *plan, const char *phase, UnitVerb v, con
         Action *a;
         int r;
 
-        if (asprintf(&reason, "%s:%u: unit %s %s %s", e->file, e->line, e->args[0], e->args[1], e->args[2]) < 0)
+        reason = manifest_entry_reason(e);
+        if (!reason)
                 return -ENOMEM;
         r = services_expand(m, e->args[0], &units);
         if (r < 0)
@@ -258,7 +259,8 @@ static int add_unreachable(Context *ctx, Plan *plan, const char *phase, const ch
 
                 if (!streq(e->args[2], when))
                         continue;
-                if (asprintf(&reason, "%s:%u: unit %s %s %s", e->file, e->line, e->args[0], e->args[1], e->args[2]) < 0)
+                reason = manifest_entry_reason(e);
+                if (!reason)
                         return -ENOMEM;
                 a = plan_add(plan, &unit_unreachable_ops, phase, e->args[0], reason, NULL);
                 if (!a)
