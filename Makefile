@@ -51,6 +51,7 @@ ALL_LDFLAGS := $(HARDEN_LDFLAGS) $(LDFLAGS)
 AGENT_SRCS    := $(filter-out agent/main.c,$(wildcard agent/*.c))
 NETRESET_SRCS := $(wildcard netreset/*.c)
 CRI_SRCS      := $(wildcard cri/*.c)
+TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test-*.c))
 TEST_HELPERS  := $(patsubst tests/integration/%.c,$(O)/tests/%,$(wildcard tests/integration/*.c))
 
@@ -58,6 +59,8 @@ AGENT_LIB    := $(O)/libagent.a
 NETRESET_LIB := $(O)/libnetreset.a
 CRI_LIB      := $(O)/libcri.a
 LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB)
+# Code only the tests link: calls the agent must never make (creating pods), fixtures.
+TEST_SUPPORT_LIB := $(O)/libtestsupport.a
 
 objs = $(patsubst %.c,$(O)/%.o,$(1))
 
@@ -77,6 +80,7 @@ $(O)/agent/embedded.o: manifests/default.conf
 $(AGENT_LIB): $(call objs,$(AGENT_SRCS))
 $(NETRESET_LIB): $(call objs,$(NETRESET_SRCS))
 $(CRI_LIB): $(call objs,$(CRI_SRCS))
+$(TEST_SUPPORT_LIB): $(call objs,$(TEST_SUPPORT_SRCS))
 $(O)/%.a:
 	@mkdir -p $(dir $@)
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -85,15 +89,15 @@ $(O)/node-reset: $(O)/agent/main.o $(LIBS_A)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(O)/tests/%: tests/unit/%.c $(LIBS_A)
+$(O)/tests/%: tests/unit/%.c $(TEST_SUPPORT_LIB) $(LIBS_A)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBS_A) $(PKG_LIBS) $(TEST_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_LIB) $(LIBS_A) $(PKG_LIBS) $(TEST_LIBS)
 
-$(O)/tests/%: tests/integration/%.c $(LIBS_A)
+$(O)/tests/%: tests/integration/%.c $(TEST_SUPPORT_LIB) $(LIBS_A)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  HELPER  $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBS_A) $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_LIB) $(LIBS_A) $(PKG_LIBS)
 
 # Unit tests, integration tests (root, private namespaces) and the fuzz corpus replay; the runner
 # prints the closing "N passed, N failed" line.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The kubelet's kubeconfig, read with libyaml: the current context's server and the node's credentials. */
 
+#include <openssl/evp.h>
 #include <yaml.h>
 
 #include "agent/fileio.h"
@@ -103,39 +104,42 @@ static int pick_context(const Parse *p, yaml_node_t *root, Kubeconfig *k, yaml_n
         return find_named(p, root, "contexts", "context", k->context, ret);
 }
 
-int base64_decode(const char *in, size_t len, char **ret, size_t *ret_size) {
-        static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        cleanup_free char *out = malloc(len / 4 * 3 + 4);
-        unsigned bits = 0, nbits = 0, pad = 0;
-        size_t n = 0;
+/* A "-data" field: standard base64, line breaks and blanks allowed (YAML folds long values), the
+ * final padding optional. libcrypto does the decoding; only what it is stricter or looser about
+ * than client-go is settled here: blanks are dropped first, and '=' may only end the text. */
+static int pem_data_decode(const char *in, char **ret, size_t *ret_size) {
+        size_t len = strlen(in), n = 0, pad = 0;
+        cleanup_free char *clean = malloc(len + 3);
+        cleanup_free unsigned char *out = NULL;
+        int k;
 
+        if (!clean)
+                return -ENOMEM;
+        for (const char *c = in; *c; c++) {
+                if (strchr(" \t\r\n", *c))
+                        continue;
+                if (*c == '=')
+                        pad++;
+                else if (pad > 0)
+                        return -EINVAL;
+                clean[n++] = *c;
+        }
+        if (pad > 2 || (pad > 0 && n % 4 != 0) || n % 4 == 1)
+                return -EINVAL;
+        while (n % 4 != 0) {
+                clean[n++] = '=';
+                pad++;
+        }
+        out = malloc(n / 4 * 3 + 1);
         if (!out)
                 return -ENOMEM;
-        for (size_t i = 0; i < len; i++) {
-                const char *c;
-
-                if (strchr(" \t\r\n", in[i]) && in[i])
-                        continue;
-                if (in[i] == '=' && pad < 2) {
-                        pad++;
-                        continue;
-                }
-                c = in[i] ? strchr(alphabet, in[i]) : NULL;
-                if (!c || pad > 0)
-                        return -EINVAL;
-                bits = (bits << 6) | (unsigned) (c - alphabet);
-                nbits += 6;
-                if (nbits >= 8) {
-                        nbits -= 8;
-                        out[n++] = (char) ((bits >> nbits) & 0xff);
-                }
-        }
-        /* A lone last character is no byte; padding, when present, must complete the quantum. */
-        if (nbits >= 6 || (pad > 0 && nbits / 2 != pad))
+        k = EVP_DecodeBlock(out, (const unsigned char *) clean, (int) n);
+        if (k < 0 || (size_t) k < pad)
                 return -EINVAL;
-        out[n] = '\0';
-        *ret = TAKE_PTR(out);
-        *ret_size = n;
+        /* EVP_DecodeBlock counts the padding's zero bytes as data. */
+        out[k - (int) pad] = '\0';
+        *ret_size = (size_t) k - pad;
+        *ret = (char *) TAKE_PTR(out);
         return 0;
 }
 
@@ -164,7 +168,7 @@ static int get_pem(const Parse *p, yaml_node_t *map, const char *where, const ch
         if (r < 0)
                 return r;
         if (data) {
-                r = base64_decode(data, strlen(data), &pem->data, &pem->size);
+                r = pem_data_decode(data, &pem->data, &pem->size);
                 if (r == -EINVAL)
                         return set_errmsg(p->reterr, r, "%s: %s %s is not valid base64", p->path, where, data_key);
                 return r;

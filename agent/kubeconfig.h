@@ -38,6 +38,3 @@ int kubeconfig_load(int root_fd, const char *path, Kubeconfig **ret, char **rete
 int kubeconfig_read_files(Kubeconfig *k, int root_fd, char **reterr);
 
 Kubeconfig *kubeconfig_free(Kubeconfig *k);
-
-/* Standard base64 with padding; blanks and newlines are skipped. -EINVAL for anything else. */
-int base64_decode(const char *in, size_t len, char **ret, size_t *ret_size);

@@ -23,6 +23,7 @@
 #include "errno-util.h"
 #include "escape.h"
 #include "macro.h"
+#include "time-util.h"
 #include "string-util.h"
 
 #define SYSTEM_MANIFEST "/etc/node-reset/manifest.conf"
@@ -574,7 +575,7 @@ static int verb_run(int argc, char *argv[]) {
         r = report_url_setup(&report_url);
         if (r > 0)
                 goto finish;
-        info.report_url = report_url;
+        info.report_url = report_url ? &report_url->outcome : NULL;
         r = take_lock(&s, &lock_fd);
         if (r > 0)
                 goto finish;

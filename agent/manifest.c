@@ -830,3 +830,19 @@ int manifest_print(const Manifest *m, FILE *f) {
                 return negative_errno();
         return ferror(f) ? -EIO : 0;
 }
+
+char *manifest_entry_reason(const ManifestEntry *e) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return NULL;
+        fprintf(f, "%s:%u: %s", e->file, e->line, directive_type_to_string(e->type));
+        STRV_FOREACH(a, e->args)
+                fprintf(f, " %s", *a);
+        if (fclose(f) != 0)
+                return mfree(buf);
+        return buf;
+}

@@ -61,6 +61,10 @@ int manifest_parse_string(Manifest *m, const char *name, const char *text, const
  * quoted where needed. Parsing the output gives the same entries. */
 int manifest_print(const Manifest *m, FILE *f);
 
+/* "FILE:LINE: directive arg...": why a planned action exists, as every phase names it. NULL when out
+ * of memory. */
+char *manifest_entry_reason(const ManifestEntry *e);
+
 const char *directive_type_to_string(DirectiveType t);
 DirectiveType directive_type_from_string(const char *s);
 

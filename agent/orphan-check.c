@@ -16,6 +16,7 @@
 #include "errno-util.h"
 #include "escape.h"
 #include "macro.h"
+#include "time-util.h"
 #include "string-util.h"
 
 #define NODE_CN_PREFIX "system:node:"

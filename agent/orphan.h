@@ -38,10 +38,6 @@ bool orphan_class_is_evidence(OrphanClass c);
  * certificate that cannot be loaded, a malformed URL), which is an error, not evidence. */
 OrphanClass orphan_classify(CURLcode code, long http_status);
 
-/* "90s", "30m", "2h", "1d", "1h30m", or plain seconds; -EINVAL, or -ERANGE past a year. */
-int duration_parse(const char *s, uint64_t *ret_sec);
-/* "1h30m", "45s", "0s". */
-void duration_format(uint64_t sec, char *buf, size_t size);
 
 /* What /var/lib/node-reset/orphan.state keeps between checks. */
 typedef struct OrphanState {

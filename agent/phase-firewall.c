@@ -70,12 +70,6 @@ static void settings_done(Settings *s) {
         free(s->mode_reason);
 }
 
-static char *entry_reason(const ManifestEntry *e) {
-        return strprintf("%s:%u: %s%s%s%s%s", e->file, e->line, directive_type_to_string(e->type),
-                         e->n_args > 0 ? " " : "", e->n_args > 0 ? e->args[0] : "", e->n_args > 1 ? " " : "",
-                         e->n_args > 1 ? e->args[1] : "");
-}
-
 static int settings_read(const Manifest *m, Settings *ret) {
         *ret = (Settings) { .mode = FW_MODE_OWNED };
         MANIFEST_FOREACH(e, m, DIRECTIVE_FIREWALL)
@@ -93,7 +87,7 @@ static int settings_read(const Manifest *m, Settings *ret) {
         MANIFEST_FOREACH(e, m, DIRECTIVE_CHAIN_PREFIX)
                 if (fwclass_add_prefix(ret->cls, e->args[0]) < 0)
                         return -ENOMEM;
-        ret->mode_reason = ret->mode_entry ? entry_reason(ret->mode_entry)
+        ret->mode_reason = ret->mode_entry ? manifest_entry_reason(ret->mode_entry)
                                            : strdup("built-in default: firewall owned");
         return ret->mode_reason ? 0 : -ENOMEM;
 }
@@ -359,7 +353,7 @@ static int plan_nft_family(Plan *plan, const Manifest *m, const Settings *s, int
 
                 if (r < 0 || nft_family_from_string(e->args[0]) != family || !nft_entry_first(m, e))
                         continue;
-                reason = entry_reason(e);
+                reason = manifest_entry_reason(e);
                 r = reason ? plan_nft_table(plan, snap, family, e->args[1], true, s, reason) : -ENOMEM;
         }
         snapshot_unref(snap);
@@ -565,7 +559,7 @@ static const ManifestEntry *ipset_selected_by(const Manifest *m, const char *nam
 }
 
 static int plan_ipset(Plan *plan, const IpsetInfo *info, const ManifestEntry *e) {
-        cleanup_free char *reason = entry_reason(e), *target = NULL;
+        cleanup_free char *reason = manifest_entry_reason(e), *target = NULL;
         char *name = strdup(info->name);
         Action *a;
 
@@ -583,7 +577,7 @@ static int plan_ipset(Plan *plan, const IpsetInfo *info, const ManifestEntry *e)
 }
 
 static int plan_ipset_placeholder(Plan *plan, const ManifestEntry *e, const char *skip) {
-        cleanup_free char *reason = entry_reason(e), *target = NULL;
+        cleanup_free char *reason = manifest_entry_reason(e), *target = NULL;
         Action *a;
 
         target = strprintf("ipset %s", e->args[0]);
@@ -681,7 +675,7 @@ static int plan_ipvs(Plan *plan, const Manifest *m) {
                 last = e;
         if (!last)
                 return 0;
-        reason = entry_reason(last);
+        reason = manifest_entry_reason(last);
         if (!reason)
                 return -ENOMEM;
         a = plan_add(plan, &ipvs_ops, PHASE, "ipvs", reason, NULL);

@@ -33,6 +33,7 @@
 #include "netreset/netns.h"
 #include "netreset/route.h"
 #include "string-util.h"
+#include "strv.h"
 
 #define PHASE "network"
 #define NETNS_PIDS_SHOWN 4
@@ -65,14 +66,6 @@ static void observation_done(Observation *o) {
         route_table_free(o->routes);
         link_table_free(o->links);
         nl_free(o->rtnl);
-}
-
-static char *entry_reason(const ManifestEntry *e) {
-        char *s;
-
-        if (asprintf(&s, "%s:%u: %s %s", e->file, e->line, directive_type_to_string(e->type), e->args[0]) < 0)
-                return NULL;
-        return s;
 }
 
 /* "what: strerror (extack)", each part when present. */
@@ -198,7 +191,7 @@ static int plan_route(Plan *plan, const Observation *o, const RouteInfo *r, cons
 }
 
 static int plan_route_entry(Plan *plan, const Observation *o, const ManifestEntry *e, char **reterr) {
-        cleanup_free char *reason = entry_reason(e);
+        cleanup_free char *reason = manifest_entry_reason(e);
         cleanup_free char *target = NULL;
         unsigned matched = 0;
         Action *a;
@@ -543,7 +536,7 @@ static int link_set_fallback_plan_detail(Action *a, const Observation *o, const 
 
 static int plan_link(Plan *plan, const Observation *o, const LinkInfo *l, const ManifestEntry *e,
                      const ManifestEntry **selected) {
-        cleanup_free char *reason = entry_reason(e);
+        cleanup_free char *reason = manifest_entry_reason(e);
         const char *why;
         LinkData *d;
         Action *a;
@@ -568,7 +561,7 @@ static int plan_link(Plan *plan, const Observation *o, const LinkInfo *l, const 
 }
 
 static int plan_link_placeholder(Plan *plan, const ManifestEntry *e) {
-        cleanup_free char *reason = entry_reason(e);
+        cleanup_free char *reason = manifest_entry_reason(e);
         cleanup_free char *target = NULL;
         Action *a;
 
@@ -678,33 +671,12 @@ static int netns_set_plan_detail(Action *a, NetnsData *d, const NetnsProcs *proc
                                  "until they exit", n, n == 1 ? "" : "es", list, n > NETNS_PIDS_SHOWN ? ", ..." : "");
 }
 
-static bool strv_contains(char **l, const char *s) {
-        for (; l && *l; l++)
-                if (streq(*l, s))
-                        return true;
-        return false;
-}
-
-static int strv_add(char ***l, size_t *n, char *s) {
-        char **v = reallocarray(*l, *n + 2, sizeof(char *));
-
-        if (!v) {
-                free(s);
-                return -ENOMEM;
-        }
-        v[(*n)++] = s;
-        v[*n] = NULL;
-        *l = v;
-        return 0;
-}
-
 /* Each namespace path once, under the first line that names it. */
 typedef struct NetnsPlanner {
         Plan *plan;
         char **dirs;
         const NetnsProcs *procs;
         char **planned;
-        size_t n_planned;
 } NetnsPlanner;
 
 static int plan_netns_one(NetnsPlanner *p, const char *dir, const char *name, const char *reason, bool *planned) {
@@ -722,8 +694,8 @@ static int plan_netns_one(NetnsPlanner *p, const char *dir, const char *name, co
                 netns_data_free(d);
                 return 0;
         }
-        k = strv_add(&p->planned, &p->n_planned, strdup(d->path));
-        if (k < 0 || !p->planned[p->n_planned - 1]) {
+        k = strv_extend(&p->planned, d->path);
+        if (k < 0) {
                 netns_data_free(d);
                 return -ENOMEM;
         }
@@ -734,7 +706,7 @@ static int plan_netns_one(NetnsPlanner *p, const char *dir, const char *name, co
 }
 
 static int plan_netns_entry(NetnsPlanner *p, const ManifestEntry *e) {
-        cleanup_free char *reason = entry_reason(e);
+        cleanup_free char *reason = manifest_entry_reason(e);
         cleanup_free char *target = NULL;
         bool matched = false;
         Action *a;

@@ -283,7 +283,8 @@ static int plan_line(Plan *plan, ProcScan *s, const ManifestEntry *e) {
         Action *a;
         int r = 0;
 
-        if (asprintf(&reason, "%s:%u: process %s", e->file, e->line, e->args[0]) < 0)
+        reason = manifest_entry_reason(e);
+        if (!reason)
                 return -ENOMEM;
         for (size_t i = 0; r >= 0 && i < s->table.n; i++) {
                 const ProcInfo *p = s->table.procs + i;
@@ -314,6 +315,7 @@ static int plan_refused(Plan *plan, const char *why) {
 
 int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
         ProcScan s = { .root = ctx->root };
+        ServiceManager *m;
         bool any = false;
         int r;
 
@@ -323,9 +325,10 @@ int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
                 return 0;
         if (!proc_view_is_ours())
                 return plan_refused(plan, "/proc shows another PID namespace than node-reset's: no PID is signalled");
-        if (!ctx->systemd && services_manager_open(ctx->root, &ctx->systemd) < 0)
-                return -ENOMEM;
-        s.no_systemd = services_manager_why_absent(ctx->systemd);
+        r = phase_systemd(ctx, &m);
+        if (r < 0)
+                return r;
+        s.no_systemd = services_manager_why_absent(m);
         if (fstat(ctx->root_fd, &s.root_st) < 0)
                 return set_errmsg(reterr, negative_errno(), "cannot stat %s: %m", ctx->root);
         r = proc_table_read(&s.table);

@@ -8,6 +8,7 @@
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "strv.h"
 
 typedef enum UnitVerb {
         VERB_STOP,
@@ -37,18 +38,6 @@ static bool verb_listed(const char *actions, UnitVerb v) {
                 p += strspn(p, ",");
         }
         return false;
-}
-
-static int systemd_get(Context *ctx, ServiceManager **ret) {
-        int r;
-
-        if (!ctx->systemd) {
-                r = services_manager_open(ctx->root, &ctx->systemd);
-                if (r < 0)
-                        return r;
-        }
-        *ret = ctx->systemd;
-        return 0;
 }
 
 /* ---- stop, disable, mask: a row per unit, data is the unit name (NULL: a glob matched nothing) ---- */
@@ -229,7 +218,8 @@ static int add_line(Context *ctx, Plan *plan, const char *phase, UnitVerb v, con
         Action *a;
         int r;
 
-        if (asprintf(&reason, "%s:%u: unit %s %s %s", e->file, e->line, e->args[0], e->args[1], e->args[2]) < 0)
+        reason = manifest_entry_reason(e);
+        if (!reason)
                 return -ENOMEM;
         r = services_expand(m, e->args[0], &units);
         if (r < 0)
@@ -269,7 +259,8 @@ static int add_unreachable(Context *ctx, Plan *plan, const char *phase, const ch
 
                 if (!streq(e->args[2], when))
                         continue;
-                if (asprintf(&reason, "%s:%u: unit %s %s %s", e->file, e->line, e->args[0], e->args[1], e->args[2]) < 0)
+                reason = manifest_entry_reason(e);
+                if (!reason)
                         return -ENOMEM;
                 a = plan_add(plan, &unit_unreachable_ops, phase, e->args[0], reason, NULL);
                 if (!a)
@@ -289,7 +280,7 @@ static int plan_units(Context *ctx, Plan *plan, const char *phase, const char *w
         ServiceManager *m;
         int r;
 
-        r = systemd_get(ctx, &m);
+        r = phase_systemd(ctx, &m);
         if (r < 0)
                 return set_errmsg(reterr, r, "cannot look for systemd: %s", strerror(-r));
         if (services_manager_why_absent(m))
@@ -413,24 +404,6 @@ static int reload_watch(const Plan *plan, ReloadData *d) {
         return 0;
 }
 
-static int strv_append(char ***l, const char *s) {
-        size_t n = 0;
-        char **nl;
-
-        STRV_FOREACH(i, *l) {
-                if (streq(*i, s))
-                        return 0;
-                n++;
-        }
-        nl = reallocarray(*l, n + 2, sizeof(char *));
-        if (!nl)
-                return -ENOMEM;
-        *l = nl;
-        nl[n] = strdup(s);
-        nl[n + 1] = NULL;
-        return nl[n] ? 0 : -ENOMEM;
-}
-
 /* Every unit the manifest names (globs expanded) that systemd has loaded or has a unit file for. */
 static int known_units(Context *ctx, char ***ret) {
         cleanup_strv char **all = NULL;
@@ -448,7 +421,7 @@ static int known_units(Context *ctx, char ***ret) {
                                 continue;
                         if (services_unit_status(ctx->systemd, *u, &s) >= 0 ||
                             services_unit_file_state(ctx->systemd, *u, &state) >= 0)
-                                r = strv_append(&all, *u);
+                                r = strv_extend_unique(&all, *u);
                 }
                 if (r < 0)
                         return r;
@@ -495,7 +468,7 @@ int phase_reload_plan(Context *ctx, Plan *plan, char **reterr) {
                 any = true;
         if (!any)
                 return 0;
-        r = systemd_get(ctx, &m);
+        r = phase_systemd(ctx, &m);
         if (r < 0)
                 return set_errmsg(reterr, r, "cannot look for systemd: %s", strerror(-r));
         if (services_manager_why_absent(m)) {

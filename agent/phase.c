@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The fixed order of reset phases: adding a phase is one row here plus its module. */
+/* The fixed order of reset phases (adding a phase is one row here plus its module), and what they share. */
 
 #include "agent/phase.h"
+#include "agent/services.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -40,4 +41,16 @@ const Phase *phase_find(const char *name) {
                 if (streq(phases[i].name, name))
                         return &phases[i];
         return NULL;
+}
+
+int phase_systemd(Context *ctx, ServiceManager **ret) {
+        int r;
+
+        if (!ctx->systemd) {
+                r = services_manager_open(ctx->root, &ctx->systemd);
+                if (r < 0)
+                        return r;
+        }
+        *ret = ctx->systemd;
+        return 0;
 }

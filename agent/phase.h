@@ -32,3 +32,7 @@ int phase_reload_plan(Context *ctx, Plan *plan, char **reterr);
 
 const Phase *phase_table(size_t *ret_n);
 const Phase *phase_find(const char *name);
+
+/* systemd as this run reaches it: opened by the first phase that asks (beneath ctx->root), then
+ * shared, so every phase sees the same manager and its cached unit state. */
+int phase_systemd(Context *ctx, struct ServiceManager **ret);

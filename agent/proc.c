@@ -13,6 +13,7 @@
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "alloc-util.h"
 
 int proc_parse_stat(const char *buf, pid_t *ret_ppid, char *ret_state, uint64_t *ret_starttime) {
         const char *p = strrchr(buf, ')');
@@ -119,15 +120,8 @@ static int cmp_pid(const void *a, const void *b) {
 }
 
 static int table_add(ProcTable *t, size_t *allocated, const ProcInfo *p) {
-        if (t->n == *allocated) {
-                size_t na = *allocated ? *allocated * 2 : 256;
-                ProcInfo *np = reallocarray(t->procs, na, sizeof(ProcInfo));
-
-                if (!np)
-                        return -ENOMEM;
-                t->procs = np;
-                *allocated = na;
-        }
+        if (GREEDY_REALLOC(t->procs, *allocated, t->n + 1) < 0)
+                return -ENOMEM;
         t->procs[t->n++] = *p;
         return 0;
 }

@@ -12,30 +12,10 @@
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "strv.h"
 
 #define HEADER_FILE_MAX (64 * 1024)
 #define CA_FILE_MAX (1024 * 1024)
-
-static int strv_push(char ***l, size_t *n, const char *s) {
-        char **m = reallocarray(*l, *n + 2, sizeof(char *));
-
-        if (!m)
-                return -ENOMEM;
-        *l = m;
-        m[*n] = strdup(s);
-        if (!m[*n])
-                return -ENOMEM;
-        m[++*n] = NULL;
-        return 0;
-}
-
-static size_t strv_length(char **l) {
-        size_t n = 0;
-
-        while (l && l[n])
-                n++;
-        return n;
-}
 
 static char *strip(char *s) {
         size_t n;
@@ -49,7 +29,6 @@ static char *strip(char *s) {
 
 int report_url_parse_headers(const char *text, const char *name, char ***headers, char **reterr) {
         cleanup_free char *copy = strdup(text);
-        size_t n = strv_length(*headers);
         unsigned line = 0;
         char *next;
 
@@ -66,7 +45,7 @@ int report_url_parse_headers(const char *text, const char *name, char ***headers
                 /* Never quote the line: it likely holds a token. */
                 if (!http_header_is_valid(l))
                         return set_errmsg(reterr, -EINVAL, "%s:%u: not a 'Name: value' header", name, line);
-                if (strv_push(headers, &n, l) < 0)
+                if (strv_extend(headers, l) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -74,13 +53,12 @@ int report_url_parse_headers(const char *text, const char *name, char ***headers
 
 static int read_headers(ReportUrl *u, char *const *headers, const char *header_file, char **reterr) {
         cleanup_free char *text = NULL;
-        size_t n = 0;
         int r;
 
         for (char *const *h = headers; h && *h; h++) {
                 if (!http_header_is_valid(*h))
                         return set_errmsg(reterr, -EINVAL, "--report-header: not a 'Name: value' header");
-                if (strv_push(&u->headers, &n, *h) < 0)
+                if (strv_extend(&u->headers, *h) < 0)
                         return -ENOMEM;
         }
         if (!header_file)
@@ -98,7 +76,7 @@ int report_url_new(const char *url, char *const *headers, const char *header_fil
         ReportUrl *u = calloc(1, sizeof *u);
         int r = -ENOMEM;
 
-        if (!u || !(u->url = strdup(url)) || !(u->redacted = http_url_redact(url)))
+        if (!u || !(u->url = strdup(url)) || !(u->outcome.redacted = http_url_redact(url)))
                 goto fail;
         if (!startswith(url, "https://") && !startswith(url, "http://")) {
                 r = set_errmsg(reterr, -EINVAL, "--report-url must be an http:// or https:// URL");
@@ -129,13 +107,13 @@ ReportUrl *report_url_free(ReportUrl *u) {
         if (!u)
                 return NULL;
         free(u->url);
-        free(u->redacted);
+        free(u->outcome.redacted);
         STRV_FOREACH(h, u->headers)
                 explicit_bzero(*h, strlen(*h));
         strv_free(u->headers);
         free(u->ca);
-        post_done(&u->start);
-        post_done(&u->final);
+        post_done(&u->outcome.start);
+        post_done(&u->outcome.final);
         free(u);
         return NULL;
 }
@@ -203,7 +181,7 @@ static void post(ReportUrl *u, ReportUrlPost *p, const char *which, const char *
                 (void) set_errmsg(&p->error, -EIO, "curl error %d: %s", (int) h.code, h.error);
         else
                 (void) set_errmsg(&p->error, -EIO, "HTTP %ld", h.status);
-        log_warning("Failed to POST the %s status to %s after %u attempt%s, ignoring: %s", which, u->redacted,
+        log_warning("Failed to POST the %s status to %s after %u attempt%s, ignoring: %s", which, u->outcome.redacted,
                     p->attempts, p->attempts == 1 ? "" : "s", strempty(p->error));
 }
 
@@ -246,7 +224,7 @@ static void post_status(ReportUrl *u, ReportUrlPost *p, const char *which, const
 
 void report_url_post_start(ReportUrl *u) {
         if (u)
-                post_status(u, &u->start, "start", "deleting", NULL);
+                post_status(u, &u->outcome.start, "start", "deleting", NULL);
 }
 
 void report_url_post_final(ReportUrl *u, const ReportInfo *info, const Plan *plan, const Plan *residue) {
@@ -269,34 +247,5 @@ void report_url_post_final(ReportUrl *u, const ReportInfo *info, const Plan *pla
                 if (json && size > 0 && json[size - 1] == '\n')
                         json[size - 1] = '\0';
         }
-        post_status(u, &u->final, "final", info && info->exit_status == 0 ? "deleted" : "failed", json);
-}
-
-static void emit_post(Emitter *e, const char *key, const ReportUrlPost *p, bool last) {
-        if (!p->attempted) {
-                emit_null(e, key);
-                emit_text(e, COLOR_NONE, " %s not sent%s", key, last ? "\n" : ",");
-                return;
-        }
-        emit_open_object(e, key);
-        emit_bool(e, "ok", NULL, p->ok);
-        emit_text(e, p->ok ? COLOR_NONE : COLOR_RED, " %s %s", key, p->ok ? "ok" : "failed");
-        emit_uint(e, COLOR_NONE, "attempts", p->attempts > 1 ? " after %llu attempts" : NULL,
-                  (unsigned long long) p->attempts);
-        if (p->http_status > 0)
-                emit_uint(e, COLOR_NONE, "http_status", p->ok ? " (HTTP %llu)" : NULL,
-                          (unsigned long long) p->http_status);
-        else
-                emit_null(e, "http_status");
-        emit_string(e, COLOR_NONE, "error", p->error ? ": %s" : NULL, p->error);
-        emit_text(e, COLOR_NONE, "%s", last ? "\n" : ",");
-        emit_close_object(e);
-}
-
-void report_url_emit(Emitter *e, const ReportUrl *u) {
-        emit_open_object(e, "report_url");
-        emit_string(e, COLOR_NONE, "url", "\nreport-url %s:", u->redacted);
-        emit_post(e, "start", &u->start, false);
-        emit_post(e, "final", &u->final, true);
-        emit_close_object(e);
+        post_status(u, &u->outcome.final, "final", info && info->exit_status == 0 ? "deleted" : "failed", json);
 }

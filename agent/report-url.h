@@ -6,31 +6,20 @@
 
 #include "agent/output.h"
 #include "agent/plan.h"
-
-struct ReportInfo;
+#include "agent/report.h"
 
 #define REPORT_URL_ATTEMPTS 3
 #define REPORT_URL_CONNECT_TIMEOUT_MS 5000
 #define REPORT_URL_TIMEOUT_MS 10000
 
-/* The outcome of one POST, retries included. */
-typedef struct ReportUrlPost {
-        bool attempted;
-        bool ok;                /* a 2xx answer */
-        unsigned attempts;
-        long http_status;       /* of the last attempt, 0 when none arrived */
-        char *error;            /* why it failed; NULL when ok */
-} ReportUrlPost;
-
 typedef struct ReportUrl {
         char *url;
-        char *redacted;         /* without user info, query and fragment: for reports and logs */
         char **headers;         /* "Name: value"; never logged or reported */
         char *ca;               /* --report-cacert's PEM, NULL: the system's trust store */
         size_t ca_size;
         const char *proxy;      /* NULL: none */
         unsigned backoff_ms;    /* before the 2nd attempt; doubles after each */
-        ReportUrlPost start, final;
+        ReportUrlOutcome outcome; /* what the report shows */
 } ReportUrl;
 
 /* headers are "Name: value" strings; header_file holds one per line ('#' comments, blank lines),
@@ -50,8 +39,4 @@ void report_url_post_start(ReportUrl *u);
 /* POST {"status": "deleted" (exit status 0) or "failed", ..., "report": {the report}}; the report
  * is rendered as --output=json prints it, except that its own outcome cannot be in it. plan and
  * info may be NULL (the run failed before it had a plan: "report" is null). */
-void report_url_post_final(ReportUrl *u, const struct ReportInfo *info, const Plan *plan, const Plan *residue);
-
-/* The "report_url" member of the report: {"url", "start", "final"}, each POST {"ok", "attempts",
- * "http_status", "error"} or null when not sent (yet). */
-void report_url_emit(Emitter *e, const ReportUrl *u);
+void report_url_post_final(ReportUrl *u, const ReportInfo *info, const Plan *plan, const Plan *residue);

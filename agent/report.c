@@ -3,7 +3,6 @@
 
 #include <time.h>
 
-#include "agent/report-url.h"
 #include "agent/report.h"
 #include "macro.h"
 #include "string-util.h"
@@ -143,7 +142,7 @@ void report_emit(Emitter *e, const ReportInfo *info, const Plan *plan, const Pla
         else
                 emit_null(e, "residue");
         if (info->report_url)
-                report_url_emit(e, info->report_url);
+                report_url_outcome_emit(e, info->report_url);
         emit_summary(e, info, plan, residue);
         emit_close_object(e);
         fflush(e->f);
@@ -153,4 +152,33 @@ void report_plan_text(Emitter *e, const Plan *plan) {
         emit_phases(e, plan, false);
         emit_text(e, COLOR_NONE, "\n%zu actions, %zu with something to do\n", plan->n_actions,
                   plan_count_present(plan));
+}
+
+static void emit_post(Emitter *e, const char *key, const ReportUrlPost *p, bool last) {
+        if (!p->attempted) {
+                emit_null(e, key);
+                emit_text(e, COLOR_NONE, " %s not sent%s", key, last ? "\n" : ",");
+                return;
+        }
+        emit_open_object(e, key);
+        emit_bool(e, "ok", NULL, p->ok);
+        emit_text(e, p->ok ? COLOR_NONE : COLOR_RED, " %s %s", key, p->ok ? "ok" : "failed");
+        emit_uint(e, COLOR_NONE, "attempts", p->attempts > 1 ? " after %llu attempts" : NULL,
+                  (unsigned long long) p->attempts);
+        if (p->http_status > 0)
+                emit_uint(e, COLOR_NONE, "http_status", p->ok ? " (HTTP %llu)" : NULL,
+                          (unsigned long long) p->http_status);
+        else
+                emit_null(e, "http_status");
+        emit_string(e, COLOR_NONE, "error", p->error ? ": %s" : NULL, p->error);
+        emit_text(e, COLOR_NONE, "%s", last ? "\n" : ",");
+        emit_close_object(e);
+}
+
+void report_url_outcome_emit(Emitter *e, const ReportUrlOutcome *u) {
+        emit_open_object(e, "report_url");
+        emit_string(e, COLOR_NONE, "url", "\nreport-url %s:", u->redacted);
+        emit_post(e, "start", &u->start, false);
+        emit_post(e, "final", &u->final, true);
+        emit_close_object(e);
 }

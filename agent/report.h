@@ -8,6 +8,21 @@
 #include "agent/output.h"
 #include "agent/plan.h"
 
+/* The outcome of one POST, retries included. */
+typedef struct ReportUrlPost {
+        bool attempted;
+        bool ok;                /* a 2xx answer */
+        unsigned attempts;
+        long http_status;       /* of the last attempt, 0 when none arrived */
+        char *error;            /* why it failed; NULL when ok */
+} ReportUrlPost;
+
+/* What --report-url delivered, for the report: report-url.c fills it in, the report shows it. */
+typedef struct ReportUrlOutcome {
+        char *redacted;         /* the URL without user info, query and fragment */
+        ReportUrlPost start, final;
+} ReportUrlOutcome;
+
 typedef struct ReportInfo {
         const char *command;    /* "plan", "run", "status" */
         const char *root;
@@ -16,7 +31,7 @@ typedef struct ReportInfo {
         bool executed;          /* results, not a plan */
         bool verified;          /* residue was looked for */
         int exit_status;
-        const struct ReportUrl *report_url; /* --report-url's outcomes, NULL when not given */
+        const ReportUrlOutcome *report_url; /* NULL when --report-url is not given */
 } ReportInfo;
 
 /* plan may be NULL (status); residue may be NULL (nothing verified). */
@@ -24,3 +39,7 @@ void report_emit(Emitter *e, const ReportInfo *info, const Plan *plan, const Pla
 
 /* The plan as people read it before they confirm. */
 void report_plan_text(Emitter *e, const Plan *plan);
+
+/* The "report_url" member of the report: {"url", "start", "final"}, each POST {"ok", "attempts",
+ * "http_status", "error"} or null when not sent (yet). */
+void report_url_outcome_emit(Emitter *e, const ReportUrlOutcome *u);

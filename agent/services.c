@@ -13,6 +13,7 @@
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "strv.h"
 
 #define SD_DESTINATION "org.freedesktop.systemd1"
 #define SD_PATH "/org/freedesktop/systemd1"
@@ -188,23 +189,6 @@ static bool unit_pattern_is_glob(const char *p) {
         return strpbrk(p, "*?[") != NULL;
 }
 
-static int strv_add(char ***l, size_t *n, const char *s) {
-        char **nl;
-
-        for (size_t i = 0; i < *n; i++)
-                if (streq((*l)[i], s))
-                        return 0;
-        nl = reallocarray(*l, *n + 2, sizeof(char *));
-        if (!nl)
-                return -ENOMEM;
-        *l = nl;
-        nl[*n] = strdup(s);
-        if (!nl[*n])
-                return -ENOMEM;
-        nl[++*n] = NULL;
-        return 0;
-}
-
 static int list_call(ServiceManager *m, const char *method, const char *pattern, sd_bus_message **ret) {
         cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
         cleanup_bus_message sd_bus_message *req = NULL;
@@ -228,7 +212,7 @@ static int list_call(ServiceManager *m, const char *method, const char *pattern,
  * unit, or is the path of its unit file. systemd before 230 has neither: then the whole list is
  * asked for (ListUnits, ListUnitFiles), and matched here, as it always is anyway. */
 static int list_by_pattern(ServiceManager *m, const char *method, const char *fallback, const char *pattern,
-                           char ***l, size_t *n) {
+                           char ***l) {
         cleanup_bus_message sd_bus_message *reply = NULL;
         const char *contents;
         int r;
@@ -248,7 +232,7 @@ static int list_by_pattern(ServiceManager *m, const char *method, const char *fa
                 if (r < 0)
                         break;
                 name = strrchr(s, '/') ? strrchr(s, '/') + 1 : s;
-                if (fnmatch(pattern, name, FNM_NOESCAPE) == 0 && strv_add(l, n, name) < 0)
+                if (fnmatch(pattern, name, FNM_NOESCAPE) == 0 && strv_extend_unique(l, name) < 0)
                         return -ENOMEM;
                 r = sd_bus_message_skip(reply, contents + 1);
                 if (r >= 0)
@@ -257,21 +241,16 @@ static int list_by_pattern(ServiceManager *m, const char *method, const char *fa
         return r < 0 ? r : 0;
 }
 
-static int cmp_str(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
 int services_expand(ServiceManager *m, const char *pattern, char ***ret_units) {
         cleanup_strv char **l = NULL;
-        size_t n = 0;
         int r;
 
         if (!unit_pattern_is_glob(pattern))
-                r = strv_add(&l, &n, pattern);
+                r = strv_extend(&l, pattern);
         else {
-                r = list_by_pattern(m, "ListUnitsByPatterns", "ListUnits", pattern, &l, &n);
+                r = list_by_pattern(m, "ListUnitsByPatterns", "ListUnits", pattern, &l);
                 if (r >= 0)
-                        r = list_by_pattern(m, "ListUnitFilesByPatterns", "ListUnitFiles", pattern, &l, &n);
+                        r = list_by_pattern(m, "ListUnitFilesByPatterns", "ListUnitFiles", pattern, &l);
         }
         if (r < 0)
                 return r;
@@ -280,7 +259,7 @@ int services_expand(ServiceManager *m, const char *pattern, char ***ret_units) {
                 if (!l)
                         return -ENOMEM;
         }
-        qsort(l, n, sizeof(char *), cmp_str);
+        strv_sort(l);
         *ret_units = TAKE_PTR(l);
         return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "cri/messages.h"
 #include "macro.h"
+#include "alloc-util.h"
 
 /* A node runs a few hundred pods; a list past this is an attack on the memory (an empty element
  * costs 2 bytes on the wire and a struct here). */
@@ -203,22 +204,9 @@ static int sandbox_field(const ProtoField *f, void *userdata) {
 
 /* Room for one more element. */
 static int grow(void **arr, size_t *allocated, size_t n, size_t size) {
-        size_t a;
-        void *b;
-
-        if (n < *allocated)
-                return 0;
         if (n >= CRI_LIST_MAX)
                 return -E2BIG;
-        a = *allocated ? *allocated * 2 : 8;
-        if (a > SIZE_MAX / size)
-                return -ENOMEM;
-        b = realloc(*arr, a * size);
-        if (!b)
-                return -ENOMEM;
-        *arr = b;
-        *allocated = a;
-        return 0;
+        return greedy_realloc(arr, allocated, n + 1, size);
 }
 
 typedef struct SandboxList {

@@ -7,6 +7,7 @@
 
 #include "cri/proto.h"
 #include "macro.h"
+#include "alloc-util.h"
 
 /* No message this client sends comes near this; a bug that loops must not eat the memory. */
 #define PROTO_WRITER_MAX (64U << 20)
@@ -50,19 +51,9 @@ static void put_raw(ProtoWriter *w, const void *p, size_t n) {
                 w->error = -E2BIG;
                 return;
         }
-        if (w->len + n > w->allocated) {
-                size_t a = w->allocated ? w->allocated : 64;
-                uint8_t *b;
-
-                while (a < w->len + n)
-                        a *= 2;
-                b = realloc(w->buf, a);
-                if (!b) {
-                        w->error = -ENOMEM;
-                        return;
-                }
-                w->buf = b;
-                w->allocated = a;
+        if (GREEDY_REALLOC(w->buf, w->allocated, w->len + n) < 0) {
+                w->error = -ENOMEM;
+                return;
         }
         memcpy(w->buf + w->len, p, n);
         w->len += n;

@@ -35,6 +35,11 @@ static inline const char *strna(const char *s) {
         return s ?: "n/a";
 }
 
+/* isdigit(3) without the locale, and safe for a negative char. */
+static inline bool ascii_isdigit(char c) {
+        return c >= '0' && c <= '9';
+}
+
 static inline bool isdigit_str(const char *s) {
         if (!s || !*s)
                 return false;

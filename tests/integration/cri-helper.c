@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "cri/cri.h"
-#include "cri/testcalls.h"
+#include "tests/support/cri-testcalls.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

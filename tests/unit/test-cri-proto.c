@@ -13,7 +13,7 @@
 
 #include "cri/messages.h"
 #include "cri/proto.h"
-#include "cri/testcalls.h"
+#include "tests/support/cri-testcalls.h"
 #include "macro.h"
 
 #define BYTES(...) ((const uint8_t[]) { __VA_ARGS__ }), sizeof((const uint8_t[]) { __VA_ARGS__ })

@@ -190,31 +190,50 @@ static void test_errors(void **state) {
         parse_fails("current-context: \"a\\0b\"\n", -EINVAL, "current-context is not a string");
 }
 
-static void check_base64(const char *in, const char *out) {
-        cleanup_free char *d = NULL;
-        size_t n;
+/* A kubeconfig whose only CA is certificate-authority-data: b64 (a YAML double-quoted scalar). */
+static int parse_ca_data(const char *b64, Kubeconfig **ret) {
+        cleanup_free char *text = NULL, *err = NULL;
 
-        assert_int_equal(base64_decode(in, strlen(in), &d, &n), 0);
-        assert_int_equal(n, strlen(out));
-        assert_string_equal(d, out);
+        assert_true(asprintf(&text,
+                             "current-context: a\n"
+                             "contexts: [{name: a, context: {cluster: c, user: u}}]\n"
+                             "clusters: [{name: c, cluster: {server: \"https://h:6443\", "
+                             "certificate-authority-data: \"%s\"}}]\n"
+                             "users: [{name: u, user: {token: t}}]\n", b64) > 0);
+        return kubeconfig_parse(KPATH, text, strlen(text), ret, &err);
+}
+
+static void check_base64(const char *in, const char *out) {
+        Kubeconfig *k = NULL;
+
+        assert_int_equal(parse_ca_data(in, &k), 0);
+        assert_int_equal(k->ca.size, strlen(out));
+        assert_string_equal(k->ca.data, out);
+        kubeconfig_free(k);
+}
+
+static void check_base64_invalid(const char *in) {
+        Kubeconfig *k = NULL;
+
+        assert_int_equal(parse_ca_data(in, &k), -EINVAL);
+        assert_null(k);
 }
 
 static void test_base64(void **state) {
-        cleanup_free char *d = NULL;
-        size_t n;
-
         check_base64("aGVsbG8=", "hello");
-        check_base64("aGVs\nbG8=\n", "hello");
+        check_base64("aGVs\\nbG8=\\n", "hello");
+        check_base64("aGVs bG8=", "hello");
         check_base64("aGVsbG8", "hello");
         check_base64("aGVsbG8h", "hello!");
         check_base64("aA==", "h");
-        check_base64("", "");
-        assert_int_equal(base64_decode("a", 1, &d, &n), -EINVAL);
-        assert_int_equal(base64_decode("aGV=bG8=", 8, &d, &n), -EINVAL);
-        assert_int_equal(base64_decode("aGVsbG8===", 10, &d, &n), -EINVAL);
-        assert_int_equal(base64_decode("aGVs!G8=", 8, &d, &n), -EINVAL);
-        assert_int_equal(base64_decode("aA=", 3, &d, &n), -EINVAL);
-        assert_int_equal(base64_decode("aGVs\0bG8=", 9, &d, &n), -EINVAL);
+        check_base64("aA", "h");
+        check_base64_invalid("a");
+        check_base64_invalid("aGVsb");
+        check_base64_invalid("aGV=bG8=");
+        check_base64_invalid("aGVsbG8===");
+        check_base64_invalid("aGVs!G8=");
+        check_base64_invalid("aA=");
+        check_base64_invalid("=");
 }
 
 static void write_file(const char *dir, const char *name, const char *content) {

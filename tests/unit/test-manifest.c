@@ -734,6 +734,22 @@ static void test_print_write_error(void **state) {
 /* Tests that need a scratch directory get a fresh one, removed afterwards. */
 #define TMPDIR_TEST(t) cmocka_unit_test_setup_teardown(t, tmpdir_setup, tmpdir_teardown)
 
+/* Every phase names a planned action's line the same way. */
+static void test_entry_reason(void **state) {
+        Manifest *m = parse_ok("# c\nremove /var/lib/kubelet\nunit kubelet.service stop,disable early\n"
+                               "nft-table ip kube-proxy\n");
+        cleanup_free char *a = NULL, *b = NULL, *c = NULL;
+
+        assert_int_equal(m->n_entries, 3);
+        a = manifest_entry_reason(&m->entries[0]);
+        b = manifest_entry_reason(&m->entries[1]);
+        c = manifest_entry_reason(&m->entries[2]);
+        assert_string_equal(a, "t.conf:2: remove /var/lib/kubelet");
+        assert_string_equal(b, "t.conf:3: unit kubelet.service stop,disable early");
+        assert_string_equal(c, "t.conf:4: nft-table ip kube-proxy");
+        manifest_free(m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_directive_names),
@@ -768,6 +784,7 @@ int main(void) {
                 TMPDIR_TEST(test_print_files_header),
                 cmocka_unit_test(test_default_manifest),
                 cmocka_unit_test(test_print_write_error),
+                cmocka_unit_test(test_entry_reason),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

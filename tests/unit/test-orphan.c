@@ -10,6 +10,7 @@
 
 #include "agent/orphan.h"
 #include "macro.h"
+#include "time-util.h"
 #include "string-util.h"
 
 static void test_classify(void **state) {

@@ -95,13 +95,13 @@ static void test_emit(void **state) {
         FILE *f;
 
         assert_int_equal(report_url_new("https://h/p?token=x", headers, NULL, NULL, NULL, &u, &err), 0);
-        u->start = (ReportUrlPost) { .attempted = true, .ok = true, .attempts = 1, .http_status = 200 };
+        u->outcome.start = (ReportUrlPost) { .attempted = true, .ok = true, .attempts = 1, .http_status = 200 };
 
         f = open_memstream(&buf, &size);
         assert_non_null(f);
         emitter_init(&e, f, OUTPUT_JSON, false);
         emit_open_object(&e, NULL);
-        report_url_emit(&e, u);
+        report_url_outcome_emit(&e, &u->outcome);
         emit_close_object(&e);
         fclose(f);
         assert_string_equal(buf, "{\"report_url\":{\"url\":\"https://h/p\","
@@ -109,11 +109,11 @@ static void test_emit(void **state) {
                                  "\"final\":null}}\n");
         buf = mfree(buf);
 
-        u->final = (ReportUrlPost) { .attempted = true, .attempts = 3, .error = strdup("curl error 7: refused") };
+        u->outcome.final = (ReportUrlPost) { .attempted = true, .attempts = 3, .error = strdup("curl error 7: refused") };
         f = open_memstream(&buf, &size);
         assert_non_null(f);
         emitter_init(&e, f, OUTPUT_TEXT, false);
-        report_url_emit(&e, u);
+        report_url_outcome_emit(&e, &u->outcome);
         fclose(f);
         assert_string_equal(buf, "\nreport-url https://h/p: start ok (HTTP 200), final failed after 3 attempts: "
                                  "curl error 7: refused\n");

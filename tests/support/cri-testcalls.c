@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "cri/testcalls.h"
+#include "tests/support/cri-testcalls.h"
 #include "errno-util.h"
 #include "macro.h"
 
