@@ -19,6 +19,9 @@
  *   hang        accept, never read, never answer
  *   flood       HEADERS, then zero-length DATA frames as fast as the socket takes them, never the end
  *               (no flow-control window is spent on them, so nothing in HTTP/2 stops the sender)
+ *   unknown     HEADERS, then frames of an unknown type with 16 KiB payloads, which HTTP/2 says to
+ *               ignore: the client sees no byte of them, only the traffic
+ *   big         a valid VersionResponse of 1 MiB (runtime_version is 1 MiB of 'x'), in many DATA frames
  *   trickle     HEADERS, then 64 empty DATA frames every 10 ms, never the end: below any bound on
  *               frames within a call's deadline, so only the deadline ends the call
  *   close       accept and close at once
@@ -184,6 +187,28 @@ static int hostile_flood(int fd, uint32_t stream, size_t batch, useconds_t pause
         }
 }
 
+/* A valid message far larger than one frame: the client must put it together from 64 DATA frames. */
+static int hostile_big(int fd, uint32_t stream) {
+        static uint8_t msg[5 + 4 + (1U << 20)];
+        const size_t len = 1U << 20, n = sizeof msg;
+
+        msg[0] = 0;
+        msg[1] = (uint8_t) ((n - 5) >> 24);
+        msg[2] = (uint8_t) ((n - 5) >> 16);
+        msg[3] = (uint8_t) ((n - 5) >> 8);
+        msg[4] = (uint8_t) (n - 5);
+        /* field 3 (runtime_version), length-delimited: tag 0x1a, varint 1 MiB = 80 80 40 */
+        msg[5] = 0x1a;
+        msg[6] = 0x80;
+        msg[7] = 0x80;
+        msg[8] = 0x40;
+        memset(msg + 9, 'x', len);
+        for (size_t off = 0; off < n; off += 16384)
+                if (hostile_frame(fd, H2_DATA, 0, stream, msg + off, n - off < 16384 ? n - off : 16384) < 0)
+                        return -1;
+        return hostile_trailers_ok(fd, stream);
+}
+
 static int hostile_respond(int fd, uint32_t stream, const char *mode) {
         static uint8_t filler[16379];
         const char *ct = "application/grpc";
@@ -201,6 +226,15 @@ static int hostile_respond(int fd, uint32_t stream, const char *mode) {
         }
         if (hostile_headers(fd, stream, 200, ct, NULL, NULL, 0) < 0)
                 return -1;
+        if (strcmp(mode, "big") == 0)
+                return hostile_big(fd, stream);
+        if (strcmp(mode, "unknown") == 0) {
+                static uint8_t junk[16384];
+
+                for (;;)
+                        if (hostile_frame(fd, 0xfa, 0, stream, junk, sizeof junk) < 0)
+                                return -1;
+        }
         if (strcmp(mode, "flood") == 0)
                 return hostile_flood(fd, stream, 16384, 0);
         if (strcmp(mode, "trickle") == 0)

@@ -388,6 +388,31 @@ static void test_call_trickle(void **state) {
         free(msg);
 }
 
+/* Frames HTTP/2 says to ignore reach no callback: only the relay's count of bytes stops them. */
+static void test_call_unknown_frames(void **state) {
+        CriVersion v = {};
+        char *msg = NULL;
+        uint64_t t0 = mono_usec();
+
+        assert_int_equal(version_against("unknown", 0, 10000000, &v, &msg), -EMSGSIZE);
+        assert_true(mono_usec() - t0 < 10000000);
+        assert_non_null(strstr(msg, "bytes for one call"));
+        free(msg);
+}
+
+/* A message of 1 MiB in 64 DATA frames comes through the relay whole, turn by turn. */
+static void test_call_big(void **state) {
+        CriVersion v = {};
+        char *msg = NULL;
+
+        assert_int_equal(version_against("big", 0, 5000000, &v, &msg), 0);
+        assert_null(msg);
+        assert_non_null(v.runtime_version);
+        assert_int_equal(strlen(v.runtime_version), 1U << 20);
+        assert_int_equal(strspn(v.runtime_version, "x"), 1U << 20);
+        cri_version_done(&v);
+}
+
 static void test_call_v1alpha2_fallback(void **state) {
         CriVersion v = {};
         CriClient *c = NULL;
@@ -554,6 +579,8 @@ int main(void) {
                 cmocka_unit_test(test_call_hostile_modes),
                 cmocka_unit_test(test_call_deadline),
                 cmocka_unit_test(test_call_flood),
+                cmocka_unit_test(test_call_big),
+                cmocka_unit_test(test_call_unknown_frames),
                 cmocka_unit_test(test_call_trickle),
                 cmocka_unit_test(test_call_v1alpha2_fallback),
                 cmocka_unit_test(test_call_no_socket),
