@@ -70,6 +70,11 @@ int relay_open(Relay *r, const char *socket_path) {
         if (connect(peer, (struct sockaddr *) &sa, sizeof sa) < 0)
                 return negative_errno();
         r->peer_fd = TAKE_FD(peer);
+        /* Only while open: a round of many calls holds a relay per call, few of them open at once. */
+        r->up = malloc(RELAY_CHUNK);
+        r->down = malloc(RELAY_CHUNK);
+        if (!r->up || !r->down)
+                return -ENOMEM;
         return listen_abstract(r);
 }
 
@@ -77,6 +82,8 @@ void relay_close(Relay *r) {
         (void) close_nointr(r->peer_fd);
         (void) close_nointr(r->listen_fd);
         (void) close_nointr(r->inner_fd);
+        free(r->up);
+        free(r->down);
         relay_init(r, r->max_bytes, r->max_frames);
 }
 
@@ -168,7 +175,7 @@ static int pump_up(Relay *r) {
         q = flush(r->peer_fd, r->up, &r->up_off, &r->up_len);
         if (q <= 0 || r->inner_eof)
                 return q;
-        k = read_chunk(r->inner_fd, r->up, sizeof r->up);
+        k = read_chunk(r->inner_fd, r->up, RELAY_CHUNK);
         if (k == -EAGAIN)
                 return 0;
         if (k == 0) {
@@ -196,7 +203,7 @@ static int pump_down(Relay *r) {
                 r->down_shut = true;
                 return 0;
         }
-        k = read_chunk(r->peer_fd, r->down, sizeof r->down);
+        k = read_chunk(r->peer_fd, r->down, RELAY_CHUNK);
         if (k == -EAGAIN)
                 return 0;
         if (k == 0) {

@@ -19,9 +19,9 @@ typedef struct Relay {
         int listen_fd;          /* where libcurl connects, until it has */
         int inner_fd;           /* libcurl's connection, accepted */
         char name[RELAY_NAME_MAX];      /* the listener's abstract name, without the leading NUL */
-        uint8_t up[RELAY_CHUNK];        /* from libcurl, not yet written to the peer */
+        uint8_t *up;            /* RELAY_CHUNK from libcurl, not yet written to the peer */
         size_t up_len, up_off;
-        uint8_t down[RELAY_CHUNK];      /* from the peer, not yet handed to libcurl */
+        uint8_t *down;          /* RELAY_CHUNK from the peer, not yet handed to libcurl */
         size_t down_len, down_off;
         uint8_t frame_head[9];  /* the frame header being read */
         size_t frame_head_len;
