@@ -452,7 +452,8 @@ static const char *rung3_reason(const Runtime *rt) {
 }
 
 /* Stop the runtime's unit through systemd; without systemd, say what the operator must do. */
-static int runtime_stop(const Runtime *rt, char **ret_msg) {
+static int runtime_stop(const Runtime *rt, const Context *ctx, char **ret_msg) {
+        uint64_t wait = RUNTIME_STOP_TIMEOUT_USEC, now = now_usec();
         cleanup_free char *err = NULL;
         int r;
 
@@ -462,7 +463,10 @@ static int runtime_stop(const Runtime *rt, char **ret_msg) {
                                   (int) rt->info.pid);
         if (!rt->info.unit)
                 return set_errmsg(ret_msg, -EOPNOTSUPP, "no systemd unit known for this runtime: stop it, then rerun");
-        r = services_stop_unit(rt->info.unit, RUNTIME_STOP_TIMEOUT_USEC, &err);
+        /* The stop job is waited for within the run's --timeout too. */
+        if (ctx->deadline_usec > 0)
+                wait = u64_min(wait, ctx->deadline_usec > now ? ctx->deadline_usec - now : 0);
+        r = services_stop_unit(rt->info.unit, wait ?: 1, &err);
         if (r == -EHOSTDOWN)
                 return set_errmsg(ret_msg, r, "systemd is not running: stop %s (PID %d) by hand, then rerun",
                                   rt->info.unit, (int) rt->info.pid);
@@ -471,7 +475,7 @@ static int runtime_stop(const Runtime *rt, char **ret_msg) {
         return set_errmsg(ret_msg, r, r > 0 ? "stopped %s" : "%s was not running", rt->info.unit);
 }
 
-static int rung3(Runtime *rt, const char *why, char **ret_msg) {
+static int rung3(Runtime *rt, const Context *ctx, const char *why, char **ret_msg) {
         cleanup_free char *stop = NULL, *leftover = NULL;
         LeftoverUnmount lu = {};
         ShimKill sk = {};
@@ -483,7 +487,7 @@ static int rung3(Runtime *rt, const char *why, char **ret_msg) {
                 stop = strdup("the runtime is not running");
                 r = 0;
         } else
-                r = runtime_stop(rt, &stop);
+                r = runtime_stop(rt, ctx, &stop);
         if (rt->info.kind == RUNTIME_CONTAINERD) {
                 k = shims_kill(CRI_NAMESPACE, rt->socket_path, &sk);
                 u = leftovers_unmount(rt->info.state_dir, CRI_NAMESPACE, false, &lu);
@@ -514,7 +518,7 @@ static int runtime_apply(Action *a, Context *ctx, char **reterr_msg) {
                                   "the rung 2 rescue", rt->rescued);
         if (!why)
                 return set_errmsg(reterr_msg, 0, "no rescue needed: every pod went through the CRI");
-        return rung3(rt, why, reterr_msg);
+        return rung3(rt, ctx, why, reterr_msg);
 }
 
 /* Residue: the runtime still listens without answering, or shims or their mounts remain. */
