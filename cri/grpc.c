@@ -21,6 +21,7 @@
 
 #define GRPC_TIMEOUT_DEFAULT_USEC (10ULL * 1000000ULL)
 #define POLL_SLICE_MS 100
+#define CURL_BACKSTOP_MS 250
 
 static inline size_t size_min(size_t a, size_t b) {
         return a < b ? a : b;
@@ -496,7 +497,10 @@ static int transfer_headers(Transfer *t) {
 }
 
 static int transfer_options(Transfer *t, const char *url) {
-        long timeout_ms = (long) u64_min((t->timeout_usec + 999) / 1000, (uint64_t) LONG_MAX);
+        /* libcurl's own timeout is only a backstop, a little after the channel's deadline: it runs on
+         * CLOCK_MONOTONIC_RAW and may fire a millisecond early by CLOCK_MONOTONIC, and the channel
+         * alone decides when a call has run out of time. */
+        long timeout_ms = (long) u64_min((t->timeout_usec + 999) / 1000 + CURL_BACKSTOP_MS, (uint64_t) LONG_MAX);
         CURL *e = t->easy;
         CURLcode cc = CURLE_OK;
 
@@ -530,12 +534,11 @@ static int transfer_options(Transfer *t, const char *url) {
         return cc == CURLE_OK ? 0 : cc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EINVAL;
 }
 
-static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, uint64_t timeout_usec) {
+static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, uint64_t now, uint64_t deadline) {
         cleanup_free char *url = NULL;
         int r;
 
-        *t = (Transfer) { .ch = ch, .call = call, .timeout_usec = timeout_usec,
-                          .deadline = monotonic_usec() + timeout_usec };
+        *t = (Transfer) { .ch = ch, .call = call, .timeout_usec = deadline - now, .deadline = deadline };
         relay_init(&t->relay, (uint64_t) ch->max_response + GRPC_RESPONSE_OVERHEAD_MAX, GRPC_RESPONSE_FRAMES_MAX);
         grpc_frame_parser_init(&t->parser, ch->max_response);
         grpc_response_head_done(&t->head);
@@ -694,23 +697,22 @@ static void transfer_finish(Transfer *t, CURLcode cc) {
         c->result = 0;
 }
 
+/* A call cut by the channel's deadline ends exactly at it, not a few microseconds before: the caller
+ * can tell by the clock that it was the deadline that ended it. */
 static int start_next(GrpcChannel *ch, Transfer *t, GrpcCall *call) {
-        uint64_t timeout = ch->timeout_usec;
+        uint64_t now = monotonic_usec(), deadline = now + ch->timeout_usec;
         CURLMcode mc;
         int r;
 
         if (ch->deadline_usec > 0) {
-                uint64_t now = monotonic_usec();
-                uint64_t left = ch->deadline_usec > now ? ch->deadline_usec - now : 0;
-
-                if (left < GRPC_CALL_MIN_USEC) {
+                if (ch->deadline_usec < now + GRPC_CALL_MIN_USEC) {
                         call->grpc_status = -1;
                         call_fail(call, -ETIME, "not started: the deadline has passed");
                         return -ETIME;
                 }
-                timeout = u64_min(timeout, left);
+                deadline = u64_min(deadline, ch->deadline_usec);
         }
-        r = transfer_setup(t, ch, call, timeout);
+        r = transfer_setup(t, ch, call, now, deadline);
         if (r < 0) {
                 if (t->connect_error < 0)
                         fail_connect(t);
