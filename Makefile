@@ -124,7 +124,7 @@ FUZZ_CFLAGS  := -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -I. $(PKG_CFLAGS) -fsa
 FUZZ_SRCS_manifest  := agent/manifest.c agent/path.c netreset/route.c netreset/nl.c
 FUZZ_SRCS_mountinfo := agent/mountinfo.c
 FUZZ_SRCS_kubeconfig := agent/kubeconfig.c agent/fileio.c
-FUZZ_SRCS_cri       := cri/proto.c cri/messages.c cri/grpc.c
+FUZZ_SRCS_cri       := cri/proto.c cri/messages.c cri/grpc.c cri/relay.c
 $(O)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_SRCS_manifest) $(FUZZ_SRCS_mountinfo) $(FUZZ_SRCS_kubeconfig) \
 		$(FUZZ_SRCS_cri)
 	@mkdir -p $(dir $@)

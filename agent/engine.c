@@ -94,7 +94,9 @@ static bool past_deadline(const Context *ctx) {
         return ctx->deadline_usec > 0 && now_usec() > ctx->deadline_usec;
 }
 
-/* Actions that must not run are settled before any batch or apply is called. */
+/* Actions that must not run are settled before any batch or apply is called. "Skipped" is for what
+ * the plan decided not to do; an action that time ran out for is a failure: nothing was done about
+ * what it observed, and the run must not say "clean". */
 static bool settle_without_apply(Context *ctx, Action *a) {
         if (a->skip_reason) {
                 a->result = ACTION_SKIPPED;
@@ -103,9 +105,7 @@ static bool settle_without_apply(Context *ctx, Action *a) {
                 return true;
         }
         if (past_deadline(ctx)) {
-                a->result = ACTION_SKIPPED;
-                free(a->message);
-                a->message = strdup("the run's --timeout was reached");
+                action_record(a, -ETIME, strdup("not run: the run's --timeout was reached"));
                 return true;
         }
         return false;

@@ -44,6 +44,7 @@ static bool arg_yes;
 static bool arg_step;
 static OutputMode arg_output = OUTPUT_TEXT;
 static unsigned arg_timeout_sec;
+static uint64_t started_usec;   /* CLOCK_MONOTONIC at start: --timeout counts from here */
 static bool arg_lazy_unmount;
 static bool arg_group_delete = true;
 static unsigned arg_xtables_wait_sec = 10;
@@ -411,7 +412,7 @@ static int setup(Setup *s) {
         s->ctx.pods_budget_sec = arg_pods_timeout_sec;
         s->ctx.kill_grace_usec = (uint64_t) arg_kill_grace_sec * 1000000ULL;
         if (arg_timeout_sec > 0)
-                s->ctx.deadline_usec = now_usec() + (uint64_t) arg_timeout_sec * 1000000ULL;
+                s->ctx.deadline_usec = started_usec + (uint64_t) arg_timeout_sec * 1000000ULL;
         return 0;
 }
 
@@ -775,6 +776,7 @@ static int usage_exit_status(int argc, char *argv[]) {
 int main(int argc, char *argv[]) {
         int r;
 
+        started_usec = now_usec();
         log_setup();
         raise_nofile_limit();
         r = parse_argv(argc, argv);

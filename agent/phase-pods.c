@@ -52,6 +52,7 @@ typedef struct Runtime {
         unsigned concurrency;
         uint64_t budget_usec;
         uint64_t deadline;      /* CLOCK_MONOTONIC, from the first action executed */
+        uint64_t plan_deadline; /* CLOCK_MONOTONIC: no planning call runs past it */
         bool hung;              /* a call ran into its deadline: no more calls, rung 3 */
         bool needs_rung3;       /* the CRI could not finish, even with rung 2 */
         char *rung3_reason;
@@ -451,7 +452,8 @@ static const char *rung3_reason(const Runtime *rt) {
 }
 
 /* Stop the runtime's unit through systemd; without systemd, say what the operator must do. */
-static int runtime_stop(const Runtime *rt, char **ret_msg) {
+static int runtime_stop(const Runtime *rt, const Context *ctx, char **ret_msg) {
+        uint64_t wait = RUNTIME_STOP_TIMEOUT_USEC, now = now_usec();
         cleanup_free char *err = NULL;
         int r;
 
@@ -461,7 +463,10 @@ static int runtime_stop(const Runtime *rt, char **ret_msg) {
                                   (int) rt->info.pid);
         if (!rt->info.unit)
                 return set_errmsg(ret_msg, -EOPNOTSUPP, "no systemd unit known for this runtime: stop it, then rerun");
-        r = services_stop_unit(rt->info.unit, RUNTIME_STOP_TIMEOUT_USEC, &err);
+        /* The stop job is waited for within the run's --timeout too. */
+        if (ctx->deadline_usec > 0)
+                wait = u64_min(wait, ctx->deadline_usec > now ? ctx->deadline_usec - now : 0);
+        r = services_stop_unit(rt->info.unit, wait ?: 1, &err);
         if (r == -EHOSTDOWN)
                 return set_errmsg(ret_msg, r, "systemd is not running: stop %s (PID %d) by hand, then rerun",
                                   rt->info.unit, (int) rt->info.pid);
@@ -470,7 +475,7 @@ static int runtime_stop(const Runtime *rt, char **ret_msg) {
         return set_errmsg(ret_msg, r, r > 0 ? "stopped %s" : "%s was not running", rt->info.unit);
 }
 
-static int rung3(Runtime *rt, const char *why, char **ret_msg) {
+static int rung3(Runtime *rt, const Context *ctx, const char *why, char **ret_msg) {
         cleanup_free char *stop = NULL, *leftover = NULL;
         LeftoverUnmount lu = {};
         ShimKill sk = {};
@@ -482,7 +487,7 @@ static int rung3(Runtime *rt, const char *why, char **ret_msg) {
                 stop = strdup("the runtime is not running");
                 r = 0;
         } else
-                r = runtime_stop(rt, &stop);
+                r = runtime_stop(rt, ctx, &stop);
         if (rt->info.kind == RUNTIME_CONTAINERD) {
                 k = shims_kill(CRI_NAMESPACE, rt->socket_path, &sk);
                 u = leftovers_unmount(rt->info.state_dir, CRI_NAMESPACE, false, &lu);
@@ -513,7 +518,7 @@ static int runtime_apply(Action *a, Context *ctx, char **reterr_msg) {
                                   "the rung 2 rescue", rt->rescued);
         if (!why)
                 return set_errmsg(reterr_msg, 0, "no rescue needed: every pod went through the CRI");
-        return rung3(rt, why, reterr_msg);
+        return rung3(rt, ctx, why, reterr_msg);
 }
 
 /* Residue: the runtime still listens without answering, or shims or their mounts remain. */
@@ -779,8 +784,25 @@ static int runtime_row(Plan *plan, Runtime *rt, bool present, const char *fmt, .
                        strna(rt->info.config), strna(rt->info.cni_conf_dir), strna(rt->info.unit));
 }
 
+/* A planning call that ran out of time says which bound cut it, so the report blames the budget the
+ * operator set and not only the runtime. */
+static void note_cut(const Context *ctx, const Runtime *rt, int r, char **msg) {
+        const char *bound;
+        char *m;
+
+        if ((r != -ETIMEDOUT && r != -ETIME) || rt->plan_deadline == 0 || now_usec() < rt->plan_deadline)
+                return;
+        bound = ctx->deadline_usec > 0 && rt->plan_deadline >= ctx->deadline_usec ? "the run's --timeout" :
+                                                                                      "the pods budget (--pods-timeout)";
+        m = strprintf("%s, cut by %s", strna(*msg), bound);
+        if (!m)
+                return;
+        free(*msg);
+        *msg = m;
+}
+
 /* Every pod and container of an answering runtime, in the order they go. */
-static int plan_pods(Plan *plan, Runtime *rt) {
+static int plan_pods(const Context *ctx, Plan *plan, Runtime *rt) {
         cleanup_free SandboxView *v = NULL;
         cleanup_free char *err = NULL;
         CriSandbox *s = NULL;
@@ -795,6 +817,7 @@ static int plan_pods(Plan *plan, Runtime *rt) {
         if (r >= 0 && !(v = calloc(ns ? ns : 1, sizeof(SandboxView))))
                 r = -ENOMEM;
         if (r < 0) {
+                note_cut(ctx, rt, r, &err);
                 rt->probe_error = r;
                 rt->probe_message = TAKE_PTR(err);
                 if (r != -ENOMEM)
@@ -874,20 +897,25 @@ static int runtime_new(const Context *ctx, const char *path, Runtime **ret) {
         return 0;
 }
 
-static int plan_runtime(const Context *ctx, Plan *plan, const char *path, char **reterr) {
+static int plan_runtime(const Context *ctx, Plan *plan, const char *path, uint64_t deadline, char **reterr) {
         CLEANUP(runtime_unrefp) Runtime *rt = NULL;
         int r;
 
         r = runtime_new(ctx, path, &rt);
         if (r < 0)
                 return set_errmsg(reterr, r, "pods: cannot create a CRI client for %s: %s", path, strerror(-r));
+        rt->plan_deadline = deadline;
+        cri_client_set_deadline(rt->client, deadline);
         cri_client_set_timeout(rt->client, PROBE_TIMEOUT_USEC);
         rt->probe_error = cri_version(rt->client, &rt->version, &rt->probe_message);
+        note_cut(ctx, rt, rt->probe_error, &rt->probe_message);
         r = runtime_info_probe(path, rt->version.runtime_name, &rt->info);
         if (r >= 0)
                 r = plan_stale_rescue(plan, rt);
         if (r >= 0)
-                r = rt->probe_error < 0 ? plan_unanswered(plan, rt) : plan_pods(plan, rt);
+                r = rt->probe_error < 0 ? plan_unanswered(plan, rt) : plan_pods(ctx, plan, rt);
+        /* Execution sets its own deadline, from the pods budget. */
+        cri_client_set_deadline(rt->client, 0);
         if (r < 0)
                 return set_errmsg(reterr, r, "pods: cannot plan for %s: %s", path, strerror(-r));
         return 0;
@@ -958,8 +986,17 @@ static int plan_no_runtime(Plan *plan, char **eps) {
                        strna(list));
 }
 
+/* The planning calls get the pods budget too, from the start of the phase's planning, and never run
+ * past the run's --timeout: a runtime that answers Version and then hangs cannot hold the run. */
+static uint64_t plan_deadline(const Context *ctx) {
+        uint64_t d = now_usec() + (uint64_t) (ctx->pods_budget_sec ?: PODS_BUDGET_DEFAULT_SEC) * USEC_PER_SEC;
+
+        return ctx->deadline_usec > 0 ? u64_min(d, ctx->deadline_usec) : d;
+}
+
 int phase_pods_plan(Context *ctx, Plan *plan, char **reterr) {
         cleanup_strv char **eps = NULL, **paths = NULL;
+        uint64_t deadline = plan_deadline(ctx);
         size_t n = 0, found = 0;
         bool explicit;
         int r;
@@ -984,7 +1021,7 @@ int phase_pods_plan(Context *ctx, Plan *plan, char **reterr) {
                 if (!is_socket(paths[i]) || seen_before(paths, i))
                         continue;
                 found++;
-                r = plan_runtime(ctx, plan, paths[i], reterr);
+                r = plan_runtime(ctx, plan, paths[i], deadline, reterr);
         }
         if (r < 0)
                 return r;

@@ -15,11 +15,13 @@
 #include <time.h>
 
 #include "cri/grpc.h"
+#include "cri/relay.h"
 #include "errno-util.h"
 #include "macro.h"
 
 #define GRPC_TIMEOUT_DEFAULT_USEC (10ULL * 1000000ULL)
 #define POLL_SLICE_MS 100
+#define CURL_BACKSTOP_MS 250
 
 static inline size_t size_min(size_t a, size_t b) {
         return a < b ? a : b;
@@ -34,7 +36,6 @@ struct GrpcChannel {
         uint64_t timeout_usec;
         uint64_t deadline_usec;         /* CLOCK_MONOTONIC; 0 = none */
         size_t max_response;
-        GrpcConnStrategy strategy;
         CURLM *multi;
 };
 
@@ -43,6 +44,10 @@ typedef struct Transfer {
         const GrpcChannel *ch;
         GrpcCall *call;
         uint64_t timeout_usec;          /* the channel's, or less when its deadline is nearer */
+        uint64_t deadline;              /* CLOCK_MONOTONIC: start + timeout_usec; the channel enforces it */
+        Relay relay;                    /* the call's own connection, metered */
+        int relay_error;                /* a bound the peer broke */
+        int connect_error;              /* why the runtime's socket could not be reached */
         CURL *easy;
         struct curl_slist *headers;
         uint8_t *body;
@@ -332,14 +337,6 @@ int grpc_status_to_errno(int status) {
         return map[status];
 }
 
-GrpcConnStrategy grpc_conn_strategy_for(unsigned curl_version_num) {
-        return curl_version_num >= 0x080000 ? GRPC_CONN_MULTIPLEX : GRPC_CONN_FRESH;
-}
-
-const char *grpc_conn_strategy_to_string(GrpcConnStrategy s) {
-        return s == GRPC_CONN_MULTIPLEX ? "multiplex" : "fresh";
-}
-
 void grpc_call_done(GrpcCall *c) {
         free(c->message);
         free(c->response);
@@ -387,7 +384,6 @@ int grpc_channel_new(const char *socket_path, GrpcChannel **ret) {
         }
         ch->timeout_usec = GRPC_TIMEOUT_DEFAULT_USEC;
         ch->max_response = GRPC_RESPONSE_MAX_DEFAULT;
-        ch->strategy = grpc_conn_strategy_for(v->version_num);
         *ret = ch;
         return 0;
 }
@@ -422,12 +418,11 @@ void grpc_channel_set_max_response(GrpcChannel *ch, size_t max) {
         ch->max_response = max;
 }
 
-void grpc_channel_set_strategy(GrpcChannel *ch, GrpcConnStrategy s) {
-        ch->strategy = s;
-}
+static uint64_t monotonic_usec(void) {
+        struct timespec ts;
 
-GrpcConnStrategy grpc_channel_get_strategy(const GrpcChannel *ch) {
-        return ch->strategy;
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
 }
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata) {
@@ -459,9 +454,21 @@ static size_t on_header(char *ptr, size_t size, size_t nitems, void *userdata) {
         return size * nitems;
 }
 
+/* libcurl calls this whenever data moves and at least once a second: past the deadline it stops the
+ * transfer from inside libcurl, before the channel's own check after the turn. */
+static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
+        Transfer *t = userdata;
+
+        if (monotonic_usec() < t->deadline)
+                return 0;
+        t->callback_error = -ETIMEDOUT;
+        return 1;
+}
+
 static void transfer_done(Transfer *t) {
         if (t->easy)
                 curl_easy_cleanup(t->easy);
+        relay_close(&t->relay);
         curl_slist_free_allp(&t->headers);
         free(t->body);
         grpc_frame_parser_done(&t->parser);
@@ -490,13 +497,17 @@ static int transfer_headers(Transfer *t) {
 }
 
 static int transfer_options(Transfer *t, const char *url) {
-        long timeout_ms = (long) u64_min((t->timeout_usec + 999) / 1000, (uint64_t) LONG_MAX);
+        /* libcurl's own timeout is only a backstop, a little after the channel's deadline: it runs on
+         * CLOCK_MONOTONIC_RAW and may fire a millisecond early by CLOCK_MONOTONIC, and the channel
+         * alone decides when a call has run out of time. */
+        long timeout_ms = (long) u64_min((t->timeout_usec + 999) / 1000 + CURL_BACKSTOP_MS, (uint64_t) LONG_MAX);
         CURL *e = t->easy;
         CURLcode cc = CURLE_OK;
 
 #define SET(opt, val) if (cc == CURLE_OK) cc = curl_easy_setopt(e, opt, val)
         SET(CURLOPT_URL, url);
-        SET(CURLOPT_UNIX_SOCKET_PATH, t->ch->socket_path);
+        /* libcurl talks to the call's relay (relay.c), which holds the runtime's connection. */
+        SET(CURLOPT_ABSTRACT_UNIX_SOCKET, t->relay.name);
         SET(CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
         SET(CURLOPT_POST, 1L);
         SET(CURLOPT_POSTFIELDS, t->body);
@@ -507,25 +518,28 @@ static int transfer_options(Transfer *t, const char *url) {
         SET(CURLOPT_WRITEDATA, t);
         SET(CURLOPT_HEADERFUNCTION, on_header);
         SET(CURLOPT_HEADERDATA, t);
+        SET(CURLOPT_XFERINFOFUNCTION, on_progress);
+        SET(CURLOPT_XFERINFODATA, t);
+        SET(CURLOPT_NOPROGRESS, 0L);
         SET(CURLOPT_TIMEOUT_MS, timeout_ms);
         SET(CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
         SET(CURLOPT_NOSIGNAL, 1L);
         SET(CURLOPT_ERRORBUFFER, t->errbuf);
         SET(CURLOPT_PRIVATE, t);
-        if (t->ch->strategy == GRPC_CONN_FRESH) {
-                SET(CURLOPT_FRESH_CONNECT, 1L);
-                SET(CURLOPT_FORBID_REUSE, 1L);
-        } else
-                SET(CURLOPT_PIPEWAIT, 1L);
+        /* One connection per call: the relay meters what the peer sends for this call alone (and
+         * libcurl before 8.0.0 fails a second transfer on a prior-knowledge connection, curl#10634). */
+        SET(CURLOPT_FRESH_CONNECT, 1L);
+        SET(CURLOPT_FORBID_REUSE, 1L);
 #undef SET
         return cc == CURLE_OK ? 0 : cc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EINVAL;
 }
 
-static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, uint64_t timeout_usec) {
+static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, uint64_t now, uint64_t deadline) {
         cleanup_free char *url = NULL;
         int r;
 
-        *t = (Transfer) { .ch = ch, .call = call, .timeout_usec = timeout_usec };
+        *t = (Transfer) { .ch = ch, .call = call, .timeout_usec = deadline - now, .deadline = deadline };
+        relay_init(&t->relay, (uint64_t) ch->max_response + GRPC_RESPONSE_OVERHEAD_MAX, GRPC_RESPONSE_FRAMES_MAX);
         grpc_frame_parser_init(&t->parser, ch->max_response);
         grpc_response_head_done(&t->head);
         call->result = 0;
@@ -542,6 +556,9 @@ static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, ui
         r = transfer_headers(t);
         if (r < 0)
                 return r;
+        r = relay_open(&t->relay, ch->socket_path);
+        if (r < 0)
+                return (t->connect_error = r);
         t->easy = curl_easy_init();
         if (!t->easy)
                 return -ENOMEM;
@@ -574,11 +591,43 @@ static void fail_head(Transfer *t) {
         call_fail(c, -EPROTO, "the response ended without grpc-status");
 }
 
+/* Tell a missing socket (no runtime) from one that refuses (runtime dead). */
+static void fail_connect(Transfer *t) {
+        const char *path = t->ch->socket_path;
+
+        switch (t->connect_error) {
+        case -ENOENT:
+                return call_fail(t->call, -ENOENT, "%s does not exist", path);
+        case -ECONNREFUSED:
+                return call_fail(t->call, -ECONNREFUSED, "nothing accepts connections on %s", path);
+        case -EAGAIN:
+                return call_fail(t->call, -EAGAIN, "the listen queue of %s is full", path);
+        }
+        call_fail(t->call, t->connect_error, "cannot connect to %s: %s", path, strerror(-t->connect_error));
+}
+
+static void fail_timeout(Transfer *t) {
+        call_fail(t->call, -ETIMEDOUT, "no answer within %llu ms", (unsigned long long) (t->timeout_usec / 1000));
+}
+
+/* The peer broke a bound of the relay: the call is refused however the rest of it would have gone. */
+static void fail_relay(Transfer *t) {
+        if (t->relay_error == -ENOBUFS)
+                return call_fail(t->call, -EPROTO, "the runtime sent more than %u HTTP/2 frames for one call: "
+                                 "refused as a flood", GRPC_RESPONSE_FRAMES_MAX);
+        if (t->relay_error == -EMSGSIZE)
+                return call_fail(t->call, -EMSGSIZE, "the runtime sent more than %zu bytes for one call",
+                                 t->ch->max_response + GRPC_RESPONSE_OVERHEAD_MAX);
+        call_fail(t->call, -ECONNRESET, "connection lost: %s", strerror(-t->relay_error));
+}
+
 static void fail_callback(Transfer *t) {
         const GrpcFrameParser *p = &t->parser;
         GrpcCall *c = t->call;
 
         switch (t->callback_error) {
+        case -ETIMEDOUT:
+                return fail_timeout(t);
         case -EMSGSIZE:
                 return call_fail(c, -EMSGSIZE, "response message of %" PRIu32 " bytes is over the limit of %zu bytes",
                                  p->declared, p->max);
@@ -598,13 +647,9 @@ static void fail_curl(Transfer *t, CURLcode cc) {
 
         switch (cc) {
         case CURLE_OPERATION_TIMEDOUT:
-                return call_fail(c, -ETIMEDOUT, "no answer within %llu ms",
-                                 (unsigned long long) (t->timeout_usec / 1000));
+                return fail_timeout(t);
         case CURLE_COULDNT_CONNECT:
-                /* Tell a missing socket (no runtime) from one that refuses (runtime dead). */
-                if (access(t->ch->socket_path, F_OK) < 0 && errno == ENOENT)
-                        return call_fail(c, -ENOENT, "%s does not exist", t->ch->socket_path);
-                return call_fail(c, -ECONNREFUSED, "nothing accepts connections on %s", t->ch->socket_path);
+                return call_fail(c, -EIO, "cannot reach the call's relay: %s", text);
         case CURLE_OUT_OF_MEMORY:
                 return call_fail(c, -ENOMEM, "%s", text);
         case CURLE_HTTP2:
@@ -628,6 +673,8 @@ static void transfer_finish(Transfer *t, CURLcode cc) {
         GrpcCall *c = t->call;
         int r;
 
+        if (t->relay_error < 0)
+                return fail_relay(t);
         if (t->callback_error < 0)
                 return fail_callback(t);
         if (cc != CURLE_OK)
@@ -650,32 +697,27 @@ static void transfer_finish(Transfer *t, CURLcode cc) {
         c->result = 0;
 }
 
-static uint64_t monotonic_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
-}
-
+/* A call cut by the channel's deadline ends exactly at it, not a few microseconds before: the caller
+ * can tell by the clock that it was the deadline that ended it. */
 static int start_next(GrpcChannel *ch, Transfer *t, GrpcCall *call) {
-        uint64_t timeout = ch->timeout_usec;
+        uint64_t now = monotonic_usec(), deadline = now + ch->timeout_usec;
         CURLMcode mc;
         int r;
 
         if (ch->deadline_usec > 0) {
-                uint64_t now = monotonic_usec();
-                uint64_t left = ch->deadline_usec > now ? ch->deadline_usec - now : 0;
-
-                if (left < GRPC_CALL_MIN_USEC) {
+                if (ch->deadline_usec < now + GRPC_CALL_MIN_USEC) {
                         call->grpc_status = -1;
                         call_fail(call, -ETIME, "not started: the deadline has passed");
                         return -ETIME;
                 }
-                timeout = u64_min(timeout, left);
+                deadline = u64_min(deadline, ch->deadline_usec);
         }
-        r = transfer_setup(t, ch, call, timeout);
+        r = transfer_setup(t, ch, call, now, deadline);
         if (r < 0) {
-                call_fail(call, r, "cannot set up the call: %s", strerror(-r));
+                if (t->connect_error < 0)
+                        fail_connect(t);
+                else
+                        call_fail(call, r, "cannot set up the call: %s", strerror(-r));
                 transfer_done(t);
                 return r;
         }
@@ -710,6 +752,66 @@ static size_t reap(GrpcChannel *ch) {
         return n;
 }
 
+/* Take a call out before its end: it fails with the reason set_reason writes. */
+static void drop(GrpcChannel *ch, Transfer *t, void (*set_reason)(Transfer *t)) {
+        set_reason(t);
+        (void) curl_multi_remove_handle(ch->multi, t->easy);
+        transfer_done(t);
+}
+
+/* One turn of every call's relay; a call whose peer broke a bound is dropped. Returns how many were. */
+static size_t pump(GrpcChannel *ch, Transfer *ts, size_t n) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                Transfer *t = &ts[i];
+
+                if (!t->easy)
+                        continue;
+                t->relay_error = relay_pump(&t->relay);
+                if (t->relay_error < 0) {
+                        drop(ch, t, fail_relay);
+                        k++;
+                }
+        }
+        return k;
+}
+
+/* The channel enforces each call's deadline itself rather than trusting CURLOPT_TIMEOUT_MS: libcurl
+ * 7.88 with nghttp2 1.52 keeps a transfer going past it while a peer streams empty DATA frames. A
+ * call past its deadline is dropped; returns how many were. */
+static size_t expire(GrpcChannel *ch, Transfer *ts, size_t n) {
+        uint64_t now = monotonic_usec();
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (ts[i].easy && now >= ts[i].deadline) {
+                        drop(ch, &ts[i], fail_timeout);
+                        k++;
+                }
+        return k;
+}
+
+/* Wait for libcurl's sockets and the relays', never past the nearest deadline of a call in flight. */
+static void wait_turn(GrpcChannel *ch, const Transfer *ts, size_t n, struct curl_waitfd *w) {
+        uint64_t now = monotonic_usec(), wait = POLL_SLICE_MS * 1000ULL;
+        unsigned nw = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                int fds[2];
+                short ev[2];
+                size_t k;
+
+                if (!ts[i].easy)
+                        continue;
+                wait = u64_min(wait, ts[i].deadline > now ? ts[i].deadline - now : 0);
+                k = relay_wait(&ts[i].relay, fds, ev);
+                for (size_t j = 0; j < k; j++)
+                        w[nw++] = (struct curl_waitfd) { .fd = fds[j], .events = ev[j] };
+        }
+        (void) curl_multi_poll(ch->multi, w, nw, (int) ((wait + 999) / 1000), NULL);
+}
+
 /* A broken multi handle: every call not finished yet fails with the same reason. */
 static void abort_all(GrpcChannel *ch, Transfer *ts, GrpcCall *calls, size_t n, size_t next, CURLMcode mc) {
         for (size_t i = 0; i < n; i++) {
@@ -723,18 +825,22 @@ static void abort_all(GrpcChannel *ch, Transfer *ts, GrpcCall *calls, size_t n, 
         }
 }
 
+/* Each turn moves at most one relay chunk per call, so no turn is long, and the clock is read after
+ * every one of them. */
 int grpc_channel_run(GrpcChannel *ch, GrpcCall *calls, size_t n, unsigned concurrency) {
         cleanup_free Transfer *ts = NULL;
+        cleanup_free struct curl_waitfd *w = NULL;
         size_t next = 0, active = 0, finished = 0;
 
         if (n == 0)
                 return 0;
         ts = calloc(n, sizeof(Transfer));
-        if (!ts)
+        w = calloc(2 * n, sizeof(struct curl_waitfd));
+        if (!ts || !w)
                 return -ENOMEM;
-        (void) curl_multi_setopt(ch->multi, CURLMOPT_PIPELINING,
-                                 ch->strategy == GRPC_CONN_MULTIPLEX ? (long) CURLPIPE_MULTIPLEX :
-                                                                       (long) CURLPIPE_NOTHING);
+        for (size_t i = 0; i < n; i++)
+                relay_init(&ts[i].relay, 0, 0);
+        (void) curl_multi_setopt(ch->multi, CURLMOPT_PIPELINING, (long) CURLPIPE_NOTHING);
         concurrency = concurrency ? concurrency : 1;
         while (finished < n) {
                 CURLMcode mc;
@@ -752,10 +858,12 @@ int grpc_channel_run(GrpcChannel *ch, GrpcCall *calls, size_t n, unsigned concur
                         return -EIO;
                 }
                 k = reap(ch);
+                k += pump(ch, ts, n);
+                k += expire(ch, ts, n);
                 active -= k;
                 finished += k;
                 if (active > 0 && k == 0)
-                        (void) curl_multi_poll(ch->multi, NULL, 0, POLL_SLICE_MS, NULL);
+                        wait_turn(ch, ts, n, w);
         }
         return 0;
 }

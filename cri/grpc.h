@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* gRPC unary calls over HTTP/2 on a unix socket, with libcurl: the 5-byte message framing, the
- * response headers and trailers, deadlines, a response size bound, and many calls at once. */
+ * response headers and trailers, deadlines it enforces itself, bounds on what a peer may send, and
+ * many calls at once. */
 #pragma once
 
 #include <stdbool.h>
@@ -10,6 +11,12 @@
 /* kubelet's own bound on a CRI message (16 MiB). */
 #define GRPC_RESPONSE_MAX_DEFAULT (16U << 20)
 #define GRPC_FRAME_HEADER_SIZE 5
+/* Bounds on what a runtime may send for one call, whatever it sends: the message's bound plus this
+ * for headers, trailers, frame headers and control frames; and HTTP/2 frames of any kind, empty
+ * ones included. A real runtime sends a handful of frames and its message in frames of up to 16 KiB:
+ * about 1024 of them for a 16 MiB message. */
+#define GRPC_RESPONSE_OVERHEAD_MAX (1U << 20)
+#define GRPC_RESPONSE_FRAMES_MAX (64U << 10)
 #define GRPC_MESSAGE_TEXT_MAX 4096
 
 /* gRPC status codes (grpc/doc/statuscodes.md). */
@@ -80,17 +87,6 @@ void grpc_timeout_format(uint64_t usec, char buf[static 16]);
 const char *grpc_status_to_string(int status);
 int grpc_status_to_errno(int status);
 
-/* How calls share connections. libcurl before 8.0.0 fails a second transfer on a prior-knowledge
- * HTTP/2 connection (curl#10634): there every call gets a fresh connection and concurrency comes
- * from several connections. From 8.0.0 all calls multiplex on one kept connection. */
-typedef enum GrpcConnStrategy {
-        GRPC_CONN_FRESH,
-        GRPC_CONN_MULTIPLEX,
-} GrpcConnStrategy;
-
-GrpcConnStrategy grpc_conn_strategy_for(unsigned curl_version_num);
-const char *grpc_conn_strategy_to_string(GrpcConnStrategy s);
-
 typedef struct GrpcChannel GrpcChannel;
 
 /* One unary call. The caller fills the request side; grpc_channel_run() fills the rest. */
@@ -120,10 +116,11 @@ void grpc_channel_set_timeout(GrpcChannel *ch, uint64_t usec);
 void grpc_channel_set_deadline(GrpcChannel *ch, uint64_t monotonic_usec);
 uint64_t grpc_channel_get_timeout(const GrpcChannel *ch);
 void grpc_channel_set_max_response(GrpcChannel *ch, size_t max);
-void grpc_channel_set_strategy(GrpcChannel *ch, GrpcConnStrategy s);
-GrpcConnStrategy grpc_channel_get_strategy(const GrpcChannel *ch);
 
-/* Run the calls, at most concurrency at a time, each with the channel's timeout as its deadline
- * (cut to the channel's deadline, when one is set).
- * Every call gets its own result; the return value is -ENOMEM or another failure to run at all. */
+/* Run the calls, at most concurrency at a time, each on a connection of its own and with the
+ * channel's timeout as its deadline (cut to the channel's deadline, when one is set). The deadline is
+ * enforced here on the monotonic clock whatever the peer sends: a call past it fails with -ETIMEDOUT
+ * ("no answer within N ms"). A peer that breaks the bounds above fails the call with -EPROTO or
+ * -EMSGSIZE. Every call gets its own result; the return value is -ENOMEM or another failure to run
+ * at all. */
 int grpc_channel_run(GrpcChannel *ch, GrpcCall *calls, size_t n, unsigned concurrency);

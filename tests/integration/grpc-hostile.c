@@ -17,6 +17,13 @@
  *   unimplemented  trailers-only grpc-status 12 (UNIMPLEMENTED)
  *   unimplemented-first  UNIMPLEMENTED for the first call, valid answers after (the v1alpha2 fallback)
  *   hang        accept, never read, never answer
+ *   flood       HEADERS, then zero-length DATA frames as fast as the socket takes them, never the end
+ *               (no flow-control window is spent on them, so nothing in HTTP/2 stops the sender)
+ *   unknown     HEADERS, then frames of an unknown type with 16 KiB payloads, which HTTP/2 says to
+ *               ignore: the client sees no byte of them, only the traffic
+ *   big         a valid VersionResponse of 1 MiB (runtime_version is 1 MiB of 'x'), in many DATA frames
+ *   trickle     HEADERS, then 64 empty DATA frames every 10 ms, never the end: below any bound on
+ *               frames within a call's deadline, so only the deadline ends the call
  *   close       accept and close at once
  *
  * tests/unit/test-cri-grpc.c includes this file (with HOSTILE_NO_MAIN) to run the same server. */
@@ -157,6 +164,51 @@ static int hostile_trailers_ok(int fd, uint32_t stream) {
         return hostile_headers(fd, stream, 0, NULL, "0", NULL, H2_END_STREAM);
 }
 
+/* Empty DATA frames in batches of 16384 until the client goes: libcurl gets no body byte and no
+ * callback from them, only work. */
+static int hostile_flood(int fd, uint32_t stream, size_t batch, useconds_t pause_usec) {
+        static uint8_t frames[16384 * 9];
+
+        for (size_t i = 0; i < sizeof frames; i += 9) {
+                uint8_t *f = frames + i;
+
+                memset(f, 0, 9);
+                f[3] = H2_DATA;
+                f[5] = (uint8_t) (stream >> 24);
+                f[6] = (uint8_t) (stream >> 16);
+                f[7] = (uint8_t) (stream >> 8);
+                f[8] = (uint8_t) stream;
+        }
+        for (;;) {
+                if (hostile_write_all(fd, frames, batch * 9) < 0)
+                        return -1;
+                if (pause_usec > 0)
+                        (void) usleep(pause_usec);
+        }
+}
+
+/* A valid message far larger than one frame: the client must put it together from 64 DATA frames. */
+static int hostile_big(int fd, uint32_t stream) {
+        static uint8_t msg[5 + 4 + (1U << 20)];
+        const size_t len = 1U << 20, n = sizeof msg;
+
+        msg[0] = 0;
+        msg[1] = (uint8_t) ((n - 5) >> 24);
+        msg[2] = (uint8_t) ((n - 5) >> 16);
+        msg[3] = (uint8_t) ((n - 5) >> 8);
+        msg[4] = (uint8_t) (n - 5);
+        /* field 3 (runtime_version), length-delimited: tag 0x1a, varint 1 MiB = 80 80 40 */
+        msg[5] = 0x1a;
+        msg[6] = 0x80;
+        msg[7] = 0x80;
+        msg[8] = 0x40;
+        memset(msg + 9, 'x', len);
+        for (size_t off = 0; off < n; off += 16384)
+                if (hostile_frame(fd, H2_DATA, 0, stream, msg + off, n - off < 16384 ? n - off : 16384) < 0)
+                        return -1;
+        return hostile_trailers_ok(fd, stream);
+}
+
 static int hostile_respond(int fd, uint32_t stream, const char *mode) {
         static uint8_t filler[16379];
         const char *ct = "application/grpc";
@@ -174,6 +226,19 @@ static int hostile_respond(int fd, uint32_t stream, const char *mode) {
         }
         if (hostile_headers(fd, stream, 200, ct, NULL, NULL, 0) < 0)
                 return -1;
+        if (strcmp(mode, "big") == 0)
+                return hostile_big(fd, stream);
+        if (strcmp(mode, "unknown") == 0) {
+                static uint8_t junk[16384];
+
+                for (;;)
+                        if (hostile_frame(fd, 0xfa, 0, stream, junk, sizeof junk) < 0)
+                                return -1;
+        }
+        if (strcmp(mode, "flood") == 0)
+                return hostile_flood(fd, stream, 16384, 0);
+        if (strcmp(mode, "trickle") == 0)
+                return hostile_flood(fd, stream, 64, 10000);
         if (strcmp(mode, "huge") == 0)
                 return hostile_data_frame(fd, stream, 0, UINT32_MAX, filler, sizeof filler, 0);
         if (strcmp(mode, "truncated") == 0) {

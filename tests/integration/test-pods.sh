@@ -182,6 +182,48 @@ assert "hung: the report says it does not answer and what rung 3 did" jq_ "$WORK
         "(lambda a: a['result'] == 'failed' and 'no answer within' in a['message'] and 'rung 3' in a['message'])(actions(r, kind='runtime')[0])"
 assert "hung: the runtime is residue" jq_ "$WORK/hung.json" "any(x['kind'] == 'runtime' for x in r['residue'])"
 
+# --- a flood of empty HTTP/2 DATA frames: the Version probe keeps its 5 s deadline, cheaply -----
+# libcurl alone spent seconds past the deadline at ~100% CPU here; the bounds are 2x the deadline
+# and a tenth of it in CPU time (correctness bounds, not performance figures).
+"$HOSTILE" "$WORK/flood.sock" flood &
+flood_pid=$!
+for _ in $(seq 100); do [ -S "$WORK/flood.sock" ] && break; sleep 0.02; done
+TIMEFORMAT='%R %U %S'
+{ time "$NODE_RESET" --cri-endpoint "unix://$WORK/flood.sock" --phases pods -o json plan > "$WORK/flood.json" 2> /dev/null; } 2> "$WORK/flood.time"
+unset TIMEFORMAT
+kill "$flood_pid"
+wait "$flood_pid" 2> /dev/null
+read -r f_wall f_user f_sys < "$WORK/flood.time"
+f_cpu_ms=$(awk -v u="$f_user" -v s="$f_sys" 'BEGIN { printf "%d", (u + s) * 1000 }')
+f_wall_ms=$(awk -v w="$f_wall" 'BEGIN { printf "%d", w * 1000 }')
+echo "  empty DATA flood: $f_wall_ms ms, $f_cpu_ms ms of CPU"
+assert "flood: the 5 s probe ends within 10 s ($f_wall_ms ms)" test "$f_wall_ms" -lt 10000
+assert "flood: CPU time stays bounded ($f_cpu_ms ms < 500)" test "$f_cpu_ms" -lt 500
+assert "flood: the runtime is reported not answering, with the reason" jq_ "$WORK/flood.json" \
+        "(lambda a: 'not answering' in a['detail'] and ('flood' in a['detail'] or 'no answer within' in a['detail']))(actions(r, kind='runtime')[0])"
+
+# --- --timeout and --pods-timeout bound planning: Version answers, the listing hangs -----------
+# Each in a pid namespace of its own, so that rung 3 (for --pods-timeout) sees no process but the
+# test's. Running out of time is a failure (exit 1), never "skipped".
+for opt in "--timeout:the run's --timeout:not run: the run's --timeout was reached" \
+        "--pods-timeout:the pods budget (--pods-timeout):rung 3 (no answer within"; do
+        IFS=: read -r flag cut why <<< "$opt"
+        t=$(date +%s%N)
+        unshare -p -f --mount-proc sh -c "'$HOSTILE' '$WORK/half.sock' hang 1 & sleep 0.3
+                '$NODE_RESET' --cri-endpoint 'unix://$WORK/half.sock' --phases pods $flag 3 --yes -o json run > '$WORK/half.json'
+                echo \$? > '$WORK/half.rc'"
+        ms=$(elapsed_ms "$t")
+        echo "  $flag 3, the listing hangs: $ms ms"
+        assert "$flag 3: the run ends in time, planning included ($ms ms < 6000)" test "$ms" -lt 6000
+        assert "$flag 3: exit 1" test "$(cat "$WORK/half.rc")" -eq 1
+        assert "$flag 3: the listing was cut, and the plan says by what" jq_ "$WORK/half.json" \
+                "\"cut by $cut\" in actions(r, kind='runtime')[0]['detail']"
+        assert "$flag 3: the runtime action failed, not skipped, and counts as failed" jq_ "$WORK/half.json" \
+                "actions(r, kind='runtime')[0]['result'] == 'failed' and not actions(r, result='skipped') and r['failed'] and r['exit_status'] == 1"
+        assert "$flag 3: the action says why" jq_ "$WORK/half.json" \
+                "actions(r, kind='runtime')[0]['message'].startswith(\"$why\")"
+done
+
 # --- no runtime: skipped, not a failure --------------------------------------------------------
 "$NODE_RESET" --cri-endpoint "unix://$WORK/none.sock" --phases pods,verify --yes -o json run > "$WORK/none.json"; rc=$?
 assert "no socket: exit 0" test $rc -eq 0

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests for the gRPC transport: the frame parser split at every byte, headers and trailers,
- * grpc-message decoding, deadlines, the connection strategy, and real calls over HTTP/2 against the
+ * grpc-message decoding, deadlines, and real calls over HTTP/2 against the
  * hostile test server (forked in-process) in each of its broken modes. */
 
 #include <setjmp.h>
@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <inttypes.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -227,15 +229,6 @@ static void test_status_mapping(void **state) {
         assert_string_equal(grpc_status_to_string(42), "UNKNOWN");
 }
 
-static void test_strategy(void **state) {
-        /* curl#10634: 7.88.1 cannot reuse a prior-knowledge connection; 8.0.0 can. */
-        assert_int_equal(grpc_conn_strategy_for(0x075801), GRPC_CONN_FRESH);
-        assert_int_equal(grpc_conn_strategy_for(0x07ffff), GRPC_CONN_FRESH);
-        assert_int_equal(grpc_conn_strategy_for(0x080000), GRPC_CONN_MULTIPLEX);
-        assert_int_equal(grpc_conn_strategy_for(0x080b00), GRPC_CONN_MULTIPLEX);
-        assert_string_equal(grpc_conn_strategy_to_string(GRPC_CONN_FRESH), "fresh");
-}
-
 static void test_endpoints(void **state) {
         char *p = NULL;
 
@@ -350,6 +343,74 @@ static void test_call_deadline(void **state) {
         assert_true(mono_usec() - t0 < 2000000);
         assert_non_null(strstr(msg, "no answer within 300 ms"));
         free(msg);
+}
+
+static uint64_t cpu_usec(void) {
+        struct rusage ru;
+
+        assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+        return (uint64_t) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000ULL +
+               (uint64_t) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+/* A peer that answers HEADERS and then streams empty DATA frames as fast as it can: the call ends
+ * within its deadline (2x as the bound on a loaded machine, where it overran by up to 15x) and the
+ * client burns little CPU on it (it used most of a core for the whole deadline). The server is a
+ * child process: RUSAGE_SELF counts the client alone. */
+static void test_call_flood(void **state) {
+        const uint64_t deadline = 2000000;
+        CriVersion v = {};
+        char *msg = NULL;
+        uint64_t t0 = mono_usec(), c0 = cpu_usec(), wall, cpu;
+        int r;
+
+        r = version_against("flood", 0, deadline, &v, &msg);
+        wall = mono_usec() - t0;
+        cpu = cpu_usec() - c0;
+        print_message("flood: %d (%s) after %" PRIu64 " ms, %" PRIu64 " ms of CPU\n", r, msg, wall / 1000, cpu / 1000);
+        assert_true(r == -EPROTO || r == -ETIMEDOUT);
+        assert_true(wall < 2 * deadline);
+        assert_true(cpu < deadline / 10);
+        assert_null(v.runtime_name);
+        free(msg);
+}
+
+/* Empty frames at a rate below any bound on their number: the channel's own deadline ends the call. */
+static void test_call_trickle(void **state) {
+        const uint64_t deadline = 1000000;
+        CriVersion v = {};
+        char *msg = NULL;
+        uint64_t t0 = mono_usec();
+
+        assert_int_equal(version_against("trickle", 0, deadline, &v, &msg), -ETIMEDOUT);
+        assert_true(mono_usec() - t0 < 2 * deadline);
+        assert_non_null(strstr(msg, "no answer within 1000 ms"));
+        free(msg);
+}
+
+/* Frames HTTP/2 says to ignore reach no callback: only the relay's count of bytes stops them. */
+static void test_call_unknown_frames(void **state) {
+        CriVersion v = {};
+        char *msg = NULL;
+        uint64_t t0 = mono_usec();
+
+        assert_int_equal(version_against("unknown", 0, 10000000, &v, &msg), -EMSGSIZE);
+        assert_true(mono_usec() - t0 < 10000000);
+        assert_non_null(strstr(msg, "bytes for one call"));
+        free(msg);
+}
+
+/* A message of 1 MiB in 64 DATA frames comes through the relay whole, turn by turn. */
+static void test_call_big(void **state) {
+        CriVersion v = {};
+        char *msg = NULL;
+
+        assert_int_equal(version_against("big", 0, 5000000, &v, &msg), 0);
+        assert_null(msg);
+        assert_non_null(v.runtime_version);
+        assert_int_equal(strlen(v.runtime_version), 1U << 20);
+        assert_int_equal(strspn(v.runtime_version, "x"), 1U << 20);
+        cri_version_done(&v);
 }
 
 static void test_call_v1alpha2_fallback(void **state) {
@@ -513,11 +574,14 @@ int main(void) {
                 cmocka_unit_test(test_content_type),
                 cmocka_unit_test(test_timeout_format),
                 cmocka_unit_test(test_status_mapping),
-                cmocka_unit_test(test_strategy),
                 cmocka_unit_test(test_endpoints),
                 cmocka_unit_test(test_call_ok),
                 cmocka_unit_test(test_call_hostile_modes),
                 cmocka_unit_test(test_call_deadline),
+                cmocka_unit_test(test_call_flood),
+                cmocka_unit_test(test_call_big),
+                cmocka_unit_test(test_call_unknown_frames),
+                cmocka_unit_test(test_call_trickle),
                 cmocka_unit_test(test_call_v1alpha2_fallback),
                 cmocka_unit_test(test_call_no_socket),
                 cmocka_unit_test(test_ops_concurrent),

@@ -98,9 +98,11 @@ static void test_deadline(void **state) {
 
         applied = 0;
         assert_non_null(plan_add(p, &fake_ops, "one", "ok", NULL, NULL));
-        assert_int_equal(engine_execute(&ctx, p, NULL), 0);
+        /* Not done for want of time is a failure, never "skipped": the run must not say clean. */
+        assert_int_equal(engine_execute(&ctx, p, NULL), -ETIME);
         assert_int_equal(applied, 0);
-        assert_int_equal(p->actions[0]->result, ACTION_SKIPPED);
+        assert_int_equal(p->actions[0]->result, ACTION_FAILED);
+        assert_int_equal(p->actions[0]->error, -ETIME);
         assert_non_null(strstr(p->actions[0]->message, "timeout"));
         plan_free(p);
 }
