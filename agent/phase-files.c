@@ -102,6 +102,9 @@ static int describe_mounts(char **buf, const Manifest *m, char **mounts, bool dr
         return r;
 }
 
+/* The flag belongs to the inode, which the other names share: clearing it would change them too. */
+#define KEPT_LINKED "; immutable/append-only with other hard links, flag not cleared, not removed: "
+
 /* One line that says what the walk did, or would do: the report's message and the plan's detail. */
 static char *describe_stats(const Manifest *m, const RemoveStats *s, bool dry_run) {
         char *buf = NULL;
@@ -117,11 +120,15 @@ static char *describe_stats(const Manifest *m, const RemoveStats *s, bool dry_ru
                            s->flags_cleared);
         if (r >= 0)
                 r = describe_mounts(&buf, m, s->kept_mounts, dry_run);
+        STRV_FOREACH(p, s->kept_linked)
+                if (r >= 0)
+                        r = append(&buf, "%s%s", p == s->kept_linked ? KEPT_LINKED : ", ", *p);
         STRV_FOREACH(p, s->kept_protected)
                 if (r >= 0)
                         r = append(&buf, "%s%s", p == s->kept_protected ? "; protected, kept: " : ", ", *p);
-        /* Kept mounts are named above. */
-        if (r >= 0 && s->first_error < 0 && s->first_error != -EBUSY && s->first_error_path)
+        /* Kept mounts and hard-linked files are named above. */
+        if (r >= 0 && s->first_error < 0 && s->first_error != -EBUSY && s->first_error != -EMLINK &&
+            s->first_error_path)
                 r = append(&buf, "; first failure at %s: %s", s->first_error_path,
                            s->first_error_reason ?: strerror(-s->first_error));
         if (r < 0)

@@ -201,6 +201,13 @@ static int walk_keep_mount(Walk *w) {
         return walk_fail(w, r < 0 ? r : -EBUSY);
 }
 
+/* An immutable or append-only file whose inode has other names is left, flag and all: residue. */
+static int walk_keep_linked(Walk *w) {
+        int r = strv_append(&w->s->kept_linked, w->path.p);
+
+        return walk_fail(w, r < 0 ? r : -EMLINK);
+}
+
 /* A protected path left alone is not a failure. */
 static int walk_keep_protected(Walk *w) {
         int r = strv_append(&w->s->kept_protected, w->path.p);
@@ -249,26 +256,35 @@ static bool node_same(const NodeId *a, const NodeId *b) {
         return a->dev == b->dev && a->ino == b->ino && !node_other_mount(a, b);
 }
 
-/* 1 when an immutable or append-only flag was cleared, 0 when none was set (or the file system
- * has no such flags), -errno otherwise. */
-static int fd_clear_protect_flags(int fd) {
-        int attr = 0;
-
-        if (ioctl(fd, FS_IOC_GETFLAGS, &attr) < 0)
+/* The immutable/append-only flags of fd; 0 when the file system has no such flags. */
+static int fd_get_protect_flags(int fd, int *ret_attr) {
+        *ret_attr = 0;
+        if (ioctl(fd, FS_IOC_GETFLAGS, ret_attr) < 0) {
+                *ret_attr = 0;
                 return errno == ENOTTY || errno == EOPNOTSUPP || errno == EINVAL ? 0 : negative_errno();
-        if (!(attr & PROTECT_FLAGS))
-                return 0;
+        }
+        return 0;
+}
+
+/* 1 when an immutable or append-only flag was cleared, 0 when none was set, -errno otherwise. */
+static int fd_clear_protect_flags(int fd) {
+        int attr, r;
+
+        r = fd_get_protect_flags(fd, &attr);
+        if (r < 0 || !(attr & PROTECT_FLAGS))
+                return r;
         attr &= ~PROTECT_FLAGS;
-        if (ioctl(fd, FS_IOC_SETFLAGS, &attr) < 0)
-                return negative_errno();
-        return 1;
+        return ioctl(fd, FS_IOC_SETFLAGS, &attr) < 0 ? negative_errno() : 1;
 }
 
 /* Only regular files and directories carry these flags; opening anything else (a device node)
- * could have side effects, so it is never opened. */
-static int entry_clear_protect_flags(int dfd, const char *name, mode_t mode) {
+ * could have side effects, so it is never opened. The flags belong to the inode: when it has
+ * another name, perhaps a protected file outside the tree, clearing them would strip that file of
+ * its flag too, so it is left alone (*ret_linked) and the entry stays. */
+static int entry_clear_protect_flags(int dfd, const char *name, mode_t mode, bool *ret_linked) {
         cleanup_close int fd = -EBADF;
         struct stat st;
+        int attr, r;
 
         if (!S_ISREG(mode) && !S_ISDIR(mode))
                 return 0;
@@ -280,28 +296,37 @@ static int entry_clear_protect_flags(int dfd, const char *name, mode_t mode) {
                 return negative_errno();
         if ((st.st_mode & S_IFMT) != (mode & S_IFMT))
                 return 0;
-        return fd_clear_protect_flags(fd);
+        r = fd_get_protect_flags(fd, &attr);
+        if (r < 0 || !(attr & PROTECT_FLAGS))
+                return r;
+        if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
+                *ret_linked = true;
+                return -EMLINK;
+        }
+        attr &= ~PROTECT_FLAGS;
+        return ioctl(fd, FS_IOC_SETFLAGS, &attr) < 0 ? negative_errno() : 1;
 }
 
 /* unlinkat(); when EPERM says an immutable or append-only flag stands in the way, clear it on the
- * entry and, when that directory belongs to the tree, on the directory holding it, and retry. */
-static int unlink_entry(Walk *w, int dfd, bool dfd_in_tree, const char *name, mode_t mode) {
+ * entry and, when that directory belongs to the tree, on the directory holding it, and retry. The
+ * entry is looked at first: one that must keep its flag keeps the directory's too. */
+static int unlink_entry(Walk *w, int dfd, bool dfd_in_tree, const char *name, mode_t mode, bool *ret_linked) {
         int flags = S_ISDIR(mode) ? AT_REMOVEDIR : 0, n = 0, r;
 
         if (unlinkat(dfd, name, flags) >= 0)
                 return 0;
         if (errno != EPERM)
                 return negative_errno();
+        r = entry_clear_protect_flags(dfd, name, mode, ret_linked);
+        if (r < 0)
+                return r;
+        n += r;
         if (dfd_in_tree) {
                 r = fd_clear_protect_flags(dfd);
                 if (r < 0)
                         return r;
                 n += r;
         }
-        r = entry_clear_protect_flags(dfd, name, mode);
-        if (r < 0)
-                return r;
-        n += r;
         if (n == 0)
                 return -EPERM;
         w->s->flags_cleared += (unsigned) n;
@@ -310,12 +335,15 @@ static int unlink_entry(Walk *w, int dfd, bool dfd_in_tree, const char *name, mo
 
 /* Remove what the walk decided to remove; 1 when it is gone (or would be, in a dry run). */
 static int remove_node(Walk *w, int dfd, bool dfd_in_tree, const char *name, mode_t mode) {
+        bool linked = false;
         int r;
 
         if (!w->o->dry_run) {
-                r = unlink_entry(w, dfd, dfd_in_tree, name, mode);
+                r = unlink_entry(w, dfd, dfd_in_tree, name, mode, &linked);
                 if (r == -ENOENT) /* gone meanwhile */
                         return 1;
+                if (linked)
+                        return walk_keep_linked(w);
                 if (r == -EBUSY) /* a mount point that the mount id could not reveal */
                         return walk_keep_mount(w);
                 if (r < 0)
@@ -665,6 +693,7 @@ void remove_stats_done(RemoveStats *s) {
                 return;
         strv_free(s->kept_mounts);
         strv_free(s->kept_protected);
+        strv_free(s->kept_linked);
         free(s->first_error_path);
         free(s->symlink_component);
         *s = (RemoveStats) {};

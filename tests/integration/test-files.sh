@@ -242,7 +242,67 @@ open("m/data", "w").write("deep mount data\n")'
         assert "deep mount: status does not exit 0" test $rc -ne 0
 }
 
+# --- An immutable file hard-linked to a protected one (issue 15) ----------------------------------
+# The flag belongs to the inode: clearing it to unlink the name inside the tree would strip the
+# protected twin of its flag too. That entry must stay, flag and all, and the action fail.
+
+# immutable_fs DIR: make DIR a file system where chattr +i works: the work tmpfs when it can (Linux
+# 6.0 and later), else an ext4 image on a loop device. Sets $why and fails when neither can.
+immutable_fs() {
+        local probe=$1/.probe
+        mkdir -p "$1"
+        if touch "$probe" && chattr +i "$probe" 2>/dev/null; then
+                chattr -i "$probe"; rm -f "$probe"; return 0
+        fi
+        rm -f "$probe"
+        why="chattr +i fails on tmpfs here"
+        command -v mkfs.ext4 > /dev/null || { why="$why, and mkfs.ext4 is not installed"; return 1; }
+        truncate -s 64M "$WORK/ext4.img" && mkfs.ext4 -q -F "$WORK/ext4.img" ||
+                { why="$why, and mkfs.ext4 failed"; return 1; }
+        mount -o loop "$WORK/ext4.img" "$1" 2>/dev/null || { why="$why, and no loop device"; return 1; }
+        touch "$probe" && chattr +i "$probe" || { why="chattr +i fails on ext4 too"; return 1; }
+        chattr -i "$probe"; rm -f "$probe"
+}
+
+has_immutable() { lsattr -d "$1" 2>/dev/null | cut -d' ' -f1 | grep -q i; }
+
+test_linked_immutable() {
+        local root=$WORK/linked kub twin why=""
+        if ! immutable_fs "$root"; then
+                echo "SKIP (hard-linked immutable file): $why"
+                return
+        fi
+        kub=$root/var/lib/kubelet twin=$root/var/openebs/local/pvc-1/data
+        mkdir -p "$kub/pods/p1/volumes/v" "$kub/pods/p2" "${twin%/*}"
+        echo "openebs volume, must survive" > "$twin"
+        deep_tree "$kub/pods/p1/volumes/v" 50
+        deep_do "$kub/pods/p1/volumes/v" 50 'os.link(sys.argv[4], "twin")' "$twin"
+        echo x > "$kub/pods/p2/file"
+        echo x > "$kub/pods/p1/volumes/v/d/own-immutable"
+        chattr +i "$twin" "$kub/pods/p1/volumes/v/d/own-immutable"
+        assert "linked: the twin in the tree shares the flag" deep_do "$kub/pods/p1/volumes/v" 50 \
+                'sys.exit(0 if os.stat("twin").st_nlink == 2 else 1)'
+        printf 'empty /var/lib/kubelet\nprotect /var/openebs\n' > "$WORK/linked.conf"
+
+        nr --root "$root" --manifest "$WORK/linked.conf" --yes --output=json run > "$WORK/linked.json"; rc=$?
+        assert "linked: run exits 1" test $rc -eq 1
+        assert "linked: the protected twin keeps its immutable flag" has_immutable "$twin"
+        assert "linked: the protected twin keeps its data" grep -q "must survive" "$twin"
+        assert "linked: the name in the tree stays" deep_do "$kub/pods/p1/volumes/v" 50 \
+                'sys.exit(0 if os.stat("twin").st_nlink == 2 else 1)'
+        assert "linked: the failure names the hard-linked file" jq_ "$WORK/linked.json" \
+                'any(a["result"] == "failed" and "other hard links" in a["message"] and "/d/twin" in a["message"] for a in actions(r, kind="empty"))'
+        assert "linked: residue reported" jq_ "$WORK/linked.json" 'any(x["target"] == "/var/lib/kubelet" for x in r["residue"])'
+        assert "linked: the rest of the tree went, an immutable file of its own too" \
+                test ! -e "$kub/pods/p2" -a ! -e "$kub/pods/p1/volumes/v/d/own-immutable"
+        nr --root "$root" --manifest "$WORK/linked.conf" --yes run > "$WORK/linked.txt" 2>&1; rc=$?
+        assert "linked: a second run exits 1 and never says clean" \
+                bash -c "test $rc -eq 1 && ! grep -q 'the node is clean' '$WORK/linked.txt'"
+        chattr -i "$twin"
+}
+
 test_deep_trees_removed
 test_deep_mount_residue
+test_linked_immutable
 
 finish

@@ -1126,6 +1126,48 @@ static void test_flags(void **state) {
         run_in_child(state, child_flags);
 }
 
+/* The flags belong to the inode: an immutable file in the tree that is also a protected file
+ * elsewhere (a hard link) keeps its flag and stays, a failure named in kept_linked; the rest of
+ * the tree goes. */
+static int child_flags_linked(const char *dir) {
+        RemoveStats s;
+        struct stat st;
+        int fd, r;
+
+        r = child_flags_setup(dir, &fd);
+        if (r != 0)
+                return r;
+        CHECK(mkfile(fd, "imm/prot/twin", "precious") == 0);
+        CHECK(mkfile(fd, "imm/t2/a/other", "o") == 0 && mkfile(fd, "imm/t2/z/imm1", "i") == 0);
+        CHECK(mkdirp(fd, "imm/t2/m") == 0);
+        CHECK(linkat(fd, "imm/prot/twin", fd, "imm/t2/m/link", 0) == 0);
+        CHECK(set_flags(fd, "imm/prot/twin", FS_IMMUTABLE_FL) == 0);
+        CHECK(set_flags(fd, "imm/t2/z/imm1", FS_IMMUTABLE_FL) == 0);
+        CHECK(get_flags(fd, "imm/t2/m/link") == FS_IMMUTABLE_FL);
+
+        r = remove_tree(fd, "/imm/t2", NULL, &s);
+        CHECK(r == -EMLINK && s.failed == 1 && s.first_error == -EMLINK);
+        CHECK(strv_equal_set(s.kept_linked, (const char *const[]) { "/imm/t2/m/link" }, 1));
+        CHECK(s.flags_cleared == 1 && s.files == 2);
+        remove_stats_done(&s);
+        CHECK(get_flags(fd, "imm/prot/twin") == FS_IMMUTABLE_FL);
+        CHECK(has_content(fd, "imm/prot/twin", "precious"));
+        CHECK(fstatat(fd, "imm/t2/m/link", &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_nlink == 2);
+        CHECK(!exists(fd, "imm/t2/a") && !exists(fd, "imm/t2/z"));
+
+        /* Once the other name is gone, the inode is the tree's alone. */
+        CHECK(set_flags(fd, "imm/prot/twin", 0) == 0 && unlinkat(fd, "imm/prot/twin", 0) == 0);
+        CHECK(set_flags(fd, "imm/t2/m/link", FS_APPEND_FL) == 0);
+        CHECK(remove_tree(fd, "/imm/t2", NULL, &s) == 1 && s.flags_cleared == 1 && s.failed == 0);
+        remove_stats_done(&s);
+        CHECK(!exists(fd, "imm/t2"));
+        return 0;
+}
+
+static void test_flags_linked(void **state) {
+        run_in_child(state, child_flags_linked);
+}
+
 /* A mount 300 levels down, beyond what a fixed-size path buffer or fd stack would reach: kept,
  * residue, and everything around it removed. */
 static int child_deep_mount(const char *dir) {
@@ -1190,6 +1232,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_top_is_mount, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_mount_above, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_flags, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_flags_linked, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_deep_mount, setup, teardown),
         };
 
