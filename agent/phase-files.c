@@ -102,6 +102,9 @@ static int describe_mounts(char **buf, const Manifest *m, char **mounts, bool dr
         return r;
 }
 
+/* The flag belongs to the inode, which the other names share: clearing it would change them too. */
+#define KEPT_LINKED "; immutable/append-only with other hard links, flag not cleared, not removed: "
+
 /* One line that says what the walk did, or would do: the report's message and the plan's detail. */
 static char *describe_stats(const Manifest *m, const RemoveStats *s, bool dry_run) {
         char *buf = NULL;
@@ -117,24 +120,34 @@ static char *describe_stats(const Manifest *m, const RemoveStats *s, bool dry_ru
                            s->flags_cleared);
         if (r >= 0)
                 r = describe_mounts(&buf, m, s->kept_mounts, dry_run);
+        STRV_FOREACH(p, s->kept_linked)
+                if (r >= 0)
+                        r = append(&buf, "%s%s", p == s->kept_linked ? KEPT_LINKED : ", ", *p);
         STRV_FOREACH(p, s->kept_protected)
                 if (r >= 0)
                         r = append(&buf, "%s%s", p == s->kept_protected ? "; protected, kept: " : ", ", *p);
-        if (r >= 0 && s->first_error < 0 && s->first_error != -EBUSY && s->first_error_path)
-                r = append(&buf, "; first failure at %s: %s", s->first_error_path, strerror(-s->first_error));
+        /* Kept mounts and hard-linked files are named above. */
+        if (r >= 0 && s->first_error < 0 && s->first_error != -EBUSY && s->first_error != -EMLINK &&
+            s->first_error_path)
+                r = append(&buf, "; first failure at %s: %s", s->first_error_path,
+                           s->first_error_reason ?: strerror(-s->first_error));
         if (r < 0)
                 return mfree(buf);
         return buf;
 }
 
-static int remove_one(Context *ctx, const FileData *d, const char *path, bool dry_run, char **ret_msg) {
+/* *ret_symlink, when given, says a component above the target was seen to be a symlink. */
+static int remove_one(Context *ctx, const FileData *d, const char *path, bool dry_run, char **ret_msg,
+                      bool *ret_symlink) {
         RemoveOptions o = remove_options(ctx, d, dry_run);
         RemoveStats s = {};
         int r;
 
         r = remove_tree(ctx->root_fd, path, &o, &s);
+        if (ret_symlink)
+                *ret_symlink = s.symlink_component != NULL;
         if (ret_msg) {
-                if (r == -ELOOP && s.symlink_component)
+                if (s.symlink_component)
                         (void) set_errmsg(ret_msg, r, "%s is a symlink: not followed, nothing removed",
                                           s.symlink_component);
                 else if (r == -ETIME)
@@ -158,11 +171,13 @@ static int remove_pattern(Context *ctx, const FileData *d, bool dry_run, char **
         for (char **m = matches; *m; m++) {
                 if (manifest_protects(ctx->manifest, *m) == PROTECT_SELF)
                         continue;
-                r = remove_one(ctx, d, *m, dry_run, NULL);
+                cleanup_free char *msg = NULL;
+
+                r = remove_one(ctx, d, *m, dry_run, &msg, NULL);
                 if (r > 0)
                         n++;
                 if (r < 0 && result >= 0)
-                        result = set_errmsg(ret_msg, r, "%s: %s", *m, strerror(-r));
+                        result = set_errmsg(ret_msg, r, "%s: %s", *m, msg ?: strerror(-r));
                 else if (r > 0 && result == 0)
                         result = 1;
         }
@@ -178,7 +193,7 @@ static int file_apply(Action *a, Context *ctx, char **reterr_msg) {
 
         if (d->pattern)
                 return remove_pattern(ctx, d, false, reterr_msg);
-        return remove_one(ctx, d, d->path, false, reterr_msg);
+        return remove_one(ctx, d, d->path, false, reterr_msg, NULL);
 }
 
 /* Residue: a dry run that still finds something to remove, or a mount it must leave alone. */
@@ -189,7 +204,7 @@ static int file_check(Action *a, Context *ctx, char **ret_msg) {
         if (d->pattern)
                 r = remove_pattern(ctx, d, true, ret_msg);
         else
-                r = remove_one(ctx, d, d->path, true, ret_msg);
+                r = remove_one(ctx, d, d->path, true, ret_msg, NULL);
         if (r == -EBUSY)
                 return 1;
         return r;
@@ -212,6 +227,7 @@ static const ActionOps empty_ops = {
 static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, const char *path, bool pattern) {
         cleanup_free char *reason = NULL, *msg = NULL;
         const ManifestEntry *p;
+        bool symlink = false;
         FileData *d;
         Action *a;
         int r;
@@ -234,10 +250,12 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
                 a->present = false;
                 return action_set_skip(a, "protected by %s:%u", p->file, p->line);
         }
-        r = pattern ? remove_pattern(ctx, d, true, &msg) : remove_one(ctx, d, path, true, &msg);
+        r = pattern ? remove_pattern(ctx, d, true, &msg) : remove_one(ctx, d, path, true, &msg, &symlink);
         a->present = r != 0;
         a->detail = TAKE_PTR(msg);
-        if (r == -ELOOP)
+        /* Only a symlink seen above the target makes the line one not to act on. Any other failure
+         * of the dry run (a walk that could not finish) is a failure to come, and residue. */
+        if (symlink)
                 return action_set_skip(a, "%s", a->detail);
         return 0;
 }

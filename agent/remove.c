@@ -19,16 +19,23 @@
 #include "macro.h"
 #include "string-util.h"
 
-/* Deeper than this the walk fails with -ELOOP rather than recursing on: every level costs a stack
- * frame and one open directory fd. */
-#define REMOVE_MAX_DEPTH 4096U
+/* Directories the walk holds open at once. Below that many levels the shallowest is closed; on the
+ * way back up it is opened again through ".." of its child and must still be the directory that
+ * was entered (st_dev, st_ino, mount id). A tree of any depth then costs a small record per level
+ * and its path, never an fd or a stack frame per level. */
+#define REMOVE_OPEN_DIRS 32U
 
 #define PROTECT_FLAGS (FS_IMMUTABLE_FL | FS_APPEND_FL)
 
-/* What the walk compares to tell a mount point from a plain directory. */
+/* remove_entry(): the entry is a directory now on the walk's stack, to be finished there. */
+#define WALK_ENTERED 2
+
+/* What the walk compares to tell a mount point from a plain directory, and a directory from the one
+ * it was when entered. */
 typedef struct NodeId {
         mode_t mode;
         dev_t dev;
+        ino_t ino;
         uint64_t mnt_id;
         bool has_mnt_id;
 } NodeId;
@@ -39,12 +46,31 @@ typedef struct PathBuf {
         size_t len, alloc;
 } PathBuf;
 
+/* A directory on the walk's stack, from the target down to where the walk is. */
+typedef struct Level {
+        NodeId id;
+        DIR *d;                 /* NULL while closed to bound the fds held */
+        size_t saved;           /* the path's length before this directory's name */
+        long pos;               /* dry run: where the stream was when closed, to seek back to */
+        char **kept;            /* real run: names of the entries left here (protected, mounts, */
+        size_t n_kept, n_alloc; /* failures), skipped when the directory is read from the start again */
+        int ret;                /* 1 all gone so far, 0 something kept on purpose, -errno residue */
+        bool keep;              /* emptied, not removed: "empty", or the target is a mount point */
+        bool rescan;            /* opened again in a real run: read from the start, skip kept */
+} Level;
+
 typedef struct Walk {
         const RemoveOptions *o;
         RemoveStats *s;
         PathBuf path;
-        unsigned depth;
+        Level *levels;
+        size_t n_levels, n_alloc;
+        size_t first_open;      /* levels[first_open .. n_levels) have their stream open */
+        int top_pfd;            /* the directory holding the target: not part of the tree */
+        const char *top_name;
+        int top_result;
         bool timed_out;
+        bool aborted;           /* the walk cannot go on: the levels left only unwind, as failures */
 } Walk;
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
@@ -161,11 +187,25 @@ static int walk_fail(Walk *w, int r) {
         return walk_fail_at(w, w->path.p, r);
 }
 
+/* A failure that strerror() would not explain. */
+static int walk_fail_why(Walk *w, int r, const char *why) {
+        if (w->s->first_error == 0)
+                w->s->first_error_reason = why;
+        return walk_fail(w, r);
+}
+
 /* A mount point left alone is residue: counted as a failure, -EBUSY. */
 static int walk_keep_mount(Walk *w) {
         int r = strv_append(&w->s->kept_mounts, w->path.p);
 
         return walk_fail(w, r < 0 ? r : -EBUSY);
+}
+
+/* An immutable or append-only file whose inode has other names is left, flag and all: residue. */
+static int walk_keep_linked(Walk *w) {
+        int r = strv_append(&w->s->kept_linked, w->path.p);
+
+        return walk_fail(w, r < 0 ? r : -EMLINK);
 }
 
 /* A protected path left alone is not a failure. */
@@ -184,10 +224,11 @@ static int node_id_at(int dfd, const char *name, int flags, NodeId *ret) {
         struct stat st;
 
         /* AT_NO_AUTOMOUNT: looking at an automount point must not mount it. */
-        if (statx(dfd, name, flags | AT_NO_AUTOMOUNT, STATX_TYPE | STATX_MNT_ID, &sx) >= 0) {
+        if (statx(dfd, name, flags | AT_NO_AUTOMOUNT, STATX_TYPE | STATX_INO | STATX_MNT_ID, &sx) >= 0) {
                 *ret = (NodeId) {
                         .mode = sx.stx_mode,
                         .dev = makedev(sx.stx_dev_major, sx.stx_dev_minor),
+                        .ino = sx.stx_ino,
                         .mnt_id = sx.stx_mnt_id,
                         .has_mnt_id = sx.stx_mask & STATX_MNT_ID,
                 };
@@ -198,7 +239,7 @@ static int node_id_at(int dfd, const char *name, int flags, NodeId *ret) {
         /* No statx (a kernel before 4.11, or a seccomp filter saying ENOSYS or EPERM): st_dev alone. */
         if (fstatat(dfd, name, &st, flags | AT_NO_AUTOMOUNT) < 0)
                 return negative_errno();
-        *ret = (NodeId) { .mode = st.st_mode, .dev = st.st_dev };
+        *ret = (NodeId) { .mode = st.st_mode, .dev = st.st_dev, .ino = st.st_ino };
         return 0;
 }
 
@@ -211,26 +252,39 @@ static bool node_other_mount(const NodeId *parent, const NodeId *child) {
         return S_ISDIR(child->mode) && parent->dev != child->dev;
 }
 
-/* 1 when an immutable or append-only flag was cleared, 0 when none was set (or the file system
- * has no such flags), -errno otherwise. */
-static int fd_clear_protect_flags(int fd) {
-        int attr = 0;
+static bool node_same(const NodeId *a, const NodeId *b) {
+        return a->dev == b->dev && a->ino == b->ino && !node_other_mount(a, b);
+}
 
-        if (ioctl(fd, FS_IOC_GETFLAGS, &attr) < 0)
+/* The immutable/append-only flags of fd; 0 when the file system has no such flags. */
+static int fd_get_protect_flags(int fd, int *ret_attr) {
+        *ret_attr = 0;
+        if (ioctl(fd, FS_IOC_GETFLAGS, ret_attr) < 0) {
+                *ret_attr = 0;
                 return errno == ENOTTY || errno == EOPNOTSUPP || errno == EINVAL ? 0 : negative_errno();
-        if (!(attr & PROTECT_FLAGS))
-                return 0;
+        }
+        return 0;
+}
+
+/* 1 when an immutable or append-only flag was cleared, 0 when none was set, -errno otherwise. */
+static int fd_clear_protect_flags(int fd) {
+        int attr, r;
+
+        r = fd_get_protect_flags(fd, &attr);
+        if (r < 0 || !(attr & PROTECT_FLAGS))
+                return r;
         attr &= ~PROTECT_FLAGS;
-        if (ioctl(fd, FS_IOC_SETFLAGS, &attr) < 0)
-                return negative_errno();
-        return 1;
+        return ioctl(fd, FS_IOC_SETFLAGS, &attr) < 0 ? negative_errno() : 1;
 }
 
 /* Only regular files and directories carry these flags; opening anything else (a device node)
- * could have side effects, so it is never opened. */
-static int entry_clear_protect_flags(int dfd, const char *name, mode_t mode) {
+ * could have side effects, so it is never opened. The flags belong to the inode: when it has
+ * another name, perhaps a protected file outside the tree, clearing them would strip that file of
+ * its flag too, so it is left alone (*ret_linked) and the entry stays. */
+static int entry_clear_protect_flags(int dfd, const char *name, mode_t mode, bool *ret_linked) {
         cleanup_close int fd = -EBADF;
         struct stat st;
+        int attr, r;
 
         if (!S_ISREG(mode) && !S_ISDIR(mode))
                 return 0;
@@ -242,28 +296,37 @@ static int entry_clear_protect_flags(int dfd, const char *name, mode_t mode) {
                 return negative_errno();
         if ((st.st_mode & S_IFMT) != (mode & S_IFMT))
                 return 0;
-        return fd_clear_protect_flags(fd);
+        r = fd_get_protect_flags(fd, &attr);
+        if (r < 0 || !(attr & PROTECT_FLAGS))
+                return r;
+        if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
+                *ret_linked = true;
+                return -EMLINK;
+        }
+        attr &= ~PROTECT_FLAGS;
+        return ioctl(fd, FS_IOC_SETFLAGS, &attr) < 0 ? negative_errno() : 1;
 }
 
 /* unlinkat(); when EPERM says an immutable or append-only flag stands in the way, clear it on the
- * entry and, when that directory belongs to the tree, on the directory holding it, and retry. */
-static int unlink_entry(Walk *w, int dfd, bool dfd_in_tree, const char *name, mode_t mode) {
+ * entry and, when that directory belongs to the tree, on the directory holding it, and retry. The
+ * entry is looked at first: one that must keep its flag keeps the directory's too. */
+static int unlink_entry(Walk *w, int dfd, bool dfd_in_tree, const char *name, mode_t mode, bool *ret_linked) {
         int flags = S_ISDIR(mode) ? AT_REMOVEDIR : 0, n = 0, r;
 
         if (unlinkat(dfd, name, flags) >= 0)
                 return 0;
         if (errno != EPERM)
                 return negative_errno();
+        r = entry_clear_protect_flags(dfd, name, mode, ret_linked);
+        if (r < 0)
+                return r;
+        n += r;
         if (dfd_in_tree) {
                 r = fd_clear_protect_flags(dfd);
                 if (r < 0)
                         return r;
                 n += r;
         }
-        r = entry_clear_protect_flags(dfd, name, mode);
-        if (r < 0)
-                return r;
-        n += r;
         if (n == 0)
                 return -EPERM;
         w->s->flags_cleared += (unsigned) n;
@@ -272,12 +335,15 @@ static int unlink_entry(Walk *w, int dfd, bool dfd_in_tree, const char *name, mo
 
 /* Remove what the walk decided to remove; 1 when it is gone (or would be, in a dry run). */
 static int remove_node(Walk *w, int dfd, bool dfd_in_tree, const char *name, mode_t mode) {
+        bool linked = false;
         int r;
 
         if (!w->o->dry_run) {
-                r = unlink_entry(w, dfd, dfd_in_tree, name, mode);
+                r = unlink_entry(w, dfd, dfd_in_tree, name, mode, &linked);
                 if (r == -ENOENT) /* gone meanwhile */
                         return 1;
+                if (linked)
+                        return walk_keep_linked(w);
                 if (r == -EBUSY) /* a mount point that the mount id could not reveal */
                         return walk_keep_mount(w);
                 if (r < 0)
@@ -290,89 +356,115 @@ static int remove_node(Walk *w, int dfd, bool dfd_in_tree, const char *name, mod
         return 1;
 }
 
-static int remove_dir(Walk *w, int dfd, bool top, const char *name, const NodeId *parent, bool keep);
-
-/* 1 when the entry is gone, 0 when it was kept on purpose (protected), -errno on residue. */
-static int remove_entry_at(Walk *w, int dfd, const NodeId *parent, const char *name) {
-        ProtectState p;
-        NodeId id = {};
-        int r;
-
-        r = node_id_at(dfd, name, AT_SYMLINK_NOFOLLOW, &id);
-        if (r == -ENOENT)
-                return 1;
-        if (r < 0)
-                return walk_fail(w, r);
-        p = walk_protect(w);
-        /* Nothing protected can be beneath a non-directory reached without following a link. */
-        if (p == PROTECT_SELF || (p == PROTECT_CONTAINS && !S_ISDIR(id.mode)))
-                return walk_keep_protected(w);
-        /* Checked before opening it, so that an automount point is not triggered. */
-        if (node_other_mount(parent, &id))
-                return walk_keep_mount(w);
-        /* PROTECT_CONTAINS only says a protected path could be beneath: the directory stays
-         * exactly when the walk really kept something in it (remove_contents returns 0). */
-        if (S_ISDIR(id.mode))
-                return remove_dir(w, dfd, false, name, parent, false);
-        return remove_node(w, dfd, true, name, id.mode);
+static void level_fold(Level *l, int r) {
+        if (r < 0 && l->ret >= 0)
+                l->ret = r;
+        else if (r == 0 && l->ret > 0)
+                l->ret = 0;
 }
 
-static int remove_entry(Walk *w, int dfd, const NodeId *parent, const char *name) {
-        size_t saved;
-        int r;
-
-        r = path_push(&w->path, name, &saved);
-        if (r < 0)
-                return walk_fail(w, r);
-        r = remove_entry_at(w, dfd, parent, name);
-        path_pop(&w->path, saved);
-        return r;
+static void level_close(Walk *w, Level *l) {
+        if (!l->d)
+                return;
+        if (w->o->dry_run)
+                l->pos = telldir(l->d);
+        (void) closedir(l->d);
+        l->d = NULL;
 }
 
-/* Empty the directory fd (taken over). 1 when everything went, 0 when only protected entries
- * stayed, the first -errno otherwise. */
-static int remove_contents(Walk *w, int fd, const NodeId *id) {
-        CLEANUP(closedirp) DIR *d = NULL;
-        int ret = 1;
+static void level_done(Walk *w, Level *l) {
+        level_close(w, l);
+        for (size_t i = 0; i < l->n_kept; i++)
+                free(l->kept[i]);
+        free(l->kept);
+}
 
-        d = fdopendir(fd);
-        if (!d) {
-                int r = negative_errno();
+/* The name of the deepest level's directory, as its parent lists it. */
+static const char *level_name(Walk *w, const Level *l) {
+        if (l == w->levels)
+                return w->top_name;
+        return w->path.p + l->saved + (l->saved == 1 ? 0 : 1);
+}
 
-                (void) close_nointr(fd);
-                return walk_fail(w, r);
+/* Note an entry left in l, so that reading l from the start again passes it by. Only a real run
+ * reads a directory again from the start; a dry run seeks back to where it was. */
+static int level_keep_name(Walk *w, Level *l, const char *name) {
+        if (w->o->dry_run)
+                return 0;
+        if (l->n_kept == l->n_alloc) {
+                size_t a = l->n_alloc ? 2 * l->n_alloc : 8;
+                char **k = reallocarray(l->kept, a, sizeof(char *));
+
+                if (!k)
+                        return -ENOMEM;
+                l->kept = k;
+                l->n_alloc = a;
         }
+        l->kept[l->n_kept] = strdup(name);
+        if (!l->kept[l->n_kept])
+                return -ENOMEM;
+        l->n_kept++;
+        return 0;
+}
+
+static bool level_is_kept(const Level *l, const char *name) {
+        for (size_t i = 0; i < l->n_kept; i++)
+                if (streq(l->kept[i], name))
+                        return true;
+        return false;
+}
+
+/* Record the result of an entry of l. Without room to note a kept entry the walk cannot go on
+ * safely (it would meet that entry again), so it stops. */
+static void level_entry_done(Walk *w, Level *l, const char *name, int r) {
+        level_fold(l, r);
+        if (r <= 0 && level_keep_name(w, l, name) < 0) {
+                level_fold(l, walk_fail(w, -ENOMEM));
+                w->aborted = true;
+        }
+}
+
+/* 1 with the next entry of l, 0 at its end, -errno. */
+static int level_read(Level *l, const char **ret_name) {
         for (;;) {
                 struct dirent *de;
-                int r;
 
                 errno = 0;
-                de = readdir(d);
+                de = readdir(l->d);
                 if (!de)
-                        return errno != 0 ? walk_fail(w, negative_errno()) : ret;
-                if (dot_or_dot_dot(de->d_name))
+                        return errno != 0 ? negative_errno() : 0;
+                if (dot_or_dot_dot(de->d_name) || (l->rescan && level_is_kept(l, de->d_name)))
                         continue;
-                if (walk_past_deadline(w))
-                        return walk_fail(w, -ETIME);
-                r = remove_entry(w, dirfd(d), id, de->d_name);
-                if (r < 0 && ret >= 0)
-                        ret = r;
-                else if (r == 0 && ret > 0)
-                        ret = 0;
-                if (w->timed_out)
-                        return ret;
+                *ret_name = de->d_name;
+                return 1;
         }
 }
 
-/* A directory: check it is on the same mount as its parent, empty it, then remove it unless it is
- * kept. The target ("top") may be a mount point itself: then it is emptied and kept. */
-static int remove_dir(Walk *w, int dfd, bool top, const char *name, const NodeId *parent, bool keep) {
+static int walk_grow(Walk *w) {
+        Level *l;
+        size_t a;
+
+        if (w->n_levels < w->n_alloc)
+                return 0;
+        a = w->n_alloc ? 2 * w->n_alloc : 64;
+        l = reallocarray(w->levels, a, sizeof(Level));
+        if (!l)
+                return -ENOMEM;
+        w->levels = l;
+        w->n_alloc = a;
+        return 0;
+}
+
+/* Enter the directory name, an entry of dfd: check it is on the same mount as its parent and put it
+ * on the stack, closing the shallowest open level when too many are. The target ("top") may be a
+ * mount point itself: then it is emptied and kept. WALK_ENTERED, or the entry's result. */
+static int walk_enter(Walk *w, int dfd, const char *name, const NodeId *parent, bool top, size_t saved) {
         cleanup_close int fd = -EBADF;
+        bool keep = top && w->o->keep_top;
         NodeId id = {};
+        DIR *d;
         int r;
 
-        if (w->depth >= REMOVE_MAX_DEPTH)
-                return walk_fail(w, -ELOOP);
         fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
                 return errno == ENOENT ? 1 : walk_fail(w, negative_errno());
@@ -386,14 +478,160 @@ static int remove_dir(Walk *w, int dfd, bool top, const char *name, const NodeId
                 w->s->top_is_mount = true;
                 keep = true;
         }
-        w->depth++;
-        r = remove_contents(w, TAKE_FD(fd), &id);
-        w->depth--;
+        /* parent may point into the stack, which this may move: not used past here. */
+        r = walk_grow(w);
+        if (r < 0)
+                return walk_fail(w, r);
+        d = fdopendir(fd);
+        if (!d)
+                return walk_fail(w, negative_errno());
+        TAKE_FD(fd);
+        if (w->n_levels - w->first_open >= REMOVE_OPEN_DIRS)
+                level_close(w, &w->levels[w->first_open++]);
+        w->levels[w->n_levels++] = (Level) { .id = id, .d = d, .saved = saved, .ret = 1, .keep = keep };
+        return WALK_ENTERED;
+}
+
+/* Open p, the parent of the deepest level, again through ".." of that level's fd. It must be the
+ * directory that was entered: one moved elsewhere meanwhile is not followed, and the walk stops. */
+static int level_reopen(Walk *w, Level *p, int child_fd) {
+        cleanup_close int fd = -EBADF;
+        NodeId id = {};
+        int r;
+
+        fd = openat(child_fd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+                return walk_fail(w, negative_errno());
+        r = node_id_at(fd, "", AT_EMPTY_PATH, &id);
+        if (r < 0)
+                return walk_fail(w, r);
+        if (!node_same(&p->id, &id))
+                return walk_fail_why(w, -ESTALE, "moved out of its directory during the walk, which stopped there");
+        p->d = fdopendir(fd);
+        if (!p->d)
+                return walk_fail(w, negative_errno());
+        TAKE_FD(fd);
+        /* Nothing was removed in a dry run, so its position is still good; a real run removed entries,
+         * and a position in a directory that changed is not reliable on every file system. */
+        if (w->o->dry_run)
+                seekdir(p->d, p->pos);
+        else
+                p->rescan = true;
+        return 0;
+}
+
+/* The deepest level is done: remove the directory from its parent, opened again first if it was
+ * closed, and give the parent its result. The target's result goes to w->top_result. */
+static void walk_leave(Walk *w) {
+        size_t i = w->n_levels - 1;
+        Level *l = &w->levels[i], *p = i > 0 ? l - 1 : NULL;
+        const char *name = level_name(w, l);
+        int r = l->ret;
+
+        if (p && !p->d && !w->aborted) {
+                int k = level_reopen(w, p, dirfd(l->d));
+
+                if (k < 0) {
+                        level_fold(l, k);
+                        r = l->ret;
+                        w->aborted = true;
+                } else
+                        w->first_open = i - 1;
+        }
+        level_done(w, l);
+        if (r > 0 && l->keep)
+                r = 0;
+        else if (r > 0 && !w->aborted)
+                r = remove_node(w, p ? dirfd(p->d) : w->top_pfd, p != NULL, name, S_IFDIR);
+        w->n_levels--;
+        if (!p) {
+                w->top_result = r;
+                return;
+        }
+        level_entry_done(w, p, name, r);
+        path_pop(&w->path, l->saved);
+}
+
+/* An entry of the deepest level l. 1 when it is gone, 0 when it was kept on purpose (protected),
+ * WALK_ENTERED for a directory to walk, -errno on residue. */
+static int remove_entry_at(Walk *w, Level *l, const char *name, size_t saved) {
+        ProtectState p;
+        NodeId id = {};
+        int r;
+
+        r = node_id_at(dirfd(l->d), name, AT_SYMLINK_NOFOLLOW, &id);
+        if (r == -ENOENT)
+                return 1;
+        if (r < 0)
+                return walk_fail(w, r);
+        p = walk_protect(w);
+        /* Nothing protected can be beneath a non-directory reached without following a link. */
+        if (p == PROTECT_SELF || (p == PROTECT_CONTAINS && !S_ISDIR(id.mode)))
+                return walk_keep_protected(w);
+        /* Checked before opening it, so that an automount point is not triggered. */
+        if (node_other_mount(&l->id, &id))
+                return walk_keep_mount(w);
+        /* PROTECT_CONTAINS only says a protected path could be beneath: the directory stays
+         * exactly when the walk really kept something in it (its level ends with 0). */
+        if (S_ISDIR(id.mode))
+                return walk_enter(w, dirfd(l->d), name, &l->id, false, saved);
+        return remove_node(w, dirfd(l->d), true, name, id.mode);
+}
+
+static void remove_entry(Walk *w, const char *name) {
+        Level *l = &w->levels[w->n_levels - 1];
+        size_t saved;
+        int r;
+
+        r = path_push(&w->path, name, &saved);
+        if (r < 0) {
+                level_fold(l, walk_fail(w, r));
+                w->aborted = true;
+                return;
+        }
+        r = remove_entry_at(w, l, name, saved);
+        if (r == WALK_ENTERED) /* the path keeps the name until that level is left */
+                return;
+        path_pop(&w->path, saved);
+        /* Still the deepest level, but walk_enter() may have moved the stack. */
+        l = &w->levels[w->n_levels - 1];
+        level_entry_done(w, l, name, r);
+}
+
+/* One step of the walk: the next entry of the deepest directory, or leave it when it has none. */
+static void walk_step(Walk *w) {
+        Level *l = &w->levels[w->n_levels - 1];
+        const char *name = NULL;
+        int r = 0;
+
+        if (!w->aborted) {
+                r = level_read(l, &name);
+                if (r < 0)
+                        level_fold(l, walk_fail(w, r));
+        }
+        if (r > 0 && walk_past_deadline(w)) {
+                level_fold(l, walk_fail(w, -ETIME));
+                w->aborted = true;
+                r = 0;
+        }
         if (r <= 0)
+                walk_leave(w);
+        else
+                remove_entry(w, name);
+}
+
+/* The target is a directory: walk it without recursion, to any depth. */
+static int remove_dir_tree(Walk *w, int pfd, const char *name, const NodeId *parent) {
+        int r;
+
+        w->top_pfd = pfd;
+        w->top_name = name;
+        r = walk_enter(w, pfd, name, parent, true, w->path.len);
+        if (r != WALK_ENTERED)
                 return r;
-        if (keep)
-                return 0;
-        return remove_node(w, dfd, !top, name, S_IFDIR);
+        while (w->n_levels > 0)
+                walk_step(w);
+        return w->top_result;
 }
 
 /* The target is not a directory: a symlink or file is unlinked, never followed. */
@@ -411,7 +649,7 @@ static int remove_top_node(Walk *w, int pfd, const char *name, const NodeId *par
 
 /* Open the directory holding the last component of a normalised node path, one component at a
  * time with O_NOFOLLOW (mounts may be crossed, symlinks may not). ret_symlink, when given, gets
- * the node path of a symlink component. Returns the fd; *ret_last points into path. */
+ * the node path of a component seen to be a symlink. Returns the fd; *ret_last points into path. */
 static int open_parent(int root_fd, const char *path, char **ret_symlink, const char **ret_last);
 
 static int remove_target(Walk *w, int root_fd) {
@@ -428,6 +666,11 @@ static int remove_target(Walk *w, int root_fd) {
         if (walk_past_deadline(w))
                 return walk_fail(w, -ETIME);
         pfd = open_parent(root_fd, w->path.p, &symlink, &last);
+        /* The observation, not the errno, says a component above the target is a symlink. */
+        if (symlink) {
+                w->s->symlink_component = TAKE_PTR(symlink);
+                return walk_fail_at(w, w->s->symlink_component, pfd < 0 ? pfd : -ELOOP);
+        }
         /* A copy: "last" points into the path buffer, which the walk may move. */
         if (pfd >= 0 && !(name = strdup(last)))
                 return walk_fail(w, -ENOMEM);
@@ -438,15 +681,11 @@ static int remove_target(Walk *w, int root_fd) {
                 w->s->top_missing = true;
                 return 0;
         }
-        if (r == -ELOOP && symlink) {
-                w->s->symlink_component = TAKE_PTR(symlink);
-                return walk_fail_at(w, w->s->symlink_component, r);
-        }
         if (r < 0)
                 return walk_fail(w, r);
         if (!S_ISDIR(id.mode))
                 return remove_top_node(w, pfd, name, &parent, &id, p);
-        return remove_dir(w, pfd, true, name, &parent, w->o->keep_top);
+        return remove_dir_tree(w, pfd, name, &parent);
 }
 
 void remove_stats_done(RemoveStats *s) {
@@ -454,6 +693,7 @@ void remove_stats_done(RemoveStats *s) {
                 return;
         strv_free(s->kept_mounts);
         strv_free(s->kept_protected);
+        strv_free(s->kept_linked);
         free(s->first_error_path);
         free(s->symlink_component);
         *s = (RemoveStats) {};
@@ -477,6 +717,7 @@ int remove_tree(int root_fd, const char *node_path, const RemoveOptions *o, Remo
         }
         (void) remove_target(&w, root_fd);
         free(w.path.p);
+        free(w.levels);
         if (w.timed_out)
                 r = -ETIME;
         else if (s->first_error < 0)
@@ -488,8 +729,9 @@ int remove_tree(int root_fd, const char *node_path, const RemoveOptions *o, Remo
 }
 
 /* O_NOFOLLOW gives ELOOP for a symlink and O_DIRECTORY ENOTDIR for anything else; with both set
- * the kernel may say either, so look. */
-static int open_dir_nofollow(int dfd, const char *name, int flags) {
+ * the kernel may say either, so look: -ELOOP means a symlink was seen there (and sets
+ * *ret_symlink), -ENOTDIR another non-directory; a directory again (swapped meanwhile) -EAGAIN. */
+static int open_dir_nofollow(int dfd, const char *name, int flags, bool *ret_symlink) {
         struct stat st;
         int fd;
 
@@ -500,7 +742,12 @@ static int open_dir_nofollow(int dfd, const char *name, int flags) {
                 return negative_errno();
         if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return negative_errno();
-        return S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;
+        if (S_ISLNK(st.st_mode)) {
+                if (ret_symlink)
+                        *ret_symlink = true;
+                return -ELOOP;
+        }
+        return S_ISDIR(st.st_mode) ? -EAGAIN : -ENOTDIR;
 }
 
 static int open_parent(int root_fd, const char *path, char **ret_symlink, const char **ret_last) {
@@ -512,13 +759,17 @@ static int open_parent(int root_fd, const char *path, char **ret_symlink, const 
                 return negative_errno();
         while ((slash = strchr(p, '/'))) {
                 cleanup_free char *comp = strndup(p, (size_t) (slash - p));
+                bool symlink = false;
                 int nfd;
 
                 if (!comp)
                         return -ENOMEM;
-                nfd = open_dir_nofollow(fd, comp, O_RDONLY);
-                if (nfd == -ELOOP && ret_symlink)
+                nfd = open_dir_nofollow(fd, comp, O_RDONLY, &symlink);
+                if (symlink && ret_symlink) {
                         *ret_symlink = strndup(path, (size_t) (slash - path));
+                        if (!*ret_symlink)
+                                return -ENOMEM;
+                }
                 if (nfd < 0)
                         return nfd;
                 (void) close_nointr(fd);
@@ -543,7 +794,7 @@ int open_beneath(int root_fd, const char *node_path, int flags) {
         pfd = open_parent(root_fd, path, NULL, &name);
         if (pfd < 0)
                 return pfd;
-        return open_dir_nofollow(pfd, name, flags);
+        return open_dir_nofollow(pfd, name, flags, NULL);
 }
 
 /* The same characters as fnmatch(3) without flags treats specially. */
@@ -575,7 +826,7 @@ static int expand_entry(Expand *e, int dfd, const char *name, char *const *comps
                         r = 0;
         } else {
                 /* A symlink (or a file) as an intermediate component simply does not match. */
-                fd = open_dir_nofollow(dfd, name, O_RDONLY);
+                fd = open_dir_nofollow(dfd, name, O_RDONLY, NULL);
                 if (fd >= 0) {
                         r = expand_at(e, fd, comps + 1);
                         (void) close_nointr(fd);
@@ -622,14 +873,15 @@ static int expand_at(Expand *e, int dfd, char *const *comps) {
  * symlink, so that remove_tree() reports that symlink instead of the line silently matching
  * nothing. */
 static int expand_literal(Expand *e, int root_fd) {
+        cleanup_free char *symlink = NULL;
         cleanup_close int pfd = -EBADF;
         const char *name = NULL;
         struct stat st;
 
         if (streq(e->path.p, "/"))
                 return strv_append(&e->matches, "/");
-        pfd = open_parent(root_fd, e->path.p, NULL, &name);
-        if (pfd == -ELOOP)
+        pfd = open_parent(root_fd, e->path.p, &symlink, &name);
+        if (symlink)
                 return strv_append(&e->matches, e->path.p);
         if (pfd == -ENOENT || pfd == -ENOTDIR)
                 return 0;

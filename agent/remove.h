@@ -31,18 +31,24 @@ typedef struct RemoveStats {
         char **kept_protected;  /* node paths left because protected */
         bool top_is_mount;      /* the target itself is a mount point: emptied, not removed */
         bool top_missing;       /* nothing at the target path */
+        char **kept_linked;     /* node paths of immutable/append-only files left because their
+                                 * inode has other names (clearing the flag would change those) */
         char *first_error_path; /* node path of the first failure */
         int first_error;        /* -errno of the first failure */
-        char *symlink_component;/* set when a path component above the target is a symlink */
+        const char *first_error_reason; /* static text saying more than strerror(), or NULL */
+        char *symlink_component;/* set when a path component above the target was seen to be a
+                                 * symlink: the only failure that says nothing was attempted */
 } RemoveStats;
 
 void remove_stats_done(RemoveStats *s);
 
-/* Remove node_path beneath root_fd. Never follows a symlink (one found as the target or inside
- * is removed as a link; one in a component above the target stops everything with -ELOOP),
- * never descends into another mount (mount id and st_dev are checked on every directory),
- * never touches a protected path. Immutable/append-only flags are cleared when they are what
- * stands in the way.
+/* Remove node_path beneath root_fd, to any depth, with a bounded number of fds (a directory
+ * opened again on the way back up must be the one entered, else the walk stops: -ESTALE). Never
+ * follows a symlink (one found as the target or inside is removed as a link; one in a component
+ * above the target stops everything with -ELOOP and sets symlink_component), never descends into
+ * another mount (mount id and st_dev are checked on every directory), never touches a protected
+ * path. Immutable/append-only flags are cleared when they are what stands in the way, except on
+ * a non-directory with other hard links: that entry stays (-EMLINK, kept_linked).
  * Returns 0 when nothing was there to remove (already clean), 1 when something was (or, with
  * dry_run, would be) removed, and -errno of the first failure otherwise; a kept mount point
  * below the target counts as a failure (-EBUSY) because residue remains. Protected entries are

@@ -151,4 +151,158 @@ assert "manifest check rejects with 2" test $rc -eq 2
 nr --bogus > /dev/null 2> "$WORK/usage.err"; rc=$?
 assert "unknown option: exit 2 and a pointer to --help" test $rc -eq 2 -a "$(grep -c "Try 'node-reset --help'" "$WORK/usage.err")" -eq 1
 
+# --- Trees deeper than any fixed limit (issue 15, hole 2) -----------------------------------------
+# A pod can nest directories in its emptyDir as deep as it likes: the walk must remove them all, or
+# say what it could not remove; never call the node clean with the tree still there.
+
+# deep_tree DIR DEPTH [NAME]: DEPTH nested directories NAME (default "d") below DIR and a file "leaf"
+# at the bottom. Built relative to the working directory, so that no path given to the kernel is
+# longer than PATH_MAX, as a pod would.
+deep_tree() {
+        python3 - "$@" <<'PY'
+import os, sys
+os.chdir(sys.argv[1])
+name = sys.argv[3] if len(sys.argv) > 3 else "d"
+for _ in range(int(sys.argv[2])):
+    os.mkdir(name)
+    os.chdir(name)
+with open("leaf", "w") as f:
+    f.write("bottom\n")
+PY
+}
+
+# deep_do DIR DEPTH PYTHON: run PYTHON (with os, ctypes and libc imported) in DIR/d/d/... at DEPTH.
+deep_do() {
+        python3 - "$@" <<'PY'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+os.chdir(sys.argv[1])
+for _ in range(int(sys.argv[2])):
+    os.chdir("d")
+exec(sys.argv[3])
+PY
+}
+
+# deep_exists DIR DEPTH: is there a leaf at the bottom of the chain?
+deep_exists() { deep_do "$1" "$2" 'sys.exit(0 if os.path.exists("leaf") else 1)'; }
+
+test_deep_trees_removed() {
+        local root=$WORK/deep1 kub
+        kub=$root/var/lib/kubelet
+        mkdir -p "$kub/pods/p1/volumes/kubernetes.io~empty-dir/v" "$kub/pods/p2" "$kub/pods/p3" "$root/etc"
+        echo node-1 > "$root/etc/hostname"
+        deep_tree "$kub/pods/p1/volumes/kubernetes.io~empty-dir/v" 4200
+        deep_tree "$kub/pods/p2" 10000
+        # 120 levels of 200-byte names: a path of 24 KB, far beyond PATH_MAX.
+        deep_tree "$kub/pods/p3" 120 "$(printf 'n%.0s' $(seq 200))"
+        printf 'empty /var/lib/kubelet\n' > "$WORK/deep1.conf"
+        assert "deep: the fixture's leaves exist" deep_exists "$kub/pods/p2" 10000
+
+        nr --root "$root" --manifest "$WORK/deep1.conf" plan > "$WORK/deep1-plan.txt" 2>&1; rc=$?
+        assert "deep: plan exits 0" test $rc -eq 0
+        assert "deep: the plan does not skip the line" bash -c "! grep -qi skip '$WORK/deep1-plan.txt'"
+        nr --root "$root" --manifest "$WORK/deep1.conf" --yes --output=json run > "$WORK/deep1.json"; rc=$?
+        assert "deep (4,200 and 10,000 levels, a 24 KB path): run exits 0" test $rc -eq 0
+        assert "deep: the action changed, no residue" jq_ "$WORK/deep1.json" \
+                'r["residue"] == [] and any(a["result"] == "changed" for a in actions(r, kind="empty"))'
+        assert "deep: every tree is gone" test -z "$(ls -A "$kub")"
+        assert "deep: /var/lib/kubelet itself stays" test -d "$kub"
+        assert "deep: host file survives" grep -q node-1 "$root/etc/hostname"
+        nr --root "$root" --manifest "$WORK/deep1.conf" status > /dev/null 2>&1; rc=$?
+        assert "deep: status exits 0 afterwards" test $rc -eq 0
+}
+
+# A tmpfs mounted 4,500 levels down cannot be removed (no unmount line covers it): a failure and
+# residue, the mount and its data untouched.
+test_deep_mount_residue() {
+        local root=$WORK/deep2 kub
+        kub=$root/var/lib/kubelet
+        mkdir -p "$kub/pods/p1" "$kub/pods/p2"
+        deep_tree "$kub/pods/p1" 5000
+        deep_tree "$kub/pods/p2" 50
+        deep_do "$kub/pods/p1" 4500 '
+os.mkdir("m")
+if libc.mount(b"nr-deep", b"m", b"tmpfs", 0, None) != 0:
+    sys.exit("mount: " + os.strerror(ctypes.get_errno()))
+open("m/data", "w").write("deep mount data\n")'
+        assert "deep mount: fixture mounted" test "$(findmnt -rn -S nr-deep | wc -l)" -eq 1
+        printf 'empty /var/lib/kubelet\n' > "$WORK/deep2.conf"
+
+        nr --root "$root" --manifest "$WORK/deep2.conf" --yes run > "$WORK/deep2.txt" 2>&1; rc=$?
+        assert "deep mount: run exits 1" test $rc -eq 1
+        assert "deep mount: the report never says clean" bash -c "! grep -q 'the node is clean' '$WORK/deep2.txt'"
+        nr --root "$root" --manifest "$WORK/deep2.conf" --yes --output=json run > "$WORK/deep2.json"; rc=$?
+        assert "deep mount: a second run exits 1 too" test $rc -eq 1
+        assert "deep mount: the action failed and /var/lib/kubelet is residue" jq_ "$WORK/deep2.json" \
+                'any(a["result"] == "failed" for a in actions(r, kind="empty")) and any(x["target"] == "/var/lib/kubelet" for x in r["residue"])'
+        assert "deep mount: still mounted, its data intact" \
+                deep_do "$kub/pods/p1" 4500 'sys.exit(0 if open("m/data").read() == "deep mount data\n" else 1)'
+        assert "deep mount: everything else went" test ! -e "$kub/pods/p2"
+        nr --root "$root" --manifest "$WORK/deep2.conf" status > /dev/null 2>&1; rc=$?
+        assert "deep mount: status does not exit 0" test $rc -ne 0
+}
+
+# --- An immutable file hard-linked to a protected one (issue 15) ----------------------------------
+# The flag belongs to the inode: clearing it to unlink the name inside the tree would strip the
+# protected twin of its flag too. That entry must stay, flag and all, and the action fail.
+
+# immutable_fs DIR: make DIR a file system where chattr +i works: the work tmpfs when it can (Linux
+# 6.0 and later), else an ext4 image on a loop device. Sets $why and fails when neither can.
+immutable_fs() {
+        local probe=$1/.probe
+        mkdir -p "$1"
+        if touch "$probe" && chattr +i "$probe" 2>/dev/null; then
+                chattr -i "$probe"; rm -f "$probe"; return 0
+        fi
+        rm -f "$probe"
+        why="chattr +i fails on tmpfs here"
+        command -v mkfs.ext4 > /dev/null || { why="$why, and mkfs.ext4 is not installed"; return 1; }
+        truncate -s 64M "$WORK/ext4.img" && mkfs.ext4 -q -F "$WORK/ext4.img" ||
+                { why="$why, and mkfs.ext4 failed"; return 1; }
+        mount -o loop "$WORK/ext4.img" "$1" 2>/dev/null || { why="$why, and no loop device"; return 1; }
+        touch "$probe" && chattr +i "$probe" || { why="chattr +i fails on ext4 too"; return 1; }
+        chattr -i "$probe"; rm -f "$probe"
+}
+
+has_immutable() { lsattr -d "$1" 2>/dev/null | cut -d' ' -f1 | grep -q i; }
+
+test_linked_immutable() {
+        local root=$WORK/linked kub twin why=""
+        if ! immutable_fs "$root"; then
+                echo "SKIP (hard-linked immutable file): $why"
+                return
+        fi
+        kub=$root/var/lib/kubelet twin=$root/var/openebs/local/pvc-1/data
+        mkdir -p "$kub/pods/p1/volumes/v" "$kub/pods/p2" "${twin%/*}"
+        echo "openebs volume, must survive" > "$twin"
+        deep_tree "$kub/pods/p1/volumes/v" 50
+        deep_do "$kub/pods/p1/volumes/v" 50 'os.link(sys.argv[4], "twin")' "$twin"
+        echo x > "$kub/pods/p2/file"
+        echo x > "$kub/pods/p1/volumes/v/d/own-immutable"
+        chattr +i "$twin" "$kub/pods/p1/volumes/v/d/own-immutable"
+        assert "linked: the twin in the tree shares the flag" deep_do "$kub/pods/p1/volumes/v" 50 \
+                'sys.exit(0 if os.stat("twin").st_nlink == 2 else 1)'
+        printf 'empty /var/lib/kubelet\nprotect /var/openebs\n' > "$WORK/linked.conf"
+
+        nr --root "$root" --manifest "$WORK/linked.conf" --yes --output=json run > "$WORK/linked.json"; rc=$?
+        assert "linked: run exits 1" test $rc -eq 1
+        assert "linked: the protected twin keeps its immutable flag" has_immutable "$twin"
+        assert "linked: the protected twin keeps its data" grep -q "must survive" "$twin"
+        assert "linked: the name in the tree stays" deep_do "$kub/pods/p1/volumes/v" 50 \
+                'sys.exit(0 if os.stat("twin").st_nlink == 2 else 1)'
+        assert "linked: the failure names the hard-linked file" jq_ "$WORK/linked.json" \
+                'any(a["result"] == "failed" and "other hard links" in a["message"] and "/d/twin" in a["message"] for a in actions(r, kind="empty"))'
+        assert "linked: residue reported" jq_ "$WORK/linked.json" 'any(x["target"] == "/var/lib/kubelet" for x in r["residue"])'
+        assert "linked: the rest of the tree went, an immutable file of its own too" \
+                test ! -e "$kub/pods/p2" -a ! -e "$kub/pods/p1/volumes/v/d/own-immutable"
+        nr --root "$root" --manifest "$WORK/linked.conf" --yes run > "$WORK/linked.txt" 2>&1; rc=$?
+        assert "linked: a second run exits 1 and never says clean" \
+                bash -c "test $rc -eq 1 && ! grep -q 'the node is clean' '$WORK/linked.txt'"
+        chattr -i "$twin"
+}
+
+test_deep_trees_removed
+test_deep_mount_residue
+test_linked_immutable
+
 finish

@@ -75,10 +75,14 @@ static int setup(void **state) {
         return 0;
 }
 
+/* The fd limit at start: a test that lowers it and fails half way must not starve the next ones. */
+static struct rlimit nofile_at_start;
+
 static int teardown(void **state) {
         Fixture *f = *state;
         int r;
 
+        (void) setrlimit(RLIMIT_NOFILE, &nofile_at_start);
         close(f->fd);
         rm_rf_at(AT_FDCWD, f->dir);
         r = access(f->dir, F_OK) < 0 ? 0 : -1;
@@ -205,6 +209,14 @@ static bool strv_equal_set(char **l, const char *const *expected, size_t n) {
                 static const char *const _e[] = { __VA_ARGS__ };                                      \
                 assert_true(strv_equal_set((l), _e, ELEMENTSOF(_e)));                                 \
         } while (0)
+
+static unsigned path_depth_of(const char *path) {
+        unsigned n = 0;
+
+        for (; *path; path++)
+                n += *path == '/';
+        return n;
+}
 
 /* Protect the node paths in a NULL-terminated list, and say CONTAINS for their ancestors. */
 static ProtectState protect_list(const char *path, void *userdata) {
@@ -592,8 +604,9 @@ static void test_deadline_mid_walk(void **state) {
         assert_int_equal(left, 7);
 }
 
-/* A chain of nested "d" directories below "base". */
-static void make_chain(int fd, const char *base, unsigned depth) {
+/* A chain of nested directories called "name" below "base", with a file "leaf" at the bottom.
+ * Built fd by fd: the whole path may be far longer than PATH_MAX. */
+static void make_chain_named(int fd, const char *base, unsigned depth, const char *name) {
         int dfd;
 
         assert_int_equal(mkdirp(fd, base), 0);
@@ -602,8 +615,8 @@ static void make_chain(int fd, const char *base, unsigned depth) {
         for (unsigned i = 0; i < depth; i++) {
                 int nfd;
 
-                assert_int_equal(mkdirat(dfd, "d", 0755), 0);
-                nfd = openat(dfd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                assert_int_equal(mkdirat(dfd, name, 0755), 0);
+                nfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 assert_true(nfd >= 0);
                 close(dfd);
                 dfd = nfd;
@@ -612,33 +625,141 @@ static void make_chain(int fd, const char *base, unsigned depth) {
         close(dfd);
 }
 
-static void test_depth_limit(void **state) {
+static void make_chain(int fd, const char *base, unsigned depth) {
+        make_chain_named(fd, base, depth, "d");
+}
+
+/* Lower the fd limit of this process; teardown() puts it back. */
+static void nofile_set(rlim_t n) {
+        struct rlimit rl = nofile_at_start;
+
+        rl.rlim_cur = n;
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
+
+/* Any depth goes, with a handful of fds: 10,000 levels under a limit of 64 open files. */
+static void test_deep_tree(void **state) {
         Fixture *f = *state;
-        struct rlimit rl;
         RemoveStats s;
 
-        /* One fd per level: make sure the walk, not the fd limit, is what stops it. */
-        assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
-        if (rl.rlim_cur < 8192) {
-                rl.rlim_cur = rl.rlim_max < 8192 ? rl.rlim_max : 8192;
-                if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < 8192)
-                        skip();
-        }
-        make_chain(f->fd, "ok", 4000);
-        make_chain(f->fd, "deep", 4200);
+        make_chain(f->fd, "deep", 10000);
+        make_chain(f->fd, "deep500", 500);
+        nofile_set(64);
 
-        assert_int_equal(remove_tree(f->fd, "/ok", NULL, &s), 1);
-        assert_int_equal(s.dirs, 4001);
+        assert_int_equal(remove_tree(f->fd, "/deep", &(RemoveOptions) { .dry_run = true }, &s), 1);
+        assert_int_equal(s.dirs, 10001);
         assert_int_equal(s.files, 1);
-        remove_stats_done(&s);
-        assert_false(exists(f->fd, "ok"));
-
-        assert_int_equal(remove_tree(f->fd, "/deep", NULL, &s), -ELOOP);
-        assert_int_equal(s.first_error, -ELOOP);
-        assert_int_equal(s.files + s.dirs, 0);
-        assert_int_equal(s.failed, 1);
+        assert_int_equal(s.failed, 0);
         remove_stats_done(&s);
         assert_true(exists(f->fd, "deep/d/d/d"));
+
+        assert_int_equal(remove_tree(f->fd, "/deep", NULL, &s), 1);
+        assert_int_equal(s.dirs, 10001);
+        assert_int_equal(s.files, 1);
+        assert_int_equal(s.failed, 0);
+        remove_stats_done(&s);
+        assert_false(exists(f->fd, "deep"));
+
+        assert_int_equal(remove_tree(f->fd, "/deep500", &(RemoveOptions) { .keep_top = true }, &s), 1);
+        assert_int_equal(s.dirs, 500);
+        remove_stats_done(&s);
+        assert_true(dir_is_empty(f->fd, "deep500"));
+}
+
+/* 120 levels of 200-byte names: a node path of 24 KB, six times PATH_MAX. */
+static void test_long_path(void **state) {
+        Fixture *f = *state;
+        char name[201];
+        RemoveStats s;
+
+        memset(name, 'n', sizeof(name) - 1);
+        name[sizeof(name) - 1] = 0;
+        make_chain_named(f->fd, "long", 120, name);
+        assert_int_equal(mkfile(f->fd, "sibling", "s"), 0);
+        assert_int_equal(remove_tree(f->fd, "/long", NULL, &s), 1);
+        assert_int_equal(s.dirs, 121);
+        assert_int_equal(s.files, 1);
+        remove_stats_done(&s);
+        assert_false(exists(f->fd, "long"));
+        assert_true(has_content(f->fd, "sibling", "s"));
+}
+
+/* A directory closed on the way down and read again from the start on the way back passes by what
+ * it kept (here a protected entry), instead of meeting it, and counting it, twice. Deep chains on
+ * both sides of it make sure the directory is closed and opened again in between. */
+static void test_deep_reopen_keeps(void **state) {
+        static const char *const protected[] = { "/t/a/keep", NULL };
+        RemoveOptions o = { .protect = protect_list, .userdata = (void *) protected };
+        Fixture *f = *state;
+        RemoveStats s;
+
+        assert_int_equal(mkfile(f->fd, "t/a/keep/k", "k"), 0);
+        for (unsigned i = 0; i < 6; i++) {
+                char base[32];
+
+                snprintf(base, sizeof(base), "t/a/c%u", i);
+                make_chain(f->fd, base, 100);
+                snprintf(base, sizeof(base), "t/a/f%u", i);
+                assert_int_equal(mkfile(f->fd, base, "f"), 0);
+        }
+
+        o.dry_run = true;
+        assert_int_equal(remove_tree(f->fd, "/t", &o, &s), 1);
+        assert_strv_set(s.kept_protected, "/t/a/keep");
+        assert_int_equal(s.dirs, 6 * 101);
+        assert_int_equal(s.files, 6 * 2);
+        remove_stats_done(&s);
+
+        o.dry_run = false;
+        assert_int_equal(remove_tree(f->fd, "/t", &o, &s), 1);
+        assert_strv_set(s.kept_protected, "/t/a/keep");
+        assert_int_equal(s.dirs, 6 * 101);
+        assert_int_equal(s.files, 6 * 2);
+        assert_int_equal(s.failed, 0);
+        remove_stats_done(&s);
+        assert_true(has_content(f->fd, "t/a/keep/k", "k"));
+        assert_false(exists(f->fd, "t/a/c0"));
+        assert_false(exists(f->fd, "t/a/f5"));
+}
+
+typedef struct MoveAt {
+        int fd;
+        unsigned depth;
+        bool done;
+} MoveAt;
+
+/* Deep in the walk, moves a directory near the top out of the tree, as a pod could. */
+static ProtectState protect_move(const char *path, void *userdata) {
+        MoveAt *m = userdata;
+
+        if (!m->done && path_depth_of(path) == m->depth) {
+                m->done = true;
+                assert_int_equal(renameat(m->fd, "t/d/d/d/d/d", m->fd, "moved"), 0);
+        }
+        return PROTECT_NONE;
+}
+
+/* A directory opened again through ".." must be the one entered: when the tree was moved away
+ * meanwhile the walk stops, as a failure, rather than go on in whatever ".." now is. */
+static void test_deep_moved(void **state) {
+        Fixture *f = *state;
+        MoveAt m = { .fd = f->fd, .depth = 80 };
+        RemoveOptions o = { .protect = protect_move, .userdata = &m };
+        RemoveStats s;
+
+        make_chain(f->fd, "t", 100);
+        assert_int_equal(mkfile(f->fd, "other", "o"), 0);
+        assert_int_equal(remove_tree(f->fd, "/t", &o, &s), -ESTALE);
+        assert_true(m.done);
+        assert_int_equal(s.first_error, -ESTALE);
+        assert_non_null(s.first_error_reason);
+        assert_string_equal(s.first_error_path, "/t/d/d/d/d/d");
+        remove_stats_done(&s);
+        /* What was beneath went with the directory; it stays where it was moved, and nothing above
+         * its old place was touched after that. */
+        assert_true(exists(f->fd, "moved") && dir_is_empty(f->fd, "moved"));
+        assert_true(has_content(f->fd, "other", "o"));
+        assert_true(exists(f->fd, "t/d/d/d/d"));
 }
 
 static void test_path_expand(void **state) {
@@ -1005,6 +1126,87 @@ static void test_flags(void **state) {
         run_in_child(state, child_flags);
 }
 
+/* The flags belong to the inode: an immutable file in the tree that is also a protected file
+ * elsewhere (a hard link) keeps its flag and stays, a failure named in kept_linked; the rest of
+ * the tree goes. */
+static int child_flags_linked(const char *dir) {
+        RemoveStats s;
+        struct stat st;
+        int fd, r;
+
+        r = child_flags_setup(dir, &fd);
+        if (r != 0)
+                return r;
+        CHECK(mkfile(fd, "imm/prot/twin", "precious") == 0);
+        CHECK(mkfile(fd, "imm/t2/a/other", "o") == 0 && mkfile(fd, "imm/t2/z/imm1", "i") == 0);
+        CHECK(mkdirp(fd, "imm/t2/m") == 0);
+        CHECK(linkat(fd, "imm/prot/twin", fd, "imm/t2/m/link", 0) == 0);
+        CHECK(set_flags(fd, "imm/prot/twin", FS_IMMUTABLE_FL) == 0);
+        CHECK(set_flags(fd, "imm/t2/z/imm1", FS_IMMUTABLE_FL) == 0);
+        CHECK(get_flags(fd, "imm/t2/m/link") == FS_IMMUTABLE_FL);
+
+        r = remove_tree(fd, "/imm/t2", NULL, &s);
+        CHECK(r == -EMLINK && s.failed == 1 && s.first_error == -EMLINK);
+        CHECK(strv_equal_set(s.kept_linked, (const char *const[]) { "/imm/t2/m/link" }, 1));
+        CHECK(s.flags_cleared == 1 && s.files == 2);
+        remove_stats_done(&s);
+        CHECK(get_flags(fd, "imm/prot/twin") == FS_IMMUTABLE_FL);
+        CHECK(has_content(fd, "imm/prot/twin", "precious"));
+        CHECK(fstatat(fd, "imm/t2/m/link", &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_nlink == 2);
+        CHECK(!exists(fd, "imm/t2/a") && !exists(fd, "imm/t2/z"));
+
+        /* Once the other name is gone, the inode is the tree's alone. */
+        CHECK(set_flags(fd, "imm/prot/twin", 0) == 0 && unlinkat(fd, "imm/prot/twin", 0) == 0);
+        CHECK(set_flags(fd, "imm/t2/m/link", FS_APPEND_FL) == 0);
+        CHECK(remove_tree(fd, "/imm/t2", NULL, &s) == 1 && s.flags_cleared == 1 && s.failed == 0);
+        remove_stats_done(&s);
+        CHECK(!exists(fd, "imm/t2"));
+        return 0;
+}
+
+static void test_flags_linked(void **state) {
+        run_in_child(state, child_flags_linked);
+}
+
+/* A mount 300 levels down, beyond what a fixed-size path buffer or fd stack would reach: kept,
+ * residue, and everything around it removed. */
+static int child_deep_mount(const char *dir) {
+        RemoveStats s;
+        int fd, dfd, r;
+
+        r = child_enter(dir, &fd);
+        if (r != 0)
+                return r;
+        make_chain(fd, "t/a", 400);
+        make_chain(fd, "t/b", 100);
+        dfd = openat(fd, "t/a", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        for (unsigned i = 0; dfd >= 0 && i < 300; i++) {
+                int nfd = openat(dfd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                close(dfd);
+                dfd = nfd;
+        }
+        CHECK(dfd >= 0 && fchdir(dfd) == 0 && mkdir("m", 0755) == 0);
+        CHECK(mount("tmpfs", "m", "tmpfs", 0, "size=1m") == 0);
+        CHECK(mkfile(dfd, "m/data", "deep") == 0);
+
+        r = remove_tree(fd, "/t", &(RemoveOptions) { .dry_run = true }, &s);
+        CHECK(r == -EBUSY && strv_length(s.kept_mounts) == 1 && s.files == 2);
+        remove_stats_done(&s);
+        r = remove_tree(fd, "/t", NULL, &s);
+        CHECK(r == -EBUSY && strv_length(s.kept_mounts) == 1 && s.failed == 1);
+        CHECK(strlen(s.kept_mounts[0]) == strlen("/t/a") + 2 * 301 && s.files == 2 && s.dirs == 101 + 100);
+        remove_stats_done(&s);
+        CHECK(has_content(dfd, "m/data", "deep"));
+        CHECK(!exists(fd, "t/b"));
+        close(dfd);
+        return 0;
+}
+
+static void test_deep_mount(void **state) {
+        run_in_child(state, child_deep_mount);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_remove_tree_basic, setup, teardown),
@@ -1020,14 +1222,21 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_odd_names, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_deadline_past, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_deadline_mid_walk, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_depth_limit, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_deep_tree, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_long_path, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_deep_reopen_keeps, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_deep_moved, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_path_expand, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_open_beneath, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_mounts_kept, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_top_is_mount, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_mount_above, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_flags, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_flags_linked, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_deep_mount, setup, teardown),
         };
 
+        if (getrlimit(RLIMIT_NOFILE, &nofile_at_start) < 0)
+                return 1;
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
