@@ -59,6 +59,11 @@ echo "busy data" > "$root/var/lib/kubelet/pods/p1/volumes/busy/data"
 mount -t tmpfs nr-space "$root/var/lib/kubelet/pods/p 2/vol with space"
 ( exec 3<"$root/var/lib/kubelet/pods/p1/volumes/busy/data"; exec sleep 120 ) > /dev/null 2>&1 &
 holder=$!
+# The mount is busy only once the holder has opened the file: under load the run could start first.
+for _ in $(seq 100); do
+        [ "$(readlink "/proc/$holder/fd/3" 2>/dev/null)" = "$root/var/lib/kubelet/pods/p1/volumes/busy/data" ] && break
+        sleep 0.05
+done
 cat > "$WORK/m2.conf" <<'M'
 # test manifest
 unmount /var/lib/kubelet/*
