@@ -12,6 +12,14 @@
 #include "macro.h"
 #include "string-util.h"
 
+/* The one matching rule of every path-taking directive (remove, empty, unmount, protect, process):
+ * fnmatch(3) per component with FNM_NOESCAPE, so a backslash is always an ordinary character. Names
+ * with backslashes are real on a node (systemd escapes '-' as "\x2d" in unit and mount names), and
+ * a component without '*', '?' or '[' is looked up literally by the removal walk: with escapes on,
+ * "protect /a\b" would have matched "ab" while "remove /a\b" removed "a\b". A literal '*', '?' or
+ * '[' is written as a one-character class: "[*]", "[?]", "[[]". */
+#define PATH_FNMATCH_FLAGS FNM_NOESCAPE
+
 /* Removing or emptying one of these wipes the node, whatever the manifest author meant. */
 static const char *const top_level_dirs[] = {
         "etc",  "usr",  "var",  "bin",  "sbin", "lib", "lib32", "lib64", "libx32", "home", "root",
@@ -36,7 +44,7 @@ static bool component_match_heap(const char *pat, size_t pn, const char *s, size
 
         if (!a || !b)
                 abort();
-        return fnmatch(a, b, 0) == 0;
+        return fnmatch(a, b, PATH_FNMATCH_FLAGS) == 0;
 }
 
 static bool component_match(const char *pat, size_t pn, const char *s, size_t sn) {
@@ -48,7 +56,11 @@ static bool component_match(const char *pat, size_t pn, const char *s, size_t sn
         a[pn] = 0;
         memcpy(b, s, sn);
         b[sn] = 0;
-        return fnmatch(a, b, 0) == 0;
+        return fnmatch(a, b, PATH_FNMATCH_FLAGS) == 0;
+}
+
+bool path_name_match(const char *glob, const char *name) {
+        return fnmatch(glob, name, PATH_FNMATCH_FLAGS) == 0;
 }
 
 /* Match the components of both sides pairwise while both have one. Returns false on the first

@@ -19,7 +19,12 @@ char *path_simplify(char *path);
 bool path_component_is_glob(const char *c);
 bool path_is_glob(const char *path);
 
-/* Component-wise fnmatch: "/var/lib/kubelet/ *" matches "/var/lib/kubelet/pods" but not
+/* The matching rule of every path-taking directive: fnmatch(3) on one name with FNM_NOESCAPE, so a
+ * backslash is an ordinary character ("foo\x2dbar" is that name); "[*]", "[?]", "[[]" are the literal
+ * glob characters. */
+bool path_name_match(const char *glob, const char *name);
+
+/* Component-wise path_name_match(): "/var/lib/kubelet/ *" matches "/var/lib/kubelet/pods" but not
  * "/var/lib/kubelet/pods/x". '*' matches leading dots too; it never matches '/'. */
 bool path_pattern_match(const char *pattern, const char *path);
 

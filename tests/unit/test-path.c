@@ -134,9 +134,11 @@ static void test_pattern_match(void **state) {
         /* '*' never crosses a '/', not even inside a bracket expression. */
         assert_false(path_pattern_match("/a*", "/a/b"));
         assert_false(path_pattern_match("/a[/]b", "/a/b"));
-        /* A backslash quotes a glob character. */
-        assert_true(path_pattern_match("/a/\\*", "/a/*"));
-        assert_false(path_pattern_match("/a/\\*", "/a/b"));
+        /* A backslash is an ordinary character (FNM_NOESCAPE); a one-character class quotes. */
+        assert_false(path_pattern_match("/a/\\*", "/a/*"));
+        assert_true(path_pattern_match("/a/\\*", "/a/\\b"));
+        assert_true(path_pattern_match("/a/[*]", "/a/*"));
+        assert_false(path_pattern_match("/a/[*]", "/a/b"));
         /* Literal paths, and spelling differences that are not differences. */
         assert_true(path_pattern_match("/etc/kubernetes", "/etc/kubernetes"));
         assert_false(path_pattern_match("/etc/kubernetes", "/etc/kubernetes2"));
@@ -218,6 +220,71 @@ static void test_join_root(void **state) {
         check_join("/tmp/r", "etc", "/tmp/r/etc");
 }
 
+/* One rule for every directive (issue 15, hole 3): what "remove" reaches by a literal name,
+ * "protect" (covers/below), "unmount" (covers) and "process" (match) reach by the same spelling.
+ * One check per metacharacter, and one per literal name that contains it. */
+static void test_rule_star(void **state) {
+        assert_true(path_pattern_match("/x/a*", "/x/abc"));
+        assert_true(path_pattern_match("/x/a*", "/x/a"));
+        assert_false(path_pattern_match("/x/a*", "/x/ba"));
+        /* A name with a literal '*': the glob "a*b" would take "axb" too; "[*]" names the one. */
+        assert_true(path_pattern_match("/x/a[*]b", "/x/a*b"));
+        assert_false(path_pattern_match("/x/a[*]b", "/x/axb"));
+        assert_true(path_pattern_covers("/x/a[*]b", "/x/a*b/data"));
+}
+
+static void test_rule_question(void **state) {
+        assert_true(path_pattern_match("/x/a?c", "/x/abc"));
+        assert_false(path_pattern_match("/x/a?c", "/x/ac"));
+        assert_true(path_pattern_match("/x/a[?]c", "/x/a?c"));
+        assert_false(path_pattern_match("/x/a[?]c", "/x/abc"));
+        assert_true(path_pattern_covers("/x/a[?]c", "/x/a?c/data"));
+}
+
+static void test_rule_bracket(void **state) {
+        assert_true(path_pattern_match("/x/cali[0-9a-f]*", "/x/cali0f"));
+        assert_false(path_pattern_match("/x/cali[0-9a-f]*", "/x/caliz"));
+        assert_true(path_pattern_match("/x/[!a]b", "/x/cb"));
+        /* A name with a literal '[': "[[]" is a class holding '['; ']' alone is ordinary. */
+        assert_true(path_pattern_match("/x/[[]v1]", "/x/[v1]"));
+        assert_false(path_pattern_match("/x/[[]v1]", "/x/v"));
+        assert_true(path_pattern_match("/x/v1]", "/x/v1]"));
+        assert_true(path_pattern_covers("/x/[[]v1]", "/x/[v1]/data"));
+}
+
+static void test_rule_backslash(void **state) {
+        /* A backslash is an ordinary character, in a literal path and in a glob alike. */
+        assert_true(path_name_match("a\\b", "a\\b"));
+        assert_false(path_name_match("a\\b", "ab"));
+        assert_true(path_name_match("foo\\x2dbar", "foo\\x2dbar"));
+        assert_false(path_name_match("foo\\x2dbar", "foox2dbar"));
+        assert_true(path_name_match("foo\\x2d*", "foo\\x2dbar.mount"));
+        assert_true(path_name_match("a\\*", "a\\"));
+        assert_false(path_name_match("a\\*", "a*"));
+        assert_true(path_pattern_match("/var/lib/kubelet/a\\b", "/var/lib/kubelet/a\\b"));
+        assert_false(path_pattern_match("/var/lib/kubelet/a\\b", "/var/lib/kubelet/ab"));
+        assert_true(path_pattern_match("/etc/systemd/system/foo\\x2dbar.mount",
+                                       "/etc/systemd/system/foo\\x2dbar.mount"));
+}
+
+/* The regression of hole 3: "protect /var/lib/kubelet/a\b" protected nothing while "remove" of the
+ * same spelling removed that directory. The walk asks "covers" of every entry (keep it whole) and
+ * "below" of every ancestor (go in, keep what is protected): both must answer for the backslash
+ * name, and for the systemd-escaped one, so removing /var/lib/kubelet keeps them. */
+static void test_protect_backslash(void **state) {
+        const char *p = "/var/lib/kubelet/a\\b", *u = "/var/lib/kubelet/pods/foo\\x2dbar";
+
+        assert_true(path_pattern_covers(p, "/var/lib/kubelet/a\\b"));
+        assert_true(path_pattern_covers(p, "/var/lib/kubelet/a\\b/data"));
+        assert_false(path_pattern_covers(p, "/var/lib/kubelet/ab"));
+        assert_true(path_pattern_below(p, "/var/lib/kubelet"));
+        assert_true(path_pattern_below(p, "/var/lib"));
+        assert_false(path_pattern_below(p, "/var/lib/kubelet/a\\b"));
+        assert_true(path_pattern_covers(u, "/var/lib/kubelet/pods/foo\\x2dbar/volumes"));
+        assert_true(path_pattern_below(u, "/var/lib/kubelet/pods"));
+        assert_true(path_pattern_covers("/var/lib/kubelet/pods/*\\x2d*", u));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_simplify),
@@ -230,6 +297,11 @@ int main(void) {
                 cmocka_unit_test(test_pattern_covers),
                 cmocka_unit_test(test_pattern_below),
                 cmocka_unit_test(test_join_root),
+                cmocka_unit_test(test_rule_star),
+                cmocka_unit_test(test_rule_question),
+                cmocka_unit_test(test_rule_bracket),
+                cmocka_unit_test(test_rule_backslash),
+                cmocka_unit_test(test_protect_backslash),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
