@@ -27,6 +27,9 @@ typedef enum DirectiveType {
         DIRECTIVE_PROCESS,      /* process PATH-GLOB: kill what runs this executable, with its children */
         /* pods phase */
         DIRECTIVE_CRI_ENDPOINT, /* cri-endpoint URI: unix:///PATH or /PATH, instead of probing the known sockets */
+        /* files, mounts */
+        DIRECTIVE_ALLOW_SYSTEM_PATH, /* allow-system-path PATH: a later remove/empty/unmount of exactly PATH may
+                                      * reach that system path */
         _DIRECTIVE_MAX,
         _DIRECTIVE_INVALID = -1,
 } DirectiveType;
@@ -37,6 +40,7 @@ typedef struct ManifestEntry {
         size_t n_args;
         char *file;             /* the file (or embedded name) the line came from */
         unsigned line;
+        bool system_path;       /* a remove/empty/unmount of a system path, let through by allow-system-path */
 } ManifestEntry;
 
 typedef struct Manifest {
@@ -61,8 +65,8 @@ int manifest_parse_string(Manifest *m, const char *name, const char *text, const
  * quoted where needed. Parsing the output gives the same entries. */
 int manifest_print(const Manifest *m, FILE *f);
 
-/* "FILE:LINE: directive arg...": why a planned action exists, as every phase names it. NULL when out
- * of memory. */
+/* "FILE:LINE: directive arg...": why a planned action exists, as every phase names it, plus a loud
+ * note when the line reaches a system path through allow-system-path. NULL when out of memory. */
 char *manifest_entry_reason(const ManifestEntry *e);
 
 const char *directive_type_to_string(DirectiveType t);

@@ -87,17 +87,6 @@ static void test_validate_absolute(void **state) {
 }
 
 static void test_validate_target(void **state) {
-        static const char *const top[] = {
-                "/etc",  "/usr",  "/var",  "/bin",  "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/home", "/root",
-                "/boot", "/opt",  "/run",  "/tmp",  "/srv",  "/proc", "/sys",  "/dev",   "/mnt",    "/media",
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(top); i++) {
-                cleanup_free char *want = NULL;
-
-                assert_true(asprintf(&want, "refuses a top-level system directory '%s'", top[i]) > 0);
-                check_validate(path_validate_target, top[i], want);
-        }
         check_validate(path_validate_target, "/", "refuses the root directory '/'");
         check_validate(path_validate_target, "/e*", "refuses a glob in the first component, got '/e*'");
         check_validate(path_validate_target, "/*", "refuses a glob in the first component, got '/*'");
@@ -115,6 +104,8 @@ static void test_validate_target(void **state) {
         check_validate(path_validate_target, "/usr2", NULL);
         check_validate(path_validate_target, "/k8s", NULL);
         check_validate(path_validate_target, "/etc/*", NULL);
+        /* The system paths are the guard's, not this function's. */
+        check_validate(path_validate_target, "/etc", NULL);
 }
 
 static void test_pattern_match(void **state) {
@@ -285,6 +276,105 @@ static void test_protect_backslash(void **state) {
         assert_true(path_pattern_covers("/var/lib/kubelet/pods/*\\x2d*", u));
 }
 
+static void check_guard(const char *pattern, int want_r, const char *want_reason) {
+        cleanup_free char *err = NULL;
+
+        assert_int_equal(path_guard_check(pattern, &err), want_r);
+        if (!want_reason) {
+                assert_null(err);
+                return;
+        }
+        assert_non_null(err);
+        if (!strstr(err, want_reason))
+                fail_msg("'%s': '%s' does not say '%s'", pattern, err, want_reason);
+}
+
+/* Hole 4: every example of the issue is refused, literal ones (-EPERM: an opt-in may name them)
+ * and globs (-EINVAL: no opt-in, a glob cannot name an exact path). */
+static void test_guard_issue_examples(void **state) {
+        static const char *const literal[] = {
+                "/etc", "/usr", "/var/lib", "/usr/bin", "/usr/lib", "/lib/modules", "/etc/ssh", "/lost+found",
+                "/var", "/var/log", "/var/cache", "/usr/sbin", "/usr/share", "/usr/local", "/usr/local/bin",
+                "/bin", "/sbin", "/lib", "/lib64", "/boot", "/home", "/root", "/opt", "/srv", "/run", "/tmp",
+                "/proc", "/sys", "/dev", "/etc/systemd", "/etc/passwd", "/etc/shadow", "/etc/hostname",
+                "/home/alice", "/root/.ssh", "/home/alice/.ssh", "/lib/modules/6.1.0-13-amd64", "/boot/vmlinuz",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(literal); i++) {
+                cleanup_free char *want = NULL;
+
+                assert_true(asprintf(&want, "refuses the system path '%s'", literal[i]) > 0);
+                check_guard(literal[i], -EPERM, want);
+                assert_true(path_is_guarded(literal[i]));
+        }
+        check_guard("/etc/*", -EINVAL, "refuses '/etc/*': the glob could match the system path '/etc/");
+        check_guard("/usr/*", -EINVAL, "refuses '/usr/*': the glob could match the system path '/usr/");
+        check_guard("/var/*", -EINVAL, "refuses '/var/*': the glob could match the system path '/var/");
+        check_guard("/root/*", -EINVAL, "refuses '/root/*': the glob could match the system path '/root/");
+        check_guard("/home/*", -EINVAL, "the glob could match the system path '/home/*'");
+        check_guard("/usr/l*", -EINVAL, "the glob could match the system path '/usr/lib");
+        check_guard("/etc/s*", -EINVAL, "the glob could match the system path '/etc/s");
+        check_guard("/usr/*/bin", -EINVAL, "the glob could match the system path '/usr/local/bin'");
+        check_guard("/usr/*/modules", -EINVAL, "the glob could match the system path '/usr/lib/modules'");
+        check_guard("/home/*/.s*", -EINVAL, "the glob could match the system path '/home/*/.ssh'");
+        /* Rule 2: a last-component glob without a literal start right beneath a system directory. */
+        check_guard("/usr/local/bin/*", -EINVAL,
+                    "a glob right beneath the system directory '/usr/local/bin' could match every entry");
+        check_guard("/etc/systemd/system/*.service", -EINVAL, "the system directory '/etc/systemd/system'");
+        check_guard("/var/lib/?ubelet", -EINVAL, "the system directory '/var/lib'");
+        check_guard("/var/lib/[k]ubelet", -EINVAL, "the system directory '/var/lib'");
+        check_guard("/home/alice/*", -EINVAL, "the glob could match the system path '/home/*/.ssh'");
+        check_guard("/home/alice/?x", -EINVAL, "the system directory '/home/alice' could match every entry");
+        check_guard("/usr/l*/*", -EINVAL, "could match");
+        /* A path that does not exist yet is judged by its name alone. */
+        check_guard("/lib/modules/*", -EINVAL, "the glob could match the system path '/lib/modules/*'");
+}
+
+/* What the shipped manifests do stays allowed: beneath a system directory, named or prefix-anchored. */
+static void test_guard_allowed(void **state) {
+        static const char *const ok[] = {
+                "/etc/kubernetes", "/etc/cni/net.d", "/var/lib/kubelet", "/var/lib/kubelet/*",
+                "/usr/local/bin/kubelet", "/etc/systemd/system/kubelet.service.d", "/root/.kube",
+                "/root/.config/helm", "/root/.local/share/helm", "/etc/modules-load.d/kube*",
+                "/etc/sysctl.d/99-kubernetes*", "/etc/ssl/etcd", "/run/netns/cni-*", "/var/run/netns/cni-*",
+                "/run/containerd/io.containerd.*", "/usr/local/bin/kube*", "/var/lib/etcd/*", "/tmp/kubekey",
+                "/opt/cni", "/var/lib/rancher/k3s/agent/containerd/*", "/etc/kube*", "/var/l*/kubelet",
+                "/home/*/.kube", "/usr/*/x", "/etcd", "/usr2", "/etc/ssh2", "/var/lib/kubelet/a\\b",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(ok); i++)
+                check_guard(ok[i], 0, NULL);
+        assert_false(path_is_guarded("/etc/kubernetes"));
+        assert_false(path_is_guarded("/"));
+        /* A glob is never "guarded" in the opt-in's sense: it cannot be allowed. */
+        assert_false(path_is_guarded("/etc/*"));
+}
+
+/* The list must hold every ancestor of what it holds: a line naming /usr/local must not slip
+ * through because only /usr/local/bin was written down. */
+static void test_guard_list_closed(void **state) {
+        size_t n;
+        const char *const *l = path_guarded_list(&n);
+
+        assert_true(n > 0);
+        for (size_t i = 0; i < n; i++) {
+                cleanup_free char *p = strdup(l[i]);
+                char *slash;
+
+                assert_non_null(p);
+                assert_int_equal(path_validate_absolute(p, NULL), 0);
+                while ((slash = strrchr(p, '/')) && slash != p) {
+                        bool found = false;
+
+                        *slash = 0;
+                        for (size_t j = 0; j < n && !found; j++)
+                                found = streq(l[j], p);
+                        if (!found)
+                                fail_msg("'%s' is guarded but its parent '%s' is not", l[i], p);
+                }
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_simplify),
@@ -302,6 +392,9 @@ int main(void) {
                 cmocka_unit_test(test_rule_bracket),
                 cmocka_unit_test(test_rule_backslash),
                 cmocka_unit_test(test_protect_backslash),
+                cmocka_unit_test(test_guard_issue_examples),
+                cmocka_unit_test(test_guard_allowed),
+                cmocka_unit_test(test_guard_list_closed),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
