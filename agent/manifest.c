@@ -24,6 +24,8 @@
 #define MANIFEST_INCLUDE_DEPTH_MAX 8U
 /* Far beyond any real manifest; it stops "include /dev/zero" from eating the memory. */
 #define MANIFEST_FILE_SIZE_MAX (4U * 1024U * 1024U)
+/* file_load()'s answer for a FIFO, socket or device; read_error() words it, no errno does. */
+#define ERRNO_NOT_REGULAR EBADFD
 /* What separates words, and what a quoted word may hold that a name never may. */
 #define WHITESPACE " \t\n"
 
@@ -757,22 +759,41 @@ static int fd_read_full(int fd, char **ret, size_t *ret_size) {
 }
 
 static int read_error(const char *path, const Where *from, char **reterr, int r) {
+        const char *why = r == -ERRNO_NOT_REGULAR ? "not a regular file" : strerror(-r);
         Where w = { .file = path };
 
+        if (r == -ERRNO_NOT_REGULAR)
+                r = -EINVAL;
         if (from)
-                return where_error(from, reterr, r, "cannot read include '%s': %s", path, strerror(-r));
-        return where_error(&w, reterr, r, "cannot read: %s", strerror(-r));
+                return where_error(from, reterr, r, "cannot read include '%s': %s", path, why);
+        if (r == -EINVAL)
+                return where_error(&w, reterr, r, "%s", why);
+        return where_error(&w, reterr, r, "cannot read: %s", why);
 }
 
-/* Open path and read it whole; the identity (dev, inode) is what include cycles are detected by. */
+/* Open path and read it whole; the identity (dev, inode) is what include cycles are detected by.
+ * O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, forever; a FIFO, a socket
+ * or a device is refused on what fstat() says of the opened file, before any read. Symlinks are
+ * followed (an operator's /etc/node-reset/manifest.conf may well be one): what matters is what
+ * they lead to. */
 static int file_load(const char *path, Source *src, char **ret, size_t *ret_size) {
         cleanup_close int fd = -EBADF;
         struct stat st;
+        int flags;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return negative_errno();
         if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (!S_ISREG(st.st_mode))
+                return -ERRNO_NOT_REGULAR;
+        if ((uintmax_t) st.st_size > MANIFEST_FILE_SIZE_MAX)
+                return -EFBIG;
+        flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
                 return negative_errno();
         src->dev = st.st_dev;
         src->ino = st.st_ino;

@@ -53,7 +53,9 @@ typedef struct Manifest {
 Manifest *manifest_new(void);
 Manifest *manifest_free(Manifest *m);
 
-/* Parse a file, following "include" lines (relative to the including file's directory).
+/* Parse a file, following "include" lines (relative to the including file's directory). A
+ * symlink is followed; what it leads to must be a regular file (a FIFO or a device is refused
+ * before any read, so it cannot hang the parse) of at most 4 MiB.
  * On error returns -EINVAL (or -errno of a failed read) and sets *reterr to "FILE:LINE: reason". */
 int manifest_parse_file(Manifest *m, const char *path, char **reterr);
 

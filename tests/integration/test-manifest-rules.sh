@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The manifest's rules end to end against --root trees in a private mount namespace (issue 15):
 # one matching rule for every directive (a backslash is a character: what "remove" reaches by a
-# spelling, "protect" keeps by the same spelling), and the system-path guard that no glob gets
-# around (with its loud opt-in).
+# spelling, "protect" keeps by the same spelling), the system-path guard that no glob gets around
+# (with its loud opt-in), and manifests that are FIFOs refused at once instead of hanging.
 . "$(dirname "$0")/lib.sh"
 in_private_ns "$@"
 
@@ -75,5 +75,20 @@ assert "run warns on stderr" grep -q "SYSTEM PATH, allowed by allow-system-path"
 assert "the report's reason names the opt-in" grep -q "SYSTEM PATH, allowed by allow-system-path" "$WORK/allow-run.json"
 assert "the allowed system path is gone" test ! -e "$root/etc/ssh"
 assert "the rest of /etc stays" test -s "$root/etc/passwd" -a -s "$root/etc/hostname"
+
+# --- A FIFO as a manifest: refused at once, never waited on --------------------------------------
+mkfifo "$WORK/fifo.conf"
+printf 'remove /etc/kubernetes\ninclude fifo.conf\n' > "$WORK/inc.conf"
+start=$SECONDS
+out=$(nr manifest check "$WORK/fifo.conf" 2>&1); rc=$?
+assert "manifest check FIFO exits 2" test $rc -eq 2
+assert "manifest check FIFO says why" test "$out" = "$WORK/fifo.conf: not a regular file"
+out=$(nr --root "$root" -m "$WORK/fifo.conf" plan 2>&1); rc=$?
+assert "-m FIFO exits 2" test $rc -eq 2
+assert "-m FIFO says why" grep -qF "$WORK/fifo.conf: not a regular file" <<<"$out"
+out=$(nr --root "$root" -m "$WORK/inc.conf" plan 2>&1); rc=$?
+assert "include FIFO exits 2" test $rc -eq 2
+assert "include FIFO names the including line" grep -qF "$WORK/inc.conf:2: cannot read include '$WORK/fifo.conf': not a regular file" <<<"$out"
+assert "no FIFO was waited on" test $((SECONDS - start)) -lt 10
 
 finish

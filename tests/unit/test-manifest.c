@@ -5,6 +5,7 @@
 #include <ftw.h>
 #include <glob.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -598,6 +599,44 @@ static void test_file_errors(void **state) {
                          "'allow-system-path' line before this one to mean it)", dir);
 }
 
+static void on_alarm(int sig) {
+        (void) sig;
+        fail_msg("parsing a FIFO blocked");
+}
+
+/* Issue 15: "-m FIFO", "include FIFO" and "manifest check FIFO" waited forever for a writer. A
+ * FIFO, a device, a socket: refused before any read, with the file's name. A symlink to a regular
+ * file is fine (an operator's /etc/node-reset/manifest.conf may be one). */
+static void test_file_not_regular(void **state) {
+        const char *dir = *state;
+        cleanup_free char *fifo = join(dir, "fifo.conf"), *link = join(dir, "link.conf"), *target = NULL;
+        cleanup_manifest Manifest *m = manifest_new();
+        cleanup_free char *err = NULL;
+
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        signal(SIGALRM, on_alarm);
+        alarm(5);
+        check_file_error(dir, "fifo.conf", -EINVAL, "%s/fifo.conf: not a regular file", dir);
+        write_text(dir, "inc.conf", "remove /a\ninclude fifo.conf\n");
+        check_file_error(dir, "inc.conf", -EINVAL, "%s/inc.conf:2: cannot read include '%s/fifo.conf': not a regular file",
+                         dir, dir);
+        assert_int_equal(symlink("fifo.conf", link), 0);
+        check_file_error(dir, "link.conf", -EINVAL, "%s/link.conf: not a regular file", dir);
+        alarm(0);
+        signal(SIGALRM, SIG_DFL);
+
+        assert_int_equal(manifest_parse_file(m, "/dev/null", &err), -EINVAL);
+        assert_string_equal(err, "/dev/null: not a regular file");
+        err = mfree(err);
+
+        write_text(dir, "real.conf", "remove /a\n");
+        target = join(dir, "to-real.conf");
+        assert_int_equal(symlink("real.conf", target), 0);
+        assert_int_equal(manifest_parse_file(m, target, &err), 0);
+        assert_null(err);
+        assert_int_equal(m->n_entries, 1);
+}
+
 static void test_include_relative_nested(void **state) {
         const char *dir = *state;
         cleanup_manifest Manifest *m = manifest_new();
@@ -869,6 +908,7 @@ int main(void) {
                 cmocka_unit_test(test_reterr_optional),
                 TMPDIR_TEST(test_file_basic),
                 TMPDIR_TEST(test_file_errors),
+                TMPDIR_TEST(test_file_not_regular),
                 TMPDIR_TEST(test_include_relative_nested),
                 TMPDIR_TEST(test_include_absolute_and_base_dir),
                 TMPDIR_TEST(test_include_errors_report_included_file),
