@@ -30,8 +30,8 @@ static size_t component_next(const char **p, const char **ret_start) {
         return n;
 }
 
-/* fnmatch(3) needs NUL-terminated strings. A longer component than PATH_MAX can come from neither
- * a file system (NAME_MAX is 255) nor a manifest line (4096 bytes): it gets the heap, and as a
+/* fnmatch(3) needs NUL-terminated strings. A component longer than NAME_MAX (255) cannot come
+ * from a file system, only from a manifest line (4096 bytes at most): it gets the heap, and as a
  * "no" from a protect check could cost data, running out of memory there aborts. */
 static bool component_match_heap(const char *pat, size_t pn, const char *s, size_t sn) {
         cleanup_free char *a = strndup(pat, pn), *b = strndup(s, sn);
@@ -41,8 +41,8 @@ static bool component_match_heap(const char *pat, size_t pn, const char *s, size
         return fnmatch(a, b, PATH_FNMATCH_FLAGS) == 0;
 }
 
-static bool component_match(const char *pat, size_t pn, const char *s, size_t sn) {
-        char a[PATH_MAX], b[PATH_MAX];
+static bool component_match_glob(const char *pat, size_t pn, const char *s, size_t sn) {
+        char a[NAME_MAX + 1], b[NAME_MAX + 1];
 
         if (pn >= sizeof(a) || sn >= sizeof(b))
                 return component_match_heap(pat, pn, s, sn);
@@ -51,6 +51,15 @@ static bool component_match(const char *pat, size_t pn, const char *s, size_t sn
         memcpy(b, s, sn);
         b[sn] = 0;
         return fnmatch(a, b, PATH_FNMATCH_FLAGS) == 0;
+}
+
+/* Without a glob character (and with no escapes) fnmatch() is byte equality, and the removal walk
+ * looks such a name up as it is. The guard tries every line against some 200 names: the common
+ * literal case costs a memcmp(). */
+static bool component_match(const char *pat, size_t pn, const char *s, size_t sn) {
+        if (!memchr(pat, '*', pn) && !memchr(pat, '?', pn) && !memchr(pat, '[', pn))
+                return pn == sn && memcmp(pat, s, pn) == 0;
+        return component_match_glob(pat, pn, s, sn);
 }
 
 bool path_name_match(const char *glob, const char *name) {
