@@ -228,9 +228,11 @@ static const char *const guarded_paths[] = {
         /* The top level. */
         "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/lost+found",
         "/media", "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var",
-        /* Directories whose every entry is someone's data or the kernel's. */
+        /* Directories whose every entry is someone's data or the kernel's (/mnt/disks is where local
+         * persistent volumes live). /opt and /srv hold site-chosen names a manifest may remove
+         * ("/srv/custom"); as system directories they still refuse "/srv/ *". */
         "/boot/*", "/dev/*", "/home/*", "/home/*/.ssh", "/lost+found/*", "/media/*", "/mnt/*", "/proc/*",
-        "/srv/*", "/sys/*",
+        "/sys/*",
         /* /usr and the merged-/usr aliases in /. */
         "/usr/bin", "/usr/games", "/usr/include", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec",
         "/usr/libx32", "/usr/sbin", "/usr/share", "/usr/src", "/usr/share/ca-certificates",

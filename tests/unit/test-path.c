@@ -326,6 +326,7 @@ static void test_guard_issue_examples(void **state) {
         check_guard("/home/alice/*", -EINVAL, "the glob could match the system path '/home/*/.ssh'");
         check_guard("/home/alice/?x", -EINVAL, "the system directory '/home/alice' could match every entry");
         check_guard("/usr/l*/*", -EINVAL, "could match");
+        check_guard("/srv/*", -EINVAL, "a glob right beneath the system directory '/srv' could match every entry");
         /* A path that does not exist yet is judged by its name alone. */
         check_guard("/lib/modules/*", -EINVAL, "the glob could match the system path '/lib/modules/*'");
 }
@@ -339,7 +340,7 @@ static void test_guard_allowed(void **state) {
                 "/etc/sysctl.d/99-kubernetes*", "/etc/ssl/etcd", "/run/netns/cni-*", "/var/run/netns/cni-*",
                 "/run/containerd/io.containerd.*", "/usr/local/bin/kube*", "/var/lib/etcd/*", "/tmp/kubekey",
                 "/opt/cni", "/var/lib/rancher/k3s/agent/containerd/*", "/etc/kube*", "/var/l*/kubelet",
-                "/home/*/.kube", "/usr/*/x", "/etcd", "/usr2", "/etc/ssh2", "/var/lib/kubelet/a\\b",
+                "/home/*/.kube", "/usr/*/x", "/etcd", "/usr2", "/etc/ssh2", "/var/lib/kubelet/a\\b", "/srv/custom",
         };
 
         for (size_t i = 0; i < ELEMENTSOF(ok); i++)
