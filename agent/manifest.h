@@ -74,7 +74,8 @@ char *manifest_entry_reason(const ManifestEntry *e);
 const char *directive_type_to_string(DirectiveType t);
 DirectiveType directive_type_from_string(const char *s);
 
-/* Iterate the entries of one type. */
-#define MANIFEST_FOREACH(e, m, t)                                                    \
-        for (const ManifestEntry *e = (m)->entries; e < (m)->entries + (m)->n_entries; e++) \
+/* Iterate the entries of one type. "e &&": an empty manifest has no array, and NULL + 0 is
+ * undefined behaviour (UBSan stops the fuzzer on it). */
+#define MANIFEST_FOREACH(e, m, t)                                                            \
+        for (const ManifestEntry *e = (m)->entries; e && e < (m)->entries + (m)->n_entries; e++) \
                 if (e->type == (t))
