@@ -24,6 +24,8 @@
 #define MANIFEST_INCLUDE_DEPTH_MAX 8U
 /* Far beyond any real manifest; it stops "include /dev/zero" from eating the memory. */
 #define MANIFEST_FILE_SIZE_MAX (4U * 1024U * 1024U)
+/* file_load()'s answer for a FIFO, socket or device; read_error() words it, no errno does. */
+#define ERRNO_NOT_REGULAR EBADFD
 /* What separates words, and what a quoted word may hold that a name never may. */
 #define WHITESPACE " \t\n"
 
@@ -234,6 +236,24 @@ static int validate_unit(char **args, char **ret_reason) {
         return 0;
 }
 
+/* The opt-in for a system path names it exactly, as the line it lets through will: a literal path
+ * that path_guard_check() refuses, and never "/". Anything else would be an opt-in that allows
+ * nothing, or more than it says. */
+static int validate_allow_system_path(char **args, char **ret_reason) {
+        int r;
+
+        r = validate_target(args, ret_reason);
+        if (r < 0)
+                return r;
+        if (path_is_glob(args[0]))
+                return set_errmsg(ret_reason, -EINVAL, "needs the exact path, not a glob, got '%s'", args[0]);
+        if (!path_is_guarded(args[0]))
+                return set_errmsg(ret_reason, -EINVAL,
+                                  "needs a system path (remove, empty and unmount may name '%s' without it)",
+                                  args[0]);
+        return 0;
+}
+
 /* An executable's full path, globs allowed per component; its file name must start literally. */
 static int validate_process(char **args, char **ret_reason) {
         const char *base;
@@ -280,6 +300,7 @@ static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
         [DIRECTIVE_UNIT]         = { "unit",         3, 3, validate_unit },
         [DIRECTIVE_PROCESS]      = { "process",      1, 1, validate_process },
         [DIRECTIVE_CRI_ENDPOINT] = { "cri-endpoint", 1, 1, validate_cri_endpoint },
+        [DIRECTIVE_ALLOW_SYSTEM_PATH] = { "allow-system-path", 1, 1, validate_allow_system_path },
 };
 
 const char *directive_type_to_string(DirectiveType t) {
@@ -565,6 +586,30 @@ static int entry_check_length(const char *name, char **args, const Where *w, cha
         return 0;
 }
 
+/* The system-path guard of remove, empty and unmount (the rule is path_guard_check()'s). It is
+ * checked here rather than in the rows' validators because its opt-in is another line: an
+ * "allow-system-path" naming exactly this path, read before it (in this file, an include, or an
+ * earlier --manifest), so that the opt-in is in front of whoever reads the manifest. */
+static int guard_apply(const Manifest *m, DirectiveType t, const char *path, bool *ret_system_path, const Where *w,
+                       char **reterr) {
+        cleanup_free char *reason = NULL;
+        int r;
+
+        *ret_system_path = false;
+        if (t != DIRECTIVE_REMOVE && t != DIRECTIVE_EMPTY && t != DIRECTIVE_UNMOUNT)
+                return 0;
+        r = path_guard_check(path, &reason);
+        if (r == -EPERM)
+                MANIFEST_FOREACH(e, m, DIRECTIVE_ALLOW_SYSTEM_PATH)
+                        if (streq(e->args[0], path)) {
+                                *ret_system_path = true;
+                                return 0;
+                        }
+        if (r < 0)
+                return where_error(w, reterr, -EINVAL, "'%s' %s", directive_type_to_string(t), strna(reason));
+        return 0;
+}
+
 /* words[0] names a directive of the table; the entry takes the rest of the words. */
 static int directive_apply(Manifest *m, char **words, const Where *w, char **reterr) {
         cleanup_free char *reason = NULL;
@@ -572,6 +617,7 @@ static int directive_apply(Manifest *m, char **words, const Where *w, char **ret
         const DirectiveRow *d;
         DirectiveType t;
         size_t n = strv_length(words) - 1;
+        bool system_path;
         int r;
 
         t = directive_type_from_string(words[0]);
@@ -594,10 +640,14 @@ static int directive_apply(Manifest *m, char **words, const Where *w, char **ret
         r = entry_check_length(d->name, args, w, reterr);
         if (r < 0)
                 return r;
+        r = guard_apply(m, t, args[0], &system_path, w, reterr);
+        if (r < 0)
+                return r;
         r = manifest_add_entry(m, t, args, w, reterr);
         if (r < 0)
                 return r;
         TAKE_PTR(args);
+        m->entries[m->n_entries - 1].system_path = system_path;
         return 0;
 }
 
@@ -709,22 +759,41 @@ static int fd_read_full(int fd, char **ret, size_t *ret_size) {
 }
 
 static int read_error(const char *path, const Where *from, char **reterr, int r) {
+        const char *why = r == -ERRNO_NOT_REGULAR ? "not a regular file" : strerror(-r);
         Where w = { .file = path };
 
+        if (r == -ERRNO_NOT_REGULAR)
+                r = -EINVAL;
         if (from)
-                return where_error(from, reterr, r, "cannot read include '%s': %s", path, strerror(-r));
-        return where_error(&w, reterr, r, "cannot read: %s", strerror(-r));
+                return where_error(from, reterr, r, "cannot read include '%s': %s", path, why);
+        if (r == -EINVAL)
+                return where_error(&w, reterr, r, "%s", why);
+        return where_error(&w, reterr, r, "cannot read: %s", why);
 }
 
-/* Open path and read it whole; the identity (dev, inode) is what include cycles are detected by. */
+/* Open path and read it whole; the identity (dev, inode) is what include cycles are detected by.
+ * O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, forever; a FIFO, a socket
+ * or a device is refused on what fstat() says of the opened file, before any read. Symlinks are
+ * followed (an operator's /etc/node-reset/manifest.conf may well be one): what matters is what
+ * they lead to. */
 static int file_load(const char *path, Source *src, char **ret, size_t *ret_size) {
         cleanup_close int fd = -EBADF;
         struct stat st;
+        int flags;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return negative_errno();
         if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (!S_ISREG(st.st_mode))
+                return -ERRNO_NOT_REGULAR;
+        if ((uintmax_t) st.st_size > MANIFEST_FILE_SIZE_MAX)
+                return -EFBIG;
+        flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
                 return negative_errno();
         src->dev = st.st_dev;
         src->ino = st.st_ino;
@@ -842,6 +911,8 @@ char *manifest_entry_reason(const ManifestEntry *e) {
         fprintf(f, "%s:%u: %s", e->file, e->line, directive_type_to_string(e->type));
         STRV_FOREACH(a, e->args)
                 fprintf(f, " %s", *a);
+        if (e->system_path)
+                fputs(" (SYSTEM PATH, allowed by allow-system-path)", f);
         if (fclose(f) != 0)
                 return mfree(buf);
         return buf;

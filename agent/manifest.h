@@ -27,6 +27,9 @@ typedef enum DirectiveType {
         DIRECTIVE_PROCESS,      /* process PATH-GLOB: kill what runs this executable, with its children */
         /* pods phase */
         DIRECTIVE_CRI_ENDPOINT, /* cri-endpoint URI: unix:///PATH or /PATH, instead of probing the known sockets */
+        /* files, mounts */
+        DIRECTIVE_ALLOW_SYSTEM_PATH, /* allow-system-path PATH: a later remove/empty/unmount of exactly PATH may
+                                      * reach that system path */
         _DIRECTIVE_MAX,
         _DIRECTIVE_INVALID = -1,
 } DirectiveType;
@@ -37,6 +40,7 @@ typedef struct ManifestEntry {
         size_t n_args;
         char *file;             /* the file (or embedded name) the line came from */
         unsigned line;
+        bool system_path;       /* a remove/empty/unmount of a system path, let through by allow-system-path */
 } ManifestEntry;
 
 typedef struct Manifest {
@@ -49,7 +53,9 @@ typedef struct Manifest {
 Manifest *manifest_new(void);
 Manifest *manifest_free(Manifest *m);
 
-/* Parse a file, following "include" lines (relative to the including file's directory).
+/* Parse a file, following "include" lines (relative to the including file's directory). A
+ * symlink is followed; what it leads to must be a regular file (a FIFO or a device is refused
+ * before any read, so it cannot hang the parse) of at most 4 MiB.
  * On error returns -EINVAL (or -errno of a failed read) and sets *reterr to "FILE:LINE: reason". */
 int manifest_parse_file(Manifest *m, const char *path, char **reterr);
 
@@ -61,14 +67,15 @@ int manifest_parse_string(Manifest *m, const char *name, const char *text, const
  * quoted where needed. Parsing the output gives the same entries. */
 int manifest_print(const Manifest *m, FILE *f);
 
-/* "FILE:LINE: directive arg...": why a planned action exists, as every phase names it. NULL when out
- * of memory. */
+/* "FILE:LINE: directive arg...": why a planned action exists, as every phase names it, plus a loud
+ * note when the line reaches a system path through allow-system-path. NULL when out of memory. */
 char *manifest_entry_reason(const ManifestEntry *e);
 
 const char *directive_type_to_string(DirectiveType t);
 DirectiveType directive_type_from_string(const char *s);
 
-/* Iterate the entries of one type. */
-#define MANIFEST_FOREACH(e, m, t)                                                    \
-        for (const ManifestEntry *e = (m)->entries; e < (m)->entries + (m)->n_entries; e++) \
+/* Iterate the entries of one type. "e &&": an empty manifest has no array, and NULL + 0 is
+ * undefined behaviour (UBSan stops the fuzzer on it). */
+#define MANIFEST_FOREACH(e, m, t)                                                            \
+        for (const ManifestEntry *e = (m)->entries; e && e < (m)->entries + (m)->n_entries; e++) \
                 if (e->type == (t))

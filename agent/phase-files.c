@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 
+#include "agent/log.h"
 #include "agent/path.h"
 #include "agent/phase.h"
 #include "agent/remove.h"
@@ -233,8 +234,7 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
         int r;
 
         d = calloc(1, sizeof *d);
-        if (!d || !(d->path = strdup(path)) ||
-            asprintf(&reason, "%s:%u: %s %s", e->file, e->line, directive_type_to_string(e->type), e->args[0]) < 0) {
+        if (!d || !(d->path = strdup(path)) || !(reason = manifest_entry_reason(e))) {
                 if (d)
                         file_data_free(d);
                 return -ENOMEM;
@@ -253,6 +253,10 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
         r = pattern ? remove_pattern(ctx, d, true, &msg) : remove_one(ctx, d, path, true, &msg, &symlink);
         a->present = r != 0;
         a->detail = TAKE_PTR(msg);
+        if (e->system_path) {
+                log_warning("%s: the manifest opted in to removing a system path", reason);
+                (void) action_set_detail(a, "SYSTEM PATH; %s", strna(a->detail));
+        }
         /* Only a symlink seen above the target makes the line one not to act on. Any other failure
          * of the dry run (a walk that could not finish) is a failure to come, and residue. */
         if (symlink)

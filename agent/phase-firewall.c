@@ -19,12 +19,12 @@
  * Order: nf_tables (one transaction per family), legacy x_tables (one commit per table, under the
  * lock), then ipsets (once the rules that reference them are gone), then IPVS. */
 
-#include <fnmatch.h>
 #include <linux/netfilter.h>
 #include <stdarg.h>
 #include <sys/param.h>
 #include <sys/socket.h>
 
+#include "agent/path.h"
 #include "agent/phase.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -553,7 +553,7 @@ static const ActionOps ipset_ops = {
 
 static const ManifestEntry *ipset_selected_by(const Manifest *m, const char *name) {
         MANIFEST_FOREACH(e, m, DIRECTIVE_IPSET)
-                if (fnmatch(e->args[0], name, 0) == 0)
+                if (path_name_match(e->args[0], name))
                         return e;
         return NULL;
 }

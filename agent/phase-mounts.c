@@ -141,14 +141,17 @@ static int add_unmount(Context *ctx, Plan *plan, const MountEntry *m, const char
                 return -ENOMEM;
         d->mount_id = m->mount_id;
         d->abs_path = strdup(m->mount_point);
-        if (!d->abs_path || asprintf(&reason, "%s:%u: unmount %s", e->file, e->line, e->args[0]) < 0) {
+        if (!d->abs_path || !(reason = manifest_entry_reason(e))) {
                 unmount_data_free(d);
                 return -ENOMEM;
         }
         a = plan_add(plan, &unmount_ops, "mounts", node, reason, d);
         if (!a)
                 return -ENOMEM;
-        return action_set_detail(a, "%s from %s (mount id %d)", m->fstype, m->source, m->mount_id);
+        if (e->system_path)
+                log_warning("%s: the manifest opted in to unmounting beneath a system path", reason);
+        return action_set_detail(a, "%s%s from %s (mount id %d)", e->system_path ? "SYSTEM PATH; " : "", m->fstype,
+                                 m->source, m->mount_id);
 }
 
 /* A manifest line that matches nothing still gets a row, so a second run reports it unchanged. */
@@ -156,7 +159,8 @@ static int add_unmatched(Plan *plan, const ManifestEntry *e) {
         cleanup_free char *reason = NULL;
         Action *a;
 
-        if (asprintf(&reason, "%s:%u: unmount %s", e->file, e->line, e->args[0]) < 0)
+        reason = manifest_entry_reason(e);
+        if (!reason)
                 return -ENOMEM;
         a = plan_add(plan, &unmount_ops, "mounts", e->args[0], reason, NULL);
         if (!a)

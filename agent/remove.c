@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <linux/fs.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
+#include "agent/path.h"
 #include "agent/remove.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -797,7 +797,7 @@ int open_beneath(int root_fd, const char *node_path, int flags) {
         return open_dir_nofollow(pfd, name, flags, NULL);
 }
 
-/* The same characters as fnmatch(3) without flags treats specially. */
+/* The characters path_name_match() treats specially: a component without them is a literal name. */
 static bool component_is_glob(const char *c) {
         return strpbrk(c, "*?[") != NULL;
 }
@@ -861,7 +861,7 @@ static int expand_at(Expand *e, int dfd, char *const *comps) {
                 de = readdir(d);
                 if (!de)
                         return errno != 0 ? negative_errno() : 0;
-                if (dot_or_dot_dot(de->d_name) || fnmatch(comps[0], de->d_name, 0) != 0)
+                if (dot_or_dot_dot(de->d_name) || !path_name_match(comps[0], de->d_name))
                         continue;
                 r = expand_entry(e, dirfd(d), de->d_name, comps);
                 if (r < 0)

@@ -157,8 +157,9 @@ int link_pattern_validate(const char *pattern) {
         return 0;
 }
 
+/* FNM_NOESCAPE: a backslash is an ordinary character, the manifest's one rule for every glob. */
 bool link_pattern_match(const char *pattern, const char *name) {
-        return fnmatch(pattern, name, 0) == 0;
+        return fnmatch(pattern, name, FNM_NOESCAPE) == 0;
 }
 
 bool link_is_tunnel_fallback(const LinkInfo *l) {

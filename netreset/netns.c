@@ -90,8 +90,10 @@ int netns_list(const char *dir, const char *pattern, char ***ret) {
         l = calloc(1, sizeof(char *));
         if (!l)
                 r = -ENOMEM;
+        /* FNM_NOESCAPE: a backslash is an ordinary character, the manifest's one rule for every glob. */
         while (d && r >= 0 && (de = readdir(d)))
-                if (!streq(de->d_name, ".") && !streq(de->d_name, "..") && fnmatch(pattern, de->d_name, 0) == 0)
+                if (!streq(de->d_name, ".") && !streq(de->d_name, "..") &&
+                    fnmatch(pattern, de->d_name, FNM_NOESCAPE) == 0)
                         r = strv_push(&l, &n, de->d_name);
         if (d)
                 closedir(d);

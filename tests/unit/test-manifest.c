@@ -3,7 +3,9 @@
 
 #include <fcntl.h>
 #include <ftw.h>
+#include <glob.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -152,6 +154,7 @@ static void test_directive_names(void **state) {
         }
         assert_string_equal(directive_type_to_string(DIRECTIVE_LINK_MASTER), "link-master");
         assert_string_equal(directive_type_to_string(DIRECTIVE_NFT_TABLE), "nft-table");
+        assert_string_equal(directive_type_to_string(DIRECTIVE_ALLOW_SYSTEM_PATH), "allow-system-path");
         assert_int_equal(directive_type_from_string("include"), _DIRECTIVE_INVALID);
         assert_int_equal(directive_type_from_string("Remove"), _DIRECTIVE_INVALID);
         assert_int_equal(directive_type_from_string(NULL), _DIRECTIVE_INVALID);
@@ -361,14 +364,96 @@ static void test_error_paths(void **state) {
         check_error("empty //", "t.conf:1: 'empty' refuses the root directory '/'");
 }
 
+#define SYSTEM_PATH(d, p) \
+        "t.conf:1: '" d "' refuses the system path '" p "' (name it in an 'allow-system-path' line before this one to mean it)"
+
 static void test_error_top_level(void **state) {
-        check_error("remove /etc", "t.conf:1: 'remove' refuses a top-level system directory '/etc'");
+        check_error("remove /etc", SYSTEM_PATH("remove", "/etc"));
         /* Simplified first, so a spelling trick does not get past the check. */
-        check_error("remove /etc/", "t.conf:1: 'remove' refuses a top-level system directory '/etc'");
-        check_error("empty //var//", "t.conf:1: 'empty' refuses a top-level system directory '/var'");
-        check_error("unmount /home", "t.conf:1: 'unmount' refuses a top-level system directory '/home'");
-        check_error("remove \"/usr\"", "t.conf:1: 'remove' refuses a top-level system directory '/usr'");
-        check_error("empty /lib64", "t.conf:1: 'empty' refuses a top-level system directory '/lib64'");
+        check_error("remove /etc/", SYSTEM_PATH("remove", "/etc"));
+        check_error("empty //var//", SYSTEM_PATH("empty", "/var"));
+        check_error("unmount /home", SYSTEM_PATH("unmount", "/home"));
+        check_error("remove \"/usr\"", SYSTEM_PATH("remove", "/usr"));
+        check_error("empty /lib64", SYSTEM_PATH("empty", "/lib64"));
+}
+
+/* Issue 15, hole 4: each line the issue found accepted is refused with FILE:LINE and a reason,
+ * whichever directive carries it and wherever it stands in the file. */
+static void test_error_system_paths(void **state) {
+        static const char *const literal[] = {
+                "/var/lib", "/usr/bin", "/usr/lib", "/lib/modules", "/etc/ssh", "/lost+found", "/usr/local/bin",
+                "/etc/systemd", "/etc/passwd", "/root/.ssh", "/home/alice",
+        };
+        static const struct {
+                const char *line, *want;
+        } glob[] = {
+                { "remove /etc/*", "t.conf:3: 'remove' refuses '/etc/*': the glob could match the system path '/etc/alternatives'" },
+                { "remove /usr/*", "t.conf:3: 'remove' refuses '/usr/*': the glob could match the system path '/usr/bin'" },
+                { "remove /var/*", "t.conf:3: 'remove' refuses '/var/*': the glob could match the system path '/var/backups'" },
+                { "empty /root/*", "t.conf:3: 'empty' refuses '/root/*': the glob could match the system path '/root/.bashrc'" },
+                { "remove /home/*", "t.conf:3: 'remove' refuses '/home/*': the glob could match the system path '/home/*'" },
+                { "unmount /var/lib/*", "t.conf:3: 'unmount' refuses '/var/lib/*': the glob could match the system path '/var/lib/apt'" },
+                { "remove /usr/local/bin/*",
+                  "t.conf:3: 'remove' refuses '/usr/local/bin/*': a glob right beneath the system directory "
+                  "'/usr/local/bin' could match every entry in it (start it with a literal character)" },
+                { "empty \"/etc/systemd/system/*.service\"",
+                  "t.conf:3: 'empty' refuses '/etc/systemd/system/*.service': a glob right beneath the system "
+                  "directory '/etc/systemd/system' could match every entry in it (start it with a literal character)" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(literal); i++)
+                for (const char *const *d = (const char *const[]) { "remove", "empty", "unmount", NULL }; *d; d++) {
+                        cleanup_free char *text = NULL, *want = NULL;
+
+                        assert_true(asprintf(&text, "remove /etc/kubernetes\n# x\n%s %s\n", *d, literal[i]) > 0);
+                        assert_true(asprintf(&want,
+                                             "t.conf:3: '%s' refuses the system path '%s' (name it in an "
+                                             "'allow-system-path' line before this one to mean it)", *d, literal[i]) > 0);
+                        check_error(text, want);
+                }
+        for (size_t i = 0; i < ELEMENTSOF(glob); i++) {
+                cleanup_free char *text = NULL;
+
+                assert_true(asprintf(&text, "remove /etc/kubernetes\n# x\n%s\n", glob[i].line) > 0);
+                check_error(text, glob[i].want);
+        }
+        /* protect and process reach nothing to remove: the guard is not theirs. */
+        cleanup_manifest Manifest *m = parse_ok("protect /etc\nprotect /etc/*\nprocess /usr/bin/kubelet\n");
+        assert_int_equal(m->n_entries, 3);
+}
+
+/* The opt-in: the exact literal path, before the line it lets through, which is then marked. */
+static void test_allow_system_path(void **state) {
+        cleanup_manifest Manifest *m = NULL;
+
+        m = parse_ok("allow-system-path /etc/ssh\nremove /etc/ssh\nremove /etc/kubernetes\n"
+                     "allow-system-path /var/lib\nempty /var/lib\n");
+        assert_int_equal(m->n_entries, 5);
+        check_entry(m, 0, DIRECTIVE_ALLOW_SYSTEM_PATH, "/etc/ssh", 1);
+        check_entry(m, 1, DIRECTIVE_REMOVE, "/etc/ssh", 2);
+        assert_true(m->entries[1].system_path);
+        assert_false(m->entries[2].system_path);
+        assert_true(m->entries[4].system_path);
+
+        /* After the line, it is too late: the reader must meet the opt-in first. */
+        check_error("remove /etc/ssh\nallow-system-path /etc/ssh\n", SYSTEM_PATH("remove", "/etc/ssh"));
+        /* Exact: neither a glob beneath it, nor a neighbour, nor its parent. */
+        check_error("allow-system-path /etc/ssh\nremove /etc/s*\n",
+                    "t.conf:2: 'remove' refuses '/etc/s*': the glob could match the system path '/etc/security'");
+        check_error("allow-system-path /usr/local/bin\nremove /usr/local/bin/*\n",
+                    "t.conf:2: 'remove' refuses '/usr/local/bin/*': a glob right beneath the system directory "
+                    "'/usr/local/bin' could match every entry in it (start it with a literal character)");
+        check_error("allow-system-path /etc/ssh\nremove /etc\n",
+                    "t.conf:2: 'remove' refuses the system path '/etc' (name it in an 'allow-system-path' line "
+                    "before this one to mean it)");
+        /* The opt-in itself names one system path, literally; "/" is never one. */
+        check_error("allow-system-path /etc/*", "t.conf:1: 'allow-system-path' needs the exact path, not a glob, got '/etc/*'");
+        check_error("allow-system-path /etc/kubernetes",
+                    "t.conf:1: 'allow-system-path' needs a system path (remove, empty and unmount may name "
+                    "'/etc/kubernetes' without it)");
+        check_error("allow-system-path /", "t.conf:1: 'allow-system-path' refuses the root directory '/'");
+        check_error("allow-system-path etc", "t.conf:1: 'allow-system-path' needs an absolute path, got 'etc'");
+        check_error("allow-system-path /etc/ssh /etc/ssl", "t.conf:1: 'allow-system-path' takes exactly 1 argument, got 2");
 }
 
 static void test_error_glob_first(void **state) {
@@ -510,7 +595,46 @@ static void test_file_errors(void **state) {
         check_file_error(dir, "nul.conf", -EINVAL, "%s/nul.conf:2: NUL byte in the file", dir);
         write_text(dir, "bad.conf", "remove /a\n# fine\nremove /etc\n");
         check_file_error(dir, "bad.conf", -EINVAL,
-                         "%s/bad.conf:3: 'remove' refuses a top-level system directory '/etc'", dir);
+                         "%s/bad.conf:3: 'remove' refuses the system path '/etc' (name it in an "
+                         "'allow-system-path' line before this one to mean it)", dir);
+}
+
+static void on_alarm(int sig) {
+        (void) sig;
+        fail_msg("parsing a FIFO blocked");
+}
+
+/* Issue 15: "-m FIFO", "include FIFO" and "manifest check FIFO" waited forever for a writer. A
+ * FIFO, a device, a socket: refused before any read, with the file's name. A symlink to a regular
+ * file is fine (an operator's /etc/node-reset/manifest.conf may be one). */
+static void test_file_not_regular(void **state) {
+        const char *dir = *state;
+        cleanup_free char *fifo = join(dir, "fifo.conf"), *link = join(dir, "link.conf"), *target = NULL;
+        cleanup_manifest Manifest *m = manifest_new();
+        cleanup_free char *err = NULL;
+
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        signal(SIGALRM, on_alarm);
+        alarm(5);
+        check_file_error(dir, "fifo.conf", -EINVAL, "%s/fifo.conf: not a regular file", dir);
+        write_text(dir, "inc.conf", "remove /a\ninclude fifo.conf\n");
+        check_file_error(dir, "inc.conf", -EINVAL, "%s/inc.conf:2: cannot read include '%s/fifo.conf': not a regular file",
+                         dir, dir);
+        assert_int_equal(symlink("fifo.conf", link), 0);
+        check_file_error(dir, "link.conf", -EINVAL, "%s/link.conf: not a regular file", dir);
+        alarm(0);
+        signal(SIGALRM, SIG_DFL);
+
+        assert_int_equal(manifest_parse_file(m, "/dev/null", &err), -EINVAL);
+        assert_string_equal(err, "/dev/null: not a regular file");
+        err = mfree(err);
+
+        write_text(dir, "real.conf", "remove /a\n");
+        target = join(dir, "to-real.conf");
+        assert_int_equal(symlink("real.conf", target), 0);
+        assert_int_equal(manifest_parse_file(m, target, &err), 0);
+        assert_null(err);
+        assert_int_equal(m->n_entries, 1);
 }
 
 static void test_include_relative_nested(void **state) {
@@ -704,21 +828,29 @@ static void test_print_files_header(void **state) {
         assert_same_entries(m, again);
 }
 
-/* The shipped manifest must parse and survive the round trip (tests run from the source root). */
-static void test_default_manifest(void **state) {
-        cleanup_manifest Manifest *m = manifest_new(), *again = manifest_new();
-        cleanup_free char *out = NULL, *err = NULL;
-        int r;
+/* Every shipped manifest must parse (the system-path guard included: none may need an opt-in) and
+ * survive the round trip (tests run from the source root). */
+static void test_shipped_manifests(void **state) {
+        glob_t g = {};
 
-        if (access("manifests/default.conf", R_OK) < 0)
+        if (glob("manifests/*.conf", 0, NULL, &g) != 0)
                 skip();
-        r = manifest_parse_file(m, "manifests/default.conf", &err);
-        if (r < 0)
-                fail_msg("%s", err);
-        assert_true(m->n_entries > 0);
-        out = print_to_string(m);
-        assert_int_equal(manifest_parse_string(again, "printed", out, NULL, &err), 0);
-        assert_same_entries(m, again);
+        assert_true(g.gl_pathc >= 5);
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+                cleanup_manifest Manifest *m = manifest_new(), *again = manifest_new();
+                cleanup_free char *out = NULL, *err = NULL;
+
+                if (manifest_parse_file(m, g.gl_pathv[i], &err) < 0)
+                        fail_msg("%s", err);
+                assert_true(m->n_entries > 0);
+                for (size_t j = 0; j < m->n_entries; j++)
+                        if (m->entries[j].system_path || m->entries[j].type == DIRECTIVE_ALLOW_SYSTEM_PATH)
+                                fail_msg("%s:%u needs allow-system-path", g.gl_pathv[i], m->entries[j].line);
+                out = print_to_string(m);
+                assert_int_equal(manifest_parse_string(again, "printed", out, NULL, &err), 0);
+                assert_same_entries(m, again);
+        }
+        globfree(&g);
 }
 
 static void test_print_write_error(void **state) {
@@ -765,6 +897,8 @@ int main(void) {
                 cmocka_unit_test(test_error_directives),
                 cmocka_unit_test(test_error_paths),
                 cmocka_unit_test(test_error_top_level),
+                cmocka_unit_test(test_error_system_paths),
+                cmocka_unit_test(test_allow_system_path),
                 cmocka_unit_test(test_error_glob_first),
                 cmocka_unit_test(test_error_quoting),
                 cmocka_unit_test(test_error_bytes),
@@ -774,6 +908,7 @@ int main(void) {
                 cmocka_unit_test(test_reterr_optional),
                 TMPDIR_TEST(test_file_basic),
                 TMPDIR_TEST(test_file_errors),
+                TMPDIR_TEST(test_file_not_regular),
                 TMPDIR_TEST(test_include_relative_nested),
                 TMPDIR_TEST(test_include_absolute_and_base_dir),
                 TMPDIR_TEST(test_include_errors_report_included_file),
@@ -782,7 +917,7 @@ int main(void) {
                 cmocka_unit_test(test_print),
                 cmocka_unit_test(test_print_round_trip),
                 TMPDIR_TEST(test_print_files_header),
-                cmocka_unit_test(test_default_manifest),
+                cmocka_unit_test(test_shipped_manifests),
                 cmocka_unit_test(test_print_write_error),
                 cmocka_unit_test(test_entry_reason),
         };
