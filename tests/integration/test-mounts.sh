@@ -121,4 +121,37 @@ assert "lazy: the unmount failed, naming the symlink" jq_ "$WORK/r4.json" \
 kill "$holder"; wait "$holder" 2>/dev/null
 OPTS=
 
+# --- 5. Named network namespaces: neither the directory nor the name followed when swapped ---------
+# "netns cni-*" deletes /run/netns/cni-x (a lazy unmount and an unlink). A namespace bound outside
+# /run/netns must survive /run/netns or the name itself becoming a symlink to it.
+if touch "$WORK/probe-ns" && unshare --net="$WORK/probe-ns" true 2>/dev/null && umount "$WORK/probe-ns"; then
+        printf 'netns cni-*\n' > "$WORK/n.conf"
+        mkdir -p "$WORK/nroot" "$WORK/elsewhere"
+        bound() { findmnt -rn -o FSTYPE --mountpoint "$1" | grep -q nsfs; }
+        fresh_netns() {
+                for m in /run/netns.old/cni-x /run/netns/cni-x "$WORK/elsewhere/cni-x"; do
+                        umount -l "$m" 2>/dev/null
+                done
+                rm -rf /run/netns /run/netns.old
+                mkdir -p /run/netns && touch /run/netns/cni-x && unshare --net=/run/netns/cni-x true
+                touch "$WORK/elsewhere/cni-x" && unshare --net="$WORK/elsewhere/cni-x" true
+        }
+        swap_dir() { mv /run/netns /run/netns.old; ln -s "$WORK/elsewhere" /run/netns; }
+        swap_name() { umount /run/netns/cni-x; rm /run/netns/cni-x; ln -s "$WORK/elsewhere/cni-x" /run/netns/cni-x; }
+        OPTS=--phases=network
+        for swap in swap_dir swap_name; do
+                fresh_netns
+                assert "$swap: fixture: two bound namespaces" eval 'bound /run/netns/cni-x && bound "$WORK/elsewhere/cni-x"'
+                run_paused "$WORK/nroot" "$WORK/n.conf" "$WORK/n-$swap.json" $swap
+                echo "  netns said: $("$REPORT" "$WORK/n-$swap.json" '[a["message"] for a in actions(r, kind="netns")]')"
+                assert "$swap: exit status 1" test "$rc" = 1
+                assert "$swap: the namespace bound outside /run/netns is still bound" bound "$WORK/elsewhere/cni-x"
+                assert "$swap: the netns action failed, naming the symlink" jq_ "$WORK/n-$swap.json" \
+                        'any(a["result"] == "failed" and "symlink" in a["message"] for a in actions(r, kind="netns"))'
+        done
+        OPTS=
+else
+        echo "SKIP (netns part): cannot bind a network namespace to a file here"
+fi
+
 finish
