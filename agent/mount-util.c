@@ -79,14 +79,32 @@ int mount_open_nofollow_by_hand(int root_fd, const char *path, int flags) {
         return walk_nofollow(root_fd, path, flags, NULL);
 }
 
+static bool has_dotdot(const char *path) {
+        for (const char *p = path;;) {
+                size_t n;
+
+                p += strspn(p, "/");
+                n = strcspn(p, "/");
+                if (n == 0)
+                        return false;
+                if (n == 2 && p[0] == '.' && p[1] == '.')
+                        return true;
+                p += n;
+        }
+}
+
 int mount_open_nofollow(int root_fd, const char *path, int flags) {
+        /* No O_NOFOLLOW: with it a final symlink is opened itself instead of refusing with ELOOP. */
         struct open_how how = {
-                .flags = (uint64_t) (flags | O_PATH | O_NOFOLLOW | O_CLOEXEC),
+                .flags = (uint64_t) (flags | O_PATH | O_CLOEXEC),
                 .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH,
         };
         const char *rel = path + strspn(path, "/");
         long fd;
 
+        /* RESOLVE_BENEATH lets ".." through while it stays beneath; a mount point never needs one. */
+        if (has_dotdot(rel))
+                return -EXDEV;
         fd = syscall(SYS_openat2, root_fd, isempty(rel) ? "." : rel, &how, sizeof how);
         if (fd < 0 && errno == ENOSYS)
                 return mount_open_nofollow_by_hand(root_fd, path, flags);
