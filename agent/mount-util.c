@@ -60,7 +60,7 @@ static int walk_nofollow(int root_fd, const char *path, int flags, size_t *ret_s
                 if (streq(name, "."))
                         continue;
                 if (streq(name, ".."))
-                        return -EXDEV;  /* RESOLVE_BENEATH's answer; mountinfo never says ".." */
+                        return -EXDEV; /* RESOLVE_BENEATH's answer; mountinfo never says ".." */
                 nfd = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (nfd < 0)
                         return negative_errno();
@@ -130,7 +130,7 @@ typedef struct Seen {
         mode_t mode;
         int mount_id;
         dev_t dev;
-        uint64_t unique_id;     /* 0: the kernel does not say (before 6.8) */
+        uint64_t unique_id; /* 0: the kernel does not say (before 6.8) */
 } Seen;
 
 /* Type, mount id, device and (where the kernel has it) the never-reused mount id of an O_PATH fd. */
@@ -195,7 +195,8 @@ static int unreachable(const MountSeen *seen, const char *path, const char *why,
                 return set_errmsg(reterr_msg, 0, "already unmounted (%s)", why);
         return set_errmsg(reterr_msg, -ESTALE,
                           "mount point changed since the plan: %s %s while mount %d is still mounted; nothing "
-                          "unmounted", path, why, seen->mount_id);
+                          "unmounted",
+                          path, why, seen->mount_id);
 }
 
 /* A symlink on the way is never "already clean": the path no longer leads where the plan looked. */
@@ -273,7 +274,8 @@ static int unmount_by_name(int pfd, const char *name, const MountSeen *seen, con
         if (r == 0)
                 return set_errmsg(reterr_msg, -ESTALE,
                                   "unmounted %s, but mount %d is still mounted: another mount took the name between "
-                                  "the check and the unmount", path, seen->mount_id);
+                                  "the check and the unmount",
+                                  path, seen->mount_id);
         return 1;
 }
 

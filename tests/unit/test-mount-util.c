@@ -93,12 +93,12 @@ static void test_open_nofollow(void **state) {
         close(root_fd);
 }
 
-#define CHECK(expr)                                                                                   \
-        do {                                                                                          \
-                if (!(expr)) {                                                                        \
-                        fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #expr);     \
-                        return 1;                                                                     \
-                }                                                                                     \
+#define CHECK(expr)                                                                              \
+        do {                                                                                     \
+                if (!(expr)) {                                                                   \
+                        fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #expr); \
+                        return 1;                                                                \
+                }                                                                                \
         } while (0)
 
 static int mount_entry_at(const char *abs, MountEntry *ret) {
@@ -109,9 +109,10 @@ static int mount_entry_at(const char *abs, MountEntry *ret) {
                 return -EIO;
         for (size_t i = 0; i < t->n_entries; i++)
                 if (streq(t->entries[i].mount_point, abs)) {
-                        *ret = (MountEntry) { .mount_id = t->entries[i].mount_id, .major = t->entries[i].major,
+                        *ret = (MountEntry) { .mount_id = t->entries[i].mount_id,
+                                              .major = t->entries[i].major,
                                               .minor = t->entries[i].minor };
-                        r = 0;  /* the last one: the topmost */
+                        r = 0; /* the last one: the topmost */
                 }
         mount_table_free(t);
         return r;
