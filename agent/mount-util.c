@@ -47,7 +47,7 @@ static int walk_nofollow(int root_fd, const char *path, int flags, size_t *ret_s
                 return negative_errno();
         for (;;) {
                 char name[NAME_MAX + 1];
-                struct stat st;
+                struct statx sx;
                 size_t n;
                 bool last;
                 int nfd;
@@ -73,11 +73,12 @@ static int walk_nofollow(int root_fd, const char *path, int flags, size_t *ret_s
                         return negative_errno();
                 (void) close(fd);
                 fd = nfd;
-                if (fstat(fd, &st) < 0)
+                /* The type only, from the cached inode: fstat() could ask a dead NFS server. */
+                if (statx(fd, "", STATX_FLAGS, STATX_TYPE, &sx) < 0)
                         return negative_errno();
-                if (S_ISLNK(st.st_mode))
+                if (S_ISLNK(sx.stx_mode))
                         return -ELOOP;
-                if (!S_ISDIR(st.st_mode) && (!last || (flags & O_DIRECTORY)))
+                if (!S_ISDIR(sx.stx_mode) && (!last || (flags & O_DIRECTORY)))
                         return -ENOTDIR;
         }
 }
@@ -210,7 +211,11 @@ static int unique_mount_gone(uint64_t unique_id) {
 /* Nothing of the planned mount is reachable at path (why says what is there instead): that is
  * "already clean" only when the mount itself is gone, never because the way to it changed. */
 static int unreachable(const MountSeen *seen, const char *path, const char *why, char **reterr_msg) {
-        int r = mount_id_gone(seen->mount_id);
+        int r = unique_mount_gone(seen->unique_id);
+
+        /* Without statmount, the 32-bit id in mountinfo: a reused one reads "still mounted", the safe way. */
+        if (r < 0)
+                r = mount_id_gone(seen->mount_id);
 
         if (r < 0)
                 return set_errmsg(reterr_msg, r, "cannot read /proc/self/mountinfo: %s", strerror(-r));
@@ -331,7 +336,7 @@ int mount_unmount_seen(int root_fd, const char *path, const MountSeen *seen, int
         if (r == -ELOOP)
                 return refuse_symlink(root_fd, path, reterr_msg);
         if (r == -ENOENT || r == -ENOTDIR)
-                return unreachable(seen, path, "no longer exists", reterr_msg);
+                return unreachable(seen, path, r == -ENOENT ? "no longer exists" : "has a file on the way", reterr_msg);
         if (r < 0)
                 return set_errmsg(reterr_msg, r, "cannot open %s: %s", path, strerror(-r));
         r = check_seen(root_fd, path, fd, seen, &now, reterr_msg);
