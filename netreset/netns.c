@@ -135,6 +135,21 @@ static int open_parent(const char *path, const char **ret_name) {
         return fd;
 }
 
+/* The mount id from /proc/self/fdinfo, for kernels before 5.8 that have no STATX_MNT_ID. */
+static int fdinfo_mount_id(int fd, int *ret) {
+        cleanup_fclose FILE *f = NULL;
+        char p[64], line[256];
+
+        snprintf(p, sizeof p, "/proc/self/fdinfo/%d", fd);
+        f = fopen(p, "re");
+        if (!f)
+                return negative_errno();
+        while (fgets(line, sizeof line, f))
+                if (sscanf(line, "mnt_id: %d", ret) == 1)
+                        return 0;
+        return -EOPNOTSUPP;
+}
+
 /* Mount id and type of fd itself (""), never following anything nor asking a remote server. */
 static int stat_fd(int fd, int *ret_mount_id, mode_t *ret_mode) {
         struct statx sx = {};
@@ -142,10 +157,10 @@ static int stat_fd(int fd, int *ret_mount_id, mode_t *ret_mode) {
         if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
                   STATX_TYPE | STATX_MNT_ID, &sx) < 0)
                 return negative_errno();
-        if (!(sx.stx_mask & STATX_MNT_ID))
-                return -EOPNOTSUPP;
-        *ret_mount_id = (int) sx.stx_mnt_id;
         *ret_mode = sx.stx_mode;
+        if (!(sx.stx_mask & STATX_MNT_ID))
+                return fdinfo_mount_id(fd, ret_mount_id);
+        *ret_mount_id = (int) sx.stx_mnt_id;
         return 0;
 }
 
