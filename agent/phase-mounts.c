@@ -6,6 +6,7 @@
 #include <sys/mount.h>
 
 #include "agent/log.h"
+#include "agent/mount-util.h"
 #include "agent/path.h"
 #include "agent/phase.h"
 #include "errno-util.h"
@@ -13,14 +14,16 @@
 #include "string-util.h"
 
 typedef struct UnmountData {
-        char *abs_path;         /* the mount point as this process sees it */
-        int mount_id;
+        char *abs_path;         /* the mount point as this process sees it, to name its holders */
+        char *node_path;        /* the same beneath --root: the only way the act reaches it */
+        MountSeen seen;         /* what the plan saw there */
 } UnmountData;
 
 static void unmount_data_free(void *p) {
         UnmountData *d = p;
 
         free(d->abs_path);
+        free(d->node_path);
         free(d);
 }
 
@@ -87,10 +90,14 @@ static char *busy_holders(const char *abs_path) {
 
 static int unmount_busy(Context *ctx, UnmountData *d, char **reterr_msg) {
         cleanup_free char *holders = busy_holders(d->abs_path);
+        int r;
 
         if (ctx->lazy_unmount) {
-                if (umount2(d->abs_path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
-                        return set_errmsg(reterr_msg, negative_errno(), "busy, and lazy detach failed: %m");
+                r = mount_unmount_seen(ctx->root_fd, d->node_path, &d->seen, MNT_DETACH, reterr_msg);
+                if (r == -EBUSY)
+                        return set_errmsg(reterr_msg, r, "busy, and lazy detach failed: %s", strerror(-r));
+                if (r <= 0)
+                        return r;
                 return set_errmsg(reterr_msg, 1, "busy%s%s: detached lazily (--lazy-unmount)",
                                   holders ? ", held open by PID " : "", strempty(holders));
         }
@@ -98,6 +105,8 @@ static int unmount_busy(Context *ctx, UnmountData *d, char **reterr_msg) {
                           holders ? ", held open by PID " : "", strempty(holders));
 }
 
+/* Only the mount the plan saw, reached beneath --root without following a symlink (a pod can swap
+ * any directory on the way between the plan and the act). */
 static int unmount_apply(Action *a, Context *ctx, char **reterr_msg) {
         UnmountData *d = a->data;
 
@@ -105,12 +114,10 @@ static int unmount_apply(Action *a, Context *ctx, char **reterr_msg) {
                 return 0;       /* the manifest line matched no mount when planned */
         /* A busy mount often frees up a moment after the processes that held it exit. */
         for (unsigned attempt = 0;; attempt++) {
-                if (umount2(d->abs_path, UMOUNT_NOFOLLOW) >= 0)
-                        return 1;
-                if (errno == EINVAL || errno == ENOENT)
-                        return 0;       /* not a mount point any more: someone was first */
-                if (errno != EBUSY)
-                        return set_errmsg(reterr_msg, negative_errno(), "umount: %m");
+                int r = mount_unmount_seen(ctx->root_fd, d->node_path, &d->seen, 0, reterr_msg);
+
+                if (r != -EBUSY)
+                        return r;
                 if (attempt >= 3)
                         return unmount_busy(ctx, d, reterr_msg);
                 (void) usleep(100 * 1000);
@@ -139,12 +146,13 @@ static int add_unmount(Context *ctx, Plan *plan, const MountEntry *m, const char
         d = calloc(1, sizeof *d);
         if (!d)
                 return -ENOMEM;
-        d->mount_id = m->mount_id;
         d->abs_path = strdup(m->mount_point);
-        if (!d->abs_path || !(reason = manifest_entry_reason(e))) {
+        d->node_path = strdup(node);
+        if (!d->abs_path || !d->node_path || !(reason = manifest_entry_reason(e))) {
                 unmount_data_free(d);
                 return -ENOMEM;
         }
+        mount_seen_observe(ctx->root_fd, node, m, &d->seen);
         a = plan_add(plan, &unmount_ops, "mounts", node, reason, d);
         if (!a)
                 return -ENOMEM;

@@ -618,7 +618,7 @@ static int netns_apply(Action *a, Context *ctx, char **reterr_msg) {
                 *reterr_msg = strdup("no network namespace matches");
                 return 0;
         }
-        r = netns_delete(d->path);
+        r = netns_delete(d->path, reterr_msg);
         if (r < 0)
                 return r;
         if (r == 0)

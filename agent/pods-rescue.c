@@ -13,6 +13,7 @@
 #include "agent/context.h"
 #include "agent/fileio.h"
 #include "agent/log.h"
+#include "agent/mount-util.h"
 #include "agent/mountinfo.h"
 #include "agent/pods-rescue.h"
 #include "errno-util.h"
@@ -425,8 +426,22 @@ int shims_kill(const char *namespace, const char *address, ShimKill *ret) {
         return 0;
 }
 
+/* Unmount one leftover the mount table just listed, reached from "/" without following a symlink and
+ * checked by its mount id: a name in a shim's state directory can be swapped like any other. */
+static int unmount_leftover(int root_fd, const MountEntry *m) {
+        cleanup_free char *msg = NULL;
+        MountSeen seen;
+        int r;
+
+        mount_seen_observe(root_fd, m->mount_point, m, &seen);
+        r = mount_unmount_seen(root_fd, m->mount_point, &seen, 0, &msg);
+        if (r < 0 && r != -EBUSY)
+                log_warning("Leftover mount %s not unmounted: %s", m->mount_point, msg ?: strerror(-r));
+        return r;
+}
+
 /* Unmount (or count) every mount beneath prefix that keep() accepts; deepest first. */
-static int unmount_beneath(const MountTable *t, const char *prefix, bool (*keep)(const MountEntry *m),
+static int unmount_beneath(int root_fd, const MountTable *t, const char *prefix, bool (*keep)(const MountEntry *m),
                            bool dry_run, unsigned *count, unsigned *busy) {
         cleanup_free const MountEntry **l = NULL;
         char real[PATH_MAX];
@@ -442,10 +457,10 @@ static int unmount_beneath(const MountTable *t, const char *prefix, bool (*keep)
         for (size_t i = 0; i < n; i++) {
                 if (keep && !keep(l[i]))
                         continue;
-                if (dry_run || umount2(l[i]->mount_point, UMOUNT_NOFOLLOW) >= 0 || errno == EINVAL || errno == ENOENT)
+                if (dry_run || unmount_leftover(root_fd, l[i]) >= 0)
                         (*count)++;
                 else
-                        (*busy)++;
+                        (*busy)++;      /* busy, or no longer what the table said: left mounted */
         }
         return 0;
 }
@@ -468,10 +483,14 @@ static bool same_dir(const char *a, const char *b) {
 
 int leftovers_unmount(const char *state_dir, const char *namespace, bool dry_run, LeftoverUnmount *ret) {
         cleanup_free char *tasks = NULL, *sandboxes = NULL;
+        cleanup_close int root_fd = -EBADF;
         MountTable *t = NULL;
         int r;
 
         *ret = (LeftoverUnmount) {};
+        root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return negative_errno();
         r = mount_table_read(&t);
         if (r < 0)
                 return r;
@@ -485,13 +504,13 @@ int leftovers_unmount(const char *state_dir, const char *namespace, bool dry_run
                         r = -ENOMEM;
         }
         if (r >= 0 && tasks)
-                r = unmount_beneath(t, tasks, NULL, dry_run, &ret->rootfs, &ret->busy);
+                r = unmount_beneath(root_fd, t, tasks, NULL, dry_run, &ret->rootfs, &ret->busy);
         if (r >= 0 && sandboxes)
-                r = unmount_beneath(t, sandboxes, NULL, dry_run, &ret->shm, &ret->busy);
+                r = unmount_beneath(root_fd, t, sandboxes, NULL, dry_run, &ret->shm, &ret->busy);
         if (r >= 0)
-                r = unmount_beneath(t, "/run/netns", is_cni_netns, dry_run, &ret->netns, &ret->busy);
+                r = unmount_beneath(root_fd, t, "/run/netns", is_cni_netns, dry_run, &ret->netns, &ret->busy);
         if (r >= 0 && !same_dir("/run/netns", "/var/run/netns"))
-                r = unmount_beneath(t, "/var/run/netns", is_cni_netns, dry_run, &ret->netns, &ret->busy);
+                r = unmount_beneath(root_fd, t, "/var/run/netns", is_cni_netns, dry_run, &ret->netns, &ret->busy);
         mount_table_free(t);
         return r;
 }

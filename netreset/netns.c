@@ -6,12 +6,14 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <unistd.h>
 
 #include "errno-util.h"
 #include "macro.h"
@@ -106,29 +108,145 @@ int netns_list(const char *dir, const char *pattern, char ***ret) {
         return 0;
 }
 
-int netns_delete(const char *path) {
-        bool changed = false;
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x1000U
+#endif
 
+/* The directory holding path, opened without following its last component, and the name in it. A
+ * name is deleted only through this fd: a directory swapped for a symlink on the way is refused. */
+static int open_parent(const char *path, const char **ret_name) {
+        const char *slash = strrchr(path, '/');
+        cleanup_free char *dir = NULL;
+        int fd;
+
+        if (!slash || isempty(slash + 1) || streq(slash + 1, ".") || streq(slash + 1, ".."))
+                return -EINVAL;
+        dir = slash == path ? strdup("/") : strndup(path, (size_t) (slash - path));
+        if (!dir)
+                return -ENOMEM;
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                struct stat st;
+
+                /* O_DIRECTORY makes a symlink ENOTDIR rather than ELOOP: tell the two apart. */
+                if (errno == ENOTDIR && lstat(dir, &st) >= 0 && S_ISLNK(st.st_mode))
+                        return -ELOOP;
+                return negative_errno();
+        }
+        *ret_name = slash + 1;
+        return fd;
+}
+
+/* The mount id from /proc/self/fdinfo, for kernels before 5.8 that have no STATX_MNT_ID. */
+static int fdinfo_mount_id(int fd, int *ret) {
+        cleanup_fclose FILE *f = NULL;
+        char p[64], line[256];
+
+        snprintf(p, sizeof p, "/proc/self/fdinfo/%d", fd);
+        f = fopen(p, "re");
+        if (!f)
+                return negative_errno();
+        while (fgets(line, sizeof line, f))
+                if (sscanf(line, "mnt_id: %d", ret) == 1)
+                        return 0;
+        return -EOPNOTSUPP;
+}
+
+/* Mount id and type of fd itself (""), never following anything nor asking a remote server. */
+static int stat_fd(int fd, int *ret_mount_id, mode_t *ret_mode) {
+        struct statx sx = {};
+
+        if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
+                  STATX_TYPE | STATX_MNT_ID, &sx) < 0)
+                return negative_errno();
+        *ret_mode = sx.stx_mode;
+        if (!(sx.stx_mask & STATX_MNT_ID))
+                return fdinfo_mount_id(fd, ret_mount_id);
+        *ret_mount_id = (int) sx.stx_mnt_id;
+        return 0;
+}
+
+/* Detach the topmost mount on name, through a handle on exactly what was checked: an nsfs mount,
+ * not a symlink, not some other file system. 1 when detached, 0 when name is no mount point. */
+static int detach_one(int dfd, int dir_mount_id, const char *path, const char *name, char **reterr_msg) {
+        cleanup_close int fd = -EBADF;
+        char proc[sizeof("/proc/self/fd/") + 12];
+        struct statfs sfs;
+        mode_t mode;
+        int id, r;
+
+        fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        r = stat_fd(fd, &id, &mode);
+        if (r < 0)
+                return r;
+        if (S_ISLNK(mode))
+                return set_errmsg(reterr_msg, -ELOOP, "%s is now a symlink, not a namespace: left alone", path);
+        if (id == dir_mount_id)
+                return 0;
+        if (fstatfs(fd, &sfs) < 0)
+                return negative_errno();
+        if (sfs.f_type != NSFS_MAGIC)
+                return set_errmsg(reterr_msg, -EMEDIUMTYPE,
+                                  "%s has a mount of another file system on it, not a namespace: left alone", path);
+        /* Not UMOUNT_NOFOLLOW: that would name the magic link in /proc, not the mount. */
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        if (umount2(proc, MNT_DETACH) < 0)
+                return negative_errno();
+        return 1;
+}
+
+int netns_delete(const char *path, char **reterr_msg) {
+        cleanup_close int dfd = -EBADF;
+        const char *name = NULL;
+        bool changed = false;
+        struct stat st;
+        mode_t mode;
+        int dir_id, r;
+
+        dfd = open_parent(path, &name);
+        if (dfd == -ENOENT)
+                return 0;
+        if (dfd == -ELOOP || dfd == -ENOTDIR)
+                return set_errmsg(reterr_msg, dfd, "the directory of %s is now %s: left alone", path,
+                                  dfd == -ELOOP ? "a symlink" : "no directory");
+        if (dfd < 0)
+                return dfd;
+        r = stat_fd(dfd, &dir_id, &mode);
+        if (r < 0)
+                return r;
         for (unsigned i = 0; i < NETNS_UNMOUNT_MAX; i++) {
-                if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0) {
-                        if (errno == EINVAL || errno == ENOENT)
-                                break;
-                        return negative_errno();
-                }
+                r = detach_one(dfd, dir_id, path, name, reterr_msg);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
                 changed = true;
         }
-        if (unlink(path) < 0) {
-                if (errno != ENOENT)
-                        return negative_errno();
-        } else
-                changed = true;
-        return changed;
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? changed : negative_errno();
+        if (S_ISLNK(st.st_mode))
+                return set_errmsg(reterr_msg, -ELOOP, "%s is now a symlink, not a namespace: left alone", path);
+        if (unlinkat(dfd, name, 0) < 0)
+                return errno == ENOENT ? changed : negative_errno();
+        return 1;
+}
+
+/* Open path itself, a symlink included, never what it points to. */
+static int open_nofollow(const char *path) {
+        int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+        return fd < 0 ? negative_errno() : fd;
 }
 
 int netns_is_bound(const char *path) {
+        cleanup_close int fd = open_nofollow(path);
         struct statfs sfs;
 
-        if (statfs(path, &sfs) < 0)
+        if (fd < 0)
+                return fd;
+        if (fstatfs(fd, &sfs) < 0)
                 return negative_errno();
         return sfs.f_type == NSFS_MAGIC;
 }
@@ -208,12 +326,15 @@ int netns_procs_scan(const char *proc_dir, NetnsProcs **ret) {
 }
 
 int netns_procs_inside(const NetnsProcs *p, const char *path, pid_t *pids, size_t n_pids) {
+        cleanup_close int fd = open_nofollow(path);
         NetnsProc key = {};
         struct stat st;
         size_t lo = 0, hi = p->n;
         int count = 0;
 
-        if (stat(path, &st) < 0)
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
                 return negative_errno();
         key = (NetnsProc) { st.st_dev, st.st_ino, 0 };
         /* The first entry not below (dev, ino, 0): the start of this namespace's processes. */

@@ -3,6 +3,7 @@
  * (built, then parsed back), the extack parser, patterns, protocol names, and the guard's parsers. */
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/if_link.h>
@@ -12,6 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -620,17 +622,53 @@ static void test_netns_list_delete(void **state) {
 
         snprintf(p, sizeof p, "%s/cni-a", dir);
         assert_int_equal(netns_is_bound(p), 0);
-        assert_int_equal(netns_delete(p), 1);
-        assert_int_equal(netns_delete(p), 0);
+        assert_int_equal(netns_delete(p, NULL), 1);
+        assert_int_equal(netns_delete(p, NULL), 0);
         snprintf(p, sizeof p, "%s/cni-b", dir);
-        assert_int_equal(netns_delete(p), 1);
+        assert_int_equal(netns_delete(p, NULL), 1);
         snprintf(p, sizeof p, "%s/other", dir);
-        assert_int_equal(netns_delete(p), 1);
+        assert_int_equal(netns_delete(p, NULL), 1);
         assert_int_equal(rmdir(dir), 0);
 
         assert_int_equal(netns_list(dir, "*", &l), 0);
         assert_null(l[0]);
         strv_free(l);
+}
+
+/* A name, or the directory on the way to it, swapped for a symlink: refused with the reason, and
+ * neither the symlink nor what it points to is touched. */
+static void test_netns_delete_symlink(void **state) {
+        char dir[] = "/tmp/test-netreset-netns.XXXXXX", p[PATH_MAX], target[PATH_MAX], link[PATH_MAX];
+        char *msg = NULL;
+        struct stat st;
+
+        assert_non_null(mkdtemp(dir));
+        touch(dir, "target");
+        snprintf(target, sizeof target, "%s/target", dir);
+        snprintf(p, sizeof p, "%s/cni-s", dir);
+        assert_int_equal(symlink(target, p), 0);
+        assert_int_equal(netns_is_bound(p), 0);
+        assert_int_equal(netns_delete(p, &msg), -ELOOP);
+        assert_non_null(strstr(msg, "is now a symlink"));
+        free(msg);
+        msg = NULL;
+        assert_int_equal(lstat(p, &st), 0);
+        assert_true(S_ISLNK(st.st_mode));
+        assert_int_equal(stat(target, &st), 0);
+
+        snprintf(link, sizeof link, "%s/dir-link", dir);
+        assert_int_equal(symlink(dir, link), 0);
+        snprintf(p, sizeof p, "%s/dir-link/target", dir);
+        assert_int_equal(netns_delete(p, &msg), -ELOOP);
+        assert_non_null(strstr(msg, "directory of"));
+        free(msg);
+        assert_int_equal(stat(target, &st), 0);
+
+        assert_int_equal(unlink(link), 0);
+        snprintf(p, sizeof p, "%s/cni-s", dir);
+        assert_int_equal(unlink(p), 0);
+        assert_int_equal(unlink(target), 0);
+        assert_int_equal(rmdir(dir), 0);
 }
 
 int main(void) {
@@ -655,6 +693,7 @@ int main(void) {
                 cmocka_unit_test(test_proc_net_tcp),
                 cmocka_unit_test(test_guard_closure),
                 cmocka_unit_test(test_netns_list_delete),
+                cmocka_unit_test(test_netns_delete_symlink),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unmount what the plan saw, and nothing else: every name on the way to a mount point beneath
+ * /var/lib/kubelet can be swapped by a pod between the plan and the act. */
+
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "agent/mount-util.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "string-util.h"
+
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x1000U
+#endif
+#ifdef __NR_statmount
+#define NR_statmount __NR_statmount
+#elif defined(__alpha__)
+#define NR_statmount 567
+#else
+#define NR_statmount 457 /* the same on every other architecture */
+#endif
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x4000U
+#endif
+
+/* Stat without following, without triggering an automount, and without asking a network file
+ * system's server (a dead NFS server must not hang the reset). */
+#define STATX_FLAGS (AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC)
+
+/* One component at a time, never following a symlink. *ret_stop gets the length of the prefix of
+ * path that was reached when it fails, so a caller can name the component that stopped it. */
+static int walk_nofollow(int root_fd, const char *path, int flags, size_t *ret_stop) {
+        cleanup_close int fd = -EBADF;
+        const char *p = path;
+
+        fd = openat(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        for (;;) {
+                char name[NAME_MAX + 1];
+                struct statx sx;
+                size_t n;
+                bool last;
+                int nfd;
+
+                p += strspn(p, "/");
+                n = strcspn(p, "/");
+                if (n == 0)
+                        return TAKE_FD(fd);
+                if (ret_stop)
+                        *ret_stop = (size_t) (p - path) + n;
+                if (n > NAME_MAX)
+                        return -ENAMETOOLONG;
+                memcpy(name, p, n);
+                name[n] = 0;
+                p += n;
+                last = p[strspn(p, "/")] == 0;
+                if (streq(name, "."))
+                        continue;
+                if (streq(name, ".."))
+                        return -EXDEV; /* RESOLVE_BENEATH's answer; mountinfo never says ".." */
+                nfd = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (nfd < 0)
+                        return negative_errno();
+                (void) close(fd);
+                fd = nfd;
+                /* The type only, from the cached inode: fstat() could ask a dead NFS server. */
+                if (statx(fd, "", STATX_FLAGS, STATX_TYPE, &sx) < 0)
+                        return negative_errno();
+                if (S_ISLNK(sx.stx_mode))
+                        return -ELOOP;
+                if (!S_ISDIR(sx.stx_mode) && (!last || (flags & O_DIRECTORY)))
+                        return -ENOTDIR;
+        }
+}
+
+int mount_open_nofollow_by_hand(int root_fd, const char *path, int flags) {
+        return walk_nofollow(root_fd, path, flags, NULL);
+}
+
+static bool has_dotdot(const char *path) {
+        for (const char *p = path;;) {
+                size_t n;
+
+                p += strspn(p, "/");
+                n = strcspn(p, "/");
+                if (n == 0)
+                        return false;
+                if (n == 2 && p[0] == '.' && p[1] == '.')
+                        return true;
+                p += n;
+        }
+}
+
+int mount_open_nofollow(int root_fd, const char *path, int flags) {
+        /* No O_NOFOLLOW: with it a final symlink is opened itself instead of refusing with ELOOP. */
+        struct open_how how = {
+                .flags = (uint64_t) (flags | O_PATH | O_CLOEXEC),
+                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH,
+        };
+        const char *rel = path + strspn(path, "/");
+        long fd;
+
+        /* RESOLVE_BENEATH lets ".." through while it stays beneath; a mount point never needs one. */
+        if (has_dotdot(rel))
+                return -EXDEV;
+        fd = syscall(SYS_openat2, root_fd, isempty(rel) ? "." : rel, &how, sizeof how);
+        if (fd < 0 && errno == ENOSYS)
+                return mount_open_nofollow_by_hand(root_fd, path, flags);
+        return fd < 0 ? negative_errno() : (int) fd;
+}
+
+/* The mount id from /proc/self/fdinfo, for kernels before 5.8 that have no STATX_MNT_ID. */
+static int fdinfo_mount_id(int fd, int *ret) {
+        cleanup_fclose FILE *f = NULL;
+        char p[64], line[256];
+
+        snprintf(p, sizeof p, "/proc/self/fdinfo/%d", fd);
+        f = fopen(p, "re");
+        if (!f)
+                return negative_errno();
+        while (fgets(line, sizeof line, f))
+                if (sscanf(line, "mnt_id: %d", ret) == 1)
+                        return 0;
+        return -EOPNOTSUPP;
+}
+
+typedef struct Seen {
+        mode_t mode;
+        int mount_id;
+        dev_t dev;
+        uint64_t unique_id; /* 0: the kernel does not say (before 6.8) */
+} Seen;
+
+/* Type, mount id, device and (where the kernel has it) the never-reused mount id of an O_PATH fd. */
+static int seen_fd(int fd, Seen *ret) {
+        struct statx sx = {};
+        int r;
+
+        if (statx(fd, "", STATX_FLAGS, STATX_TYPE | STATX_MNT_ID, &sx) < 0)
+                return negative_errno();
+        *ret = (Seen) {
+                .mode = sx.stx_mode,
+                .mount_id = (int) sx.stx_mnt_id,
+                .dev = makedev(sx.stx_dev_major, sx.stx_dev_minor),
+        };
+        if (!(sx.stx_mask & STATX_MNT_ID)) {
+                r = fdinfo_mount_id(fd, &ret->mount_id);
+                if (r < 0)
+                        return r;
+        }
+        /* Asking for the unique id makes the kernel put it in stx_mnt_id instead: a second call. */
+        if (statx(fd, "", STATX_FLAGS, STATX_MNT_ID_UNIQUE, &sx) >= 0 && (sx.stx_mask & STATX_MNT_ID_UNIQUE))
+                ret->unique_id = sx.stx_mnt_id;
+        return 0;
+}
+
+void mount_seen_observe(int root_fd, const char *path, const MountEntry *m, MountSeen *ret) {
+        cleanup_close int fd = -EBADF;
+        Seen s;
+
+        *ret = (MountSeen) { .mount_id = m->mount_id, .dev = makedev(m->major, m->minor) };
+        fd = mount_open_nofollow(root_fd, path, 0);
+        if (fd < 0 || seen_fd(fd, &s) < 0 || s.mount_id != m->mount_id)
+                return; /* covered, swapped or gone already: the act decides, against mountinfo */
+        ret->dev = s.dev;
+        ret->unique_id = s.unique_id;
+}
+
+/* 1 when no mount with this id is left in this namespace, 0 when it is still mounted somewhere. */
+static int mount_id_gone(int mount_id) {
+        MountTable *t = NULL;
+        int r;
+
+        r = mount_table_read(&t);
+        if (r < 0)
+                return r;
+        r = 1;
+        for (size_t i = 0; i < t->n_entries; i++)
+                if (t->entries[i].mount_id == mount_id)
+                        r = 0;
+        mount_table_free(t);
+        return r;
+}
+
+/* statmount(2) (Linux 6.8) by the never-reused mount id: 1 when no such mount is left in this
+ * namespace, 0 when it is still mounted, -errno when the kernel cannot tell. */
+static int unique_mount_gone(uint64_t unique_id) {
+        struct {
+                uint32_t size, spare;
+                uint64_t mnt_id, param;
+        } req = { .size = 24, .mnt_id = unique_id, .param = 1 /* STATMOUNT_SB_BASIC */ };
+        uint64_t buf[64];
+
+        if (unique_id == 0)
+                return -EOPNOTSUPP;
+        if (syscall(NR_statmount, &req, buf, sizeof buf, 0) >= 0)
+                return 0;
+        return errno == ENOENT ? 1 : negative_errno();
+}
+
+/* Nothing of the planned mount is reachable at path (why says what is there instead): that is
+ * "already clean" only when the mount itself is gone, never because the way to it changed. */
+static int unreachable(const MountSeen *seen, const char *path, const char *why, char **reterr_msg) {
+        int r = unique_mount_gone(seen->unique_id);
+
+        /* Without statmount, the 32-bit id in mountinfo: a reused one reads "still mounted", the safe way. */
+        if (r < 0)
+                r = mount_id_gone(seen->mount_id);
+
+        if (r < 0)
+                return set_errmsg(reterr_msg, r, "cannot read /proc/self/mountinfo: %s", strerror(-r));
+        if (r > 0)
+                return set_errmsg(reterr_msg, 0, "already unmounted (%s)", why);
+        return set_errmsg(reterr_msg, -ESTALE,
+                          "mount point changed since the plan: %s %s while mount %d is still mounted; nothing "
+                          "unmounted",
+                          path, why, seen->mount_id);
+}
+
+/* A symlink on the way is never "already clean": the path no longer leads where the plan looked. */
+static int refuse_symlink(int root_fd, const char *path, char **reterr_msg) {
+        cleanup_close int fd = -EBADF;
+        size_t stop = 0;
+
+        fd = walk_nofollow(root_fd, path, 0, &stop);
+        if (fd == -ELOOP)
+                return set_errmsg(reterr_msg, -ELOOP,
+                                  "mount point changed since the plan: %.*s is now a symlink; nothing unmounted",
+                                  (int) stop, path);
+        return set_errmsg(reterr_msg, -ELOOP,
+                          "mount point changed since the plan: a symlink on the way to %s; nothing unmounted", path);
+}
+
+/* The mount at fd is the planned one: same mount id, same device, same unique id when known. */
+static int check_seen(int root_fd, const char *path, int fd, const MountSeen *seen, Seen *ret_now, char **reterr_msg) {
+        cleanup_free char *why = NULL;
+        Seen s;
+        int r;
+
+        r = seen_fd(fd, &s);
+        if (r < 0)
+                return set_errmsg(reterr_msg, r, "cannot stat %s: %s", path, strerror(-r));
+        if (S_ISLNK(s.mode))
+                return refuse_symlink(root_fd, path, reterr_msg);
+        if (s.mount_id != seen->mount_id) {
+                why = strprintf("now leads to mount %d, which is left alone", s.mount_id);
+                return unreachable(seen, path, why ?: "leads to another mount", reterr_msg);
+        }
+        if (s.dev != seen->dev || (seen->unique_id && s.unique_id && s.unique_id != seen->unique_id))
+                return set_errmsg(reterr_msg, -ESTALE,
+                                  "mount point changed since the plan: %s leads to a mount with the planned id %d "
+                                  "that is not the planned one (device %u:%u, planned %u:%u); nothing unmounted",
+                                  path, s.mount_id, major(s.dev), minor(s.dev), major(seen->dev), minor(seen->dev));
+        *ret_now = s;
+        return 1;
+}
+
+/* "/a/b/c" -> "/a/b" and "c"; the root itself has no parent to unmount it from. */
+static int split_last(const char *path, char **ret_parent, const char **ret_name) {
+        const char *slash = strrchr(path, '/');
+        const char *name = slash ? slash + 1 : path;
+
+        if (isempty(name) || streq(name, ".") || streq(name, ".."))
+                return -EINVAL;
+        *ret_parent = strndup(path, slash ? (size_t) (slash - path) : 0);
+        if (!*ret_parent)
+                return -ENOMEM;
+        *ret_name = name;
+        return 0;
+}
+
+/* What umount2(2) said, once the mount was checked. */
+static int umount_failed(int err, const MountSeen *seen, const char *path, char **reterr_msg) {
+        if (err == EBUSY)
+                return -EBUSY;
+        if (err == EINVAL || err == ENOENT)
+                return unreachable(seen, path, "changed while being unmounted", reterr_msg);
+        errno = err;
+        return set_errmsg(reterr_msg, -err, "umount: %m");
+}
+
+/* Unmount by name in the pinned parent: our own handle on the mount would make it busy (umount2 on
+ * /proc/self/fd/N says EBUSY unless detaching). The name is looked up without following it, in a
+ * directory that cannot move away; it was checked an instant ago, and is checked again after. */
+static int unmount_by_name(int pfd, const char *name, const MountSeen *seen, uint64_t unique_id, const char *path,
+                           char **reterr_msg) {
+        char proc[sizeof("/proc/self/fd//") + 12 + NAME_MAX];
+
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d/%s", pfd, name);
+        if (umount2(proc, UMOUNT_NOFOLLOW) < 0)
+                return umount_failed(errno, seen, path, reterr_msg);
+        /* Where the kernel can say it in O(1), make sure the checked mount is the one that went. (Reading
+         * mountinfo instead would cost O(mounts) per unmount: seconds on a node with thousands.) */
+        if (unique_mount_gone(unique_id) == 0)
+                return set_errmsg(reterr_msg, -ESTALE,
+                                  "unmounted %s, but mount %d is still mounted: another mount took the name between "
+                                  "the check and the unmount",
+                                  path, seen->mount_id);
+        return 1;
+}
+
+/* Detach through the handle itself: exactly the mount checked, whatever the names do meanwhile. */
+static int detach_fd(int fd, const MountSeen *seen, const char *path, char **reterr_msg) {
+        char proc[sizeof("/proc/self/fd/") + 12];
+
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        /* Not UMOUNT_NOFOLLOW: that would name the magic link in /proc, not the mount (EINVAL). */
+        if (umount2(proc, MNT_DETACH) < 0)
+                return umount_failed(errno, seen, path, reterr_msg);
+        return 1;
+}
+
+int mount_unmount_seen(int root_fd, const char *path, const MountSeen *seen, int flags, char **reterr_msg) {
+        cleanup_close int pfd = -EBADF, fd = -EBADF;
+        cleanup_free char *parent = NULL;
+        const char *name;
+        Seen now = {};
+        int r;
+
+        r = split_last(path, &parent, &name);
+        if (r < 0)
+                return set_errmsg(reterr_msg, r, "cannot unmount '%s': %s", path, strerror(-r));
+        r = pfd = mount_open_nofollow(root_fd, parent, O_DIRECTORY);
+        if (pfd >= 0)
+                r = fd = RET_NERRNO(openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+        if (r == -ELOOP)
+                return refuse_symlink(root_fd, path, reterr_msg);
+        if (r == -ENOENT || r == -ENOTDIR)
+                return unreachable(seen, path, r == -ENOENT ? "no longer exists" : "has a file on the way", reterr_msg);
+        if (r < 0)
+                return set_errmsg(reterr_msg, r, "cannot open %s: %s", path, strerror(-r));
+        r = check_seen(root_fd, path, fd, seen, &now, reterr_msg);
+        if (r <= 0)
+                return r;
+        if (flags & MNT_DETACH)
+                return detach_fd(fd, seen, path, reterr_msg);
+        fd = close_nointr(fd);
+        return unmount_by_name(pfd, name, seen, now.unique_id, path, reterr_msg);
+}
