@@ -13,6 +13,7 @@
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "alloc-util.h"
 
 static bool same_inode(int a, int b) {
         struct stat sa, sb;
@@ -110,16 +111,10 @@ static int read_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         for (;;) {
                 ssize_t n;
 
-                if (allocated - size < 4096) {
-                        char *b;
-
-                        allocated = allocated ? allocated * 2 : 8192;
-                        b = realloc(buf, allocated + 1);
-                        if (!b)
-                                return -ENOMEM;
-                        buf = b;
-                }
-                n = read(fd, buf + size, allocated - size);
+                /* One byte more than the data, for the terminating NUL. */
+                if (GREEDY_REALLOC(buf, allocated, size + 4096 + 1) < 0)
+                        return -ENOMEM;
+                n = read(fd, buf + size, allocated - size - 1);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
@@ -137,22 +132,44 @@ static int read_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         return 0;
 }
 
+int fileio_read_regular(int fd, size_t max, char **ret, size_t *ret_size, struct stat *ret_st) {
+        struct stat st;
+        int flags;
+
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        if ((uintmax_t) st.st_size > max)
+                return -EFBIG;
+        /* Opened O_NONBLOCK so that a FIFO could not hang the open; a regular file reads the same
+         * either way, but a network file system may say EAGAIN without it cleared. */
+        flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+                return negative_errno();
+        if (ret_st)
+                *ret_st = st;
+        return read_fd(fd, max, ret, ret_size);
+}
+
 int fileio_read_beneath(int root_fd, const char *path, size_t max, char **ret, size_t *ret_size) {
         cleanup_close int fd = -EBADF;
 
-        fd = fileio_open_beneath(root_fd, path, O_RDONLY | O_NOCTTY);
+        fd = fileio_open_beneath(root_fd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return fd;
-        return read_fd(fd, max, ret, ret_size);
+        return fileio_read_regular(fd, max, ret, ret_size, NULL);
 }
 
 int fileio_read_file(const char *path, size_t max, char **ret, size_t *ret_size) {
         cleanup_close int fd = -EBADF;
 
-        fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+        fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0)
                 return negative_errno();
-        return read_fd(fd, max, ret, ret_size);
+        return fileio_read_regular(fd, max, ret, ret_size, NULL);
 }
 
 int fileio_mkdir_beneath(int root_fd, const char *path, mode_t mode) {

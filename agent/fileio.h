@@ -18,6 +18,13 @@ int fileio_open_beneath_by_hand(int root_fd, const char *path, int flags);
 /* Read a whole file of at most max bytes (-EFBIG beyond) into a NUL-terminated buffer. */
 int fileio_read_beneath(int root_fd, const char *path, size_t max, char **ret, size_t *ret_size);
 
+/* Read the whole of what fd refers to, NUL-terminated, when it is a regular file of at most max
+ * bytes: -EISDIR for a directory, -EBADFD for anything else that is no regular file (a FIFO, a
+ * device, a socket: never read, so never waited on), -EFBIG past max. Open the fd O_NONBLOCK so that
+ * the open itself cannot hang on a FIFO; ret_st (optional) gets what fstat said. The read helpers
+ * here all go through this. */
+int fileio_read_regular(int fd, size_t max, char **ret, size_t *ret_size, struct stat *ret_st);
+
 /* Read a whole file by its own path (a host path: --report-header-file, --report-cacert). */
 int fileio_read_file(const char *path, size_t max, char **ret, size_t *ret_size);
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/fileio.h"
 #include "agent/manifest.h"
 #include "agent/path.h"
 #include "netreset/route.h"
@@ -25,7 +26,7 @@
 /* Far beyond any real manifest; it stops "include /dev/zero" from eating the memory. */
 #define MANIFEST_FILE_SIZE_MAX (4U * 1024U * 1024U)
 /* file_load()'s answer for a FIFO, socket or device; read_error() words it, no errno does. */
-#define ERRNO_NOT_REGULAR EBADFD
+#define ERRNO_NOT_REGULAR EBADFD /* what fileio_read_regular() says of one */
 /* What separates words, and what a quoted word may hold that a name never may. */
 #define WHITESPACE " \t\n"
 
@@ -726,38 +727,6 @@ static int text_parse(Manifest *m, const Source *src, const char *text, size_t s
         return 0;
 }
 
-static int fd_read_full(int fd, char **ret, size_t *ret_size) {
-        cleanup_free char *buf = NULL;
-        size_t n = 0, allocated = 0;
-
-        for (;;) {
-                ssize_t k;
-
-                if (n == allocated) {
-                        char *nb;
-
-                        if (allocated >= MANIFEST_FILE_SIZE_MAX)
-                                return -EFBIG;
-                        allocated = allocated ? allocated * 2 : 4096;
-                        nb = realloc(buf, allocated);
-                        if (!nb)
-                                return -ENOMEM;
-                        buf = nb;
-                }
-                k = read(fd, buf + n, allocated - n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return negative_errno();
-                if (k == 0)
-                        break;
-                n += k;
-        }
-        *ret = TAKE_PTR(buf);
-        *ret_size = n;
-        return 0;
-}
-
 static int read_error(const char *path, const Where *from, char **reterr, int r) {
         const char *why = r == -ERRNO_NOT_REGULAR ? "not a regular file" : strerror(-r);
         Where w = { .file = path };
@@ -779,25 +748,17 @@ static int read_error(const char *path, const Where *from, char **reterr, int r)
 static int file_load(const char *path, Source *src, char **ret, size_t *ret_size) {
         cleanup_close int fd = -EBADF;
         struct stat st;
-        int flags;
+        int r;
 
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return negative_errno();
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (S_ISDIR(st.st_mode))
-                return -EISDIR;
-        if (!S_ISREG(st.st_mode))
-                return -ERRNO_NOT_REGULAR;
-        if ((uintmax_t) st.st_size > MANIFEST_FILE_SIZE_MAX)
-                return -EFBIG;
-        flags = fcntl(fd, F_GETFL);
-        if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
-                return negative_errno();
+        r = fileio_read_regular(fd, MANIFEST_FILE_SIZE_MAX, ret, ret_size, &st);
+        if (r < 0)
+                return r;
         src->dev = st.st_dev;
         src->ino = st.st_ino;
-        return fd_read_full(fd, ret, ret_size);
+        return 0;
 }
 
 static bool source_is_open(const Source *chain, const Source *s) {

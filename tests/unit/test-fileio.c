@@ -282,6 +282,24 @@ static void test_open_own(void **state) {
         close(dfd);
 }
 
+/* A FIFO, a device or a directory where a file is read (a kubeconfig, the orphan state, a header
+ * file) is refused at once: opening a FIFO for reading would otherwise wait for a writer forever. */
+static void test_read_not_regular(void **state) {
+        cleanup_free char *text = NULL;
+        char p[512];
+
+        snprintf(p, sizeof p, "%s/fifo", dir);
+        assert_int_equal(mkfifo(p, 0600), 0);
+        alarm(10);
+        assert_int_equal(fileio_read_file(p, 1024, &text, NULL), -EBADFD);
+        assert_int_equal(fileio_read_beneath(root_fd, "/fifo", 1024, &text, NULL), -EBADFD);
+        assert_int_equal(fileio_read_file("/dev/null", 1024, &text, NULL), -EBADFD);
+        assert_int_equal(fileio_read_file(dir, 1024, &text, NULL), -EISDIR);
+        alarm(0);
+        assert_null(text);
+        assert_int_equal(unlink(p), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_open_beneath),
@@ -290,6 +308,7 @@ int main(void) {
                 cmocka_unit_test(test_write_atomic_hard_link),
                 cmocka_unit_test(test_write_new),
                 cmocka_unit_test(test_open_own),
+                cmocka_unit_test(test_read_not_regular),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
