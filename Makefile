@@ -23,7 +23,7 @@ Q := @
 endif
 
 AGENT_PKGS    := libsystemd yaml-0.1 libcrypto
-NETRESET_PKGS := libnl-route-3.0 libnl-genl-3.0 libmnl libnftnl libip4tc libip6tc libipset
+NETRESET_PKGS := libnl-route-3.0 libnl-genl-3.0 libmnl libnftnl libip4tc libip6tc libipset libbpf
 CRI_PKGS      := libcurl
 TEST_PKGS     := cmocka
 ALL_PKGS      := $(AGENT_PKGS) $(NETRESET_PKGS) $(CRI_PKGS)
