@@ -246,8 +246,10 @@ static int cgroup_apply(Action *a, Context *ctx, char **reterr_msg) {
         cleanup_close int fd = -EBADF;
         int k;
 
-        if (!d->path)
+        if (!d->path) {
+                *reterr_msg = strdup("nothing to detach");
                 return 0;
+        }
         fd = cgroup_open(d);
         if (fd < 0) {
                 *reterr_msg = strdup("the cgroup is no longer reachable through any cgroup2 mount");
@@ -363,8 +365,10 @@ static int plan_cgroup_root(Context *ctx, Plan *plan, const Manifest *m, const M
 static int pin_apply(Action *a, Context *ctx, char **reterr_msg) {
         int k;
 
-        if (!a->data)
+        if (!a->data) {
+                *reterr_msg = strdup("no pin matches");
                 return 0;
+        }
         k = bpf_pin_remove(a->data);
         if (k == -EXDEV)
                 *reterr_msg = strdup("not on a bpf file system");
