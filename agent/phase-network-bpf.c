@@ -146,7 +146,8 @@ static int plan_netdev_prog(Plan *plan, const BpfNetdevProg *p, const ManifestEn
 
         if (d)
                 *d = *p;
-        if (!reason || !d || asprintf(&target, "%s from %s %s", p->prog_name, p->ifname, bpf_hook_to_string(p->hook)) < 0) {
+        if (!reason || !d ||
+            asprintf(&target, "%s from %s %s", p->prog_name, p->ifname, bpf_hook_to_string(p->hook)) < 0) {
                 free(d);
                 return -ENOMEM;
         }

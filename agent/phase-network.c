@@ -846,7 +846,8 @@ int phase_network_plan(Context *ctx, Plan *plan, char **reterr) {
 
         /* ctx->root is ignored: see the top of this file. */
         if (manifest_has(m, DIRECTIVE_LINK, DIRECTIVE_LINK_MASTER, DIRECTIVE_ROUTE_PROTO) ||
-            manifest_has(m, DIRECTIVE_RULE_TABLE, DIRECTIVE_RULE_TABLE, DIRECTIVE_RULE_TABLE) || network_bpf_wanted(m)) {
+            manifest_has(m, DIRECTIVE_RULE_TABLE, DIRECTIVE_RULE_TABLE, DIRECTIVE_RULE_TABLE) ||
+            network_bpf_wanted(m)) {
                 r = plan_observed(ctx, plan, &o, reterr);
                 observation_done(&o);
         }

@@ -185,7 +185,8 @@ static void test_manifest_directives(void **state) {
 
         assert_int_equal(manifest_parse_string(m, "t", "bpf-prog cil_\nbpf-cgroup /run/cilium/cgroupv2\n"
                                                        "bpf-pin /sys/fs/bpf/tc/globals/cilium_*\n"
-                                                       "rule-table 2004 0x200/0xf00\nrule-table 1 0x100000/0x100000 99\n"
+                                                       "rule-table 2004 0x200/0xf00\n"
+                                                       "rule-table 1 0x100000/0x100000 99\n"
                                                        "rule-table 77\n", NULL, &err), 0);
         assert_int_equal(m->n_entries, 6);
         assert_int_equal(m->entries[0].type, DIRECTIVE_BPF_PROG);
