@@ -121,7 +121,7 @@ check-all: check check-asan check-valgrind
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
-FUZZ_SRCS_manifest  := agent/manifest.c agent/path.c netreset/route.c netreset/rtnl.c
+FUZZ_SRCS_manifest  := agent/manifest.c agent/path.c netreset/route.c netreset/rule.c netreset/rtnl.c
 FUZZ_SRCS_mountinfo := agent/mountinfo.c
 FUZZ_SRCS_kubeconfig := agent/kubeconfig.c agent/fileio.c
 FUZZ_SRCS_cri       := cri/proto.c cri/messages.c cri/grpc.c

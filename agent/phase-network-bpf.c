@@ -94,6 +94,11 @@ static void netdev_apply_batch(Action **actions, size_t n, Context *ctx) {
                 k = bpf_netdev_detach(rtnl, p, &extack);
                 if (k == -ESTALE)
                         action_recordf(actions[i], 0, "another program is attached there now: left alone");
+                else if (k == -EBUSY && p->hook == BPF_HOOK_XDP)
+                        /* A BPF link owns it (cilium >= 1.16 pins its links beneath /sys/fs/bpf/cilium):
+                         * only the link's removal detaches it, when the pin goes and nothing holds it. */
+                        record_errno(actions[i], k, "attached through a BPF link, which its pin's removal releases",
+                                     TAKE_PTR(extack));
                 else if (k < 0)
                         record_errno(actions[i], k, NULL, TAKE_PTR(extack));
                 else
