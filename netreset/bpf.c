@@ -80,7 +80,7 @@ typedef struct Collect {
         size_t n_links;
 } Collect;
 
-static void parse_xdp(const struct nlattr *nest, BpfNetdevProg *xdp, uint32_t ids[3]) {
+static void parse_xdp(const struct nlattr *nest, uint32_t ids[3]) {
         const struct nlattr *a;
 
         mnl_attr_for_each_nested(a, nest) {
@@ -98,7 +98,6 @@ static void parse_xdp(const struct nlattr *nest, BpfNetdevProg *xdp, uint32_t id
                         break;
                 }
         }
-        (void) xdp;
 }
 
 /* One XDP row per mode: a link may run a driver program and a generic one at once. */
@@ -138,7 +137,7 @@ static int collect_link(const struct nlmsghdr *nlh, void *userdata) {
                 if (mnl_attr_get_type(a) == IFLA_IFNAME && mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
                         snprintf(link.ifname, sizeof link.ifname, "%s", mnl_attr_get_str(a));
                 else if (mnl_attr_get_type(a) == IFLA_XDP)
-                        parse_xdp(a, &link, ids);
+                        parse_xdp(a, ids);
         }
         v = reallocarray(c->ifindexes, c->n_links + 1, sizeof *v);
         if (!v)
@@ -231,20 +230,21 @@ static struct nlmsghdr *filter_request(void *buf, uint16_t type, uint16_t flags,
         return nlh;
 }
 
-/* No clsact qdisc (or no link any more) is an empty dump, not an error. */
+/* No clsact qdisc (or no link any more) is an empty dump, not an error. An interrupted dump is read
+ * again, as rtnl_dump() does. */
 static int dump_filters(Rtnl *rtnl, Collect *c, int ifindex, const char *ifname, BpfHook hook, char **reterr_msg) {
-        uint8_t buf[64] = {};
         size_t before = c->t->n;
-        int k;
+        int k = -EAGAIN;
 
         c->base = (BpfNetdevProg) { .ifindex = ifindex, .hook = hook };
         snprintf(c->base.ifname, sizeof c->base.ifname, "%s", ifname);
-        k = rtnl_call(rtnl, filter_request(buf, RTM_GETTFILTER, NLM_F_DUMP, ifindex,
-                                           hook == BPF_HOOK_TC_INGRESS ? CLSACT_INGRESS : CLSACT_EGRESS),
-                      collect_filter, c, reterr_msg);
-        if (k == -EAGAIN) {
+        for (unsigned i = 0; i < RTNL_DUMP_ATTEMPTS && k == -EAGAIN; i++) {
+                uint8_t buf[64] = {};
+
                 c->t->n = before;
-                return dump_filters(rtnl, c, ifindex, ifname, hook, reterr_msg);
+                k = rtnl_call(rtnl, filter_request(buf, RTM_GETTFILTER, NLM_F_DUMP, ifindex,
+                                                   hook == BPF_HOOK_TC_INGRESS ? CLSACT_INGRESS : CLSACT_EGRESS),
+                              collect_filter, c, reterr_msg);
         }
         if (k == -ENODEV || k == -EINVAL || k == -ENOENT || k == -EOPNOTSUPP)
                 return 0;
