@@ -338,7 +338,7 @@ static int plan_cgroup_placeholder(Plan *plan, const ManifestEntry *e, const cha
         return action_set_detail(a, "%s", detail);
 }
 
-static int plan_cgroup_root(Context *ctx, Plan *plan, const Manifest *m, const ManifestEntry *e) {
+static int plan_cgroup_root(Context *ctx, Plan *plan, const Manifest *m, const ManifestEntry *e, char **reterr) {
         cleanup_free BpfCgroupProg *progs = NULL;
         cleanup_close int fd = -EBADF;
         size_t n = 0, planned = 0;
@@ -349,10 +349,12 @@ static int plan_cgroup_root(Context *ctx, Plan *plan, const Manifest *m, const M
                 return plan_cgroup_placeholder(plan, e, "not a cgroup2 mount point: the CNI attached nothing here");
         fd = open(e->args[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0 || fstat(fd, &st) < 0)
-                return log_warning_errno(errno, "network: cannot open the cgroup %s: %m", e->args[0]);
+                return set_errmsg(reterr, -errno, "%s:%u: cannot open the cgroup %s: %s", e->file, e->line, e->args[0],
+                                  strerror(errno));
         k = bpf_cgroup_query(fd, &progs, &n);
         if (k < 0)
-                return log_warning_errno(k, "network: cannot list the programs attached to %s: %m", e->args[0]);
+                return set_errmsg(reterr, k, "%s:%u: cannot list the programs attached to %s: %s", e->file, e->line,
+                                  e->args[0], strerror(-k));
         for (size_t i = 0; i < n; i++) {
                 const ManifestEntry *owner = prog_owner(m, progs[i].prog_name);
 
@@ -478,7 +480,7 @@ int network_bpf_plan(Context *ctx, Plan *plan, const NetworkObservation *o, char
         MANIFEST_FOREACH(e, m, DIRECTIVE_BPF_CGROUP) {
                 if (k < 0)
                         break;
-                k = plan_cgroup_root(ctx, plan, m, e);
+                k = plan_cgroup_root(ctx, plan, m, e, reterr);
         }
         if (k >= 0)
                 k = plan_pins(plan, m);

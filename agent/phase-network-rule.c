@@ -119,7 +119,8 @@ static void rule_apply_batch(Action **actions, size_t n, Context *ctx) {
                  * still matches, so a rule changed since the plan stays. */
                 k = r < 0 ? r : rule_delete(rtnl, actions[i]->data, &extack);
                 if (k < 0)
-                        action_record(actions[i], k, extack ? TAKE_PTR(extack) : NULL);
+                        action_recordf(actions[i], k, "%s%s%s%s%s", r < 0 ? "cannot open a rtnetlink socket: " : "",
+                                       strerror(-k), extack ? " (" : "", strempty(extack), extack ? ")" : "");
                 else
                         action_recordf(actions[i], k, k > 0 ? "deleted" : "already gone");
         }
