@@ -164,9 +164,10 @@ static void clear_links(void *userdata) {
 static void parse_bpf_options(const struct nlattr *nest, BpfNetdevProg *p) {
         const struct nlattr *a;
 
-        mnl_attr_for_each_nested(a, nest)
+        mnl_attr_for_each_nested(a, nest) {
                 if (mnl_attr_get_type(a) == TCA_BPF_ID && mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
                         p->prog_id = mnl_attr_get_u32(a);
+        }
 }
 
 /* A filter of kind "bpf" with a program; the dump also shows each priority's classifier itself,
@@ -384,10 +385,11 @@ static int qdisc_is_clsact(const struct nlmsghdr *nlh, void *userdata) {
         if (nlh->nlmsg_type != RTM_NEWQDISC || mnl_nlmsg_get_payload_len(nlh) < sizeof *tcm ||
             tcm->tcm_parent != TC_H_CLSACT)
                 return 0;
-        mnl_attr_for_each(a, nlh, sizeof *tcm)
+        mnl_attr_for_each(a, nlh, sizeof *tcm) {
                 if (mnl_attr_get_type(a) == TCA_KIND && mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0 &&
                     streq(mnl_attr_get_str(a), "clsact"))
                         *(bool *) userdata = true;
+        }
         return 0;
 }
 

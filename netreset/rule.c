@@ -78,8 +78,9 @@ int rule_info_parse(const struct nlmsghdr *nlh, RuleInfo *ret) {
         r.table = frh->table;
         r.src_len = frh->src_len;
         r.dst_len = frh->dst_len;
-        mnl_attr_for_each(a, nlh, sizeof *frh)
+        mnl_attr_for_each(a, nlh, sizeof *frh) {
                 parse_attr(a, &r);
+        }
         if (!r.has_mark)
                 r.fwmask = 0;
         r.msg = malloc(nlh->nlmsg_len);
@@ -226,10 +227,11 @@ int rule_match_from_args(char *const *args, size_t n_args, RuleMatch *ret) {
             m.table == RT_TABLE_LOCAL)
                 return -EINVAL;
         if (n_args >= 2) {
-                cleanup_free char *mark = strdup(args[1]);
+                char mark[32];
 
-                if (!mark)
-                        return -ENOMEM;
+                if (strlen(args[1]) >= sizeof mark)
+                        return -EINVAL;
+                strcpy(mark, args[1]);
                 slash = strchr(mark, '/');
                 if (!slash)
                         return -EINVAL;
