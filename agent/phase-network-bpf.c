@@ -152,7 +152,7 @@ static int plan_netdev_prog(Plan *plan, const BpfNetdevProg *p, const ManifestEn
         if (d)
                 *d = *p;
         if (!reason || !d ||
-            asprintf(&target, "%s from %s %s", p->prog_name, p->ifname, bpf_hook_to_string(p->hook)) < 0) {
+            !(target = strprintf("%s from %s %s", p->prog_name, p->ifname, bpf_hook_to_string(p->hook)))) {
                 free(d);
                 return -ENOMEM;
         }
@@ -311,7 +311,7 @@ static int plan_cgroup_prog(Plan *plan, const ManifestEntry *root, const Manifes
         Action *a;
 
         if (!d || !reason || !(d->path = strdup(root->args[0])) ||
-            asprintf(&target, "%s from %s %s", p->prog_name, root->args[0], strna(type)) < 0) {
+            !(target = strprintf("%s from %s %s", p->prog_name, root->args[0], strna(type)))) {
                 cgroup_data_free(d);
                 return -ENOMEM;
         }

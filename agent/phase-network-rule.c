@@ -193,8 +193,11 @@ static int plan_rule_placeholder(Plan *plan, const ManifestEntry *e) {
         cleanup_free char *reason = manifest_entry_reason(e), *target = NULL;
         Action *a;
 
-        if (!reason || asprintf(&target, "rules looking up table %s%s%s", e->args[0], e->n_args > 1 ? " fwmark " : "",
-                                e->n_args > 1 ? e->args[1] : "") < 0)
+        if (!reason)
+                return -ENOMEM;
+        target = strprintf("rules looking up table %s%s%s", e->args[0], e->n_args > 1 ? " fwmark " : "",
+                           e->n_args > 1 ? e->args[1] : "");
+        if (!target)
                 return -ENOMEM;
         a = plan_add(plan, &rule_ops, PHASE, target, reason, NULL);
         if (!a)
