@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* BPF programs on links (tc over rtnetlink), on a cgroup and as pins: observe, then detach exactly one. */
 
-/* libbpf is used for five calls only (bpf_prog_get_fd_by_id, bpf_obj_get_info_by_fd,
- * bpf_prog_query, bpf_prog_detach2 and nothing that loads): they are thin wrappers of bpf(2), kept
- * in this one file so that the library can later be opened at run time. tc filters and XDP go over
+/* libbpf is used for a handful of calls only, all in this file so that the library can later be
+ * opened at run time: bpf_prog_get_fd_by_id, bpf_obj_get_info_by_fd, bpf_prog_query and
+ * bpf_prog_detach2 (thin wrappers of bpf(2)), and btf__load_from_kernel_by_id, btf__type_by_id,
+ * btf__name_by_offset, btf__free for a program's full name; nothing loads or attaches. tc filters and XDP go over
  * rtnetlink, as iproute2 does, because that is where they are attached. */
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +57,32 @@ static int table_append(BpfNetdevTable *t, const BpfNetdevProg *p) {
         return 0;
 }
 
+/* The kernel keeps 15 bytes of a name ("cil_sock4_conne"); the program's BTF, when it has some, keeps
+ * the whole function name, as bpftool shows it. */
+static void prog_btf_name(int fd, const struct bpf_prog_info *info, char *name, size_t size) {
+        struct bpf_func_info finfo = {};
+        struct bpf_prog_info i = {
+                .nr_func_info = 1,
+                .func_info_rec_size = sizeof finfo,
+                .func_info = (uint64_t) (uintptr_t) &finfo,
+        };
+        uint32_t len = sizeof i;
+        const struct btf_type *t;
+        struct btf *btf;
+        const char *n;
+
+        if (info->btf_id == 0 || info->nr_func_info == 0 || bpf_obj_get_info_by_fd(fd, &i, &len) < 0)
+                return;
+        btf = btf__load_from_kernel_by_id(info->btf_id);
+        if (!btf)
+                return;
+        t = btf__type_by_id(btf, finfo.type_id);
+        n = t ? btf__name_by_offset(btf, t->name_off) : NULL;
+        if (!isempty(n) && startswith(n, name))
+                snprintf(name, size, "%s", n);
+        btf__free(btf);
+}
+
 int bpf_prog_name(uint32_t prog_id, char name[static BPF_PROG_NAME_MAX]) {
         struct bpf_prog_info info = {};
         uint32_t len = sizeof info;
@@ -65,8 +93,10 @@ int bpf_prog_name(uint32_t prog_id, char name[static BPF_PROG_NAME_MAX]) {
                 return errno == ENOENT ? -ENOENT : -errno;
         if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
                 return -errno;
-        memcpy(name, info.name, BPF_PROG_NAME_MAX);
-        name[BPF_PROG_NAME_MAX - 1] = 0;
+        memcpy(name, info.name, sizeof info.name);
+        name[sizeof info.name - 1] = 0;
+        if (strlen(name) == sizeof info.name - 1)
+                prog_btf_name(fd, &info, name, BPF_PROG_NAME_MAX);
         return 0;
 }
 

@@ -9,8 +9,9 @@
 
 #include "netreset/rtnl.h"
 
-/* BPF_OBJ_NAME_LEN: the kernel keeps 15 bytes of a program's name. */
-#define BPF_PROG_NAME_MAX 16
+/* The kernel keeps 15 bytes of a program's name (BPF_OBJ_NAME_LEN); the full name comes from its BTF,
+ * cut here at 63. */
+#define BPF_PROG_NAME_MAX 64
 
 typedef enum BpfHook {
         BPF_HOOK_TC_INGRESS,
@@ -79,7 +80,8 @@ int bpf_cgroup_query(int cgroup_fd, BpfCgroupProg **ret, size_t *ret_n);
 /* Detach exactly this program from cgroup_fd: 1 detached, 0 no longer attached there (or gone). */
 int bpf_cgroup_detach(int cgroup_fd, const BpfCgroupProg *p);
 
-/* The name of a loaded program: 0, -ENOENT when no program has that id any more. */
+/* The name of a loaded program, in full when its BTF names it (bpftool's way), else the kernel's 15
+ * bytes: 0, -ENOENT when no program has that id any more. */
 int bpf_prog_name(uint32_t prog_id, char name[static BPF_PROG_NAME_MAX]);
 
 /* Is fd on a bpf file system (BPF_FS_MAGIC)? 1 yes, 0 no, -errno. */

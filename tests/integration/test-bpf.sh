@@ -159,7 +159,7 @@ assert "fixture: three cgroup programs" test "$(cgroup_progs | wc -w)" -eq 3
 
 SSH_CONNECTION="198.18.0.5 50022 192.0.2.10 22" "$NODE_RESET" --root "$WORK/root" --yes --manifest "$WORK/m.conf" --phases network plan >"$WORK/plan.txt" 2>&1
 for row in "cil_from_netdev from eth0 ingress" "cil_to_netdev from eth0 egress" "cil_xdp_entry from eth0 xdp" \
-        "cil_from_netdev from eth1 ingress" "cil_sock4_conne from $CGROOT connect4" \
+        "cil_from_netdev from eth1 ingress" "cil_sock4_connect from $CGROOT connect4" \
         "/sys/fs/bpf/tc/globals/cilium_lb4_services" "/sys/fs/bpf/cilium" "0.0.0.0/0 table 2005" \
         "ipv4 pref 9 fwmark 0x200/0xf00 lookup 2004" "ipv6 pref 9 fwmark 0x200/0xf00 lookup 2004" \
         "ipv4 pref 99 not fwmark 0x100000/0x100000 lookup 1"; do
