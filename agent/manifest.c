@@ -17,6 +17,7 @@
 #include "agent/manifest.h"
 #include "agent/path.h"
 #include "netreset/route.h"
+#include "netreset/rule.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -106,6 +107,32 @@ static int validate_route_proto(char **args, char **ret_reason) {
                 return set_errmsg(ret_reason, -EINVAL,
                                   "needs a routing protocol name (bird, bgp, zebra, ...) or a number 0-255, got '%s'",
                                   args[0]);
+        return 0;
+}
+
+/* The kernel's own tables (main, local, default) are never a CNI's. */
+static int validate_rule_table(char **args, char **ret_reason) {
+        size_t n = 0;
+        RuleMatch m;
+
+        while (args[n])
+                n++;
+        if (rule_match_from_args(args, n, &m) < 0)
+                return set_errmsg(ret_reason, -EINVAL,
+                                  "needs TABLE (1-4294967295, not 253, 254 or 255), then optionally MARK/MASK "
+                                  "(the mark within a non-zero mask) and PREF, got '%s%s%s'",
+                                  args[0], n > 1 ? " " : "", n > 1 ? args[1] : "");
+        return 0;
+}
+
+/* Program names: at most 15 bytes of letters, digits, '_' and '.' (bpf_obj_name_cpy()). */
+static int validate_bpf_prog(char **args, char **ret_reason) {
+        const char *n = args[0];
+
+        if (isempty(n) || strlen(n) > 15 ||
+            strspn(n, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.") != strlen(n))
+                return set_errmsg(ret_reason, -EINVAL,
+                                  "needs a program name prefix of 1 to 15 letters, digits, '_' or '.', got '%s'", n);
         return 0;
 }
 
@@ -293,6 +320,10 @@ static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
         [DIRECTIVE_LINK_MASTER]  = { "link-master",  1, 1, validate_ifname },
         [DIRECTIVE_NETNS]        = { "netns",        1, 1, validate_netns },
         [DIRECTIVE_ROUTE_PROTO]  = { "route-proto",  1, 1, validate_route_proto },
+        [DIRECTIVE_RULE_TABLE]   = { "rule-table",   1, 3, validate_rule_table },
+        [DIRECTIVE_BPF_PROG]     = { "bpf-prog",     1, 1, validate_bpf_prog },
+        [DIRECTIVE_BPF_CGROUP]   = { "bpf-cgroup",   1, 1, validate_absolute },
+        [DIRECTIVE_BPF_PIN]      = { "bpf-pin",      1, 1, validate_target },
         [DIRECTIVE_FIREWALL]     = { "firewall",     1, 1, validate_firewall },
         [DIRECTIVE_CHAIN_PREFIX] = { "chain-prefix", 1, 1, validate_chain_prefix },
         [DIRECTIVE_NFT_TABLE]    = { "nft-table",    2, 2, validate_nft_table },
@@ -587,7 +618,7 @@ static int entry_check_length(const char *name, char **args, const Where *w, cha
         return 0;
 }
 
-/* The system-path guard of remove, empty and unmount (the rule is path_guard_check()'s). It is
+/* The system-path guard of remove, empty, unmount and bpf-pin (the rule is path_guard_check()'s). It is
  * checked here rather than in the rows' validators because its opt-in is another line: an
  * "allow-system-path" naming exactly this path, read before it (in this file, an include, or an
  * earlier --manifest), so that the opt-in is in front of whoever reads the manifest. */
@@ -597,7 +628,7 @@ static int guard_apply(const Manifest *m, DirectiveType t, const char *path, boo
         int r;
 
         *ret_system_path = false;
-        if (t != DIRECTIVE_REMOVE && t != DIRECTIVE_EMPTY && t != DIRECTIVE_UNMOUNT)
+        if (t != DIRECTIVE_REMOVE && t != DIRECTIVE_EMPTY && t != DIRECTIVE_UNMOUNT && t != DIRECTIVE_BPF_PIN)
                 return 0;
         r = path_guard_check(path, &reason);
         if (r == -EPERM)

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The network phase: CNI routes, links and named network namespaces, never the management path. */
+/* The network phase: CNI BPF programs, policy rules, routes, links and named network namespaces, never the
+ * management path. */
 
 /* Network state has no file-system root. This phase observes and changes the network namespace the
  * agent runs in, and ctx->root is ignored on purpose: --root relocates file-system state only. Named
  * namespaces are the real /run/netns (and /var/run/netns) for the same reason.
  *
- * Order inside the phase: routes, then links, then namespaces.
+ * Order inside the phase: BPF programs and pins (phase-network-bpf.c), policy rules and the routes of
+ * their tables (phase-network-rule.c), then routes, then links, then namespaces.
  * - Routes first, so that each "route-proto" route is deleted and reported by its own action. After
  *   the links, the routes through them would already have vanished and read "unchanged", while the
  *   routes through links that stay (a bird route via eth1) must be deleted anyway.
@@ -25,6 +27,7 @@
 
 #include "agent/log.h"
 #include "agent/phase.h"
+#include "agent/phase-network.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/addr.h"
@@ -53,16 +56,12 @@ typedef struct NetnsData {
         int n_procs;            /* processes inside when planned */
 } NetnsData;
 
-/* What the phase observes once: one dump per object type, and the guard worked out from them. */
-typedef struct Observation {
-        NlSocket *rtnl;
-        LinkTable *links;
-        RouteTable *routes;
-        Guard *guard;
-} Observation;
+/* What the phase observes once (phase-network.h). */
+typedef NetworkObservation Observation;
 
 static void observation_done(Observation *o) {
         guard_free(o->guard);
+        rule_table_free(o->rules);
         route_table_free(o->routes);
         link_table_free(o->links);
         nl_free(o->rtnl);
@@ -162,7 +161,7 @@ static int route_set_detail(Action *a, const RouteInfo *r, const LinkTable *link
                                  r->has_gateway && l ? " " : "", l ? devs : r->has_gateway ? "" : "no nexthop");
 }
 
-static int plan_route(Plan *plan, const Observation *o, const RouteInfo *r, const char *reason) {
+int network_plan_route(Plan *plan, const Observation *o, const RouteInfo *r, const char *reason) {
         cleanup_free char *target = NULL;
         const char *why;
         RouteInfo *d;
@@ -215,7 +214,7 @@ static int plan_route_entry(Plan *plan, const Observation *o, const ManifestEntr
         for (size_t i = 0; i < o->routes->n; i++) {
                 if (o->routes->routes[i].protocol != proto)
                         continue;
-                k = plan_route(plan, o, &o->routes->routes[i], reason);
+                k = network_plan_route(plan, o, &o->routes->routes[i], reason);
                 if (k < 0)
                         return k;
                 matched++;
@@ -488,8 +487,7 @@ static const ActionOps link_ops = {
         .free_data = free,
 };
 
-/* The first manifest line (in order) that selects this link, or NULL. */
-static const ManifestEntry *link_selected_by(const Manifest *m, const LinkTable *t, const LinkInfo *l) {
+const ManifestEntry *network_link_selected_by(const Manifest *m, const LinkTable *t, const LinkInfo *l) {
         const LinkInfo *master = l->master ? link_table_by_index(t, l->master) : NULL;
 
         for (size_t i = 0; i < m->n_entries; i++) {
@@ -586,7 +584,7 @@ static int plan_links(Plan *plan, const Observation *o, const Manifest *m) {
         if (!selected || !used)
                 return -ENOMEM;
         for (size_t i = 0; i < o->links->n; i++) {
-                selected[i] = link_selected_by(m, o->links, &o->links->links[i]);
+                selected[i] = network_link_selected_by(m, o->links, &o->links->links[i]);
                 if (selected[i])
                         used[selected[i] - m->entries] = true;
         }
@@ -774,8 +772,23 @@ static bool manifest_has(const Manifest *m, DirectiveType a, DirectiveType b, Di
         return false;
 }
 
-static int observe(Observation *o, char **reterr) {
+/* The guard weighs every route but those of tables only a CNI's rules reach (phase-network-rule.c):
+ * cilium's table 2005 holds a default route via cilium_host that unmarked traffic never takes, and
+ * which would otherwise guard cilium_host itself. */
+static int observe_guard(Observation *o, const Manifest *m, char **reterr_msg) {
         const GuardOptions opts = { .ssh_connection = getenv("SSH_CONNECTION") };
+        RouteTable view = {};
+        int r;
+
+        r = network_rule_guard_view(o->rules, o->routes, m, &view);
+        if (r < 0)
+                return r;
+        r = guard_new(o->rtnl, o->links, &view, &opts, &o->guard, reterr_msg);
+        free(view.routes);
+        return r;
+}
+
+static int observe(Observation *o, const Manifest *m, char **reterr) {
         cleanup_free char *extack = NULL;
         const char *what;
         int r;
@@ -791,13 +804,39 @@ static int observe(Observation *o, char **reterr) {
                 r = route_table_read(o->rtnl, &o->routes, &extack);
         }
         if (r >= 0) {
+                what = "dump policy routing rules";
+                r = rule_table_read(o->rtnl, &o->rules, &extack);
+        }
+        if (r >= 0) {
                 what = "work out the management guard";
-                r = guard_new(o->rtnl, o->links, o->routes, &opts, &o->guard, &extack);
+                r = observe_guard(o, m, &extack);
         }
         if (r < 0)
                 return set_errmsg(reterr, r, "network: cannot %s: %s%s%s", what, strerror(-r), extack ? ": " : "",
                                   strempty(extack));
         return 0;
+}
+
+/* BPF objects first: cilium's own cleanup detaches its tc programs before it removes the pinned
+ * maps they tail-call through, and both before the links go. Then the rules and the routes of
+ * their tables, then the other routes, links and namespaces (see the top of this file). */
+static int plan_observed(Context *ctx, Plan *plan, Observation *o, char **reterr) {
+        const Manifest *m = ctx->manifest;
+        int r;
+
+        r = observe(o, m, reterr);
+        if (r >= 0 && network_bpf_wanted(m))
+                r = network_bpf_plan(ctx, plan, o, reterr);
+        if (r >= 0)
+                r = network_rule_plan(plan, o, m);
+        MANIFEST_FOREACH(e, m, DIRECTIVE_ROUTE_PROTO) {
+                if (r < 0)
+                        break;
+                r = plan_route_entry(plan, o, e, reterr);
+        }
+        if (r >= 0)
+                r = plan_links(plan, o, m);
+        return r;
 }
 
 int phase_network_plan(Context *ctx, Plan *plan, char **reterr) {
@@ -806,15 +845,10 @@ int phase_network_plan(Context *ctx, Plan *plan, char **reterr) {
         int r = 0;
 
         /* ctx->root is ignored: see the top of this file. */
-        if (manifest_has(m, DIRECTIVE_LINK, DIRECTIVE_LINK_MASTER, DIRECTIVE_ROUTE_PROTO)) {
-                r = observe(&o, reterr);
-                MANIFEST_FOREACH(e, m, DIRECTIVE_ROUTE_PROTO) {
-                        if (r < 0)
-                                break;
-                        r = plan_route_entry(plan, &o, e, reterr);
-                }
-                if (r >= 0)
-                        r = plan_links(plan, &o, m);
+        if (manifest_has(m, DIRECTIVE_LINK, DIRECTIVE_LINK_MASTER, DIRECTIVE_ROUTE_PROTO) ||
+            manifest_has(m, DIRECTIVE_RULE_TABLE, DIRECTIVE_RULE_TABLE, DIRECTIVE_RULE_TABLE) ||
+            network_bpf_wanted(m)) {
+                r = plan_observed(ctx, plan, &o, reterr);
                 observation_done(&o);
         }
         if (r >= 0 && manifest_has(m, DIRECTIVE_NETNS, DIRECTIVE_NETNS, DIRECTIVE_NETNS))

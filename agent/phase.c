@@ -23,7 +23,7 @@ static const Phase phases[] = {
           true, phase_mounts_plan },
         { "firewall", "remove Kubernetes-owned netfilter state, ipsets and IPVS",
           false, phase_firewall_plan },
-        { "network", "delete CNI links, cni network namespaces and CNI routes",
+        { "network", "detach CNI BPF programs, remove their pins, policy rules, routes, links and network namespaces",
           false, phase_network_plan },
         { "files", "apply the file-removal manifest",
           true, phase_files_plan },

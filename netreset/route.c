@@ -330,7 +330,9 @@ int route_fib_match(NlSocket *rtnl, int family, const RouteAddr *addr, RouteInfo
         rtm = nl_message_start(buf, sizeof buf, RTM_GETROUTE, NLM_F_REQUEST, sizeof *rtm);
         rtm->rtm_family = (uint8_t) family;
         rtm->rtm_dst_len = family == AF_INET ? 32 : 128;
-        rtm->rtm_flags = RTM_F_FIB_MATCH;
+        /* Without RTM_F_LOOKUP_TABLE the kernel reports an IPv4 match as table main whatever table the
+         * rules led to (inet_rtm_getroute()), and a route in another table would go unrecognised. */
+        rtm->rtm_flags = RTM_F_FIB_MATCH | RTM_F_LOOKUP_TABLE;
         mnl_attr_put(nlh, RTA_DST, family == AF_INET ? 4 : 16, addr->bytes);
         k = nl_call(rtnl, nlh, collect_one, &r, reterr_msg);
         if (k >= 0 && !r.msg)

@@ -19,6 +19,7 @@ work=$(mktemp -d /tmp/node-reset-demo.XXXXXX)
 trap 'cd /; umount -R -l "$work" 2>/dev/null; rmdir "$work" 2>/dev/null' EXIT
 mount -t tmpfs -o mode=0755 nr-demo "$work"
 mount -t tmpfs -o mode=0755 nr-demo-run /run   # the xtables lock and named netns live in /run
+mount -t bpf nr-demo-bpf /sys/fs/bpf 2>/dev/null || mount -t tmpfs nr-demo-bpf /sys/fs/bpf   # pins stay private
 mkdir -p "$work/node" "$work/disk"
 . "$TOP/tests/integration/fixtures/node-tree.sh"
 build_node_tree "$work/node" "$work/disk"

@@ -34,6 +34,10 @@ in_private_ns() {
         fi
         ip link set lo up 2>/dev/null || true
         mount -t tmpfs -o mode=0755 nr-run /run || { echo "FAIL: cannot mount tmpfs on /run"; exit 1; }
+        # Pins are the host's even in a private mount namespace: the default manifest's bpf-pin lines
+        # must see a private bpffs (or, without one, a tmpfs they refuse), never /sys/fs/bpf itself.
+        mount -t bpf nr-bpf /sys/fs/bpf 2>/dev/null || mount -t tmpfs -o mode=0700 nr-bpf /sys/fs/bpf ||
+                { echo "FAIL: cannot hide /sys/fs/bpf"; exit 1; }
         WORK=$(mktemp -d /tmp/nr-test.XXXXXX)
         mount -t tmpfs -o mode=0755 nr-work "$WORK" || { echo "FAIL: cannot mount tmpfs on $WORK"; exit 1; }
         # Unmounting happens with the namespace; the directory on the host is ours to remove.

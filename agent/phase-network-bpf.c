@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The network phase's BPF part: a CNI's tc and XDP programs, its cgroup programs and its pins. */
+
+/* Ownership is by program name, the one thing every CNI sets and the kernel keeps: a "bpf-prog
+ * PREFIX" line makes every program whose name starts with PREFIX a CNI's. The shipped prefixes,
+ * from the CNIs' sources:
+ * - cilium "cil_": bpf/bpf_host.c, bpf_lxc.c, bpf_overlay.c, bpf_xdp.c and bpf_sock.c name their
+ *   entry points cil_from_netdev, cil_to_netdev, cil_from_host, cil_to_host, cil_from_container,
+ *   cil_xdp_entry, cil_sock4_connect, cil_sock6_sendmsg, ...; its pins are /sys/fs/bpf/tc/globals/
+ *   cilium_* and /sys/fs/bpf/cilium, the maps "cilium cleanup" (cilium/cmd/cleanup.go) removes;
+ * - calico "calico_" and "cali_": felix/bpf-gpl's connect-time load balancer is calico_connect_v4,
+ *   calico_sendmsg_v4, ... (connect_balancer*.c), its tc programs calico_tc_*, and what it attaches
+ *   to each interface is the preamble cali_tc_preamble (tc_preamble.c). Its pins live in
+ *   /sys/fs/bpf/calico and /sys/fs/bpf/calico_connect4 (felix/bpf/ut, nat/connecttime.go).
+ * A host's own program (any other name) is never touched, on whichever hook it sits.
+ *
+ * Where: tc (clsact ingress and egress) and XDP on every link the node keeps; links the phase
+ * deletes take their programs with them and get no row. Detaching from a guarded link (the NIC of
+ * the default route) is allowed on purpose: it gives the NIC back its plain kernel path. The clsact
+ * qdisc goes too once the CNI's filters were the last on it. Cgroup programs only on the cgroup
+ * roots "bpf-cgroup" lines name (cilium's /run/cilium/cgroupv2, calico's /run/calico/cgroup), each
+ * a cgroup2 mount point in mountinfo, and nowhere else. Pins only at the paths "bpf-pin" lines
+ * name, and only on a bpf file system.
+ *
+ * Plan, then act: every program is a row naming the program, the link and the hook; at apply time
+ * the program id is checked again (XDP atomically, with XDP_FLAGS_REPLACE), and another program in
+ * its place is left alone. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <linux/bpf.h>
+#include <linux/if_link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/context.h"
+#include "agent/log.h"
+#include "agent/mountinfo.h"
+#include "agent/phase-network.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "netreset/bpf.h"
+#include "string-util.h"
+#include "strv.h"
+
+#define PHASE "network"
+
+bool network_bpf_wanted(const Manifest *m) {
+        for (size_t i = 0; i < m->n_entries; i++)
+                if (m->entries[i].type == DIRECTIVE_BPF_PROG || m->entries[i].type == DIRECTIVE_BPF_CGROUP ||
+                    m->entries[i].type == DIRECTIVE_BPF_PIN)
+                        return true;
+        return false;
+}
+
+static const ManifestEntry *prog_owner(const Manifest *m, const char *name) {
+        if (isempty(name))
+                return NULL;
+        MANIFEST_FOREACH(e, m, DIRECTIVE_BPF_PROG)
+                if (startswith(name, e->args[0]))
+                        return e;
+        return NULL;
+}
+
+static void record_errno(Action *a, int r, const char *what, char *extack) {
+        char *msg = NULL;
+
+        if (asprintf(&msg, "%s%s%s%s%s", strempty(what), what ? ": " : "", strerror(-r), extack ? ": " : "",
+                     strempty(extack)) < 0)
+                msg = NULL;
+        free(extack);
+        action_record(a, r, msg);
+}
+
+/* ---- tc and XDP ---- */
+
+static void netdev_apply_batch(Action **actions, size_t n, Context *ctx) {
+        CLEANUP(nl_freep) NlSocket *rtnl = NULL;
+        int r;
+
+        r = nl_open(NETLINK_ROUTE, &rtnl);
+        for (size_t i = 0; i < n; i++) {
+                const BpfNetdevProg *p = actions[i]->data;
+                char *extack = NULL;
+                int k;
+
+                if (r < 0) {
+                        record_errno(actions[i], r, "cannot open a rtnetlink socket", NULL);
+                        continue;
+                }
+                k = bpf_netdev_detach(rtnl, p, &extack);
+                if (k == -ESTALE)
+                        action_recordf(actions[i], 0, "another program is attached there now: left alone");
+                else if (k == -EBUSY && p->hook == BPF_HOOK_XDP)
+                        /* A BPF link owns it (cilium >= 1.16 pins its links beneath /sys/fs/bpf/cilium):
+                         * only the link's removal detaches it, when the pin goes and nothing holds it. */
+                        record_errno(actions[i], k, "attached through a BPF link, which its pin's removal releases",
+                                     TAKE_PTR(extack));
+                else if (k < 0)
+                        record_errno(actions[i], k, NULL, TAKE_PTR(extack));
+                else
+                        action_recordf(actions[i], k, k > 0 ? "detached" : "already detached");
+                free(extack);
+                if (k > 0 && p->hook != BPF_HOOK_XDP) {
+                        int q = bpf_clsact_delete_if_empty(rtnl, p->ifindex, NULL);
+
+                        if (q > 0)
+                                action_recordf(actions[i], 1, "detached; the clsact qdisc of %s, now empty, deleted",
+                                               p->ifname);
+                        else if (q < 0)
+                                log_warning_errno(q, "Cannot delete the empty clsact qdisc of %s, ignoring: %m",
+                                                  p->ifname);
+                }
+        }
+}
+
+static int netdev_check(Action *a, Context *ctx, char **ret_msg) {
+        CLEANUP(nl_freep) NlSocket *rtnl = NULL;
+        int r;
+
+        r = nl_open(NETLINK_ROUTE, &rtnl);
+        if (r >= 0)
+                r = bpf_netdev_attached(rtnl, a->data);
+        if (r > 0)
+                *ret_msg = strdup("still attached");
+        return r;
+}
+
+static const ActionOps netdev_ops = {
+        .kind = "bpf-netdev",
+        .apply_batch = netdev_apply_batch,
+        .check = netdev_check,
+        .free_data = free,
+};
+
+/* The programs of links the phase deletes go with them; a guarded link stays, and so its programs
+ * are detached. */
+static bool link_stays(const Manifest *m, const NetworkObservation *o, int ifindex) {
+        const LinkInfo *l = link_table_by_index(o->links, ifindex);
+
+        return !l || !network_link_selected_by(m, o->links, l) || guard_link_reason(o->guard, ifindex);
+}
+
+static int plan_netdev_prog(Plan *plan, const BpfNetdevProg *p, const ManifestEntry *e) {
+        cleanup_free char *reason = manifest_entry_reason(e), *target = NULL;
+        BpfNetdevProg *d = malloc(sizeof *d);
+        Action *a;
+
+        if (d)
+                *d = *p;
+        if (!reason || !d ||
+            !(target = strprintf("%s from %s %s", p->prog_name, p->ifname, bpf_hook_to_string(p->hook)))) {
+                free(d);
+                return -ENOMEM;
+        }
+        a = plan_add(plan, &netdev_ops, PHASE, target, reason, d);
+        if (!a)
+                return -ENOMEM;
+        if (p->hook == BPF_HOOK_XDP)
+                return action_set_detail(a, "XDP program id %u, %s mode", p->prog_id,
+                                         p->xdp_mode == XDP_FLAGS_SKB_MODE   ? "generic"
+                                         : p->xdp_mode == XDP_FLAGS_DRV_MODE ? "driver"
+                                                                             : "offload");
+        return action_set_detail(a, "tc filter pref %u handle 0x%x, program id %u", p->info >> 16, p->handle,
+                                 p->prog_id);
+}
+
+static int plan_netdev(Plan *plan, const NetworkObservation *o, const Manifest *m, char **reterr) {
+        CLEANUP(bpf_netdev_table_freep) BpfNetdevTable *t = NULL;
+        cleanup_free char *extack = NULL;
+        int k;
+
+        k = bpf_netdev_read(o->rtnl, &t, &extack);
+        if (k < 0)
+                return set_errmsg(reterr, k, "network: cannot list tc filters and XDP programs: %s%s%s", strerror(-k),
+                                  extack ? ": " : "", strempty(extack));
+        for (size_t i = 0; i < t->n; i++) {
+                const ManifestEntry *e = prog_owner(m, t->progs[i].prog_name);
+
+                if (!e || !link_stays(m, o, t->progs[i].ifindex))
+                        continue;
+                k = plan_netdev_prog(plan, &t->progs[i], e);
+                if (k < 0)
+                        return k;
+        }
+        return 0;
+}
+
+/* ---- cgroup programs ---- */
+
+typedef struct CgroupData {
+        char *path;             /* the cgroup2 mount point the plan found the program through */
+        dev_t dev;              /* the cgroup itself, wherever it is reachable from at apply time */
+        ino_t ino;
+        BpfCgroupProg prog;
+} CgroupData;
+
+static void cgroup_data_free(void *p) {
+        CgroupData *d = p;
+
+        if (d)
+                free(d->path);
+        free(d);
+}
+
+static int open_if_same(const char *path, const CgroupData *d) {
+        cleanup_close int fd = -EBADF;
+        struct stat st;
+
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0 || st.st_dev != d->dev || st.st_ino != d->ino)
+                return -ENOENT;
+        return TAKE_FD(fd);
+}
+
+/* The mounts phase may have unmounted the CNI's cgroup2 mount since the plan: the same cgroup is
+ * then reached through another cgroup2 mount of it (the host's /sys/fs/cgroup for cilium's root). */
+static int cgroup_open(const CgroupData *d) {
+        MountTable *t = NULL;
+        int fd;
+
+        fd = open_if_same(d->path, d);
+        if (fd >= 0 || mount_table_read(&t) < 0)
+                return fd;
+        for (size_t i = 0; i < t->n_entries && fd < 0; i++)
+                if (streq(t->entries[i].fstype, "cgroup2"))
+                        fd = open_if_same(t->entries[i].mount_point, d);
+        mount_table_free(t);
+        return fd;
+}
+
+/* 1 when the program is still attached there with this attach type. */
+static int cgroup_attached(int fd, const BpfCgroupProg *p) {
+        cleanup_free BpfCgroupProg *now = NULL;
+        size_t n = 0;
+        int k;
+
+        k = bpf_cgroup_query(fd, &now, &n);
+        if (k < 0)
+                return k;
+        for (size_t i = 0; i < n; i++)
+                if (now[i].prog_id == p->prog_id && now[i].attach_type == p->attach_type)
+                        return 1;
+        return 0;
+}
+
+static int cgroup_apply(Action *a, Context *ctx, char **reterr_msg) {
+        const CgroupData *d = a->data;
+        cleanup_close int fd = -EBADF;
+        int k;
+
+        if (!d->path) {
+                *reterr_msg = strdup("nothing to detach");
+                return 0;
+        }
+        fd = cgroup_open(d);
+        if (fd < 0) {
+                *reterr_msg = strdup("the cgroup is no longer reachable through any cgroup2 mount");
+                return fd;
+        }
+        k = cgroup_attached(fd, &d->prog);
+        if (k == 0)
+                *reterr_msg = strdup("already detached");
+        if (k <= 0)
+                return k;
+        k = bpf_cgroup_detach(fd, &d->prog);
+        *reterr_msg = strdup(k > 0 ? "detached" : "already detached");
+        return k;
+}
+
+static int cgroup_check(Action *a, Context *ctx, char **ret_msg) {
+        const CgroupData *d = a->data;
+        cleanup_close int fd = -EBADF;
+        int k;
+
+        if (!d->path)
+                return 0;
+        fd = cgroup_open(d);
+        if (fd < 0)
+                return 0;
+        k = cgroup_attached(fd, &d->prog);
+        if (k > 0)
+                *ret_msg = strdup("still attached");
+        return k;
+}
+
+static const ActionOps cgroup_ops = {
+        .kind = "bpf-cgroup",
+        .apply = cgroup_apply,
+        .check = cgroup_check,
+        .free_data = cgroup_data_free,
+};
+
+static const MountEntry *cgroup2_mount(const MountTable *t, const char *path) {
+        const MountEntry *top = NULL;
+
+        for (size_t i = 0; t && i < t->n_entries; i++)
+                if (streq(t->entries[i].mount_point, path) && (!top || t->entries[i].order > top->order))
+                        top = &t->entries[i];
+        return top && streq(top->fstype, "cgroup2") ? top : NULL;
+}
+
+static int plan_cgroup_prog(Plan *plan, const ManifestEntry *root, const ManifestEntry *owner, const struct stat *st,
+                            const BpfCgroupProg *p) {
+        cleanup_free char *reason = manifest_entry_reason(owner), *target = NULL;
+        CgroupData *d = calloc(1, sizeof *d);
+        const char *type = bpf_cgroup_attach_type_to_string(p->attach_type);
+        Action *a;
+
+        if (!d || !reason || !(d->path = strdup(root->args[0])) ||
+            !(target = strprintf("%s from %s %s", p->prog_name, root->args[0], strna(type)))) {
+                cgroup_data_free(d);
+                return -ENOMEM;
+        }
+        d->dev = st->st_dev;
+        d->ino = st->st_ino;
+        d->prog = *p;
+        a = plan_add(plan, &cgroup_ops, PHASE, target, reason, d);
+        if (!a)
+                return -ENOMEM;
+        return action_set_detail(a, "cgroup program id %u, attached to the root of the CNI's cgroup2 mount%s",
+                                 p->prog_id, p->attach_flags & BPF_F_ALLOW_MULTI ? " (multi)" : "");
+}
+
+static int plan_cgroup_placeholder(Plan *plan, const ManifestEntry *e, const char *detail) {
+        cleanup_free char *reason = manifest_entry_reason(e);
+        Action *a;
+
+        if (!reason)
+                return -ENOMEM;
+        a = plan_add(plan, &cgroup_ops, PHASE, e->args[0], reason, calloc(1, sizeof(CgroupData)));
+        if (!a || !a->data)
+                return -ENOMEM;
+        a->present = false;
+        return action_set_detail(a, "%s", detail);
+}
+
+static int plan_cgroup_root(Context *ctx, Plan *plan, const Manifest *m, const ManifestEntry *e, char **reterr) {
+        cleanup_free BpfCgroupProg *progs = NULL;
+        cleanup_close int fd = -EBADF;
+        size_t n = 0, planned = 0;
+        struct stat st;
+        int k;
+
+        if (!cgroup2_mount(ctx->mounts, e->args[0]))
+                return plan_cgroup_placeholder(plan, e, "not a cgroup2 mount point: the CNI attached nothing here");
+        fd = open(e->args[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return set_errmsg(reterr, -errno, "%s:%u: cannot open the cgroup %s: %s", e->file, e->line, e->args[0],
+                                  strerror(errno));
+        k = bpf_cgroup_query(fd, &progs, &n);
+        if (k < 0)
+                return set_errmsg(reterr, k, "%s:%u: cannot list the programs attached to %s: %s", e->file, e->line,
+                                  e->args[0], strerror(-k));
+        for (size_t i = 0; i < n; i++) {
+                const ManifestEntry *owner = prog_owner(m, progs[i].prog_name);
+
+                if (!owner)
+                        continue;
+                k = plan_cgroup_prog(plan, e, owner, &st, &progs[i]);
+                if (k < 0)
+                        return k;
+                planned++;
+        }
+        return planned > 0 ? 0 : plan_cgroup_placeholder(plan, e, "no CNI program attached to this cgroup");
+}
+
+/* ---- pins ---- */
+
+static int pin_apply(Action *a, Context *ctx, char **reterr_msg) {
+        int k;
+
+        if (!a->data) {
+                *reterr_msg = strdup("no pin matches");
+                return 0;
+        }
+        k = bpf_pin_remove(a->data);
+        if (k == -EXDEV)
+                *reterr_msg = strdup("not on a bpf file system");
+        else if (k >= 0)
+                *reterr_msg = strdup(k > 0 ? "removed" : "already gone");
+        return k;
+}
+
+static int pin_check(Action *a, Context *ctx, char **ret_msg) {
+        struct stat st;
+
+        if (!a->data)
+                return 0;
+        if (lstat(a->data, &st) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        *ret_msg = strdup("still present");
+        return 1;
+}
+
+static const ActionOps pin_ops = {
+        .kind = "bpf-pin",
+        .apply = pin_apply,
+        .check = pin_check,
+        .free_data = free,
+};
+
+/* 1 on a bpf file system, 0 elsewhere. */
+static int pin_on_bpffs(const char *path) {
+        cleanup_free char *parent = strdup(path);
+        cleanup_close int fd = -EBADF;
+        char *slash;
+
+        if (!parent)
+                return -ENOMEM;
+        slash = strrchr(parent, '/');
+        if (slash && slash != parent)
+                *slash = 0;
+        fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        return bpf_fd_is_bpffs(fd);
+}
+
+static int plan_pin(Plan *plan, const char *path, const char *reason) {
+        struct stat st;
+        Action *a;
+        int k;
+
+        if (lstat(path, &st) < 0)
+                return 0;
+        a = plan_add(plan, &pin_ops, PHASE, path, reason, strdup(path));
+        if (!a || !a->data)
+                return -ENOMEM;
+        k = pin_on_bpffs(path);
+        if (k <= 0)
+                return action_set_skip(a, "refused: not on a bpf file system");
+        return action_set_detail(a, S_ISDIR(st.st_mode) ? "a directory of pins, removed with everything beneath"
+                                                         : "a pinned BPF object");
+}
+
+static int plan_pins(Plan *plan, const Manifest *m) {
+        cleanup_strv char **seen = NULL;
+        int k = 0;
+
+        MANIFEST_FOREACH(e, m, DIRECTIVE_BPF_PIN) {
+                cleanup_free char *reason = manifest_entry_reason(e);
+                glob_t g = {};
+                size_t matched = 0;
+
+                if (!reason)
+                        return -ENOMEM;
+                if (glob(e->args[0], GLOB_NOSORT, NULL, &g) == 0)
+                        for (size_t i = 0; i < g.gl_pathc && k >= 0; i++) {
+                                if (strv_contains(seen, g.gl_pathv[i]))
+                                        continue;
+                                k = strv_extend(&seen, g.gl_pathv[i]);
+                                if (k >= 0)
+                                        k = plan_pin(plan, g.gl_pathv[i], reason);
+                                matched++;
+                        }
+                globfree(&g);
+                if (k >= 0 && matched == 0) {
+                        Action *a = plan_add(plan, &pin_ops, PHASE, e->args[0], reason, NULL);
+
+                        if (!a)
+                                return -ENOMEM;
+                        a->present = false;
+                        k = action_set_detail(a, "no pin matches");
+                }
+                if (k < 0)
+                        return k;
+        }
+        return 0;
+}
+
+int network_bpf_plan(Context *ctx, Plan *plan, const NetworkObservation *o, char **reterr) {
+        const Manifest *m = ctx->manifest;
+        int k;
+
+        k = plan_netdev(plan, o, m, reterr);
+        MANIFEST_FOREACH(e, m, DIRECTIVE_BPF_CGROUP) {
+                if (k < 0)
+                        break;
+                k = plan_cgroup_root(ctx, plan, m, e, reterr);
+        }
+        if (k >= 0)
+                k = plan_pins(plan, m);
+        return k;
+}

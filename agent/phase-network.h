@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the network phase's files share: the one observation of the namespace, and its planners. */
+#pragma once
+
+#include "agent/manifest.h"
+#include "agent/plan.h"
+#include "netreset/guard.h"
+#include "netreset/link.h"
+#include "netreset/route.h"
+#include "netreset/rule.h"
+#include "netreset/nl.h"
+
+/* One dump per object type, and the guard worked out from them. */
+typedef struct NetworkObservation {
+        NlSocket *rtnl;
+        LinkTable *links;
+        RouteTable *routes;
+        RuleTable *rules;
+        Guard *guard;
+} NetworkObservation;
+
+/* A "route" action for r (copied), refused when the guard holds it. */
+int network_plan_route(Plan *plan, const NetworkObservation *o, const RouteInfo *r, const char *reason);
+
+/* The first link or link-master line that selects l, or NULL. */
+const ManifestEntry *network_link_selected_by(const Manifest *m, const LinkTable *t, const LinkInfo *l);
+
+/* phase-network-bpf.c: tc/XDP programs on the links the node keeps, programs on the CNIs' cgroup
+ * roots, pins. */
+bool network_bpf_wanted(const Manifest *m);
+int network_bpf_plan(Context *ctx, Plan *plan, const NetworkObservation *o, char **reterr);
+
+/* phase-network-rule.c: the CNIs' policy rules and the routes of their tables. */
+int network_rule_plan(Plan *plan, const NetworkObservation *o, const Manifest *m);
+/* The routes the guard is to weigh: all but those of tables that only a CNI's rules look up, which
+ * unmarked traffic (the management path) never reaches. A shallow view into routes: free the array
+ * only. */
+int network_rule_guard_view(const RuleTable *rules, const RouteTable *routes, const Manifest *m, RouteTable *ret);

@@ -1,0 +1,608 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* BPF programs on links (tc over rtnetlink), on a cgroup and as pins: observe, then detach exactly one. */
+
+/* libbpf is used for a handful of calls only, all in this file so that the library can later be
+ * opened at run time: bpf_prog_get_fd_by_id, bpf_obj_get_info_by_fd, bpf_prog_query and
+ * bpf_prog_detach2 (thin wrappers of bpf(2)), and btf__load_from_kernel_by_id, btf__type_by_id,
+ * btf__name_by_offset, btf__free for a program's full name; nothing loads or attaches. tc filters and XDP go over
+ * rtnetlink, as iproute2 does, because that is where they are attached. */
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_link.h>
+#include <linux/magic.h>
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "errno-util.h"
+#include "macro.h"
+#include "netreset/bpf.h"
+#include "string-util.h"
+
+#define CLSACT_INGRESS TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS)
+#define CLSACT_EGRESS TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)
+
+static const char *const hook_names[_BPF_HOOK_MAX] = {
+        [BPF_HOOK_TC_INGRESS] = "ingress",
+        [BPF_HOOK_TC_EGRESS] = "egress",
+        [BPF_HOOK_XDP] = "xdp",
+};
+
+const char *bpf_hook_to_string(BpfHook h) {
+        return h >= 0 && h < _BPF_HOOK_MAX ? hook_names[h] : NULL;
+}
+
+BpfNetdevTable *bpf_netdev_table_free(BpfNetdevTable *t) {
+        if (!t)
+                return NULL;
+        free(t->progs);
+        return mfree(t);
+}
+
+static int table_append(BpfNetdevTable *t, const BpfNetdevProg *p) {
+        BpfNetdevProg *v = reallocarray(t->progs, t->n + 1, sizeof *v);
+
+        if (!v)
+                return -ENOMEM;
+        t->progs = v;
+        t->progs[t->n++] = *p;
+        return 0;
+}
+
+/* The kernel keeps 15 bytes of a name ("cil_sock4_conne"); the program's BTF, when it has some, keeps
+ * the whole function name, as bpftool shows it. */
+static void prog_btf_name(int fd, const struct bpf_prog_info *info, char *name, size_t size) {
+        struct bpf_func_info finfo = {};
+        struct bpf_prog_info i = {
+                .nr_func_info = 1,
+                .func_info_rec_size = sizeof finfo,
+                .func_info = (uint64_t) (uintptr_t) &finfo,
+        };
+        uint32_t len = sizeof i;
+        const struct btf_type *t;
+        struct btf *btf;
+        const char *n;
+
+        if (info->btf_id == 0 || info->nr_func_info == 0 || bpf_obj_get_info_by_fd(fd, &i, &len) < 0)
+                return;
+        btf = btf__load_from_kernel_by_id(info->btf_id);
+        if (!btf)
+                return;
+        t = btf__type_by_id(btf, finfo.type_id);
+        n = t ? btf__name_by_offset(btf, t->name_off) : NULL;
+        if (!isempty(n) && startswith(n, name))
+                snprintf(name, size, "%s", n);
+        btf__free(btf);
+}
+
+int bpf_prog_name(uint32_t prog_id, char name[static BPF_PROG_NAME_MAX]) {
+        struct bpf_prog_info info = {};
+        uint32_t len = sizeof info;
+        cleanup_close int fd = -EBADF;
+
+        fd = bpf_prog_get_fd_by_id(prog_id);
+        if (fd < 0)
+                return errno == ENOENT ? -ENOENT : -errno;
+        if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+                return -errno;
+        memcpy(name, info.name, sizeof info.name);
+        name[sizeof info.name - 1] = 0;
+        if (strlen(name) == sizeof info.name - 1)
+                prog_btf_name(fd, &info, name, BPF_PROG_NAME_MAX);
+        return 0;
+}
+
+/* ---- links and XDP ---- */
+
+typedef struct Collect {
+        BpfNetdevTable *t;
+        BpfNetdevProg base;     /* the link and hook a tc dump is about */
+        int *ifindexes;         /* the link dump: every link */
+        char (*names)[IF_NAMESIZE];
+        size_t n_links;
+} Collect;
+
+static void parse_xdp(const struct nlattr *nest, uint32_t ids[3]) {
+        const struct nlattr *a;
+
+        mnl_attr_for_each_nested(a, nest) {
+                if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
+                        continue;
+                switch (mnl_attr_get_type(a)) {
+                case IFLA_XDP_SKB_PROG_ID:
+                        ids[0] = mnl_attr_get_u32(a);
+                        break;
+                case IFLA_XDP_DRV_PROG_ID:
+                        ids[1] = mnl_attr_get_u32(a);
+                        break;
+                case IFLA_XDP_HW_PROG_ID:
+                        ids[2] = mnl_attr_get_u32(a);
+                        break;
+                }
+        }
+}
+
+/* One XDP row per mode: a link may run a driver program and a generic one at once. */
+static int add_xdp_rows(Collect *c, const BpfNetdevProg *link, const uint32_t ids[3]) {
+        static const uint32_t modes[3] = { XDP_FLAGS_SKB_MODE, XDP_FLAGS_DRV_MODE, XDP_FLAGS_HW_MODE };
+
+        for (size_t i = 0; i < 3; i++) {
+                BpfNetdevProg p = *link;
+                int k;
+
+                if (ids[i] == 0)
+                        continue;
+                p.hook = BPF_HOOK_XDP;
+                p.prog_id = ids[i];
+                p.xdp_mode = modes[i];
+                (void) bpf_prog_name(p.prog_id, p.prog_name);
+                k = table_append(c->t, &p);
+                if (k < 0)
+                        return k;
+        }
+        return 0;
+}
+
+static int collect_link(const struct nlmsghdr *nlh, void *userdata) {
+        const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+        Collect *c = userdata;
+        BpfNetdevProg link = {};
+        uint32_t ids[3] = {};
+        const struct nlattr *a;
+        int *v;
+        char (*nv)[IF_NAMESIZE];
+
+        if (nlh->nlmsg_type != RTM_NEWLINK || mnl_nlmsg_get_payload_len(nlh) < sizeof *ifi)
+                return 0;
+        link.ifindex = ifi->ifi_index;
+        mnl_attr_for_each(a, nlh, sizeof *ifi) {
+                if (mnl_attr_get_type(a) == IFLA_IFNAME && mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
+                        snprintf(link.ifname, sizeof link.ifname, "%s", mnl_attr_get_str(a));
+                else if (mnl_attr_get_type(a) == IFLA_XDP)
+                        parse_xdp(a, ids);
+        }
+        v = reallocarray(c->ifindexes, c->n_links + 1, sizeof *v);
+        if (!v)
+                return -ENOMEM;
+        c->ifindexes = v;
+        nv = reallocarray(c->names, c->n_links + 1, sizeof *nv);
+        if (!nv)
+                return -ENOMEM;
+        c->names = nv;
+        c->ifindexes[c->n_links] = link.ifindex;
+        memcpy(c->names[c->n_links++], link.ifname, IF_NAMESIZE);
+        return add_xdp_rows(c, &link, ids);
+}
+
+static void clear_links(void *userdata) {
+        Collect *c = userdata;
+
+        c->n_links = 0;
+        c->t->n = 0;
+}
+
+/* ---- tc filters ---- */
+
+static void parse_bpf_options(const struct nlattr *nest, BpfNetdevProg *p) {
+        const struct nlattr *a;
+
+        mnl_attr_for_each_nested(a, nest) {
+                if (mnl_attr_get_type(a) == TCA_BPF_ID && mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
+                        p->prog_id = mnl_attr_get_u32(a);
+        }
+}
+
+/* A filter of kind "bpf" with a program; the dump also shows each priority's classifier itself,
+ * without a handle or options, which is not a filter to detach. */
+static int parse_filter(const struct nlmsghdr *nlh, const BpfNetdevProg *base, BpfNetdevProg *ret) {
+        const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
+        const struct nlattr *a, *options = NULL;
+        BpfNetdevProg p = *base;
+        bool is_bpf = false;
+
+        if (nlh->nlmsg_type != RTM_NEWTFILTER || mnl_nlmsg_get_payload_len(nlh) < sizeof *tcm)
+                return 0;
+        p.parent = tcm->tcm_parent;
+        p.handle = tcm->tcm_handle;
+        p.info = tcm->tcm_info;
+        mnl_attr_for_each(a, nlh, sizeof *tcm) {
+                switch (mnl_attr_get_type(a)) {
+                case TCA_KIND:
+                        is_bpf = mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0 && streq(mnl_attr_get_str(a), "bpf");
+                        break;
+                case TCA_CHAIN:
+                        if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
+                                p.chain = mnl_attr_get_u32(a);
+                        break;
+                case TCA_OPTIONS:
+                        options = a;
+                        break;
+                }
+        }
+        if (!is_bpf || !options || p.handle == 0)
+                return 0;
+        parse_bpf_options(options, &p);
+        if (p.prog_id == 0)
+                return 0;
+        *ret = p;
+        return 1;
+}
+
+static int collect_filter(const struct nlmsghdr *nlh, void *userdata) {
+        Collect *c = userdata;
+        BpfNetdevProg p;
+        int k;
+
+        k = parse_filter(nlh, &c->base, &p);
+        if (k <= 0)
+                return k;
+        (void) bpf_prog_name(p.prog_id, p.prog_name);
+        return table_append(c->t, &p);
+}
+
+/* buf holds at least 64 bytes: the headers, and room for the attributes a caller adds. */
+static struct nlmsghdr *filter_request(void *buf, uint16_t type, uint16_t flags, int ifindex, uint32_t parent) {
+        struct tcmsg *tcm = nl_message_start(buf, 64, type, NLM_F_REQUEST | flags, sizeof(struct tcmsg));
+
+        tcm->tcm_family = AF_UNSPEC;
+        tcm->tcm_ifindex = ifindex;
+        tcm->tcm_parent = parent;
+        return buf;
+}
+
+/* No clsact qdisc (or no link any more) is an empty dump, not an error. An interrupted dump is read
+ * again, as nl_dump() does. */
+static int dump_filters(NlSocket *rtnl, Collect *c, int ifindex, const char *ifname, BpfHook hook, char **reterr_msg) {
+        size_t before = c->t->n;
+        int k = -EAGAIN;
+
+        c->base = (BpfNetdevProg) { .ifindex = ifindex, .hook = hook };
+        snprintf(c->base.ifname, sizeof c->base.ifname, "%s", ifname);
+        for (unsigned i = 0; i < NL_DUMP_ATTEMPTS && k == -EAGAIN; i++) {
+                uint8_t buf[64] = {};
+
+                c->t->n = before;
+                k = nl_call(rtnl, filter_request(buf, RTM_GETTFILTER, NLM_F_DUMP, ifindex,
+                                                   hook == BPF_HOOK_TC_INGRESS ? CLSACT_INGRESS : CLSACT_EGRESS),
+                              collect_filter, c, reterr_msg);
+        }
+        if (k == -ENODEV || k == -EINVAL || k == -ENOENT || k == -EOPNOTSUPP)
+                return 0;
+        return k;
+}
+
+int bpf_netdev_read(NlSocket *rtnl, BpfNetdevTable **ret, char **reterr_msg) {
+        CLEANUP(bpf_netdev_table_freep) BpfNetdevTable *t = calloc(1, sizeof(BpfNetdevTable));
+        Collect c = { .t = t };
+        uint8_t buf[64] = {};
+        struct nlmsghdr *nlh;
+        int k;
+
+        if (!t)
+                return -ENOMEM;
+        nl_message_start(buf, sizeof buf, RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, sizeof(struct ifinfomsg));
+        nlh = (struct nlmsghdr *) buf;
+        k = nl_dump(rtnl, nlh, collect_link, &c, clear_links, reterr_msg);
+        for (size_t i = 0; k >= 0 && i < c.n_links; i++) {
+                k = dump_filters(rtnl, &c, c.ifindexes[i], c.names[i], BPF_HOOK_TC_INGRESS, reterr_msg);
+                if (k >= 0)
+                        k = dump_filters(rtnl, &c, c.ifindexes[i], c.names[i], BPF_HOOK_TC_EGRESS, reterr_msg);
+        }
+        free(c.ifindexes);
+        free(c.names);
+        if (k < 0)
+                return k;
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+static bool same_attachment(const BpfNetdevProg *a, const BpfNetdevProg *b) {
+        if (a->ifindex != b->ifindex || a->hook != b->hook || a->prog_id != b->prog_id)
+                return false;
+        if (a->hook == BPF_HOOK_XDP)
+                return a->xdp_mode == b->xdp_mode;
+        return a->parent == b->parent && a->handle == b->handle && a->info == b->info && a->chain == b->chain;
+}
+
+/* 1 this exact attachment, 0 nothing there, -ESTALE another program where it was. */
+static int attachment_state(NlSocket *rtnl, const BpfNetdevProg *p) {
+        CLEANUP(bpf_netdev_table_freep) BpfNetdevTable *now = NULL;
+        bool other = false;
+        int k;
+
+        k = bpf_netdev_read(rtnl, &now, NULL);
+        if (k < 0)
+                return k;
+        for (size_t i = 0; i < now->n; i++) {
+                const BpfNetdevProg *q = &now->progs[i];
+
+                if (same_attachment(q, p))
+                        return 1;
+                if (q->ifindex == p->ifindex && q->hook == p->hook &&
+                    (p->hook == BPF_HOOK_XDP ? q->xdp_mode == p->xdp_mode
+                                             : q->info == p->info && q->handle == p->handle && q->chain == p->chain))
+                        other = true;
+        }
+        return other ? -ESTALE : 0;
+}
+
+int bpf_netdev_attached(NlSocket *rtnl, const BpfNetdevProg *p) {
+        int k = attachment_state(rtnl, p);
+
+        return k == -ESTALE ? 0 : k;
+}
+
+static int tc_detach(NlSocket *rtnl, const BpfNetdevProg *p, char **reterr_msg) {
+        uint8_t buf[128] = {};
+        struct nlmsghdr *nlh;
+        int k;
+
+        k = attachment_state(rtnl, p);
+        if (k <= 0)
+                return k;
+        nlh = filter_request(buf, RTM_DELTFILTER, 0, p->ifindex, p->parent);
+        ((struct tcmsg *) mnl_nlmsg_get_payload(nlh))->tcm_handle = p->handle;
+        ((struct tcmsg *) mnl_nlmsg_get_payload(nlh))->tcm_info = p->info;
+        mnl_attr_put_strz(nlh, TCA_KIND, "bpf");
+        mnl_attr_put_u32(nlh, TCA_CHAIN, p->chain);
+        k = nl_call(rtnl, nlh, NULL, NULL, reterr_msg);
+        if (k == -ENOENT || k == -ENODEV)
+                return 0;
+        return k < 0 ? k : 1;
+}
+
+static int xdp_detach(NlSocket *rtnl, const BpfNetdevProg *p, char **reterr_msg) {
+        uint8_t buf[128];
+        struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
+        cleanup_close int fd = -EBADF;
+        struct ifinfomsg *ifi;
+        struct nlattr *nest;
+        int k;
+
+        fd = bpf_prog_get_fd_by_id(p->prog_id);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        ifi = nl_message_start(buf, sizeof buf, RTM_SETLINK, NLM_F_REQUEST, sizeof *ifi);
+        ifi->ifi_family = AF_UNSPEC;
+        ifi->ifi_index = p->ifindex;
+        nest = mnl_attr_nest_start(nlh, IFLA_XDP);
+        mnl_attr_put_u32(nlh, IFLA_XDP_FD, (uint32_t) -1);
+        mnl_attr_put_u32(nlh, IFLA_XDP_FLAGS, p->xdp_mode | XDP_FLAGS_REPLACE);
+        mnl_attr_put_u32(nlh, IFLA_XDP_EXPECTED_FD, (uint32_t) fd);
+        mnl_attr_nest_end(nlh, nest);
+        k = nl_call(rtnl, nlh, NULL, NULL, reterr_msg);
+        if (k == -ENODEV)
+                return 0;
+        /* EEXIST: the expected program is not the one attached (another, or none). */
+        if (k == -EEXIST) {
+                k = attachment_state(rtnl, p);
+                return k == 0 ? 0 : -ESTALE;
+        }
+        return k < 0 ? k : 1;
+}
+
+int bpf_netdev_detach(NlSocket *rtnl, const BpfNetdevProg *p, char **reterr_msg) {
+        return p->hook == BPF_HOOK_XDP ? xdp_detach(rtnl, p, reterr_msg) : tc_detach(rtnl, p, reterr_msg);
+}
+
+static int count_filter(const struct nlmsghdr *nlh, void *userdata) {
+        const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
+
+        if (nlh->nlmsg_type == RTM_NEWTFILTER && mnl_nlmsg_get_payload_len(nlh) >= sizeof *tcm)
+                (*(size_t *) userdata)++;
+        return 0;
+}
+
+static int qdisc_is_clsact(const struct nlmsghdr *nlh, void *userdata) {
+        const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
+        const struct nlattr *a;
+
+        if (nlh->nlmsg_type != RTM_NEWQDISC || mnl_nlmsg_get_payload_len(nlh) < sizeof *tcm ||
+            tcm->tcm_parent != TC_H_CLSACT)
+                return 0;
+        mnl_attr_for_each(a, nlh, sizeof *tcm) {
+                if (mnl_attr_get_type(a) == TCA_KIND && mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0 &&
+                    streq(mnl_attr_get_str(a), "clsact"))
+                        *(bool *) userdata = true;
+        }
+        return 0;
+}
+
+int bpf_clsact_delete_if_empty(NlSocket *rtnl, int ifindex, char **reterr_msg) {
+        static const uint32_t parents[] = { CLSACT_INGRESS, CLSACT_EGRESS };
+        uint8_t buf[128] = {};
+        bool clsact = false;
+        size_t n = 0;
+        int k;
+
+        k = nl_call(rtnl, filter_request(buf, RTM_GETQDISC, NLM_F_DUMP, ifindex, 0), qdisc_is_clsact, &clsact,
+                      NULL);
+        if (k < 0 || !clsact)
+                return k == -ENODEV ? 0 : k;
+        for (size_t i = 0; i < ELEMENTSOF(parents); i++) {
+                k = nl_call(rtnl, filter_request(buf, RTM_GETTFILTER, NLM_F_DUMP, ifindex, parents[i]), count_filter,
+                              &n, NULL);
+                if (k < 0)
+                        return k;
+        }
+        if (n > 0)
+                return 0;
+        k = nl_call(rtnl, filter_request(buf, RTM_DELQDISC, 0, ifindex, TC_H_CLSACT), NULL, NULL, reterr_msg);
+        if (k == -ENOENT || k == -EINVAL || k == -ENODEV)
+                return 0;
+        return k < 0 ? k : 1;
+}
+
+/* ---- cgroups ---- */
+
+static const struct {
+        int type;
+        const char *name;
+} cgroup_types[] = {
+        { BPF_CGROUP_INET_INGRESS, "ingress" },
+        { BPF_CGROUP_INET_EGRESS, "egress" },
+        { BPF_CGROUP_INET_SOCK_CREATE, "sock_create" },
+        { BPF_CGROUP_INET_SOCK_RELEASE, "sock_release" },
+        { BPF_CGROUP_SOCK_OPS, "sock_ops" },
+        { BPF_CGROUP_DEVICE, "device" },
+        { BPF_CGROUP_INET4_BIND, "bind4" },
+        { BPF_CGROUP_INET6_BIND, "bind6" },
+        { BPF_CGROUP_INET4_CONNECT, "connect4" },
+        { BPF_CGROUP_INET6_CONNECT, "connect6" },
+        { BPF_CGROUP_INET4_POST_BIND, "post_bind4" },
+        { BPF_CGROUP_INET6_POST_BIND, "post_bind6" },
+        { BPF_CGROUP_UDP4_SENDMSG, "sendmsg4" },
+        { BPF_CGROUP_UDP6_SENDMSG, "sendmsg6" },
+        { BPF_CGROUP_UDP4_RECVMSG, "recvmsg4" },
+        { BPF_CGROUP_UDP6_RECVMSG, "recvmsg6" },
+        { BPF_CGROUP_INET4_GETPEERNAME, "getpeername4" },
+        { BPF_CGROUP_INET6_GETPEERNAME, "getpeername6" },
+        { BPF_CGROUP_INET4_GETSOCKNAME, "getsockname4" },
+        { BPF_CGROUP_INET6_GETSOCKNAME, "getsockname6" },
+        { BPF_CGROUP_SYSCTL, "sysctl" },
+        { BPF_CGROUP_GETSOCKOPT, "getsockopt" },
+        { BPF_CGROUP_SETSOCKOPT, "setsockopt" },
+};
+
+const char *bpf_cgroup_attach_type_to_string(int attach_type) {
+        for (size_t i = 0; i < ELEMENTSOF(cgroup_types); i++)
+                if (cgroup_types[i].type == attach_type)
+                        return cgroup_types[i].name;
+        return NULL;
+}
+
+/* At most this many programs per attach type are reported; a CNI attaches one. */
+#define CGROUP_PROGS_MAX 64U
+
+static int query_one(int cgroup_fd, int type, BpfCgroupProg **progs, size_t *n) {
+        uint32_t ids[CGROUP_PROGS_MAX], cnt = CGROUP_PROGS_MAX, flags = 0;
+
+        /* An attach type this kernel does not know is EINVAL: nothing can be attached there. */
+        if (bpf_prog_query(cgroup_fd, type, 0, &flags, ids, &cnt) < 0)
+                return errno == EINVAL || errno == EOPNOTSUPP ? 0 : -errno;
+        for (uint32_t i = 0; i < cnt; i++) {
+                BpfCgroupProg *v = reallocarray(*progs, *n + 1, sizeof *v);
+
+                if (!v)
+                        return -ENOMEM;
+                *progs = v;
+                v[*n] = (BpfCgroupProg) { .prog_id = ids[i], .attach_type = type, .attach_flags = flags };
+                (void) bpf_prog_name(ids[i], v[*n].prog_name);
+                (*n)++;
+        }
+        return 0;
+}
+
+int bpf_cgroup_query(int cgroup_fd, BpfCgroupProg **ret, size_t *ret_n) {
+        cleanup_free BpfCgroupProg *progs = NULL;
+        size_t n = 0;
+        int k;
+
+        for (size_t i = 0; i < ELEMENTSOF(cgroup_types); i++) {
+                k = query_one(cgroup_fd, cgroup_types[i].type, &progs, &n);
+                if (k < 0)
+                        return k;
+        }
+        *ret = TAKE_PTR(progs);
+        *ret_n = n;
+        return 0;
+}
+
+/* With the program's fd the kernel detaches that program and no other, whatever the attach flags. */
+int bpf_cgroup_detach(int cgroup_fd, const BpfCgroupProg *p) {
+        cleanup_close int fd = -EBADF;
+
+        fd = bpf_prog_get_fd_by_id(p->prog_id);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (bpf_prog_detach2(fd, cgroup_fd, p->attach_type) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        return 1;
+}
+
+/* ---- pins ---- */
+
+int bpf_fd_is_bpffs(int fd) {
+        struct statfs s;
+
+        if (fstatfs(fd, &s) < 0)
+                return -errno;
+        return s.f_type == (typeof(s.f_type)) BPF_FS_MAGIC;
+}
+
+static int remove_children(int dfd);
+
+static int remove_entry(int dfd, const char *name) {
+        cleanup_close int fd = -EBADF;
+        struct stat st;
+        int k;
+
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (S_ISDIR(st.st_mode)) {
+                fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        return errno == ENOENT ? 0 : -errno;
+                /* Something else mounted beneath is not ours to empty. */
+                k = bpf_fd_is_bpffs(fd);
+                if (k <= 0)
+                        return k < 0 ? k : -EXDEV;
+                k = remove_children(TAKE_FD(fd));
+                if (k < 0)
+                        return k;
+        }
+        if (unlinkat(dfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        return 1;
+}
+
+/* Takes dfd. */
+static int remove_children(int dfd) {
+        DIR *d = fdopendir(dfd);
+        struct dirent *de;
+        int r = 0, k;
+
+        if (!d) {
+                k = -errno;
+                close(dfd);
+                return k;
+        }
+        while ((de = readdir(d))) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                k = remove_entry(dirfd(d), de->d_name);
+                if (k < 0 && r >= 0)
+                        r = k;
+        }
+        closedir(d);
+        return r;
+}
+
+int bpf_pin_remove(const char *path) {
+        cleanup_free char *parent = NULL;
+        cleanup_close int pfd = -EBADF;
+        const char *base;
+        int k;
+
+        base = strrchr(path, '/');
+        if (!base || base[1] == 0 || path[0] != '/')
+                return -EINVAL;
+        parent = strndup(path, (size_t) (base - path) ?: 1);
+        if (!parent)
+                return -ENOMEM;
+        pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (pfd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        k = bpf_fd_is_bpffs(pfd);
+        if (k <= 0)
+                return k < 0 ? k : -EXDEV;
+        return remove_entry(pfd, base + 1);
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* BPF programs attached to the node: tc (clsact) filters and XDP on links, programs on a cgroup, pins. */
+#pragma once
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "netreset/nl.h"
+
+/* The kernel keeps 15 bytes of a program's name (BPF_OBJ_NAME_LEN); the full name comes from its BTF,
+ * cut here at 63. */
+#define BPF_PROG_NAME_MAX 64
+
+typedef enum BpfHook {
+        BPF_HOOK_TC_INGRESS,
+        BPF_HOOK_TC_EGRESS,
+        BPF_HOOK_XDP,
+        _BPF_HOOK_MAX,
+} BpfHook;
+
+/* "ingress", "egress", "xdp". */
+const char *bpf_hook_to_string(BpfHook h);
+
+typedef struct BpfNetdevProg {
+        int ifindex;
+        char ifname[IF_NAMESIZE];
+        BpfHook hook;
+        uint32_t prog_id;
+        char prog_name[BPF_PROG_NAME_MAX]; /* "" when the program could not be looked up */
+        /* tc: what names the filter */
+        uint32_t parent;
+        uint32_t handle;
+        uint32_t info;          /* TC_H_MAKE(prio << 16, protocol) */
+        uint32_t chain;
+        /* XDP: XDP_FLAGS_SKB_MODE, _DRV_MODE or _HW_MODE */
+        uint32_t xdp_mode;
+} BpfNetdevProg;
+
+typedef struct BpfNetdevTable {
+        BpfNetdevProg *progs;
+        size_t n;
+} BpfNetdevTable;
+
+/* Every BPF tc filter on the clsact ingress and egress hooks of every link, and every XDP program
+ * (each mode), of the namespace rtnl lives in, with the programs' names. */
+int bpf_netdev_read(NlSocket *rtnl, BpfNetdevTable **ret, char **reterr_msg);
+BpfNetdevTable *bpf_netdev_table_free(BpfNetdevTable *t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(BpfNetdevTable *, bpf_netdev_table_free);
+
+/* Detach exactly this tc filter or XDP program, re-verified first: 1 detached, 0 already gone (the
+ * link, the filter or the program), -ESTALE when another program now sits in its place (nothing
+ * is touched), -errno with the kernel's extack text otherwise. XDP is detached with
+ * XDP_FLAGS_REPLACE and the program's fd as the expected one, so the check and the detach are one
+ * atomic step. */
+int bpf_netdev_detach(NlSocket *rtnl, const BpfNetdevProg *p, char **reterr_msg);
+
+/* Is this program still attached there (same link, hook and program id)? 1 yes, 0 no. */
+int bpf_netdev_attached(NlSocket *rtnl, const BpfNetdevProg *p);
+
+/* The clsact qdisc of ifindex once it holds no filter on either hook: 1 deleted, 0 kept (it still
+ * holds filters, or there is none). */
+int bpf_clsact_delete_if_empty(NlSocket *rtnl, int ifindex, char **reterr_msg);
+
+typedef struct BpfCgroupProg {
+        uint32_t prog_id;
+        char prog_name[BPF_PROG_NAME_MAX];
+        int attach_type;        /* enum bpf_attach_type */
+        uint32_t attach_flags;  /* BPF_F_ALLOW_OVERRIDE, BPF_F_ALLOW_MULTI */
+} BpfCgroupProg;
+
+/* "connect4", "sendmsg6", "sock_ops", ...: bpftool's names of the cgroup attach types. */
+const char *bpf_cgroup_attach_type_to_string(int attach_type);
+
+/* The programs attached directly to the cgroup cgroup_fd (not those it inherits), every cgroup
+ * attach type the running kernel knows. */
+int bpf_cgroup_query(int cgroup_fd, BpfCgroupProg **ret, size_t *ret_n);
+
+/* Detach exactly this program from cgroup_fd: 1 detached, 0 no longer attached there (or gone). */
+int bpf_cgroup_detach(int cgroup_fd, const BpfCgroupProg *p);
+
+/* The name of a loaded program, in full when its BTF names it (bpftool's way), else the kernel's 15
+ * bytes: 0, -ENOENT when no program has that id any more. */
+int bpf_prog_name(uint32_t prog_id, char name[static BPF_PROG_NAME_MAX]);
+
+/* Is fd on a bpf file system (BPF_FS_MAGIC)? 1 yes, 0 no, -errno. */
+int bpf_fd_is_bpffs(int fd);
+
+/* Remove a pin, or a directory of pins with everything beneath it, never leaving the bpf file
+ * system path is on: 1 removed, 0 already gone, -EXDEV when path is not on a bpf file system. */
+int bpf_pin_remove(const char *path);

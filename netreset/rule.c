@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Policy routing rules: one dump per family, matching by table and mark, deletion by echo. */
+
+#include <errno.h>
+#include <linux/fib_rules.h>
+#include <linux/rtnetlink.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "errno-util.h"
+#include "macro.h"
+#include "netreset/rule.h"
+#include "string-util.h"
+
+RuleTable *rule_table_free(RuleTable *t) {
+        if (!t)
+                return NULL;
+        for (size_t i = 0; i < t->n; i++)
+                rule_info_done(&t->rules[i]);
+        free(t->rules);
+        return mfree(t);
+}
+
+void rule_info_done(RuleInfo *r) {
+        if (!r)
+                return;
+        free(r->msg);
+        *r = (RuleInfo) {};
+}
+
+int rule_info_copy(const RuleInfo *src, RuleInfo *ret) {
+        RuleInfo c = *src;
+
+        c.msg = NULL;
+        if (src->msg) {
+                c.msg = malloc(src->msg->nlmsg_len);
+                if (!c.msg)
+                        return -ENOMEM;
+                memcpy(c.msg, src->msg, src->msg->nlmsg_len);
+        }
+        *ret = c;
+        return 0;
+}
+
+static void parse_attr(const struct nlattr *a, RuleInfo *r) {
+        if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
+                return;
+        switch (mnl_attr_get_type(a)) {
+        case FRA_TABLE:
+                r->table = mnl_attr_get_u32(a);
+                break;
+        case FRA_PRIORITY:
+                r->priority = mnl_attr_get_u32(a);
+                break;
+        case FRA_FWMARK:
+                r->fwmark = mnl_attr_get_u32(a);
+                r->has_mark = true;
+                break;
+        case FRA_FWMASK:
+                r->fwmask = mnl_attr_get_u32(a);
+                break;
+        }
+}
+
+int rule_info_parse(const struct nlmsghdr *nlh, RuleInfo *ret) {
+        const struct fib_rule_hdr *frh = mnl_nlmsg_get_payload(nlh);
+        const struct nlattr *a;
+        RuleInfo r = { .fwmask = UINT32_MAX };
+
+        if (nlh->nlmsg_type != RTM_NEWRULE || mnl_nlmsg_get_payload_len(nlh) < sizeof *frh ||
+            (frh->family != AF_INET && frh->family != AF_INET6))
+                return -EBADMSG;
+        r.family = frh->family;
+        r.action = frh->action;
+        r.invert = frh->flags & FIB_RULE_INVERT;
+        r.table = frh->table;
+        r.src_len = frh->src_len;
+        r.dst_len = frh->dst_len;
+        mnl_attr_for_each(a, nlh, sizeof *frh) {
+                parse_attr(a, &r);
+        }
+        if (!r.has_mark)
+                r.fwmask = 0;
+        r.msg = malloc(nlh->nlmsg_len);
+        if (!r.msg)
+                return -ENOMEM;
+        memcpy(r.msg, nlh, nlh->nlmsg_len);
+        *ret = r;
+        return 0;
+}
+
+/* The table being filled, and how many rules of it (the other family's) a retry keeps. */
+typedef struct Collect {
+        RuleTable *t;
+        size_t keep;
+} Collect;
+
+static int collect(const struct nlmsghdr *nlh, void *userdata) {
+        RuleTable *t = ((Collect *) userdata)->t;
+        RuleInfo r, *v;
+        int k;
+
+        k = rule_info_parse(nlh, &r);
+        if (k == -EBADMSG)
+                return 0;
+        if (k < 0)
+                return k;
+        v = reallocarray(t->rules, t->n + 1, sizeof *v);
+        if (!v) {
+                rule_info_done(&r);
+                return -ENOMEM;
+        }
+        t->rules = v;
+        t->rules[t->n++] = r;
+        return 0;
+}
+
+static void clear(void *userdata) {
+        Collect *c = userdata;
+
+        for (size_t i = c->keep; i < c->t->n; i++)
+                rule_info_done(&c->t->rules[i]);
+        c->t->n = c->keep;
+}
+
+/* One family at a time: AF_UNSPEC would also bring the rules of other families (ipmr, decnet). */
+int rule_table_read(NlSocket *rtnl, RuleTable **ret, char **reterr_msg) {
+        CLEANUP(rule_table_freep) RuleTable *t = calloc(1, sizeof(RuleTable));
+        static const int families[] = { AF_INET, AF_INET6 };
+
+        if (!t)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(families); i++) {
+                uint8_t buf[64];
+                struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
+                struct fib_rule_hdr *frh;
+                Collect c = { t, t->n };
+                int k;
+
+                frh = nl_message_start(buf, sizeof buf, RTM_GETRULE, NLM_F_REQUEST | NLM_F_DUMP, sizeof *frh);
+                frh->family = (uint8_t) families[i];
+                k = nl_dump(rtnl, nlh, collect, &c, clear, reterr_msg);
+                /* A kernel without IPv6 has no IPv6 rules to dump. */
+                if (k == -EAFNOSUPPORT && families[i] == AF_INET6)
+                        continue;
+                if (k < 0)
+                        return k;
+        }
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+bool rule_matches(const RuleInfo *r, const RuleMatch *m) {
+        if (r->action != FR_ACT_TO_TBL || r->table != m->table)
+                return false;
+        if (m->fwmask != 0 && (!r->has_mark || r->fwmark != m->fwmark || r->fwmask != m->fwmask))
+                return false;
+        return m->priority == 0 || r->priority == m->priority;
+}
+
+bool rule_same(const RuleInfo *a, const RuleInfo *b) {
+        return a->family == b->family && a->priority == b->priority && a->table == b->table &&
+               a->action == b->action && a->invert == b->invert && a->has_mark == b->has_mark &&
+               a->fwmark == b->fwmark && a->fwmask == b->fwmask && a->src_len == b->src_len &&
+               a->dst_len == b->dst_len;
+}
+
+char *rule_to_string(const RuleInfo *r) {
+        char mark[48] = "", table[32];
+
+        if (r->has_mark)
+                snprintf(mark, sizeof mark, " %sfwmark 0x%x/0x%x", r->invert ? "not " : "", r->fwmark, r->fwmask);
+        if (r->action == FR_ACT_TO_TBL)
+                snprintf(table, sizeof table, "lookup %u", r->table);
+        else
+                snprintf(table, sizeof table, "action %u", r->action);
+        return strprintf("%s pref %u%s%s%s %s", r->family == AF_INET ? "ipv4" : "ipv6", r->priority,
+                         r->invert && !r->has_mark ? " not" : "", mark,
+                         r->src_len || r->dst_len ? " (with a selector)" : "", table);
+}
+
+/* The kernel matches a delete against every attribute given, so the dumped message itself names
+ * exactly this rule. */
+int rule_delete(NlSocket *rtnl, const RuleInfo *r, char **reterr_msg) {
+        cleanup_free struct nlmsghdr *nlh = NULL;
+        int k;
+
+        if (!r->msg)
+                return -EINVAL;
+        nlh = malloc(r->msg->nlmsg_len);
+        if (!nlh)
+                return -ENOMEM;
+        memcpy(nlh, r->msg, r->msg->nlmsg_len);
+        nlh->nlmsg_type = RTM_DELRULE;
+        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+        k = nl_call(rtnl, nlh, NULL, NULL, reterr_msg);
+        if (k == -ENOENT || k == -ESRCH)
+                return 0;
+        return k < 0 ? k : 1;
+}
+
+static int parse_u32(const char *s, uint32_t *ret) {
+        unsigned long v;
+        char *end;
+
+        if (isempty(s) || !ascii_isdigit(s[0]))
+                return -EINVAL;
+        errno = 0;
+        v = strtoul(s, &end, 0);
+        if (errno != 0 || *end || v > UINT32_MAX)
+                return -EINVAL;
+        *ret = (uint32_t) v;
+        return 0;
+}
+
+int rule_match_from_args(char *const *args, size_t n_args, RuleMatch *ret) {
+        RuleMatch m = {};
+        char *slash;
+
+        if (n_args < 1 || n_args > 3 || parse_u32(args[0], &m.table) < 0)
+                return -EINVAL;
+        if (m.table == RT_TABLE_UNSPEC || m.table == RT_TABLE_DEFAULT || m.table == RT_TABLE_MAIN ||
+            m.table == RT_TABLE_LOCAL)
+                return -EINVAL;
+        if (n_args >= 2) {
+                char mark[32];
+
+                if (strlen(args[1]) >= sizeof mark)
+                        return -EINVAL;
+                strcpy(mark, args[1]);
+                slash = strchr(mark, '/');
+                if (!slash)
+                        return -EINVAL;
+                *slash = 0;
+                if (parse_u32(mark, &m.fwmark) < 0 || parse_u32(slash + 1, &m.fwmask) < 0 || m.fwmask == 0 ||
+                    (m.fwmark & ~m.fwmask))
+                        return -EINVAL;
+        }
+        if (n_args == 3 && (parse_u32(args[2], &m.priority) < 0 || m.priority == 0))
+                return -EINVAL;
+        *ret = m;
+        return 0;
+}

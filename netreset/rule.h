@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Policy routing rules (the FIB rules "ip rule" shows): one dump of both families, matching, deletion. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "netreset/nl.h"
+
+typedef struct RuleInfo {
+        int family;             /* AF_INET or AF_INET6 */
+        uint8_t action;         /* FR_ACT_* */
+        bool invert;            /* "not": FIB_RULE_INVERT */
+        bool has_mark;
+        uint32_t table;         /* FRA_TABLE, or the header's 8-bit table */
+        uint32_t priority;      /* FRA_PRIORITY; 0 when absent (the local rule) */
+        uint32_t fwmark;
+        uint32_t fwmask;        /* 0xffffffff when the rule gave no mask */
+        uint8_t src_len, dst_len;
+        struct nlmsghdr *msg;   /* the message as dumped: echoed back to delete exactly this rule */
+} RuleInfo;
+
+typedef struct RuleTable {
+        RuleInfo *rules;
+        size_t n;
+} RuleTable;
+
+/* One RTM_GETRULE dump of IPv4 and one of IPv6 (each retried when interrupted). */
+int rule_table_read(NlSocket *rtnl, RuleTable **ret, char **reterr_msg);
+RuleTable *rule_table_free(RuleTable *t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(RuleTable *, rule_table_free);
+
+void rule_info_done(RuleInfo *r);
+int rule_info_copy(const RuleInfo *src, RuleInfo *ret);
+
+/* Parse one RTM_NEWRULE message (exposed for tests). -EBADMSG when it is not a rule of either family. */
+int rule_info_parse(const struct nlmsghdr *nlh, RuleInfo *ret);
+
+/* What makes a rule someone's: the table it looks up, and, when mask != 0, exactly this fwmark/mask
+ * (the "not" flag aside); when priority != 0, also that priority. */
+typedef struct RuleMatch {
+        uint32_t table;
+        uint32_t fwmark;
+        uint32_t fwmask;
+        uint32_t priority;
+} RuleMatch;
+
+bool rule_matches(const RuleInfo *r, const RuleMatch *m);
+/* Same rule: family, priority, table, action, mark and mask, selector lengths. */
+bool rule_same(const RuleInfo *a, const RuleInfo *b);
+
+/* "ipv4 pref 9 fwmark 0x200/0xf00 lookup 2004". malloc'd, NULL on OOM. */
+char *rule_to_string(const RuleInfo *r);
+
+/* Delete exactly this rule: 1 deleted, 0 already gone (ENOENT), -errno with the extack text. */
+int rule_delete(NlSocket *rtnl, const RuleInfo *r, char **reterr_msg);
+
+/* "TABLE[ MARK/MASK[ PREF]]" as a manifest gives it: -EINVAL when malformed or when TABLE is one of
+ * the kernel's own (0, 253 default, 254 main, 255 local), which no CNI owns. */
+int rule_match_from_args(char *const *args, size_t n_args, RuleMatch *ret);

@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The network phase on a cilium-shaped node, with real kernel objects in private namespaces: tc
+# (clsact) programs and generic XDP on a veth "host NIC", programs on a cgroup2 root, pins in a
+# private bpffs, cilium's, calico's and kube-router's policy rules and tables. The CNI's objects go;
+# the host's own filter, pin, cgroup program, rules, NIC and default route stay; a second run
+# changes nothing.
+#
+# Cgroups: nothing is ever attached to the machine's own cgroups. A throwaway child cgroup is made
+# under the machine's cgroup2 mount (from mountinfo), this shell moves into it, "unshare -C" makes
+# it the root of a new cgroup namespace, and cgroup2 mounted there shows that child as its root
+# (checked by inode before anything is attached). The child is removed by its name at the end.
+
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+require_cmd ip tc bpftool clang python3 unshare
+
+# ---- outside: the throwaway child cgroup, then the private namespaces ----
+if [ -z "${NR_IN_NS:-}" ]; then
+        require_root
+        cg2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+        [ -n "$cg2" ] || skip "no cgroup2 mount in /proc/self/mountinfo"
+        child="$cg2/nr-test-bpf-$$"
+        orig="$cg2$(sed -n 's/^0:://p' /proc/self/cgroup)"
+        mkdir "$child" || skip "cannot make a child cgroup under $cg2"
+        echo $$ >"$child/cgroup.procs" || { rmdir "$child"; skip "cannot enter the child cgroup $child"; }
+        NR_IN_NS=1 NR_BPF_CHILD="$child" NR_BPF_CG2="$cg2" \
+                unshare -C -m -n --propagation private -- "$BASH" "$0" "$@"
+        rc=$?
+        echo $$ >"$orig/cgroup.procs" 2>/dev/null || echo $$ >"$cg2/cgroup.procs"
+        rmdir "$child" || { echo "FAIL: cannot remove the child cgroup $child"; rc=1; }
+        exit "$rc"
+fi
+
+in_private_ns -n "$@"
+[ -x "$NODE_RESET" ] || { echo "FAIL: $NODE_RESET is not built"; exit 1; }
+
+CGROOT=/run/cilium/cgroupv2
+mkdir -p "$CGROOT"
+mount -t cgroup2 none "$CGROOT" || { echo "FAIL: cannot mount cgroup2 in the cgroup namespace"; exit 1; }
+# The safety check: the mount's root must be the throwaway child, never the machine's root.
+if [ "$(stat -c %d:%i "$CGROOT")" != "$(stat -c %d:%i "$NR_BPF_CHILD")" ] ||
+        [ "$(stat -c %i "$CGROOT")" = "$(stat -c %i "$NR_BPF_CG2")" ]; then
+        echo "FAIL: the cgroup2 mount at $CGROOT is not the throwaway child $NR_BPF_CHILD: refusing"
+        umount "$CGROOT"
+        exit 1
+fi
+mount -t bpf bpf /sys/fs/bpf || { echo "FAIL: cannot mount a private bpffs"; exit 1; }
+trap 'cd /; umount /sys/fs/bpf "$CGROOT" 2>/dev/null; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
+
+clang -O2 -g -target bpf -I/usr/include/"$(uname -m)"-linux-gnu \
+        -c "$TOP/tests/integration/fixtures/bpf-progs.c" -o "$WORK/progs.o" ||
+        { echo "FAIL: clang cannot build the BPF programs"; exit 1; }
+
+build_node() {
+        local o=$WORK/progs.o
+        set -e
+        # The host: eth0 with the default route, eth1 a second NIC; cilium's cilium_host/cilium_net.
+        ip link add eth0 type veth peer name eth0p
+        ip link add eth1 type veth peer name eth1p
+        ip link add cilium_host type veth peer name cilium_net
+        for l in eth0 eth0p eth1 eth1p cilium_host cilium_net; do ip link set "$l" up; done
+        ip addr add 192.0.2.10/24 dev eth0
+        ip route add default via 192.0.2.1 dev eth0
+        ip addr add 10.0.0.1/32 dev cilium_host
+        # tc and XDP: cilium's on both NICs and on cilium_host, the host's own accounting on eth0.
+        for l in eth0 eth1 cilium_host; do tc qdisc add dev "$l" clsact; done
+        tc filter add dev eth0 ingress bpf da obj "$o" sec tc program cil_from_netdev
+        tc filter add dev eth0 egress bpf da obj "$o" sec tc program cil_to_netdev
+        tc filter add dev eth0 ingress bpf da obj "$o" sec tc program host_acct
+        tc filter add dev eth1 ingress bpf da obj "$o" sec tc program cil_from_netdev
+        tc filter add dev cilium_host ingress bpf da obj "$o" sec tc program cil_to_host
+        ip link set dev eth0 xdpgeneric obj "$o" sec xdp
+        # Pins: cilium's maps and directory, the host's own map beside them.
+        mkdir -p /sys/fs/bpf/tc/globals /sys/fs/bpf/cilium/devices/eth0 /sys/fs/bpf/fixture
+        bpftool map create /sys/fs/bpf/tc/globals/cilium_lb4_services type hash key 4 value 4 entries 8 name cilium_lb4_svc
+        bpftool map create /sys/fs/bpf/tc/globals/cilium_calls_hostns type hash key 4 value 4 entries 8 name cilium_calls
+        bpftool map create /sys/fs/bpf/cilium/devices/eth0/cilium_calls type hash key 4 value 4 entries 8 name cilium_calls
+        bpftool map create /sys/fs/bpf/tc/globals/host_map type hash key 4 value 4 entries 8 name host_map
+        # Cgroup programs on the (throwaway) cgroup root: cilium's socket LB and the host's own.
+        bpftool prog loadall "$o" /sys/fs/bpf/fixture/progs
+        bpftool cgroup attach "$CGROOT" connect4 pinned /sys/fs/bpf/fixture/progs/cil_sock4_connect multi
+        bpftool cgroup attach "$CGROOT" sendmsg4 pinned /sys/fs/bpf/fixture/progs/cil_sock4_sendmsg multi
+        bpftool cgroup attach "$CGROOT" connect4 pinned /sys/fs/bpf/fixture/progs/host_connect4 multi
+        # Policy routing: cilium's proxy rules and tables (v4 and v6), calico's WireGuard rule and
+        # table, kube-router's table 77; the host's own rules, one with cilium's mark.
+        ip rule add pref 9 fwmark 0x200/0xf00 lookup 2004
+        ip -6 rule add pref 9 fwmark 0x200/0xf00 lookup 2004
+        ip route add local 0.0.0.0/0 dev lo table 2004
+        ip -6 route add local ::/0 dev lo table 2004
+        ip rule add pref 10 fwmark 0xa00/0xf00 lookup 2005
+        ip route add 10.0.0.1/32 dev cilium_host table 2005
+        ip route add default via 10.0.0.2 dev cilium_host onlink table 2005
+        ip rule add pref 99 not fwmark 0x100000/0x100000 lookup 1
+        ip route add 10.244.1.0/24 dev eth1 table 1
+        ip rule add pref 100 from 10.244.0.0/24 lookup 77
+        ip route add 10.244.2.0/24 dev eth1 table 77
+        ip rule add pref 500 from 192.0.2.0/24 lookup 100
+        ip route add default via 192.0.2.1 dev eth0 table 100
+        ip rule add pref 600 fwmark 0x200/0xf00 lookup 300
+        # kube-router's external-IP table, which here also carries the route back to the SSH client
+        # (SSH_CONNECTION below): the guard keeps that rule and that route.
+        ip rule add pref 30000 lookup 79
+        ip route add 198.18.0.0/24 via 192.0.2.1 dev eth0 table 79
+        ip route add 198.51.100.0/24 via 192.0.2.1 dev eth0 table 300
+        set +e
+}
+
+tc_progs() { # dev hook
+        tc filter show dev "$1" "$2" | sed -n 's/.* name \([^ ]*\) .*/\1/p' | sort | tr '\n' ' '
+}
+cgroup_progs() { bpftool cgroup show "$CGROOT" | awk 'NR > 1 { print $2 ":" $NF }' | sort | tr '\n' ' '; }
+host_cgroup_progs() { cgroup_progs | tr ' ' '\n' | grep -v cil_; }
+rules() { { ip rule show; ip -6 rule show; } | grep -v -e 'lookup local' -e 'lookup main' -e 'lookup default'; }
+
+host_state() {
+        echo "eth0: $(tc_progs eth0 ingress | sed 's/cil_[a-z_]* //g')| $(tc_progs eth0 egress | sed 's/cil_[a-z_]* //g')"
+        ip -br link show dev eth0 | awk '{print $1, $2}'
+        ip -br link show dev eth1 | awk '{print $1, $2}'
+        ip route show default
+        ip route show table 100
+        ip route show table 300
+        ls /sys/fs/bpf/tc/globals | grep -v '^cilium_'
+        ls /sys/fs/bpf/fixture/progs
+        host_cgroup_progs
+        rules | grep -e 'lookup 100' -e 'lookup 300' -e 'lookup 79'
+        ip route show table 79
+        ip rule show | grep -c -e 'lookup local' -e 'lookup main' -e 'lookup default'
+}
+
+write_report_py() {
+        cat >"$WORK/report.py" <<-'PY'
+	import json, sys
+	r = json.load(open(sys.argv[1]))
+	acts = [a for p in r["phases"] if p["name"] == "network" for a in p["actions"]]
+	cmd = sys.argv[2]
+	if cmd == "count":
+	    kind, result = sys.argv[3:5]
+	    print(len([a for a in acts if kind in ("*", a["kind"]) and result in ("*", a["result"])]))
+	elif cmd == "targets":
+	    kind, result = sys.argv[3:5]
+	    print("|".join(sorted(a["target"] for a in acts if a["kind"] == kind and result in ("*", a["result"]))))
+	elif cmd == "get":
+	    print(json.dumps(r.get(sys.argv[3])))
+	PY
+}
+rq() { python3 "$WORK/report.py" "$@"; }
+
+# The shipped manifest's BPF and policy routing lines, and cilium's links.
+grep -E '^(bpf-|rule-table |link cilium_)' "$TOP/manifests/default.conf" >"$WORK/m.conf"
+write_report_py
+mkdir -p "$WORK/root"
+
+(set -x; build_node) 2>"$WORK/fixture.log" || { echo "FAIL: cannot build the fixture"; exit 1; }
+host_state >"$WORK/host.before"
+assert "fixture: cilium's programs on eth0" test "$(tc_progs eth0 ingress)" = "cil_from_netdev host_acct "
+assert "fixture: XDP on eth0" sh -c "ip link show eth0 | grep -q 'prog/xdp.*cil_xdp_entry'"
+assert "fixture: three cgroup programs" test "$(cgroup_progs | wc -w)" -eq 3
+
+SSH_CONNECTION="198.18.0.5 50022 192.0.2.10 22" "$NODE_RESET" --root "$WORK/root" --yes --manifest "$WORK/m.conf" --phases network plan >"$WORK/plan.txt" 2>&1
+for row in "cil_from_netdev from eth0 ingress" "cil_to_netdev from eth0 egress" "cil_xdp_entry from eth0 xdp" \
+        "cil_from_netdev from eth1 ingress" "cil_sock4_connect from $CGROOT connect4" \
+        "/sys/fs/bpf/tc/globals/cilium_lb4_services" "/sys/fs/bpf/cilium" "0.0.0.0/0 table 2005" \
+        "ipv4 pref 9 fwmark 0x200/0xf00 lookup 2004" "ipv6 pref 9 fwmark 0x200/0xf00 lookup 2004" \
+        "ipv4 pref 99 not fwmark 0x100000/0x100000 lookup 1"; do
+        assert "plan lists '$row'" grep -qF -- "$row" "$WORK/plan.txt"
+done
+assert "plan has no row for host_acct, host_connect4 or host_map" \
+        sh -c "! grep -e host_acct -e host_connect4 -e host_map '$WORK/plan.txt'"
+assert "plan has no row for cilium_host's program (the link goes)" sh -c "! grep -q 'from cilium_host' '$WORK/plan.txt'"
+
+SSH_CONNECTION="198.18.0.5 50022 192.0.2.10 22" "$NODE_RESET" --root "$WORK/root" --yes --output=json --manifest "$WORK/m.conf" --phases network,verify run \
+        >"$WORK/r1.json" 2>"$WORK/r1.log"
+r=$?
+assert "run exits 0" test "$r" -eq 0
+[ "$r" -eq 0 ] || cat "$WORK/r1.log"
+
+# Gone: every CNI object.
+assert "eth0 keeps only the host's ingress filter" test "$(tc_progs eth0 ingress)|$(tc_progs eth0 egress)" = "host_acct |"
+assert "no XDP on eth0" sh -c "! ip link show eth0 | grep -q prog/xdp"
+assert "eth1's clsact qdisc, left empty, is gone" sh -c "! tc qdisc show dev eth1 | grep -q clsact"
+assert "eth0's clsact qdisc, still holding host_acct, stays" sh -c "tc qdisc show dev eth0 | grep -q clsact"
+assert "only the host's cgroup program is left" test "$(cgroup_progs)" = "cgroup_inet4_connect:host_connect4 "
+assert "cilium's pins are gone" sh -c "! ls /sys/fs/bpf/tc/globals/cilium_* 2>/dev/null && [ ! -e /sys/fs/bpf/cilium ]"
+no_cni_rules() { ! rules | grep -E 'lookup (2004|2005|1|77)$'; }
+assert "no rule looks up 2004, 2005, 1 or 77" no_cni_rules
+assert "tables 2004, 2005, 1 and 77 are empty" test -z "$(for t in 2004 2005 1 77; do ip route show table $t; ip -6 route show table $t 2>/dev/null; done)"
+assert "cilium_host is deleted (its table-2005 default route no longer guards it)" sh -c "! ip link show cilium_host 2>/dev/null"
+# Kept: the host's own objects.
+host_state >"$WORK/host.after"
+assert "the host's filter, pins, rules, NICs and default route are intact" cmp -s "$WORK/host.before" "$WORK/host.after"
+[ -s "$WORK/host.after" ] && ! cmp -s "$WORK/host.before" "$WORK/host.after" && diff "$WORK/host.before" "$WORK/host.after"
+assert "no failed action, no residue" test "$(rq "$WORK/r1.json" count '*' failed):$(rq "$WORK/r1.json" get residue)" = "0:[]"
+assert "4 tc/XDP programs detached" test "$(rq "$WORK/r1.json" count bpf-netdev changed)" -eq 4
+assert "2 cgroup programs detached" test "$(rq "$WORK/r1.json" count bpf-cgroup changed)" -eq 2
+assert "the rule and route carrying the SSH session are refused" \
+        test "$(rq "$WORK/r1.json" targets rule skipped)/$(rq "$WORK/r1.json" targets route skipped)" = \
+        "ipv4 pref 30000 lookup 79/198.18.0.0/24 table 79 proto boot"
+assert "5 policy rules deleted" test "$(rq "$WORK/r1.json" count rule changed)" -eq 5
+
+# Again: nothing left to do.
+SSH_CONNECTION="198.18.0.5 50022 192.0.2.10 22" "$NODE_RESET" --root "$WORK/root" --yes --output=json --manifest "$WORK/m.conf" --phases network,verify run \
+        >"$WORK/r2.json" 2>"$WORK/r2.log"
+r=$?
+assert "second run exits 0" test "$r" -eq 0
+assert "second run changes nothing" test "$(rq "$WORK/r2.json" count '*' changed)" -eq 0
+assert "second run: no failure" test "$(rq "$WORK/r2.json" count '*' failed)" -eq 0
+host_state >"$WORK/host.again"
+assert "second run: host state intact" cmp -s "$WORK/host.before" "$WORK/host.again"
+finish

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests of the policy-rule and BPF code that needs no kernel: rule messages parsed from golden
+ * bytes, ownership matching by table, mark and priority, the manifest's rule-table arguments, names. */
+
+#include <linux/bpf.h>
+#include <linux/fib_rules.h>
+#include <linux/rtnetlink.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+
+#include "agent/manifest.h"
+#include "macro.h"
+#include "netreset/bpf.h"
+#include "netreset/rule.h"
+#include "string-util.h"
+
+/* An RTM_NEWRULE as the kernel dumps "pref 9 fwmark 0x200/0xf00 lookup 2004" (IPv4), built by hand:
+ * the 8-bit header table says RT_TABLE_COMPAT (252) and FRA_TABLE carries the real one. */
+static struct nlmsghdr *build_rule(void *buf, int family, uint32_t table, uint32_t pref, bool mark, bool invert) {
+        struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+        struct fib_rule_hdr *frh;
+
+        nlh->nlmsg_type = RTM_NEWRULE;
+        frh = mnl_nlmsg_put_extra_header(nlh, sizeof *frh);
+        frh->family = (uint8_t) family;
+        frh->action = FR_ACT_TO_TBL;
+        frh->table = table < 256 ? (uint8_t) table : RT_TABLE_COMPAT;
+        frh->flags = invert ? FIB_RULE_INVERT : 0;
+        mnl_attr_put_u32(nlh, FRA_TABLE, table);
+        mnl_attr_put_u32(nlh, FRA_PRIORITY, pref);
+        if (mark) {
+                mnl_attr_put_u32(nlh, FRA_FWMARK, 0x200);
+                mnl_attr_put_u32(nlh, FRA_FWMASK, 0xf00);
+        }
+        return nlh;
+}
+
+static void test_rule_parse(void **state) {
+        uint8_t buf[256] = {};
+        RuleInfo r;
+        char *s;
+
+        assert_int_equal(rule_info_parse(build_rule(buf, AF_INET, 2004, 9, true, false), &r), 0);
+        assert_int_equal(r.family, AF_INET);
+        assert_int_equal(r.table, 2004);
+        assert_int_equal(r.priority, 9);
+        assert_true(r.has_mark);
+        assert_int_equal(r.fwmark, 0x200);
+        assert_int_equal(r.fwmask, 0xf00);
+        assert_false(r.invert);
+        assert_non_null(r.msg);
+        s = rule_to_string(&r);
+        assert_string_equal(s, "ipv4 pref 9 fwmark 0x200/0xf00 lookup 2004");
+        free(s);
+        rule_info_done(&r);
+
+        assert_int_equal(rule_info_parse(build_rule(buf, AF_INET6, 79, 30000, false, false), &r), 0);
+        assert_false(r.has_mark);
+        assert_int_equal(r.fwmask, 0);
+        s = rule_to_string(&r);
+        assert_string_equal(s, "ipv6 pref 30000 lookup 79");
+        free(s);
+        rule_info_done(&r);
+}
+
+static void test_rule_parse_invalid(void **state) {
+        uint8_t buf[256] = {};
+        struct nlmsghdr *nlh = build_rule(buf, AF_INET, 77, 100, false, false);
+        RuleInfo r;
+
+        nlh->nlmsg_type = RTM_NEWROUTE;
+        assert_int_equal(rule_info_parse(nlh, &r), -EBADMSG);
+        nlh = build_rule(buf, AF_BRIDGE, 77, 100, false, false);
+        assert_int_equal(rule_info_parse(nlh, &r), -EBADMSG);
+}
+
+static RuleMatch match_of(const char *a, const char *b, const char *c) {
+        char *args[4] = { (char *) a, (char *) b, (char *) c, NULL };
+        size_t n = c ? 3 : b ? 2 : 1;
+        RuleMatch m = {};
+
+        assert_int_equal(rule_match_from_args(args, n, &m), 0);
+        return m;
+}
+
+static void test_rule_match_args(void **state) {
+        char *bad[][4] = {
+                { (char *) "254" }, { (char *) "255" }, { (char *) "253" }, { (char *) "0" },
+                { (char *) "main" }, { (char *) "-1" }, { (char *) "4294967296" },
+                { (char *) "2004", (char *) "0x200" },          /* no mask */
+                { (char *) "2004", (char *) "0x200/0" },        /* empty mask */
+                { (char *) "2004", (char *) "0x300/0x100" },    /* the mark outside its mask */
+                { (char *) "2004", (char *) "0x200/0xf00", (char *) "0" },
+        };
+        RuleMatch m;
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                size_t n = bad[i][2] ? 3 : bad[i][1] ? 2 : 1;
+
+                assert_int_equal(rule_match_from_args(bad[i], n, &m), -EINVAL);
+        }
+        m = match_of("2004", "0x200/0xf00", NULL);
+        assert_int_equal(m.table, 2004);
+        assert_int_equal(m.fwmark, 0x200);
+        assert_int_equal(m.fwmask, 0xf00);
+        assert_int_equal(m.priority, 0);
+        m = match_of("1", "0x100000/0x100000", "99");
+        assert_int_equal(m.priority, 99);
+        m = match_of("77", NULL, NULL);
+        assert_int_equal(m.fwmask, 0);
+}
+
+/* cilium's rule is matched by table and mark; the host's rule with the same mark and another table,
+ * or the same table and another mark, is not. */
+static void test_rule_matches(void **state) {
+        RuleInfo r = { .family = AF_INET, .action = FR_ACT_TO_TBL, .table = 2004, .priority = 9,
+                       .has_mark = true, .fwmark = 0x200, .fwmask = 0xf00 };
+        RuleMatch cilium = match_of("2004", "0x200/0xf00", NULL), any2004 = match_of("2004", NULL, NULL);
+        RuleMatch calico = match_of("1", "0x100000/0x100000", "99");
+
+        assert_true(rule_matches(&r, &cilium));
+        assert_true(rule_matches(&r, &any2004));
+        r.table = 300;
+        assert_false(rule_matches(&r, &cilium));
+        r.table = 2004;
+        r.fwmark = 0xa00;
+        assert_false(rule_matches(&r, &cilium));
+        r.has_mark = false;
+        assert_false(rule_matches(&r, &cilium));
+        assert_true(rule_matches(&r, &any2004));
+        r.action = FR_ACT_BLACKHOLE;
+        assert_false(rule_matches(&r, &any2004));
+
+        r = (RuleInfo) { .action = FR_ACT_TO_TBL, .table = 1, .priority = 99, .invert = true,
+                         .has_mark = true, .fwmark = 0x100000, .fwmask = 0x100000 };
+        assert_true(rule_matches(&r, &calico));
+        r.priority = 98;
+        assert_false(rule_matches(&r, &calico));
+}
+
+static void test_rule_same(void **state) {
+        RuleInfo a = { .family = AF_INET, .action = FR_ACT_TO_TBL, .table = 77, .priority = 100, .src_len = 24 };
+        RuleInfo b = a;
+
+        assert_true(rule_same(&a, &b));
+        b.family = AF_INET6;
+        assert_false(rule_same(&a, &b));
+        b = a;
+        b.priority = 101;
+        assert_false(rule_same(&a, &b));
+}
+
+static void test_bpf_names(void **state) {
+        assert_string_equal(bpf_hook_to_string(BPF_HOOK_TC_INGRESS), "ingress");
+        assert_string_equal(bpf_hook_to_string(BPF_HOOK_TC_EGRESS), "egress");
+        assert_string_equal(bpf_hook_to_string(BPF_HOOK_XDP), "xdp");
+        assert_null(bpf_hook_to_string(_BPF_HOOK_MAX));
+        assert_string_equal(bpf_cgroup_attach_type_to_string(BPF_CGROUP_INET4_CONNECT), "connect4");
+        assert_string_equal(bpf_cgroup_attach_type_to_string(BPF_CGROUP_UDP6_SENDMSG), "sendmsg6");
+        assert_null(bpf_cgroup_attach_type_to_string(BPF_XDP));
+}
+
+static void test_bpf_pin_remove_refuses(void **state) {
+        /* Relative paths and paths not on a bpf file system are refused before anything is touched. */
+        assert_int_equal(bpf_pin_remove("relative/pin"), -EINVAL);
+        assert_int_equal(bpf_pin_remove("/"), -EINVAL);
+        assert_int_equal(bpf_pin_remove("/proc/self/status"), -EXDEV);
+        assert_int_equal(bpf_pin_remove("/nonexistent-dir-nr/pin"), 0);
+}
+
+/* The shipped default manifest parses, and the new directives refuse what no CNI owns. */
+static void test_manifest_directives(void **state) {
+        static const char *const bad[] = {
+                "rule-table 254\n", "rule-table 2004 0x200\n", "rule-table 1 0x1/0x1 99 extra\n",
+                "bpf-prog\n", "bpf-prog cil-\n", "bpf-prog a_name_far_too_long\n",
+                "bpf-cgroup relative\n", "bpf-pin /sys\n", "bpf-pin /\n",
+        };
+        Manifest *m = manifest_new();
+        char *err = NULL;
+
+        assert_int_equal(manifest_parse_string(m, "t", "bpf-prog cil_\nbpf-cgroup /run/cilium/cgroupv2\n"
+                                                       "bpf-pin /sys/fs/bpf/tc/globals/cilium_*\n"
+                                                       "rule-table 2004 0x200/0xf00\n"
+                                                       "rule-table 1 0x100000/0x100000 99\n"
+                                                       "rule-table 77\n", NULL, &err), 0);
+        assert_int_equal(m->n_entries, 6);
+        assert_int_equal(m->entries[0].type, DIRECTIVE_BPF_PROG);
+        assert_int_equal(m->entries[1].type, DIRECTIVE_BPF_CGROUP);
+        assert_int_equal(m->entries[2].type, DIRECTIVE_BPF_PIN);
+        assert_int_equal(m->entries[3].type, DIRECTIVE_RULE_TABLE);
+        assert_int_equal(m->entries[4].n_args, 3);
+        manifest_free(m);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                m = manifest_new();
+                assert_int_equal(manifest_parse_string(m, "t", bad[i], NULL, &err), -EINVAL);
+                assert_non_null(err);
+                err = mfree(err);
+                manifest_free(m);
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_rule_parse),
+                cmocka_unit_test(test_rule_parse_invalid),
+                cmocka_unit_test(test_rule_match_args),
+                cmocka_unit_test(test_rule_matches),
+                cmocka_unit_test(test_rule_same),
+                cmocka_unit_test(test_bpf_names),
+                cmocka_unit_test(test_bpf_pin_remove_refuses),
+                cmocka_unit_test(test_manifest_directives),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
