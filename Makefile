@@ -148,7 +148,8 @@ demo: $(O)/node-reset
 	$(Q)O=$(O) tests/demo.sh
 
 # The acceptance test: a Debian 12 worker booted under QEMU (TCG) is reset end to end. Needs root;
-# the guest image is built once into /var/cache/node-reset-e2e (keyed on tests/e2e/build-image.sh).
+# the guest image is built once, offline, into /var/cache/node-reset-e2e (keyed on
+# tests/e2e/build-image.sh) from the packages "make deps" downloaded there.
 e2e-vm: $(O)/node-reset
 	$(Q)O=$(O) tests/e2e/run.sh
 
