@@ -8,9 +8,9 @@
 #   build-image.sh           build the image from them, or reuse it (no network)
 #
 # Two caches, outside the checkout, in $E2E_CACHE (/var/cache/node-reset-e2e):
-#   debs-<pkey>.tgz  every .deb of the guest (debootstrap --make-tarball, ~170 MB), pkey = sha256 of
+#   debs-<pkey>.tgz  every .deb of the guest (debootstrap --make-tarball, ~160 MB), pkey = sha256 of
 #                    the suite and PACKAGES: the only step that talks to the mirror, with retries;
-#   <key>/           the image (debootstrap --unpack-tarball, offline, ~70 s), key = sha256 of this
+#   <key>/           the image (debootstrap --unpack-tarball, offline, 1-2 min), key = sha256 of this
 #                    script and tests/lib-debootstrap.sh: edit either and the next run builds a new
 #                    image from the same packages, still offline.
 # Each build runs under flock in a temporary name that is renamed into place, so concurrent runs
