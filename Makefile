@@ -28,10 +28,22 @@ CRI_PKGS      := libcurl
 TEST_PKGS     := cmocka
 ALL_PKGS      := $(AGENT_PKGS) $(NETRESET_PKGS) $(CRI_PKGS)
 
-PKG_CFLAGS  := $(shell $(PKG_CONFIG) --cflags $(ALL_PKGS))
-PKG_LIBS    := $(shell $(PKG_CONFIG) --libs $(ALL_PKGS))
-TEST_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(TEST_PKGS))
-TEST_LIBS   := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS))
+# pkg-config is asked when the first recipe that needs its answer runs, not when make reads this
+# file: on a machine that has never built node-reset, "make deps demo" installs the libraries first
+# and only then asks (a parse-time ":=" asked before deps ran and compiled without the -I flags).
+# Each answer is computed once and kept. A package pkg-config does not know stops the build, naming
+# it, instead of leaving its flags silently empty.
+pkg_missing = $(shell for p in $(1); do $(PKG_CONFIG) --exists $$p 2>/dev/null || printf '%s ' $$p; done)
+pkg_config  = $(if $(shell command -v $(PKG_CONFIG) 2>/dev/null),,$(error $(PKG_CONFIG) is not installed; run "sudo make deps"))$\
+              $(if $(strip $(call pkg_missing,$(2))),$(error pkg-config ($(PKG_CONFIG)) cannot find $\
+              $(strip $(call pkg_missing,$(2))); run "sudo make deps"))$(shell $(PKG_CONFIG) $(1) $(2))
+pkg_once    = $(eval $(1) := $$(call pkg_config,$(2),$(3)))$($(1))
+PKG_CFLAGS  = $(call pkg_once,PKG_CFLAGS,--cflags,$(ALL_PKGS))
+PKG_LIBS    = $(call pkg_once,PKG_LIBS,--libs,$(ALL_PKGS))
+TEST_CFLAGS = $(call pkg_once,TEST_CFLAGS,--cflags,$(TEST_PKGS))
+TEST_LIBS   = $(call pkg_once,TEST_LIBS,--libs,$(TEST_PKGS))
+# "make deps X" (also with -j): nothing that compiles, links or tests starts before deps is done.
+DEPS_FIRST  := $(filter deps,$(MAKECMDGOALS))
 
 WARNINGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wwrite-strings -Wformat=2 -Wimplicit-fallthrough=5 -Wno-unused-parameter
@@ -44,7 +56,7 @@ OPT      ?= -O2 -g
 CFLAGS   ?=
 LDFLAGS  ?=
 
-ALL_CFLAGS  := -std=gnu11 $(OPT) $(WARNINGS) $(HARDEN_CFLAGS) -D_GNU_SOURCE \
+ALL_CFLAGS   = -std=gnu11 $(OPT) $(WARNINGS) $(HARDEN_CFLAGS) -D_GNU_SOURCE \
                -DNODE_RESET_VERSION='"$(VERSION)"' -Iinclude -I. $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS := $(HARDEN_LDFLAGS) $(LDFLAGS)
 
@@ -69,7 +81,7 @@ objs = $(patsubst %.c,$(O)/%.o,$(1))
 
 all: $(O)/node-reset
 
-$(O)/%.o: %.c
+$(O)/%.o: %.c | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
@@ -120,13 +132,13 @@ check-all: check check-asan check-valgrind
 # libFuzzer targets: clang only. "make fuzz FUZZ_SECONDS=60" runs each for that long.
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
-FUZZ_CFLAGS  := -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
+FUZZ_CFLAGS   = -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
 FUZZ_SRCS_manifest  := agent/manifest.c agent/fileio.c agent/path.c netreset/route.c netreset/rule.c netreset/nl.c
 FUZZ_SRCS_mountinfo := agent/mountinfo.c
 FUZZ_SRCS_kubeconfig := agent/kubeconfig.c agent/fileio.c
 FUZZ_SRCS_cri       := cri/proto.c cri/messages.c cri/grpc.c cri/relay.c
 $(O)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_SRCS_manifest) $(FUZZ_SRCS_mountinfo) $(FUZZ_SRCS_kubeconfig) \
-		$(FUZZ_SRCS_cri)
+		$(FUZZ_SRCS_cri) | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*) $(PKG_LIBS)
 
@@ -140,12 +152,16 @@ demo: $(O)/node-reset
 	$(Q)O=$(O) tests/demo.sh
 
 # The acceptance test: a Debian 12 worker booted under QEMU (TCG) is reset end to end. Needs root;
-# the guest image is built once into /var/cache/node-reset-e2e (keyed on tests/e2e/build-image.sh).
+# the guest image is built once, offline, into /var/cache/node-reset-e2e (keyed on
+# tests/e2e/build-image.sh) from the packages "make deps" downloaded there.
 e2e-vm: $(O)/node-reset
 	$(Q)O=$(O) tests/e2e/run.sh
 
 deps:
 	$(Q)tools/install-deps.sh
+
+# Targets whose recipe runs a build or a test without a compile of this make's own before it.
+check check-unit check-asan check-valgrind demo e2e-vm bench analyze tidy fuzz fuzz-build: | $(DEPS_FIRST)
 
 bench: $(O)/node-reset
 	$(Q)for b in bench/*.sh; do O=$(O) $$b || exit 1; done

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Sourced by the two cached tree builds (tests/integration/nspawn/build-rootfs.sh for the nspawn
-# tests, tests/e2e/build-image.sh for the VM): where Debian comes from, and a debootstrap that
-# survives a mirror's passing hiccup. Both builds hash this file into their cache key.
+# Sourced by tests/e2e/build-image.sh, which hashes it into the image's cache key: where Debian comes
+# from, and a debootstrap that survives a mirror's passing hiccup. Only "build-image.sh --fetch"
+# (run by "make deps") downloads; nothing at test time does.
 
 # The mirror apt on this machine already uses for SUITE main ($1): apt-cache policy first, then
 # the one-line and deb822 source files; E2E_MIRROR overrides it.

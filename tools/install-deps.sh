@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Install the Debian 12 packages that building and testing node-reset need ("make deps").
-# Nothing is downloaded from anywhere but the configured apt mirror.
+# "make deps": install the Debian 12 packages that building and testing node-reset need, then
+# download the one thing a test cannot take from the host, the e2e guest's packages. After this,
+# "make check" and "make e2e-vm" need no network. Nothing is downloaded from anywhere but the
+# configured apt mirror; apt and debootstrap retry a failed download.
 set -eu
+cd "$(dirname "$0")/.."
 
 packages=(
         # build
@@ -16,13 +19,14 @@ packages=(
         # the pods test: a real containerd in private namespaces (the pause image is built static with
         # build-essential's libc.a); it never talks to a containerd the package may start on the host
         containerd runc containernetworking-plugins
-        # the services test: a Debian tree (debootstrap, from the configured mirror, cached in
-        # /var/cache/node-reset-test) booted with systemd-nspawn; busctl comes with systemd
-        debootstrap systemd-container
+        # the services tests: systemd-nspawn boots a tree of the host's own /usr (systemd, dbus and
+        # the agent's libraries, all installed here); busctl comes with systemd
+        systemd dbus systemd-container
         # the fleet and packaging tests: the real ansible-playbook, a .deb build and lintian
         ansible-core dpkg-dev debhelper lintian
-        # make e2e-vm: a Debian guest (debootstrap and e2fsprogs, above) booted under QEMU (TCG)
-        qemu-system-x86
+        # make e2e-vm: a Debian guest image (debootstrap; mkfs.ext4 from e2fsprogs, above) booted
+        # under QEMU (TCG); its packages are downloaded below
+        debootstrap qemu-system-x86
 )
 
 missing=()
@@ -31,13 +35,20 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
         echo "deps: all ${#packages[@]} packages are installed"
-        exit 0
-fi
-if [ "$(id -u)" -ne 0 ]; then
+elif [ "$(id -u)" -ne 0 ]; then
         echo "deps: missing ${missing[*]}; run as root (sudo make deps)" >&2
         exit 1
+else
+        echo "deps: installing ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get -o Acquire::Retries=3 update -qq
+        apt-get -o Acquire::Retries=3 install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# The e2e guest's packages, once, into /var/cache/node-reset-e2e (E2E_CACHE): the image itself is
+# built from them at test time, offline.
+if [ "$(id -u)" -eq 0 ]; then
+        tests/e2e/build-image.sh --fetch
+else
+        echo "deps: not root: the e2e guest's packages were not checked (sudo make deps fetches them)" >&2
+fi

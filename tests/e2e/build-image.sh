@@ -4,11 +4,18 @@
 # systemd, containerd, the network tools and the agent's run-time libraries, a stock kernel and a
 # small initrd. Prints the cache directory holding node.img, vmlinuz and initrd.img.
 #
-# The cache lives outside the checkout, in $E2E_CACHE (/var/cache/node-reset-e2e)/<key>, where key
-# is the sha256 of this script and tests/lib-debootstrap.sh: edit either and the next run builds a
-# new image. The build runs under flock in a temporary directory that is renamed into place, so
-# concurrent runs build it once and a killed build leaves no half image. Everything it mounts is mounted inside a private mount
-# namespace and vanishes with it. Packages come from the machine's configured apt mirror only.
+#   build-image.sh --fetch   download the guest's packages (network; "make deps" runs it)
+#   build-image.sh           build the image from them, or reuse it (no network)
+#
+# Two caches, outside the checkout, in $E2E_CACHE (/var/cache/node-reset-e2e):
+#   debs-<pkey>.tgz  every .deb of the guest (debootstrap --make-tarball, ~160 MB), pkey = sha256 of
+#                    the suite and PACKAGES: the only step that talks to the mirror, with retries;
+#   <key>/           the image (debootstrap --unpack-tarball, offline, 1-2 min), key = sha256 of this
+#                    script and tests/lib-debootstrap.sh: edit either and the next run builds a new
+#                    image from the same packages, still offline.
+# Each build runs under flock in a temporary name that is renamed into place, so concurrent runs
+# build it once and a killed build leaves no half result. Everything it mounts is mounted inside a
+# private mount namespace and vanishes with it. Packages come from the machine's apt mirror only.
 set -euo pipefail
 
 CACHE=${E2E_CACHE:-/var/cache/node-reset-e2e}
@@ -25,10 +32,12 @@ IMAGE_SIZE=2G
 PACKAGES=(
         systemd systemd-sysv dbus udev kmod procps util-linux findutils e2fsprogs
         iproute2 iptables ipset ipvsadm jq
-        containerd runc containernetworking-plugins initramfs-tools
+        containerd runc containernetworking-plugins initramfs-tools linux-base linux-image-amd64
         libsystemd0 libyaml-0-2 libssl3 libnl-3-200 libnl-route-3-200 libnl-genl-3-200 libmnl0
         libnftnl11 libip4tc2 libip6tc2 libipset13 libcurl4
 )
+PKEY=$(echo "$SUITE ${PACKAGES[*]}" | sha256sum | cut -c1-16)
+DEBS="$CACHE/debs-$PKEY.tgz"
 # The initrd only has to find an ext4 root on a virtio disk.
 INITRD_MODULES="virtio_pci virtio_blk ext4"
 # Module trees a VM without hardware never loads.
@@ -86,15 +95,12 @@ configure_guest() {
         passwd -R "$r" -d root >/dev/null
 }
 
-install_kernel() {
+# Before the second stage installs the kernel: its initrd is made once, small (MODULES=list).
+configure_initrd() {
         local r=$1
         mkdir -p "$r/etc/initramfs-tools/conf.d"
         printf 'MODULES=list\nCOMPRESS=gzip\n' >"$r/etc/initramfs-tools/conf.d/e2e.conf"
         printf '%s\n' $INITRD_MODULES >>"$r/etc/initramfs-tools/modules"
-        cp /etc/resolv.conf "$r/etc/resolv.conf"
-        chroot "$r" apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive chroot "$r" apt-get install -y -qq --no-install-recommends \
-                linux-image-amd64 >/dev/null
 }
 
 trim() {
@@ -106,21 +112,29 @@ trim() {
         chroot "$r" depmod -a "$kver"
         rm -rf "$r"/usr/share/doc/* "$r"/usr/share/man/* "$r"/usr/share/info/* "$r"/usr/share/locale/* \
                 "$r"/var/cache/apt/* "$r"/var/lib/apt/lists/* "$r"/var/log/*.log "$r"/var/cache/debconf/*-old \
-                "$r"/boot/System.map-* "$r"/etc/resolv.conf
+                "$r"/boot/System.map-*
         : >"$r/etc/machine-id"
 }
 
-# Runs inside a private mount namespace: debootstrap's and chroot's mounts die with it.
+# Runs inside a private mount namespace: debootstrap's and chroot's mounts die with it. Offline: the
+# first stage unpacks the fetched tarball, the second configures the packages in a chroot.
 build_in() {
-        local tmp=$1 r="$1/rootfs" mirror kver
-        mirror=$(apt_mirror "$SUITE")
-        log "debootstrap $SUITE from $mirror"
-        debootstrap_retry "$tmp/debootstrap.log" "$SUITE" "$r" "$mirror" \
-                --variant=minbase --include="$(IFS=,; echo "${PACKAGES[*]}")" || return 1
-        mount -t proc proc "$r/proc"
-        log "kernel and initrd"
-        install_kernel "$r"
-        umount "$r/proc"
+        local tmp=$1 r="$1/rootfs" kver
+        log "debootstrap $SUITE from $DEBS (offline)"
+        if ! debootstrap --foreign --unpack-tarball="$DEBS" --variant=minbase \
+                --include="$(IFS=,; echo "${PACKAGES[*]}")" "$SUITE" "$r" "$(apt_mirror "$SUITE")" \
+                >"$tmp/debootstrap.log" 2>&1; then
+                tail -n 30 "$tmp/debootstrap.log" >&2
+                return 1
+        fi
+        configure_initrd "$r"
+        log "second stage: packages, kernel and initrd"
+        if ! chroot "$r" /debootstrap/debootstrap --second-stage >>"$tmp/debootstrap.log" 2>&1; then
+                tail -n 30 "$tmp/debootstrap.log" >&2
+                return 1
+        fi
+        # The second stage unmounts its /proc on exit; a leftover mount would end up in the image.
+        { findmnt -rn -o TARGET | grep -F "$r/" || true; } | sort -r | while read -r m; do umount -l "$m"; done
         configure_guest "$r"
         trim "$r"
         kver=$(ls "$r/lib/modules")
@@ -133,10 +147,34 @@ build_in() {
         rm -rf "$r"
 }
 
+# The network step, under the lock: every .deb of the guest into one tarball, from the configured
+# mirror, a download failure retried (lib-debootstrap.sh).
+fetch() {
+        local tmp t0
+        if [ -f "$DEBS" ]; then
+                touch "$DEBS"
+                log "packages cached: $DEBS"
+                return 0
+        fi
+        t0=$(date +%s)
+        tmp=$(mktemp -d "$CACHE/.fetch.XXXXXX")
+        trap 'rm -rf "$tmp"' EXIT
+        log "downloading the guest's packages from $(apt_mirror "$SUITE") (once; about a minute)"
+        debootstrap_retry "$tmp/debootstrap.log" "$SUITE" "$tmp/work" "$(apt_mirror "$SUITE")" \
+                --make-tarball="$tmp/debs.tgz" --variant=minbase \
+                --include="$(IFS=,; echo "${PACKAGES[*]}")" || return 1
+        mv "$tmp/debs.tgz" "$DEBS"
+        rm -rf "$tmp"
+        trap - EXIT
+        log "packages fetched in $(($(date +%s) - t0)) s: $DEBS ($(du -h "$DEBS" | cut -f1))"
+}
+
 # Old keys nobody used for a week: their build scripts are gone.
 prune() {
         find "$CACHE" -mindepth 1 -maxdepth 1 -type d ! -name "$KEY" ! -name '.*' -mtime +7 \
                 -exec rm -rf {} + 2>/dev/null || true
+        find "$CACHE" -mindepth 1 -maxdepth 1 -type f -name 'debs-*.tgz' ! -name "debs-$PKEY.tgz" -mtime +7 \
+                -delete 2>/dev/null || true
 }
 
 if [ "${1:-}" = --in-namespace ]; then
@@ -144,8 +182,19 @@ if [ "${1:-}" = --in-namespace ]; then
         exit
 fi
 
+if [ "${1:-}" = --fetch ]; then
+        [ "$(id -u)" -eq 0 ] || { log "needs root (debootstrap)"; exit 1; }
+        command -v debootstrap >/dev/null || { log "'debootstrap' is not installed (make deps)"; exit 1; }
+        mkdir -p "$CACHE"
+        exec 9>"$CACHE/.lock"
+        flock -w 1200 9 || { log "another build holds $CACHE/.lock for more than 20 minutes"; exit 1; }
+        fetch
+        prune
+        exit
+fi
+
 if [ -f "$DEST/node.img" ]; then
-        touch "$DEST"
+        touch "$DEST" "$DEBS" 2>/dev/null || true
         log "reusing $DEST"
         echo "$DEST"
         exit 0
@@ -158,6 +207,11 @@ mkdir -p "$CACHE"
 exec 9>"$CACHE/.lock"
 flock -w 1200 9 || { log "another build holds $CACHE/.lock for more than 20 minutes"; exit 1; }
 if [ ! -f "$DEST/node.img" ]; then
+        if [ ! -f "$DEBS" ]; then
+                log "the guest's packages are not downloaded ($DEBS is missing): run 'sudo make deps' once"
+                exit 1
+        fi
+        touch "$DEBS"
         t0=$(date +%s)
         tmp=$(mktemp -d "$CACHE/.build.XXXXXX")
         trap 'rm -rf "$tmp"' EXIT

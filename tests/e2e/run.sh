@@ -3,8 +3,9 @@
 # "make e2e-vm": the acceptance test. Builds (once) or reuses the cached guest image, then boots one
 # VM per scenario (tests/e2e/run-vm.sh); each scenario builds a worker node's state inside the guest,
 # resets it with the agent and checks the result (tests/e2e/guest/). Prints one line per scenario and
-# a closing "N passed, N failed". Needs root (debootstrap for the image); nothing runs on the host's
-# own network, mounts or services.
+# a closing "N passed, N failed". Needs root (debootstrap for the image, built offline from the
+# packages "make deps" downloaded); nothing runs on the host's own network, mounts or services, and
+# nothing is downloaded: it passes with the network cut.
 #
 # The pods are made in the guest through containerd's CRI with the project's own test client
 # ($O/tests/cri-helper, built here if needed) from an offline pause image built here, once per run

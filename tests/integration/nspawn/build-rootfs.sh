@@ -1,72 +1,74 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Build (once) the minimal Debian tree that systemd-nspawn boots for the services tests, and print
-# its path. It lives outside the checkout, keyed on this script's hash, so CI on the same machine
-# and every later run reuse it: /var/cache/node-reset-test/rootfs-HASH. Built under a lock into a
-# temporary directory, then renamed, so a half-built tree is never used.
-# Exit 0 with the path on stdout, 77 when debootstrap is missing, 1 when the build failed.
+# Assemble, in a second and with no network, the tree that systemd-nspawn boots for the services
+# tests, and print its path: DIR/root, where DIR is the caller's scratch directory (a tmpfs).
+#
+# The tree is the host's own /usr, bind-mounted read-only (systemd, dbus and the agent's libraries
+# are there: "make deps" installs them), with a tmpfs on /usr/local so a test can install the agent
+# at /usr/local/sbin, and a minimal /etc and /var made here: no download, no cache, nothing that a
+# flaky mirror can break at test time. Earlier this was a debootstrap tree fetched on first use,
+# which a test run in a private network namespace could never fetch.
+#
+# The mounts are made in the CALLER's mount namespace, which must be a private one (the tests run
+# in lib.sh's in_private_ns): they vanish with it, and the script refuses to run in the mount
+# namespace of PID 1. Exit 0 with the path on stdout, 77 when the host has no systemd to boot,
+# 1 on any other failure.
 set -eu
 
-CACHE=${NODE_RESET_TEST_CACHE:-/var/cache/node-reset-test}
-SUITE=bookworm
-LIB=$(dirname "${BASH_SOURCE[0]}")/../../lib-debootstrap.sh
-. "$LIB"
-hash=$(cat "${BASH_SOURCE[0]}" "$LIB" | sha256sum | cut -c1-16)
-dest=$CACHE/rootfs-$hash
-
-if [ -f "$dest/usr/lib/os-release" ]; then
-        touch "$dest"   # in use: keeps it from being pruned
-        echo "$dest"
-        exit 0
+[ $# -eq 1 ] || { echo "usage: build-rootfs.sh DIR" >&2; exit 2; }
+r=$1/root
+[ -x /usr/lib/systemd/systemd ] || { echo "systemd is not installed on the host (make deps installs it)" >&2; exit 77; }
+command -v dbus-daemon >/dev/null 2>&1 || { echo "dbus is not installed on the host (make deps installs it)" >&2; exit 77; }
+# The kernel's initial mount namespace has a fixed inode number (PROC_MNT_INIT_INO); PID 1's may be
+# another one on a container host, and may be unreadable.
+self_ns=$(readlink /proc/self/ns/mnt)
+if [ "$self_ns" = "mnt:[4026531832]" ] || [ "$self_ns" = "$(readlink /proc/1/ns/mnt 2>/dev/null)" ]; then
+        echo "build-rootfs.sh: refusing to mount in the host's mount namespace; run it in a private one" >&2
+        exit 1
 fi
-command -v debootstrap >/dev/null 2>&1 || { echo "debootstrap is not installed" >&2; exit 77; }
 
-mkdir -p "$CACHE"
-exec 9>"$CACHE/build.lock"
-flock 9
-# Someone else may have finished it while this run waited for the lock.
-if [ -f "$dest/usr/lib/os-release" ]; then
-        echo "$dest"
-        exit 0
-fi
-# Remove a build directory without ever descending into a mount: a debootstrap that died may have
-# left /proc (or more) mounted inside the tree.
-remove_tree() {
-        local m
-        [ -d "$1" ] || return 0
-        findmnt -rn -o TARGET | grep -F "$1/" | sort -r | while read -r m; do umount -l "$m" || true; done
-        rm -rf --one-file-system "$1"
-}
-# Leftovers of builds that were killed part way (no lock holder is building now), and trees of
-# other versions of this script that nobody used for a week (another checkout may still use a
-# recent one).
-for old in "$CACHE"/build.*; do remove_tree "$old"; done
-find "$CACHE" -mindepth 1 -maxdepth 1 -name 'rootfs-*' ! -path "$dest" -mtime +7 \
-        -exec rm -rf --one-file-system {} +
-
-tmp=$(mktemp -d "$CACHE/build.XXXXXX")
-trap 'remove_tree "$tmp"' EXIT
-mirror=$(apt_mirror "$SUITE")
-echo "building the nspawn test tree from $mirror (once; about a minute)" >&2
-# With the libraries the agent links (test-orphan-units.sh runs the host-built binary in the
-# container), and the sanitizers' runtimes for the ASan build of it.
-libs=libyaml-0-2,libcurl4,libnl-3-200,libnl-genl-3-200,libnl-route-3-200,libmnl0,libnftnl11,libip4tc2,libip6tc2,libipset13
-libs=$libs,libasan8,libubsan1
-# In a mount namespace of its own, so whatever debootstrap mounts in the tree dies with it.
-export -f debootstrap_retry
-unshare -m --propagation private bash -c 'debootstrap_retry "$@"' debootstrap_retry "$tmp/debootstrap.log" \
-        "$SUITE" "$tmp/root" "$mirror" --variant=minbase --include=systemd,systemd-sysv,dbus,$libs || exit 1
-
-r=$tmp/root
-rm -rf "$r"/usr/share/doc/* "$r"/usr/share/man/* "$r"/usr/share/info/* "$r"/usr/share/locale/* \
-        "$r"/var/cache/apt/archives/*.deb "$r"/var/lib/apt/lists/* "$r"/var/log/*.log
-# Nothing reads a console in the tests; without these the boot is quieter and quicker.
-for u in console-getty.service getty@.service systemd-networkd.service systemd-resolved.service \
-        systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
-        fstrim.timer dpkg-db-backup.timer; do
-        ln -sf /dev/null "$r/etc/systemd/system/$u"
+mkdir -p "$r"
+cd "$r"
+mkdir -p usr etc var/lib var/log var/cache var/spool var/tmp run proc sys dev home mnt opt srv media
+mkdir -m 0700 root
+mkdir -m 1777 tmp
+chmod 1777 var/tmp
+# The top-level directories of a merged /usr are symlinks into it; an unmerged host's are bound too.
+for d in bin sbin lib lib32 lib64 libx32; do
+        if [ -L "/$d" ]; then
+                ln -s "$(readlink "/$d")" "$d"
+        elif [ -d "/$d" ]; then
+                mkdir "$d"
+                mount --bind -o ro "/$d" "$d"
+        fi
 done
-echo nr-test > "$r/etc/hostname"
-: > "$r/etc/machine-id"
-mv "$r" "$dest"
-echo "$dest"
+# Read-only: overlayfs, a write or a package script in the container can never reach the host's /usr.
+mount --bind -o ro /usr usr
+mount -t tmpfs -o mode=0755 nr-usr-local usr/local
+mkdir -p usr/local/bin usr/local/sbin usr/local/lib
+
+# /etc: the users systemd-sysusers does not create, the loader's cache, the alternatives' symlinks
+# (awk, iptables, ...) that point into /usr, and the identity of the container.
+ln -s ../usr/lib/os-release etc/os-release
+printf 'root:x:0:0:root:/root:/bin/bash\n' > etc/passwd
+printf 'root:x:0:\n' > etc/group
+printf 'root:*:19000:0:99999:7:::\n' > etc/shadow
+printf 'root:*::\n' > etc/gshadow
+chmod 0640 etc/shadow etc/gshadow
+printf 'passwd: files\ngroup: files\nshadow: files\nhosts: files\n' > etc/nsswitch.conf
+printf '127.0.0.1\tlocalhost nr-test\n::1\tlocalhost\n' > etc/hosts
+echo nr-test > etc/hostname
+: > etc/machine-id
+ln -s /usr/share/zoneinfo/Etc/UTC etc/localtime
+cp -a /etc/ld.so.cache /etc/ld.so.conf etc/ 2>/dev/null || true
+[ -d /etc/ld.so.conf.d ] && cp -a /etc/ld.so.conf.d etc/
+[ -d /etc/alternatives ] && cp -a /etc/alternatives etc/
+mkdir -p etc/systemd/system etc/dbus-1/system.d
+# Nothing reads a console in the tests; first-boot questions would wait for one. Without these the
+# boot is quieter and quicker. The host's own enablement lives in its /etc, which is not used.
+for u in console-getty.service getty@.service getty-static.service systemd-firstboot.service \
+        systemd-networkd.service systemd-resolved.service systemd-timesyncd.service \
+        apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer dpkg-db-backup.timer; do
+        ln -s /dev/null "etc/systemd/system/$u"
+done
+echo "$r"

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# A real systemd for tests: boot the cached Debian tree (build-rootfs.sh) with systemd-nspawn, from
-# a dedicated cgroup, inside the caller's private mount namespace. The container's /run/dbus and
+# A real systemd for tests: boot the tree build-rootfs.sh assembled from the host's /usr with
+# systemd-nspawn, from a dedicated cgroup, inside the caller's private mount namespace. The tree is
+# the test's own (on its tmpfs), so it is booted as it is: no --volatile overlay, which would not
+# show the tree's /usr mount anyway. The container's /run/dbus and
 # /run/systemd are host directories, so a program on the host reaches its system bus through
 # DBUS_SYSTEM_BUS_ADDRESS and its manager's private socket through /run/systemd/private.
 #
@@ -81,7 +83,7 @@ nspawn_boot() {
                 for h in systemd unified; do
                         [ -d "/sys/fs/cgroup/$h/$_nspawn_cg" ] && echo "$BASHPID" > "/sys/fs/cgroup/$h/$_nspawn_cg/cgroup.procs"
                 done
-                exec systemd-nspawn --quiet --boot --register=no --keep-unit --volatile=overlay \
+                exec systemd-nspawn --quiet --boot --register=no --keep-unit \
                         --private-network --console=passive --machine="nr-test-$$" \
                         --directory="$_nspawn_rootfs" \
                         --bind="$_nspawn_dir/dbus:/run/dbus" \

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The README's first command on a machine that has never built node-reset: "sudo make deps demo",
+# in one make, with -j2. The fresh machine is simulated honestly around the real Makefile and the
+# real tools/install-deps.sh: pkg-config ($PKG_CONFIG, a wrapper) knows no library until the
+# marker file exists, and only apt-get's "install" (a stand-in early in PATH, like dpkg-query, which
+# reports every package missing, and debootstrap, which writes an empty package tarball) creates it,
+# as apt installing the -dev packages would. The wrapper logs every call with the marker's state.
+#   - deps then demo: every pkg-config call comes after the install, the build and the demo pass;
+#   - a library pkg-config cannot find: the build stops before compiling, naming the library.
+# Everything happens in private namespaces with the build directory and the e2e cache on a tmpfs.
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+in_private_ns "$@"
+require_cmd pkg-config make cc
+
+mark=$WORK/installed fake=$WORK/bin log=$WORK/calls.log
+mkdir -p "$fake"
+cat > "$fake/dpkg-query" <<'EOF'
+#!/bin/sh
+exit 1
+EOF
+cat > "$fake/apt-get" <<EOF
+#!/bin/sh
+echo "apt-get \$*" >> "$log"
+case " \$* " in *" install "*) touch "$mark" ;; esac
+EOF
+cat > "$fake/debootstrap" <<EOF
+#!/bin/sh
+echo "debootstrap \$*" >> "$log"
+for a in "\$@"; do case "\$a" in --make-tarball=*) tar czf "\${a#--make-tarball=}" -T /dev/null ;; esac; done
+EOF
+cat > "$WORK/pkg-config" <<EOF
+#!/bin/sh
+if [ ! -e "$mark" ]; then
+        echo "pkg-config (before deps) \$*" >> "$log"
+        echo "Package libnl-route-3.0 was not found in the pkg-config search path." >&2
+        exit 1
+fi
+echo "pkg-config (after deps) \$*" >> "$log"
+exec pkg-config "\$@"
+EOF
+chmod +x "$fake"/* "$WORK/pkg-config"
+
+t0=$(date +%s)
+PATH=$fake:$PATH E2E_CACHE=$WORK/e2e make -C "$TOP" --no-print-directory -j2 O="$WORK/build" \
+        PKG_CONFIG="$WORK/pkg-config" V=1 deps demo > "$WORK/make.log" 2>&1; rc=$?
+echo "make -j2 deps demo took $(($(date +%s) - t0)) s"
+assert "make -j2 deps demo on a fresh machine: exit 0" test $rc -eq 0
+assert "... deps installed the -dev packages (apt-get install libnl-route-3-dev ...)" \
+        grep -q '^apt-get .*install .*libnl-route-3-dev' "$log"
+assert "... deps fetched the e2e guest's packages into the cache" test -f "$(ls "$WORK"/e2e/debs-*.tgz 2>/dev/null)"
+assert "... pkg-config was asked, and only after the install" \
+        sh -c "grep -q '^pkg-config (after deps) --cflags' '$log' && ! grep -q 'before deps' '$log'"
+assert "... the agent was compiled with libnl's include path" grep -q -- '-I/usr/include/libnl3' "$WORK/make.log"
+assert "... the demo ran to its end" grep -q '^demo: the node is clean' "$WORK/make.log"
+[ $rc -eq 0 ] || tail -n 30 "$WORK/make.log"
+
+# A library pkg-config does not know: a clear stop naming it, before anything compiles.
+cat > "$WORK/pkg-config-partial" <<'EOF'
+#!/bin/sh
+case " $* " in *" libnl-route-3.0 "*) exit 1 ;; esac
+exec pkg-config "$@"
+EOF
+chmod +x "$WORK/pkg-config-partial"
+make -C "$TOP" --no-print-directory -j2 O="$WORK/build2" PKG_CONFIG="$WORK/pkg-config-partial" all \
+        > "$WORK/make2.log" 2>&1; rc=$?
+assert "libnl-route-3.0 unknown to pkg-config: make fails" test $rc -ne 0
+assert "... saying which library and what to run" \
+        grep -q 'cannot find libnl-route-3.0; run "sudo make deps"' "$WORK/make2.log"
+assert "... before compiling anything" test -z "$(find "$WORK/build2" -name '*.o' 2>/dev/null)"
+cat "$WORK/make2.log"
+finish
