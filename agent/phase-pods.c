@@ -11,6 +11,7 @@
 #include "agent/phase.h"
 #include "agent/pods-rescue.h"
 #include "agent/pods-runtime.h"
+#include "agent/proc.h"
 #include "agent/services.h"
 #include "cri/cri.h"
 #include "errno-util.h"
@@ -483,7 +484,7 @@ static int rung3(Runtime *rt, const Context *ctx, const char *why, char **ret_ms
         int r, k = 0, u = 0;
 
         /* A runtime nobody listens for any more (it died) needs no stopping, only its leftovers gone. */
-        if (socket_listener_pid(rt->socket_path, &pid) == 0 && rt->probe_error < 0) {
+        if (proc_socket_listener(rt->socket_path, &pid) == 0 && rt->probe_error < 0) {
                 stop = strdup("the runtime is not running");
                 r = 0;
         } else
@@ -528,7 +529,7 @@ static int runtime_check(Action *a, Context *ctx, char **ret_msg) {
         unsigned shims = 0;
         pid_t pid = 0;
 
-        (void) socket_listener_pid(rt->socket_path, &pid);
+        (void) proc_socket_listener(rt->socket_path, &pid);
         if (rt->info.kind == RUNTIME_CONTAINERD) {
                 (void) shims_count(CRI_NAMESPACE, rt->socket_path, &shims);
                 (void) leftovers_unmount(rt->info.state_dir, CRI_NAMESPACE, true, &lu);
@@ -567,7 +568,7 @@ static const ActionOps stale_rescue_ops = {
 static int kubelet_apply(Action *a, Context *ctx, char **reterr_msg) {
         pid_t pid = 0;
 
-        if (kubelet_find(&pid) <= 0)
+        if (proc_find_exe_name("kubelet", &pid) <= 0)
                 return set_errmsg(reterr_msg, 0, "not running any more");
         log_warning("kubelet (PID %d) still runs while the pods phase removes pods: it recreates them.", (int) pid);
         return set_errmsg(reterr_msg, 0, "warning: still running (PID %d); pods it recreates are left behind",
@@ -616,7 +617,7 @@ static int plan_kubelet(Plan *plan) {
         char target[64];
         pid_t pid = 0;
 
-        if (kubelet_find(&pid) <= 0)
+        if (proc_find_exe_name("kubelet", &pid) <= 0)
                 return 0;
         log_warning("kubelet is running (PID %d): it must be stopped before the pods phase, or it recreates pods.",
                     (int) pid);

@@ -16,6 +16,7 @@
 #include "agent/mount-util.h"
 #include "agent/mountinfo.h"
 #include "agent/pods-rescue.h"
+#include "agent/proc.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -261,88 +262,45 @@ typedef struct Proc {
         bool doomed;
 } Proc;
 
-/* The value after a "-flag" in a NUL-separated cmdline. */
-static const char *cmdline_flag(const char *buf, const char *end, const char *flag) {
-        for (const char *p = buf; p < end; p += strlen(p) + 1)
-                if (streq(p, flag) && p + strlen(p) + 1 < end)
-                        return p + strlen(p) + 1;
-        return NULL;
-}
+/* A containerd-shim* of the namespace (and, unless address is NULL, of that runtime's socket), by
+ * its command line: "-namespace NS -address PATH". */
+static bool cmdline_is_shim(pid_t pid, const char *namespace, const char *address) {
+        cleanup_free char *cmdline = NULL;
+        const char *base;
+        size_t len = 0;
 
-static bool cmdline_is_shim(int pid, const char *namespace, const char *address) {
-        char path[64], buf[4096];
-        cleanup_close int fd = -EBADF;
-        const char *base, *end;
-        ssize_t n;
-
-        snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || (n = read(fd, buf, sizeof buf - 1)) <= 0)
+        if (proc_cmdline_read(pid, &cmdline, &len) < 0 || len == 0)
                 return false;
-        buf[n] = '\0';
-        end = buf + n;
-        base = strrchr(buf, '/');
-        if (!startswith(base ? base + 1 : buf, SHIM_PREFIX) ||
-            !streq_ptr(cmdline_flag(buf, end, "-namespace"), namespace))
+        base = strrchr(cmdline, '/');
+        if (!startswith(base ? base + 1 : cmdline, SHIM_PREFIX) ||
+            !streq_ptr(proc_cmdline_option(cmdline, len, "-namespace", NULL), namespace))
                 return false;
-        return !address || streq_ptr(cmdline_flag(buf, end, "-address"), address);
+        return !address || streq_ptr(proc_cmdline_option(cmdline, len, "-address", NULL), address);
 }
 
-/* pid, ppid and whether it is a zombie (gone for our purposes), from /proc/PID/stat. */
-static int read_stat(int pid, pid_t *ret_ppid, bool *ret_zombie) {
-        char path[64], buf[1024], state;
-        cleanup_close int fd = -EBADF;
-        const char *p;
-        ssize_t n;
-        int ppid;
-
-        snprintf(path, sizeof path, "/proc/%d/stat", pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || (n = read(fd, buf, sizeof buf - 1)) <= 0)
-                return -ESRCH;
-        buf[n] = '\0';
-        /* The command name may hold anything, ")" included: the fields start after the last ")". */
-        p = strrchr(buf, ')');
-        if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2)
-                return -EBADMSG;
-        *ret_ppid = (pid_t) ppid;
-        *ret_zombie = state == 'Z' || state == 'X';
-        return 0;
-}
-
+/* The live processes (zombies are gone for our purposes), each marked whether it is a shim. */
 static int proc_scan(const char *namespace, const char *address, Proc **ret, size_t *ret_n) {
-        Proc *l = NULL;
-        size_t n = 0, allocated = 0;
-        struct dirent *de;
-        DIR *d;
+        ProcTable t = {};
+        size_t n = 0;
+        Proc *l;
+        int r;
 
-        d = opendir("/proc");
-        if (!d)
-                return negative_errno();
-        while ((de = readdir(d))) {
-                pid_t ppid;
-                bool zombie;
-                int pid;
-
-                if (!isdigit_str(de->d_name))
-                        continue;
-                pid = atoi(de->d_name);
-                if (read_stat(pid, &ppid, &zombie) < 0 || zombie)
-                        continue;
-                if (n == allocated) {
-                        Proc *nl = reallocarray(l, allocated ? allocated * 2 : 256, sizeof(Proc));
-
-                        if (!nl) {
-                                free(l);
-                                closedir(d);
-                                return -ENOMEM;
-                        }
-                        l = nl;
-                        allocated = allocated ? allocated * 2 : 256;
-                }
-                l[n++] = (Proc) { .pid = pid, .ppid = ppid, .shim = cmdline_is_shim(pid, namespace, address) };
+        r = proc_table_read(&t);
+        if (r < 0)
+                return r;
+        l = calloc(t.n ?: 1, sizeof(Proc));
+        if (!l) {
+                proc_table_done(&t);
+                return -ENOMEM;
         }
-        closedir(d);
+        for (size_t i = 0; i < t.n; i++) {
+                const ProcInfo *p = t.procs + i;
+
+                if (p->state == 'Z' || p->state == 'X')
+                        continue;
+                l[n++] = (Proc) { .pid = p->pid, .ppid = p->ppid, .shim = cmdline_is_shim(p->pid, namespace, address) };
+        }
+        proc_table_done(&t);
         *ret = l;
         *ret_n = n;
         return 0;
@@ -391,13 +349,6 @@ int shims_count(const char *namespace, const char *address, unsigned *ret) {
         return 0;
 }
 
-static bool pid_alive(pid_t pid) {
-        pid_t ppid;
-        bool zombie;
-
-        return read_stat((int) pid, &ppid, &zombie) >= 0 && !zombie;
-}
-
 int shims_kill(const char *namespace, const char *address, ShimKill *ret) {
         Proc *l = NULL;
         size_t n = 0;
@@ -418,9 +369,9 @@ int shims_kill(const char *namespace, const char *address, ShimKill *ret) {
         for (size_t i = 0; i < n; i++) {
                 if (!l[i].doomed)
                         continue;
-                while (pid_alive(l[i].pid) && now_usec() < until)
+                while (proc_alive(l[i].pid) && now_usec() < until)
                         (void) usleep(20 * 1000);
-                ret->survivors += pid_alive(l[i].pid);
+                ret->survivors += proc_alive(l[i].pid);
         }
         free(l);
         return 0;

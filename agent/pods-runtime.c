@@ -3,19 +3,18 @@
 
 #include <ctype.h>
 #include <dirent.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 
+#include "agent/fileio.h"
 #include "agent/pods-runtime.h"
+#include "agent/proc.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
 
-/* A runtime config or a cmdline larger than this is not one we should parse. */
-#define RUNTIME_FILE_MAX (1U << 20)
-/* __SO_ACCEPTCON in /proc/net/unix's Flags column: a listening socket. */
-#define UNIX_FLAG_LISTENING 0x10000UL
+/* A runtime config larger than this is not one we should parse. */
+#define RUNTIME_CONFIG_MAX (1U << 20)
 
 const char *const pods_known_sockets[] = {
         "/run/containerd/containerd.sock",
@@ -46,50 +45,6 @@ const char *runtime_kind_to_string(RuntimeKind k) {
         default:
                 return "unknown";
         }
-}
-
-/* Up to max bytes of a file, NUL-terminated (embedded NULs stay: cmdline uses them). */
-static int read_small_file(const char *path, size_t max, char **ret, size_t *ret_len) {
-        cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        cleanup_free char *buf = NULL;
-        size_t len = 0;
-
-        if (fd < 0)
-                return negative_errno();
-        buf = malloc(max + 1);
-        if (!buf)
-                return -ENOMEM;
-        while (len < max) {
-                ssize_t k = read(fd, buf + len, max - len);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return negative_errno();
-                if (k == 0)
-                        break;
-                len += (size_t) k;
-        }
-        buf[len] = '\0';
-        *ret = TAKE_PTR(buf);
-        if (ret_len)
-                *ret_len = len;
-        return 0;
-}
-
-/* The value of an option in a NUL-separated cmdline: "--name V", "--name=V" or "-s V". */
-static const char *cmdline_option(const char *cmdline, size_t len, const char *name, const char *short_name) {
-        size_t nl = strlen(name);
-
-        for (const char *p = cmdline; p < cmdline + len; p += strlen(p) + 1) {
-                const char *next = p + strlen(p) + 1;
-
-                if (strncmp(p, name, nl) == 0 && p[nl] == '=')
-                        return p + nl + 1;
-                if ((streq(p, name) || (short_name && streq(p, short_name))) && next < cmdline + len)
-                        return next;
-        }
-        return NULL;
 }
 
 static int strdup_to(char **field, const char *v) {
@@ -182,7 +137,7 @@ static int config_lookup(const char *path, const char *const *tables, const char
         cleanup_free char *text = NULL, *v = NULL;
         int r;
 
-        if (read_small_file(path, RUNTIME_FILE_MAX, &text, NULL) < 0)
+        if (fileio_read_file(path, RUNTIME_CONFIG_MAX, &text, NULL) < 0)
                 return 0;       /* no config file: the defaults are what the runtime uses */
         r = toml_find_string(text, tables, key, &v);
         if (r <= 0)
@@ -202,7 +157,7 @@ static int containerd_info(RuntimeInfo *i, const char *cmdline, size_t len) {
         const char *v;
         int r;
 
-        v = cmdline ? cmdline_option(cmdline, len, "--config", "-c") : NULL;
+        v = cmdline ? proc_cmdline_option(cmdline, len, "--config", "-c") : NULL;
         if (strdup_to(&i->config, v ?: "/etc/containerd/config.toml") < 0 ||
             strdup_to(&i->cni_conf_dir, "/etc/cni/net.d") < 0 || strdup_to(&i->state_dir, "/run/containerd") < 0 ||
             strdup_to(&i->root_dir, "/var/lib/containerd") < 0)
@@ -215,9 +170,9 @@ static int containerd_info(RuntimeInfo *i, const char *cmdline, size_t len) {
         if (r < 0)
                 return r;
         /* Flags win over the file (k3s passes --state and --root). */
-        if (cmdline && (v = cmdline_option(cmdline, len, "--state", NULL)) && strdup_to(&i->state_dir, v) < 0)
+        if (cmdline && (v = proc_cmdline_option(cmdline, len, "--state", NULL)) && strdup_to(&i->state_dir, v) < 0)
                 return -ENOMEM;
-        if (cmdline && (v = cmdline_option(cmdline, len, "--root", NULL)) && strdup_to(&i->root_dir, v) < 0)
+        if (cmdline && (v = proc_cmdline_option(cmdline, len, "--root", NULL)) && strdup_to(&i->root_dir, v) < 0)
                 return -ENOMEM;
         return 0;
 }
@@ -228,7 +183,7 @@ static int crio_info(RuntimeInfo *i, const char *cmdline, size_t len) {
         const char *v;
         int n, r;
 
-        v = cmdline ? cmdline_option(cmdline, len, "--config", "-c") : NULL;
+        v = cmdline ? proc_cmdline_option(cmdline, len, "--config", "-c") : NULL;
         if (strdup_to(&i->config, v ?: "/etc/crio/crio.conf") < 0 || strdup_to(&i->cni_conf_dir, "/etc/cni/net.d") < 0)
                 return -ENOMEM;
         r = config_lookup(i->config, tables, "network_dir", &i->cni_conf_dir);
@@ -243,42 +198,15 @@ static int crio_info(RuntimeInfo *i, const char *cmdline, size_t len) {
                 free(names[k]);
         }
         free(names);
-        if (r >= 0 && cmdline && (v = cmdline_option(cmdline, len, "--cni-config-dir", NULL)))
+        if (r >= 0 && cmdline && (v = proc_cmdline_option(cmdline, len, "--cni-config-dir", NULL)))
                 r = strdup_to(&i->cni_conf_dir, v);
         return r;
 }
 
 static int cri_dockerd_info(RuntimeInfo *i, const char *cmdline, size_t len) {
-        const char *v = cmdline ? cmdline_option(cmdline, len, "--cni-conf-dir", NULL) : NULL;
+        const char *v = cmdline ? proc_cmdline_option(cmdline, len, "--cni-conf-dir", NULL) : NULL;
 
         return strdup_to(&i->cni_conf_dir, v ?: "/etc/cni/net.d");
-}
-
-/* The systemd unit a process runs in: the last "*.service" component of its cgroup path. */
-static char *cgroup_unit(pid_t pid) {
-        cleanup_free char *text = NULL;
-        char path[64], *unit = NULL;
-
-        snprintf(path, sizeof path, "/proc/%d/cgroup", (int) pid);
-        if (read_small_file(path, 64 * 1024, &text, NULL) < 0)
-                return NULL;
-        for (char *line = text, *save = NULL; (line = strtok_r(line, "\n", &save)); line = NULL) {
-                char *p = strchr(line, ':');
-
-                /* "ID:CONTROLLERS:PATH" */
-                p = p ? strchr(p + 1, ':') : NULL;
-                if (!p)
-                        continue;
-                for (char *c = p + 1, *cs = NULL; (c = strtok_r(c, "/", &cs)); c = NULL) {
-                        size_t l = strlen(c);
-
-                        if (l > 8 && streq(c + l - 8, ".service")) {
-                                free(unit);
-                                unit = strdup(c);
-                        }
-                }
-        }
-        return unit;
 }
 
 static RuntimeKind kind_from(const char *runtime_name, const char *exe, const char *socket_path) {
@@ -313,22 +241,6 @@ static const char *default_unit(RuntimeKind k, const char *socket_path) {
         return NULL;
 }
 
-static char *exe_name(pid_t pid) {
-        char path[64], target[PATH_MAX];
-        const char *base;
-        ssize_t l;
-
-        snprintf(path, sizeof path, "/proc/%d/exe", (int) pid);
-        l = readlink(path, target, sizeof target - 1);
-        if (l <= 0)
-                return NULL;
-        target[l] = '\0';
-        if (l > 10 && streq(target + l - 10, " (deleted)"))
-                target[l - 10] = '\0';
-        base = strrchr(target, '/');
-        return strdup(base ? base + 1 : target);
-}
-
 int runtime_info_probe(const char *socket_path, const char *runtime_name, RuntimeInfo *ret) {
         cleanup_free char *cmdline = NULL;
         RuntimeInfo i = {};
@@ -336,15 +248,12 @@ int runtime_info_probe(const char *socket_path, const char *runtime_name, Runtim
         pid_t pid = 0;
         int r;
 
-        if (socket_listener_pid(socket_path, &pid) > 0) {
-                char path[64];
-
+        if (proc_socket_listener(socket_path, &pid) > 0) {
                 i.pid = pid;
-                i.exe = exe_name(pid);
-                i.unit = cgroup_unit(pid);
-                snprintf(path, sizeof path, "/proc/%d/cmdline", (int) pid);
-                if (read_small_file(path, RUNTIME_FILE_MAX, &cmdline, &len) < 0)
-                        cmdline = mfree(cmdline);
+                i.exe = proc_exe_name(pid);
+                i.unit = proc_cgroup_unit(pid);
+                if (proc_cmdline_read(pid, &cmdline, &len) < 0)
+                        cmdline = NULL;
         }
         i.kind = kind_from(runtime_name, i.exe, socket_path);
         r = 0;
@@ -363,100 +272,5 @@ int runtime_info_probe(const char *socket_path, const char *runtime_name, Runtim
                 return r;
         }
         *ret = i;
-        return 0;
-}
-
-/* The inode of the listening socket bound to path, from /proc/net/unix; 0 when there is none. */
-static int listening_inode(const char *path, unsigned long *ret) {
-        cleanup_fclose FILE *f = fopen("/proc/net/unix", "re");
-        char line[PATH_MAX + 128];
-
-        if (!f)
-                return negative_errno();
-        *ret = 0;
-        /* Num RefCount Protocol Flags Type St Inode Path */
-        while (fgets(line, sizeof line, f)) {
-                unsigned long flags, inode;
-                int off = 0;
-
-                line[strcspn(line, "\n")] = '\0';
-                if (sscanf(line, "%*s %*s %*s %lx %*s %*s %lu %n", &flags, &inode, &off) < 2 || off == 0)
-                        continue;
-                if ((flags & UNIX_FLAG_LISTENING) && streq(line + off, path)) {
-                        *ret = inode;
-                        return 1;
-                }
-        }
-        return 0;
-}
-
-static bool pid_has_socket(int pid, const char *want) {
-        char dir[64], lpath[64 + 256 + 2], target[64];
-        struct dirent *de;
-        bool found = false;
-        DIR *d;
-
-        snprintf(dir, sizeof dir, "/proc/%d/fd", pid);
-        d = opendir(dir);
-        if (!d)
-                return false;
-        while (!found && (de = readdir(d))) {
-                ssize_t l;
-
-                snprintf(lpath, sizeof lpath, "%s/%s", dir, de->d_name);
-                l = readlink(lpath, target, sizeof target - 1);
-                if (l <= 0)
-                        continue;
-                target[l] = '\0';
-                found = streq(target, want);
-        }
-        closedir(d);
-        return found;
-}
-
-int socket_listener_pid(const char *path, pid_t *ret) {
-        unsigned long inode;
-        char want[48];
-        struct dirent *de;
-        DIR *proc;
-        int r;
-
-        *ret = 0;
-        r = listening_inode(path, &inode);
-        if (r <= 0)
-                return r;
-        snprintf(want, sizeof want, "socket:[%lu]", inode);
-        proc = opendir("/proc");
-        if (!proc)
-                return negative_errno();
-        while ((de = readdir(proc)))
-                if (isdigit_str(de->d_name) && pid_has_socket(atoi(de->d_name), want)) {
-                        *ret = (pid_t) atoi(de->d_name);
-                        break;
-                }
-        closedir(proc);
-        return *ret > 0;
-}
-
-int kubelet_find(pid_t *ret) {
-        struct dirent *de;
-        DIR *proc;
-
-        proc = opendir("/proc");
-        if (!proc)
-                return negative_errno();
-        while ((de = readdir(proc))) {
-                cleanup_free char *exe = NULL;
-
-                if (!isdigit_str(de->d_name))
-                        continue;
-                exe = exe_name((pid_t) atoi(de->d_name));
-                if (exe && streq(exe, "kubelet")) {
-                        *ret = (pid_t) atoi(de->d_name);
-                        closedir(proc);
-                        return 1;
-                }
-        }
-        closedir(proc);
         return 0;
 }

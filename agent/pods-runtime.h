@@ -35,13 +35,6 @@ void runtime_info_done(RuntimeInfo *i);
 int runtime_info_probe(const char *socket_path, const char *runtime_name, RuntimeInfo *ret);
 const char *runtime_kind_to_string(RuntimeKind k);
 
-/* The PID of the process that listens on a unix socket path (its listening socket in this network
- * namespace's /proc/net/unix, then an fd pointing at it); 0 when none, -errno when it cannot tell. */
-int socket_listener_pid(const char *path, pid_t *ret);
-
-/* The first process whose executable is named kubelet: 1 and its PID, or 0. */
-int kubelet_find(pid_t *ret);
-
 /* The last value of key in one of the tables (TOML, table names compared without quotes or blanks;
  * "" is the top level); 1 found, 0 not, -ENOMEM. Only basic and literal strings are understood. */
 int toml_find_string(const char *text, const char *const *tables, const char *key, char **ret);
