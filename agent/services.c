@@ -669,24 +669,3 @@ int services_reset_failed(ServiceManager *m, const char *unit, char **ret_msg) {
                 return bus_fail(ret_msg, r, &e, "ResetFailedUnit");
         return set_errmsg(ret_msg, 1, "failed state reset");
 }
-
-int services_stop_unit(const char *name, uint64_t timeout_usec, char **reterr_msg) {
-        ServiceManager *m = NULL;
-        UnitStop stop = { .unit = name };
-        int r;
-
-        r = services_manager_open("/", &m);
-        if (r < 0)
-                return set_errmsg(reterr_msg, r, "cannot reach systemd: %s", strerror(-r));
-        if (services_manager_why_absent(m)) {
-                r = set_errmsg(reterr_msg, -EHOSTDOWN, "systemd not running: %s", services_manager_why_absent(m));
-                services_manager_free(m);
-                return r;
-        }
-        services_stop_many(m, &stop, 1, timeout_usec, 0);
-        services_manager_free(m);
-        if (reterr_msg && !*reterr_msg)
-                *reterr_msg = TAKE_PTR(stop.message);
-        free(stop.message);
-        return stop.result;
-}

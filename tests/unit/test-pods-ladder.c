@@ -18,8 +18,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agent/pods-rescue.h"
-#include "agent/pods-runtime.h"
+#include "agent/pods-ladder.h"
+#include "agent/runtime-info.h"
+#include "agent/services.h"
+#include "agent/toml.h"
 #include "macro.h"
 
 static const char *const cni_tables[] = {
@@ -92,7 +94,7 @@ typedef struct Dir {
 } Dir;
 
 static void dir_new(Dir *d) {
-        snprintf(d->path, sizeof d->path, "/tmp/test-pods-rescue.XXXXXX");
+        snprintf(d->path, sizeof d->path, "/tmp/test-pods-ladder.XXXXXX");
         assert_non_null(mkdtemp(d->path));
 }
 
@@ -336,6 +338,22 @@ static void test_rescue_stale_checked(void **state) {
         dir_remove(&d);
 }
 
+/* Rung 3 stops the runtime through the systemd the run reaches (phase_systemd()): without one it
+ * says what the operator must do, and kills nothing (not containerd: no shims to look for). */
+static void test_rung3_without_systemd(void **state) {
+        RuntimeInfo info = { .kind = RUNTIME_CRIO, .unit = (char *) "crio.service" };
+        Context ctx = { .root = "/" };
+        cleanup_free char *msg = NULL;
+
+        assert_int_equal(setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/node-reset-test", 1), 0);
+        assert_int_equal(ladder_rung3(&ctx, "/nonexistent/crio.sock", &info, true, "test", &msg), -EHOSTDOWN);
+        assert_non_null(msg);
+        assert_true(strstr(msg, "rung 3 (test): systemd is not running: stop crio.service (PID 0) by hand"));
+        assert_non_null(ctx.systemd);
+        services_manager_free(ctx.systemd);
+        assert_int_equal(unsetenv("DBUS_SYSTEM_BUS_ADDRESS"), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_toml_containerd),
@@ -346,6 +364,7 @@ int main(void) {
                 cmocka_unit_test(test_rescue_stale),
                 cmocka_unit_test(test_rescue_never_writes_foreign),
                 cmocka_unit_test(test_rescue_stale_checked),
+                cmocka_unit_test(test_rung3_without_systemd),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
