@@ -34,6 +34,7 @@
 #include "netreset/nft.h"
 #include "netreset/xtables.h"
 #include "string-util.h"
+#include "time-util.h"
 
 #define PHASE "firewall"
 
@@ -382,14 +383,13 @@ static int plan_nft(Plan *plan, const Manifest *m, const Settings *s, char **ret
 
 /* ---- legacy x_tables ---- */
 
-/* --xtables-wait, but never past the run's --timeout. */
+/* --xtables-wait, but never past the run's --timeout; in whole seconds, as flock(2) is retried. */
 static unsigned lock_wait_sec(const Context *ctx) {
-        uint64_t now = now_usec(), left;
+        usec_t t = now(CLOCK_MONOTONIC), wait = ctx->xtables_wait_usec;
 
-        if (ctx->deadline_usec == 0)
-                return ctx->xtables_wait_sec;
-        left = ctx->deadline_usec > now ? (ctx->deadline_usec - now) / 1000000ULL : 0;
-        return (unsigned) MIN((uint64_t) ctx->xtables_wait_sec, left);
+        if (ctx->deadline_usec > 0)
+                wait = MIN(wait, ctx->deadline_usec > t ? ctx->deadline_usec - t : 0);
+        return (unsigned) (wait / USEC_PER_SEC);
 }
 
 static void legacy_apply_batch(Action **actions, size_t n, Context *ctx) {

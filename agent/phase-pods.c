@@ -17,11 +17,10 @@
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "time-util.h"
 
 #define PODS_CONCURRENCY_DEFAULT 8U
-#define PODS_BUDGET_DEFAULT_SEC 120U
-#define USEC_PER_MSEC 1000ULL
-#define USEC_PER_SEC 1000000ULL
+#define PODS_BUDGET_DEFAULT_USEC (120 * USEC_PER_SEC)
 /* A runtime that does not say its version within this is hung, not busy. */
 #define PROBE_TIMEOUT_USEC (5 * USEC_PER_SEC)
 #define LIST_TIMEOUT_USEC (15 * USEC_PER_SEC)
@@ -111,15 +110,13 @@ static uint64_t u64_min(uint64_t a, uint64_t b) {
 static void budget_start(PodsTarget *pt, const Context *ctx) {
         if (pt->deadline > 0)
                 return;
-        pt->deadline = now_usec() + pt->budget_usec;
+        pt->deadline = now(CLOCK_MONOTONIC) + pt->budget_usec;
         if (ctx->deadline_usec > 0)
                 pt->deadline = u64_min(pt->deadline, ctx->deadline_usec);
 }
 
 static uint64_t budget_left(const PodsTarget *pt) {
-        uint64_t now = now_usec();
-
-        return pt->deadline > now ? pt->deadline - now : 0;
+        return usec_left(pt->deadline);
 }
 
 static void sleep_in_budget(const PodsTarget *pt, uint64_t usec) {
@@ -289,8 +286,8 @@ static void rung2(PodsTarget *pt, Attempt *at, size_t n) {
                 log_notice("CNI teardown fails; the loopback-only conflist %s stands in while pods go.",
                            pt->rescue_path);
         }
-        until = now_usec() + u64_min(RESCUE_WINDOW_USEC, budget_left(pt));
-        while (count_pending(at, n, false) > 0 && !pt->hung && now_usec() < until) {
+        until = now(CLOCK_MONOTONIC) + u64_min(RESCUE_WINDOW_USEC, budget_left(pt));
+        while (count_pending(at, n, false) > 0 && !pt->hung && now(CLOCK_MONOTONIC) < until) {
                 sleep_in_budget(pt, RESCUE_POLL_USEC);
                 (void) attempt_round(pt, at, n, 2);
         }
@@ -730,7 +727,7 @@ static void note_cut(const Context *ctx, const PodsTarget *pt, int r, char **msg
         const char *bound;
         char *m;
 
-        if ((r != -ETIMEDOUT && r != -ETIME) || pt->plan_deadline == 0 || now_usec() < pt->plan_deadline)
+        if ((r != -ETIMEDOUT && r != -ETIME) || pt->plan_deadline == 0 || now(CLOCK_MONOTONIC) < pt->plan_deadline)
                 return;
         bound = ctx->deadline_usec > 0 && pt->plan_deadline >= ctx->deadline_usec ? "the run's --timeout" :
                                                                                       "the pods budget (--pods-timeout)";
@@ -819,7 +816,7 @@ static int target_new(const Context *ctx, const char *path, PodsTarget **ret) {
                 return -ENOMEM;
         pt->n_ref = 1;
         pt->concurrency = ctx->concurrency ?: PODS_CONCURRENCY_DEFAULT;
-        pt->budget_usec = (uint64_t) (ctx->pods_budget_sec ?: PODS_BUDGET_DEFAULT_SEC) * USEC_PER_SEC;
+        pt->budget_usec = ctx->pods_budget_usec ?: PODS_BUDGET_DEFAULT_USEC;
         pt->socket_path = strdup(path);
         if (!pt->socket_path) {
                 target_unref(pt);
@@ -926,7 +923,7 @@ static int plan_no_runtime(Plan *plan, char **eps) {
 /* The planning calls get the pods budget too, from the start of the phase's planning, and never run
  * past the run's --timeout: a runtime that answers Version and then hangs cannot hold the run. */
 static uint64_t plan_deadline(const Context *ctx) {
-        uint64_t d = now_usec() + (uint64_t) (ctx->pods_budget_sec ?: PODS_BUDGET_DEFAULT_SEC) * USEC_PER_SEC;
+        uint64_t d = now(CLOCK_MONOTONIC) + (ctx->pods_budget_usec ?: PODS_BUDGET_DEFAULT_USEC);
 
         return ctx->deadline_usec > 0 ? u64_min(d, ctx->deadline_usec) : d;
 }

@@ -15,6 +15,7 @@
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "time-util.h"
 
 /* How long SIGTERM gets before SIGKILL, and how long SIGKILL gets before giving up. */
 #define KILL_WAIT_USEC (5ULL * 1000000ULL)
@@ -53,14 +54,11 @@ typedef struct Victim {
 
 static void victim_settle(Victim *v, int r, const char *fmt, ...) _printf_(3, 4);
 static void victim_settle(Victim *v, int r, const char *fmt, ...) {
-        char *msg = NULL;
         va_list ap;
 
         va_start(ap, fmt);
-        if (vasprintf(&msg, fmt, ap) < 0)
-                msg = NULL;
+        action_recordv(v->action, r, fmt, ap);
         va_end(ap);
-        action_record(v->action, r, msg);
         if (v->pidfd >= 0)
                 (void) close_nointr(v->pidfd);
         v->pidfd = -EBADF;
@@ -99,7 +97,7 @@ static size_t victims_wait(Victim *vs, size_t n, uint64_t until_usec, const char
         if (!fds)
                 return n;
         for (;;) {
-                uint64_t now = now_usec();
+                usec_t t = now(CLOCK_MONOTONIC);
 
                 left = 0;
                 for (size_t i = 0; i < n; i++) {
@@ -110,10 +108,10 @@ static size_t victims_wait(Victim *vs, size_t n, uint64_t until_usec, const char
                                 victim_settle(v, 1, "%s", how);
                         left += !v->done;
                 }
-                if (left == 0 || now >= until_usec)
+                if (left == 0 || t >= until_usec)
                         return left;
                 /* A pidfd polls readable once its process has exited; /proc is looked at every 50 ms. */
-                if (poll(fds, n, (until_usec - now) / 1000 + 1 < 50 ? (int) ((until_usec - now) / 1000 + 1) : 50) > 0)
+                if (poll(fds, n, (until_usec - t) / 1000 + 1 < 50 ? (int) ((until_usec - t) / 1000 + 1) : 50) > 0)
                         for (size_t i = 0; i < n; i++)
                                 if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP)))
                                         victim_settle(vs + i, 1, "%s", how);
@@ -122,7 +120,7 @@ static size_t victims_wait(Victim *vs, size_t n, uint64_t until_usec, const char
 
 static void kill_apply_batch(Action **actions, size_t n, Context *ctx) {
         cleanup_free Victim *vs = calloc(n, sizeof(Victim));
-        uint64_t grace_end = now_usec() + ctx->kill_grace_usec;
+        uint64_t grace_end = now(CLOCK_MONOTONIC) + ctx->kill_grace_usec;
 
         if (!vs) {
                 for (size_t i = 0; i < n; i++)
@@ -145,7 +143,7 @@ static void kill_apply_batch(Action **actions, size_t n, Context *ctx) {
         if (victims_wait(vs, n, grace_end, "exited on SIGTERM") > 0) {
                 for (size_t i = 0; i < n; i++)
                         victim_signal(vs + i, SIGKILL);
-                (void) victims_wait(vs, n, now_usec() + KILL_WAIT_USEC, "killed with SIGKILL after the grace period");
+                (void) victims_wait(vs, n, now(CLOCK_MONOTONIC) + KILL_WAIT_USEC, "killed with SIGKILL after the grace period");
         }
         for (size_t i = 0; i < n; i++)
                 if (!vs[i].done)

@@ -25,21 +25,6 @@ static const char *const unit_dirs[] = {
         "/usr/lib/systemd/system", "/usr/local/lib/systemd/system",
 };
 
-static bool verb_listed(const char *actions, UnitVerb v) {
-        const char *name = verb_names[v];
-        size_t l = strlen(name);
-
-        for (const char *p = actions; *p;) {
-                size_t n = strcspn(p, ",");
-
-                if (n == l && strncmp(p, name, l) == 0)
-                        return true;
-                p += n;
-                p += strspn(p, ",");
-        }
-        return false;
-}
-
 /* ---- stop, disable, mask: a row per unit, data is the unit name (NULL: a glob matched nothing) ---- */
 
 static void stop_apply_batch(Action **actions, size_t n, Context *ctx) {
@@ -287,7 +272,7 @@ static int plan_units(Context *ctx, Plan *plan, const char *phase, const char *w
                 return add_unreachable(ctx, plan, phase, when);
         for (UnitVerb v = 0; v < _VERB_MAX; v++)
                 MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_UNIT) {
-                        if (!streq(e->args[2], when) || !verb_listed(e->args[1], v))
+                        if (!streq(e->args[2], when) || !comma_list_contains(e->args[1], verb_names[v]))
                                 continue;
                         r = add_line(ctx, plan, phase, v, e, reterr);
                         if (r < 0)

@@ -23,13 +23,6 @@ const char *action_result_to_string(ActionResult r) {
         return result_names[r];
 }
 
-uint64_t now_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
-}
-
 Plan *plan_new(void) {
         return calloc(1, sizeof(Plan));
 }
@@ -148,15 +141,20 @@ void action_record(Action *a, int r, char *message) {
                 a->result = r > 0 ? ACTION_CHANGED : ACTION_UNCHANGED;
 }
 
-void action_recordf(Action *a, int r, const char *fmt, ...) {
+void action_recordv(Action *a, int r, const char *fmt, va_list ap) {
         char *msg = NULL;
+
+        if (vasprintf(&msg, fmt, ap) < 0)
+                msg = NULL;
+        action_record(a, r, msg);
+}
+
+void action_recordf(Action *a, int r, const char *fmt, ...) {
         va_list ap;
 
         va_start(ap, fmt);
-        if (vasprintf(&msg, fmt, ap) < 0)
-                msg = NULL;
+        action_recordv(a, r, fmt, ap);
         va_end(ap);
-        action_record(a, r, msg);
 }
 
 size_t plan_count(const Plan *p, const char *phase, int r) {

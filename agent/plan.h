@@ -2,6 +2,7 @@
 /* The plan/act engine: a Plan is a list of Actions, each an instance of a kind from an ops table. */
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,6 +78,7 @@ const char *action_result_to_string(ActionResult r);
 void action_record(Action *a, int r, char *message);
 /* The same with a formatted message. */
 void action_recordf(Action *a, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void action_recordv(Action *a, int r, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 
 /* Count actions of a phase (phase == NULL: all) with a given result (or any when r < 0). */
 size_t plan_count(const Plan *p, const char *phase, int r);

@@ -18,6 +18,7 @@
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "time-util.h"
 
 /* Directories the walk holds open at once. Below that many levels the shallowest is closed; on the
  * way back up it is opened again through ".." of its child and must still be the directory that
@@ -161,15 +162,8 @@ static int strv_sort_cmp(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * UINT64_C(1000000) + (uint64_t) ts.tv_nsec / UINT64_C(1000);
-}
-
 static bool walk_past_deadline(Walk *w) {
-        if (!w->timed_out && w->o->deadline_usec > 0 && now_usec() > w->o->deadline_usec)
+        if (!w->timed_out && w->o->deadline_usec > 0 && now(CLOCK_MONOTONIC) > w->o->deadline_usec)
                 w->timed_out = true;
         return w->timed_out;
 }
