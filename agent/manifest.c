@@ -21,6 +21,7 @@
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "strv.h"
 
 #define MANIFEST_LINE_MAX 4096U
 #define MANIFEST_INCLUDE_DEPTH_MAX 8U
@@ -359,14 +360,6 @@ static void manifest_entry_done(ManifestEntry *e) {
         free(e->file);
 }
 
-static size_t strv_length(char *const *l) {
-        size_t n = 0;
-
-        while (l && l[n])
-                n++;
-        return n;
-}
-
 /* Drop what was added after the first n_entries entries and n_files files, so that a failed
  * parse leaves the manifest as it found it. */
 static void manifest_truncate(Manifest *m, size_t n_entries, size_t n_files) {
@@ -387,32 +380,15 @@ Manifest *manifest_free(Manifest *m) {
         return mfree(m);
 }
 
-/* Append s to a NULL-terminated vector; the vector owns s only on success. */
-static int strv_push(char ***l, char *s) {
-        size_t n = strv_length(*l);
-        char **nl;
-
-        nl = reallocarray(*l, n + 2, sizeof(char *));
-        if (!nl)
-                return -ENOMEM;
-        nl[n] = s;
-        nl[n + 1] = NULL;
-        *l = nl;
-        return 0;
-}
-
 /* Record a source in m->files; the vector stays NULL-terminated at every step. */
 static int manifest_add_file(Manifest *m, const char *name) {
-        char **nl;
+        int r;
 
-        nl = reallocarray(m->files, m->n_files + 2, sizeof(char *));
-        if (!nl)
-                return -ENOMEM;
-        m->files = nl;
-        nl[m->n_files] = strdup(name);
-        if (!nl[m->n_files])
-                return -ENOMEM;
-        nl[++m->n_files] = NULL;
+        /* manifest_truncate() leaves files[n_files] NULL: strv_extend() appends right there. */
+        r = strv_extend(&m->files, name);
+        if (r < 0)
+                return r;
+        m->n_files++;
         return 0;
 }
 
@@ -520,7 +496,7 @@ static int line_split(const char *s, size_t len, const Where *w, char ***ret, ch
         int r;
 
         for (;;) {
-                char *word;
+                char *word = NULL;
 
                 while (p < end && is_blank(*p))
                         p++;
@@ -533,10 +509,8 @@ static int line_split(const char *s, size_t len, const Where *w, char ***ret, ch
                         r = word_bare(&p, end, &word, w, reterr);
                 if (r < 0)
                         return r;
-                if (strv_push(&words, word) < 0) {
-                        free(word);
+                if (strv_consume(&words, word) < 0)
                         return where_error(w, reterr, -ENOMEM, "out of memory");
-                }
         }
         *ret = TAKE_PTR(words);
         return 0;

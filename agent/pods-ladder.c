@@ -18,9 +18,11 @@
 #include "agent/pods-ladder.h"
 #include "agent/proc.h"
 #include "agent/services.h"
+#include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "strv.h"
 #include "time-util.h"
 
 /* cniVersion 0.4.0: every libcni a supported runtime vendors understands it, and so does loopback. */
@@ -92,20 +94,18 @@ static bool is_cni_config(const char *name) {
  * then prefixes of ever smaller bytes for a directory that already has "00-..." names. */
 static int rescue_name(const char *conf_dir, char *buf, size_t size, char **reterr_msg) {
         static const char *const prefixes[] = { "00-", "0-", "-", "!" };
+        cleanup_closedir DIR *d = NULL;
         cleanup_free char *first = NULL;
-        struct dirent *de;
-        DIR *d;
 
         d = opendir(conf_dir);
         if (!d)
                 return set_errmsg(reterr_msg, negative_errno(), "cannot open the CNI conf dir %s: %m", conf_dir);
-        while ((de = readdir(d)))
+        FOREACH_DIRENT(de, d)
                 if (is_cni_config(de->d_name) && !strstr(de->d_name, CNI_RESCUE_SUFFIX) &&
                     (!first || strcmp(de->d_name, first) < 0)) {
                         free(first);
                         first = strdup(de->d_name);
                 }
-        closedir(d);
         for (size_t i = 0; i < ELEMENTSOF(prefixes); i++) {
                 snprintf(buf, size, "%s%s", prefixes[i], CNI_RESCUE_SUFFIX);
                 if (!first || strcmp(buf, first) < 0)
@@ -227,36 +227,26 @@ int cni_rescue_remove_stale(const char *path, char **reterr_msg) {
 }
 
 int cni_rescue_find_stale(const char *conf_dir, char ***ret) {
-        size_t n = 0;
-        char **l;
-        struct dirent *de;
-        DIR *d;
+        cleanup_closedir DIR *d = NULL;
+        cleanup_strv char **l = NULL;
 
         l = calloc(1, sizeof(char *));
         if (!l)
                 return -ENOMEM;
         d = opendir(conf_dir);
-        while (d && (de = readdir(d))) {
+        if (!d) {
+                *ret = TAKE_PTR(l);     /* no conf dir: nothing stale */
+                return 0;
+        }
+        FOREACH_DIRENT(de, d) {
                 size_t len = strlen(de->d_name), sl = strlen(CNI_RESCUE_SUFFIX);
-                char **nl;
 
                 if (len < sl || !streq(de->d_name + len - sl, CNI_RESCUE_SUFFIX))
                         continue;
-                nl = reallocarray(l, n + 2, sizeof(char *));
-                if (!nl || asprintf(&nl[n], "%s/%s", conf_dir, de->d_name) < 0) {
-                        if (nl)
-                                l = nl;
-                        l[n] = NULL;
-                        closedir(d);
-                        strv_free(l);
+                if (strv_consume(&l, strprintf("%s/%s", conf_dir, de->d_name)) < 0)
                         return -ENOMEM;
-                }
-                l = nl;
-                l[++n] = NULL;
         }
-        if (d)
-                closedir(d);
-        *ret = l;
+        *ret = TAKE_PTR(l);
         return 0;
 }
 

@@ -187,14 +187,12 @@ const ProcInfo *proc_table_find(const ProcTable *t, pid_t pid) {
         return t->n ? bsearch(&key, t->procs, t->n, sizeof(ProcInfo), cmp_pid) : NULL;
 }
 
-static int pids_add(pid_t **l, size_t *n, pid_t pid) {
-        pid_t *nl = reallocarray(*l, *n + 2, sizeof(pid_t));
-
-        if (!nl)
+/* Append to a 0-terminated PID list. */
+static int pids_add(pid_t **l, size_t *n, size_t *allocated, pid_t pid) {
+        if (GREEDY_REALLOC(*l, *allocated, *n + 2) < 0)
                 return -ENOMEM;
-        nl[(*n)++] = pid;
-        nl[*n] = 0;
-        *l = nl;
+        (*l)[(*n)++] = pid;
+        (*l)[*n] = 0;
         return 0;
 }
 
@@ -207,16 +205,16 @@ bool proc_pid_in(const pid_t *list, pid_t pid) {
 
 int proc_untouchable(const ProcTable *t, pid_t self, pid_t **ret) {
         pid_t *l = NULL;
-        size_t n = 0;
+        size_t n = 0, allocated = 0;
         int r;
 
-        r = pids_add(&l, &n, 1);
+        r = pids_add(&l, &n, &allocated, 1);
         /* Walk up from self; a cycle cannot happen in /proc, but a bound costs nothing. */
         for (pid_t pid = self; r >= 0 && pid > 1 && n < 4096;) {
                 const ProcInfo *p = proc_table_find(t, pid);
 
                 if (!proc_pid_in(l, pid))
-                        r = pids_add(&l, &n, pid);
+                        r = pids_add(&l, &n, &allocated, pid);
                 if (!p)
                         break;
                 pid = p->ppid;
@@ -231,7 +229,7 @@ int proc_untouchable(const ProcTable *t, pid_t self, pid_t **ret) {
 
 int proc_descendants(const ProcTable *t, pid_t pid, const pid_t *skip, pid_t **ret, size_t *ret_n) {
         pid_t *l = NULL;
-        size_t n = 0;
+        size_t n = 0, allocated = 0;
         int r = 0;
 
         /* Breadth first: l doubles as the queue; i is the process whose children are looked for. */
@@ -244,7 +242,7 @@ int proc_descendants(const ProcTable *t, pid_t pid, const pid_t *skip, pid_t **r
 
                         if (c->ppid != parent || c->pid == pid || proc_pid_in(skip, c->pid) || proc_pid_in(l, c->pid))
                                 continue;
-                        r = pids_add(&l, &n, c->pid);
+                        r = pids_add(&l, &n, &allocated, c->pid);
                 }
                 if (r < 0 || i >= n)
                         break;
