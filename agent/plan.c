@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <time.h>
 
+#include "alloc-util.h"
 #include "agent/context.h"
 #include "agent/plan.h"
 #include "errno-util.h"
@@ -50,18 +51,7 @@ Plan *plan_free(Plan *p) {
 }
 
 static int plan_grow(Plan *p) {
-        Action **n;
-        size_t m;
-
-        if (p->n_actions < p->allocated)
-                return 0;
-        m = p->allocated ? p->allocated * 2 : 32;
-        n = reallocarray(p->actions, m, sizeof(Action *));
-        if (!n)
-                return -ENOMEM;
-        p->actions = n;
-        p->allocated = m;
-        return 0;
+        return GREEDY_REALLOC(p->actions, p->allocated, p->n_actions + 1);
 }
 
 int plan_append(Plan *p, Action *a) {

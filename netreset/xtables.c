@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/xtables.h"
@@ -261,14 +262,8 @@ static int chains_collect(XtTable *t) {
 
         /* The chain iterator lives in the handle: copy the names before asking anything else. */
         for (const char *c = t->ops->first_chain(t->h); c; c = t->ops->next_chain(t->h)) {
-                if (t->n_chains == cap) {
-                        XtChain *n = reallocarray(t->chains, cap ? cap * 2 : 16, sizeof(XtChain));
-
-                        if (!n)
-                                return -ENOMEM;
-                        t->chains = n;
-                        cap = cap ? cap * 2 : 16;
-                }
+                if (GREEDY_REALLOC(t->chains, cap, t->n_chains + 1) < 0)
+                        return -ENOMEM;
                 t->chains[t->n_chains] = (XtChain) { .name = strdup(c) };
                 if (!t->chains[t->n_chains++].name)
                         return -ENOMEM;
