@@ -727,7 +727,7 @@ static int open_parent(int root_fd, const char *path, char **ret_symlink, const 
         return TAKE_FD(fd);
 }
 
-int open_beneath(int root_fd, const char *node_path, int flags) {
+int open_nofollow_beneath(int root_fd, const char *node_path, int flags) {
         cleanup_free char *path = NULL;
         cleanup_close int pfd = -EBADF;
         const char *name = NULL;
