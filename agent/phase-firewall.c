@@ -630,17 +630,17 @@ static int plan_ipsets(Plan *plan, const Manifest *m) {
 
 /* ---- IPVS ---- */
 
-static int ipvs_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int ipvs_apply(Action *a, Context *ctx, char **ret_msg) {
         int r;
 
-        r = ipvs_flush(reterr_msg);
+        r = ipvs_flush(ret_msg);
         if (r == -EPROTONOSUPPORT) {
-                free(*reterr_msg);
-                *reterr_msg = strdup("IPVS not present in this kernel");
+                free(*ret_msg);
+                *ret_msg = strdup("IPVS not present in this kernel");
                 return 0;
         }
         if (r >= 0)
-                *reterr_msg = strdup(r > 0 ? "cleared every virtual service" : "no virtual services");
+                *ret_msg = strdup(r > 0 ? "cleared every virtual service" : "no virtual services");
         return r;
 }
 
@@ -697,7 +697,7 @@ static int plan_ipvs(Plan *plan, const Manifest *m) {
 
 /* ---- the phase ---- */
 
-static int keep_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int keep_apply(Action *a, Context *ctx, char **ret_msg) {
         return 0;
 }
 

@@ -61,38 +61,38 @@ static char *busy_holders(const char *abs_path) {
         return list;
 }
 
-static int unmount_busy(Context *ctx, UnmountData *d, char **reterr_msg) {
+static int unmount_busy(Context *ctx, UnmountData *d, char **ret_msg) {
         cleanup_free char *holders = busy_holders(d->abs_path);
         int r;
 
         if (ctx->lazy_unmount) {
-                r = mount_unmount_seen(ctx->root_fd, d->node_path, &d->seen, MNT_DETACH, reterr_msg);
+                r = mount_unmount_seen(ctx->root_fd, d->node_path, &d->seen, MNT_DETACH, ret_msg);
                 if (r == -EBUSY)
-                        return set_errmsg(reterr_msg, r, "busy, and lazy detach failed: %s", strerror(-r));
+                        return set_errmsg(ret_msg, r, "busy, and lazy detach failed: %s", strerror(-r));
                 if (r <= 0)
                         return r;
-                return set_errmsg(reterr_msg, 1, "busy%s%s: detached lazily (--lazy-unmount)",
+                return set_errmsg(ret_msg, 1, "busy%s%s: detached lazily (--lazy-unmount)",
                                   holders ? ", held open by PID " : "", strempty(holders));
         }
-        return set_errmsg(reterr_msg, -EBUSY, "busy%s%s: left mounted, nothing beneath it is removed",
+        return set_errmsg(ret_msg, -EBUSY, "busy%s%s: left mounted, nothing beneath it is removed",
                           holders ? ", held open by PID " : "", strempty(holders));
 }
 
 /* Only the mount the plan saw, reached beneath --root without following a symlink (a pod can swap
  * any directory on the way between the plan and the act). */
-static int unmount_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int unmount_apply(Action *a, Context *ctx, char **ret_msg) {
         UnmountData *d = a->data;
 
         if (!d)
                 return 0;       /* the manifest line matched no mount when planned */
         /* A busy mount often frees up a moment after the processes that held it exit. */
         for (unsigned attempt = 0;; attempt++) {
-                int r = mount_unmount_seen(ctx->root_fd, d->node_path, &d->seen, 0, reterr_msg);
+                int r = mount_unmount_seen(ctx->root_fd, d->node_path, &d->seen, 0, ret_msg);
 
                 if (r != -EBUSY)
                         return r;
                 if (attempt >= 3)
-                        return unmount_busy(ctx, d, reterr_msg);
+                        return unmount_busy(ctx, d, ret_msg);
                 (void) usleep(100 * 1000);
         }
 }

@@ -448,17 +448,17 @@ static const char *rung3_reason(const PodsTarget *pt) {
         return NULL;
 }
 
-static int runtime_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int runtime_apply(Action *a, Context *ctx, char **ret_msg) {
         PodsTarget *pt = a->data;
         const char *why = rung3_reason(pt);
 
         rescue_release(pt);
         if (!why && pt->rescued > 0)
-                return set_errmsg(reterr_msg, 0, "rung 3 not needed: every pod went through the CRI, %u calls with "
+                return set_errmsg(ret_msg, 0, "rung 3 not needed: every pod went through the CRI, %u calls with "
                                   "the rung 2 rescue", pt->rescued);
         if (!why)
-                return set_errmsg(reterr_msg, 0, "no rescue needed: every pod went through the CRI");
-        return ladder_rung3(ctx, pt->socket_path, &pt->info, pt->probe_error >= 0, why, reterr_msg);
+                return set_errmsg(ret_msg, 0, "no rescue needed: every pod went through the CRI");
+        return ladder_rung3(ctx, pt->socket_path, &pt->info, pt->probe_error >= 0, why, ret_msg);
 }
 
 /* Residue: the runtime still listens without answering, or shims or their mounts remain. */
@@ -487,8 +487,8 @@ static const ActionOps runtime_ops = {
 
 /* --- Small rows: a stale rescue conflist, kubelet, no runtime --------------------------------- */
 
-static int stale_apply(Action *a, Context *ctx, char **reterr_msg) {
-        return cni_rescue_remove_stale(a->target, reterr_msg);
+static int stale_apply(Action *a, Context *ctx, char **ret_msg) {
+        return cni_rescue_remove_stale(a->target, ret_msg);
 }
 
 static int stale_check(Action *a, Context *ctx, char **ret_msg) {
@@ -501,13 +501,13 @@ static const ActionOps stale_rescue_ops = {
         .check = stale_check,
 };
 
-static int kubelet_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int kubelet_apply(Action *a, Context *ctx, char **ret_msg) {
         pid_t pid = 0;
 
         if (proc_find_exe_name("kubelet", &pid) <= 0)
-                return set_errmsg(reterr_msg, 0, "not running any more");
+                return set_errmsg(ret_msg, 0, "not running any more");
         log_warning("kubelet (PID %d) still runs while the pods phase removes pods: it recreates them.", (int) pid);
-        return set_errmsg(reterr_msg, 0, "warning: still running (PID %d); pods it recreates are left behind",
+        return set_errmsg(ret_msg, 0, "warning: still running (PID %d); pods it recreates are left behind",
                           (int) pid);
 }
 
@@ -516,7 +516,7 @@ static const ActionOps kubelet_ops = {
         .apply = kubelet_apply,
 };
 
-static int nothing_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int nothing_apply(Action *a, Context *ctx, char **ret_msg) {
         return 0;
 }
 

@@ -151,7 +151,7 @@ static void kill_apply_batch(Action **actions, size_t n, Context *ctx) {
                                       (double) KILL_WAIT_USEC / 1e6);
 }
 
-static int kill_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int kill_apply(Action *a, Context *ctx, char **ret_msg) {
         kill_apply_batch(&a, 1, ctx);
         if (a->result == ACTION_FAILED)
                 return a->error;

@@ -50,7 +50,7 @@ static void stop_apply_batch(Action **actions, size_t n, Context *ctx) {
                 action_record(of[i], stops[i].result, stops[i].message);
 }
 
-static int stop_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int stop_apply(Action *a, Context *ctx, char **ret_msg) {
         stop_apply_batch(&a, 1, ctx);
         return a->result == ACTION_FAILED ? a->error : a->result == ACTION_CHANGED;
 }
@@ -71,10 +71,10 @@ static int stop_check(Action *a, Context *ctx, char **ret_msg) {
         return set_errmsg(ret_msg, 1, "still %s (%s)", s.active_state, s.sub_state);
 }
 
-static int disable_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int disable_apply(Action *a, Context *ctx, char **ret_msg) {
         if (!a->data)
-                return set_errmsg(reterr_msg, 0, "no unit matches");
-        return services_disable(ctx->systemd, a->data, reterr_msg);
+                return set_errmsg(ret_msg, 0, "no unit matches");
+        return services_disable(ctx->systemd, a->data, ret_msg);
 }
 
 static bool file_state_is_enabled(const char *state) {
@@ -95,10 +95,10 @@ static int disable_check(Action *a, Context *ctx, char **ret_msg) {
         return file_state_is_enabled(state) ? set_errmsg(ret_msg, 1, "still %s", state) : 0;
 }
 
-static int mask_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int mask_apply(Action *a, Context *ctx, char **ret_msg) {
         if (!a->data)
-                return set_errmsg(reterr_msg, 0, "no unit matches");
-        return services_mask(ctx->systemd, a->data, reterr_msg);
+                return set_errmsg(ret_msg, 0, "no unit matches");
+        return services_mask(ctx->systemd, a->data, ret_msg);
 }
 
 static int mask_check(Action *a, Context *ctx, char **ret_msg) {
@@ -227,7 +227,7 @@ static int add_line(Context *ctx, Plan *plan, const char *phase, UnitVerb v, con
 
 /* Without systemd nothing can be asked: one row per line says so (the processes phase is what
  * stops kubelet, the runtime and etcd then). */
-static int unit_unreachable_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int unit_unreachable_apply(Action *a, Context *ctx, char **ret_msg) {
         return 0;
 }
 
@@ -320,16 +320,16 @@ static char *reload_reason(Context *ctx, const ReloadData *d) {
         return NULL;
 }
 
-static int reload_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int reload_apply(Action *a, Context *ctx, char **ret_msg) {
         cleanup_free char *why = reload_reason(ctx, a->data);
         int r;
 
         if (!why)
-                return set_errmsg(reterr_msg, 0, "no unit file changed");
-        r = services_reload(ctx->systemd, ctx->unit_timeout_usec, reterr_msg);
+                return set_errmsg(ret_msg, 0, "no unit file changed");
+        r = services_reload(ctx->systemd, ctx->unit_timeout_usec, ret_msg);
         if (r < 0)
                 return r;
-        return set_errmsg(reterr_msg, 1, "reloaded: %s", why);
+        return set_errmsg(ret_msg, 1, "reloaded: %s", why);
 }
 
 static int reload_check(Action *a, Context *ctx, char **ret_msg) {
@@ -345,8 +345,8 @@ static const ActionOps reload_ops = {
         .free_data = reload_data_free,
 };
 
-static int reset_failed_apply(Action *a, Context *ctx, char **reterr_msg) {
-        return services_reset_failed(ctx->systemd, a->target, reterr_msg);
+static int reset_failed_apply(Action *a, Context *ctx, char **ret_msg) {
+        return services_reset_failed(ctx->systemd, a->target, ret_msg);
 }
 
 static int reset_failed_check(Action *a, Context *ctx, char **ret_msg) {

@@ -22,9 +22,9 @@ typedef enum ActionResult {
 /* One row per action kind, like iproute2's link_util or systemctl's verbs[]. */
 typedef struct ActionOps {
         const char *kind;
-        /* Execute. 0 already clean, 1 changed, -errno failed; *reterr_msg may carry the detail
+        /* Execute. 0 already clean, 1 changed, -errno failed; *ret_msg may carry the detail
          * (malloc'd) for a failure, or a note for success. */
-        int (*apply)(Action *a, Context *ctx, char **reterr_msg);
+        int (*apply)(Action *a, Context *ctx, char **ret_msg);
         /* Optional: execute a run of consecutive actions of this kind in one go (one netlink
          * group delete, one nf_tables transaction). Must set result/error/message on each action
          * via action_record(). When set, the engine always calls it (a lone action is a batch of
