@@ -8,6 +8,7 @@
 
 #include <strings.h>
 
+#include "strv.h"
 #include "macro.h"
 #include "netreset/fwclass.h"
 #include "string-util.h"
@@ -88,16 +89,12 @@ FwClass *fwclass_free(FwClass *c) {
 }
 
 static int prefixes_append(FwClass *c, const char *prefix) {
-        char **l;
+        int r;
 
-        l = reallocarray(c->prefixes, c->n_prefixes + 2, sizeof(char *));
-        if (!l)
-                return -ENOMEM;
-        c->prefixes = l;
-        l[c->n_prefixes] = strdup(prefix);
-        if (!l[c->n_prefixes])
-                return -ENOMEM;
-        l[++c->n_prefixes] = NULL;
+        r = strv_extend(&c->prefixes, prefix);
+        if (r < 0)
+                return r;
+        c->n_prefixes++;
         return 0;
 }
 
