@@ -23,8 +23,9 @@
 #include "errno-util.h"
 #include "escape.h"
 #include "macro.h"
-#include "time-util.h"
 #include "string-util.h"
+#include "strv.h"
+#include "time-util.h"
 
 #define SYSTEM_MANIFEST "/etc/node-reset/manifest.conf"
 
@@ -146,16 +147,11 @@ static int parse_seconds(const char *s, unsigned *ret) {
 }
 
 static int add_manifest_arg(const char *path) {
-        char **n = reallocarray(arg_manifests, arg_n_manifests + 2, sizeof(char *));
+        int r = strv_extend(&arg_manifests, path);
 
-        if (!n)
-                return -ENOMEM;
-        arg_manifests = n;
-        arg_manifests[arg_n_manifests] = strdup(path);
-        if (!arg_manifests[arg_n_manifests])
-                return -ENOMEM;
-        arg_manifests[++arg_n_manifests] = NULL;
-        return 0;
+        if (r >= 0)
+                arg_n_manifests++;
+        return r;
 }
 
 enum {
@@ -173,16 +169,11 @@ enum {
 };
 
 static int add_report_header_arg(const char *h) {
-        char **n = reallocarray(arg_report_headers, arg_n_report_headers + 2, sizeof(char *));
+        int r = strv_extend(&arg_report_headers, h);
 
-        if (!n)
-                return -ENOMEM;
-        arg_report_headers = n;
-        arg_report_headers[arg_n_report_headers] = strdup(h);
-        if (!arg_report_headers[arg_n_report_headers])
-                return -ENOMEM;
-        arg_report_headers[++arg_n_report_headers] = NULL;
-        return 0;
+        if (r >= 0)
+                arg_n_report_headers++;
+        return r;
 }
 
 static int parse_orphan_report_option(int c, const char *optarg_) {

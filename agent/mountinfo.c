@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc-util.h"
 #include "agent/mountinfo.h"
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

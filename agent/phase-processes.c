@@ -179,7 +179,7 @@ typedef struct ProcScan {
         ProcTable table;
         pid_t *untouchable;
         pid_t *planned;         /* 0-terminated: every PID that already has a row */
-        size_t n_planned;
+        size_t n_planned, allocated_planned;
         const char *no_systemd; /* why systemd is out of reach, or NULL */
         const char *root;       /* ctx->root */
         struct stat root_st;    /* its identity: a process whose root directory it is belongs to the node */
@@ -210,17 +210,6 @@ static void proc_scan_done(ProcScan *s) {
         free(s->planned);
 }
 
-static int planned_add(ProcScan *s, pid_t pid) {
-        pid_t *n = reallocarray(s->planned, s->n_planned + 2, sizeof(pid_t));
-
-        if (!n)
-                return -ENOMEM;
-        n[s->n_planned++] = pid;
-        n[s->n_planned] = 0;
-        s->planned = n;
-        return 0;
-}
-
 static int add_kill(Plan *plan, ProcScan *s, const ProcInfo *p, const char *reason, const ProcInfo *root) {
         cleanup_free char *target = NULL;
         KillData *d;
@@ -233,7 +222,7 @@ static int add_kill(Plan *plan, ProcScan *s, const ProcInfo *p, const char *reas
                 return -ENOMEM;
         *d = (KillData) { .pid = p->pid, .starttime = p->starttime };
         a = plan_add(plan, &kill_ops, "processes", target, reason, d);
-        if (!a || planned_add(s, p->pid) < 0)
+        if (!a || pid_list_add(&s->planned, &s->n_planned, &s->allocated_planned, p->pid) < 0)
                 return -ENOMEM;
         if (root != p)
                 return action_set_detail(a, "in the tree of %s[%d]", display_exe(s, root), (int) root->pid);

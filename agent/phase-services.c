@@ -5,6 +5,7 @@
 
 #include "agent/phase.h"
 #include "agent/services.h"
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -293,7 +294,7 @@ int phase_services_late_plan(Context *ctx, Plan *plan, char **reterr) {
 
 typedef struct ReloadData {
         Action **watch;         /* this run's actions that change unit files (owned by the plan) */
-        size_t n_watch;
+        size_t n_watch, allocated_watch;
         char **units;           /* every unit the manifest names that systemd knows */
 } ReloadData;
 
@@ -376,14 +377,10 @@ static bool changes_unit_files(const Action *a) {
 
 static int reload_watch(const Plan *plan, ReloadData *d) {
         PLAN_FOREACH(a, plan) {
-                Action **n;
-
                 if (!changes_unit_files(a))
                         continue;
-                n = reallocarray(d->watch, d->n_watch + 1, sizeof(Action *));
-                if (!n)
+                if (GREEDY_REALLOC(d->watch, d->allocated_watch, d->n_watch + 1) < 0)
                         return -ENOMEM;
-                d->watch = n;
                 d->watch[d->n_watch++] = a;
         }
         return 0;

@@ -4,9 +4,9 @@
 #include <stdarg.h>
 #include <time.h>
 
-#include "alloc-util.h"
 #include "agent/context.h"
 #include "agent/plan.h"
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 

@@ -187,8 +187,7 @@ const ProcInfo *proc_table_find(const ProcTable *t, pid_t pid) {
         return t->n ? bsearch(&key, t->procs, t->n, sizeof(ProcInfo), cmp_pid) : NULL;
 }
 
-/* Append to a 0-terminated PID list. */
-static int pids_add(pid_t **l, size_t *n, size_t *allocated, pid_t pid) {
+int pid_list_add(pid_t **l, size_t *n, size_t *allocated, pid_t pid) {
         if (GREEDY_REALLOC(*l, *allocated, *n + 2) < 0)
                 return -ENOMEM;
         (*l)[(*n)++] = pid;
@@ -208,13 +207,13 @@ int proc_untouchable(const ProcTable *t, pid_t self, pid_t **ret) {
         size_t n = 0, allocated = 0;
         int r;
 
-        r = pids_add(&l, &n, &allocated, 1);
+        r = pid_list_add(&l, &n, &allocated, 1);
         /* Walk up from self; a cycle cannot happen in /proc, but a bound costs nothing. */
         for (pid_t pid = self; r >= 0 && pid > 1 && n < 4096;) {
                 const ProcInfo *p = proc_table_find(t, pid);
 
                 if (!proc_pid_in(l, pid))
-                        r = pids_add(&l, &n, &allocated, pid);
+                        r = pid_list_add(&l, &n, &allocated, pid);
                 if (!p)
                         break;
                 pid = p->ppid;
@@ -242,7 +241,7 @@ int proc_descendants(const ProcTable *t, pid_t pid, const pid_t *skip, pid_t **r
 
                         if (c->ppid != parent || c->pid == pid || proc_pid_in(skip, c->pid) || proc_pid_in(l, c->pid))
                                 continue;
-                        r = pids_add(&l, &n, &allocated, c->pid);
+                        r = pid_list_add(&l, &n, &allocated, c->pid);
                 }
                 if (r < 0 || i >= n)
                         break;

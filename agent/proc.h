@@ -54,6 +54,8 @@ const ProcInfo *proc_table_find(const ProcTable *t, pid_t pid);
  * them. ret is a 0-terminated array. */
 int proc_untouchable(const ProcTable *t, pid_t self, pid_t **ret);
 bool proc_pid_in(const pid_t *list, pid_t pid);
+/* Append pid to a 0-terminated list of n PIDs with room for *allocated. */
+int pid_list_add(pid_t **l, size_t *n, size_t *allocated, pid_t pid);
 
 /* The descendants of pid in the table, breadth first, not descending below a PID in `skip`.
  * *ret is malloc'd (n may be 0). */

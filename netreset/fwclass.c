@@ -8,10 +8,10 @@
 
 #include <strings.h>
 
-#include "strv.h"
 #include "macro.h"
 #include "netreset/fwclass.h"
 #include "string-util.h"
+#include "strv.h"
 
 struct FwClass {
         char **prefixes;        /* NULL-terminated, malloc'd */
