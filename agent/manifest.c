@@ -18,6 +18,7 @@
 #include "agent/path.h"
 #include "netreset/route.h"
 #include "netreset/rule.h"
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -517,16 +518,13 @@ static int line_split(const char *s, size_t len, const Where *w, char ***ret, ch
 }
 
 static int manifest_add_entry(Manifest *m, DirectiveType t, char **args, const Where *w, char **reterr) {
-        ManifestEntry *n;
         char *file;
 
         file = strdup(w->file);
-        n = file ? reallocarray(m->entries, m->n_entries + 1, sizeof(ManifestEntry)) : NULL;
-        if (!n) {
+        if (!file || GREEDY_REALLOC(m->entries, m->allocated_entries, m->n_entries + 1) < 0) {
                 free(file);
                 return where_error(w, reterr, -ENOMEM, "out of memory");
         }
-        m->entries = n;
         m->entries[m->n_entries++] = (ManifestEntry) {
                 .type = t,
                 .args = args,

@@ -18,6 +18,7 @@
 #include "macro.h"
 #include "netreset/xtables.h"
 #include "string-util.h"
+#include "strv.h"
 
 #define XT_MAX_COMMENTS 4
 #define LOCK_RETRY_USEC 20000ULL
@@ -96,24 +97,14 @@ static const char *family_name(int family) {
 static int read_names(FILE *f, char ***ret) {
         cleanup_strv char **l = calloc(1, sizeof(char *));
         cleanup_free char *line = NULL;
-        size_t n = 0, cap = 0;
+        size_t cap = 0;
 
         if (!l)
                 return -ENOMEM;
         while (f && getline(&line, &cap, f) > 0) {
-                char **m;
-
                 line[strcspn(line, "\n")] = '\0';
-                if (isempty(line))
-                        continue;
-                m = reallocarray(l, n + 2, sizeof(char *));
-                if (!m)
+                if (!isempty(line) && strv_extend(&l, line) < 0)
                         return -ENOMEM;
-                l = m;
-                l[n] = strdup(line);
-                if (!l[n])
-                        return -ENOMEM;
-                l[++n] = NULL;
         }
         *ret = TAKE_PTR(l);
         return 0;
@@ -225,7 +216,7 @@ typedef struct XtChain {
         bool policy_reset;
         unsigned n_rules;
         unsigned *owned;        /* 1-based numbers of rules to delete from a chain that stays */
-        size_t n_owned;
+        size_t n_owned, allocated_owned;
 } XtChain;
 
 struct XtTable {
@@ -272,11 +263,8 @@ static int chains_collect(XtTable *t) {
 }
 
 static int chain_owned_rule(XtChain *c, unsigned num) {
-        unsigned *n = reallocarray(c->owned, c->n_owned + 1, sizeof(unsigned));
-
-        if (!n)
+        if (GREEDY_REALLOC(c->owned, c->allocated_owned, c->n_owned + 1) < 0)
                 return -ENOMEM;
-        c->owned = n;
         c->owned[c->n_owned++] = num;
         return 0;
 }
