@@ -114,11 +114,9 @@ static int validate_route_proto(char **args, char **ret_reason) {
 
 /* The kernel's own tables (main, local, default) are never a CNI's. */
 static int validate_rule_table(char **args, char **ret_reason) {
-        size_t n = 0;
+        size_t n = strv_length(args);
         RuleMatch m;
 
-        while (args[n])
-                n++;
         if (rule_match_from_args(args, n, &m) < 0)
                 return set_errmsg(ret_reason, -EINVAL,
                                   "needs TABLE (1-4294967295, not 253, 254 or 255), then optionally MARK/MASK "

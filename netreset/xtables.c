@@ -19,6 +19,7 @@
 #include "netreset/xtables.h"
 #include "string-util.h"
 #include "strv.h"
+#include "time-util.h"
 
 #define XT_MAX_COMMENTS 4
 #define LOCK_RETRY_USEC 20000ULL
@@ -123,15 +124,8 @@ int xt_tables_list(int family, char ***ret) {
         return read_names(f, ret);
 }
 
-static uint64_t monotonic_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
-}
-
 int xt_lock_acquire(const char *path, unsigned wait_sec, int *ret_fd) {
-        uint64_t deadline = monotonic_usec() + (uint64_t) wait_sec * 1000000ULL;
+        usec_t deadline = now(CLOCK_MONOTONIC) + (usec_t) wait_sec * USEC_PER_SEC;
         cleanup_close int fd = -EBADF;
         struct stat st;
 
@@ -147,7 +141,7 @@ int xt_lock_acquire(const char *path, unsigned wait_sec, int *ret_fd) {
         if (!S_ISREG(st.st_mode))
                 return -EBADFD;
         for (;;) {
-                uint64_t now;
+                usec_t t;
 
                 if (flock(fd, LOCK_EX | LOCK_NB) >= 0) {
                         *ret_fd = TAKE_FD(fd);
@@ -157,10 +151,10 @@ int xt_lock_acquire(const char *path, unsigned wait_sec, int *ret_fd) {
                         return negative_errno();
                 if (wait_sec == 0)
                         return -EWOULDBLOCK;
-                now = monotonic_usec();
-                if (now >= deadline)
+                t = now(CLOCK_MONOTONIC);
+                if (t >= deadline)
                         return -ETIMEDOUT;
-                (void) usleep((useconds_t) MIN(LOCK_RETRY_USEC, deadline - now));
+                (void) usleep((useconds_t) MIN(LOCK_RETRY_USEC, deadline - t));
         }
 }
 
