@@ -7,24 +7,23 @@
 
 #include "agent/manifest.h"
 #include "agent/mountinfo.h"
+#include "time-util.h"
 
 typedef struct Context {
         const char *root;       /* "/" or the absolute, resolved --root directory */
         int root_fd;            /* O_PATH|O_DIRECTORY fd of root */
         const Manifest *manifest;
         MountTable *mounts;     /* read once when the plan is built, refreshed by phases that change it */
-        uint64_t deadline_usec; /* CLOCK_MONOTONIC; 0 = none */
+        usec_t deadline_usec;   /* CLOCK_MONOTONIC; 0 = none */
         bool lazy_unmount;      /* allow MNT_DETACH when a plain unmount says EBUSY */
         bool executing;         /* false while planning/verifying, true while applying */
         bool link_group_delete; /* network: delete links with one IFLA_GROUP call (default true) */
-        unsigned xtables_wait_sec; /* firewall: how long to wait for /run/xtables.lock (default 10) */
+        usec_t xtables_wait_usec; /* firewall: how long to wait for /run/xtables.lock */
         const char *cri_endpoint; /* pods: --cri-endpoint, before the manifest's; NULL = those, else probe */
-        unsigned concurrency;   /* pods: CRI calls in flight at once (0 = the default, 8) */
-        unsigned pods_budget_sec; /* pods: a bound on the whole phase (0 = the default, 120 s) */
-        uint64_t kill_grace_usec; /* processes: from SIGTERM to SIGKILL (0 = at once) */
+        unsigned concurrency;   /* pods: CRI calls in flight at once (0 = the phase's default) */
+        usec_t pods_budget_usec; /* pods: a bound on the whole phase (0 = the phase's default) */
+        usec_t kill_grace_usec; /* processes: from SIGTERM to SIGKILL (0 = at once) */
         struct ServiceManager *systemd; /* services: how systemd is reached, found by the first phase that asks */
-        uint64_t unit_timeout_usec; /* services: how long to wait for one unit's stop job; 0 = default */
+        usec_t unit_timeout_usec; /* services: how long to wait for one unit's stop job; 0 = default */
 } Context;
 
-/* Monotonic clock in microseconds. */
-uint64_t now_usec(void);

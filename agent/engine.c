@@ -6,20 +6,7 @@
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
-
-static bool name_in_list(const char *list, const char *name) {
-        size_t l = strlen(name);
-
-        for (const char *p = list; p && *p;) {
-                size_t n = strcspn(p, ",");
-
-                if (n == l && strncmp(p, name, l) == 0)
-                        return true;
-                p += n;
-                p += strspn(p, ",");
-        }
-        return false;
-}
+#include "time-util.h"
 
 static int check_names(const char *list, char **reterr) {
         cleanup_free char *copy = NULL;
@@ -52,15 +39,15 @@ int phase_selection_parse(PhaseSelection *sel, const char *only, const char *ski
         *sel = (PhaseSelection) {};
         table = phase_table(&n);
         for (size_t i = 0; i < n && sel->n < ELEMENTSOF(sel->phases); i++) {
-                if (only && !name_in_list(only, table[i].name))
+                if (only && !comma_list_contains(only, table[i].name))
                         continue;
                 if (!only && tree_only && !table[i].tree)
                         continue;
-                if (name_in_list(skip, table[i].name))
+                if (comma_list_contains(skip, table[i].name))
                         continue;
                 sel->phases[sel->n++] = &table[i];
         }
-        sel->verify = (!only || name_in_list(only, "verify")) && !name_in_list(skip, "verify");
+        sel->verify = (!only || comma_list_contains(only, "verify")) && !comma_list_contains(skip, "verify");
         return 0;
 }
 
@@ -91,7 +78,7 @@ int engine_plan(Context *ctx, const PhaseSelection *sel, Plan *plan, char **rete
 }
 
 static bool past_deadline(const Context *ctx) {
-        return ctx->deadline_usec > 0 && now_usec() > ctx->deadline_usec;
+        return ctx->deadline_usec > 0 && now(CLOCK_MONOTONIC) > ctx->deadline_usec;
 }
 
 /* Actions that must not run are settled before any batch or apply is called. "Skipped" is for what
@@ -113,12 +100,12 @@ static bool settle_without_apply(Context *ctx, Action *a) {
 
 static void apply_one(Context *ctx, Action *a) {
         char *msg = NULL;
-        uint64_t t0 = now_usec();
+        uint64_t t0 = now(CLOCK_MONOTONIC);
         int r;
 
         r = a->ops->apply(a, ctx, &msg);
         action_record(a, r, msg);
-        a->duration_usec = now_usec() - t0;
+        a->duration_usec = now(CLOCK_MONOTONIC) - t0;
 }
 
 /* A run of consecutive actions of one kind that are all to be applied goes to apply_batch. */
@@ -132,11 +119,11 @@ static size_t apply_run(Context *ctx, Plan *plan, size_t i, size_t end) {
                 if (!settle_without_apply(ctx, plan->actions[j]))
                         batch[n++] = plan->actions[j];
         if (n > 0) {
-                t0 = now_usec();
+                t0 = now(CLOCK_MONOTONIC);
                 ops->apply_batch(batch, n, ctx);
                 /* One call did the work of all: each action is charged its share. */
                 for (size_t k = 0; k < n; k++)
-                        batch[k]->duration_usec = (now_usec() - t0) / n;
+                        batch[k]->duration_usec = (now(CLOCK_MONOTONIC) - t0) / n;
         }
         return j;
 }
@@ -160,7 +147,7 @@ static size_t phase_end_index(const Plan *plan, size_t first) {
 }
 
 static void execute_phase(Context *ctx, Plan *plan, size_t first, size_t end, const ExecuteHooks *h) {
-        uint64_t t0 = now_usec();
+        uint64_t t0 = now(CLOCK_MONOTONIC);
 
         for (size_t i = first; i < end;) {
                 Action *a = plan->actions[i];
@@ -173,10 +160,10 @@ static void execute_phase(Context *ctx, Plan *plan, size_t first, size_t end, co
                         i++;
                 }
                 if (h && h->progress)
-                        h->progress(plan, first, end - first, i - first, now_usec() - t0, h->userdata);
+                        h->progress(plan, first, end - first, i - first, now(CLOCK_MONOTONIC) - t0, h->userdata);
         }
         if (h && h->phase_end)
-                h->phase_end(plan, first, end - first, now_usec() - t0, h->userdata);
+                h->phase_end(plan, first, end - first, now(CLOCK_MONOTONIC) - t0, h->userdata);
 }
 
 int engine_execute(Context *ctx, Plan *plan, const ExecuteHooks *hooks) {

@@ -40,7 +40,7 @@ static int follow_link(int dir_fd, const char *name, const char *rest, char **to
 
 /* RESOLVE_IN_ROOT by hand, for kernels before 5.6 (and valgrind): one component at a time, never
  * following a symlink with the kernel, ".." stopping at the root, an absolute target restarting there. */
-int fileio_open_beneath_by_hand(int root_fd, const char *path, int flags) {
+int fileio_open_resolve_beneath_by_hand(int root_fd, const char *path, int flags) {
         cleanup_free char *todo = strdup(path);
         cleanup_close int fd = -EBADF;
         unsigned links = 0;
@@ -91,7 +91,7 @@ int fileio_open_beneath_by_hand(int root_fd, const char *path, int flags) {
         return negative_errno();
 }
 
-int fileio_open_beneath(int root_fd, const char *path, int flags) {
+int fileio_open_resolve_beneath(int root_fd, const char *path, int flags) {
         struct open_how how = {
                 .flags = (uint64_t) (flags | O_CLOEXEC),
                 .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
@@ -100,7 +100,7 @@ int fileio_open_beneath(int root_fd, const char *path, int flags) {
 
         fd = syscall(SYS_openat2, root_fd, path, &how, sizeof how);
         if (fd < 0 && errno == ENOSYS)
-                return fileio_open_beneath_by_hand(root_fd, path, flags);
+                return fileio_open_resolve_beneath_by_hand(root_fd, path, flags);
         return fd < 0 ? negative_errno() : (int) fd;
 }
 
@@ -157,7 +157,7 @@ int fileio_read_regular(int fd, size_t max, char **ret, size_t *ret_size, struct
 int fileio_read_beneath(int root_fd, const char *path, size_t max, char **ret, size_t *ret_size) {
         cleanup_close int fd = -EBADF;
 
-        fd = fileio_open_beneath(root_fd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+        fd = fileio_open_resolve_beneath(root_fd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return fd;
         return fileio_read_regular(fd, max, ret, ret_size, NULL);

@@ -23,8 +23,9 @@
 #include "errno-util.h"
 #include "escape.h"
 #include "macro.h"
-#include "time-util.h"
 #include "string-util.h"
+#include "strv.h"
+#include "time-util.h"
 
 #define SYSTEM_MANIFEST "/etc/node-reset/manifest.conf"
 
@@ -50,7 +51,7 @@ static bool arg_group_delete = true;
 static unsigned arg_xtables_wait_sec = 10;
 static unsigned arg_unit_timeout_sec;
 static const char *arg_cri_endpoint;
-static unsigned arg_concurrency = 8;
+static unsigned arg_concurrency;    /* 0: the pods phase's default */
 static unsigned arg_pods_timeout_sec;
 static unsigned arg_kill_grace_sec = 5;
 /* orphan-check and --report-url */
@@ -146,16 +147,11 @@ static int parse_seconds(const char *s, unsigned *ret) {
 }
 
 static int add_manifest_arg(const char *path) {
-        char **n = reallocarray(arg_manifests, arg_n_manifests + 2, sizeof(char *));
+        int r = strv_extend(&arg_manifests, path);
 
-        if (!n)
-                return -ENOMEM;
-        arg_manifests = n;
-        arg_manifests[arg_n_manifests] = strdup(path);
-        if (!arg_manifests[arg_n_manifests])
-                return -ENOMEM;
-        arg_manifests[++arg_n_manifests] = NULL;
-        return 0;
+        if (r >= 0)
+                arg_n_manifests++;
+        return r;
 }
 
 enum {
@@ -173,16 +169,11 @@ enum {
 };
 
 static int add_report_header_arg(const char *h) {
-        char **n = reallocarray(arg_report_headers, arg_n_report_headers + 2, sizeof(char *));
+        int r = strv_extend(&arg_report_headers, h);
 
-        if (!n)
-                return -ENOMEM;
-        arg_report_headers = n;
-        arg_report_headers[arg_n_report_headers] = strdup(h);
-        if (!arg_report_headers[arg_n_report_headers])
-                return -ENOMEM;
-        arg_report_headers[++arg_n_report_headers] = NULL;
-        return 0;
+        if (r >= 0)
+                arg_n_report_headers++;
+        return r;
 }
 
 static int parse_orphan_report_option(int c, const char *optarg_) {
@@ -405,22 +396,15 @@ static int setup(Setup *s) {
         s->ctx.manifest = s->manifest;
         s->ctx.lazy_unmount = arg_lazy_unmount;
         s->ctx.link_group_delete = arg_group_delete;
-        s->ctx.xtables_wait_sec = arg_xtables_wait_sec;
-        s->ctx.unit_timeout_usec = (uint64_t) arg_unit_timeout_sec * 1000000ULL;
+        s->ctx.xtables_wait_usec = (usec_t) arg_xtables_wait_sec * USEC_PER_SEC;
+        s->ctx.unit_timeout_usec = (usec_t) arg_unit_timeout_sec * USEC_PER_SEC;
         s->ctx.cri_endpoint = arg_cri_endpoint;
         s->ctx.concurrency = arg_concurrency;
-        s->ctx.pods_budget_sec = arg_pods_timeout_sec;
-        s->ctx.kill_grace_usec = (uint64_t) arg_kill_grace_sec * 1000000ULL;
+        s->ctx.pods_budget_usec = (usec_t) arg_pods_timeout_sec * USEC_PER_SEC;
+        s->ctx.kill_grace_usec = (usec_t) arg_kill_grace_sec * USEC_PER_SEC;
         if (arg_timeout_sec > 0)
-                s->ctx.deadline_usec = started_usec + (uint64_t) arg_timeout_sec * 1000000ULL;
+                s->ctx.deadline_usec = started_usec + (usec_t) arg_timeout_sec * USEC_PER_SEC;
         return 0;
-}
-
-static uint64_t realtime_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
 }
 
 static void emit_report(const Setup *s, ReportInfo *info, const Plan *plan, const Plan *residue) {
@@ -429,13 +413,13 @@ static void emit_report(const Setup *s, ReportInfo *info, const Plan *plan, cons
         info->root = s->root;
         info->manifests = s->manifest->files;
         if (info->finished_usec == 0)
-                info->finished_usec = realtime_usec();
+                info->finished_usec = now(CLOCK_REALTIME);
         emitter_init(&e, stdout, arg_output, color_wanted(stdout));
         report_emit(&e, info, plan, residue);
 }
 
 static int verb_plan(int argc, char *argv[]) {
-        ReportInfo info = { .command = "plan", .started_usec = realtime_usec() };
+        ReportInfo info = { .command = "plan", .started_usec = now(CLOCK_REALTIME) };
         cleanup_free char *err = NULL;
         Setup s;
         Plan *plan;
@@ -547,7 +531,7 @@ static void post_final_report(const Setup *s, ReportInfo *info, ReportUrl *u, co
                 return;
         info->root = s->root;
         info->manifests = s->manifest->files;
-        info->finished_usec = realtime_usec();
+        info->finished_usec = now(CLOCK_REALTIME);
         report_url_post_final(u, info, plan, residue);
 }
 
@@ -560,7 +544,7 @@ static int exit_status_of(const Plan *plan, const Plan *residue) {
 }
 
 static int verb_run(int argc, char *argv[]) {
-        ReportInfo info = { .command = "run", .started_usec = realtime_usec(), .executed = true };
+        ReportInfo info = { .command = "run", .started_usec = now(CLOCK_REALTIME), .executed = true };
         ExecuteHooks hooks;
         Console console;
         cleanup_close int lock_fd = -EBADF;
@@ -613,7 +597,7 @@ finish:
 }
 
 static int verb_status(int argc, char *argv[]) {
-        ReportInfo info = { .command = "status", .started_usec = realtime_usec(), .verified = true };
+        ReportInfo info = { .command = "status", .started_usec = now(CLOCK_REALTIME), .verified = true };
         cleanup_free char *err = NULL;
         Plan *residue = NULL;
         Setup s;
@@ -698,7 +682,7 @@ static int verb_orphan_check(int argc, char *argv[]) {
                 .proxy = arg_proxy,
                 .for_sec = arg_for_sec,
                 .timeout_ms = arg_probe_timeout_ms,
-                .now = realtime_usec() / 1000000ULL,
+                .now = now(CLOCK_REALTIME) / USEC_PER_SEC,
         };
         cleanup_free char *root = NULL, *kubeconfig = NULL;
         cleanup_close int root_fd = -EBADF;
@@ -776,7 +760,7 @@ static int usage_exit_status(int argc, char *argv[]) {
 int main(int argc, char *argv[]) {
         int r;
 
-        started_usec = now_usec();
+        started_usec = now(CLOCK_MONOTONIC);
         log_setup();
         raise_nofile_limit();
         r = parse_argv(argc, argv);

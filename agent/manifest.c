@@ -18,9 +18,11 @@
 #include "agent/path.h"
 #include "netreset/route.h"
 #include "netreset/rule.h"
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "strv.h"
 
 #define MANIFEST_LINE_MAX 4096U
 #define MANIFEST_INCLUDE_DEPTH_MAX 8U
@@ -112,11 +114,9 @@ static int validate_route_proto(char **args, char **ret_reason) {
 
 /* The kernel's own tables (main, local, default) are never a CNI's. */
 static int validate_rule_table(char **args, char **ret_reason) {
-        size_t n = 0;
+        size_t n = strv_length(args);
         RuleMatch m;
 
-        while (args[n])
-                n++;
         if (rule_match_from_args(args, n, &m) < 0)
                 return set_errmsg(ret_reason, -EINVAL,
                                   "needs TABLE (1-4294967295, not 253, 254 or 255), then optionally MARK/MASK "
@@ -359,14 +359,6 @@ static void manifest_entry_done(ManifestEntry *e) {
         free(e->file);
 }
 
-static size_t strv_length(char *const *l) {
-        size_t n = 0;
-
-        while (l && l[n])
-                n++;
-        return n;
-}
-
 /* Drop what was added after the first n_entries entries and n_files files, so that a failed
  * parse leaves the manifest as it found it. */
 static void manifest_truncate(Manifest *m, size_t n_entries, size_t n_files) {
@@ -387,32 +379,15 @@ Manifest *manifest_free(Manifest *m) {
         return mfree(m);
 }
 
-/* Append s to a NULL-terminated vector; the vector owns s only on success. */
-static int strv_push(char ***l, char *s) {
-        size_t n = strv_length(*l);
-        char **nl;
-
-        nl = reallocarray(*l, n + 2, sizeof(char *));
-        if (!nl)
-                return -ENOMEM;
-        nl[n] = s;
-        nl[n + 1] = NULL;
-        *l = nl;
-        return 0;
-}
-
 /* Record a source in m->files; the vector stays NULL-terminated at every step. */
 static int manifest_add_file(Manifest *m, const char *name) {
-        char **nl;
+        int r;
 
-        nl = reallocarray(m->files, m->n_files + 2, sizeof(char *));
-        if (!nl)
-                return -ENOMEM;
-        m->files = nl;
-        nl[m->n_files] = strdup(name);
-        if (!nl[m->n_files])
-                return -ENOMEM;
-        nl[++m->n_files] = NULL;
+        /* manifest_truncate() leaves files[n_files] NULL: strv_extend() appends right there. */
+        r = strv_extend(&m->files, name);
+        if (r < 0)
+                return r;
+        m->n_files++;
         return 0;
 }
 
@@ -520,7 +495,7 @@ static int line_split(const char *s, size_t len, const Where *w, char ***ret, ch
         int r;
 
         for (;;) {
-                char *word;
+                char *word = NULL;
 
                 while (p < end && is_blank(*p))
                         p++;
@@ -533,26 +508,21 @@ static int line_split(const char *s, size_t len, const Where *w, char ***ret, ch
                         r = word_bare(&p, end, &word, w, reterr);
                 if (r < 0)
                         return r;
-                if (strv_push(&words, word) < 0) {
-                        free(word);
+                if (strv_consume(&words, word) < 0)
                         return where_error(w, reterr, -ENOMEM, "out of memory");
-                }
         }
         *ret = TAKE_PTR(words);
         return 0;
 }
 
 static int manifest_add_entry(Manifest *m, DirectiveType t, char **args, const Where *w, char **reterr) {
-        ManifestEntry *n;
         char *file;
 
         file = strdup(w->file);
-        n = file ? reallocarray(m->entries, m->n_entries + 1, sizeof(ManifestEntry)) : NULL;
-        if (!n) {
+        if (!file || GREEDY_REALLOC(m->entries, m->allocated_entries, m->n_entries + 1) < 0) {
                 free(file);
                 return where_error(w, reterr, -ENOMEM, "out of memory");
         }
-        m->entries = n;
         m->entries[m->n_entries++] = (ManifestEntry) {
                 .type = t,
                 .args = args,

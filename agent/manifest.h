@@ -49,7 +49,7 @@ typedef struct ManifestEntry {
 
 typedef struct Manifest {
         ManifestEntry *entries;
-        size_t n_entries;
+        size_t n_entries, allocated_entries;
         char **files;           /* every file read, in order, includes too */
         size_t n_files;
 } Manifest;

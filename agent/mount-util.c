@@ -210,7 +210,7 @@ static int unique_mount_gone(uint64_t unique_id) {
 
 /* Nothing of the planned mount is reachable at path (why says what is there instead): that is
  * "already clean" only when the mount itself is gone, never because the way to it changed. */
-static int unreachable(const MountSeen *seen, const char *path, const char *why, char **reterr_msg) {
+static int unreachable(const MountSeen *seen, const char *path, const char *why, char **ret_msg) {
         int r = unique_mount_gone(seen->unique_id);
 
         /* Without statmount, the 32-bit id in mountinfo: a reused one reads "still mounted", the safe way. */
@@ -218,46 +218,46 @@ static int unreachable(const MountSeen *seen, const char *path, const char *why,
                 r = mount_id_gone(seen->mount_id);
 
         if (r < 0)
-                return set_errmsg(reterr_msg, r, "cannot read /proc/self/mountinfo: %s", strerror(-r));
+                return set_errmsg(ret_msg, r, "cannot read /proc/self/mountinfo: %s", strerror(-r));
         if (r > 0)
-                return set_errmsg(reterr_msg, 0, "already unmounted (%s)", why);
-        return set_errmsg(reterr_msg, -ESTALE,
+                return set_errmsg(ret_msg, 0, "already unmounted (%s)", why);
+        return set_errmsg(ret_msg, -ESTALE,
                           "mount point changed since the plan: %s %s while mount %d is still mounted; nothing "
                           "unmounted",
                           path, why, seen->mount_id);
 }
 
 /* A symlink on the way is never "already clean": the path no longer leads where the plan looked. */
-static int refuse_symlink(int root_fd, const char *path, char **reterr_msg) {
+static int refuse_symlink(int root_fd, const char *path, char **ret_msg) {
         cleanup_close int fd = -EBADF;
         size_t stop = 0;
 
         fd = walk_nofollow(root_fd, path, 0, &stop);
         if (fd == -ELOOP)
-                return set_errmsg(reterr_msg, -ELOOP,
+                return set_errmsg(ret_msg, -ELOOP,
                                   "mount point changed since the plan: %.*s is now a symlink; nothing unmounted",
                                   (int) stop, path);
-        return set_errmsg(reterr_msg, -ELOOP,
+        return set_errmsg(ret_msg, -ELOOP,
                           "mount point changed since the plan: a symlink on the way to %s; nothing unmounted", path);
 }
 
 /* The mount at fd is the planned one: same mount id, same device, same unique id when known. */
-static int check_seen(int root_fd, const char *path, int fd, const MountSeen *seen, Seen *ret_now, char **reterr_msg) {
+static int check_seen(int root_fd, const char *path, int fd, const MountSeen *seen, Seen *ret_now, char **ret_msg) {
         cleanup_free char *why = NULL;
         Seen s;
         int r;
 
         r = seen_fd(fd, &s);
         if (r < 0)
-                return set_errmsg(reterr_msg, r, "cannot stat %s: %s", path, strerror(-r));
+                return set_errmsg(ret_msg, r, "cannot stat %s: %s", path, strerror(-r));
         if (S_ISLNK(s.mode))
-                return refuse_symlink(root_fd, path, reterr_msg);
+                return refuse_symlink(root_fd, path, ret_msg);
         if (s.mount_id != seen->mount_id) {
                 why = strprintf("now leads to mount %d, which is left alone", s.mount_id);
-                return unreachable(seen, path, why ?: "leads to another mount", reterr_msg);
+                return unreachable(seen, path, why ?: "leads to another mount", ret_msg);
         }
         if (s.dev != seen->dev || (seen->unique_id && s.unique_id && s.unique_id != seen->unique_id))
-                return set_errmsg(reterr_msg, -ESTALE,
+                return set_errmsg(ret_msg, -ESTALE,
                                   "mount point changed since the plan: %s leads to a mount with the planned id %d "
                                   "that is not the planned one (device %u:%u, planned %u:%u); nothing unmounted",
                                   path, s.mount_id, major(s.dev), minor(s.dev), major(seen->dev), minor(seen->dev));
@@ -280,29 +280,29 @@ static int split_last(const char *path, char **ret_parent, const char **ret_name
 }
 
 /* What umount2(2) said, once the mount was checked. */
-static int umount_failed(int err, const MountSeen *seen, const char *path, char **reterr_msg) {
+static int umount_failed(int err, const MountSeen *seen, const char *path, char **ret_msg) {
         if (err == EBUSY)
                 return -EBUSY;
         if (err == EINVAL || err == ENOENT)
-                return unreachable(seen, path, "changed while being unmounted", reterr_msg);
+                return unreachable(seen, path, "changed while being unmounted", ret_msg);
         errno = err;
-        return set_errmsg(reterr_msg, -err, "umount: %m");
+        return set_errmsg(ret_msg, -err, "umount: %m");
 }
 
 /* Unmount by name in the pinned parent: our own handle on the mount would make it busy (umount2 on
  * /proc/self/fd/N says EBUSY unless detaching). The name is looked up without following it, in a
  * directory that cannot move away; it was checked an instant ago, and is checked again after. */
 static int unmount_by_name(int pfd, const char *name, const MountSeen *seen, uint64_t unique_id, const char *path,
-                           char **reterr_msg) {
+                           char **ret_msg) {
         char proc[sizeof("/proc/self/fd//") + 12 + NAME_MAX];
 
         snprintf(proc, sizeof proc, "/proc/self/fd/%d/%s", pfd, name);
         if (umount2(proc, UMOUNT_NOFOLLOW) < 0)
-                return umount_failed(errno, seen, path, reterr_msg);
+                return umount_failed(errno, seen, path, ret_msg);
         /* Where the kernel can say it in O(1), make sure the checked mount is the one that went. (Reading
          * mountinfo instead would cost O(mounts) per unmount: seconds on a node with thousands.) */
         if (unique_mount_gone(unique_id) == 0)
-                return set_errmsg(reterr_msg, -ESTALE,
+                return set_errmsg(ret_msg, -ESTALE,
                                   "unmounted %s, but mount %d is still mounted: another mount took the name between "
                                   "the check and the unmount",
                                   path, seen->mount_id);
@@ -310,17 +310,17 @@ static int unmount_by_name(int pfd, const char *name, const MountSeen *seen, uin
 }
 
 /* Detach through the handle itself: exactly the mount checked, whatever the names do meanwhile. */
-static int detach_fd(int fd, const MountSeen *seen, const char *path, char **reterr_msg) {
+static int detach_fd(int fd, const MountSeen *seen, const char *path, char **ret_msg) {
         char proc[sizeof("/proc/self/fd/") + 12];
 
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
         /* Not UMOUNT_NOFOLLOW: that would name the magic link in /proc, not the mount (EINVAL). */
         if (umount2(proc, MNT_DETACH) < 0)
-                return umount_failed(errno, seen, path, reterr_msg);
+                return umount_failed(errno, seen, path, ret_msg);
         return 1;
 }
 
-int mount_unmount_seen(int root_fd, const char *path, const MountSeen *seen, int flags, char **reterr_msg) {
+int mount_unmount_seen(int root_fd, const char *path, const MountSeen *seen, int flags, char **ret_msg) {
         cleanup_close int pfd = -EBADF, fd = -EBADF;
         cleanup_free char *parent = NULL;
         const char *name;
@@ -329,21 +329,21 @@ int mount_unmount_seen(int root_fd, const char *path, const MountSeen *seen, int
 
         r = split_last(path, &parent, &name);
         if (r < 0)
-                return set_errmsg(reterr_msg, r, "cannot unmount '%s': %s", path, strerror(-r));
+                return set_errmsg(ret_msg, r, "cannot unmount '%s': %s", path, strerror(-r));
         r = pfd = mount_open_nofollow(root_fd, parent, O_DIRECTORY);
         if (pfd >= 0)
                 r = fd = RET_NERRNO(openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
         if (r == -ELOOP)
-                return refuse_symlink(root_fd, path, reterr_msg);
+                return refuse_symlink(root_fd, path, ret_msg);
         if (r == -ENOENT || r == -ENOTDIR)
-                return unreachable(seen, path, r == -ENOENT ? "no longer exists" : "has a file on the way", reterr_msg);
+                return unreachable(seen, path, r == -ENOENT ? "no longer exists" : "has a file on the way", ret_msg);
         if (r < 0)
-                return set_errmsg(reterr_msg, r, "cannot open %s: %s", path, strerror(-r));
-        r = check_seen(root_fd, path, fd, seen, &now, reterr_msg);
+                return set_errmsg(ret_msg, r, "cannot open %s: %s", path, strerror(-r));
+        r = check_seen(root_fd, path, fd, seen, &now, ret_msg);
         if (r <= 0)
                 return r;
         if (flags & MNT_DETACH)
-                return detach_fd(fd, seen, path, reterr_msg);
+                return detach_fd(fd, seen, path, ret_msg);
         fd = close_nointr(fd);
-        return unmount_by_name(pfd, name, seen, now.unique_id, path, reterr_msg);
+        return unmount_by_name(pfd, name, seen, now.unique_id, path, ret_msg);
 }

@@ -32,7 +32,7 @@ void mount_seen_observe(int root_fd, const char *path, const MountEntry *m, Moun
  * MNT_DETACH. Returns 1 when unmounted; 0 when it is verifiably gone already (the path has no
  * symlink, whatever is there now is another mount or none, and seen's mount id is no longer in
  * /proc/self/mountinfo); -EBUSY when busy (nothing done, no message); otherwise a negative errno and
- * the reason in *reterr_msg: a symlink on the way (-ELOOP), another mount in its place while the
+ * the reason in *ret_msg: a symlink on the way (-ELOOP), another mount in its place while the
  * planned one is still mounted (-ESTALE), or the error of a system call. Never acts on anything
  * but the planned mount. */
-int mount_unmount_seen(int root_fd, const char *path, const MountSeen *seen, int flags, char **reterr_msg);
+int mount_unmount_seen(int root_fd, const char *path, const MountSeen *seen, int flags, char **ret_msg);

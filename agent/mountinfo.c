@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agent/mountinfo.h"
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -179,16 +180,9 @@ static int mount_table_add_line(MountTable *t, char *line, unsigned order) {
         r = mount_entry_parse(line, order, &e);
         if (r < 0)
                 return r;
-        /* Capacity is 16, then doubles: grow when the count reaches it. */
-        if (t->n_entries == 0 || (t->n_entries >= 16 && (t->n_entries & (t->n_entries - 1)) == 0)) {
-                size_t n = t->n_entries ? t->n_entries * 2 : 16;
-                MountEntry *a = reallocarray(t->entries, n, sizeof(MountEntry));
-
-                if (!a) {
-                        mount_entry_done(&e);
-                        return -ENOMEM;
-                }
-                t->entries = a;
+        if (GREEDY_REALLOC(t->entries, t->allocated, t->n_entries + 1) < 0) {
+                mount_entry_done(&e);
+                return -ENOMEM;
         }
         t->entries[t->n_entries++] = e;
         return 0;

@@ -20,7 +20,7 @@ typedef struct MountEntry {
 
 typedef struct MountTable {
         MountEntry *entries;
-        size_t n_entries;
+        size_t n_entries, allocated;
 } MountTable;
 
 MountTable *mount_table_free(MountTable *t);

@@ -149,7 +149,7 @@ static int state_save(const OrphanOptions *o, const OrphanState *s, char **reter
         int r;
 
         if (s->first_seen == 0) {
-                dfd = fileio_open_beneath(o->root_fd, ORPHAN_STATE_DIR, O_RDONLY | O_DIRECTORY);
+                dfd = fileio_open_resolve_beneath(o->root_fd, ORPHAN_STATE_DIR, O_RDONLY | O_DIRECTORY);
                 if (dfd == -ENOENT)
                         return 0;
                 r = dfd < 0 ? dfd : RET_NERRNO(unlinkat(dfd, ORPHAN_STATE_NAME, 0));

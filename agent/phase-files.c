@@ -189,12 +189,12 @@ static int remove_pattern(Context *ctx, const FileData *d, bool dry_run, char **
         return result;
 }
 
-static int file_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int file_apply(Action *a, Context *ctx, char **ret_msg) {
         const FileData *d = a->data;
 
         if (d->pattern)
-                return remove_pattern(ctx, d, false, reterr_msg);
-        return remove_one(ctx, d, d->path, false, reterr_msg, NULL);
+                return remove_pattern(ctx, d, false, ret_msg);
+        return remove_one(ctx, d, d->path, false, ret_msg, NULL);
 }
 
 /* Residue: a dry run that still finds something to remove, or a mount it must leave alone. */

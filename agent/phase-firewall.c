@@ -34,6 +34,7 @@
 #include "netreset/nft.h"
 #include "netreset/xtables.h"
 #include "string-util.h"
+#include "time-util.h"
 
 #define PHASE "firewall"
 
@@ -382,14 +383,13 @@ static int plan_nft(Plan *plan, const Manifest *m, const Settings *s, char **ret
 
 /* ---- legacy x_tables ---- */
 
-/* --xtables-wait, but never past the run's --timeout. */
+/* --xtables-wait, but never past the run's --timeout; in whole seconds, as flock(2) is retried. */
 static unsigned lock_wait_sec(const Context *ctx) {
-        uint64_t now = now_usec(), left;
+        usec_t t = now(CLOCK_MONOTONIC), wait = ctx->xtables_wait_usec;
 
-        if (ctx->deadline_usec == 0)
-                return ctx->xtables_wait_sec;
-        left = ctx->deadline_usec > now ? (ctx->deadline_usec - now) / 1000000ULL : 0;
-        return (unsigned) MIN((uint64_t) ctx->xtables_wait_sec, left);
+        if (ctx->deadline_usec > 0)
+                wait = MIN(wait, ctx->deadline_usec > t ? ctx->deadline_usec - t : 0);
+        return (unsigned) (wait / USEC_PER_SEC);
 }
 
 static void legacy_apply_batch(Action **actions, size_t n, Context *ctx) {
@@ -630,17 +630,17 @@ static int plan_ipsets(Plan *plan, const Manifest *m) {
 
 /* ---- IPVS ---- */
 
-static int ipvs_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int ipvs_apply(Action *a, Context *ctx, char **ret_msg) {
         int r;
 
-        r = ipvs_flush(reterr_msg);
+        r = ipvs_flush(ret_msg);
         if (r == -EPROTONOSUPPORT) {
-                free(*reterr_msg);
-                *reterr_msg = strdup("IPVS not present in this kernel");
+                free(*ret_msg);
+                *ret_msg = strdup("IPVS not present in this kernel");
                 return 0;
         }
         if (r >= 0)
-                *reterr_msg = strdup(r > 0 ? "cleared every virtual service" : "no virtual services");
+                *ret_msg = strdup(r > 0 ? "cleared every virtual service" : "no virtual services");
         return r;
 }
 
@@ -697,7 +697,7 @@ static int plan_ipvs(Plan *plan, const Manifest *m) {
 
 /* ---- the phase ---- */
 
-static int keep_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int keep_apply(Action *a, Context *ctx, char **ret_msg) {
         return 0;
 }
 

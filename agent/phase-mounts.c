@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The mounts phase: unmount what kubelet and the runtime left beneath "unmount" paths, deepest first. */
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mount.h>
 
@@ -9,6 +8,7 @@
 #include "agent/mount-util.h"
 #include "agent/path.h"
 #include "agent/phase.h"
+#include "agent/proc.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -39,87 +39,60 @@ static const char *node_path_of(const Context *ctx, const char *mount_point) {
         return rest;
 }
 
-static bool pid_has_fd_beneath(const char *pid, const char *abs_path) {
-        char fddir[64], lpath[320], link[PATH_MAX + 1];
-        struct dirent *fe;
-        bool found = false;
-        DIR *fds;
-
-        snprintf(fddir, sizeof fddir, "/proc/%s/fd", pid);
-        fds = opendir(fddir);
-        if (!fds)
-                return false;
-        while (!found && (fe = readdir(fds))) {
-                ssize_t l;
-
-                snprintf(lpath, sizeof lpath, "%s/%s", fddir, fe->d_name);
-                l = readlink(lpath, link, sizeof link - 1);
-                if (l <= 0)
-                        continue;
-                link[l] = '\0';
-                found = path_startswith_dir(link, abs_path);
-        }
-        closedir(fds);
-        return found;
+static bool target_beneath(const char *target, const void *abs_path) {
+        return path_startswith_dir(target, abs_path);
 }
 
 /* Name (up to 8 of) the processes that keep a mount busy, so the operator knows what to stop. */
 static char *busy_holders(const char *abs_path) {
+        pid_t pids[8];
         char *list = NULL;
-        struct dirent *de;
-        unsigned n = 0;
-        DIR *proc;
+        int n;
 
-        proc = opendir("/proc");
-        if (!proc)
-                return NULL;
-        while (n < 8 && (de = readdir(proc))) {
-                char *t;
+        n = proc_fd_holders(target_beneath, abs_path, pids, ELEMENTSOF(pids));
+        for (int i = 0; i < n; i++) {
+                char *t = strprintf("%s%s%d", strempty(list), list ? ", " : "", (int) pids[i]);
 
-                if (!isdigit_str(de->d_name) || !pid_has_fd_beneath(de->d_name, abs_path))
-                        continue;
-                if (asprintf(&t, "%s%s%s", strempty(list), list ? ", " : "", de->d_name) < 0)
+                if (!t)
                         break;
                 free(list);
                 list = t;
-                n++;
         }
-        closedir(proc);
         return list;
 }
 
-static int unmount_busy(Context *ctx, UnmountData *d, char **reterr_msg) {
+static int unmount_busy(Context *ctx, UnmountData *d, char **ret_msg) {
         cleanup_free char *holders = busy_holders(d->abs_path);
         int r;
 
         if (ctx->lazy_unmount) {
-                r = mount_unmount_seen(ctx->root_fd, d->node_path, &d->seen, MNT_DETACH, reterr_msg);
+                r = mount_unmount_seen(ctx->root_fd, d->node_path, &d->seen, MNT_DETACH, ret_msg);
                 if (r == -EBUSY)
-                        return set_errmsg(reterr_msg, r, "busy, and lazy detach failed: %s", strerror(-r));
+                        return set_errmsg(ret_msg, r, "busy, and lazy detach failed: %s", strerror(-r));
                 if (r <= 0)
                         return r;
-                return set_errmsg(reterr_msg, 1, "busy%s%s: detached lazily (--lazy-unmount)",
+                return set_errmsg(ret_msg, 1, "busy%s%s: detached lazily (--lazy-unmount)",
                                   holders ? ", held open by PID " : "", strempty(holders));
         }
-        return set_errmsg(reterr_msg, -EBUSY, "busy%s%s: left mounted, nothing beneath it is removed",
+        return set_errmsg(ret_msg, -EBUSY, "busy%s%s: left mounted, nothing beneath it is removed",
                           holders ? ", held open by PID " : "", strempty(holders));
 }
 
 /* Only the mount the plan saw, reached beneath --root without following a symlink (a pod can swap
  * any directory on the way between the plan and the act). */
-static int unmount_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int unmount_apply(Action *a, Context *ctx, char **ret_msg) {
         UnmountData *d = a->data;
 
         if (!d)
                 return 0;       /* the manifest line matched no mount when planned */
         /* A busy mount often frees up a moment after the processes that held it exit. */
         for (unsigned attempt = 0;; attempt++) {
-                int r = mount_unmount_seen(ctx->root_fd, d->node_path, &d->seen, 0, reterr_msg);
+                int r = mount_unmount_seen(ctx->root_fd, d->node_path, &d->seen, 0, ret_msg);
 
                 if (r != -EBUSY)
                         return r;
                 if (attempt >= 3)
-                        return unmount_busy(ctx, d, reterr_msg);
+                        return unmount_busy(ctx, d, ret_msg);
                 (void) usleep(100 * 1000);
         }
 }

@@ -247,27 +247,27 @@ static int cgroup_attached(int fd, const BpfCgroupProg *p) {
         return 0;
 }
 
-static int cgroup_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int cgroup_apply(Action *a, Context *ctx, char **ret_msg) {
         const CgroupData *d = a->data;
         cleanup_close int fd = -EBADF;
         int k;
 
         if (!d->path) {
-                *reterr_msg = strdup("nothing to detach");
+                *ret_msg = strdup("nothing to detach");
                 return 0;
         }
         fd = cgroup_open(d);
         if (fd < 0) {
-                *reterr_msg = strdup("the cgroup is no longer reachable through any cgroup2 mount");
+                *ret_msg = strdup("the cgroup is no longer reachable through any cgroup2 mount");
                 return fd;
         }
         k = cgroup_attached(fd, &d->prog);
         if (k == 0)
-                *reterr_msg = strdup("already detached");
+                *ret_msg = strdup("already detached");
         if (k <= 0)
                 return k;
         k = bpf_cgroup_detach(fd, &d->prog);
-        *reterr_msg = strdup(k > 0 ? "detached" : "already detached");
+        *ret_msg = strdup(k > 0 ? "detached" : "already detached");
         return k;
 }
 
@@ -370,18 +370,18 @@ static int plan_cgroup_root(Context *ctx, Plan *plan, const Manifest *m, const M
 
 /* ---- pins ---- */
 
-static int pin_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int pin_apply(Action *a, Context *ctx, char **ret_msg) {
         int k;
 
         if (!a->data) {
-                *reterr_msg = strdup("no pin matches");
+                *ret_msg = strdup("no pin matches");
                 return 0;
         }
         k = bpf_pin_remove(a->data);
         if (k == -EXDEV)
-                *reterr_msg = strdup("not on a bpf file system");
+                *ret_msg = strdup("not on a bpf file system");
         else if (k >= 0)
-                *reterr_msg = strdup(k > 0 ? "removed" : "already gone");
+                *ret_msg = strdup(k > 0 ? "removed" : "already gone");
         return k;
 }
 

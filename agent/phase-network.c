@@ -608,26 +608,26 @@ static void netns_data_free(void *p) {
         free(d);
 }
 
-static int netns_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int netns_apply(Action *a, Context *ctx, char **ret_msg) {
         const NetnsData *d = a->data;
         int r;
 
         if (!d->path) {
-                *reterr_msg = strdup("no network namespace matches");
+                *ret_msg = strdup("no network namespace matches");
                 return 0;
         }
-        r = netns_delete(d->path, reterr_msg);
+        r = netns_delete(d->path, ret_msg);
         if (r < 0)
                 return r;
         if (r == 0)
-                *reterr_msg = strdup("already gone");
+                *ret_msg = strdup("already gone");
         else if (d->n_procs > 0) {
-                if (asprintf(reterr_msg, "name deleted; %d process%s still inside keep%s the namespace alive",
+                if (asprintf(ret_msg, "name deleted; %d process%s still inside keep%s the namespace alive",
                              d->n_procs, d->n_procs == 1 ? "" : "es", d->n_procs == 1 ? "s" : "") < 0)
-                        *reterr_msg = NULL;
+                        *ret_msg = NULL;
         }
         else
-                *reterr_msg = strdup("deleted");
+                *ret_msg = strdup("deleted");
         return r;
 }
 

@@ -2,25 +2,25 @@
 /* The pods phase: stop and remove every pod sandbox and container through the CRI socket, without the
  * API server, in a bounded time, climbing a rescue ladder when the CNI plugin or the runtime fails:
  * (1) retry with backoff, (2) a loopback-only CNI conflist while pods stop, (3) stop the runtime, kill
- * its shims and unmount what they left. */
+ * its shims and unmount what they left. This file plans and runs the batches (rung 1, and rung 2's
+ * retries); pods-ladder.c holds what rungs 2 and 3 do to the node. */
 
 #include <stdarg.h>
 #include <sys/stat.h>
 
 #include "agent/log.h"
 #include "agent/phase.h"
-#include "agent/pods-rescue.h"
-#include "agent/pods-runtime.h"
-#include "agent/services.h"
+#include "agent/pods-ladder.h"
+#include "agent/proc.h"
+#include "agent/runtime-info.h"
 #include "cri/cri.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "time-util.h"
 
 #define PODS_CONCURRENCY_DEFAULT 8U
-#define PODS_BUDGET_DEFAULT_SEC 120U
-#define USEC_PER_MSEC 1000ULL
-#define USEC_PER_SEC 1000000ULL
+#define PODS_BUDGET_DEFAULT_USEC (120 * USEC_PER_SEC)
 /* A runtime that does not say its version within this is hung, not busy. */
 #define PROBE_TIMEOUT_USEC (5 * USEC_PER_SEC)
 #define LIST_TIMEOUT_USEC (15 * USEC_PER_SEC)
@@ -36,12 +36,11 @@
  * (containerd reloads its CNI config within about a second). */
 #define RESCUE_WINDOW_USEC (20 * USEC_PER_SEC)
 #define RESCUE_POLL_USEC (500 * USEC_PER_MSEC)
-#define RUNTIME_STOP_TIMEOUT_USEC (60 * USEC_PER_SEC)
-#define CRI_NAMESPACE "k8s.io"
 #define ID_SHORT 12
 
-/* One runtime's client and ladder state, shared (counted) by the actions planned for it. */
-typedef struct Runtime {
+/* One CRI endpoint the phase works on: its client, what is known of the runtime behind it and the
+ * ladder state, shared (counted) by the actions planned for it. */
+typedef struct PodsTarget {
         unsigned n_ref;
         char *socket_path;
         CriClient *client;
@@ -60,47 +59,47 @@ typedef struct Runtime {
         char *rescue_path;      /* rung 2's conflist while it stands in: from the first stop that needs
                                  * it to the end of the remove-pod batch (RemovePodSandbox tears the
                                  * network down again) */
-} Runtime;
+} PodsTarget;
 
 typedef struct PodData {
-        Runtime *rt;
+        PodsTarget *pt;
         CriOpKind op;
         char *id;
         bool cni;               /* a pod-network sandbox: its stop and remove run the CNI DEL */
 } PodData;
 
-static Runtime *runtime_unref(Runtime *rt) {
-        if (!rt || --rt->n_ref > 0)
+static PodsTarget *target_unref(PodsTarget *pt) {
+        if (!pt || --pt->n_ref > 0)
                 return NULL;
-        cri_client_free(rt->client);
-        cri_version_done(&rt->version);
-        runtime_info_done(&rt->info);
-        free(rt->socket_path);
-        free(rt->probe_message);
-        free(rt->rung3_reason);
-        free(rt->rescue_path);
-        return mfree(rt);
+        cri_client_free(pt->client);
+        cri_version_done(&pt->version);
+        runtime_info_done(&pt->info);
+        free(pt->socket_path);
+        free(pt->probe_message);
+        free(pt->rung3_reason);
+        free(pt->rescue_path);
+        return mfree(pt);
 }
 
-static Runtime *runtime_ref(Runtime *rt) {
-        rt->n_ref++;
-        return rt;
+static PodsTarget *target_ref(PodsTarget *pt) {
+        pt->n_ref++;
+        return pt;
 }
 
-static inline void runtime_unrefp(Runtime **rt) {
-        runtime_unref(*rt);
+static inline void target_unrefp(PodsTarget **pt) {
+        target_unref(*pt);
 }
 
 static void pod_data_free(void *p) {
         PodData *d = p;
 
-        runtime_unref(d->rt);
+        target_unref(d->pt);
         free(d->id);
         free(d);
 }
 
-static void runtime_data_free(void *p) {
-        runtime_unref(p);
+static void target_data_free(void *p) {
+        target_unref(p);
 }
 
 static uint64_t u64_min(uint64_t a, uint64_t b) {
@@ -108,36 +107,34 @@ static uint64_t u64_min(uint64_t a, uint64_t b) {
 }
 
 /* The phase budget starts when the first action of this runtime runs. */
-static void budget_start(Runtime *rt, const Context *ctx) {
-        if (rt->deadline > 0)
+static void budget_start(PodsTarget *pt, const Context *ctx) {
+        if (pt->deadline > 0)
                 return;
-        rt->deadline = now_usec() + rt->budget_usec;
+        pt->deadline = now(CLOCK_MONOTONIC) + pt->budget_usec;
         if (ctx->deadline_usec > 0)
-                rt->deadline = u64_min(rt->deadline, ctx->deadline_usec);
+                pt->deadline = u64_min(pt->deadline, ctx->deadline_usec);
 }
 
-static uint64_t budget_left(const Runtime *rt) {
-        uint64_t now = now_usec();
-
-        return rt->deadline > now ? rt->deadline - now : 0;
+static uint64_t budget_left(const PodsTarget *pt) {
+        return usec_left(pt->deadline);
 }
 
-static void sleep_in_budget(const Runtime *rt, uint64_t usec) {
-        usec = u64_min(usec, budget_left(rt));
+static void sleep_in_budget(const PodsTarget *pt, uint64_t usec) {
+        usec = u64_min(usec, budget_left(pt));
         if (usec > 0)
                 (void) usleep((useconds_t) usec);
 }
 
 __attribute__((format(printf, 2, 3)))
-static void need_rung3(Runtime *rt, const char *fmt, ...) {
+static void need_rung3(PodsTarget *pt, const char *fmt, ...) {
         va_list ap;
 
-        rt->needs_rung3 = true;
-        if (rt->rung3_reason)
+        pt->needs_rung3 = true;
+        if (pt->rung3_reason)
                 return;
         va_start(ap, fmt);
-        if (vasprintf(&rt->rung3_reason, fmt, ap) < 0)
-                rt->rung3_reason = NULL;
+        if (vasprintf(&pt->rung3_reason, fmt, ap) < 0)
+                pt->rung3_reason = NULL;
         va_end(ap);
 }
 
@@ -196,13 +193,13 @@ static size_t count_pending(const Attempt *at, size_t n, bool cni_only) {
         return k;
 }
 
-static void attempt_update(Runtime *rt, Attempt *at, CriOp *op, unsigned rung) {
+static void attempt_update(PodsTarget *pt, Attempt *at, CriOp *op, unsigned rung) {
         if (op->result == -ETIME)
                 return; /* not started: the budget ran out while earlier calls of the round ran */
         at->tries++;
         if (op->result >= 0) {
                 at->state = ATTEMPT_DONE;
-                at->rung = rt->rescue_path && ((PodData *) at->a->data)->cni ? 2 : rung;
+                at->rung = pt->rescue_path && ((PodData *) at->a->data)->cni ? 2 : rung;
                 return;
         }
         if (op->grpc_status == GRPC_NOT_FOUND) {
@@ -211,28 +208,28 @@ static void attempt_update(Runtime *rt, Attempt *at, CriOp *op, unsigned rung) {
         }
         at->error = op->result;
         at->cni = is_cni_error(op->message);
-        at->cut = op->result == -ETIMEDOUT && budget_left(rt) == 0;
+        at->cut = op->result == -ETIMEDOUT && budget_left(pt) == 0;
         free(at->message);
         at->message = TAKE_PTR(op->message);
         if (!at->first_message && at->message)
                 at->first_message = strdup(at->message);
         /* A call the budget cut short says nothing about the runtime; one that had its whole
          * deadline does. */
-        if (op->result == -ETIMEDOUT && !rt->hung && !at->cut) {
-                rt->hung = true;
-                need_rung3(rt, "%s did not answer within its deadline", cri_op_kind_to_method(op->kind));
+        if (op->result == -ETIMEDOUT && !pt->hung && !at->cut) {
+                pt->hung = true;
+                need_rung3(pt, "%s did not answer within its deadline", cri_op_kind_to_method(op->kind));
         }
 }
 
 /* Every pending attempt once, concurrently. Returns how many are still pending. */
-static size_t attempt_round(Runtime *rt, Attempt *at, size_t n, unsigned rung) {
+static size_t attempt_round(PodsTarget *pt, Attempt *at, size_t n, unsigned rung) {
         cleanup_free CriOp *ops = calloc(n, sizeof(CriOp));
         cleanup_free size_t *idx = calloc(n, sizeof(size_t));
-        uint64_t timeout = u64_min(CALL_TIMEOUT_USEC, budget_left(rt));
+        uint64_t timeout = u64_min(CALL_TIMEOUT_USEC, budget_left(pt));
         size_t k = 0;
         int r;
 
-        if (rt->hung || timeout < CALL_TIMEOUT_MIN_USEC || !ops || !idx)
+        if (pt->hung || timeout < CALL_TIMEOUT_MIN_USEC || !ops || !idx)
                 return count_pending(at, n, false);
         for (size_t i = 0; i < n; i++)
                 if (at[i].state == ATTEMPT_PENDING) {
@@ -241,28 +238,28 @@ static size_t attempt_round(Runtime *rt, Attempt *at, size_t n, unsigned rung) {
                 }
         /* Each call gets its full deadline, but none runs past the budget: with more pods than
          * --concurrency, the last calls of a round start late. */
-        cri_client_set_timeout(rt->client, timeout);
-        cri_client_set_deadline(rt->client, rt->deadline);
-        r = cri_run_ops(rt->client, ops, k, rt->concurrency);
-        cri_client_set_deadline(rt->client, 0);
+        cri_client_set_timeout(pt->client, timeout);
+        cri_client_set_deadline(pt->client, pt->deadline);
+        r = cri_run_ops(pt->client, ops, k, pt->concurrency);
+        cri_client_set_deadline(pt->client, 0);
         for (size_t j = 0; j < k; j++) {
                 if (r < 0)
                         ops[j] = (CriOp) { .result = r, .grpc_status = -1 };
-                attempt_update(rt, &at[idx[j]], &ops[j], rung);
+                attempt_update(pt, &at[idx[j]], &ops[j], rung);
                 cri_op_done(&ops[j]);
         }
         return count_pending(at, n, false);
 }
 
 /* Rung 1: retry with backoff; a CNI failure gets one retry, then it is rung 2's. */
-static void rung1(Runtime *rt, Attempt *at, size_t n) {
-        size_t pending = attempt_round(rt, at, n, 0);
+static void rung1(PodsTarget *pt, Attempt *at, size_t n) {
+        size_t pending = attempt_round(pt, at, n, 0);
 
-        for (unsigned retry = 1; pending > 0 && !rt->hung && retry <= RETRIES; retry++) {
+        for (unsigned retry = 1; pending > 0 && !pt->hung && retry <= RETRIES; retry++) {
                 if (retry > 1 && count_pending(at, n, true) == pending)
                         break;
-                sleep_in_budget(rt, BACKOFF_USEC << (retry - 1));
-                pending = attempt_round(rt, at, n, 1);
+                sleep_in_budget(pt, BACKOFF_USEC << (retry - 1));
+                pending = attempt_round(pt, at, n, 1);
         }
 }
 
@@ -273,49 +270,49 @@ static bool op_uses_cni(CriOpKind op) {
 /* Rung 2: the runtime cannot tear a pod's network down because the CNI plugin fails (calico without
  * its API server). A first-sorting loopback-only conflist makes the teardown a no-op; it stands in
  * while the pods are retried, until rescue_release(). */
-static void rung2(Runtime *rt, Attempt *at, size_t n) {
+static void rung2(PodsTarget *pt, Attempt *at, size_t n) {
         cleanup_free char *err = NULL;
         uint64_t until;
         int r;
 
-        if (count_pending(at, n, true) == 0 || rt->hung || !op_uses_cni(pod_data(&at[0])->op))
+        if (count_pending(at, n, true) == 0 || pt->hung || !op_uses_cni(pod_data(&at[0])->op))
                 return;
-        if (!rt->rescue_path) {
-                r = cni_rescue_install(rt->info.cni_conf_dir, &rt->rescue_path, &err);
+        if (!pt->rescue_path) {
+                r = cni_rescue_install(pt->info.cni_conf_dir, &pt->rescue_path, &err);
                 if (r < 0) {
-                        need_rung3(rt, "rung 2 impossible: %s", strna(err));
+                        need_rung3(pt, "rung 2 impossible: %s", strna(err));
                         return;
                 }
                 log_notice("CNI teardown fails; the loopback-only conflist %s stands in while pods go.",
-                           rt->rescue_path);
+                           pt->rescue_path);
         }
-        until = now_usec() + u64_min(RESCUE_WINDOW_USEC, budget_left(rt));
-        while (count_pending(at, n, false) > 0 && !rt->hung && now_usec() < until) {
-                sleep_in_budget(rt, RESCUE_POLL_USEC);
-                (void) attempt_round(rt, at, n, 2);
+        until = now(CLOCK_MONOTONIC) + u64_min(RESCUE_WINDOW_USEC, budget_left(pt));
+        while (count_pending(at, n, false) > 0 && !pt->hung && now(CLOCK_MONOTONIC) < until) {
+                sleep_in_budget(pt, RESCUE_POLL_USEC);
+                (void) attempt_round(pt, at, n, 2);
         }
 }
 
 /* The rescue conflist goes again: after the last batch that may tear a network down, before rung 3,
- * and (pods-rescue.c) on a signal or at exit. */
-static void rescue_release(Runtime *rt) {
+ * and (pods-ladder.c) on a signal or at exit. */
+static void rescue_release(PodsTarget *pt) {
         int r;
 
-        if (!rt->rescue_path)
+        if (!pt->rescue_path)
                 return;
         r = cni_rescue_remove();
         if (r < 0)
-                log_error_errno(r, "Cannot remove the rescue conflist %s, remove it by hand: %m", rt->rescue_path);
+                log_error_errno(r, "Cannot remove the rescue conflist %s, remove it by hand: %m", pt->rescue_path);
         else
-                log_info("Removed the rescue conflist %s again.", rt->rescue_path);
-        rt->rescue_path = mfree(rt->rescue_path);
+                log_info("Removed the rescue conflist %s again.", pt->rescue_path);
+        pt->rescue_path = mfree(pt->rescue_path);
 }
 
 static const char *op_done_verb(CriOpKind op) {
         return op == CRI_OP_STOP_SANDBOX || op == CRI_OP_STOP_CONTAINER ? "stopped" : "removed";
 }
 
-static char *describe_done(const Runtime *rt, const Attempt *at) {
+static char *describe_done(const PodsTarget *pt, const Attempt *at) {
         const char *verb = op_done_verb(pod_data(at)->op);
         char *m = NULL;
         int r = 0;
@@ -328,57 +325,57 @@ static char *describe_done(const Runtime *rt, const Attempt *at) {
         else if (at->first_message)
                 r = asprintf(&m, "%s with the CNI rescue (rung 2): the CNI teardown failed (%s); the loopback-only "
                              "conflist %s stood in, removed again after the last pod", verb, at->first_message,
-                             strna(rt->rescue_path));
+                             strna(pt->rescue_path));
         else
                 r = asprintf(&m, "%s while the rung 2 rescue conflist %s stood in (the CNI teardown had failed)", verb,
-                             strna(rt->rescue_path));
+                             strna(pt->rescue_path));
         return r < 0 ? NULL : m;
 }
 
-static void settle_failed(Runtime *rt, Attempt *at) {
+static void settle_failed(PodsTarget *pt, Attempt *at) {
         char *m = NULL;
 
         if (at->cut) {
-                need_rung3(rt, "the pods budget was spent");
+                need_rung3(pt, "the pods budget was spent");
                 m = strprintf("cut off when the pods budget ran out: %s (%u attempt%s); rung 3 follows (see the "
                          "runtime action)", strna(at->message), at->tries, at->tries == 1 ? "" : "s");
                 action_record(at->a, -ETIME, m);
                 return;
         }
         if (at->tries == 0) {
-                need_rung3(rt, "the pods budget was spent");
+                need_rung3(pt, "the pods budget was spent");
                 m = strprintf("not attempted: %s; rung 3 follows (see the runtime action)",
-                         rt->hung ? "the runtime stopped answering" : "the pods budget is spent");
+                         pt->hung ? "the runtime stopped answering" : "the pods budget is spent");
                 action_record(at->a, at->error < 0 ? at->error : -ETIME, m);
                 return;
         }
-        need_rung3(rt, "%s failed: %s", cri_op_kind_to_method(pod_data(at)->op), strna(at->message));
+        need_rung3(pt, "%s failed: %s", cri_op_kind_to_method(pod_data(at)->op), strna(at->message));
         m = strprintf("%s (%u attempt%s%s); rung 3 follows (see the runtime action)", strna(at->message), at->tries,
                  at->tries == 1 ? "" : "s", at->cni ? ", the CNI rescue included" : "");
         action_record(at->a, at->error, m);
 }
 
-static void settle(Runtime *rt, Attempt *at, size_t n) {
+static void settle(PodsTarget *pt, Attempt *at, size_t n) {
         for (size_t i = 0; i < n; i++)
                 switch (at[i].state) {
                 case ATTEMPT_DONE:
-                        rt->rescued += at[i].rung == 2;
-                        action_record(at[i].a, 1, describe_done(rt, &at[i]));
+                        pt->rescued += at[i].rung == 2;
+                        action_record(at[i].a, 1, describe_done(pt, &at[i]));
                         break;
                 case ATTEMPT_GONE:
                         action_record(at[i].a, 0, strdup("already gone"));
                         break;
                 default:
-                        settle_failed(rt, &at[i]);
+                        settle_failed(pt, &at[i]);
                 }
 }
 
 static const ActionOps remove_pod_ops;
 
-static void runtime_batch(Runtime *rt, Context *ctx, Action **actions, size_t n) {
+static void target_batch(PodsTarget *pt, Context *ctx, Action **actions, size_t n) {
         Attempt *at;
 
-        budget_start(rt, ctx);
+        budget_start(pt, ctx);
         at = calloc(n, sizeof(Attempt));
         if (!at) {
                 for (size_t i = 0; i < n; i++)
@@ -387,28 +384,28 @@ static void runtime_batch(Runtime *rt, Context *ctx, Action **actions, size_t n)
         }
         for (size_t i = 0; i < n; i++)
                 at[i] = (Attempt) { .a = actions[i], .error = -ETIME };
-        if (rt->hung)
+        if (pt->hung)
                 for (size_t i = 0; i < n; i++)
                         at[i].error = -ETIMEDOUT;
         else {
-                rung1(rt, at, n);
-                rung2(rt, at, n);
+                rung1(pt, at, n);
+                rung2(pt, at, n);
         }
-        settle(rt, at, n);
+        settle(pt, at, n);
         if (actions[0]->ops == &remove_pod_ops)
-                rescue_release(rt);
+                rescue_release(pt);
         attempts_free(at, n);
 }
 
 /* A batch may hold actions of several runtimes (never in practice): each run of one goes alone. */
 static void pods_apply_batch(Action **actions, size_t n, Context *ctx) {
         for (size_t i = 0; i < n;) {
-                Runtime *rt = ((PodData *) actions[i]->data)->rt;
+                PodsTarget *pt = ((PodData *) actions[i]->data)->pt;
                 size_t j = i + 1;
 
-                while (j < n && ((PodData *) actions[j]->data)->rt == rt)
+                while (j < n && ((PodData *) actions[j]->data)->pt == pt)
                         j++;
-                runtime_batch(rt, ctx, actions + i, j - i);
+                target_batch(pt, ctx, actions + i, j - i);
                 i = j;
         }
 }
@@ -443,96 +440,36 @@ static const ActionOps remove_pod_ops = {
 
 /* --- Rung 3: the runtime action ------------------------------------------------------------ */
 
-static const char *rung3_reason(const Runtime *rt) {
-        if (rt->probe_error < 0)
-                return rt->probe_message ?: "the runtime does not answer";
-        if (rt->needs_rung3)
-                return rt->rung3_reason ?: "the CRI could not finish";
+static const char *rung3_reason(const PodsTarget *pt) {
+        if (pt->probe_error < 0)
+                return pt->probe_message ?: "the runtime does not answer";
+        if (pt->needs_rung3)
+                return pt->rung3_reason ?: "the CRI could not finish";
         return NULL;
 }
 
-/* Stop the runtime's unit through systemd; without systemd, say what the operator must do. */
-static int runtime_stop(const Runtime *rt, const Context *ctx, char **ret_msg) {
-        uint64_t wait = RUNTIME_STOP_TIMEOUT_USEC, now = now_usec();
-        cleanup_free char *err = NULL;
-        int r;
+static int runtime_apply(Action *a, Context *ctx, char **ret_msg) {
+        PodsTarget *pt = a->data;
+        const char *why = rung3_reason(pt);
 
-        if (!rt->info.unit && rt->info.pid > 0)
-                return set_errmsg(ret_msg, -EOPNOTSUPP,
-                                  "no systemd unit known for this runtime: stop it (PID %d), then rerun",
-                                  (int) rt->info.pid);
-        if (!rt->info.unit)
-                return set_errmsg(ret_msg, -EOPNOTSUPP, "no systemd unit known for this runtime: stop it, then rerun");
-        /* The stop job is waited for within the run's --timeout too. */
-        if (ctx->deadline_usec > 0)
-                wait = u64_min(wait, ctx->deadline_usec > now ? ctx->deadline_usec - now : 0);
-        r = services_stop_unit(rt->info.unit, wait ?: 1, &err);
-        if (r == -EHOSTDOWN)
-                return set_errmsg(ret_msg, r, "systemd is not running: stop %s (PID %d) by hand, then rerun",
-                                  rt->info.unit, (int) rt->info.pid);
-        if (r < 0)
-                return set_errmsg(ret_msg, r, "cannot stop %s (%s): stop it, then rerun", rt->info.unit, strna(err));
-        return set_errmsg(ret_msg, r, r > 0 ? "stopped %s" : "%s was not running", rt->info.unit);
-}
-
-static int rung3(Runtime *rt, const Context *ctx, const char *why, char **ret_msg) {
-        cleanup_free char *stop = NULL, *leftover = NULL;
-        LeftoverUnmount lu = {};
-        ShimKill sk = {};
-        pid_t pid = 0;
-        int r, k = 0, u = 0;
-
-        /* A runtime nobody listens for any more (it died) needs no stopping, only its leftovers gone. */
-        if (socket_listener_pid(rt->socket_path, &pid) == 0 && rt->probe_error < 0) {
-                stop = strdup("the runtime is not running");
-                r = 0;
-        } else
-                r = runtime_stop(rt, ctx, &stop);
-        if (rt->info.kind == RUNTIME_CONTAINERD) {
-                k = shims_kill(CRI_NAMESPACE, rt->socket_path, &sk);
-                u = leftovers_unmount(rt->info.state_dir, CRI_NAMESPACE, false, &lu);
-        }
-        if (rt->info.state_dir || rt->info.root_dir)
-                leftover = strprintf("; left for the files phase: %s%s%s", strempty(rt->info.state_dir),
-                                rt->info.state_dir && rt->info.root_dir ? ", " : "", strempty(rt->info.root_dir));
-        *ret_msg = strprintf("rung 3 (%s): %s; killed %u shim%s with %u processes%s%s; unmounted %u rootfs, %u shm, "
-                        "%u netns%s%s%s", why, strna(stop), sk.shims, sk.shims == 1 ? "" : "s", sk.processes,
-                        sk.survivors ? ", some survived" : "", k < 0 ? " (could not scan /proc)" : "", lu.rootfs,
-                        lu.shm, lu.netns, lu.busy ? ", some busy" : "", u < 0 ? " (could not read the mounts)" : "",
-                        strempty(leftover));
-        log_warning("Pods phase, rung 3 on %s: %s", rt->socket_path, strna(*ret_msg));
-        if (r < 0)
-                return r;
-        if (k < 0 || u < 0)
-                return k < 0 ? k : u;
-        return sk.survivors || lu.busy ? -EBUSY : 1;
-}
-
-static int runtime_apply(Action *a, Context *ctx, char **reterr_msg) {
-        Runtime *rt = a->data;
-        const char *why = rung3_reason(rt);
-
-        rescue_release(rt);
-        if (!why && rt->rescued > 0)
-                return set_errmsg(reterr_msg, 0, "rung 3 not needed: every pod went through the CRI, %u calls with "
-                                  "the rung 2 rescue", rt->rescued);
+        rescue_release(pt);
+        if (!why && pt->rescued > 0)
+                return set_errmsg(ret_msg, 0, "rung 3 not needed: every pod went through the CRI, %u calls with "
+                                  "the rung 2 rescue", pt->rescued);
         if (!why)
-                return set_errmsg(reterr_msg, 0, "no rescue needed: every pod went through the CRI");
-        return rung3(rt, ctx, why, reterr_msg);
+                return set_errmsg(ret_msg, 0, "no rescue needed: every pod went through the CRI");
+        return ladder_rung3(ctx, pt->socket_path, &pt->info, pt->probe_error >= 0, why, ret_msg);
 }
 
 /* Residue: the runtime still listens without answering, or shims or their mounts remain. */
 static int runtime_check(Action *a, Context *ctx, char **ret_msg) {
-        Runtime *rt = a->data;
+        PodsTarget *pt = a->data;
         LeftoverUnmount lu = {};
         unsigned shims = 0;
         pid_t pid = 0;
 
-        (void) socket_listener_pid(rt->socket_path, &pid);
-        if (rt->info.kind == RUNTIME_CONTAINERD) {
-                (void) shims_count(CRI_NAMESPACE, rt->socket_path, &shims);
-                (void) leftovers_unmount(rt->info.state_dir, CRI_NAMESPACE, true, &lu);
-        }
+        (void) proc_socket_listener(pt->socket_path, &pid);
+        ladder_residue(pt->socket_path, &pt->info, &shims, &lu);
         if (pid <= 0 && shims == 0 && lu.rootfs + lu.shm + lu.netns == 0)
                 return 0;
         *ret_msg = strprintf("%s; %u shims; %u rootfs, %u shm, %u netns mounts left",
@@ -545,13 +482,13 @@ static const ActionOps runtime_ops = {
         .kind = "runtime",
         .apply = runtime_apply,
         .check = runtime_check,
-        .free_data = runtime_data_free,
+        .free_data = target_data_free,
 };
 
 /* --- Small rows: a stale rescue conflist, kubelet, no runtime --------------------------------- */
 
-static int stale_apply(Action *a, Context *ctx, char **reterr_msg) {
-        return cni_rescue_remove_stale(a->target, reterr_msg);
+static int stale_apply(Action *a, Context *ctx, char **ret_msg) {
+        return cni_rescue_remove_stale(a->target, ret_msg);
 }
 
 static int stale_check(Action *a, Context *ctx, char **ret_msg) {
@@ -564,13 +501,13 @@ static const ActionOps stale_rescue_ops = {
         .check = stale_check,
 };
 
-static int kubelet_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int kubelet_apply(Action *a, Context *ctx, char **ret_msg) {
         pid_t pid = 0;
 
-        if (kubelet_find(&pid) <= 0)
-                return set_errmsg(reterr_msg, 0, "not running any more");
+        if (proc_find_exe_name("kubelet", &pid) <= 0)
+                return set_errmsg(ret_msg, 0, "not running any more");
         log_warning("kubelet (PID %d) still runs while the pods phase removes pods: it recreates them.", (int) pid);
-        return set_errmsg(reterr_msg, 0, "warning: still running (PID %d); pods it recreates are left behind",
+        return set_errmsg(ret_msg, 0, "warning: still running (PID %d); pods it recreates are left behind",
                           (int) pid);
 }
 
@@ -579,7 +516,7 @@ static const ActionOps kubelet_ops = {
         .apply = kubelet_apply,
 };
 
-static int nothing_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int nothing_apply(Action *a, Context *ctx, char **ret_msg) {
         return 0;
 }
 
@@ -616,7 +553,7 @@ static int plan_kubelet(Plan *plan) {
         char target[64];
         pid_t pid = 0;
 
-        if (kubelet_find(&pid) <= 0)
+        if (proc_find_exe_name("kubelet", &pid) <= 0)
                 return 0;
         log_warning("kubelet is running (PID %d): it must be stopped before the pods phase, or it recreates pods.",
                     (int) pid);
@@ -626,13 +563,13 @@ static int plan_kubelet(Plan *plan) {
                        "the pods");
 }
 
-static int plan_stale_rescue(Plan *plan, const Runtime *rt) {
+static int plan_stale_rescue(Plan *plan, const PodsTarget *pt) {
         cleanup_strv char **stale = NULL;
         int r;
 
-        if (!rt->info.cni_conf_dir)
+        if (!pt->info.cni_conf_dir)
                 return 0;
-        r = cni_rescue_find_stale(rt->info.cni_conf_dir, &stale);
+        r = cni_rescue_find_stale(pt->info.cni_conf_dir, &stale);
         STRV_FOREACH(p, stale)
                 if (r >= 0)
                         r = add_row(plan, &stale_rescue_ops, *p, NULL, true, NULL,
@@ -644,7 +581,7 @@ static void short_id(const char *id, char buf[static ID_SHORT + 1]) {
         snprintf(buf, ID_SHORT + 1, "%s", strempty(id));
 }
 
-static int add_pod_action(Plan *plan, Runtime *rt, const ActionOps *ops, CriOpKind op, const char *id, bool cni,
+static int add_pod_action(Plan *plan, PodsTarget *pt, const ActionOps *ops, CriOpKind op, const char *id, bool cni,
                           const char *target, const char *detail) {
         PodData *d;
         Action *a;
@@ -654,7 +591,7 @@ static int add_pod_action(Plan *plan, Runtime *rt, const ActionOps *ops, CriOpKi
                 free(d);
                 return -ENOMEM;
         }
-        d->rt = runtime_ref(rt);
+        d->pt = target_ref(pt);
         d->op = op;
         d->cni = cni;
         a = plan_add(plan, ops, "pods", target, NULL, d);
@@ -680,7 +617,7 @@ static const SandboxView *find_sandbox(const SandboxView *v, size_t n, const cha
 }
 
 /* PodSandboxStatus of every sandbox at once: its network namespace mode tells host network pods. */
-static int sandbox_network_modes(Runtime *rt, SandboxView *v, size_t n) {
+static int sandbox_network_modes(PodsTarget *pt, SandboxView *v, size_t n) {
         cleanup_free CriOp *ops = calloc(n ? n : 1, sizeof(CriOp));
         int r;
 
@@ -688,7 +625,7 @@ static int sandbox_network_modes(Runtime *rt, SandboxView *v, size_t n) {
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 ops[i] = (CriOp) { .kind = CRI_OP_SANDBOX_STATUS, .id = v[i].s->id };
-        r = cri_run_ops(rt->client, ops, n, rt->concurrency);
+        r = cri_run_ops(pt->client, ops, n, pt->concurrency);
         for (size_t i = 0; i < n; i++) {
                 if (r >= 0 && ops[i].result >= 0) {
                         v[i].status_known = true;
@@ -711,7 +648,7 @@ static void container_target(const CriContainer *c, const SandboxView *sb, char 
                 snprintf(buf, size, "%s %s", strna(c->name), id);
 }
 
-static int plan_containers(Plan *plan, Runtime *rt, const CriContainer *c, size_t nc, const SandboxView *v,
+static int plan_containers(Plan *plan, PodsTarget *pt, const CriContainer *c, size_t nc, const SandboxView *v,
                            size_t nv, const ActionOps *ops, CriOpKind op) {
         for (size_t i = 0; i < nc; i++) {
                 const SandboxView *sb = find_sandbox(v, nv, c[i].pod_sandbox_id);
@@ -723,14 +660,14 @@ static int plan_containers(Plan *plan, Runtime *rt, const CriContainer *c, size_
                 container_target(&c[i], sb, target, sizeof target);
                 short_id(c[i].pod_sandbox_id, pod);
                 snprintf(detail, sizeof detail, "%s, in pod %s", cri_container_state_to_string(c[i].state), pod);
-                r = add_pod_action(plan, rt, ops, op, c[i].id, false, target, detail);
+                r = add_pod_action(plan, pt, ops, op, c[i].id, false, target, detail);
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-static int plan_sandboxes(Plan *plan, Runtime *rt, const SandboxView *v, size_t n, const ActionOps *ops,
+static int plan_sandboxes(Plan *plan, PodsTarget *pt, const SandboxView *v, size_t n, const ActionOps *ops,
                           CriOpKind op, int host_network) {
         for (size_t i = 0; i < n; i++) {
                 char detail[160];
@@ -742,31 +679,31 @@ static int plan_sandboxes(Plan *plan, Runtime *rt, const SandboxView *v, size_t 
                          v[i].host_network ? "host" : "pod", v[i].status_known ? "" : " (status unknown)",
                          cri_sandbox_state_to_string(v[i].s->state), v[i].containers,
                          v[i].containers == 1 ? "" : "s");
-                r = add_pod_action(plan, rt, ops, op, v[i].s->id, !v[i].host_network, v[i].target, detail);
+                r = add_pod_action(plan, pt, ops, op, v[i].s->id, !v[i].host_network, v[i].target, detail);
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-static int plan_order(Plan *plan, Runtime *rt, const CriContainer *c, size_t nc, const SandboxView *v, size_t nv) {
+static int plan_order(Plan *plan, PodsTarget *pt, const CriContainer *c, size_t nc, const SandboxView *v, size_t nv) {
         int r;
 
-        r = plan_containers(plan, rt, c, nc, v, nv, &stop_container_ops, CRI_OP_STOP_CONTAINER);
+        r = plan_containers(plan, pt, c, nc, v, nv, &stop_container_ops, CRI_OP_STOP_CONTAINER);
         if (r >= 0)
-                r = plan_sandboxes(plan, rt, v, nv, &stop_pod_ops, CRI_OP_STOP_SANDBOX, false);
+                r = plan_sandboxes(plan, pt, v, nv, &stop_pod_ops, CRI_OP_STOP_SANDBOX, false);
         if (r >= 0)
-                r = plan_sandboxes(plan, rt, v, nv, &stop_host_pod_ops, CRI_OP_STOP_SANDBOX, true);
+                r = plan_sandboxes(plan, pt, v, nv, &stop_host_pod_ops, CRI_OP_STOP_SANDBOX, true);
         if (r >= 0)
-                r = plan_containers(plan, rt, c, nc, v, nv, &remove_container_ops, CRI_OP_REMOVE_CONTAINER);
+                r = plan_containers(plan, pt, c, nc, v, nv, &remove_container_ops, CRI_OP_REMOVE_CONTAINER);
         if (r >= 0)
-                r = plan_sandboxes(plan, rt, v, nv, &remove_pod_ops, CRI_OP_REMOVE_SANDBOX, -1);
+                r = plan_sandboxes(plan, pt, v, nv, &remove_pod_ops, CRI_OP_REMOVE_SANDBOX, -1);
         return r;
 }
 
-static int runtime_row(Plan *plan, Runtime *rt, bool present, const char *fmt, ...)
+static int runtime_row(Plan *plan, PodsTarget *pt, bool present, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
-static int runtime_row(Plan *plan, Runtime *rt, bool present, const char *fmt, ...) {
+static int runtime_row(Plan *plan, PodsTarget *pt, bool present, const char *fmt, ...) {
         cleanup_free char *what = NULL;
         va_list ap;
         int r;
@@ -778,21 +715,21 @@ static int runtime_row(Plan *plan, Runtime *rt, bool present, const char *fmt, .
                 what = NULL;
                 return -ENOMEM;
         }
-        return add_row(plan, &runtime_ops, rt->socket_path, runtime_ref(rt), present, NULL,
+        return add_row(plan, &runtime_ops, pt->socket_path, target_ref(pt), present, NULL,
                        "%s; %s PID %d, config %s, CNI conf dir %s, unit %s; rung 3 if needed: stop the unit, kill the "
-                       "shims, unmount what they left", what, runtime_kind_to_string(rt->info.kind), (int) rt->info.pid,
-                       strna(rt->info.config), strna(rt->info.cni_conf_dir), strna(rt->info.unit));
+                       "shims, unmount what they left", what, runtime_kind_to_string(pt->info.kind), (int) pt->info.pid,
+                       strna(pt->info.config), strna(pt->info.cni_conf_dir), strna(pt->info.unit));
 }
 
 /* A planning call that ran out of time says which bound cut it, so the report blames the budget the
  * operator set and not only the runtime. */
-static void note_cut(const Context *ctx, const Runtime *rt, int r, char **msg) {
+static void note_cut(const Context *ctx, const PodsTarget *pt, int r, char **msg) {
         const char *bound;
         char *m;
 
-        if ((r != -ETIMEDOUT && r != -ETIME) || rt->plan_deadline == 0 || now_usec() < rt->plan_deadline)
+        if ((r != -ETIMEDOUT && r != -ETIME) || pt->plan_deadline == 0 || now(CLOCK_MONOTONIC) < pt->plan_deadline)
                 return;
-        bound = ctx->deadline_usec > 0 && rt->plan_deadline >= ctx->deadline_usec ? "the run's --timeout" :
+        bound = ctx->deadline_usec > 0 && pt->plan_deadline >= ctx->deadline_usec ? "the run's --timeout" :
                                                                                       "the pods budget (--pods-timeout)";
         m = strprintf("%s, cut by %s", strna(*msg), bound);
         if (!m)
@@ -802,7 +739,7 @@ static void note_cut(const Context *ctx, const Runtime *rt, int r, char **msg) {
 }
 
 /* Every pod and container of an answering runtime, in the order they go. */
-static int plan_pods(const Context *ctx, Plan *plan, Runtime *rt) {
+static int plan_pods(const Context *ctx, Plan *plan, PodsTarget *pt) {
         cleanup_free SandboxView *v = NULL;
         cleanup_free char *err = NULL;
         CriSandbox *s = NULL;
@@ -810,19 +747,19 @@ static int plan_pods(const Context *ctx, Plan *plan, Runtime *rt) {
         size_t ns = 0, nc = 0, n_host = 0;
         int r;
 
-        cri_client_set_timeout(rt->client, LIST_TIMEOUT_USEC);
-        r = cri_list_sandboxes(rt->client, &s, &ns, &err);
+        cri_client_set_timeout(pt->client, LIST_TIMEOUT_USEC);
+        r = cri_list_sandboxes(pt->client, &s, &ns, &err);
         if (r >= 0)
-                r = cri_list_containers(rt->client, &c, &nc, &err);
+                r = cri_list_containers(pt->client, &c, &nc, &err);
         if (r >= 0 && !(v = calloc(ns ? ns : 1, sizeof(SandboxView))))
                 r = -ENOMEM;
         if (r < 0) {
-                note_cut(ctx, rt, r, &err);
-                rt->probe_error = r;
-                rt->probe_message = TAKE_PTR(err);
+                note_cut(ctx, pt, r, &err);
+                pt->probe_error = r;
+                pt->probe_message = TAKE_PTR(err);
                 if (r != -ENOMEM)
-                        r = runtime_row(plan, rt, true, "answers Version but not the listing: %s",
-                                        strna(rt->probe_message));
+                        r = runtime_row(plan, pt, true, "answers Version but not the listing: %s",
+                                        strna(pt->probe_message));
                 goto finish;
         }
         for (size_t i = 0; i < ns; i++) {
@@ -838,16 +775,16 @@ static int plan_pods(const Context *ctx, Plan *plan, Runtime *rt) {
                 if (sb)
                         sb->containers++;
         }
-        r = sandbox_network_modes(rt, v, ns);
+        r = sandbox_network_modes(pt, v, ns);
         for (size_t i = 0; i < ns; i++)
                 n_host += v[i].host_network;
         if (r >= 0)
-                r = plan_order(plan, rt, c, nc, v, ns);
+                r = plan_order(plan, pt, c, nc, v, ns);
         if (r >= 0)
-                r = runtime_row(plan, rt, false,
+                r = runtime_row(plan, pt, false,
                                 "%s %s answers (%s): %zu pods, %zu on the host network, %zu containers",
-                                strna(rt->version.runtime_name), strna(rt->version.runtime_version),
-                                cri_client_service(rt->client), ns, n_host, nc);
+                                strna(pt->version.runtime_name), strna(pt->version.runtime_version),
+                                cri_client_service(pt->client), ns, n_host, nc);
 finish:
         cri_sandboxes_free(s, ns);
         cri_containers_free(c, nc);
@@ -856,66 +793,63 @@ finish:
 
 /* A runtime that does not answer Version: rung 3 is the plan, unless it is simply not running and
  * left nothing behind. */
-static int plan_unanswered(Plan *plan, Runtime *rt) {
+static int plan_unanswered(Plan *plan, PodsTarget *pt) {
         LeftoverUnmount lu = {};
         unsigned shims = 0;
 
-        if (rt->probe_error == -ECONNREFUSED || rt->probe_error == -ENOENT) {
-                if (rt->info.kind == RUNTIME_CONTAINERD) {
-                        (void) shims_count(CRI_NAMESPACE, rt->socket_path, &shims);
-                        (void) leftovers_unmount(rt->info.state_dir, CRI_NAMESPACE, true, &lu);
-                }
-                return runtime_row(plan, rt, shims + lu.rootfs + lu.shm + lu.netns > 0,
-                                   "not running (%s); %u shims and %u mounts left", strna(rt->probe_message), shims,
+        if (pt->probe_error == -ECONNREFUSED || pt->probe_error == -ENOENT) {
+                ladder_residue(pt->socket_path, &pt->info, &shims, &lu);
+                return runtime_row(plan, pt, shims + lu.rootfs + lu.shm + lu.netns > 0,
+                                   "not running (%s); %u shims and %u mounts left", strna(pt->probe_message), shims,
                                    lu.rootfs + lu.shm + lu.netns);
         }
-        log_warning("The container runtime at %s does not answer: %s", rt->socket_path, strna(rt->probe_message));
-        return runtime_row(plan, rt, true, "not answering: %s", strna(rt->probe_message));
+        log_warning("The container runtime at %s does not answer: %s", pt->socket_path, strna(pt->probe_message));
+        return runtime_row(plan, pt, true, "not answering: %s", strna(pt->probe_message));
 }
 
-static int runtime_new(const Context *ctx, const char *path, Runtime **ret) {
-        Runtime *rt;
+static int target_new(const Context *ctx, const char *path, PodsTarget **ret) {
+        PodsTarget *pt;
         int r;
 
-        rt = calloc(1, sizeof *rt);
-        if (!rt)
+        pt = calloc(1, sizeof *pt);
+        if (!pt)
                 return -ENOMEM;
-        rt->n_ref = 1;
-        rt->concurrency = ctx->concurrency ?: PODS_CONCURRENCY_DEFAULT;
-        rt->budget_usec = (uint64_t) (ctx->pods_budget_sec ?: PODS_BUDGET_DEFAULT_SEC) * USEC_PER_SEC;
-        rt->socket_path = strdup(path);
-        if (!rt->socket_path) {
-                runtime_unref(rt);
+        pt->n_ref = 1;
+        pt->concurrency = ctx->concurrency ?: PODS_CONCURRENCY_DEFAULT;
+        pt->budget_usec = ctx->pods_budget_usec ?: PODS_BUDGET_DEFAULT_USEC;
+        pt->socket_path = strdup(path);
+        if (!pt->socket_path) {
+                target_unref(pt);
                 return -ENOMEM;
         }
-        r = cri_client_new(path, &rt->client);
+        r = cri_client_new(path, &pt->client);
         if (r < 0) {
-                runtime_unref(rt);
+                target_unref(pt);
                 return r;
         }
-        *ret = rt;
+        *ret = pt;
         return 0;
 }
 
-static int plan_runtime(const Context *ctx, Plan *plan, const char *path, uint64_t deadline, char **reterr) {
-        CLEANUP(runtime_unrefp) Runtime *rt = NULL;
+static int plan_target(const Context *ctx, Plan *plan, const char *path, uint64_t deadline, char **reterr) {
+        CLEANUP(target_unrefp) PodsTarget *pt = NULL;
         int r;
 
-        r = runtime_new(ctx, path, &rt);
+        r = target_new(ctx, path, &pt);
         if (r < 0)
                 return set_errmsg(reterr, r, "pods: cannot create a CRI client for %s: %s", path, strerror(-r));
-        rt->plan_deadline = deadline;
-        cri_client_set_deadline(rt->client, deadline);
-        cri_client_set_timeout(rt->client, PROBE_TIMEOUT_USEC);
-        rt->probe_error = cri_version(rt->client, &rt->version, &rt->probe_message);
-        note_cut(ctx, rt, rt->probe_error, &rt->probe_message);
-        r = runtime_info_probe(path, rt->version.runtime_name, &rt->info);
+        pt->plan_deadline = deadline;
+        cri_client_set_deadline(pt->client, deadline);
+        cri_client_set_timeout(pt->client, PROBE_TIMEOUT_USEC);
+        pt->probe_error = cri_version(pt->client, &pt->version, &pt->probe_message);
+        note_cut(ctx, pt, pt->probe_error, &pt->probe_message);
+        r = runtime_info_probe(path, pt->version.runtime_name, &pt->info);
         if (r >= 0)
-                r = plan_stale_rescue(plan, rt);
+                r = plan_stale_rescue(plan, pt);
         if (r >= 0)
-                r = rt->probe_error < 0 ? plan_unanswered(plan, rt) : plan_pods(ctx, plan, rt);
+                r = pt->probe_error < 0 ? plan_unanswered(plan, pt) : plan_pods(ctx, plan, pt);
         /* Execution sets its own deadline, from the pods budget. */
-        cri_client_set_deadline(rt->client, 0);
+        cri_client_set_deadline(pt->client, 0);
         if (r < 0)
                 return set_errmsg(reterr, r, "pods: cannot plan for %s: %s", path, strerror(-r));
         return 0;
@@ -989,7 +923,7 @@ static int plan_no_runtime(Plan *plan, char **eps) {
 /* The planning calls get the pods budget too, from the start of the phase's planning, and never run
  * past the run's --timeout: a runtime that answers Version and then hangs cannot hold the run. */
 static uint64_t plan_deadline(const Context *ctx) {
-        uint64_t d = now_usec() + (uint64_t) (ctx->pods_budget_sec ?: PODS_BUDGET_DEFAULT_SEC) * USEC_PER_SEC;
+        uint64_t d = now(CLOCK_MONOTONIC) + (ctx->pods_budget_usec ?: PODS_BUDGET_DEFAULT_USEC);
 
         return ctx->deadline_usec > 0 ? u64_min(d, ctx->deadline_usec) : d;
 }
@@ -1021,7 +955,7 @@ int phase_pods_plan(Context *ctx, Plan *plan, char **reterr) {
                 if (!is_socket(paths[i]) || seen_before(paths, i))
                         continue;
                 found++;
-                r = plan_runtime(ctx, plan, paths[i], deadline, reterr);
+                r = plan_target(ctx, plan, paths[i], deadline, reterr);
         }
         if (r < 0)
                 return r;

@@ -15,6 +15,7 @@
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "time-util.h"
 
 /* How long SIGTERM gets before SIGKILL, and how long SIGKILL gets before giving up. */
 #define KILL_WAIT_USEC (5ULL * 1000000ULL)
@@ -53,14 +54,11 @@ typedef struct Victim {
 
 static void victim_settle(Victim *v, int r, const char *fmt, ...) _printf_(3, 4);
 static void victim_settle(Victim *v, int r, const char *fmt, ...) {
-        char *msg = NULL;
         va_list ap;
 
         va_start(ap, fmt);
-        if (vasprintf(&msg, fmt, ap) < 0)
-                msg = NULL;
+        action_recordv(v->action, r, fmt, ap);
         va_end(ap);
-        action_record(v->action, r, msg);
         if (v->pidfd >= 0)
                 (void) close_nointr(v->pidfd);
         v->pidfd = -EBADF;
@@ -99,7 +97,7 @@ static size_t victims_wait(Victim *vs, size_t n, uint64_t until_usec, const char
         if (!fds)
                 return n;
         for (;;) {
-                uint64_t now = now_usec();
+                usec_t t = now(CLOCK_MONOTONIC);
 
                 left = 0;
                 for (size_t i = 0; i < n; i++) {
@@ -110,10 +108,10 @@ static size_t victims_wait(Victim *vs, size_t n, uint64_t until_usec, const char
                                 victim_settle(v, 1, "%s", how);
                         left += !v->done;
                 }
-                if (left == 0 || now >= until_usec)
+                if (left == 0 || t >= until_usec)
                         return left;
                 /* A pidfd polls readable once its process has exited; /proc is looked at every 50 ms. */
-                if (poll(fds, n, (until_usec - now) / 1000 + 1 < 50 ? (int) ((until_usec - now) / 1000 + 1) : 50) > 0)
+                if (poll(fds, n, (until_usec - t) / 1000 + 1 < 50 ? (int) ((until_usec - t) / 1000 + 1) : 50) > 0)
                         for (size_t i = 0; i < n; i++)
                                 if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP)))
                                         victim_settle(vs + i, 1, "%s", how);
@@ -122,7 +120,7 @@ static size_t victims_wait(Victim *vs, size_t n, uint64_t until_usec, const char
 
 static void kill_apply_batch(Action **actions, size_t n, Context *ctx) {
         cleanup_free Victim *vs = calloc(n, sizeof(Victim));
-        uint64_t grace_end = now_usec() + ctx->kill_grace_usec;
+        uint64_t grace_end = now(CLOCK_MONOTONIC) + ctx->kill_grace_usec;
 
         if (!vs) {
                 for (size_t i = 0; i < n; i++)
@@ -145,7 +143,7 @@ static void kill_apply_batch(Action **actions, size_t n, Context *ctx) {
         if (victims_wait(vs, n, grace_end, "exited on SIGTERM") > 0) {
                 for (size_t i = 0; i < n; i++)
                         victim_signal(vs + i, SIGKILL);
-                (void) victims_wait(vs, n, now_usec() + KILL_WAIT_USEC, "killed with SIGKILL after the grace period");
+                (void) victims_wait(vs, n, now(CLOCK_MONOTONIC) + KILL_WAIT_USEC, "killed with SIGKILL after the grace period");
         }
         for (size_t i = 0; i < n; i++)
                 if (!vs[i].done)
@@ -153,7 +151,7 @@ static void kill_apply_batch(Action **actions, size_t n, Context *ctx) {
                                       (double) KILL_WAIT_USEC / 1e6);
 }
 
-static int kill_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int kill_apply(Action *a, Context *ctx, char **ret_msg) {
         kill_apply_batch(&a, 1, ctx);
         if (a->result == ACTION_FAILED)
                 return a->error;
@@ -181,7 +179,7 @@ typedef struct ProcScan {
         ProcTable table;
         pid_t *untouchable;
         pid_t *planned;         /* 0-terminated: every PID that already has a row */
-        size_t n_planned;
+        size_t n_planned, allocated_planned;
         const char *no_systemd; /* why systemd is out of reach, or NULL */
         const char *root;       /* ctx->root */
         struct stat root_st;    /* its identity: a process whose root directory it is belongs to the node */
@@ -212,17 +210,6 @@ static void proc_scan_done(ProcScan *s) {
         free(s->planned);
 }
 
-static int planned_add(ProcScan *s, pid_t pid) {
-        pid_t *n = reallocarray(s->planned, s->n_planned + 2, sizeof(pid_t));
-
-        if (!n)
-                return -ENOMEM;
-        n[s->n_planned++] = pid;
-        n[s->n_planned] = 0;
-        s->planned = n;
-        return 0;
-}
-
 static int add_kill(Plan *plan, ProcScan *s, const ProcInfo *p, const char *reason, const ProcInfo *root) {
         cleanup_free char *target = NULL;
         KillData *d;
@@ -235,7 +222,7 @@ static int add_kill(Plan *plan, ProcScan *s, const ProcInfo *p, const char *reas
                 return -ENOMEM;
         *d = (KillData) { .pid = p->pid, .starttime = p->starttime };
         a = plan_add(plan, &kill_ops, "processes", target, reason, d);
-        if (!a || planned_add(s, p->pid) < 0)
+        if (!a || pid_list_add(&s->planned, &s->n_planned, &s->allocated_planned, p->pid) < 0)
                 return -ENOMEM;
         if (root != p)
                 return action_set_detail(a, "in the tree of %s[%d]", display_exe(s, root), (int) root->pid);

@@ -5,6 +5,7 @@
 
 #include "agent/phase.h"
 #include "agent/services.h"
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -24,21 +25,6 @@ static const char *const unit_dirs[] = {
         "/etc/systemd/system", "/run/systemd/system", "/lib/systemd/system",
         "/usr/lib/systemd/system", "/usr/local/lib/systemd/system",
 };
-
-static bool verb_listed(const char *actions, UnitVerb v) {
-        const char *name = verb_names[v];
-        size_t l = strlen(name);
-
-        for (const char *p = actions; *p;) {
-                size_t n = strcspn(p, ",");
-
-                if (n == l && strncmp(p, name, l) == 0)
-                        return true;
-                p += n;
-                p += strspn(p, ",");
-        }
-        return false;
-}
 
 /* ---- stop, disable, mask: a row per unit, data is the unit name (NULL: a glob matched nothing) ---- */
 
@@ -65,7 +51,7 @@ static void stop_apply_batch(Action **actions, size_t n, Context *ctx) {
                 action_record(of[i], stops[i].result, stops[i].message);
 }
 
-static int stop_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int stop_apply(Action *a, Context *ctx, char **ret_msg) {
         stop_apply_batch(&a, 1, ctx);
         return a->result == ACTION_FAILED ? a->error : a->result == ACTION_CHANGED;
 }
@@ -86,10 +72,10 @@ static int stop_check(Action *a, Context *ctx, char **ret_msg) {
         return set_errmsg(ret_msg, 1, "still %s (%s)", s.active_state, s.sub_state);
 }
 
-static int disable_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int disable_apply(Action *a, Context *ctx, char **ret_msg) {
         if (!a->data)
-                return set_errmsg(reterr_msg, 0, "no unit matches");
-        return services_disable(ctx->systemd, a->data, reterr_msg);
+                return set_errmsg(ret_msg, 0, "no unit matches");
+        return services_disable(ctx->systemd, a->data, ret_msg);
 }
 
 static bool file_state_is_enabled(const char *state) {
@@ -110,10 +96,10 @@ static int disable_check(Action *a, Context *ctx, char **ret_msg) {
         return file_state_is_enabled(state) ? set_errmsg(ret_msg, 1, "still %s", state) : 0;
 }
 
-static int mask_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int mask_apply(Action *a, Context *ctx, char **ret_msg) {
         if (!a->data)
-                return set_errmsg(reterr_msg, 0, "no unit matches");
-        return services_mask(ctx->systemd, a->data, reterr_msg);
+                return set_errmsg(ret_msg, 0, "no unit matches");
+        return services_mask(ctx->systemd, a->data, ret_msg);
 }
 
 static int mask_check(Action *a, Context *ctx, char **ret_msg) {
@@ -242,7 +228,7 @@ static int add_line(Context *ctx, Plan *plan, const char *phase, UnitVerb v, con
 
 /* Without systemd nothing can be asked: one row per line says so (the processes phase is what
  * stops kubelet, the runtime and etcd then). */
-static int unit_unreachable_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int unit_unreachable_apply(Action *a, Context *ctx, char **ret_msg) {
         return 0;
 }
 
@@ -287,7 +273,7 @@ static int plan_units(Context *ctx, Plan *plan, const char *phase, const char *w
                 return add_unreachable(ctx, plan, phase, when);
         for (UnitVerb v = 0; v < _VERB_MAX; v++)
                 MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_UNIT) {
-                        if (!streq(e->args[2], when) || !verb_listed(e->args[1], v))
+                        if (!streq(e->args[2], when) || !comma_list_contains(e->args[1], verb_names[v]))
                                 continue;
                         r = add_line(ctx, plan, phase, v, e, reterr);
                         if (r < 0)
@@ -308,7 +294,7 @@ int phase_services_late_plan(Context *ctx, Plan *plan, char **reterr) {
 
 typedef struct ReloadData {
         Action **watch;         /* this run's actions that change unit files (owned by the plan) */
-        size_t n_watch;
+        size_t n_watch, allocated_watch;
         char **units;           /* every unit the manifest names that systemd knows */
 } ReloadData;
 
@@ -335,16 +321,16 @@ static char *reload_reason(Context *ctx, const ReloadData *d) {
         return NULL;
 }
 
-static int reload_apply(Action *a, Context *ctx, char **reterr_msg) {
+static int reload_apply(Action *a, Context *ctx, char **ret_msg) {
         cleanup_free char *why = reload_reason(ctx, a->data);
         int r;
 
         if (!why)
-                return set_errmsg(reterr_msg, 0, "no unit file changed");
-        r = services_reload(ctx->systemd, ctx->unit_timeout_usec, reterr_msg);
+                return set_errmsg(ret_msg, 0, "no unit file changed");
+        r = services_reload(ctx->systemd, ctx->unit_timeout_usec, ret_msg);
         if (r < 0)
                 return r;
-        return set_errmsg(reterr_msg, 1, "reloaded: %s", why);
+        return set_errmsg(ret_msg, 1, "reloaded: %s", why);
 }
 
 static int reload_check(Action *a, Context *ctx, char **ret_msg) {
@@ -360,8 +346,8 @@ static const ActionOps reload_ops = {
         .free_data = reload_data_free,
 };
 
-static int reset_failed_apply(Action *a, Context *ctx, char **reterr_msg) {
-        return services_reset_failed(ctx->systemd, a->target, reterr_msg);
+static int reset_failed_apply(Action *a, Context *ctx, char **ret_msg) {
+        return services_reset_failed(ctx->systemd, a->target, ret_msg);
 }
 
 static int reset_failed_check(Action *a, Context *ctx, char **ret_msg) {
@@ -391,14 +377,10 @@ static bool changes_unit_files(const Action *a) {
 
 static int reload_watch(const Plan *plan, ReloadData *d) {
         PLAN_FOREACH(a, plan) {
-                Action **n;
-
                 if (!changes_unit_files(a))
                         continue;
-                n = reallocarray(d->watch, d->n_watch + 1, sizeof(Action *));
-                if (!n)
+                if (GREEDY_REALLOC(d->watch, d->allocated_watch, d->n_watch + 1) < 0)
                         return -ENOMEM;
-                d->watch = n;
                 d->watch[d->n_watch++] = a;
         }
         return 0;

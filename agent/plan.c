@@ -6,6 +6,7 @@
 
 #include "agent/context.h"
 #include "agent/plan.h"
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 
@@ -21,13 +22,6 @@ const char *action_result_to_string(ActionResult r) {
         if (r < 0 || r >= _ACTION_RESULT_MAX)
                 return NULL;
         return result_names[r];
-}
-
-uint64_t now_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
 }
 
 Plan *plan_new(void) {
@@ -57,18 +51,7 @@ Plan *plan_free(Plan *p) {
 }
 
 static int plan_grow(Plan *p) {
-        Action **n;
-        size_t m;
-
-        if (p->n_actions < p->allocated)
-                return 0;
-        m = p->allocated ? p->allocated * 2 : 32;
-        n = reallocarray(p->actions, m, sizeof(Action *));
-        if (!n)
-                return -ENOMEM;
-        p->actions = n;
-        p->allocated = m;
-        return 0;
+        return GREEDY_REALLOC(p->actions, p->allocated, p->n_actions + 1);
 }
 
 int plan_append(Plan *p, Action *a) {
@@ -148,15 +131,20 @@ void action_record(Action *a, int r, char *message) {
                 a->result = r > 0 ? ACTION_CHANGED : ACTION_UNCHANGED;
 }
 
-void action_recordf(Action *a, int r, const char *fmt, ...) {
+void action_recordv(Action *a, int r, const char *fmt, va_list ap) {
         char *msg = NULL;
+
+        if (vasprintf(&msg, fmt, ap) < 0)
+                msg = NULL;
+        action_record(a, r, msg);
+}
+
+void action_recordf(Action *a, int r, const char *fmt, ...) {
         va_list ap;
 
         va_start(ap, fmt);
-        if (vasprintf(&msg, fmt, ap) < 0)
-                msg = NULL;
+        action_recordv(a, r, fmt, ap);
         va_end(ap);
-        action_record(a, r, msg);
 }
 
 size_t plan_count(const Plan *p, const char *phase, int r) {

@@ -2,6 +2,7 @@
 /* The plan/act engine: a Plan is a list of Actions, each an instance of a kind from an ops table. */
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,9 +22,9 @@ typedef enum ActionResult {
 /* One row per action kind, like iproute2's link_util or systemctl's verbs[]. */
 typedef struct ActionOps {
         const char *kind;
-        /* Execute. 0 already clean, 1 changed, -errno failed; *reterr_msg may carry the detail
+        /* Execute. 0 already clean, 1 changed, -errno failed; *ret_msg may carry the detail
          * (malloc'd) for a failure, or a note for success. */
-        int (*apply)(Action *a, Context *ctx, char **reterr_msg);
+        int (*apply)(Action *a, Context *ctx, char **ret_msg);
         /* Optional: execute a run of consecutive actions of this kind in one go (one netlink
          * group delete, one nf_tables transaction). Must set result/error/message on each action
          * via action_record(). When set, the engine always calls it (a lone action is a batch of
@@ -77,6 +78,7 @@ const char *action_result_to_string(ActionResult r);
 void action_record(Action *a, int r, char *message);
 /* The same with a formatted message. */
 void action_recordf(Action *a, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void action_recordv(Action *a, int r, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 
 /* Count actions of a phase (phase == NULL: all) with a given result (or any when r < 0). */
 size_t plan_count(const Plan *p, const char *phase, int r);

@@ -1,19 +1,32 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Processes as /proc shows them: executables, parents, start times, and the never-signal guard. */
+/* Processes as /proc shows them: executables, command lines, parents, start times, open fds, and the
+ * never-signal guard. Every walk over /proc in the agent is here. */
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "agent/fileio.h"
 #include "agent/path.h"
 #include "agent/proc.h"
+#include "alloc-util.h"
+#include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
-#include "alloc-util.h"
+
+/* A command line larger than this is not one to parse. */
+#define PROC_CMDLINE_MAX (1U << 20)
+/* __SO_ACCEPTCON in /proc/net/unix's Flags column: a listening socket. */
+#define UNIX_FLAG_LISTENING 0x10000UL
+
+/* The PID a /proc entry names; 0 for everything that is not a process. */
+static pid_t proc_entry_pid(const struct dirent *de) {
+        return isdigit_str(de->d_name) ? (pid_t) atol(de->d_name) : 0;
+}
 
 int proc_parse_stat(const char *buf, pid_t *ret_ppid, char *ret_state, uint64_t *ret_starttime) {
         const char *p = strrchr(buf, ')');
@@ -127,29 +140,30 @@ static int table_add(ProcTable *t, size_t *allocated, const ProcInfo *p) {
 }
 
 int proc_table_read(ProcTable *ret) {
+        cleanup_closedir DIR *d = NULL;
         ProcTable t = {};
         size_t allocated = 0;
-        struct dirent *de;
-        DIR *d;
         int r = 0;
 
         d = opendir("/proc");
         if (!d)
                 return negative_errno();
-        while (r >= 0 && (de = readdir(d))) {
+        FOREACH_DIRENT(de, d) {
+                pid_t pid = proc_entry_pid(de);
                 ProcInfo p;
 
-                if (!isdigit_str(de->d_name))
+                if (pid <= 0)
                         continue;
-                r = proc_read((pid_t) atol(de->d_name), &p);
+                r = proc_read(pid, &p);
                 if (r == -ENOENT || r == -EINVAL || r == -EACCES) {
                         r = 0;  /* gone meanwhile, or unreadable: nothing to match */
                         continue;
                 }
                 if (r >= 0 && (r = table_add(&t, &allocated, &p)) < 0)
                         proc_info_done(&p);
+                if (r < 0)
+                        break;
         }
-        closedir(d);
         if (r < 0) {
                 proc_table_done(&t);
                 return r;
@@ -173,14 +187,11 @@ const ProcInfo *proc_table_find(const ProcTable *t, pid_t pid) {
         return t->n ? bsearch(&key, t->procs, t->n, sizeof(ProcInfo), cmp_pid) : NULL;
 }
 
-static int pids_add(pid_t **l, size_t *n, pid_t pid) {
-        pid_t *nl = reallocarray(*l, *n + 2, sizeof(pid_t));
-
-        if (!nl)
+int pid_list_add(pid_t **l, size_t *n, size_t *allocated, pid_t pid) {
+        if (GREEDY_REALLOC(*l, *allocated, *n + 2) < 0)
                 return -ENOMEM;
-        nl[(*n)++] = pid;
-        nl[*n] = 0;
-        *l = nl;
+        (*l)[(*n)++] = pid;
+        (*l)[*n] = 0;
         return 0;
 }
 
@@ -193,16 +204,16 @@ bool proc_pid_in(const pid_t *list, pid_t pid) {
 
 int proc_untouchable(const ProcTable *t, pid_t self, pid_t **ret) {
         pid_t *l = NULL;
-        size_t n = 0;
+        size_t n = 0, allocated = 0;
         int r;
 
-        r = pids_add(&l, &n, 1);
+        r = pid_list_add(&l, &n, &allocated, 1);
         /* Walk up from self; a cycle cannot happen in /proc, but a bound costs nothing. */
         for (pid_t pid = self; r >= 0 && pid > 1 && n < 4096;) {
                 const ProcInfo *p = proc_table_find(t, pid);
 
                 if (!proc_pid_in(l, pid))
-                        r = pids_add(&l, &n, pid);
+                        r = pid_list_add(&l, &n, &allocated, pid);
                 if (!p)
                         break;
                 pid = p->ppid;
@@ -217,7 +228,7 @@ int proc_untouchable(const ProcTable *t, pid_t self, pid_t **ret) {
 
 int proc_descendants(const ProcTable *t, pid_t pid, const pid_t *skip, pid_t **ret, size_t *ret_n) {
         pid_t *l = NULL;
-        size_t n = 0;
+        size_t n = 0, allocated = 0;
         int r = 0;
 
         /* Breadth first: l doubles as the queue; i is the process whose children are looked for. */
@@ -230,7 +241,7 @@ int proc_descendants(const ProcTable *t, pid_t pid, const pid_t *skip, pid_t **r
 
                         if (c->ppid != parent || c->pid == pid || proc_pid_in(skip, c->pid) || proc_pid_in(l, c->pid))
                                 continue;
-                        r = pids_add(&l, &n, c->pid);
+                        r = pid_list_add(&l, &n, &allocated, c->pid);
                 }
                 if (r < 0 || i >= n)
                         break;
@@ -242,4 +253,180 @@ int proc_descendants(const ProcTable *t, pid_t pid, const pid_t *skip, pid_t **r
         *ret = l;
         *ret_n = n;
         return 0;
+}
+
+bool proc_alive(pid_t pid) {
+        char path[64], buf[1024];
+        uint64_t starttime;
+        pid_t ppid;
+        char state;
+
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        return read_small(path, buf, sizeof buf) >= 0 && proc_parse_stat(buf, &ppid, &state, &starttime) >= 0 &&
+               state != 'Z' && state != 'X';
+}
+
+int proc_cmdline_read(pid_t pid, char **ret, size_t *ret_len) {
+        char path[64];
+
+        snprintf(path, sizeof path, "/proc/%d/cmdline", (int) pid);
+        return fileio_read_file(path, PROC_CMDLINE_MAX, ret, ret_len);
+}
+
+const char *proc_cmdline_option(const char *cmdline, size_t len, const char *name, const char *short_name) {
+        size_t nl = strlen(name);
+
+        for (const char *p = cmdline; p < cmdline + len; p += strlen(p) + 1) {
+                const char *next = p + strlen(p) + 1;
+
+                if (strncmp(p, name, nl) == 0 && p[nl] == '=')
+                        return p + nl + 1;
+                if ((streq(p, name) || (short_name && streq(p, short_name))) && next < cmdline + len)
+                        return next;
+        }
+        return NULL;
+}
+
+char *proc_exe_name(pid_t pid) {
+        char path[64], target[PATH_MAX];
+        const char *base;
+        bool deleted;
+        ssize_t l;
+
+        snprintf(path, sizeof path, "/proc/%d/exe", (int) pid);
+        l = readlink(path, target, sizeof target - 1);
+        if (l <= 0)
+                return NULL;
+        target[l] = '\0';
+        proc_exe_normalise(target, &deleted);
+        base = strrchr(target, '/');
+        return strdup(base ? base + 1 : target);
+}
+
+int proc_find_exe_name(const char *name, pid_t *ret) {
+        cleanup_closedir DIR *d = opendir("/proc");
+
+        if (!d)
+                return negative_errno();
+        FOREACH_DIRENT(de, d) {
+                pid_t pid = proc_entry_pid(de);
+                cleanup_free char *exe = NULL;
+
+                if (pid <= 0)
+                        continue;
+                exe = proc_exe_name(pid);
+                if (exe && streq(exe, name)) {
+                        *ret = pid;
+                        return 1;
+                }
+        }
+        return 0;
+}
+
+char *proc_cgroup_unit(pid_t pid) {
+        cleanup_free char *text = NULL;
+        char path[64], *unit = NULL;
+
+        snprintf(path, sizeof path, "/proc/%d/cgroup", (int) pid);
+        if (fileio_read_file(path, 64 * 1024, &text, NULL) < 0)
+                return NULL;
+        for (char *line = text, *save = NULL; (line = strtok_r(line, "\n", &save)); line = NULL) {
+                char *p = strchr(line, ':');
+
+                /* "ID:CONTROLLERS:PATH" */
+                p = p ? strchr(p + 1, ':') : NULL;
+                if (!p)
+                        continue;
+                for (char *c = p + 1, *cs = NULL; (c = strtok_r(c, "/", &cs)); c = NULL) {
+                        size_t l = strlen(c);
+
+                        if (l > 8 && streq(c + l - 8, ".service")) {
+                                free(unit);
+                                unit = strdup(c);
+                        }
+                }
+        }
+        return unit;
+}
+
+static bool pid_has_fd(pid_t pid, bool (*match)(const char *target, const void *userdata), const void *userdata) {
+        char dir[64], lpath[64 + NAME_MAX + 2], target[PATH_MAX + 1];
+        cleanup_closedir DIR *d = NULL;
+
+        snprintf(dir, sizeof dir, "/proc/%d/fd", (int) pid);
+        d = opendir(dir);
+        if (!d)
+                return false;
+        FOREACH_DIRENT(de, d) {
+                ssize_t l;
+
+                snprintf(lpath, sizeof lpath, "%s/%s", dir, de->d_name);
+                l = readlink(lpath, target, sizeof target - 1);
+                if (l <= 0)
+                        continue;
+                target[l] = '\0';
+                if (match(target, userdata))
+                        return true;
+        }
+        return false;
+}
+
+int proc_fd_holders(bool (*match)(const char *target, const void *userdata), const void *userdata,
+                    pid_t *pids, size_t max) {
+        cleanup_closedir DIR *d = opendir("/proc");
+        size_t n = 0;
+
+        if (!d)
+                return negative_errno();
+        FOREACH_DIRENT(de, d) {
+                pid_t pid = proc_entry_pid(de);
+
+                if (n >= max)
+                        break;
+                if (pid > 0 && pid_has_fd(pid, match, userdata))
+                        pids[n++] = pid;
+        }
+        return (int) n;         /* max is a handful */
+}
+
+/* The inode of the listening socket bound to path, from /proc/net/unix; 0 when there is none. */
+static int listening_inode(const char *path, unsigned long *ret) {
+        cleanup_fclose FILE *f = fopen("/proc/net/unix", "re");
+        char line[PATH_MAX + 128];
+
+        if (!f)
+                return negative_errno();
+        *ret = 0;
+        /* Num RefCount Protocol Flags Type St Inode Path */
+        while (fgets(line, sizeof line, f)) {
+                unsigned long flags, inode;
+                int off = 0;
+
+                line[strcspn(line, "\n")] = '\0';
+                if (sscanf(line, "%*s %*s %*s %lx %*s %*s %lu %n", &flags, &inode, &off) < 2 || off == 0)
+                        continue;
+                if ((flags & UNIX_FLAG_LISTENING) && streq(line + off, path)) {
+                        *ret = inode;
+                        return 1;
+                }
+        }
+        return 0;
+}
+
+static bool target_is(const char *target, const void *want) {
+        return streq(target, want);
+}
+
+int proc_socket_listener(const char *path, pid_t *ret) {
+        unsigned long inode;
+        char want[48];
+        int r;
+
+        *ret = 0;
+        r = listening_inode(path, &inode);
+        if (r <= 0)
+                return r;
+        snprintf(want, sizeof want, "socket:[%lu]", inode);
+        r = proc_fd_holders(target_is, want, ret, 1);
+        return r < 0 ? r : r > 0;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Processes as /proc shows them: who runs which executable, their children, and the processes that
- * must never be signalled (PID 1, this program and its ancestors). */
+/* Processes as /proc shows them: who runs which executable with which command line, their children,
+ * who holds which file or socket open, and the processes that must never be signalled (PID 1, this
+ * program and its ancestors). The one module of the agent that walks /proc. */
 #pragma once
 
 #include <stdbool.h>
@@ -53,7 +54,35 @@ const ProcInfo *proc_table_find(const ProcTable *t, pid_t pid);
  * them. ret is a 0-terminated array. */
 int proc_untouchable(const ProcTable *t, pid_t self, pid_t **ret);
 bool proc_pid_in(const pid_t *list, pid_t pid);
+/* Append pid to a 0-terminated list of n PIDs with room for *allocated. */
+int pid_list_add(pid_t **l, size_t *n, size_t *allocated, pid_t pid);
 
 /* The descendants of pid in the table, breadth first, not descending below a PID in `skip`.
  * *ret is malloc'd (n may be 0). */
 int proc_descendants(const ProcTable *t, pid_t pid, const pid_t *skip, pid_t **ret, size_t *ret_n);
+
+/* Is pid there and not a zombie (gone, for anyone who waits for it to end)? */
+bool proc_alive(pid_t pid);
+
+/* The NUL-separated command line of pid (at most 1 MiB), NUL-terminated once more. */
+int proc_cmdline_read(pid_t pid, char **ret, size_t *ret_len);
+/* The value of an option in a NUL-separated command line: "NAME V", "NAME=V", or "SHORT V" when
+ * short_name is not NULL. NAME is spelled as the program takes it: "--config", "-namespace". */
+const char *proc_cmdline_option(const char *cmdline, size_t len, const char *name, const char *short_name);
+
+/* The file name of pid's executable (" (deleted)" cut off); NULL when it has none or is gone. */
+char *proc_exe_name(pid_t pid);
+/* The first process whose executable's file name is name: 1 and its PID, or 0. */
+int proc_find_exe_name(const char *name, pid_t *ret);
+
+/* The systemd unit pid runs in: the last "*.service" component of its cgroup path; NULL if none. */
+char *proc_cgroup_unit(pid_t pid);
+
+/* The processes (up to max, in /proc order) holding an fd whose target ("/var/lib/x",
+ * "socket:[123]") match() accepts: how many were put in pids, or -errno when /proc cannot be read. */
+int proc_fd_holders(bool (*match)(const char *target, const void *userdata), const void *userdata,
+                    pid_t *pids, size_t max);
+/* The PID of the process that listens on a unix socket path (its listening socket in this network
+ * namespace's /proc/net/unix, then an fd pointing at it): 1 and the PID; 0 (and 0) when none;
+ * -errno when it cannot tell. */
+int proc_socket_listener(const char *path, pid_t *ret);

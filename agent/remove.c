@@ -15,9 +15,12 @@
 
 #include "agent/path.h"
 #include "agent/remove.h"
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "strv.h"
+#include "time-util.h"
 
 /* Directories the walk holds open at once. Below that many levels the shallowest is closed; on the
  * way back up it is opened again through ".." of its child and must still be the directory that
@@ -114,15 +117,8 @@ static int node_path_normalize(const char *path, char **ret) {
 static int path_push(PathBuf *b, const char *name, size_t *ret_saved) {
         size_t l = strlen(name), need = b->len + 1 + l + 1;
 
-        if (need > b->alloc) {
-                size_t a = need > 2 * b->alloc ? need : 2 * b->alloc;
-                char *p = realloc(b->p, a);
-
-                if (!p)
-                        return -ENOMEM;
-                b->p = p;
-                b->alloc = a;
-        }
+        if (GREEDY_REALLOC(b->p, b->alloc, need) < 0)
+                return -ENOMEM;
         *ret_saved = b->len;
         /* The root is "/" and its children "/x", not "//x". */
         if (b->len != 1)
@@ -137,39 +133,8 @@ static void path_pop(PathBuf *b, size_t saved) {
         b->p[saved] = 0;
 }
 
-static int strv_append(char ***l, const char *s) {
-        size_t n = 0;
-        char **t, *c;
-
-        while (*l && (*l)[n])
-                n++;
-        c = strdup(s);
-        if (!c)
-                return -ENOMEM;
-        t = reallocarray(*l, n + 2, sizeof(char *));
-        if (!t) {
-                free(c);
-                return -ENOMEM;
-        }
-        t[n] = c;
-        t[n + 1] = NULL;
-        *l = t;
-        return 0;
-}
-
-static int strv_sort_cmp(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * UINT64_C(1000000) + (uint64_t) ts.tv_nsec / UINT64_C(1000);
-}
-
 static bool walk_past_deadline(Walk *w) {
-        if (!w->timed_out && w->o->deadline_usec > 0 && now_usec() > w->o->deadline_usec)
+        if (!w->timed_out && w->o->deadline_usec > 0 && now(CLOCK_MONOTONIC) > w->o->deadline_usec)
                 w->timed_out = true;
         return w->timed_out;
 }
@@ -196,21 +161,21 @@ static int walk_fail_why(Walk *w, int r, const char *why) {
 
 /* A mount point left alone is residue: counted as a failure, -EBUSY. */
 static int walk_keep_mount(Walk *w) {
-        int r = strv_append(&w->s->kept_mounts, w->path.p);
+        int r = strv_extend(&w->s->kept_mounts, w->path.p);
 
         return walk_fail(w, r < 0 ? r : -EBUSY);
 }
 
 /* An immutable or append-only file whose inode has other names is left, flag and all: residue. */
 static int walk_keep_linked(Walk *w) {
-        int r = strv_append(&w->s->kept_linked, w->path.p);
+        int r = strv_extend(&w->s->kept_linked, w->path.p);
 
         return walk_fail(w, r < 0 ? r : -EMLINK);
 }
 
 /* A protected path left alone is not a failure. */
 static int walk_keep_protected(Walk *w) {
-        int r = strv_append(&w->s->kept_protected, w->path.p);
+        int r = strv_extend(&w->s->kept_protected, w->path.p);
 
         return r < 0 ? walk_fail(w, r) : 0;
 }
@@ -391,15 +356,8 @@ static const char *level_name(Walk *w, const Level *l) {
 static int level_keep_name(Walk *w, Level *l, const char *name) {
         if (w->o->dry_run)
                 return 0;
-        if (l->n_kept == l->n_alloc) {
-                size_t a = l->n_alloc ? 2 * l->n_alloc : 8;
-                char **k = reallocarray(l->kept, a, sizeof(char *));
-
-                if (!k)
-                        return -ENOMEM;
-                l->kept = k;
-                l->n_alloc = a;
-        }
+        if (GREEDY_REALLOC(l->kept, l->n_alloc, l->n_kept + 1) < 0)
+                return -ENOMEM;
         l->kept[l->n_kept] = strdup(name);
         if (!l->kept[l->n_kept])
                 return -ENOMEM;
@@ -441,18 +399,7 @@ static int level_read(Level *l, const char **ret_name) {
 }
 
 static int walk_grow(Walk *w) {
-        Level *l;
-        size_t a;
-
-        if (w->n_levels < w->n_alloc)
-                return 0;
-        a = w->n_alloc ? 2 * w->n_alloc : 64;
-        l = reallocarray(w->levels, a, sizeof(Level));
-        if (!l)
-                return -ENOMEM;
-        w->levels = l;
-        w->n_alloc = a;
-        return 0;
+        return GREEDY_REALLOC(w->levels, w->n_alloc, w->n_levels + 1);
 }
 
 /* Enter the directory name, an entry of dfd: check it is on the same mount as its parent and put it
@@ -780,7 +727,7 @@ static int open_parent(int root_fd, const char *path, char **ret_symlink, const 
         return TAKE_FD(fd);
 }
 
-int open_beneath(int root_fd, const char *node_path, int flags) {
+int open_nofollow_beneath(int root_fd, const char *node_path, int flags) {
         cleanup_free char *path = NULL;
         cleanup_close int pfd = -EBADF;
         const char *name = NULL;
@@ -821,7 +768,7 @@ static int expand_entry(Expand *e, int dfd, const char *name, char *const *comps
         if (!comps[1]) {
                 r = RET_NERRNO(fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW));
                 if (r >= 0)
-                        r = strv_append(&e->matches, e->path.p);
+                        r = strv_extend(&e->matches, e->path.p);
                 else if (r == -ENOENT)
                         r = 0;
         } else {
@@ -879,17 +826,17 @@ static int expand_literal(Expand *e, int root_fd) {
         struct stat st;
 
         if (streq(e->path.p, "/"))
-                return strv_append(&e->matches, "/");
+                return strv_extend(&e->matches, "/");
         pfd = open_parent(root_fd, e->path.p, &symlink, &name);
         if (symlink)
-                return strv_append(&e->matches, e->path.p);
+                return strv_extend(&e->matches, e->path.p);
         if (pfd == -ENOENT || pfd == -ENOTDIR)
                 return 0;
         if (pfd < 0)
                 return pfd;
         if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 0 : negative_errno();
-        return strv_append(&e->matches, e->path.p);
+        return strv_extend(&e->matches, e->path.p);
 }
 
 static int split_components(const char *path, char ***ret) {
@@ -899,7 +846,7 @@ static int split_components(const char *path, char ***ret) {
                 size_t n = strcspn(p, "/");
                 cleanup_free char *c = strndup(p, n);
 
-                if (!c || strv_append(&l, c) < 0)
+                if (!c || strv_extend(&l, c) < 0)
                         return -ENOMEM;
                 p += n;
                 p += strspn(p, "/");
@@ -948,7 +895,7 @@ int path_expand(int root_fd, const char *pattern, char ***ret) {
         }
         while (e.matches[n])
                 n++;
-        qsort(e.matches, n, sizeof(char *), strv_sort_cmp);
+        qsort(e.matches, n, sizeof(char *), strcmp_ptr);
         *ret = e.matches;
         return 0;
 }

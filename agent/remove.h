@@ -61,6 +61,7 @@ int remove_tree(int root_fd, const char *node_path, const RemoveOptions *o, Remo
  * is returned as is if it exists (lstat). */
 int path_expand(int root_fd, const char *pattern, char ***ret);
 
-/* Open the directory at node path beneath root_fd, refusing symlinks in every component.
+/* Open the directory at node path beneath root_fd, refusing a symlink in every component (the
+ * opposite rule to fileio_open_resolve_beneath(), which follows them inside the root).
  * O_CLOEXEC|O_DIRECTORY|O_NOFOLLOW. -ELOOP/-ENOTDIR on a symlink component. */
-int open_beneath(int root_fd, const char *node_path, int flags);
+int open_nofollow_beneath(int root_fd, const char *node_path, int flags);

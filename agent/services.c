@@ -14,6 +14,7 @@
 #include "macro.h"
 #include "string-util.h"
 #include "strv.h"
+#include "time-util.h"
 
 #define SD_DESTINATION "org.freedesktop.systemd1"
 #define SD_PATH "/org/freedesktop/systemd1"
@@ -422,7 +423,7 @@ static void stop_queue(ServiceManager *m, StopJob *j, uint64_t timeout_usec, uin
         j->path = strdup(path);
         if (!j->path)
                 return stop_settle(j, -ENOMEM, "out of memory");
-        j->queued_usec = now_usec();
+        j->queued_usec = now(CLOCK_MONOTONIC);
         j->deadline_usec = j->queued_usec + timeout_usec;
         if (deadline_usec > 0 && deadline_usec < j->deadline_usec)
                 j->deadline_usec = deadline_usec;
@@ -451,7 +452,7 @@ static void stop_finish(ServiceManager *m, StopJob *j) {
 
 /* Settle what has an answer or is past its deadline; returns how many still wait and the next deadline. */
 static size_t stop_sweep(ServiceManager *m, StopWait *w, uint64_t *ret_next) {
-        uint64_t now = now_usec(), next = UINT64_MAX;
+        usec_t t = now(CLOCK_MONOTONIC), next = UINT64_MAX;
         size_t waiting = 0;
 
         for (size_t i = 0; i < w->n; i++) {
@@ -461,9 +462,9 @@ static size_t stop_sweep(ServiceManager *m, StopWait *w, uint64_t *ret_next) {
                         continue;
                 if (j->result[0])
                         stop_finish(m, j);
-                else if (now >= j->deadline_usec)
+                else if (t >= j->deadline_usec)
                         stop_settle(j, -ETIME, "stop job %s still running after %.1f s; left to systemd", j->path,
-                                    (double) (now - j->queued_usec) / 1e6);
+                                    (double) (t - j->queued_usec) / 1e6);
                 else {
                         waiting++;
                         if (j->deadline_usec < next)
@@ -489,9 +490,7 @@ static void stop_wait_all(ServiceManager *m, StopWait *w) {
                 if (r > 0)
                         continue;
                 if (r == 0) {
-                        uint64_t now = now_usec();
-
-                        r = sd_bus_wait(m->bus, next > now ? next - now : 0);
+                        r = sd_bus_wait(m->bus, usec_left(next));
                 }
                 if (r < 0 && r != -EINTR) {
                         stop_fail_waiting(w, r);
@@ -668,25 +667,4 @@ int services_reset_failed(ServiceManager *m, const char *unit, char **ret_msg) {
         if (r < 0)
                 return bus_fail(ret_msg, r, &e, "ResetFailedUnit");
         return set_errmsg(ret_msg, 1, "failed state reset");
-}
-
-int services_stop_unit(const char *name, uint64_t timeout_usec, char **reterr_msg) {
-        ServiceManager *m = NULL;
-        UnitStop stop = { .unit = name };
-        int r;
-
-        r = services_manager_open("/", &m);
-        if (r < 0)
-                return set_errmsg(reterr_msg, r, "cannot reach systemd: %s", strerror(-r));
-        if (services_manager_why_absent(m)) {
-                r = set_errmsg(reterr_msg, -EHOSTDOWN, "systemd not running: %s", services_manager_why_absent(m));
-                services_manager_free(m);
-                return r;
-        }
-        services_stop_many(m, &stop, 1, timeout_usec, 0);
-        services_manager_free(m);
-        if (reterr_msg && !*reterr_msg)
-                *reterr_msg = TAKE_PTR(stop.message);
-        free(stop.message);
-        return stop.result;
 }

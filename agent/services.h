@@ -68,12 +68,6 @@ int services_reload(ServiceManager *m, uint64_t timeout_usec, char **reterr_msg)
 /* ResetFailedUnit() on a failed unit: 1; 0 when it is not loaded or not failed. */
 int services_reset_failed(ServiceManager *m, const char *unit, char **ret_msg);
 
-/* Stop one unit by name and wait for it, on a connection of its own to the node's systemd (root
- * "/"): for other phases (the pods phase's rescue ladder stops the runtime with it). 1 stopped,
- * 0 not running or no such unit, -EHOSTDOWN when systemd is not running, other -errno on failure;
- * *reterr_msg (malloc'd, may be NULL) says why, or what happened. */
-int services_stop_unit(const char *name, uint64_t timeout_usec, char **reterr_msg);
-
 /* Units no manifest may stop, disable or mask, even through a glob: what keeps the node reachable
  * and the service manager itself (dbus*, systemd-*, ssh*, init.scope, -.mount, -.slice, *.target). */
 bool services_unit_is_protected(const char *unit);

@@ -22,7 +22,16 @@ static inline int errno_or_else(int fallback) {
 }
 
 /* Set *reterr (when the caller asked for it and nothing is set yet) to a formatted,
- * malloc'd message. Returns r, so that "return set_errmsg(reterr, -EINVAL, ...)" reads well. */
+ * malloc'd message. Returns r, so that "return set_errmsg(reterr, -EINVAL, ...)" reads well.
+ *
+ * The message out-parameters are named for what they carry, the same in agent/, netreset/, cri/:
+ *   char **reterr      a whole sentence for the operator about a failure this code decided
+ *                      ("FILE:LINE: unknown directive"), printed as it is (parsers, Phase.plan);
+ *   char **reterr_msg  why a call failed, in the words of what failed below (the kernel's extack,
+ *                      gRPC's grpc-message, systemd's bus error, a refusal's reason), for the caller
+ *                      to quote in its own sentence; set on failure only;
+ *   char **ret_msg     what happened, on success as on failure (an action's apply() and check(),
+ *                      services_disable()'s list of changes). */
 __attribute__((format(printf, 3, 4)))
 static inline int set_errmsg(char **reterr, int r, const char *fmt, ...) {
         va_list ap;

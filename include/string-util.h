@@ -58,6 +58,22 @@ static inline bool path_startswith_dir(const char *path, const char *prefix) {
         return strncmp(path, prefix, l) == 0 && (path[l] == '/' || path[l] == '\0');
 }
 
+/* Is name one of the items of a comma-separated list ("mounts,files")? Empty items are skipped; a
+ * NULL list holds nothing. */
+static inline bool comma_list_contains(const char *list, const char *name) {
+        size_t l = strlen(name);
+
+        for (const char *p = list; p && *p;) {
+                size_t n = strcspn(p, ",");
+
+                if (n == l && strncmp(p, name, l) == 0)
+                        return true;
+                p += n;
+                p += strspn(p, ",");
+        }
+        return false;
+}
+
 /* A formatted, malloc'd string, or NULL when out of memory (asprintf() leaves its pointer
  * undefined on failure, so it is never used directly). */
 __attribute__((format(printf, 1, 2)))

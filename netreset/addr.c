@@ -8,11 +8,13 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "alloc-util.h"
 #include "macro.h"
 #include "netreset/addr.h"
 
 typedef struct Collector {
         AddrList *list;
+        size_t allocated;       /* of list->addrs */
         int ifindex;
 } Collector;
 
@@ -63,15 +65,13 @@ int addr_info_parse(const struct nlmsghdr *nlh, AddrInfo *ret) {
 
 static int collect(const struct nlmsghdr *nlh, void *userdata) {
         Collector *c = userdata;
-        AddrInfo info, *v;
+        AddrInfo info;
 
         if (addr_info_parse(nlh, &info) < 0 || info.ifindex != c->ifindex)
                 return 0;
-        v = reallocarray(c->list->addrs, c->list->n + 1, sizeof *v);
-        if (!v)
+        if (GREEDY_REALLOC(c->list->addrs, c->allocated, c->list->n + 1) < 0)
                 return -ENOMEM;
-        v[c->list->n++] = info;
-        c->list->addrs = v;
+        c->list->addrs[c->list->n++] = info;
         return 0;
 }
 
@@ -79,7 +79,7 @@ static void collector_clear(void *userdata) {
         Collector *c = userdata;
 
         c->list->addrs = mfree(c->list->addrs);
-        c->list->n = 0;
+        c->list->n = c->allocated = 0;
 }
 
 int addr_list_read(NlSocket *rtnl, int ifindex, AddrList **ret, char **reterr_msg) {

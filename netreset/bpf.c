@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
+#include "alloc-util.h"
+#include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/bpf.h"
@@ -48,11 +50,8 @@ BpfNetdevTable *bpf_netdev_table_free(BpfNetdevTable *t) {
 }
 
 static int table_append(BpfNetdevTable *t, const BpfNetdevProg *p) {
-        BpfNetdevProg *v = reallocarray(t->progs, t->n + 1, sizeof *v);
-
-        if (!v)
+        if (GREEDY_REALLOC(t->progs, t->allocated, t->n + 1) < 0)
                 return -ENOMEM;
-        t->progs = v;
         t->progs[t->n++] = *p;
         return 0;
 }
@@ -566,8 +565,7 @@ static int remove_entry(int dfd, const char *name) {
 
 /* Takes dfd. */
 static int remove_children(int dfd) {
-        DIR *d = fdopendir(dfd);
-        struct dirent *de;
+        cleanup_closedir DIR *d = fdopendir(dfd);
         int r = 0, k;
 
         if (!d) {
@@ -575,14 +573,11 @@ static int remove_children(int dfd) {
                 close(dfd);
                 return k;
         }
-        while ((de = readdir(d))) {
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
+        FOREACH_DIRENT(de, d) {
                 k = remove_entry(dirfd(d), de->d_name);
                 if (k < 0 && r >= 0)
                         r = k;
         }
-        closedir(d);
         return r;
 }
 

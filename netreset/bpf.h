@@ -40,7 +40,7 @@ typedef struct BpfNetdevProg {
 
 typedef struct BpfNetdevTable {
         BpfNetdevProg *progs;
-        size_t n;
+        size_t n, allocated;
 } BpfNetdevTable;
 
 /* Every BPF tc filter on the clsact ingress and egress hooks of every link, and every XDP program

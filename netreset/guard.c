@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/guard.h"
@@ -46,7 +47,7 @@ typedef struct Address {
 
 typedef struct AddressList {
         Address *v;
-        size_t n;
+        size_t n, allocated;
 } AddressList;
 
 typedef struct Session {
@@ -58,7 +59,7 @@ struct Guard {
         char **reasons;         /* parallel to ifindexes; NULL: may go */
         size_t n;
         GuardedRoute *routes;
-        size_t n_routes;
+        size_t n_routes, allocated_routes;
 };
 
 Guard *guard_free(Guard *g) {
@@ -284,10 +285,9 @@ static int collect_address(const struct nlmsghdr *nlh, void *userdata) {
         len = ifa->ifa_family == AF_INET ? 4 : 16;
         if (!a || mnl_attr_get_payload_len(a) != len)
                 return 0;
-        v = reallocarray(t->v, t->n + 1, sizeof *v);
-        if (!v)
+        if (GREEDY_REALLOC(t->v, t->allocated, t->n + 1) < 0)
                 return -ENOMEM;
-        t->v = v;
+        v = t->v;
         v[t->n] = (Address) { .family = ifa->ifa_family, .ifindex = (int) ifa->ifa_index };
         memcpy(v[t->n].addr.bytes, mnl_attr_get_payload(a), len);
         t->n++;
@@ -399,12 +399,11 @@ static int guard_route_add(Guard *g, const RouteInfo *r, const char *fmt, ...) {
         va_end(ap);
         if (k < 0)
                 return -ENOMEM;
-        v = reallocarray(g->routes, g->n_routes + 1, sizeof *v);
-        if (!v) {
+        if (GREEDY_REALLOC(g->routes, g->allocated_routes, g->n_routes + 1) < 0) {
                 free(reason);
                 return -ENOMEM;
         }
-        g->routes = v;
+        v = g->routes;
         v[g->n_routes].key = *r;
         v[g->n_routes].key.oifs = NULL;
         v[g->n_routes].key.n_oifs = 0;

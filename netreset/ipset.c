@@ -9,6 +9,7 @@
 #include <libipset/types.h>
 #include <stdarg.h>
 
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/ipset.h"
@@ -17,14 +18,14 @@
 /* What libipset prints for a LIST, gathered in memory. */
 typedef struct OutBuf {
         char *data;
-        size_t len;
+        size_t len, allocated;
         int error;
 } OutBuf;
 
 _printf_(3, 4) static int outbuf_print(struct ipset_session *session, void *p, const char *fmt, ...) {
         OutBuf *o = p;
         va_list ap;
-        char *s, *n;
+        char *s;
         int k;
 
         va_start(ap, fmt);
@@ -34,14 +35,12 @@ _printf_(3, 4) static int outbuf_print(struct ipset_session *session, void *p, c
                 o->error = -ENOMEM;
                 return -1;
         }
-        n = realloc(o->data, o->len + (size_t) k + 1);
-        if (!n) {
+        if (GREEDY_REALLOC(o->data, o->allocated, o->len + (size_t) k + 1) < 0) {
                 free(s);
                 o->error = -ENOMEM;
                 return -1;
         }
-        memcpy(n + o->len, s, (size_t) k + 1);
-        o->data = n;
+        memcpy(o->data + o->len, s, (size_t) k + 1);
         o->len += (size_t) k;
         free(s);
         return k;

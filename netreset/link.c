@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/link.h"
@@ -25,14 +26,8 @@ LinkTable *link_table_free(LinkTable *t) {
 }
 
 static int table_append(LinkTable *t, const LinkInfo *l) {
-        /* The capacity is implied: 16, then doubled whenever n reaches a power of two. */
-        if (t->n == 0 || (t->n >= 16 && (t->n & (t->n - 1)) == 0)) {
-                LinkInfo *n = reallocarray(t->links, t->n ? t->n * 2 : 16, sizeof *n);
-
-                if (!n)
-                        return -ENOMEM;
-                t->links = n;
-        }
+        if (GREEDY_REALLOC(t->links, t->allocated, t->n + 1) < 0)
+                return -ENOMEM;
         t->links[t->n++] = *l;
         return 0;
 }
@@ -96,7 +91,7 @@ static void link_table_clear(void *userdata) {
         LinkTable *t = userdata;
 
         t->links = mfree(t->links);
-        t->n = 0;
+        t->n = t->allocated = 0;
 }
 
 int link_table_read(NlSocket *rtnl, LinkTable **ret, char **reterr_msg) {

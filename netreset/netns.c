@@ -15,10 +15,13 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "alloc-util.h"
+#include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/netns.h"
 #include "string-util.h"
+#include "strv.h"
 
 #define NETNS_RUN_DIR "/run/netns"
 #define NETNS_VAR_RUN_DIR "/var/run/netns"
@@ -36,38 +39,20 @@ struct NetnsProcs {
         size_t n;
 };
 
-static int strv_push(char ***l, size_t *n, const char *s) {
-        char *copy = strdup(s);
-        char **v;
-
-        if (!copy)
-                return -ENOMEM;
-        v = reallocarray(*l, *n + 2, sizeof(char *));
-        if (!v) {
-                free(copy);
-                return -ENOMEM;
-        }
-        v[(*n)++] = copy;
-        v[*n] = NULL;
-        *l = v;
-        return 0;
-}
-
 int netns_dirs(char ***ret) {
         cleanup_free char *run = NULL;
         cleanup_free char *var_run = NULL;
         cleanup_strv char **l = NULL;
-        size_t n = 0;
         int r;
 
-        r = strv_push(&l, &n, NETNS_RUN_DIR);
+        r = strv_extend(&l, NETNS_RUN_DIR);
         if (r < 0)
                 return r;
         /* Usually /var/run is a symlink to /run and both name the same directory. */
         run = realpath(NETNS_RUN_DIR, NULL);
         var_run = realpath(NETNS_VAR_RUN_DIR, NULL);
         if (var_run && !streq_ptr(run, var_run)) {
-                r = strv_push(&l, &n, NETNS_VAR_RUN_DIR);
+                r = strv_extend(&l, NETNS_VAR_RUN_DIR);
                 if (r < 0)
                         return r;
         }
@@ -75,36 +60,23 @@ int netns_dirs(char ***ret) {
         return 0;
 }
 
-static int cmp_str(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
 int netns_list(const char *dir, const char *pattern, char ***ret) {
-        char **l = NULL;
-        struct dirent *de;
-        size_t n = 0;
-        DIR *d;
-        int r = 0;
+        cleanup_closedir DIR *d = NULL;
+        cleanup_strv char **l = NULL;
 
         d = opendir(dir);
         if (!d && errno != ENOENT)
                 return negative_errno();
         l = calloc(1, sizeof(char *));
         if (!l)
-                r = -ENOMEM;
+                return -ENOMEM;
         /* FNM_NOESCAPE: a backslash is an ordinary character, the manifest's one rule for every glob. */
-        while (d && r >= 0 && (de = readdir(d)))
-                if (!streq(de->d_name, ".") && !streq(de->d_name, "..") &&
-                    fnmatch(pattern, de->d_name, FNM_NOESCAPE) == 0)
-                        r = strv_push(&l, &n, de->d_name);
-        if (d)
-                closedir(d);
-        if (r < 0) {
-                strv_free(l);
-                return r;
+        if (d) {
+                FOREACH_DIRENT(de, d)
+                        if (fnmatch(pattern, de->d_name, FNM_NOESCAPE) == 0 && strv_extend(&l, de->d_name) < 0)
+                                return -ENOMEM;
         }
-        qsort(l, n, sizeof(char *), cmp_str);
-        *ret = l;
+        *ret = strv_sort(TAKE_PTR(l));
         return 0;
 }
 
@@ -268,40 +240,32 @@ static int cmp_proc(const void *a, const void *b) {
         return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-static bool is_pid(const char *s) {
-        return *s && strspn(s, "0123456789") == strlen(s);
-}
-
 static int scan_dir(DIR *d, NetnsProcs *p) {
         size_t allocated = 0;
-        struct dirent *de;
 
-        while ((de = readdir(d))) {
+        FOREACH_DIRENT(de, d) {
                 char path[sizeof de->d_name + 8];
                 struct stat st;
 
-                if (!is_pid(de->d_name))
+                if (!isdigit_str(de->d_name))
                         continue;
                 snprintf(path, sizeof path, "%s/ns/net", de->d_name);
                 /* Processes exit while we look, and kernel threads' links cannot be followed. */
                 if (fstatat(dirfd(d), path, &st, 0) < 0)
                         continue;
-                if (p->n == allocated) {
-                        NetnsProc *n = reallocarray(p->procs, allocated ? allocated * 2 : 256, sizeof *n);
-
-                        if (!n)
-                                return -ENOMEM;
-                        p->procs = n;
-                        allocated = allocated ? allocated * 2 : 256;
-                }
+                if (GREEDY_REALLOC(p->procs, allocated, p->n + 1) < 0)
+                        return -ENOMEM;
                 p->procs[p->n++] = (NetnsProc) { st.st_dev, st.st_ino, (pid_t) atoi(de->d_name) };
         }
         return 0;
 }
 
+/* netreset cannot use the agent's /proc module (agent/proc.c: libraries never include agent/), and
+ * needs only one stat(2) per process, of /proc/PID/ns/net, which the agent's process table does not
+ * hold: so this stays a minimal reader of its own, and proc_dir lets the tests hand it a fake /proc. */
 int netns_procs_scan(const char *proc_dir, NetnsProcs **ret) {
+        cleanup_closedir DIR *d = NULL;
         NetnsProcs *p;
-        DIR *d;
         int r;
 
         p = calloc(1, sizeof *p);
@@ -314,7 +278,6 @@ int netns_procs_scan(const char *proc_dir, NetnsProcs **ret) {
                 return r;
         }
         r = scan_dir(d, p);
-        closedir(d);
         if (r < 0) {
                 netns_procs_free(p);
                 return r;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/nft-batch.h"
@@ -82,7 +83,7 @@ oom:
 
 static struct nlmsghdr *batch_put(NftBatch *b, uint16_t type, const char *table, const char *chain,
                                   uint64_t handle) {
-        if (nft_array_reserve((void **) &b->refs, &b->allocated_refs, b->n_refs + 1, sizeof(MsgRef)) < 0)
+        if (GREEDY_REALLOC(b->refs, b->allocated_refs, b->n_refs + 1) < 0)
                 return NULL;
         b->refs[b->n_refs++] = (MsgRef) { type, table, chain, handle };
         /* libmnl leaves attribute padding as it finds it: start from zeroes, so that no stale byte

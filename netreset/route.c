@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/route.h"
@@ -90,7 +91,7 @@ static void route_table_clear(void *userdata) {
         for (size_t i = 0; i < t->n; i++)
                 route_info_done(&t->routes[i]);
         t->routes = mfree(t->routes);
-        t->n = 0;
+        t->n = t->allocated = 0;
 }
 
 RouteTable *route_table_free(RouteTable *t) {
@@ -216,14 +217,9 @@ static int collect_route(const struct nlmsghdr *nlh, void *userdata) {
         /* An AF_UNSPEC dump also brings multicast routing tables and others: not ours. */
         if (route_info_parse(nlh, &r) < 0)
                 return 0;
-        if (t->n == 0 || (t->n >= 16 && (t->n & (t->n - 1)) == 0)) {
-                RouteInfo *n = reallocarray(t->routes, t->n ? t->n * 2 : 16, sizeof *n);
-
-                if (!n) {
-                        route_info_done(&r);
-                        return -ENOMEM;
-                }
-                t->routes = n;
+        if (GREEDY_REALLOC(t->routes, t->allocated, t->n + 1) < 0) {
+                route_info_done(&r);
+                return -ENOMEM;
         }
         t->routes[t->n++] = r;
         return 0;

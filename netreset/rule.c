@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/rule.h"
@@ -99,7 +100,7 @@ typedef struct Collect {
 
 static int collect(const struct nlmsghdr *nlh, void *userdata) {
         RuleTable *t = ((Collect *) userdata)->t;
-        RuleInfo r, *v;
+        RuleInfo r;
         int k;
 
         k = rule_info_parse(nlh, &r);
@@ -107,12 +108,10 @@ static int collect(const struct nlmsghdr *nlh, void *userdata) {
                 return 0;
         if (k < 0)
                 return k;
-        v = reallocarray(t->rules, t->n + 1, sizeof *v);
-        if (!v) {
+        if (GREEDY_REALLOC(t->rules, t->allocated, t->n + 1) < 0) {
                 rule_info_done(&r);
                 return -ENOMEM;
         }
-        t->rules = v;
         t->rules[t->n++] = r;
         return 0;
 }

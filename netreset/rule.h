@@ -23,7 +23,7 @@ typedef struct RuleInfo {
 
 typedef struct RuleTable {
         RuleInfo *rules;
-        size_t n;
+        size_t n, allocated;
 } RuleTable;
 
 /* One RTM_GETRULE dump of IPv4 and one of IPv6 (each retried when interrupted). */

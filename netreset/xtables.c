@@ -13,10 +13,13 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/xtables.h"
 #include "string-util.h"
+#include "strv.h"
+#include "time-util.h"
 
 #define XT_MAX_COMMENTS 4
 #define LOCK_RETRY_USEC 20000ULL
@@ -95,24 +98,14 @@ static const char *family_name(int family) {
 static int read_names(FILE *f, char ***ret) {
         cleanup_strv char **l = calloc(1, sizeof(char *));
         cleanup_free char *line = NULL;
-        size_t n = 0, cap = 0;
+        size_t cap = 0;
 
         if (!l)
                 return -ENOMEM;
         while (f && getline(&line, &cap, f) > 0) {
-                char **m;
-
                 line[strcspn(line, "\n")] = '\0';
-                if (isempty(line))
-                        continue;
-                m = reallocarray(l, n + 2, sizeof(char *));
-                if (!m)
+                if (!isempty(line) && strv_extend(&l, line) < 0)
                         return -ENOMEM;
-                l = m;
-                l[n] = strdup(line);
-                if (!l[n])
-                        return -ENOMEM;
-                l[++n] = NULL;
         }
         *ret = TAKE_PTR(l);
         return 0;
@@ -131,15 +124,8 @@ int xt_tables_list(int family, char ***ret) {
         return read_names(f, ret);
 }
 
-static uint64_t monotonic_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
-}
-
 int xt_lock_acquire(const char *path, unsigned wait_sec, int *ret_fd) {
-        uint64_t deadline = monotonic_usec() + (uint64_t) wait_sec * 1000000ULL;
+        usec_t deadline = now(CLOCK_MONOTONIC) + (usec_t) wait_sec * USEC_PER_SEC;
         cleanup_close int fd = -EBADF;
         struct stat st;
 
@@ -155,7 +141,7 @@ int xt_lock_acquire(const char *path, unsigned wait_sec, int *ret_fd) {
         if (!S_ISREG(st.st_mode))
                 return -EBADFD;
         for (;;) {
-                uint64_t now;
+                usec_t t;
 
                 if (flock(fd, LOCK_EX | LOCK_NB) >= 0) {
                         *ret_fd = TAKE_FD(fd);
@@ -165,10 +151,10 @@ int xt_lock_acquire(const char *path, unsigned wait_sec, int *ret_fd) {
                         return negative_errno();
                 if (wait_sec == 0)
                         return -EWOULDBLOCK;
-                now = monotonic_usec();
-                if (now >= deadline)
+                t = now(CLOCK_MONOTONIC);
+                if (t >= deadline)
                         return -ETIMEDOUT;
-                (void) usleep((useconds_t) MIN(LOCK_RETRY_USEC, deadline - now));
+                (void) usleep((useconds_t) MIN(LOCK_RETRY_USEC, deadline - t));
         }
 }
 
@@ -224,7 +210,7 @@ typedef struct XtChain {
         bool policy_reset;
         unsigned n_rules;
         unsigned *owned;        /* 1-based numbers of rules to delete from a chain that stays */
-        size_t n_owned;
+        size_t n_owned, allocated_owned;
 } XtChain;
 
 struct XtTable {
@@ -261,14 +247,8 @@ static int chains_collect(XtTable *t) {
 
         /* The chain iterator lives in the handle: copy the names before asking anything else. */
         for (const char *c = t->ops->first_chain(t->h); c; c = t->ops->next_chain(t->h)) {
-                if (t->n_chains == cap) {
-                        XtChain *n = reallocarray(t->chains, cap ? cap * 2 : 16, sizeof(XtChain));
-
-                        if (!n)
-                                return -ENOMEM;
-                        t->chains = n;
-                        cap = cap ? cap * 2 : 16;
-                }
+                if (GREEDY_REALLOC(t->chains, cap, t->n_chains + 1) < 0)
+                        return -ENOMEM;
                 t->chains[t->n_chains] = (XtChain) { .name = strdup(c) };
                 if (!t->chains[t->n_chains++].name)
                         return -ENOMEM;
@@ -277,11 +257,8 @@ static int chains_collect(XtTable *t) {
 }
 
 static int chain_owned_rule(XtChain *c, unsigned num) {
-        unsigned *n = reallocarray(c->owned, c->n_owned + 1, sizeof(unsigned));
-
-        if (!n)
+        if (GREEDY_REALLOC(c->owned, c->allocated_owned, c->n_owned + 1) < 0)
                 return -ENOMEM;
-        c->owned = n;
         c->owned[c->n_owned++] = num;
         return 0;
 }

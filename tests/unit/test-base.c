@@ -61,6 +61,15 @@ static void test_time(void **state) {
         assert_true(usec_left(t + 3600 * USEC_PER_SEC) > 3599 * USEC_PER_SEC);
 }
 
+static void test_comma_list_contains(void **state) {
+        assert_true(comma_list_contains("mounts,files", "files"));
+        assert_true(comma_list_contains(",,mounts,,", "mounts"));
+        assert_false(comma_list_contains("mounts,files", "file"));
+        assert_false(comma_list_contains("mountsx", "mounts"));
+        assert_false(comma_list_contains("", "mounts"));
+        assert_false(comma_list_contains(NULL, "mounts"));
+}
+
 static void test_foreach_dirent(void **state) {
         char tmp[] = "/tmp/test-base.XXXXXX";
         cleanup_closedir DIR *d = NULL;
@@ -91,6 +100,7 @@ int main(void) {
                 cmocka_unit_test(test_greedy_realloc),
                 cmocka_unit_test(test_time),
                 cmocka_unit_test(test_foreach_dirent),
+                cmocka_unit_test(test_comma_list_contains),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -100,19 +100,19 @@ static void check_all(OpenFn fn) {
         check(fn, "/d/file/x", -ENOTDIR, NULL);
 }
 
-static void test_open_beneath(void **state) {
-        check_all(fileio_open_beneath);
+static void test_open_nofollow_beneath(void **state) {
+        check_all(fileio_open_resolve_beneath);
 }
 
-static void test_open_beneath_by_hand(void **state) {
+static void test_open_nofollow_beneath_by_hand(void **state) {
         int fd;
 
-        check_all(fileio_open_beneath_by_hand);
+        check_all(fileio_open_resolve_beneath_by_hand);
         /* A directory through a symlink, and the root itself. */
-        fd = fileio_open_beneath_by_hand(root_fd, "/d/libdir", O_RDONLY | O_DIRECTORY);
+        fd = fileio_open_resolve_beneath_by_hand(root_fd, "/d/libdir", O_RDONLY | O_DIRECTORY);
         assert_true(fd >= 0);
         close(fd);
-        fd = fileio_open_beneath_by_hand(root_fd, "/", O_RDONLY | O_DIRECTORY);
+        fd = fileio_open_resolve_beneath_by_hand(root_fd, "/", O_RDONLY | O_DIRECTORY);
         assert_true(fd >= 0);
         close(fd);
 }
@@ -302,8 +302,8 @@ static void test_read_not_regular(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_open_beneath),
-                cmocka_unit_test(test_open_beneath_by_hand),
+                cmocka_unit_test(test_open_nofollow_beneath),
+                cmocka_unit_test(test_open_nofollow_beneath_by_hand),
                 cmocka_unit_test(test_read_and_write),
                 cmocka_unit_test(test_write_atomic_hard_link),
                 cmocka_unit_test(test_write_new),

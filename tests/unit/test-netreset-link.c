@@ -292,7 +292,7 @@ static void test_pattern_validate(void **state) {
 
 static void test_unused_group(void **state) {
         LinkInfo links[3] = { { .ifindex = 1 }, { .ifindex = 2 }, { .ifindex = 3 } };
-        LinkTable t = { links, 3 };
+        LinkTable t = { .links = links, .n = 3 };
         uint32_t g = link_table_unused_group(&t);
 
         assert_int_not_equal(g, 0);
@@ -563,8 +563,8 @@ static void test_guard_closure(void **state) {
                 { .family = AF_INET, .type = RTN_UNICAST, .table = RT_TABLE_MAIN, .dst_len = 26, .protocol = 12,
                   .oifs = &oif_cali, .n_oifs = 1 },
         };
-        LinkTable lt = { links, ELEMENTSOF(links) };
-        RouteTable rt = { routes, ELEMENTSOF(routes) };
+        LinkTable lt = { .links = links, .n = ELEMENTSOF(links) };
+        RouteTable rt = { .routes = routes, .n = ELEMENTSOF(routes) };
         Guard *g = NULL;
 
         assert_int_equal(guard_new(NULL, &lt, &rt, NULL, &g, NULL), 0);

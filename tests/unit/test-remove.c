@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for the removal walk, path_expand() and open_beneath(), in a temp dir under /tmp. */
+/* Unit tests for the removal walk, path_expand() and open_nofollow_beneath(), in a temp dir under /tmp. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -295,7 +295,7 @@ static void test_invalid_paths(void **state) {
         assert_int_equal(remove_tree(f->fd, "", NULL, NULL), -EINVAL);
         assert_int_equal(path_expand(f->fd, "a/*", &l), -EINVAL);
         assert_int_equal(path_expand(f->fd, "/a/../*", &l), -EINVAL);
-        assert_int_equal(open_beneath(f->fd, "/a/..", O_RDONLY), -EINVAL);
+        assert_int_equal(open_nofollow_beneath(f->fd, "/a/..", O_RDONLY), -EINVAL);
         assert_true(has_content(f->fd, "a/b", "b"));
         /* Names that only start with dots are fine. */
         assert_int_equal(mkfile(f->fd, "a/...", "x"), 0);
@@ -812,7 +812,7 @@ static void test_path_expand(void **state) {
         }
 }
 
-static void test_open_beneath(void **state) {
+static void test_open_nofollow_beneath(void **state) {
         Fixture *f = *state;
         struct stat a, b;
         int fd;
@@ -820,23 +820,23 @@ static void test_open_beneath(void **state) {
         assert_int_equal(mkfile(f->fd, "a/sub/x", "x"), 0);
         assert_int_equal(mklink(f->fd, "a", "link"), 0);
 
-        fd = open_beneath(f->fd, "/a/sub", O_RDONLY);
+        fd = open_nofollow_beneath(f->fd, "/a/sub", O_RDONLY);
         assert_true(fd >= 0);
         assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
         assert_int_equal(fstat(fd, &a), 0);
         assert_int_equal(fstatat(f->fd, "a/sub", &b, 0), 0);
         assert_true(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
         close(fd);
-        fd = open_beneath(f->fd, "/", O_RDONLY);
+        fd = open_nofollow_beneath(f->fd, "/", O_RDONLY);
         assert_true(fd >= 0);
         close(fd);
 
-        assert_int_equal(open_beneath(f->fd, "/link", O_RDONLY), -ELOOP);
-        assert_int_equal(open_beneath(f->fd, "/link/sub", O_RDONLY), -ELOOP);
-        assert_int_equal(open_beneath(f->fd, "/a/sub/x", O_RDONLY), -ENOTDIR);
-        assert_int_equal(open_beneath(f->fd, "/a/sub/x/y", O_RDONLY), -ENOTDIR);
-        assert_int_equal(open_beneath(f->fd, "/nope", O_RDONLY), -ENOENT);
-        assert_int_equal(open_beneath(f->fd, "relative", O_RDONLY), -EINVAL);
+        assert_int_equal(open_nofollow_beneath(f->fd, "/link", O_RDONLY), -ELOOP);
+        assert_int_equal(open_nofollow_beneath(f->fd, "/link/sub", O_RDONLY), -ELOOP);
+        assert_int_equal(open_nofollow_beneath(f->fd, "/a/sub/x", O_RDONLY), -ENOTDIR);
+        assert_int_equal(open_nofollow_beneath(f->fd, "/a/sub/x/y", O_RDONLY), -ENOTDIR);
+        assert_int_equal(open_nofollow_beneath(f->fd, "/nope", O_RDONLY), -ENOENT);
+        assert_int_equal(open_nofollow_beneath(f->fd, "relative", O_RDONLY), -EINVAL);
 }
 
 /* Tests that need mounts run in a forked child, in a private mount namespace of its own: nothing
@@ -1227,7 +1227,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_deep_reopen_keeps, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_deep_moved, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_path_expand, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_open_beneath, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_open_nofollow_beneath, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_mounts_kept, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_top_is_mount, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_mount_above, setup, teardown),

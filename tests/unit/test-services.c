@@ -334,16 +334,6 @@ static void test_no_systemd_plan(void **state) {
         assert_int_equal(unsetenv("DBUS_SYSTEM_BUS_ADDRESS"), 0);
 }
 
-static void test_stop_unit_without_systemd(void **state) {
-        cleanup_free char *msg = NULL;
-
-        assert_int_equal(setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/node-reset-test", 1), 0);
-        assert_int_equal(services_stop_unit("kubelet.service", 0, &msg), -EHOSTDOWN);
-        assert_non_null(msg);
-        assert_true(startswith(msg, "systemd not running: "));
-        assert_int_equal(unsetenv("DBUS_SYSTEM_BUS_ADDRESS"), 0);
-}
-
 /* This test's own executable as a "process" line: planning never offers to signal node-reset itself.
  * Nothing is executed here, so no other process running that binary is ever touched. */
 static void test_self_is_guarded(void **state) {
@@ -480,7 +470,6 @@ int main(void) {
                 cmocka_unit_test(test_descendants),
                 cmocka_unit_test(test_real_proc),
                 cmocka_unit_test(test_no_systemd_plan),
-                cmocka_unit_test(test_stop_unit_without_systemd),
                 cmocka_unit_test(test_self_is_guarded),
                 cmocka_unit_test(test_kill_child),
         };

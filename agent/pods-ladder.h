@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The pods phase's rescue ladder, rungs 2 and 3, below the CRI: a loopback-only CNI conflist that lets
  * a runtime finish StopPodSandbox when the real CNI plugin fails its DEL (calico without its API
- * server), and, when even that fails or the runtime hangs, the shims killed and their mounts
- * unmounted. */
+ * server) (cni_rescue_*), and, when even that fails or the runtime hangs, the runtime stopped, its
+ * shims killed and their mounts unmounted (ladder_*). */
 #pragma once
 
 #include <stdbool.h>
+
+#include "agent/context.h"
+#include "agent/runtime-info.h"
 
 /* Every rescue conflist ends so; an interrupted run's is found by it. */
 #define CNI_RESCUE_SUFFIX "node-reset-rescue.conflist"
@@ -24,25 +27,22 @@ int cni_rescue_find_stale(const char *conf_dir, char ***ret);
  * file there is something else, left in place. */
 int cni_rescue_remove_stale(const char *path, char **reterr_msg);
 
-typedef struct ShimKill {
-        unsigned shims;         /* containerd-shim* processes of the namespace */
-        unsigned processes;     /* everything killed, shims and their descendants */
-        unsigned survivors;     /* still there after SIGKILL and the wait */
-} ShimKill;
-
-/* SIGKILL every containerd-shim* whose command line names the containerd namespace (-namespace NS)
- * and, unless address is NULL, the runtime's socket (-address PATH), together with all its
- * descendants, children first, then wait (up to about 3 s) for them to go. */
-int shims_kill(const char *namespace, const char *address, ShimKill *ret);
-/* Count them only (verify). */
-int shims_count(const char *namespace, const char *address, unsigned *ret);
-
 typedef struct LeftoverUnmount {
         unsigned rootfs, shm, netns;
         unsigned busy;          /* could not be unmounted */
 } LeftoverUnmount;
 
-/* Unmount what the shims left: container rootfs beneath STATE/io.containerd.runtime.v2.task/NS,
- * sandbox shm beneath STATE/io.containerd.grpc.v1.cri/sandboxes, and cni-* network namespaces in
- * /run/netns. Deepest first; a busy mount is counted, never detached. dry_run only counts. */
-int leftovers_unmount(const char *state_dir, const char *namespace, bool dry_run, LeftoverUnmount *ret);
+/* Rung 3 for the runtime listening on socket_path: stop its systemd unit (through phase_systemd(),
+ * within the run's deadline), unless it did not answer (!answered) and nobody listens on the socket
+ * any more: it died. Then, for containerd, SIGKILL every containerd-shim* of the k8s.io namespace
+ * and this socket with all their descendants, children first, wait (about 3 s) for them to go, and
+ * unmount what they left: container rootfs beneath STATE/io.containerd.runtime.v2.task/k8s.io, sandbox
+ * shm beneath STATE/io.containerd.grpc.v1.cri/sandboxes, cni-* network namespaces in /run/netns;
+ * deepest first, a busy mount counted, never detached. why says what made rung 3 needed; *ret_msg says
+ * what was done. 1, -EBUSY when a process or a mount survived, or -errno. */
+int ladder_rung3(Context *ctx, const char *socket_path, const RuntimeInfo *info, bool answered, const char *why,
+                 char **ret_msg);
+
+/* What rung 3 would act on, counted only: containerd's shims for socket_path and their mounts (all
+ * zero for another runtime). */
+void ladder_residue(const char *socket_path, const RuntimeInfo *info, unsigned *ret_shims, LeftoverUnmount *ret);

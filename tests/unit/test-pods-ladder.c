@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for what the pods phase reads and writes below the CRI: the runtime configs' CNI conf
- * dir (TOML), the rescue conflist's name, content and removal (also by SIGTERM), stale ones, and that
- * none of that writes into or removes a file node-reset did not create. */
+/* Unit tests for agent/pods-ladder.c, what the pods phase writes below the CRI: the rescue conflist's
+ * name, content and removal (also by SIGTERM), stale ones, and that none of that writes into or
+ * removes a file node-reset did not create; rung 3 without systemd. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,81 +18,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agent/pods-rescue.h"
-#include "agent/pods-runtime.h"
+#include "agent/pods-ladder.h"
+#include "agent/runtime-info.h"
+#include "agent/services.h"
 #include "macro.h"
-
-static const char *const cni_tables[] = {
-        "plugins.io.containerd.grpc.v1.cri.cni", "plugins.cri.cni", "plugins.io.containerd.cri.v1.runtime.cni", NULL,
-};
-static const char *const top[] = { "", NULL };
-
-static char *find(const char *text, const char *const *tables, const char *key) {
-        char *v = NULL;
-
-        return toml_find_string(text, tables, key, &v) > 0 ? v : NULL;
-}
-
-static void test_toml_containerd(void **state) {
-        static const char v2[] =
-                "version = 2\n"
-                "root = \"/var/lib/containerd\"\n"
-                "state = '/run/containerd'\n"
-                "# conf_dir = \"/commented\"\n"
-                "[plugins]\n"
-                "  [plugins.\"io.containerd.grpc.v1.cri\"]\n"
-                "    sandbox_image = \"registry.k8s.io/pause:3.9\"\n"
-                "    [plugins.\"io.containerd.grpc.v1.cri\".cni]\n"
-                "      bin_dir = \"/opt/cni/bin\"\n"
-                "      conf_dir = \"/etc/cni/net.d\"   # trailing comment\n"
-                "      conf_template = \"\"\n"
-                "  [plugins.\"io.containerd.grpc.v1.cri\".containerd]\n"
-                "    conf_dir = \"/not/this/one\"\n";
-        char *v;
-
-        v = find(v2, cni_tables, "conf_dir");
-        assert_string_equal(v, "/etc/cni/net.d");
-        free(v);
-        v = find(v2, top, "state");
-        assert_string_equal(v, "/run/containerd");
-        free(v);
-        v = find(v2, top, "root");
-        assert_string_equal(v, "/var/lib/containerd");
-        free(v);
-        assert_null(find(v2, top, "conf_dir"));
-        assert_null(find(v2, cni_tables, "bin"));
-}
-
-static void test_toml_variants(void **state) {
-        char *v;
-
-        /* Config version 1, containerd 2 (version 3, single quotes), the last assignment wins. */
-        v = find("[plugins.cri.cni]\nconf_dir = \"/v1\"\n", cni_tables, "conf_dir");
-        assert_string_equal(v, "/v1");
-        free(v);
-        v = find("[plugins.'io.containerd.cri.v1.runtime'.cni]\n  conf_dir = '/v3'\n", cni_tables, "conf_dir");
-        assert_string_equal(v, "/v3");
-        free(v);
-        v = find("[plugins.cri.cni]\nconf_dir = \"/a\"\nconf_dir = \"/b\"\n", cni_tables, "conf_dir");
-        assert_string_equal(v, "/b");
-        free(v);
-        /* Not a string, unterminated, a longer key, no newline at the end, CRI-O's table. */
-        assert_null(find("[plugins.cri.cni]\nconf_dir = 5\n", cni_tables, "conf_dir"));
-        assert_null(find("[plugins.cri.cni]\nconf_dir = \"/open\n", cni_tables, "conf_dir"));
-        assert_null(find("[plugins.cri.cni]\nconf_dir_x = \"/x\"\n", cni_tables, "conf_dir"));
-        v = find("[crio.network]\nnetwork_dir = \"/etc/cni/crio\"", (const char *const[]) { "crio.network", NULL },
-                 "network_dir");
-        assert_string_equal(v, "/etc/cni/crio");
-        free(v);
-        assert_null(find("", top, "root"));
-}
 
 typedef struct Dir {
         char path[64];
 } Dir;
 
 static void dir_new(Dir *d) {
-        snprintf(d->path, sizeof d->path, "/tmp/test-pods-rescue.XXXXXX");
+        snprintf(d->path, sizeof d->path, "/tmp/test-pods-ladder.XXXXXX");
         assert_non_null(mkdtemp(d->path));
 }
 
@@ -336,16 +272,31 @@ static void test_rescue_stale_checked(void **state) {
         dir_remove(&d);
 }
 
+/* Rung 3 stops the runtime through the systemd the run reaches (phase_systemd()): without one it
+ * says what the operator must do, and kills nothing (not containerd: no shims to look for). */
+static void test_rung3_without_systemd(void **state) {
+        RuntimeInfo info = { .kind = RUNTIME_CRIO, .unit = (char *) "crio.service" };
+        Context ctx = { .root = "/" };
+        cleanup_free char *msg = NULL;
+
+        assert_int_equal(setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/node-reset-test", 1), 0);
+        assert_int_equal(ladder_rung3(&ctx, "/nonexistent/crio.sock", &info, true, "test", &msg), -EHOSTDOWN);
+        assert_non_null(msg);
+        assert_true(strstr(msg, "rung 3 (test): systemd is not running: stop crio.service (PID 0) by hand"));
+        assert_non_null(ctx.systemd);
+        services_manager_free(ctx.systemd);
+        assert_int_equal(unsetenv("DBUS_SYSTEM_BUS_ADDRESS"), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_toml_containerd),
-                cmocka_unit_test(test_toml_variants),
                 cmocka_unit_test(test_rescue_sorts_first),
                 cmocka_unit_test(test_rescue_missing_dir),
                 cmocka_unit_test(test_rescue_removed_on_sigterm),
                 cmocka_unit_test(test_rescue_stale),
                 cmocka_unit_test(test_rescue_never_writes_foreign),
                 cmocka_unit_test(test_rescue_stale_checked),
+                cmocka_unit_test(test_rung3_without_systemd),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The pods phase's rescue ladder below the CRI: the loopback-only rescue conflist (rung 2), the shim
- * kill and the unmount of what the shims left (rung 3). */
+/* The pods phase's rescue ladder below the CRI: the loopback-only rescue conflist (rung 2); the runtime
+ * stopped through systemd, the shim kill and the unmount of what the shims left (rung 3). */
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -10,21 +10,29 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "agent/context.h"
 #include "agent/fileio.h"
 #include "agent/log.h"
 #include "agent/mount-util.h"
 #include "agent/mountinfo.h"
-#include "agent/pods-rescue.h"
+#include "agent/phase.h"
+#include "agent/pods-ladder.h"
+#include "agent/proc.h"
+#include "agent/services.h"
+#include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "strv.h"
+#include "time-util.h"
 
 /* cniVersion 0.4.0: every libcni a supported runtime vendors understands it, and so does loopback. */
 #define RESCUE_CONFLIST \
         "{\"cniVersion\":\"0.4.0\",\"name\":\"node-reset-rescue\",\"plugins\":[{\"type\":\"loopback\"}]}\n"
 #define SHIM_PREFIX "containerd-shim"
-#define SHIM_WAIT_USEC (3ULL * 1000000ULL)
+#define SHIM_WAIT_USEC (3 * USEC_PER_SEC)
+#define RUNTIME_STOP_TIMEOUT_USEC (60 * USEC_PER_SEC)
+/* The containerd namespace the CRI plugin keeps Kubernetes' containers in. */
+#define CRI_NAMESPACE "k8s.io"
 
 /* The one rescue conflist that may exist, for the signal handler: a fixed buffer, no allocation. The
  * directory's fd and the inode let it remove that file only, never what the name may refer to by then. */
@@ -86,20 +94,18 @@ static bool is_cni_config(const char *name) {
  * then prefixes of ever smaller bytes for a directory that already has "00-..." names. */
 static int rescue_name(const char *conf_dir, char *buf, size_t size, char **reterr_msg) {
         static const char *const prefixes[] = { "00-", "0-", "-", "!" };
+        cleanup_closedir DIR *d = NULL;
         cleanup_free char *first = NULL;
-        struct dirent *de;
-        DIR *d;
 
         d = opendir(conf_dir);
         if (!d)
                 return set_errmsg(reterr_msg, negative_errno(), "cannot open the CNI conf dir %s: %m", conf_dir);
-        while ((de = readdir(d)))
+        FOREACH_DIRENT(de, d)
                 if (is_cni_config(de->d_name) && !strstr(de->d_name, CNI_RESCUE_SUFFIX) &&
                     (!first || strcmp(de->d_name, first) < 0)) {
                         free(first);
                         first = strdup(de->d_name);
                 }
-        closedir(d);
         for (size_t i = 0; i < ELEMENTSOF(prefixes); i++) {
                 snprintf(buf, size, "%s%s", prefixes[i], CNI_RESCUE_SUFFIX);
                 if (!first || strcmp(buf, first) < 0)
@@ -221,38 +227,34 @@ int cni_rescue_remove_stale(const char *path, char **reterr_msg) {
 }
 
 int cni_rescue_find_stale(const char *conf_dir, char ***ret) {
-        size_t n = 0;
-        char **l;
-        struct dirent *de;
-        DIR *d;
+        cleanup_closedir DIR *d = NULL;
+        cleanup_strv char **l = NULL;
 
         l = calloc(1, sizeof(char *));
         if (!l)
                 return -ENOMEM;
         d = opendir(conf_dir);
-        while (d && (de = readdir(d))) {
+        if (!d) {
+                *ret = TAKE_PTR(l);     /* no conf dir: nothing stale */
+                return 0;
+        }
+        FOREACH_DIRENT(de, d) {
                 size_t len = strlen(de->d_name), sl = strlen(CNI_RESCUE_SUFFIX);
-                char **nl;
 
                 if (len < sl || !streq(de->d_name + len - sl, CNI_RESCUE_SUFFIX))
                         continue;
-                nl = reallocarray(l, n + 2, sizeof(char *));
-                if (!nl || asprintf(&nl[n], "%s/%s", conf_dir, de->d_name) < 0) {
-                        if (nl)
-                                l = nl;
-                        l[n] = NULL;
-                        closedir(d);
-                        strv_free(l);
+                if (strv_consume(&l, strprintf("%s/%s", conf_dir, de->d_name)) < 0)
                         return -ENOMEM;
-                }
-                l = nl;
-                l[++n] = NULL;
         }
-        if (d)
-                closedir(d);
-        *ret = l;
+        *ret = TAKE_PTR(l);
         return 0;
 }
+
+typedef struct ShimKill {
+        unsigned shims;         /* containerd-shim* processes of the namespace */
+        unsigned processes;     /* everything killed, shims and their descendants */
+        unsigned survivors;     /* still there after SIGKILL and the wait */
+} ShimKill;
 
 /* The process table, just what the shim kill needs. */
 typedef struct Proc {
@@ -261,88 +263,45 @@ typedef struct Proc {
         bool doomed;
 } Proc;
 
-/* The value after a "-flag" in a NUL-separated cmdline. */
-static const char *cmdline_flag(const char *buf, const char *end, const char *flag) {
-        for (const char *p = buf; p < end; p += strlen(p) + 1)
-                if (streq(p, flag) && p + strlen(p) + 1 < end)
-                        return p + strlen(p) + 1;
-        return NULL;
-}
+/* A containerd-shim* of the namespace (and, unless address is NULL, of that runtime's socket), by
+ * its command line: "-namespace NS -address PATH". */
+static bool cmdline_is_shim(pid_t pid, const char *namespace, const char *address) {
+        cleanup_free char *cmdline = NULL;
+        const char *base;
+        size_t len = 0;
 
-static bool cmdline_is_shim(int pid, const char *namespace, const char *address) {
-        char path[64], buf[4096];
-        cleanup_close int fd = -EBADF;
-        const char *base, *end;
-        ssize_t n;
-
-        snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || (n = read(fd, buf, sizeof buf - 1)) <= 0)
+        if (proc_cmdline_read(pid, &cmdline, &len) < 0 || len == 0)
                 return false;
-        buf[n] = '\0';
-        end = buf + n;
-        base = strrchr(buf, '/');
-        if (!startswith(base ? base + 1 : buf, SHIM_PREFIX) ||
-            !streq_ptr(cmdline_flag(buf, end, "-namespace"), namespace))
+        base = strrchr(cmdline, '/');
+        if (!startswith(base ? base + 1 : cmdline, SHIM_PREFIX) ||
+            !streq_ptr(proc_cmdline_option(cmdline, len, "-namespace", NULL), namespace))
                 return false;
-        return !address || streq_ptr(cmdline_flag(buf, end, "-address"), address);
+        return !address || streq_ptr(proc_cmdline_option(cmdline, len, "-address", NULL), address);
 }
 
-/* pid, ppid and whether it is a zombie (gone for our purposes), from /proc/PID/stat. */
-static int read_stat(int pid, pid_t *ret_ppid, bool *ret_zombie) {
-        char path[64], buf[1024], state;
-        cleanup_close int fd = -EBADF;
-        const char *p;
-        ssize_t n;
-        int ppid;
-
-        snprintf(path, sizeof path, "/proc/%d/stat", pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || (n = read(fd, buf, sizeof buf - 1)) <= 0)
-                return -ESRCH;
-        buf[n] = '\0';
-        /* The command name may hold anything, ")" included: the fields start after the last ")". */
-        p = strrchr(buf, ')');
-        if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2)
-                return -EBADMSG;
-        *ret_ppid = (pid_t) ppid;
-        *ret_zombie = state == 'Z' || state == 'X';
-        return 0;
-}
-
+/* The live processes (zombies are gone for our purposes), each marked whether it is a shim. */
 static int proc_scan(const char *namespace, const char *address, Proc **ret, size_t *ret_n) {
-        Proc *l = NULL;
-        size_t n = 0, allocated = 0;
-        struct dirent *de;
-        DIR *d;
+        ProcTable t = {};
+        size_t n = 0;
+        Proc *l;
+        int r;
 
-        d = opendir("/proc");
-        if (!d)
-                return negative_errno();
-        while ((de = readdir(d))) {
-                pid_t ppid;
-                bool zombie;
-                int pid;
-
-                if (!isdigit_str(de->d_name))
-                        continue;
-                pid = atoi(de->d_name);
-                if (read_stat(pid, &ppid, &zombie) < 0 || zombie)
-                        continue;
-                if (n == allocated) {
-                        Proc *nl = reallocarray(l, allocated ? allocated * 2 : 256, sizeof(Proc));
-
-                        if (!nl) {
-                                free(l);
-                                closedir(d);
-                                return -ENOMEM;
-                        }
-                        l = nl;
-                        allocated = allocated ? allocated * 2 : 256;
-                }
-                l[n++] = (Proc) { .pid = pid, .ppid = ppid, .shim = cmdline_is_shim(pid, namespace, address) };
+        r = proc_table_read(&t);
+        if (r < 0)
+                return r;
+        l = calloc(t.n ?: 1, sizeof(Proc));
+        if (!l) {
+                proc_table_done(&t);
+                return -ENOMEM;
         }
-        closedir(d);
+        for (size_t i = 0; i < t.n; i++) {
+                const ProcInfo *p = t.procs + i;
+
+                if (p->state == 'Z' || p->state == 'X')
+                        continue;
+                l[n++] = (Proc) { .pid = p->pid, .ppid = p->ppid, .shim = cmdline_is_shim(p->pid, namespace, address) };
+        }
+        proc_table_done(&t);
         *ret = l;
         *ret_n = n;
         return 0;
@@ -376,7 +335,7 @@ static unsigned mark_doomed(Proc *l, size_t n, unsigned *ret_shims) {
         return total;
 }
 
-int shims_count(const char *namespace, const char *address, unsigned *ret) {
+static int shims_count(const char *namespace, const char *address, unsigned *ret) {
         Proc *l = NULL;
         size_t n = 0;
         int r;
@@ -391,17 +350,10 @@ int shims_count(const char *namespace, const char *address, unsigned *ret) {
         return 0;
 }
 
-static bool pid_alive(pid_t pid) {
-        pid_t ppid;
-        bool zombie;
-
-        return read_stat((int) pid, &ppid, &zombie) >= 0 && !zombie;
-}
-
-int shims_kill(const char *namespace, const char *address, ShimKill *ret) {
+static int shims_kill(const char *namespace, const char *address, ShimKill *ret) {
         Proc *l = NULL;
         size_t n = 0;
-        uint64_t until;
+        usec_t until;
         int r;
 
         *ret = (ShimKill) {};
@@ -414,13 +366,13 @@ int shims_kill(const char *namespace, const char *address, ShimKill *ret) {
                 for (size_t i = 0; i < n; i++)
                         if (l[i].doomed && l[i].shim == (pass == 1))
                                 (void) kill(l[i].pid, SIGKILL);
-        until = now_usec() + SHIM_WAIT_USEC;
+        until = now(CLOCK_MONOTONIC) + SHIM_WAIT_USEC;
         for (size_t i = 0; i < n; i++) {
                 if (!l[i].doomed)
                         continue;
-                while (pid_alive(l[i].pid) && now_usec() < until)
+                while (proc_alive(l[i].pid) && now(CLOCK_MONOTONIC) < until)
                         (void) usleep(20 * 1000);
-                ret->survivors += pid_alive(l[i].pid);
+                ret->survivors += proc_alive(l[i].pid);
         }
         free(l);
         return 0;
@@ -481,7 +433,7 @@ static bool same_dir(const char *a, const char *b) {
         return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-int leftovers_unmount(const char *state_dir, const char *namespace, bool dry_run, LeftoverUnmount *ret) {
+static int leftovers_unmount(const char *state_dir, const char *namespace, bool dry_run, LeftoverUnmount *ret) {
         cleanup_free char *tasks = NULL, *sandboxes = NULL;
         cleanup_close int root_fd = -EBADF;
         MountTable *t = NULL;
@@ -513,4 +465,92 @@ int leftovers_unmount(const char *state_dir, const char *namespace, bool dry_run
                 r = unmount_beneath(root_fd, t, "/var/run/netns", is_cni_netns, dry_run, &ret->netns, &ret->busy);
         mount_table_free(t);
         return r;
+}
+
+void ladder_residue(const char *socket_path, const RuntimeInfo *info, unsigned *ret_shims, LeftoverUnmount *ret) {
+        *ret_shims = 0;
+        *ret = (LeftoverUnmount) {};
+        if (info->kind != RUNTIME_CONTAINERD)
+                return;
+        (void) shims_count(CRI_NAMESPACE, socket_path, ret_shims);
+        (void) leftovers_unmount(info->state_dir, CRI_NAMESPACE, true, ret);
+}
+
+/* StopUnit through the systemd this run reaches (phase_systemd()), waiting for the job. */
+static int stop_unit(Context *ctx, const char *unit, usec_t timeout_usec, char **reterr_msg) {
+        UnitStop stop = { .unit = unit };
+        ServiceManager *m;
+        int r;
+
+        r = phase_systemd(ctx, &m);
+        if (r < 0)
+                return set_errmsg(reterr_msg, r, "cannot reach systemd: %s", strerror(-r));
+        if (services_manager_why_absent(m))
+                return set_errmsg(reterr_msg, -EHOSTDOWN, "systemd not running: %s", services_manager_why_absent(m));
+        services_stop_many(m, &stop, 1, timeout_usec, 0);
+        if (reterr_msg && !*reterr_msg)
+                *reterr_msg = TAKE_PTR(stop.message);
+        free(stop.message);
+        return stop.result;
+}
+
+/* Stop the runtime's unit through systemd; without systemd, say what the operator must do. */
+static int runtime_stop(Context *ctx, const RuntimeInfo *info, char **ret_msg) {
+        usec_t wait = RUNTIME_STOP_TIMEOUT_USEC, t = now(CLOCK_MONOTONIC);
+        cleanup_free char *err = NULL;
+        int r;
+
+        if (!info->unit && info->pid > 0)
+                return set_errmsg(ret_msg, -EOPNOTSUPP,
+                                  "no systemd unit known for this runtime: stop it (PID %d), then rerun",
+                                  (int) info->pid);
+        if (!info->unit)
+                return set_errmsg(ret_msg, -EOPNOTSUPP, "no systemd unit known for this runtime: stop it, then rerun");
+        /* The stop job is waited for within the run's --timeout too. */
+        if (ctx->deadline_usec > 0) {
+                usec_t left = ctx->deadline_usec > t ? ctx->deadline_usec - t : 0;
+
+                wait = left < wait ? left : wait;
+        }
+        r = stop_unit(ctx, info->unit, wait ?: 1, &err);
+        if (r == -EHOSTDOWN)
+                return set_errmsg(ret_msg, r, "systemd is not running: stop %s (PID %d) by hand, then rerun",
+                                  info->unit, (int) info->pid);
+        if (r < 0)
+                return set_errmsg(ret_msg, r, "cannot stop %s (%s): stop it, then rerun", info->unit, strna(err));
+        return set_errmsg(ret_msg, r, r > 0 ? "stopped %s" : "%s was not running", info->unit);
+}
+
+int ladder_rung3(Context *ctx, const char *socket_path, const RuntimeInfo *info, bool answered, const char *why,
+                 char **ret_msg) {
+        cleanup_free char *stop = NULL, *leftover = NULL;
+        LeftoverUnmount lu = {};
+        ShimKill sk = {};
+        pid_t pid = 0;
+        int r, k = 0, u = 0;
+
+        /* A runtime nobody listens for any more (it died) needs no stopping, only its leftovers gone. */
+        if (proc_socket_listener(socket_path, &pid) == 0 && !answered) {
+                stop = strdup("the runtime is not running");
+                r = 0;
+        } else
+                r = runtime_stop(ctx, info, &stop);
+        if (info->kind == RUNTIME_CONTAINERD) {
+                k = shims_kill(CRI_NAMESPACE, socket_path, &sk);
+                u = leftovers_unmount(info->state_dir, CRI_NAMESPACE, false, &lu);
+        }
+        if (info->state_dir || info->root_dir)
+                leftover = strprintf("; left for the files phase: %s%s%s", strempty(info->state_dir),
+                                info->state_dir && info->root_dir ? ", " : "", strempty(info->root_dir));
+        *ret_msg = strprintf("rung 3 (%s): %s; killed %u shim%s with %u processes%s%s; unmounted %u rootfs, %u shm, "
+                        "%u netns%s%s%s", why, strna(stop), sk.shims, sk.shims == 1 ? "" : "s", sk.processes,
+                        sk.survivors ? ", some survived" : "", k < 0 ? " (could not scan /proc)" : "", lu.rootfs,
+                        lu.shm, lu.netns, lu.busy ? ", some busy" : "", u < 0 ? " (could not read the mounts)" : "",
+                        strempty(leftover));
+        log_warning("Pods phase, rung 3 on %s: %s", socket_path, strna(*ret_msg));
+        if (r < 0)
+                return r;
+        if (k < 0 || u < 0)
+                return k < 0 ? k : u;
+        return sk.survivors || lu.busy ? -EBUSY : 1;
 }

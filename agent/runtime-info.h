@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What the pods phase learns about a container runtime from outside the CRI: which process listens on
- * its socket, the config it runs with, its CNI conf dir and state dir, its systemd unit; and whether
- * kubelet runs. Read-only. */
+ * its socket, the config it runs with, its CNI conf dir and state dir, its systemd unit. Read-only. */
 #pragma once
 
 #include <stdbool.h>
@@ -34,14 +33,3 @@ void runtime_info_done(RuntimeInfo *i);
  * for lack of information: defaults stand in. -ENOMEM only. */
 int runtime_info_probe(const char *socket_path, const char *runtime_name, RuntimeInfo *ret);
 const char *runtime_kind_to_string(RuntimeKind k);
-
-/* The PID of the process that listens on a unix socket path (its listening socket in this network
- * namespace's /proc/net/unix, then an fd pointing at it); 0 when none, -errno when it cannot tell. */
-int socket_listener_pid(const char *path, pid_t *ret);
-
-/* The first process whose executable is named kubelet: 1 and its PID, or 0. */
-int kubelet_find(pid_t *ret);
-
-/* The last value of key in one of the tables (TOML, table names compared without quotes or blanks;
- * "" is the top level); 1 found, 0 not, -ENOMEM. Only basic and literal strings are understood. */
-int toml_find_string(const char *text, const char *const *tables, const char *key, char **ret);

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Which container runtime listens on a CRI socket and what it runs with, from /proc and its config
+ * files: what the pods phase knows about a runtime from outside the CRI. */
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+
+#include "agent/fileio.h"
+#include "agent/proc.h"
+#include "agent/runtime-info.h"
+#include "agent/toml.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "string-util.h"
+
+/* A runtime config larger than this is not one we should parse. */
+#define RUNTIME_CONFIG_MAX (1U << 20)
+
+const char *const pods_known_sockets[] = {
+        "/run/containerd/containerd.sock",
+        "/var/run/crio/crio.sock",
+        "/var/run/cri-dockerd.sock",
+        "/run/k3s/containerd/containerd.sock",
+        NULL,
+};
+
+void runtime_info_done(RuntimeInfo *i) {
+        free(i->exe);
+        free(i->config);
+        free(i->unit);
+        free(i->cni_conf_dir);
+        free(i->state_dir);
+        free(i->root_dir);
+        *i = (RuntimeInfo) {};
+}
+
+const char *runtime_kind_to_string(RuntimeKind k) {
+        switch (k) {
+        case RUNTIME_CONTAINERD:
+                return "containerd";
+        case RUNTIME_CRIO:
+                return "cri-o";
+        case RUNTIME_CRI_DOCKERD:
+                return "cri-dockerd";
+        default:
+                return "unknown";
+        }
+}
+
+static int strdup_to(char **field, const char *v) {
+        char *s = strdup(v);
+
+        if (!s)
+                return -ENOMEM;
+        free(*field);
+        *field = s;
+        return 0;
+}
+
+/* Set *field from the first table/key that a config file has; keeps the default otherwise. */
+static int config_lookup(const char *path, const char *const *tables, const char *key, char **field) {
+        cleanup_free char *text = NULL, *v = NULL;
+        int r;
+
+        if (fileio_read_file(path, RUNTIME_CONFIG_MAX, &text, NULL) < 0)
+                return 0;       /* no config file: the defaults are what the runtime uses */
+        r = toml_find_string(text, tables, key, &v);
+        if (r <= 0)
+                return r;
+        free(*field);
+        *field = TAKE_PTR(v);
+        return 0;
+}
+
+static int containerd_info(RuntimeInfo *i, const char *cmdline, size_t len) {
+        /* containerd 1.x config version 2, version 1 and containerd 2.x (version 3). */
+        static const char *const cni_tables[] = {
+                "plugins.io.containerd.grpc.v1.cri.cni", "plugins.cri.cni",
+                "plugins.io.containerd.cri.v1.runtime.cni", NULL,
+        };
+        static const char *const top[] = { "", NULL };
+        const char *v;
+        int r;
+
+        v = cmdline ? proc_cmdline_option(cmdline, len, "--config", "-c") : NULL;
+        if (strdup_to(&i->config, v ?: "/etc/containerd/config.toml") < 0 ||
+            strdup_to(&i->cni_conf_dir, "/etc/cni/net.d") < 0 || strdup_to(&i->state_dir, "/run/containerd") < 0 ||
+            strdup_to(&i->root_dir, "/var/lib/containerd") < 0)
+                return -ENOMEM;
+        r = config_lookup(i->config, cni_tables, "conf_dir", &i->cni_conf_dir);
+        if (r >= 0)
+                r = config_lookup(i->config, top, "state", &i->state_dir);
+        if (r >= 0)
+                r = config_lookup(i->config, top, "root", &i->root_dir);
+        if (r < 0)
+                return r;
+        /* Flags win over the file (k3s passes --state and --root). */
+        if (cmdline && (v = proc_cmdline_option(cmdline, len, "--state", NULL)) && strdup_to(&i->state_dir, v) < 0)
+                return -ENOMEM;
+        if (cmdline && (v = proc_cmdline_option(cmdline, len, "--root", NULL)) && strdup_to(&i->root_dir, v) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int crio_info(RuntimeInfo *i, const char *cmdline, size_t len) {
+        static const char *const tables[] = { "crio.network", NULL };
+        struct dirent **names = NULL;
+        const char *v;
+        int n, r;
+
+        v = cmdline ? proc_cmdline_option(cmdline, len, "--config", "-c") : NULL;
+        if (strdup_to(&i->config, v ?: "/etc/crio/crio.conf") < 0 || strdup_to(&i->cni_conf_dir, "/etc/cni/net.d") < 0)
+                return -ENOMEM;
+        r = config_lookup(i->config, tables, "network_dir", &i->cni_conf_dir);
+        /* Drop-ins override the main file, in name order. */
+        n = scandir("/etc/crio/crio.conf.d", &names, NULL, alphasort);
+        for (int k = 0; k < n; k++) {
+                char path[PATH_MAX];
+
+                snprintf(path, sizeof path, "/etc/crio/crio.conf.d/%s", names[k]->d_name);
+                if (r >= 0 && names[k]->d_name[0] != '.')
+                        r = config_lookup(path, tables, "network_dir", &i->cni_conf_dir);
+                free(names[k]);
+        }
+        free(names);
+        if (r >= 0 && cmdline && (v = proc_cmdline_option(cmdline, len, "--cni-config-dir", NULL)))
+                r = strdup_to(&i->cni_conf_dir, v);
+        return r;
+}
+
+static int cri_dockerd_info(RuntimeInfo *i, const char *cmdline, size_t len) {
+        const char *v = cmdline ? proc_cmdline_option(cmdline, len, "--cni-conf-dir", NULL) : NULL;
+
+        return strdup_to(&i->cni_conf_dir, v ?: "/etc/cni/net.d");
+}
+
+static RuntimeKind kind_from(const char *runtime_name, const char *exe, const char *socket_path) {
+        const char *names[] = { runtime_name, exe };
+
+        for (size_t k = 0; k < ELEMENTSOF(names); k++) {
+                const char *n = names[k];
+
+                if (!n)
+                        continue;
+                if (strstr(n, "containerd") || streq(n, "k3s") || streq(n, "rke2"))
+                        return RUNTIME_CONTAINERD;
+                if (strstr(n, "cri-o") || streq(n, "crio"))
+                        return RUNTIME_CRIO;
+                if (strstr(n, "dockerd") || strstr(n, "docker"))
+                        return RUNTIME_CRI_DOCKERD;
+        }
+        if (strstr(socket_path, "containerd"))
+                return RUNTIME_CONTAINERD;
+        if (strstr(socket_path, "crio"))
+                return RUNTIME_CRIO;
+        return strstr(socket_path, "dockerd") ? RUNTIME_CRI_DOCKERD : RUNTIME_UNKNOWN;
+}
+
+static const char *default_unit(RuntimeKind k, const char *socket_path) {
+        if (k == RUNTIME_CONTAINERD)
+                return strstr(socket_path, "/k3s/") ? "k3s.service" : "containerd.service";
+        if (k == RUNTIME_CRIO)
+                return "crio.service";
+        if (k == RUNTIME_CRI_DOCKERD)
+                return "cri-docker.service";
+        return NULL;
+}
+
+int runtime_info_probe(const char *socket_path, const char *runtime_name, RuntimeInfo *ret) {
+        cleanup_free char *cmdline = NULL;
+        RuntimeInfo i = {};
+        size_t len = 0;
+        pid_t pid = 0;
+        int r;
+
+        if (proc_socket_listener(socket_path, &pid) > 0) {
+                i.pid = pid;
+                i.exe = proc_exe_name(pid);
+                i.unit = proc_cgroup_unit(pid);
+                if (proc_cmdline_read(pid, &cmdline, &len) < 0)
+                        cmdline = NULL;
+        }
+        i.kind = kind_from(runtime_name, i.exe, socket_path);
+        r = 0;
+        if (!i.unit && default_unit(i.kind, socket_path))
+                r = strdup_to(&i.unit, default_unit(i.kind, socket_path));
+        if (r >= 0 && i.kind == RUNTIME_CONTAINERD)
+                r = containerd_info(&i, cmdline, len);
+        else if (r >= 0 && i.kind == RUNTIME_CRIO)
+                r = crio_info(&i, cmdline, len);
+        else if (r >= 0 && i.kind == RUNTIME_CRI_DOCKERD)
+                r = cri_dockerd_info(&i, cmdline, len);
+        else if (r >= 0)
+                r = strdup_to(&i.cni_conf_dir, "/etc/cni/net.d");
+        if (r < 0) {
+                runtime_info_done(&i);
+                return r;
+        }
+        *ret = i;
+        return 0;
+}

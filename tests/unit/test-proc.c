@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for agent/proc.c: stat and command-line parsing, and the /proc walks run on this very
+ * process (its own fds, its own listening socket, its own executable). */
+
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/proc.h"
+#include "macro.h"
+#include "string-util.h"
+
+static void test_parse_stat(void **state) {
+        const char *stat = "42 (a) b) (c) S 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 12345 0 0";
+        uint64_t start;
+        pid_t ppid;
+        char st;
+
+        assert_int_equal(proc_parse_stat(stat, &ppid, &st, &start), 0);
+        assert_int_equal(ppid, 7);
+        assert_int_equal(st, 'S');
+        assert_int_equal(start, 12345);
+        assert_int_equal(proc_parse_stat("42 noparen", &ppid, &st, &start), -EINVAL);
+}
+
+static void test_cmdline_option(void **state) {
+        /* containerd-shim's Go flags and containerd's GNU-style ones. */
+        static const char shim[] = "/usr/bin/containerd-shim-runc-v2\0-namespace\0k8s.io\0-address\0/run/c.sock";
+        static const char ctrd[] = "containerd\0--config=/etc/c.toml\0--state\0/run/x\0-c";
+        size_t ls = sizeof shim, lc = sizeof ctrd;
+
+        assert_string_equal(proc_cmdline_option(shim, ls, "-namespace", NULL), "k8s.io");
+        assert_string_equal(proc_cmdline_option(shim, ls, "-address", NULL), "/run/c.sock");
+        assert_null(proc_cmdline_option(shim, ls, "-id", NULL));
+        assert_string_equal(proc_cmdline_option(ctrd, lc, "--config", "-c"), "/etc/c.toml");
+        assert_string_equal(proc_cmdline_option(ctrd, lc, "--state", NULL), "/run/x");
+        /* A flag as the last word has no value. */
+        assert_null(proc_cmdline_option(ctrd, lc, "-c", NULL));
+}
+
+static bool target_is_self_test(const char *target, const void *want) {
+        return streq(target, want);
+}
+
+static void test_walks_find_self(void **state) {
+        char dir[] = "/tmp/test-proc.XXXXXX", path[64], sock[96];
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        cleanup_free char *exe = NULL, *cmdline = NULL;
+        pid_t pids[4], pid = 0;
+        size_t len = 0;
+        int fd, sfd, n;
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof path, "%s/held", dir);
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        n = proc_fd_holders(target_is_self_test, path, pids, ELEMENTSOF(pids));
+        assert_int_equal(n, 1);
+        assert_int_equal(pids[0], getpid());
+
+        snprintf(sock, sizeof sock, "%s/s.sock", dir);
+        snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+        sfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(sfd >= 0);
+        assert_int_equal(proc_socket_listener(sock, &pid), 0);
+        assert_int_equal(bind(sfd, (struct sockaddr *) &sa, sizeof sa), 0);
+        assert_int_equal(listen(sfd, 1), 0);
+        assert_int_equal(proc_socket_listener(sock, &pid), 1);
+        assert_int_equal(pid, getpid());
+
+        exe = proc_exe_name(getpid());
+        assert_string_equal(exe, "test-proc");
+        assert_true(proc_alive(getpid()));
+        assert_int_equal(proc_cmdline_read(getpid(), &cmdline, &len), 0);
+        assert_true(len > 0);
+        assert_non_null(strstr(cmdline, "test-proc"));
+
+        close(sfd);
+        close(fd);
+        assert_int_equal(unlink(sock), 0);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(rmdir(dir), 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_parse_stat),
+                cmocka_unit_test(test_cmdline_option),
+                cmocka_unit_test(test_walks_find_self),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
