@@ -24,9 +24,9 @@ endif
 
 AGENT_PKGS    := libsystemd yaml-0.1 libcrypto
 NETRESET_PKGS := libmnl libnftnl libip4tc libip6tc libipset libbpf
-CRI_PKGS      := libcurl
+GRPC_PKGS     := libcurl
 TEST_PKGS     := cmocka
-ALL_PKGS      := $(AGENT_PKGS) $(NETRESET_PKGS) $(CRI_PKGS)
+ALL_PKGS      := $(AGENT_PKGS) $(NETRESET_PKGS) $(GRPC_PKGS)
 
 PKG_CFLAGS  := $(shell $(PKG_CONFIG) --cflags $(ALL_PKGS))
 PKG_LIBS    := $(shell $(PKG_CONFIG) --libs $(ALL_PKGS))
@@ -51,6 +51,7 @@ ALL_LDFLAGS := $(HARDEN_LDFLAGS) $(LDFLAGS)
 AGENT_SRCS    := $(filter-out agent/main.c,$(wildcard agent/*.c))
 NETRESET_SRCS := $(wildcard netreset/*.c)
 CRI_SRCS      := $(wildcard cri/*.c)
+GRPC_SRCS     := $(wildcard grpc/*.c)
 TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test-*.c))
 TEST_HELPERS  := $(patsubst tests/integration/%.c,$(O)/tests/%,$(wildcard tests/integration/*.c))
@@ -58,7 +59,8 @@ TEST_HELPERS  := $(patsubst tests/integration/%.c,$(O)/tests/%,$(wildcard tests/
 AGENT_LIB    := $(O)/libagent.a
 NETRESET_LIB := $(O)/libnetreset.a
 CRI_LIB      := $(O)/libcri.a
-LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB)
+GRPC_LIB     := $(O)/libgrpc.a
+LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB) $(GRPC_LIB)
 # Code only the tests link: calls the agent must never make (creating pods), fixtures.
 TEST_SUPPORT_LIB := $(O)/libtestsupport.a
 
@@ -80,6 +82,7 @@ $(O)/agent/embedded.o: manifests/default.conf
 $(AGENT_LIB): $(call objs,$(AGENT_SRCS))
 $(NETRESET_LIB): $(call objs,$(NETRESET_SRCS))
 $(CRI_LIB): $(call objs,$(CRI_SRCS))
+$(GRPC_LIB): $(call objs,$(GRPC_SRCS))
 $(TEST_SUPPORT_LIB): $(call objs,$(TEST_SUPPORT_SRCS))
 $(O)/%.a:
 	@mkdir -p $(dir $@)
@@ -124,7 +127,8 @@ FUZZ_CFLAGS  := -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -I. $(PKG_CFLAGS) -fsa
 FUZZ_SRCS_manifest  := agent/manifest.c agent/fileio.c agent/path.c netreset/route.c netreset/rule.c netreset/nl.c
 FUZZ_SRCS_mountinfo := agent/mountinfo.c
 FUZZ_SRCS_kubeconfig := agent/kubeconfig.c agent/fileio.c
-FUZZ_SRCS_cri       := cri/proto.c cri/messages.c cri/grpc.c cri/relay.c
+FUZZ_SRCS_grpc      := grpc/proto.c grpc/grpc.c grpc/relay.c
+FUZZ_SRCS_cri       := cri/messages.c $(FUZZ_SRCS_grpc)
 $(O)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_SRCS_manifest) $(FUZZ_SRCS_mountinfo) $(FUZZ_SRCS_kubeconfig) \
 		$(FUZZ_SRCS_cri)
 	@mkdir -p $(dir $@)
@@ -154,11 +158,11 @@ analyze:
 	$(Q)$(MAKE) --no-print-directory O=$(O)-analyze CC="gcc -fanalyzer" all
 
 tidy:
-	$(Q)clang-tidy --quiet $(AGENT_SRCS) agent/main.c $(NETRESET_SRCS) $(CRI_SRCS) -- $(ALL_CFLAGS)
+	$(Q)clang-tidy --quiet $(AGENT_SRCS) agent/main.c $(NETRESET_SRCS) $(CRI_SRCS) $(GRPC_SRCS) -- $(ALL_CFLAGS)
 
 cppcheck:
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		-D_GNU_SOURCE -Iinclude -I. agent netreset cri
+		-D_GNU_SOURCE -Iinclude -I. agent netreset cri grpc
 
 format-check:
 	$(Q)clang-format --dry-run --Werror agent/*.c agent/*.h netreset/*.[ch] include/*.h

@@ -13,7 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "cri/relay.h"
+#include "grpc/relay.h"
 #include "errno-util.h"
 #include "macro.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* gRPC unary calls over HTTP/2 on a unix socket, with libcurl: the 5-byte message framing, the
  * response headers and trailers, deadlines it enforces itself, bounds on what a peer may send, and
- * many calls at once. */
+ * many calls at once. Shared by the CRI client (cri/) and the etcd client (etcd/). */
 #pragma once
 
 #include <stdbool.h>

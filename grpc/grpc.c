@@ -14,8 +14,8 @@
 #include <sys/un.h>
 #include <time.h>
 
-#include "cri/grpc.h"
-#include "cri/relay.h"
+#include "grpc/grpc.h"
+#include "grpc/relay.h"
 #include "errno-util.h"
 #include "macro.h"
 
