@@ -32,7 +32,9 @@ static inline uint64_t u64_min(uint64_t a, uint64_t b) {
 }
 
 struct GrpcChannel {
-        char *socket_path;
+        char *socket_path;              /* a unix socket channel, or */
+        char *url;                      /* a TCP one: "https://host:port", "http://host:port" */
+        char *ca_file, *cert_file, *key_file;
         uint64_t timeout_usec;
         uint64_t deadline_usec;         /* CLOCK_MONOTONIC; 0 = none */
         size_t max_response;
@@ -48,6 +50,7 @@ typedef struct Transfer {
         Relay relay;                    /* the call's own connection, metered */
         int relay_error;                /* a bound the peer broke */
         int connect_error;              /* why the runtime's socket could not be reached */
+        uint64_t head_bytes;            /* header and trailer lines, counted where no relay meters */
         CURL *easy;
         struct curl_slist *headers;
         uint8_t *body;
@@ -65,6 +68,25 @@ static inline void curl_slist_free_allp(struct curl_slist **l) {
 
 void grpc_frame_parser_init(GrpcFrameParser *p, size_t max) {
         *p = (GrpcFrameParser) { .max = max };
+}
+
+void grpc_frame_parser_set_stream(GrpcFrameParser *p, int (*on_message)(const uint8_t *msg, size_t n, void *userdata),
+                                  void *userdata, uint64_t max_total) {
+        p->on_message = on_message;
+        p->userdata = userdata;
+        p->max_total = max_total;
+}
+
+/* A stream's whole message goes to its reader, and the parser waits for the next prefix. */
+static int frame_hand_over(GrpcFrameParser *p) {
+        int r;
+
+        p->messages++;
+        r = p->on_message(p->message, p->message_len, p->userdata);
+        p->message = mfree(p->message);
+        p->header_len = p->have = p->message_len = 0;
+        p->done = false;
+        return r;
 }
 
 void grpc_frame_parser_done(GrpcFrameParser *p) {
@@ -85,6 +107,11 @@ static int frame_header_complete(GrpcFrameParser *p) {
         p->declared = be32(p->header + 1);
         if (p->declared > p->max)
                 return -EMSGSIZE;
+        if (p->on_message) {
+                p->total += p->declared;
+                if (p->total > p->max_total)
+                        return -EFBIG;
+        }
         p->message_len = p->declared;
         p->message = malloc(p->message_len ? p->message_len : 1);
         if (!p->message)
@@ -112,19 +139,29 @@ int grpc_frame_parser_feed(GrpcFrameParser *p, const void *data, size_t n) {
                                 if (r < 0)
                                         return r;
                         }
-                        continue;
+                } else {
+                        k = size_min(p->message_len - p->have, n);
+                        memcpy(p->message + p->have, d, k);
+                        p->have += k;
+                        d += k;
+                        n -= k;
+                        p->done = p->have == p->message_len;
                 }
-                k = size_min(p->message_len - p->have, n);
-                memcpy(p->message + p->have, d, k);
-                p->have += k;
-                d += k;
-                n -= k;
-                p->done = p->have == p->message_len;
+                if (p->done && p->on_message) {
+                        int r = frame_hand_over(p);
+                        if (r < 0)
+                                return r;
+                }
         }
         return 0;
 }
 
 int grpc_frame_parser_finish(GrpcFrameParser *p, uint8_t **ret, size_t *ret_len) {
+        if (p->on_message) {
+                *ret = NULL;
+                *ret_len = 0;
+                return p->header_len == 0 ? 0 : -EBADMSG;
+        }
         if (!p->done)
                 return p->header_len == 0 ? -ENODATA : -EBADMSG;
         *ret = TAKE_PTR(p->message);
@@ -394,11 +431,72 @@ GrpcChannel *grpc_channel_free(GrpcChannel *ch) {
         if (ch->multi)
                 curl_multi_cleanup(ch->multi);
         free(ch->socket_path);
+        free(ch->url);
+        free(ch->ca_file);
+        free(ch->cert_file);
+        free(ch->key_file);
         return mfree(ch);
+}
+
+/* "https://host:port" or "http://host:port", with nothing after the authority: the call's path is
+ * appended to it. */
+static bool url_is_base(const char *url) {
+        const char *a;
+
+        if (strncmp(url, "https://", 8) == 0)
+                a = url + 8;
+        else if (strncmp(url, "http://", 7) == 0)
+                a = url + 7;
+        else
+                return false;
+        return *a != '\0' && !strpbrk(a, "/?#@ \t\r\n");
+}
+
+static int strdup_or_null(const char *s, char **ret) {
+        if (!s)
+                return 0;
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int grpc_channel_new_url(const char *url, const GrpcTls *tls, GrpcChannel **ret) {
+        const curl_version_info_data *v;
+        GrpcChannel *ch;
+        int r;
+
+        if (!url || !url_is_base(url))
+                return -EINVAL;
+        r = curl_global();
+        if (r < 0)
+                return r;
+        v = curl_version_info(CURLVERSION_NOW);
+        if (!(v->features & CURL_VERSION_HTTP2) || (url[4] == 's' && !(v->features & CURL_VERSION_SSL)))
+                return -EPROTONOSUPPORT;
+        ch = calloc(1, sizeof *ch);
+        if (!ch)
+                return -ENOMEM;
+        ch->url = strdup(url);
+        ch->multi = curl_multi_init();
+        r = ch->url && ch->multi ? 0 : -ENOMEM;
+        if (r >= 0 && tls)
+                r = strdup_or_null(tls->ca_file, &ch->ca_file) < 0 || strdup_or_null(tls->cert_file, &ch->cert_file) < 0 ||
+                    strdup_or_null(tls->key_file, &ch->key_file) < 0 ? -ENOMEM : 0;
+        if (r < 0) {
+                grpc_channel_free(ch);
+                return r;
+        }
+        ch->timeout_usec = GRPC_TIMEOUT_DEFAULT_USEC;
+        ch->max_response = GRPC_RESPONSE_MAX_DEFAULT;
+        *ret = ch;
+        return 0;
 }
 
 const char *grpc_channel_socket_path(const GrpcChannel *ch) {
         return ch->socket_path;
+}
+
+const char *grpc_channel_url(const GrpcChannel *ch) {
+        return ch->url;
 }
 
 void grpc_channel_set_deadline(GrpcChannel *ch, uint64_t monotonic_usec) {
@@ -434,6 +532,8 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata) {
                 t->callback_error = -EPROTO;
                 return 0;
         }
+        /* Without a relay (TLS) the parser's bounds are the byte cap: a message over max, or a stream
+         * over max_total, fails before it is allocated. */
         r = grpc_frame_parser_feed(&t->parser, ptr, size * nmemb);
         if (r < 0) {
                 t->callback_error = r;
@@ -446,6 +546,11 @@ static size_t on_header(char *ptr, size_t size, size_t nitems, void *userdata) {
         Transfer *t = userdata;
         int r;
 
+        t->head_bytes += size * nitems;
+        if (t->head_bytes > GRPC_RESPONSE_OVERHEAD_MAX) {
+                t->callback_error = -E2BIG;
+                return 0;
+        }
         r = grpc_response_head_parse(&t->head, ptr, size * nitems);
         if (r < 0) {
                 t->callback_error = r;
@@ -496,6 +601,31 @@ static int transfer_headers(Transfer *t) {
         return 0;
 }
 
+/* A TCP channel: TLS with ALPN h2 and the peer verified (host name and chain), or cleartext h2. */
+static CURLcode transfer_options_tcp(Transfer *t) {
+        const GrpcChannel *ch = t->ch;
+        CURL *e = t->easy;
+        CURLcode cc = CURLE_OK;
+
+#define SET(opt, val) if (cc == CURLE_OK) cc = curl_easy_setopt(e, opt, val)
+        SET(CURLOPT_PROTOCOLS_STR, "http,https");
+        SET(CURLOPT_HTTP_VERSION,
+            (long) (ch->url[4] == 's' ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE));
+        SET(CURLOPT_SSL_VERIFYPEER, 1L);
+        SET(CURLOPT_SSL_VERIFYHOST, 2L);
+        SET(CURLOPT_SSLVERSION, (long) CURL_SSLVERSION_TLSv1_2);
+        if (ch->ca_file)
+                SET(CURLOPT_CAINFO, ch->ca_file);
+        if (ch->cert_file)
+                SET(CURLOPT_SSLCERT, ch->cert_file);
+        if (ch->key_file)
+                SET(CURLOPT_SSLKEY, ch->key_file);
+        SET(CURLOPT_PROXY, "");
+        SET(CURLOPT_TCP_NODELAY, 1L);
+#undef SET
+        return cc;
+}
+
 static int transfer_options(Transfer *t, const char *url) {
         /* libcurl's own timeout is only a backstop, a little after the channel's deadline: it runs on
          * CLOCK_MONOTONIC_RAW and may fire a millisecond early by CLOCK_MONOTONIC, and the channel
@@ -506,9 +636,12 @@ static int transfer_options(Transfer *t, const char *url) {
 
 #define SET(opt, val) if (cc == CURLE_OK) cc = curl_easy_setopt(e, opt, val)
         SET(CURLOPT_URL, url);
-        /* libcurl talks to the call's relay (relay.c), which holds the runtime's connection. */
-        SET(CURLOPT_ABSTRACT_UNIX_SOCKET, t->relay.name);
-        SET(CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+        if (t->ch->socket_path) {
+                /* libcurl talks to the call's relay (relay.c), which holds the runtime's connection. */
+                SET(CURLOPT_ABSTRACT_UNIX_SOCKET, t->relay.name);
+                SET(CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+        } else
+                cc = transfer_options_tcp(t);
         SET(CURLOPT_POST, 1L);
         SET(CURLOPT_POSTFIELDS, t->body);
         SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) t->body_len);
@@ -538,15 +671,21 @@ static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, ui
         cleanup_free char *url = NULL;
         int r;
 
+        uint64_t max_body = call->on_message && call->max_stream ? call->max_stream : ch->max_response;
+
         *t = (Transfer) { .ch = ch, .call = call, .timeout_usec = deadline - now, .deadline = deadline };
-        relay_init(&t->relay, (uint64_t) ch->max_response + GRPC_RESPONSE_OVERHEAD_MAX, GRPC_RESPONSE_FRAMES_MAX);
+        /* A stream of many messages has as many more frames: one per 1 KiB of it is still far from a flood. */
+        relay_init(&t->relay, max_body + GRPC_RESPONSE_OVERHEAD_MAX,
+                   GRPC_RESPONSE_FRAMES_MAX + (call->on_message ? max_body / 1024 : 0));
         grpc_frame_parser_init(&t->parser, ch->max_response);
+        if (call->on_message)
+                grpc_frame_parser_set_stream(&t->parser, call->on_message, call->userdata, max_body);
         grpc_response_head_done(&t->head);
         call->result = 0;
         call->grpc_status = -1;
         if (!call->path || call->path[0] != '/')
                 return -EINVAL;
-        if (asprintf(&url, "http://localhost%s", call->path) < 0) {
+        if (asprintf(&url, "%s%s", ch->url ?: "http://localhost", call->path) < 0) {
                 url = NULL;     /* asprintf() leaves it undefined */
                 return -ENOMEM;
         }
@@ -556,9 +695,11 @@ static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, ui
         r = transfer_headers(t);
         if (r < 0)
                 return r;
-        r = relay_open(&t->relay, ch->socket_path);
-        if (r < 0)
-                return (t->connect_error = r);
+        if (ch->socket_path) {
+                r = relay_open(&t->relay, ch->socket_path);
+                if (r < 0)
+                        return (t->connect_error = r);
+        }
         t->easy = curl_easy_init();
         if (!t->easy)
                 return -ENOMEM;
@@ -631,6 +772,11 @@ static void fail_callback(Transfer *t) {
         case -EMSGSIZE:
                 return call_fail(c, -EMSGSIZE, "response message of %" PRIu32 " bytes is over the limit of %zu bytes",
                                  p->declared, p->max);
+        case -EFBIG:
+                return call_fail(c, -EMSGSIZE, "the response stream is over the limit of %" PRIu64 " bytes",
+                                 p->max_total);
+        case -E2BIG:
+                return call_fail(c, -EMSGSIZE, "more than %u bytes of response headers", GRPC_RESPONSE_OVERHEAD_MAX);
         case -EPROTONOSUPPORT:
                 return call_fail(c, -EPROTONOSUPPORT, "compressed response message (never asked for)");
         case -EBADMSG:
@@ -649,7 +795,19 @@ static void fail_curl(Transfer *t, CURLcode cc) {
         case CURLE_OPERATION_TIMEDOUT:
                 return fail_timeout(t);
         case CURLE_COULDNT_CONNECT:
+                if (t->ch->url)
+                        return call_fail(c, -ECONNREFUSED, "cannot connect to %s: %s", t->ch->url, text);
                 return call_fail(c, -EIO, "cannot reach the call's relay: %s", text);
+        case CURLE_COULDNT_RESOLVE_HOST:
+                return call_fail(c, -EHOSTUNREACH, "%s", text);
+        case CURLE_SSL_CONNECT_ERROR:
+        case CURLE_PEER_FAILED_VERIFICATION:
+        case CURLE_SSL_CERTPROBLEM:
+        case CURLE_SSL_CACERT_BADFILE:
+        case CURLE_SSL_CIPHER:
+        case CURLE_SSL_ISSUER_ERROR:
+        case CURLE_SSL_CRL_BADFILE:
+                return call_fail(c, -EACCES, "TLS: %s", text);
         case CURLE_OUT_OF_MEMORY:
                 return call_fail(c, -ENOMEM, "%s", text);
         case CURLE_HTTP2:
