@@ -51,6 +51,7 @@ ALL_LDFLAGS := $(HARDEN_LDFLAGS) $(LDFLAGS)
 AGENT_SRCS    := $(filter-out agent/main.c,$(wildcard agent/*.c))
 NETRESET_SRCS := $(wildcard netreset/*.c)
 CRI_SRCS      := $(wildcard cri/*.c)
+ETCD_SRCS     := $(wildcard etcd/*.c)
 GRPC_SRCS     := $(wildcard grpc/*.c)
 TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test-*.c))
@@ -59,8 +60,9 @@ TEST_HELPERS  := $(patsubst tests/integration/%.c,$(O)/tests/%,$(wildcard tests/
 AGENT_LIB    := $(O)/libagent.a
 NETRESET_LIB := $(O)/libnetreset.a
 CRI_LIB      := $(O)/libcri.a
+ETCD_LIB     := $(O)/libetcd.a
 GRPC_LIB     := $(O)/libgrpc.a
-LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB) $(GRPC_LIB)
+LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB) $(ETCD_LIB) $(GRPC_LIB)
 # Code only the tests link: calls the agent must never make (creating pods), fixtures.
 TEST_SUPPORT_LIB := $(O)/libtestsupport.a
 
@@ -82,6 +84,7 @@ $(O)/agent/embedded.o: manifests/default.conf
 $(AGENT_LIB): $(call objs,$(AGENT_SRCS))
 $(NETRESET_LIB): $(call objs,$(NETRESET_SRCS))
 $(CRI_LIB): $(call objs,$(CRI_SRCS))
+$(ETCD_LIB): $(call objs,$(ETCD_SRCS))
 $(GRPC_LIB): $(call objs,$(GRPC_SRCS))
 $(TEST_SUPPORT_LIB): $(call objs,$(TEST_SUPPORT_SRCS))
 $(O)/%.a:
@@ -129,8 +132,9 @@ FUZZ_SRCS_mountinfo := agent/mountinfo.c
 FUZZ_SRCS_kubeconfig := agent/kubeconfig.c agent/fileio.c
 FUZZ_SRCS_grpc      := grpc/proto.c grpc/grpc.c grpc/relay.c
 FUZZ_SRCS_cri       := cri/messages.c $(FUZZ_SRCS_grpc)
+FUZZ_SRCS_etcd      := etcd/messages.c grpc/proto.c
 $(O)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_SRCS_manifest) $(FUZZ_SRCS_mountinfo) $(FUZZ_SRCS_kubeconfig) \
-		$(FUZZ_SRCS_cri)
+		$(FUZZ_SRCS_cri) $(FUZZ_SRCS_etcd)
 	@mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*) $(PKG_LIBS)
 
@@ -158,11 +162,11 @@ analyze:
 	$(Q)$(MAKE) --no-print-directory O=$(O)-analyze CC="gcc -fanalyzer" all
 
 tidy:
-	$(Q)clang-tidy --quiet $(AGENT_SRCS) agent/main.c $(NETRESET_SRCS) $(CRI_SRCS) $(GRPC_SRCS) -- $(ALL_CFLAGS)
+	$(Q)clang-tidy --quiet $(AGENT_SRCS) agent/main.c $(NETRESET_SRCS) $(CRI_SRCS) $(ETCD_SRCS) $(GRPC_SRCS) -- $(ALL_CFLAGS)
 
 cppcheck:
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		-D_GNU_SOURCE -Iinclude -I. agent netreset cri grpc
+		-D_GNU_SOURCE -Iinclude -I. agent netreset cri etcd grpc
 
 format-check:
 	$(Q)clang-format --dry-run --Werror agent/*.c agent/*.h netreset/*.[ch] include/*.h
