@@ -16,6 +16,9 @@ packages=(
         # the pods test: a real containerd in private namespaces (the pause image is built static with
         # build-essential's libc.a); it never talks to a containerd the package may start on the host
         containerd runc containernetworking-plugins
+        # the etcd test: a real 3-member TLS etcd 3.4 cluster in a private network namespace; etcdctl
+        # only builds and checks the fixtures, the agent never runs it
+        etcd-server etcd-client
         # the services test: a Debian tree (debootstrap, from the configured mirror, cached in
         # /var/cache/node-reset-test) booted with systemd-nspawn; busctl comes with systemd
         debootstrap systemd-container
