@@ -34,6 +34,7 @@ static inline uint64_t u64_min(uint64_t a, uint64_t b) {
 struct GrpcChannel {
         char *socket_path;              /* a unix socket channel, or */
         char *url;                      /* a TCP one: "https://host:port", "http://host:port" */
+        char *host, *port;              /* of url: what the call's relay connects to */
         char *ca_file, *cert_file, *key_file;
         uint64_t timeout_usec;
         uint64_t deadline_usec;         /* CLOCK_MONOTONIC; 0 = none */
@@ -432,6 +433,8 @@ GrpcChannel *grpc_channel_free(GrpcChannel *ch) {
                 curl_multi_cleanup(ch->multi);
         free(ch->socket_path);
         free(ch->url);
+        free(ch->host);
+        free(ch->port);
         free(ch->ca_file);
         free(ch->cert_file);
         free(ch->key_file);
@@ -450,6 +453,28 @@ static bool url_is_base(const char *url) {
         else
                 return false;
         return *a != '\0' && !strpbrk(a, "/?#@ \t\r\n");
+}
+
+/* "host:port", "[v6]:port" or "host" (the scheme's port) of a base URL. */
+static int url_split(GrpcChannel *ch) {
+        const char *a = strstr(ch->url, "://") + 3, *colon;
+        bool tls = ch->url[4] == 's';
+
+        if (*a == '[') {
+                const char *end = strchr(a, ']');
+
+                if (!end || (end[1] != '\0' && end[1] != ':'))
+                        return -EINVAL;
+                ch->host = strndup(a + 1, (size_t) (end - a - 1));
+                colon = end[1] == ':' ? end + 1 : NULL;
+        } else {
+                colon = strchr(a, ':');
+                ch->host = colon ? strndup(a, (size_t) (colon - a)) : strdup(a);
+        }
+        ch->port = strdup(colon ? colon + 1 : tls ? "443" : "80");
+        if (!ch->host || !ch->port)
+                return -ENOMEM;
+        return *ch->host && *ch->port ? 0 : -EINVAL;
 }
 
 static int strdup_or_null(const char *s, char **ret) {
@@ -478,6 +503,8 @@ int grpc_channel_new_url(const char *url, const GrpcTls *tls, GrpcChannel **ret)
         ch->url = strdup(url);
         ch->multi = curl_multi_init();
         r = ch->url && ch->multi ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = url_split(ch);
         if (r >= 0 && tls)
                 r = strdup_or_null(tls->ca_file, &ch->ca_file) < 0 || strdup_or_null(tls->cert_file, &ch->cert_file) < 0 ||
                     strdup_or_null(tls->key_file, &ch->key_file) < 0 ? -ENOMEM : 0;
@@ -601,7 +628,8 @@ static int transfer_headers(Transfer *t) {
         return 0;
 }
 
-/* A TCP channel: TLS with ALPN h2 and the peer verified (host name and chain), or cleartext h2. */
+/* A TCP channel: TLS with ALPN h2 and the peer verified (host name and chain), or cleartext h2 with
+ * prior knowledge. */
 static CURLcode transfer_options_tcp(Transfer *t) {
         const GrpcChannel *ch = t->ch;
         CURL *e = t->easy;
@@ -621,7 +649,6 @@ static CURLcode transfer_options_tcp(Transfer *t) {
         if (ch->key_file)
                 SET(CURLOPT_SSLKEY, ch->key_file);
         SET(CURLOPT_PROXY, "");
-        SET(CURLOPT_TCP_NODELAY, 1L);
 #undef SET
         return cc;
 }
@@ -636,11 +663,12 @@ static int transfer_options(Transfer *t, const char *url) {
 
 #define SET(opt, val) if (cc == CURLE_OK) cc = curl_easy_setopt(e, opt, val)
         SET(CURLOPT_URL, url);
+        /* libcurl talks to the call's relay (relay.c), which holds the peer's connection; TLS too runs
+         * through it, verified against the URL's host. */
+        SET(CURLOPT_ABSTRACT_UNIX_SOCKET, t->relay.name);
         if (t->ch->socket_path) {
-                /* libcurl talks to the call's relay (relay.c), which holds the runtime's connection. */
-                SET(CURLOPT_ABSTRACT_UNIX_SOCKET, t->relay.name);
                 SET(CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
-        } else
+        } else if (cc == CURLE_OK)
                 cc = transfer_options_tcp(t);
         SET(CURLOPT_POST, 1L);
         SET(CURLOPT_POSTFIELDS, t->body);
@@ -695,11 +723,10 @@ static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, ui
         r = transfer_headers(t);
         if (r < 0)
                 return r;
-        if (ch->socket_path) {
-                r = relay_open(&t->relay, ch->socket_path);
-                if (r < 0)
-                        return (t->connect_error = r);
-        }
+        r = ch->socket_path ? relay_open(&t->relay, ch->socket_path) :
+                              relay_open_tcp(&t->relay, ch->host, ch->port, ch->url[4] == 's');
+        if (r < 0)
+                return (t->connect_error = r);
         t->easy = curl_easy_init();
         if (!t->easy)
                 return -ENOMEM;
@@ -734,7 +761,7 @@ static void fail_head(Transfer *t) {
 
 /* Tell a missing socket (no runtime) from one that refuses (runtime dead). */
 static void fail_connect(Transfer *t) {
-        const char *path = t->ch->socket_path;
+        const char *path = t->ch->socket_path ?: t->ch->url;
 
         switch (t->connect_error) {
         case -ENOENT:
@@ -795,8 +822,6 @@ static void fail_curl(Transfer *t, CURLcode cc) {
         case CURLE_OPERATION_TIMEDOUT:
                 return fail_timeout(t);
         case CURLE_COULDNT_CONNECT:
-                if (t->ch->url)
-                        return call_fail(c, -ECONNREFUSED, "cannot connect to %s: %s", t->ch->url, text);
                 return call_fail(c, -EIO, "cannot reach the call's relay: %s", text);
         case CURLE_COULDNT_RESOLVE_HOST:
                 return call_fail(c, -EHOSTUNREACH, "%s", text);
@@ -928,7 +953,8 @@ static size_t pump(GrpcChannel *ch, Transfer *ts, size_t n) {
                         continue;
                 t->relay_error = relay_pump(&t->relay);
                 if (t->relay_error < 0) {
-                        drop(ch, t, fail_relay);
+                        t->connect_error = t->relay.connect_error;
+                        drop(ch, t, t->connect_error < 0 ? fail_connect : fail_relay);
                         k++;
                 }
         }
