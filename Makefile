@@ -132,7 +132,7 @@ FUZZ_SRCS_mountinfo := agent/mountinfo.c
 FUZZ_SRCS_kubeconfig := agent/kubeconfig.c agent/fileio.c
 FUZZ_SRCS_grpc      := grpc/proto.c grpc/grpc.c grpc/relay.c
 FUZZ_SRCS_cri       := cri/messages.c $(FUZZ_SRCS_grpc)
-FUZZ_SRCS_etcd      := etcd/messages.c grpc/proto.c
+FUZZ_SRCS_etcd      := etcd/messages.c $(FUZZ_SRCS_grpc)
 $(O)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_SRCS_manifest) $(FUZZ_SRCS_mountinfo) $(FUZZ_SRCS_kubeconfig) \
 		$(FUZZ_SRCS_cri) $(FUZZ_SRCS_etcd)
 	@mkdir -p $(dir $@)
