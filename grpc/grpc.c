@@ -781,11 +781,11 @@ static void fail_timeout(Transfer *t) {
 /* The peer broke a bound of the relay: the call is refused however the rest of it would have gone. */
 static void fail_relay(Transfer *t) {
         if (t->relay_error == -ENOBUFS)
-                return call_fail(t->call, -EPROTO, "the runtime sent more than %u HTTP/2 frames for one call: "
-                                 "refused as a flood", GRPC_RESPONSE_FRAMES_MAX);
+                return call_fail(t->call, -EPROTO, "the server sent more than %" PRIu64 " HTTP/2 frames for one call: "
+                                 "refused as a flood", t->relay.max_frames);
         if (t->relay_error == -EMSGSIZE)
-                return call_fail(t->call, -EMSGSIZE, "the runtime sent more than %zu bytes for one call",
-                                 t->ch->max_response + GRPC_RESPONSE_OVERHEAD_MAX);
+                return call_fail(t->call, -EMSGSIZE, "the server sent more than %" PRIu64 " bytes for one call",
+                                 t->relay.max_bytes);
         call_fail(t->call, -ECONNRESET, "connection lost: %s", strerror(-t->relay_error));
 }
 
