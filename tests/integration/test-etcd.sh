@@ -91,7 +91,7 @@ spec:
 EOF
 }
 
-# start_member ROOT I CLUSTER: member mI, data and certs beneath ROOT (m1: the node's own paths)
+# start_member ROOT I CLUSTER [STATE]: member mI, data and certs beneath ROOT (m1: the node's own paths)
 start_member() {
         local root=$1 i=$2 ip pki data
         ip=$(ip_of "$i")
@@ -103,7 +103,7 @@ start_member() {
         etcd --name "m$i" --data-dir "$data" --listen-client-urls "$listen" \
                 --advertise-client-urls "https://$ip:2379" --listen-peer-urls "https://$ip:2380" \
                 --initial-advertise-peer-urls "https://$ip:2380" --initial-cluster "$3" \
-                --initial-cluster-state new --initial-cluster-token "$(basename "$root")" \
+                --initial-cluster-state "${4:-new}" --initial-cluster-token "$(basename "$root")" \
                 --client-cert-auth --trusted-ca-file "$pki/ca.crt" --cert-file "$pki/server.crt" --key-file "$pki/server.key" \
                 --peer-client-cert-auth --peer-trusted-ca-file "$pki/ca.crt" --peer-cert-file "$pki/peer.crt" \
                 --peer-key-file "$pki/peer.key" --logger zap --log-outputs stderr \
@@ -181,6 +181,28 @@ assert "rerun exits 0" test $rc -eq 0
 assert "rerun: the member is unchanged (not a member)" jq_ "$WORK/run2.json" \
         "any('not a member' in a['message'] for a in actions(r, kind='etcd-member', result='unchanged'))"
 assert "rerun: still m2 m3" test "$(members "$R" "$(eps_of 2 3)")" = "m2 m3 "
+stop_cluster "$R"
+
+# --- a learner member is removed too --------------------------------------------------------------
+R="$WORK/cl/root"
+mkdir -p "$R"
+cluster "$R" 2 3 || { echo "FAIL: cannot start a 2-member etcd cluster"; exit 1; }
+etcd_yaml "$R" "$(cluster_of 1 2 3)"
+# etcd refuses reconfiguration in a cluster younger than 5 s: ask until it agrees
+for _ in $(seq 50); do
+        ctl "$R" "$(eps_of 2)" member add m1 --learner --peer-urls "https://$(ip_of 1):2380" > /dev/null 2>&1 && break
+        sleep 0.3
+done
+start_member "$R" 1 "$(cluster_of 1 2 3)" existing
+for _ in $(seq 100); do [ "$(members "$R" "$(eps_of 2)")" = "m1 m2 m3 " ] && break; sleep 0.2; done
+assert "learner: m1 joined as a learner" test "$(ctl "$R" "$(eps_of 2)" member list -w simple | grep -c ', m1, .*, true$')" = 1
+agent --root "$R" --phases etcd -o json plan > "$WORK/learner-plan.json"
+assert "learner: the plan says learner" jq_ "$WORK/learner-plan.json" \
+        "any(', learner' in a['detail'] for a in actions(r, kind='etcd-member'))"
+agent --root "$R" --phases etcd --yes -o json run > "$WORK/learner.json"; rc=$?
+assert "learner: run exits 0" test $rc -eq 0
+assert "learner: removed" jq_ "$WORK/learner.json" "actions(r, kind='etcd-member', result='changed')"
+assert "learner: m2 m3 remain, healthy" test "$(members "$R" "$(eps_of 2 3)")" = "m2 m3 "
 stop_cluster "$R"
 
 # --- the last member is kept, and so is its data; backups survive a manifest that removes them ----
