@@ -209,11 +209,14 @@ stop_cluster "$R"
 R="$WORK/c1/root"
 mkdir -p "$R"
 cluster "$R" 1 || { echo "FAIL: cannot start a 1-member etcd cluster"; exit 1; }
-echo "remove /var/lib/etcd
+# /var/backups is a system path: the manifest has to insist, and even then node-reset's backups stay.
+echo "allow-system-path /var/backups
+remove /var/lib/etcd
 remove /var/backups
 remove /etc/kubernetes" > "$WORK/wipe.conf"
 # (etcd reads its certificates at every handshake: this run keeps them, for the check below)
-printf 'remove /var/lib/etcd\nremove /var/backups\nremove /etc/kubernetes/admin.conf\n' > "$WORK/wipe-data.conf"
+printf 'allow-system-path /var/backups\nremove /var/lib/etcd\nremove /var/backups\nremove /etc/kubernetes/admin.conf\n' \
+        > "$WORK/wipe-data.conf"
 agent --root "$R" -m "$WORK/wipe-data.conf" --phases backup,etcd,files --yes -o json run > "$WORK/last.json"; rc=$?
 assert "last member: run exits 0" test $rc -eq 0
 assert "last member: skipped, and the report says why" jq_ "$WORK/last.json" \
