@@ -24,9 +24,9 @@ endif
 
 AGENT_PKGS    := libsystemd yaml-0.1 libcrypto
 NETRESET_PKGS := libmnl libnftnl libip4tc libip6tc libipset libbpf
-CRI_PKGS      := libcurl
+GRPC_PKGS     := libcurl
 TEST_PKGS     := cmocka
-ALL_PKGS      := $(AGENT_PKGS) $(NETRESET_PKGS) $(CRI_PKGS)
+ALL_PKGS      := $(AGENT_PKGS) $(NETRESET_PKGS) $(GRPC_PKGS)
 
 # pkg-config is asked when the first recipe that needs its answer runs, not when make reads this
 # file: on a machine that has never built node-reset, "make deps demo" installs the libraries first
@@ -63,6 +63,8 @@ ALL_LDFLAGS := $(HARDEN_LDFLAGS) $(LDFLAGS)
 AGENT_SRCS    := $(filter-out agent/main.c,$(wildcard agent/*.c))
 NETRESET_SRCS := $(wildcard netreset/*.c)
 CRI_SRCS      := $(wildcard cri/*.c)
+ETCD_SRCS     := $(wildcard etcd/*.c)
+GRPC_SRCS     := $(wildcard grpc/*.c)
 TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test-*.c))
 TEST_HELPERS  := $(patsubst tests/integration/%.c,$(O)/tests/%,$(wildcard tests/integration/*.c))
@@ -70,7 +72,9 @@ TEST_HELPERS  := $(patsubst tests/integration/%.c,$(O)/tests/%,$(wildcard tests/
 AGENT_LIB    := $(O)/libagent.a
 NETRESET_LIB := $(O)/libnetreset.a
 CRI_LIB      := $(O)/libcri.a
-LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB)
+ETCD_LIB     := $(O)/libetcd.a
+GRPC_LIB     := $(O)/libgrpc.a
+LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB) $(ETCD_LIB) $(GRPC_LIB)
 # Code only the tests link: calls the agent must never make (creating pods), fixtures.
 TEST_SUPPORT_LIB := $(O)/libtestsupport.a
 
@@ -92,6 +96,8 @@ $(O)/agent/embedded.o: manifests/default.conf
 $(AGENT_LIB): $(call objs,$(AGENT_SRCS))
 $(NETRESET_LIB): $(call objs,$(NETRESET_SRCS))
 $(CRI_LIB): $(call objs,$(CRI_SRCS))
+$(ETCD_LIB): $(call objs,$(ETCD_SRCS))
+$(GRPC_LIB): $(call objs,$(GRPC_SRCS))
 $(TEST_SUPPORT_LIB): $(call objs,$(TEST_SUPPORT_SRCS))
 $(O)/%.a:
 	@mkdir -p $(dir $@)
@@ -136,9 +142,11 @@ FUZZ_CFLAGS   = -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -I. $(PKG_CFLAGS) -fsa
 FUZZ_SRCS_manifest  := agent/manifest.c agent/fileio.c agent/path.c netreset/route.c netreset/rule.c netreset/nl.c
 FUZZ_SRCS_mountinfo := agent/mountinfo.c
 FUZZ_SRCS_kubeconfig := agent/kubeconfig.c agent/fileio.c
-FUZZ_SRCS_cri       := cri/proto.c cri/messages.c cri/grpc.c cri/relay.c
+FUZZ_SRCS_grpc      := grpc/proto.c grpc/grpc.c grpc/relay.c
+FUZZ_SRCS_cri       := cri/messages.c $(FUZZ_SRCS_grpc)
+FUZZ_SRCS_etcd      := etcd/messages.c $(FUZZ_SRCS_grpc)
 $(O)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_SRCS_manifest) $(FUZZ_SRCS_mountinfo) $(FUZZ_SRCS_kubeconfig) \
-		$(FUZZ_SRCS_cri) | $(DEPS_FIRST)
+		$(FUZZ_SRCS_cri) $(FUZZ_SRCS_etcd) | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*) $(PKG_LIBS)
 
@@ -170,11 +178,11 @@ analyze:
 	$(Q)$(MAKE) --no-print-directory O=$(O)-analyze CC="gcc -fanalyzer" all
 
 tidy:
-	$(Q)clang-tidy --quiet $(AGENT_SRCS) agent/main.c $(NETRESET_SRCS) $(CRI_SRCS) -- $(ALL_CFLAGS)
+	$(Q)clang-tidy --quiet $(AGENT_SRCS) agent/main.c $(NETRESET_SRCS) $(CRI_SRCS) $(ETCD_SRCS) $(GRPC_SRCS) -- $(ALL_CFLAGS)
 
 cppcheck:
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		-D_GNU_SOURCE -Iinclude -I. agent netreset cri
+		-D_GNU_SOURCE -Iinclude -I. agent netreset cri etcd grpc
 
 format-check:
 	$(Q)clang-format --dry-run --Werror agent/*.c agent/*.h netreset/*.[ch] include/*.h

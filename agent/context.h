@@ -25,5 +25,10 @@ typedef struct Context {
         usec_t kill_grace_usec; /* processes: from SIGTERM to SIGKILL (0 = at once) */
         struct ServiceManager *systemd; /* services: how systemd is reached, found by the first phase that asks */
         usec_t unit_timeout_usec; /* services: how long to wait for one unit's stop job; 0 = default */
+        usec_t etcd_timeout_usec;   /* etcd: a bound on the phase's calls, each time it observes or acts (0 = 30 s) */
+        char **etcd_endpoints;  /* etcd: the other members' client URLs, learned while the local one answered */
+        char *etcd_keep_data_dir; /* etcd: the last member's data directory (node path): files keeps it */
+        bool no_backup;         /* backup: --no-backup */
+        char *backup_dir;       /* backup: the node path of this run's backup, once chosen */
 } Context;
 

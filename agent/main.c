@@ -54,6 +54,8 @@ static const char *arg_cri_endpoint;
 static unsigned arg_concurrency;    /* 0: the pods phase's default */
 static unsigned arg_pods_timeout_sec;
 static unsigned arg_kill_grace_sec = 5;
+static unsigned arg_etcd_timeout_sec;
+static bool arg_no_backup;
 /* orphan-check and --report-url */
 static const char *arg_kubeconfig;
 static const char *arg_node_name;
@@ -102,7 +104,9 @@ static void help(void) {
                "     --cri-endpoint=URI The CRI socket (unix:///PATH), instead of probing\n"
                "     --concurrency=N    CRI calls in flight at once in the pods phase (8)\n"
                "     --pods-timeout=SECONDS  Bound the pods phase, its rescue ladder included (120)\n"
-               "     --kill-grace=SECONDS    From SIGTERM to SIGKILL in the processes phase (5)\n\n"
+               "     --kill-grace=SECONDS    From SIGTERM to SIGKILL in the processes phase (5)\n"
+               "     --etcd-timeout=SECONDS  Bound the etcd phase's calls each time it asks (30)\n"
+               "     --no-backup        Do not save the PKI, configs and an etcd snapshot first\n\n"
                "Orphaned workers and status reporting:\n"
                "     --kubeconfig=FILE  orphan-check: the kubelet's kubeconfig (" KUBECONFIG_DEFAULT ")\n"
                "     --node-name=NAME   orphan-check: the node's name (from its client certificate)\n"
@@ -113,8 +117,8 @@ static void help(void) {
                "     --report-header='NAME: VALUE'  ... with this header (repeatable)\n"
                "     --report-header-file=FILE  ... with the headers in FILE, one per line\n"
                "     --report-cacert=FILE  ... trusting the CA certificates in FILE\n\n"
-               "Phases, in order: services-early, pods, services-late, processes, mounts, firewall,\n"
-               "network, files, reload, verify.\n"
+               "Phases, in order: backup, etcd, services-early, pods, services-late, processes, mounts,\n"
+               "firewall, network, files, reload, verify.\n"
                "See node-reset(8) for the manifest grammar and the exit status.\n");
 }
 
@@ -166,6 +170,8 @@ enum {
         ARG_REPORT_CACERT,
         ARG_PODS_TIMEOUT,
         ARG_KILL_GRACE,
+        ARG_ETCD_TIMEOUT,
+        ARG_NO_BACKUP,
 };
 
 static int add_report_header_arg(const char *h) {
@@ -248,6 +254,14 @@ static int parse_long_only(int c, const char *optarg_) {
                         return usage_error("invalid --pods-timeout '%s': expected a positive number of seconds",
                                            optarg_);
                 return 0;
+        case ARG_ETCD_TIMEOUT:
+                if (parse_seconds(optarg_, &arg_etcd_timeout_sec) < 0 || arg_etcd_timeout_sec == 0 ||
+                    arg_etcd_timeout_sec > 3600)
+                        return usage_error("invalid --etcd-timeout '%s': expected 1 to 3600 seconds", optarg_);
+                return 0;
+        case ARG_NO_BACKUP:
+                arg_no_backup = true;
+                return 0;
         case ARG_KILL_GRACE:
                 if (parse_seconds(optarg_, &arg_kill_grace_sec) < 0 || arg_kill_grace_sec > 3600)
                         return usage_error("invalid --kill-grace '%s': expected 0 to 3600 seconds", optarg_);
@@ -285,6 +299,8 @@ static int parse_argv(int argc, char *argv[]) {
                 { "concurrency", required_argument, NULL, 'C' },
                 { "pods-timeout", required_argument, NULL, ARG_PODS_TIMEOUT },
                 { "kill-grace", required_argument, NULL, ARG_KILL_GRACE },
+                { "etcd-timeout", required_argument, NULL, ARG_ETCD_TIMEOUT },
+                { "no-backup", no_argument, NULL, ARG_NO_BACKUP },
                 {}
         };
         int c, r;
@@ -365,6 +381,9 @@ typedef struct Setup {
 static void setup_done(Setup *s) {
         mount_table_free(s->ctx.mounts);
         services_manager_free(s->ctx.systemd);
+        strv_free(s->ctx.etcd_endpoints);
+        free(s->ctx.etcd_keep_data_dir);
+        free(s->ctx.backup_dir);
         (void) close_nointr(s->ctx.root_fd);
         manifest_free(s->manifest);
         free(s->root);
@@ -382,7 +401,7 @@ static int setup(Setup *s) {
         if (phase_selection_parse(&s->sel, arg_phases, arg_skip_phases, arg_root && !arg_phases, &err) < 0)
                 return usage_error("%s", err), EXIT_USAGE;
         if (arg_root && !arg_phases)
-                log_info("--root: only the phases that act on the tree (mounts, files) run; name others with "
+                log_info("--root: only the phases that act on the tree (backup, mounts, files) run; name others with "
                          "--phases to act on the running system.");
         if (load_manifest(&s->manifest) < 0)
                 return EXIT_USAGE;
@@ -402,6 +421,8 @@ static int setup(Setup *s) {
         s->ctx.concurrency = arg_concurrency;
         s->ctx.pods_budget_usec = (usec_t) arg_pods_timeout_sec * USEC_PER_SEC;
         s->ctx.kill_grace_usec = (usec_t) arg_kill_grace_sec * USEC_PER_SEC;
+        s->ctx.etcd_timeout_usec = (usec_t) arg_etcd_timeout_sec * USEC_PER_SEC;
+        s->ctx.no_backup = arg_no_backup;
         if (arg_timeout_sec > 0)
                 s->ctx.deadline_usec = started_usec + (usec_t) arg_timeout_sec * USEC_PER_SEC;
         return 0;
@@ -543,9 +564,51 @@ static int exit_status_of(const Plan *plan, const Plan *residue) {
         return EXIT_CLEAN;
 }
 
+/* A backup that could not be written stops the run before anything is deleted: the console's hooks
+ * are wrapped so that every phase after a failed backup is quit, and said why afterwards. */
+typedef struct RunHooks {
+        ExecuteHooks inner;
+        bool backup_failed;
+} RunHooks;
+
+static PhaseDecision run_phase_begin(const Plan *plan, size_t first, size_t n, void *userdata) {
+        RunHooks *h = userdata;
+
+        for (size_t i = 0; i < first; i++)
+                if (streq(plan->actions[i]->phase, "backup") && plan->actions[i]->result == ACTION_FAILED)
+                        h->backup_failed = true;
+        if (h->backup_failed)
+                return PHASE_QUIT;
+        return h->inner.phase_begin ? h->inner.phase_begin(plan, first, n, h->inner.userdata) : PHASE_RUN;
+}
+
+static void run_progress(const Plan *plan, size_t first, size_t n, size_t done, uint64_t elapsed_usec, void *userdata) {
+        RunHooks *h = userdata;
+
+        if (h->inner.progress)
+                h->inner.progress(plan, first, n, done, elapsed_usec, h->inner.userdata);
+}
+
+static void run_phase_end(const Plan *plan, size_t first, size_t n, uint64_t elapsed_usec, void *userdata) {
+        RunHooks *h = userdata;
+
+        if (h->inner.phase_end)
+                h->inner.phase_end(plan, first, n, elapsed_usec, h->inner.userdata);
+}
+
+static void explain_backup_failure(Plan *plan) {
+        PLAN_FOREACH(a, plan)
+                if (!streq(a->phase, "backup") && a->result == ACTION_SKIPPED && !a->skip_reason) {
+                        free(a->message);
+                        a->message = strdup("not run: the backup failed, and nothing is deleted without one "
+                                            "(--no-backup to go on without)");
+                }
+}
+
 static int verb_run(int argc, char *argv[]) {
         ReportInfo info = { .command = "run", .started_usec = now(CLOCK_REALTIME), .executed = true };
         ExecuteHooks hooks;
+        RunHooks run_hooks;
         Console console;
         cleanup_close int lock_fd = -EBADF;
         cleanup_free char *err = NULL;
@@ -577,9 +640,12 @@ static int verb_run(int argc, char *argv[]) {
                 goto finish;
         }
         console_init(&console, stdin, stderr, arg_step);
-        hooks = console_hooks(&console);
+        run_hooks = (RunHooks) { .inner = console_hooks(&console) };
+        hooks = (ExecuteHooks) { run_phase_begin, run_progress, run_phase_end, &run_hooks };
         report_url_post_start(report_url);
         (void) engine_execute(&s.ctx, plan, &hooks);
+        if (run_hooks.backup_failed)
+                explain_backup_failure(plan);
         if (s.sel.verify && engine_verify(&s.ctx, &s.sel, &residue, &err) < 0)
                 log_error("Cannot verify the result: %s", err ?: "out of memory");
         info.verified = residue != NULL;

@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 
+#include "agent/backup.h"
 #include "agent/log.h"
 #include "agent/path.h"
 #include "agent/phase.h"
@@ -37,8 +38,32 @@ static ProtectState manifest_protects(const Manifest *m, const char *node_path) 
         return state;
 }
 
+/* Beyond the manifest: node-reset's own backups, and the data of an etcd cluster's last member (the
+ * etcd phase decided to keep it), whatever a manifest says. */
+static ProtectState builtin_protects(const Context *ctx, const char *node_path) {
+        const char *keep = ctx->etcd_keep_data_dir;
+        bool contains;
+
+        if (backup_dir_protects(node_path, &contains))
+                return contains ? PROTECT_CONTAINS : PROTECT_SELF;
+        if (keep && path_startswith_dir(node_path, keep))
+                return PROTECT_SELF;
+        if (keep && (path_startswith_dir(keep, node_path) || streq(node_path, "/")))
+                return PROTECT_CONTAINS;
+        return PROTECT_NONE;
+}
+
+static ProtectState node_protects(const Context *ctx, const char *node_path) {
+        ProtectState b = builtin_protects(ctx, node_path), m;
+
+        if (b == PROTECT_SELF)
+                return b;
+        m = manifest_protects(ctx->manifest, node_path);
+        return m == PROTECT_NONE ? b : m;
+}
+
 static ProtectState protect_check(const char *node_path, void *userdata) {
-        return manifest_protects(userdata, node_path);
+        return node_protects(userdata, node_path);
 }
 
 static const ManifestEntry *protecting_entry(const Manifest *m, const char *node_path) {
@@ -53,7 +78,7 @@ static RemoveOptions remove_options(const Context *ctx, const FileData *d, bool 
                 .dry_run = dry_run,
                 .keep_top = d->type == DIRECTIVE_EMPTY,
                 .protect = protect_check,
-                .userdata = (void *) ctx->manifest,
+                .userdata = (void *) ctx,
                 .deadline_usec = ctx->deadline_usec,
         };
 }
@@ -170,7 +195,7 @@ static int remove_pattern(Context *ctx, const FileData *d, bool dry_run, char **
         if (r < 0)
                 return set_errmsg(ret_msg, r, "cannot expand %s: %s", d->path, strerror(-r));
         for (char **m = matches; *m; m++) {
-                if (manifest_protects(ctx->manifest, *m) == PROTECT_SELF)
+                if (node_protects(ctx, *m) == PROTECT_SELF)
                         continue;
                 cleanup_free char *msg = NULL;
 
@@ -249,6 +274,12 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
         if (p) {
                 a->present = false;
                 return action_set_skip(a, "protected by %s:%u", p->file, p->line);
+        }
+        if (builtin_protects(ctx, path) == PROTECT_SELF) {
+                a->present = false;
+                return action_set_skip(a, "%s", ctx->etcd_keep_data_dir && path_startswith_dir(path, ctx->etcd_keep_data_dir) ?
+                                       "the data of an etcd cluster's last member: kept" :
+                                       "node-reset's backups (" BACKUP_DIR ") are never removed");
         }
         r = pattern ? remove_pattern(ctx, d, true, &msg) : remove_one(ctx, d, path, true, &msg, &symlink);
         a->present = r != 0;

@@ -6,11 +6,17 @@
 #include "macro.h"
 #include "string-util.h"
 
-/* Units that feed pods stop before the pods phase, the runtime after it; processes that outlive
- * their services die before anything they hold is unmounted; systemd reloads after unit files are
- * gone. "verify" is not a row: it re-runs the observation of the selected phases (engine_verify). */
+/* The backup comes before anything changes and takes the etcd snapshot while the member still
+ * serves; the member leaves its cluster next, before kubelet stops and the pods phase removes a static
+ * pod etcd (kubeadm reset runs remove-etcd-member before cleanup-node). Units that feed pods stop
+ * before the pods phase, the runtime after it; processes that outlive their services die before
+ * anything they hold is unmounted; systemd reloads after unit files are gone. "verify" is not a row: it re-runs the observation of the selected phases (engine_verify). */
 /* name, summary, acts on the tree (--root applies), planning function */
 static const Phase phases[] = {
+        { "backup", "save the node's PKI, kubeconfigs, configs and an etcd snapshot before anything is deleted",
+          true, phase_backup_plan },
+        { "etcd", "remove this node's member from its etcd cluster (never the last one, never external etcd)",
+          false, phase_etcd_plan },
         { "services-early", "stop, disable and mask kubelet and the agents that feed pods",
           false, phase_services_early_plan },
         { "pods", "stop and remove every pod and container through the CRI, with the rescue ladder",

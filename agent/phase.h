@@ -25,6 +25,8 @@ int phase_files_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_network_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_firewall_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_pods_plan(Context *ctx, Plan *plan, char **reterr);
+int phase_etcd_plan(Context *ctx, Plan *plan, char **reterr);
+int phase_backup_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_services_early_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_services_late_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_processes_plan(Context *ctx, Plan *plan, char **reterr);

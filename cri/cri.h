@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cri/grpc.h"
+#include "grpc/grpc.h"
 #include "cri/messages.h"
 
 typedef struct CriClient CriClient;

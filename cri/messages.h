@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cri/proto.h"
+#include "grpc/proto.h"
 
 typedef enum CriSandboxState {
         CRI_SANDBOX_READY = 0,

@@ -22,6 +22,9 @@ packages=(
         # the services tests: systemd-nspawn boots a tree of the host's own /usr (systemd, dbus and
         # the agent's libraries, all installed here); busctl comes with systemd
         systemd dbus systemd-container
+        # the etcd test: a real 3-member TLS etcd 3.4 cluster in a private network namespace; etcdctl
+        # only builds and checks the fixtures, the agent never runs it
+        etcd-server etcd-client
         # the fleet and packaging tests: the real ansible-playbook, a .deb build and lintian
         ansible-core dpkg-dev debhelper lintian
         # make e2e-vm: a Debian guest image (debootstrap; mkfs.ext4 from e2fsprogs, above) booted

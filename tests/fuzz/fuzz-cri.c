@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "cri/grpc.h"
+#include "grpc/grpc.h"
 #include "cri/messages.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

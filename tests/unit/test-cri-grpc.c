@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "cri/cri.h"
-#include "cri/grpc.h"
+#include "grpc/grpc.h"
 #include "macro.h"
 
 #define HOSTILE_NO_MAIN

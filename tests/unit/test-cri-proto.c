@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cri/messages.h"
-#include "cri/proto.h"
+#include "grpc/proto.h"
 #include "tests/support/cri-testcalls.h"
 #include "macro.h"
 

@@ -166,14 +166,18 @@ static void test_selection(void **state) {
         assert_int_equal(phase_selection_parse(&sel, NULL, NULL, false, &err), 0);
         assert_true(sel.n >= 2);
         assert_true(sel.verify);
-        assert_string_equal(sel.phases[0]->name, "services-early");
+        /* The backup before anything changes; the etcd member leaves before kubelet stops. */
+        assert_string_equal(sel.phases[0]->name, "backup");
+        assert_string_equal(sel.phases[1]->name, "etcd");
+        assert_string_equal(sel.phases[2]->name, "services-early");
         assert_string_equal(sel.phases[sel.n - 1]->name, "reload");
 
         /* --root: only the phases that act on the tree, unless named. */
         assert_int_equal(phase_selection_parse(&sel, NULL, NULL, true, &err), 0);
-        assert_int_equal(sel.n, 2);
-        assert_string_equal(sel.phases[0]->name, "mounts");
-        assert_string_equal(sel.phases[1]->name, "files");
+        assert_int_equal(sel.n, 3);
+        assert_string_equal(sel.phases[0]->name, "backup");
+        assert_string_equal(sel.phases[1]->name, "mounts");
+        assert_string_equal(sel.phases[2]->name, "files");
         assert_true(sel.verify);
 
         /* The engine's order wins over the order the user wrote. */

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <netdb.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -13,7 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "cri/relay.h"
+#include "grpc/relay.h"
 #include "errno-util.h"
 #include "macro.h"
 
@@ -54,6 +55,59 @@ static int listen_abstract(Relay *r) {
         return 0;
 }
 
+static int relay_buffers(Relay *r) {
+        /* Only while open: a round of many calls holds a relay per call, few of them open at once. */
+        r->up = malloc(RELAY_CHUNK);
+        r->down = malloc(RELAY_CHUNK);
+        return r->up && r->down ? 0 : -ENOMEM;
+}
+
+int relay_open_tcp(Relay *r, const char *host, const char *port, bool opaque) {
+        struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
+        struct addrinfo *ai = NULL;
+        cleanup_close int peer = -EBADF;
+        int k;
+
+        if (relay_is_open(r))
+                return -EBUSY;
+        /* No name lookup: it would block past any deadline. etcd's URLs are addresses; "localhost"
+         * is the one name kubeadm writes. */
+        if (strcmp(host, "localhost") == 0)
+                host = "127.0.0.1";
+        k = getaddrinfo(host, port, &hints, &ai);
+        if (k != 0)
+                return k == EAI_MEMORY ? -ENOMEM : -EADDRNOTAVAIL;
+        peer = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (peer < 0 || (connect(peer, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS)) {
+                k = negative_errno();
+                freeaddrinfo(ai);
+                return k;
+        }
+        freeaddrinfo(ai);
+        r->connecting = true;
+        r->opaque = opaque;
+        r->peer_fd = TAKE_FD(peer);
+        if (relay_buffers(r) < 0)
+                return -ENOMEM;
+        return listen_abstract(r);
+}
+
+/* A TCP connect in progress: 1 done, 0 not yet, or why it failed. */
+static int finish_connect(Relay *r) {
+        struct pollfd p = { .fd = r->peer_fd, .events = POLLOUT };
+        socklen_t l = sizeof(int);
+        int err = 0;
+
+        if (poll(&p, 1, 0) <= 0)
+                return 0;
+        if (getsockopt(r->peer_fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
+                err = errno;
+        if (err != 0)
+                return (r->connect_error = -err);
+        r->connecting = false;
+        return 1;
+}
+
 int relay_open(Relay *r, const char *socket_path) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         cleanup_close int peer = -EBADF;
@@ -70,10 +124,7 @@ int relay_open(Relay *r, const char *socket_path) {
         if (connect(peer, (struct sockaddr *) &sa, sizeof sa) < 0)
                 return negative_errno();
         r->peer_fd = TAKE_FD(peer);
-        /* Only while open: a round of many calls holds a relay per call, few of them open at once. */
-        r->up = malloc(RELAY_CHUNK);
-        r->down = malloc(RELAY_CHUNK);
-        if (!r->up || !r->down)
+        if (relay_buffers(r) < 0)
                 return -ENOMEM;
         return listen_abstract(r);
 }
@@ -112,7 +163,7 @@ static int meter(Relay *r, const uint8_t *p, size_t n) {
         r->bytes += n;
         if (r->bytes > r->max_bytes)
                 return -EMSGSIZE;
-        while (n > 0) {
+        while (n > 0 && !r->opaque) {
                 size_t k;
 
                 if (r->frame_left > 0) {
@@ -228,6 +279,11 @@ int relay_pump(Relay *r) {
                 if (q <= 0)
                         return q;
         }
+        if (r->connecting) {
+                q = finish_connect(r);
+                if (q <= 0)
+                        return q;
+        }
         q = pump_up(r);
         if (q < 0)
                 return q;
@@ -243,6 +299,11 @@ size_t relay_wait(const Relay *r, int fds[static 2], short events[static 2]) {
         if (r->inner_fd < 0) {
                 fds[0] = r->listen_fd;
                 events[0] = POLLIN;
+                return 1;
+        }
+        if (r->connecting) {
+                fds[0] = r->peer_fd;
+                events[0] = POLLOUT;
                 return 1;
         }
         if (r->up_len > 0)

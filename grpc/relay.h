@@ -30,12 +30,20 @@ typedef struct Relay {
         uint64_t frames;        /* HTTP/2 frames from the peer, empty ones included */
         uint64_t max_bytes, max_frames;
         bool peer_eof, inner_eof, down_shut;
+        bool connecting;        /* a TCP connect in progress: nothing moves until it completes */
+        bool opaque;            /* TLS: the bytes are records, not frames; only bytes are metered */
+        int connect_error;      /* why the peer could not be reached (-ECONNREFUSED, ...) */
 } Relay;
 
 void relay_init(Relay *r, uint64_t max_bytes, uint64_t max_frames);
 /* Connect to socket_path (never blocking: a full listen backlog is -EAGAIN) and listen for libcurl on
  * r->name (CURLOPT_ABSTRACT_UNIX_SOCKET). */
 int relay_open(Relay *r, const char *socket_path);
+/* The same for a TCP peer (a numeric address or "localhost"; the connect completes in later turns and
+ * a failure to connect is relay_pump()'s error, also kept in r->connect_error). opaque: the peer
+ * speaks TLS, so its bytes are counted and handed over a chunk per turn but cannot be parsed as
+ * HTTP/2 frames: max_frames does not apply. */
+int relay_open_tcp(Relay *r, const char *host, const char *port, bool opaque);
 bool relay_is_open(const Relay *r);
 /* One turn: what libcurl wrote goes to the peer, and at most RELAY_CHUNK bytes from the peer go to
  * libcurl. -ENOBUFS past max_frames, -EMSGSIZE past max_bytes, -ECONNRESET for a broken connection. */

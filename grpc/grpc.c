@@ -14,8 +14,8 @@
 #include <sys/un.h>
 #include <time.h>
 
-#include "cri/grpc.h"
-#include "cri/relay.h"
+#include "grpc/grpc.h"
+#include "grpc/relay.h"
 #include "errno-util.h"
 #include "macro.h"
 
@@ -32,7 +32,10 @@ static inline uint64_t u64_min(uint64_t a, uint64_t b) {
 }
 
 struct GrpcChannel {
-        char *socket_path;
+        char *socket_path;              /* a unix socket channel, or */
+        char *url;                      /* a TCP one: "https://host:port", "http://host:port" */
+        char *host, *port;              /* of url: what the call's relay connects to */
+        char *ca_file, *cert_file, *key_file;
         uint64_t timeout_usec;
         uint64_t deadline_usec;         /* CLOCK_MONOTONIC; 0 = none */
         size_t max_response;
@@ -48,6 +51,7 @@ typedef struct Transfer {
         Relay relay;                    /* the call's own connection, metered */
         int relay_error;                /* a bound the peer broke */
         int connect_error;              /* why the runtime's socket could not be reached */
+        uint64_t head_bytes;            /* header and trailer lines, counted where no relay meters */
         CURL *easy;
         struct curl_slist *headers;
         uint8_t *body;
@@ -65,6 +69,25 @@ static inline void curl_slist_free_allp(struct curl_slist **l) {
 
 void grpc_frame_parser_init(GrpcFrameParser *p, size_t max) {
         *p = (GrpcFrameParser) { .max = max };
+}
+
+void grpc_frame_parser_set_stream(GrpcFrameParser *p, int (*on_message)(const uint8_t *msg, size_t n, void *userdata),
+                                  void *userdata, uint64_t max_total) {
+        p->on_message = on_message;
+        p->userdata = userdata;
+        p->max_total = max_total;
+}
+
+/* A stream's whole message goes to its reader, and the parser waits for the next prefix. */
+static int frame_hand_over(GrpcFrameParser *p) {
+        int r;
+
+        p->messages++;
+        r = p->on_message(p->message, p->message_len, p->userdata);
+        p->message = mfree(p->message);
+        p->header_len = p->have = p->message_len = 0;
+        p->done = false;
+        return r;
 }
 
 void grpc_frame_parser_done(GrpcFrameParser *p) {
@@ -85,6 +108,11 @@ static int frame_header_complete(GrpcFrameParser *p) {
         p->declared = be32(p->header + 1);
         if (p->declared > p->max)
                 return -EMSGSIZE;
+        if (p->on_message) {
+                p->total += p->declared;
+                if (p->total > p->max_total)
+                        return -EFBIG;
+        }
         p->message_len = p->declared;
         p->message = malloc(p->message_len ? p->message_len : 1);
         if (!p->message)
@@ -112,19 +140,29 @@ int grpc_frame_parser_feed(GrpcFrameParser *p, const void *data, size_t n) {
                                 if (r < 0)
                                         return r;
                         }
-                        continue;
+                } else {
+                        k = size_min(p->message_len - p->have, n);
+                        memcpy(p->message + p->have, d, k);
+                        p->have += k;
+                        d += k;
+                        n -= k;
+                        p->done = p->have == p->message_len;
                 }
-                k = size_min(p->message_len - p->have, n);
-                memcpy(p->message + p->have, d, k);
-                p->have += k;
-                d += k;
-                n -= k;
-                p->done = p->have == p->message_len;
+                if (p->done && p->on_message) {
+                        int r = frame_hand_over(p);
+                        if (r < 0)
+                                return r;
+                }
         }
         return 0;
 }
 
 int grpc_frame_parser_finish(GrpcFrameParser *p, uint8_t **ret, size_t *ret_len) {
+        if (p->on_message) {
+                *ret = NULL;
+                *ret_len = 0;
+                return p->header_len == 0 ? 0 : -EBADMSG;
+        }
         if (!p->done)
                 return p->header_len == 0 ? -ENODATA : -EBADMSG;
         *ret = TAKE_PTR(p->message);
@@ -394,11 +432,98 @@ GrpcChannel *grpc_channel_free(GrpcChannel *ch) {
         if (ch->multi)
                 curl_multi_cleanup(ch->multi);
         free(ch->socket_path);
+        free(ch->url);
+        free(ch->host);
+        free(ch->port);
+        free(ch->ca_file);
+        free(ch->cert_file);
+        free(ch->key_file);
         return mfree(ch);
+}
+
+/* "https://host:port" or "http://host:port", with nothing after the authority: the call's path is
+ * appended to it. */
+static bool url_is_base(const char *url) {
+        const char *a;
+
+        if (strncmp(url, "https://", 8) == 0)
+                a = url + 8;
+        else if (strncmp(url, "http://", 7) == 0)
+                a = url + 7;
+        else
+                return false;
+        return *a != '\0' && !strpbrk(a, "/?#@ \t\r\n");
+}
+
+/* "host:port", "[v6]:port" or "host" (the scheme's port) of a base URL. */
+static int url_split(GrpcChannel *ch) {
+        const char *a = strstr(ch->url, "://") + 3, *colon;
+        bool tls = ch->url[4] == 's';
+
+        if (*a == '[') {
+                const char *end = strchr(a, ']');
+
+                if (!end || (end[1] != '\0' && end[1] != ':'))
+                        return -EINVAL;
+                ch->host = strndup(a + 1, (size_t) (end - a - 1));
+                colon = end[1] == ':' ? end + 1 : NULL;
+        } else {
+                colon = strchr(a, ':');
+                ch->host = colon ? strndup(a, (size_t) (colon - a)) : strdup(a);
+        }
+        ch->port = strdup(colon ? colon + 1 : tls ? "443" : "80");
+        if (!ch->host || !ch->port)
+                return -ENOMEM;
+        return *ch->host && *ch->port ? 0 : -EINVAL;
+}
+
+static int strdup_or_null(const char *s, char **ret) {
+        if (!s)
+                return 0;
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int grpc_channel_new_url(const char *url, const GrpcTls *tls, GrpcChannel **ret) {
+        const curl_version_info_data *v;
+        GrpcChannel *ch;
+        int r;
+
+        if (!url || !url_is_base(url))
+                return -EINVAL;
+        r = curl_global();
+        if (r < 0)
+                return r;
+        v = curl_version_info(CURLVERSION_NOW);
+        if (!(v->features & CURL_VERSION_HTTP2) || (url[4] == 's' && !(v->features & CURL_VERSION_SSL)))
+                return -EPROTONOSUPPORT;
+        ch = calloc(1, sizeof *ch);
+        if (!ch)
+                return -ENOMEM;
+        ch->url = strdup(url);
+        ch->multi = curl_multi_init();
+        r = ch->url && ch->multi ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = url_split(ch);
+        if (r >= 0 && tls)
+                r = strdup_or_null(tls->ca_file, &ch->ca_file) < 0 || strdup_or_null(tls->cert_file, &ch->cert_file) < 0 ||
+                    strdup_or_null(tls->key_file, &ch->key_file) < 0 ? -ENOMEM : 0;
+        if (r < 0) {
+                grpc_channel_free(ch);
+                return r;
+        }
+        ch->timeout_usec = GRPC_TIMEOUT_DEFAULT_USEC;
+        ch->max_response = GRPC_RESPONSE_MAX_DEFAULT;
+        *ret = ch;
+        return 0;
 }
 
 const char *grpc_channel_socket_path(const GrpcChannel *ch) {
         return ch->socket_path;
+}
+
+const char *grpc_channel_url(const GrpcChannel *ch) {
+        return ch->url;
 }
 
 void grpc_channel_set_deadline(GrpcChannel *ch, uint64_t monotonic_usec) {
@@ -434,6 +559,8 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata) {
                 t->callback_error = -EPROTO;
                 return 0;
         }
+        /* Without a relay (TLS) the parser's bounds are the byte cap: a message over max, or a stream
+         * over max_total, fails before it is allocated. */
         r = grpc_frame_parser_feed(&t->parser, ptr, size * nmemb);
         if (r < 0) {
                 t->callback_error = r;
@@ -446,6 +573,11 @@ static size_t on_header(char *ptr, size_t size, size_t nitems, void *userdata) {
         Transfer *t = userdata;
         int r;
 
+        t->head_bytes += size * nitems;
+        if (t->head_bytes > GRPC_RESPONSE_OVERHEAD_MAX) {
+                t->callback_error = -E2BIG;
+                return 0;
+        }
         r = grpc_response_head_parse(&t->head, ptr, size * nitems);
         if (r < 0) {
                 t->callback_error = r;
@@ -496,6 +628,31 @@ static int transfer_headers(Transfer *t) {
         return 0;
 }
 
+/* A TCP channel: TLS with ALPN h2 and the peer verified (host name and chain), or cleartext h2 with
+ * prior knowledge. */
+static CURLcode transfer_options_tcp(Transfer *t) {
+        const GrpcChannel *ch = t->ch;
+        CURL *e = t->easy;
+        CURLcode cc = CURLE_OK;
+
+#define SET(opt, val) if (cc == CURLE_OK) cc = curl_easy_setopt(e, opt, val)
+        SET(CURLOPT_PROTOCOLS_STR, "http,https");
+        SET(CURLOPT_HTTP_VERSION,
+            (long) (ch->url[4] == 's' ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE));
+        SET(CURLOPT_SSL_VERIFYPEER, 1L);
+        SET(CURLOPT_SSL_VERIFYHOST, 2L);
+        SET(CURLOPT_SSLVERSION, (long) CURL_SSLVERSION_TLSv1_2);
+        if (ch->ca_file)
+                SET(CURLOPT_CAINFO, ch->ca_file);
+        if (ch->cert_file)
+                SET(CURLOPT_SSLCERT, ch->cert_file);
+        if (ch->key_file)
+                SET(CURLOPT_SSLKEY, ch->key_file);
+        SET(CURLOPT_PROXY, "");
+#undef SET
+        return cc;
+}
+
 static int transfer_options(Transfer *t, const char *url) {
         /* libcurl's own timeout is only a backstop, a little after the channel's deadline: it runs on
          * CLOCK_MONOTONIC_RAW and may fire a millisecond early by CLOCK_MONOTONIC, and the channel
@@ -506,9 +663,13 @@ static int transfer_options(Transfer *t, const char *url) {
 
 #define SET(opt, val) if (cc == CURLE_OK) cc = curl_easy_setopt(e, opt, val)
         SET(CURLOPT_URL, url);
-        /* libcurl talks to the call's relay (relay.c), which holds the runtime's connection. */
+        /* libcurl talks to the call's relay (relay.c), which holds the peer's connection; TLS too runs
+         * through it, verified against the URL's host. */
         SET(CURLOPT_ABSTRACT_UNIX_SOCKET, t->relay.name);
-        SET(CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+        if (t->ch->socket_path) {
+                SET(CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+        } else if (cc == CURLE_OK)
+                cc = transfer_options_tcp(t);
         SET(CURLOPT_POST, 1L);
         SET(CURLOPT_POSTFIELDS, t->body);
         SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) t->body_len);
@@ -538,15 +699,21 @@ static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, ui
         cleanup_free char *url = NULL;
         int r;
 
+        uint64_t max_body = call->on_message && call->max_stream ? call->max_stream : ch->max_response;
+
         *t = (Transfer) { .ch = ch, .call = call, .timeout_usec = deadline - now, .deadline = deadline };
-        relay_init(&t->relay, (uint64_t) ch->max_response + GRPC_RESPONSE_OVERHEAD_MAX, GRPC_RESPONSE_FRAMES_MAX);
+        /* A stream of many messages has as many more frames: one per 1 KiB of it is still far from a flood. */
+        relay_init(&t->relay, max_body + GRPC_RESPONSE_OVERHEAD_MAX,
+                   GRPC_RESPONSE_FRAMES_MAX + (call->on_message ? max_body / 1024 : 0));
         grpc_frame_parser_init(&t->parser, ch->max_response);
+        if (call->on_message)
+                grpc_frame_parser_set_stream(&t->parser, call->on_message, call->userdata, max_body);
         grpc_response_head_done(&t->head);
         call->result = 0;
         call->grpc_status = -1;
         if (!call->path || call->path[0] != '/')
                 return -EINVAL;
-        if (asprintf(&url, "http://localhost%s", call->path) < 0) {
+        if (asprintf(&url, "%s%s", ch->url ?: "http://localhost", call->path) < 0) {
                 url = NULL;     /* asprintf() leaves it undefined */
                 return -ENOMEM;
         }
@@ -556,7 +723,8 @@ static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, ui
         r = transfer_headers(t);
         if (r < 0)
                 return r;
-        r = relay_open(&t->relay, ch->socket_path);
+        r = ch->socket_path ? relay_open(&t->relay, ch->socket_path) :
+                              relay_open_tcp(&t->relay, ch->host, ch->port, ch->url[4] == 's');
         if (r < 0)
                 return (t->connect_error = r);
         t->easy = curl_easy_init();
@@ -593,7 +761,7 @@ static void fail_head(Transfer *t) {
 
 /* Tell a missing socket (no runtime) from one that refuses (runtime dead). */
 static void fail_connect(Transfer *t) {
-        const char *path = t->ch->socket_path;
+        const char *path = t->ch->socket_path ?: t->ch->url;
 
         switch (t->connect_error) {
         case -ENOENT:
@@ -613,11 +781,11 @@ static void fail_timeout(Transfer *t) {
 /* The peer broke a bound of the relay: the call is refused however the rest of it would have gone. */
 static void fail_relay(Transfer *t) {
         if (t->relay_error == -ENOBUFS)
-                return call_fail(t->call, -EPROTO, "the runtime sent more than %u HTTP/2 frames for one call: "
-                                 "refused as a flood", GRPC_RESPONSE_FRAMES_MAX);
+                return call_fail(t->call, -EPROTO, "the server sent more than %" PRIu64 " HTTP/2 frames for one call: "
+                                 "refused as a flood", t->relay.max_frames);
         if (t->relay_error == -EMSGSIZE)
-                return call_fail(t->call, -EMSGSIZE, "the runtime sent more than %zu bytes for one call",
-                                 t->ch->max_response + GRPC_RESPONSE_OVERHEAD_MAX);
+                return call_fail(t->call, -EMSGSIZE, "the server sent more than %" PRIu64 " bytes for one call",
+                                 t->relay.max_bytes);
         call_fail(t->call, -ECONNRESET, "connection lost: %s", strerror(-t->relay_error));
 }
 
@@ -631,6 +799,11 @@ static void fail_callback(Transfer *t) {
         case -EMSGSIZE:
                 return call_fail(c, -EMSGSIZE, "response message of %" PRIu32 " bytes is over the limit of %zu bytes",
                                  p->declared, p->max);
+        case -EFBIG:
+                return call_fail(c, -EMSGSIZE, "the response stream is over the limit of %" PRIu64 " bytes",
+                                 p->max_total);
+        case -E2BIG:
+                return call_fail(c, -EMSGSIZE, "more than %u bytes of response headers", GRPC_RESPONSE_OVERHEAD_MAX);
         case -EPROTONOSUPPORT:
                 return call_fail(c, -EPROTONOSUPPORT, "compressed response message (never asked for)");
         case -EBADMSG:
@@ -650,6 +823,16 @@ static void fail_curl(Transfer *t, CURLcode cc) {
                 return fail_timeout(t);
         case CURLE_COULDNT_CONNECT:
                 return call_fail(c, -EIO, "cannot reach the call's relay: %s", text);
+        case CURLE_COULDNT_RESOLVE_HOST:
+                return call_fail(c, -EHOSTUNREACH, "%s", text);
+        case CURLE_SSL_CONNECT_ERROR:
+        case CURLE_PEER_FAILED_VERIFICATION:
+        case CURLE_SSL_CERTPROBLEM:
+        case CURLE_SSL_CACERT_BADFILE:
+        case CURLE_SSL_CIPHER:
+        case CURLE_SSL_ISSUER_ERROR:
+        case CURLE_SSL_CRL_BADFILE:
+                return call_fail(c, -EACCES, "TLS: %s", text);
         case CURLE_OUT_OF_MEMORY:
                 return call_fail(c, -ENOMEM, "%s", text);
         case CURLE_HTTP2:
@@ -770,7 +953,8 @@ static size_t pump(GrpcChannel *ch, Transfer *ts, size_t n) {
                         continue;
                 t->relay_error = relay_pump(&t->relay);
                 if (t->relay_error < 0) {
-                        drop(ch, t, fail_relay);
+                        t->connect_error = t->relay.connect_error;
+                        drop(ch, t, t->connect_error < 0 ? fail_connect : fail_relay);
                         k++;
                 }
         }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cri/proto.h"
+#include "grpc/proto.h"
 #include "macro.h"
 #include "alloc-util.h"
 

@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The backup phase: before anything is deleted, copy the node's PKI, kubeconfigs, kubelet's config
+ * and client certificates, the static pod manifests and the etcd env files, and an etcd snapshot
+ * when this node's member answers, into BACKUP_DIR/<UTC timestamp>/ beneath --root. Directories
+ * 0700, files 0600, every file created fresh (O_EXCL), every source opened with O_NOFOLLOW (a
+ * symlink is saved as a symlink), never across a mount. No profile removes the backups: the files
+ * phase refuses to (see backup.h). */
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/backup.h"
+#include "agent/etcd-member.h"
+#include "agent/fileio.h"
+#include "agent/phase.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "time-util.h"
+#include "string-util.h"
+#include "strv.h"
+
+/* Bounds: what a node's configuration is, by a wide margin; past them the backup fails rather than
+ * fill the disk it shares with the node. */
+#define BACKUP_FILE_MAX (16U << 20)
+#define BACKUP_TOTAL_MAX (256ULL << 20)
+#define BACKUP_FILES_MAX 20000U
+#define BACKUP_DEPTH_MAX 16
+#define SNAPSHOT_MAX (8ULL << 30)       /* etcd's largest backend quota */
+#define SNAPSHOT_TIMEOUT_USEC (120ULL * 1000000ULL)
+#define SNAPSHOT_NAME "etcd-snapshot.db"
+
+/* What is saved: kubeadm, kubespray and kubekey put their PKI, kubeconfigs and configs here. */
+static const char *const backup_sources[] = {
+        "/etc/kubernetes/pki",          /* pki/etcd too */
+        "/etc/kubernetes/ssl",          /* kubespray's PKI directory */
+        "/etc/kubernetes/admin.conf",
+        "/etc/kubernetes/super-admin.conf",
+        "/etc/kubernetes/kubelet.conf",
+        "/etc/kubernetes/bootstrap-kubelet.conf",
+        "/etc/kubernetes/controller-manager.conf",
+        "/etc/kubernetes/scheduler.conf",
+        "/etc/kubernetes/kubeadm-config.yaml",
+        "/etc/kubernetes/kubelet-config.yaml",
+        "/etc/kubernetes/kubelet.env",
+        "/etc/kubernetes/manifests",
+        "/var/lib/kubelet/config.yaml",
+        "/var/lib/kubelet/kubeadm-flags.env",
+        "/var/lib/kubelet/pki",         /* kubelet's client and serving certificates */
+        "/etc/etcd.env",
+        "/etc/ssl/etcd",                /* kubespray's and kubekey's etcd PKI */
+};
+
+typedef struct BackupRun {
+        uint64_t files, bytes;
+        char **saved;           /* the sources saved */
+        char *snapshot;         /* what happened to the snapshot */
+} BackupRun;
+
+static bool node_path_exists(const Context *ctx, const char *path) {
+        struct stat st;
+
+        return fstatat(ctx->root_fd, path + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0;
+}
+
+static int copy_file(int src_dir, const char *name, int dst_dir, BackupRun *b) {
+        cleanup_close int fd = -EBADF;
+        cleanup_free uint8_t *buf = NULL;
+        struct stat st;
+        size_t have = 0;
+
+        fd = openat(src_dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (st.st_size > BACKUP_FILE_MAX)
+                return -EFBIG;
+        if (b->bytes + (uint64_t) st.st_size > BACKUP_TOTAL_MAX || b->files >= BACKUP_FILES_MAX)
+                return -E2BIG;
+        buf = malloc((size_t) st.st_size + 1);
+        if (!buf)
+                return -ENOMEM;
+        while (have < (size_t) st.st_size) {
+                ssize_t k = read(fd, buf + have, (size_t) st.st_size - have);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return negative_errno();
+                if (k == 0)
+                        break;
+                have += (size_t) k;
+        }
+        b->files++;
+        b->bytes += have;
+        return fileio_write_new(dst_dir, name, buf, have, 0600, &st);
+}
+
+static int copy_symlink(int src_dir, const char *name, int dst_dir, BackupRun *b) {
+        char target[PATH_MAX];
+        ssize_t n = readlinkat(src_dir, name, target, sizeof target - 1);
+
+        if (n < 0)
+                return negative_errno();
+        target[n] = '\0';
+        b->files++;
+        return RET_NERRNO(symlinkat(target, dst_dir, name));
+}
+
+static int copy_tree(int src_dir, int dst_dir, dev_t dev, unsigned depth, BackupRun *b);
+
+/* One entry of a directory being saved: files and symlinks as they are, directories recursively
+ * when they are on the same file system; devices, FIFOs and sockets are not configuration. */
+static int copy_entry(int src_dir, const char *name, int dst_dir, dev_t dev, unsigned depth, BackupRun *b) {
+        cleanup_close int sub = -EBADF, dsub = -EBADF;
+        struct stat st;
+
+        if (fstatat(src_dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return negative_errno();
+        if (S_ISLNK(st.st_mode))
+                return copy_symlink(src_dir, name, dst_dir, b);
+        if (S_ISREG(st.st_mode))
+                return copy_file(src_dir, name, dst_dir, b);
+        if (!S_ISDIR(st.st_mode) || st.st_dev != dev)
+                return 0;       /* never across a mount */
+        if (depth >= BACKUP_DEPTH_MAX)
+                return -ELOOP;
+        sub = openat(src_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0)
+                return negative_errno();
+        if (mkdirat(dst_dir, name, 0700) < 0)
+                return negative_errno();
+        dsub = openat(dst_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dsub < 0)
+                return negative_errno();
+        return copy_tree(sub, dsub, dev, depth + 1, b);
+}
+
+static int copy_tree(int src_dir, int dst_dir, dev_t dev, unsigned depth, BackupRun *b) {
+        int dfd = fcntl(src_dir, F_DUPFD_CLOEXEC, 3);
+        DIR *d;
+        int r = 0;
+
+        if (dfd < 0)
+                return negative_errno();
+        d = fdopendir(dfd);
+        if (!d) {
+                (void) close(dfd);
+                return negative_errno();
+        }
+        for (struct dirent *de; r >= 0 && (de = readdir(d));)
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        r = copy_entry(src_dir, de->d_name, dst_dir, dev, depth, b);
+        (void) closedir(d);
+        return r;
+}
+
+/* The directory holding node path "path", reached component by component without following a
+ * symlink; *ret_name points at the last component in path. */
+static int open_parent(int root_fd, const char *path, const char **ret_name) {
+        cleanup_free char *copy = strdup(path);
+        cleanup_close int fd = -EBADF;
+        char *slash;
+
+        if (!copy)
+                return -ENOMEM;
+        slash = strrchr(copy, '/');
+        *ret_name = path + (slash - copy) + 1;
+        *slash = '\0';
+        fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                /* cppcheck-suppress memleak ; cleanup_free (cppcheck does not know the attribute) */
+                return negative_errno();
+        for (char *save = NULL, *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                int next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+                if (next < 0)
+                        return negative_errno();
+                (void) close(fd);
+                fd = next;
+        }
+        return TAKE_FD(fd);
+}
+
+/* One source, saved beneath dst_fd at its own node path. */
+static int save_source(const Context *ctx, int dst_fd, const char *path, BackupRun *b) {
+        cleanup_close int src_parent = -EBADF, dst_parent = -EBADF;
+        cleanup_free char *parent = strdup(path + 1);
+        const char *name;
+        struct stat st;
+
+        if (!parent)
+                return -ENOMEM;
+        src_parent = open_parent(ctx->root_fd, path, &name);
+        if (src_parent < 0)
+                /* cppcheck-suppress memleak ; cleanup_free (cppcheck does not know the attribute) */
+                return src_parent == -ENOENT ? 0 : src_parent;
+        if (fstatat(src_parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                /* cppcheck-suppress memleak ; cleanup_free (cppcheck does not know the attribute) */
+                return errno == ENOENT ? 0 : negative_errno();
+        *strrchr(parent, '/') = '\0';
+        dst_parent = fileio_mkdir_beneath(dst_fd, parent, 0700);
+        if (dst_parent < 0)
+                return dst_parent;
+        return copy_entry(src_parent, name, dst_parent, st.st_dev, 0, b);
+}
+
+/* A name no earlier run used: the time, then ".1", ".2", ... for runs within the same second. */
+static int make_run_dir(int parent_fd, char **ret_name) {
+        char stamp[32];
+        struct tm tm;
+        time_t t = time(NULL);
+
+        if (!gmtime_r(&t, &tm) || strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm) == 0)
+                return -EINVAL;
+        for (unsigned i = 0; i < 100; i++) {
+                char *name = i == 0 ? strdup(stamp) : strprintf("%s.%u", stamp, i);
+
+                if (!name)
+                        return -ENOMEM;
+                if (mkdirat(parent_fd, name, 0700) >= 0) {
+                        *ret_name = name;
+                        return 0;
+                }
+                free(name);
+                if (errno != EEXIST)
+                        return negative_errno();
+        }
+        return -EEXIST;
+}
+
+/* BACKUP_DIR (0700, however it was made) and this run's directory in it. */
+static int open_backup_dir(Context *ctx, int *ret_fd, char **ret_node_path) {
+        cleanup_close int var = -EBADF, top = -EBADF;
+        cleanup_free char *name = NULL;
+        int fd, r;
+
+        var = fileio_mkdir_beneath(ctx->root_fd, "/var/backups", 0755);
+        if (var < 0)
+                return var;
+        if (mkdirat(var, "node-reset", 0700) < 0 && errno != EEXIST)
+                return negative_errno();
+        top = openat(var, "node-reset", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (top < 0)
+                return negative_errno();
+        if (fchmod(top, 0700) < 0)
+                return negative_errno();
+        r = make_run_dir(top, &name);
+        if (r < 0)
+                return r;
+        fd = openat(top, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        *ret_node_path = strprintf("%s/%s", BACKUP_DIR, name);
+        if (!*ret_node_path) {
+                (void) close(fd);
+                return -ENOMEM;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+/* The snapshot is asked of this node's own member only: a snapshot is of what it holds. A member
+ * that does not answer is noted, not a failure; a snapshot that cannot be written is one. */
+static int save_snapshot(Context *ctx, int dst_fd, BackupRun *b) {
+        cleanup_free char *msg = NULL;
+        cleanup_close int fd = -EBADF;
+        EtcdLocal l = {};
+        uint64_t size = 0, deadline = now(CLOCK_MONOTONIC) + SNAPSHOT_TIMEOUT_USEC;
+        int r;
+
+        r = etcd_local_find(ctx, &l, NULL);
+        if (r <= 0 || l.external) {
+                etcd_local_done(&l);
+                return 0;
+        }
+        if (ctx->deadline_usec > 0 && ctx->deadline_usec < deadline)
+                deadline = ctx->deadline_usec;
+        fd = openat(dst_fd, SNAPSHOT_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0) {
+                etcd_local_done(&l);
+                return negative_errno();
+        }
+        r = -ENOENT;
+        for (size_t i = 0; i < l.n_own && r < 0 && r != -ENOSPC; i++) {
+                EtcdClient *c = NULL;
+
+                free(msg);
+                msg = NULL;
+                if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+                        r = negative_errno();
+                        break;
+                }
+                r = etcd_local_client(&l, l.endpoints[i], deadline, &c);
+                if (r >= 0) {
+                        etcd_client_set_timeout(c, SNAPSHOT_TIMEOUT_USEC);
+                        r = etcd_snapshot(c, fd, SNAPSHOT_MAX, &size, &msg);
+                }
+                etcd_client_free(c);
+                if (r >= 0)
+                        b->snapshot = strprintf("etcd snapshot of member %s from %s, %" PRIu64 " bytes", l.name,
+                                                l.endpoints[i], size);
+        }
+        if (r >= 0 && fsync(fd) < 0)
+                r = negative_errno();
+        if (r < 0)
+                (void) unlinkat(dst_fd, SNAPSHOT_NAME, 0);
+        /* A write that failed is the disk's fault, and fails the backup; a member that did not answer
+         * leaves the backup without a snapshot. */
+        if (r == -ENOSPC || r == -EDQUOT || r == -EIO || r == -EFBIG)
+                r = set_errmsg(&b->snapshot, r, "etcd snapshot could not be written: %s", msg ?: strerror(-r));
+        else if (r < 0)
+                r = set_errmsg(&b->snapshot, 0, "no etcd snapshot: member %s did not answer: %s", l.name,
+                               msg ?: strerror(-r));
+        etcd_local_done(&l);
+        return r;
+}
+
+bool backup_dir_protects(const char *path, bool *ret_contains) {
+        *ret_contains = false;
+        if (path_startswith_dir(path, BACKUP_DIR))
+                return true;
+        *ret_contains = path_startswith_dir(BACKUP_DIR, path) || streq(path, "/");
+        return *ret_contains;
+}
+
+static void backup_run_done(BackupRun *b) {
+        strv_free(b->saved);
+        free(b->snapshot);
+}
+
+static char *describe_saved(const BackupRun *b, const char *dir) {
+        cleanup_free char *list = NULL;
+
+        STRV_FOREACH(s, b->saved) {
+                char *n = strprintf("%s%s%s", list ?: "", list ? ", " : "", *s);
+
+                if (!n)
+                        return NULL;
+                free(list);
+                list = n;
+        }
+        return strprintf("saved %" PRIu64 " files (%" PRIu64 " bytes) into %s: %s%s%s", b->files, b->bytes, dir,
+                         list ?: "no configuration files", b->snapshot ? "; " : "", strempty(b->snapshot));
+}
+
+/* The sources present on the node, as a list for the plan; 1 when there is something to save (an etcd
+ * member counts: its snapshot). */
+static int backup_observe(const Context *ctx, char **ret_list, char **ret_member) {
+        cleanup_free char *list = NULL;
+        EtcdLocal l = {};
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(backup_sources); i++)
+                if (node_path_exists(ctx, backup_sources[i])) {
+                        char *n = strprintf("%s%s%s", list ?: "", list ? ", " : "", backup_sources[i]);
+
+                        if (!n)
+                                return -ENOMEM;
+                        free(list);
+                        list = n;
+                }
+        r = etcd_local_find(ctx, &l, NULL) > 0 && !l.external;
+        if (r && ret_member)
+                *ret_member = TAKE_PTR(l.name);
+        etcd_local_done(&l);
+        r = list || r;
+        if (ret_list)
+                *ret_list = TAKE_PTR(list);
+        return r;
+}
+
+static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
+        cleanup_close int dst = -EBADF;
+        cleanup_free char *dir = NULL;
+        BackupRun b = {};
+        int r;
+
+        /* Nothing left to save (a node already reset): no empty backup directory either. */
+        r = backup_observe(ctx, NULL, NULL);
+        if (r <= 0)
+                return r < 0 ? r : set_errmsg(reterr_msg, 0, "nothing to back up");
+        r = open_backup_dir(ctx, &dst, &dir);
+        if (r < 0)
+                return set_errmsg(reterr_msg, r, "cannot create a backup directory beneath %s: %s; nothing will "
+                                  "be deleted without a backup (--no-backup to go on without one)", BACKUP_DIR,
+                                  strerror(-r));
+        for (size_t i = 0; i < ELEMENTSOF(backup_sources) && r >= 0; i++) {
+                uint64_t before = b.files;
+
+                r = save_source(ctx, dst, backup_sources[i], &b);
+                if (r >= 0 && b.files > before)
+                        r = strv_extend(&b.saved, backup_sources[i]);
+                if (r < 0)
+                        (void) set_errmsg(reterr_msg, r, "cannot save %s into %s: %s; nothing will be deleted "
+                                          "without a backup (--no-backup to go on without one)", backup_sources[i],
+                                          dir, strerror(-r));
+        }
+        if (r >= 0) {
+                r = save_snapshot(ctx, dst, &b);
+                if (r < 0)
+                        (void) set_errmsg(reterr_msg, r, "%s into %s; nothing will be deleted without a backup "
+                                          "(--no-backup to go on without one)", strna(b.snapshot), dir);
+        }
+        if (r >= 0 && fsync(dst) < 0)
+                r = set_errmsg(reterr_msg, negative_errno(), "cannot sync %s: %m", dir);
+        if (r >= 0) {
+                free(ctx->backup_dir);
+                ctx->backup_dir = TAKE_PTR(dir);
+                *reterr_msg = describe_saved(&b, ctx->backup_dir);
+                r = 1;
+        }
+        backup_run_done(&b);
+        return r;
+}
+
+static int backup_check(Action *a, Context *ctx, char **ret_msg) {
+        return 0;       /* a backup is never residue */
+}
+
+static const ActionOps backup_ops = {
+        .kind = "backup",
+        .apply = backup_apply,
+        .check = backup_check,
+};
+
+int phase_backup_plan(Context *ctx, Plan *plan, char **reterr) {
+        cleanup_free char *list = NULL, *member = NULL;
+        Action *a;
+        int r;
+
+        a = plan_add(plan, &backup_ops, "backup", BACKUP_DIR, "the node's PKI, kubeconfigs and configs, before "
+                     "anything is deleted", NULL);
+        if (!a)
+                return -ENOMEM;
+        if (ctx->no_backup)
+                return action_set_skip(a, "--no-backup");
+        r = backup_observe(ctx, &list, &member);
+        if (r < 0)
+                return r;
+        a->present = r > 0;
+        return action_set_detail(a, "%s%s%s%s", list ? "copy " : "nothing to copy", strempty(list),
+                                 member ? "; an etcd snapshot of member " : "", strempty(member));
+}

@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Find this node's etcd member in its own files and reach its cluster. The files are read as text,
+ * flag by flag: kubeadm writes its static pod manifest one "- --flag=value" line each, kubespray and
+ * kubekey write /etc/etcd.env as ETCD_FLAG=value lines, and these are etcd's own flag names. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/etcd-member.h"
+#include "agent/fileio.h"
+#include "agent/path.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "string-util.h"
+#include "strv.h"
+
+#define NODE_FILE_MAX (1U << 20)
+/* Each call to a member: a member that is down refuses at once, one that hangs costs this much. */
+#define ETCD_CALL_TIMEOUT_USEC (5ULL * 1000000ULL)
+
+void etcd_local_done(EtcdLocal *l) {
+        free(l->name);
+        strv_free(l->peer_urls);
+        strv_free(l->endpoints);
+        free(l->data_dir);
+        free(l->ca_file);
+        free(l->cert_file);
+        free(l->key_file);
+        *l = (EtcdLocal) {};
+}
+
+static char *trim(char *s) {
+        size_t n;
+
+        s += strspn(s, " \t");
+        n = strlen(s);
+        while (n > 0 && strchr(" \t\r", s[n - 1]))
+                s[--n] = '\0';
+        if (n >= 2 && (s[0] == '"' || s[0] == '\'') && s[n - 1] == s[0]) {
+                s[n - 1] = '\0';
+                s++;
+        }
+        return s;
+}
+
+/* "flag=value" lines out of either file, flag names as etcd spells them on its command line. */
+static int parse_flags(char *text, bool env, char ***ret) {
+        char *save = NULL;
+
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char *s = trim(line), *eq;
+
+                if (env) {
+                        s = (char *) startswith(s, "ETCD_");
+                        if (!s)
+                                continue;
+                        for (char *p = s; *p && *p != '='; p++)
+                                *p = *p == '_' ? '-' : (char) (*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+                } else {
+                        if (!(s = (char *) startswith(s, "-")))
+                                continue;
+                        s = trim(s);
+                        if (!(s = (char *) startswith(s, "--")))
+                                continue;
+                }
+                eq = strchr(s, '=');
+                if (!eq)
+                        continue;
+                *eq = '\0';
+                if (strv_consume(ret, strprintf("%s=%s", s, trim(eq + 1))) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static const char *flag(char **flags, const char *name) {
+        size_t l = strlen(name);
+
+        STRV_FOREACH(f, flags)
+                if (strncmp(*f, name, l) == 0 && (*f)[l] == '=')
+                        return *f + l + 1;
+        return NULL;
+}
+
+static bool node_file_exists(const Context *ctx, const char *path) {
+        int fd = fileio_open_resolve_beneath(ctx->root_fd, path, O_RDONLY);
+
+        if (fd < 0)
+                return false;
+        (void) close(fd);
+        return true;
+}
+
+static int split_urls(const char *list, char ***l) {
+        cleanup_free char *copy = list ? strdup(list) : NULL;
+        char *save = NULL;
+        int r;
+
+        if (!list)
+                return 0;
+        if (!copy)
+                return -ENOMEM;
+        for (char *u = strtok_r(copy, ",", &save); u; u = strtok_r(NULL, ",", &save)) {
+                u = trim(u);
+                if (!*u)
+                        continue;
+                r = strv_extend_unique(l, u);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* A listen URL on every address is reached on loopback. */
+static int add_listen_urls(const char *list, char ***l) {
+        cleanup_strv char **urls = NULL;
+        int r;
+
+        r = split_urls(list, &urls);
+        if (r < 0)
+                return r;
+        STRV_FOREACH(u, urls) {
+                const char *rest;
+                char *s;
+
+                if ((rest = startswith(*u, "https://0.0.0.0")) || (rest = startswith(*u, "http://0.0.0.0")))
+                        s = strprintf("%s127.0.0.1%s", (*u)[4] == 's' ? "https://" : "http://", rest);
+                else if ((rest = startswith(*u, "https://[::]")) || (rest = startswith(*u, "http://[::]")))
+                        s = strprintf("%s[::1]%s", (*u)[4] == 's' ? "https://" : "http://", rest);
+                else
+                        s = strdup(*u);
+                if (!s)
+                        return -ENOMEM;
+                r = strv_extend_unique(l, s);
+                free(s);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The other members' client URLs, guessed from --initial-cluster's peer URLs by etcd's default
+ * ports (2380 for peers, 2379 for clients): a guess is only ever asked, never trusted, since TLS
+ * verifies the member and the answer is matched by name and peer URLs. */
+static int add_initial_cluster(const char *list, const char *own_name, char ***l) {
+        cleanup_strv char **entries = NULL;
+        int r;
+
+        r = split_urls(list, &entries);
+        if (r < 0)
+                return r;
+        STRV_FOREACH(e, entries) {
+                char *eq = strchr(*e, '='), *port, *s;
+
+                if (!eq || (own_name && strncmp(*e, own_name, (size_t) (eq - *e)) == 0 && strlen(own_name) == (size_t) (eq - *e)))
+                        continue;
+                port = strrchr(eq + 1, ':');
+                if (!port || !streq(port, ":2380"))
+                        continue;
+                s = strprintf("%.*s:2379", (int) (port - eq - 1), eq + 1);
+                if (!s)
+                        return -ENOMEM;
+                r = strv_extend_unique(l, s);
+                free(s);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* kube-apiserver's --etcd-servers: kubespray lists every member there. */
+static int add_apiserver_urls(const Context *ctx, char ***l) {
+        cleanup_free char *text = NULL;
+        cleanup_strv char **flags = NULL;
+        int r;
+
+        if (fileio_read_beneath(ctx->root_fd, KUBE_APISERVER_MANIFEST, NODE_FILE_MAX, &text, NULL) < 0)
+                return 0;
+        r = parse_flags(text, false, &flags);
+        if (r < 0)
+                return r;
+        return split_urls(flag(flags, "etcd-servers"), l);
+}
+
+static int set_host_path(const Context *ctx, const char *node_path, char **ret) {
+        if (!node_path)
+                return 0;
+        *ret = path_join_root(ctx->root, node_path);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* The client certificate kubeadm's own reset uses (apiserver-etcd-client), else the health check
+ * one, else the member's server certificate (kubespray's member certificates are client ones too). */
+static int pick_tls(const Context *ctx, char **flags, bool kubeadm, EtcdLocal *l) {
+        static const char *const kubeadm_pairs[][2] = {
+                { "/etc/kubernetes/pki/apiserver-etcd-client.crt", "/etc/kubernetes/pki/apiserver-etcd-client.key" },
+                { "/etc/kubernetes/pki/etcd/healthcheck-client.crt", "/etc/kubernetes/pki/etcd/healthcheck-client.key" },
+        };
+        const char *cert = flag(flags, "cert-file"), *key = flag(flags, "key-file");
+        int r;
+
+        for (size_t i = 0; kubeadm && i < ELEMENTSOF(kubeadm_pairs); i++)
+                if (node_file_exists(ctx, kubeadm_pairs[i][0]) && node_file_exists(ctx, kubeadm_pairs[i][1])) {
+                        cert = kubeadm_pairs[i][0];
+                        key = kubeadm_pairs[i][1];
+                        break;
+                }
+        r = set_host_path(ctx, flag(flags, "trusted-ca-file"), &l->ca_file);
+        if (r >= 0)
+                r = set_host_path(ctx, cert, &l->cert_file);
+        if (r >= 0)
+                r = set_host_path(ctx, key, &l->key_file);
+        return r;
+}
+
+/* kubeadm's ClusterConfiguration with "etcd:" holding "external:". Read as indented text: only the
+ * keys' nesting matters. */
+static bool kubeadm_external(const char *text) {
+        int etcd_indent = -1;
+
+        for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+                int indent = (int) strspn(line, " ");
+                const char *k = line + indent;
+
+                if (*k == '\n' || *k == '#' || *k == '\0')
+                        continue;
+                if (etcd_indent >= 0 && indent <= etcd_indent)
+                        etcd_indent = -1;
+                if (etcd_indent < 0 && startswith(k, "etcd:"))
+                        etcd_indent = indent;
+                else if (etcd_indent >= 0 && startswith(k, "external:"))
+                        return true;
+        }
+        return false;
+}
+
+static int read_member_files(const Context *ctx, EtcdLocal *l, char ***ret_flags, bool *ret_kubeadm) {
+        cleanup_free char *text = NULL;
+        int r;
+
+        r = fileio_read_beneath(ctx->root_fd, ETCD_MANIFEST, NODE_FILE_MAX, &text, NULL);
+        *ret_kubeadm = r >= 0;
+        if (r >= 0)
+                l->source = ETCD_MANIFEST;
+        else if (r == -ENOENT || r == -ENOTDIR) {
+                r = fileio_read_beneath(ctx->root_fd, ETCD_ENV, NODE_FILE_MAX, &text, NULL);
+                if (r == -ENOENT || r == -ENOTDIR)
+                        return 0;
+                l->source = ETCD_ENV;
+        }
+        if (r < 0)
+                return r;
+        r = parse_flags(text, !*ret_kubeadm, ret_flags);
+        return r < 0 ? r : 1;
+}
+
+static int fill_member(const Context *ctx, char **flags, bool kubeadm, EtcdLocal *l) {
+        const char *name = flag(flags, "name");
+        int r;
+
+        if (!name || !*name)
+                return -EBADMSG;
+        l->name = strdup(name);
+        l->data_dir = strdup(flag(flags, "data-dir") ?: "/var/lib/etcd");
+        if (!l->name || !l->data_dir)
+                return -ENOMEM;
+        r = split_urls(flag(flags, "initial-advertise-peer-urls"), &l->peer_urls);
+        if (r >= 0)
+                r = split_urls(flag(flags, "advertise-client-urls"), &l->endpoints);
+        if (r >= 0)
+                r = add_listen_urls(flag(flags, "listen-client-urls"), &l->endpoints);
+        l->n_own = strv_length(l->endpoints);
+        if (r >= 0)
+                r = add_initial_cluster(flag(flags, "initial-cluster"), l->name, &l->endpoints);
+        if (r >= 0)
+                r = add_apiserver_urls(ctx, &l->endpoints);
+        STRV_FOREACH(e, ctx->etcd_endpoints)
+                if (r >= 0)
+                        r = strv_extend_unique(&l->endpoints, *e);
+        if (r >= 0)
+                r = pick_tls(ctx, flags, kubeadm, l);
+        return r < 0 ? r : 0;
+}
+
+int etcd_local_find(const Context *ctx, EtcdLocal *ret, char **reterr) {
+        cleanup_free char *config = NULL;
+        cleanup_strv char **flags = NULL;
+        EtcdLocal l = {};
+        bool kubeadm;
+        int r;
+
+        if (fileio_read_beneath(ctx->root_fd, KUBEADM_CONFIG, NODE_FILE_MAX, &config, NULL) >= 0 &&
+            kubeadm_external(config)) {
+                l.external = true;
+                l.external_source = KUBEADM_CONFIG;
+        }
+        r = read_member_files(ctx, &l, &flags, &kubeadm);
+        if (r <= 0) {
+                *ret = l;
+                return r < 0 ? set_errmsg(reterr, r, "cannot read the etcd member's files: %s", strerror(-r)) : 0;
+        }
+        r = fill_member(ctx, flags, kubeadm, &l);
+        if (r < 0) {
+                etcd_local_done(&l);
+                if (r == -EBADMSG)
+                        return set_errmsg(reterr, r, "%s names no etcd member (no --name / ETCD_NAME)", l.source ?: "?");
+                return set_errmsg(reterr, r, "cannot read the etcd member's files: %s", strerror(-r));
+        }
+        *ret = l;
+        return 1;
+}
+
+bool etcd_local_is(const EtcdLocal *l, const EtcdMember *m) {
+        if (!streq(m->name, l->name))
+                return false;
+        STRV_FOREACH(p, m->peer_urls)
+                if (strv_contains(l->peer_urls, *p))
+                        return true;
+        return false;
+}
+
+bool etcd_local_name_clash(const EtcdLocal *l, const EtcdMember *m) {
+        return streq(m->name, l->name) && !etcd_local_is(l, m);
+}
+
+int etcd_local_learn(Context *ctx, EtcdLocal *l, const EtcdMemberList *list, uint64_t skip_id) {
+        int r;
+
+        for (size_t i = 0; i < list->n_members; i++) {
+                if (list->members[i].id == skip_id)
+                        continue;
+                STRV_FOREACH(u, list->members[i].client_urls) {
+                        r = strv_extend_unique(&l->endpoints, *u);
+                        if (r >= 0)
+                                r = strv_extend_unique(&ctx->etcd_endpoints, *u);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+int etcd_local_client(const EtcdLocal *l, const char *endpoint, uint64_t deadline, EtcdClient **ret) {
+        EtcdTls tls = { .ca_file = l->ca_file, .cert_file = l->cert_file, .key_file = l->key_file };
+        int r;
+
+        r = etcd_client_new(endpoint, &tls, ret);
+        if (r < 0)
+                return r;
+        etcd_client_set_timeout(*ret, ETCD_CALL_TIMEOUT_USEC);
+        etcd_client_set_deadline(*ret, deadline);
+        return 0;
+}
+
+static int append_reason(char **buf, const char *endpoint, const char *why) {
+        char *s = strprintf("%s%s%s: %s", *buf ?: "", *buf ? "; " : "", endpoint, why);
+
+        if (!s)
+                return -ENOMEM;
+        free(*buf);
+        *buf = s;
+        return 0;
+}
+
+int etcd_local_member_list(const EtcdLocal *l, uint64_t deadline, EtcdMemberList *ret, char **ret_endpoint,
+                           char **reterr) {
+        cleanup_free char *reasons = NULL;
+        int r = -ENOENT;
+
+        STRV_FOREACH(e, l->endpoints) {
+                cleanup_free char *msg = NULL;
+                EtcdClient *c = NULL;
+
+                r = etcd_local_client(l, *e, deadline, &c);
+                if (r >= 0)
+                        r = etcd_member_list(c, ret, &msg);
+                etcd_client_free(c);
+                if (r >= 0) {
+                        if (ret_endpoint && !(*ret_endpoint = strdup(*e))) {
+                                etcd_member_list_done(ret);
+                                return -ENOMEM;
+                        }
+                        return 0;
+                }
+                if (append_reason(&reasons, *e, msg ?: strerror(-r)) < 0)
+                        return -ENOMEM;
+                if (r == -ETIME)
+                        break;  /* the deadline: no endpoint after this one can be asked */
+        }
+        return set_errmsg(reterr, r, "%s", reasons ?: "no client URL to ask");
+}

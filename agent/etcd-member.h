@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* This node's etcd member as its own files describe it (kubeadm's static pod manifest, kubespray's
+ * and kubekey's /etc/etcd.env), and how to reach the cluster it belongs to. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/context.h"
+#include "etcd/etcd.h"
+
+#define ETCD_MANIFEST "/etc/kubernetes/manifests/etcd.yaml"
+#define ETCD_ENV "/etc/etcd.env"
+#define KUBEADM_CONFIG "/etc/kubernetes/kubeadm-config.yaml"
+#define KUBE_APISERVER_MANIFEST "/etc/kubernetes/manifests/kube-apiserver.yaml"
+
+typedef struct EtcdLocal {
+        const char *source;     /* the node file that names the member */
+        char *name;
+        char **peer_urls;       /* --initial-advertise-peer-urls */
+        char **endpoints;       /* client URLs: this member's first, then the others' the files name */
+        size_t n_own;           /* how many of them are this member's */
+        char *data_dir;         /* node path */
+        char *ca_file, *cert_file, *key_file;   /* host paths (beneath --root) */
+        bool external;          /* kubeadm-config says etcd.external: never touched */
+        const char *external_source;
+} EtcdLocal;
+
+void etcd_local_done(EtcdLocal *l);
+/* 1 and the member, 0 when the node's files name none (ret->external may still be set), -errno. */
+int etcd_local_find(const Context *ctx, EtcdLocal *ret, char **reterr);
+
+/* Is m this node's member: the same name and a peer URL in common? */
+bool etcd_local_is(const EtcdLocal *l, const EtcdMember *m);
+/* A member named like this node's whose peer URLs are others': never touched, but worth a word. */
+bool etcd_local_name_clash(const EtcdLocal *l, const EtcdMember *m);
+
+/* Add the client URLs of every member but skip_id to l->endpoints (remembered in ctx too, so that a
+ * later observation can ask them when this member no longer answers). */
+int etcd_local_learn(Context *ctx, EtcdLocal *l, const EtcdMemberList *list, uint64_t skip_id);
+
+/* A client for one endpoint with the member's TLS files, every call cut to deadline. */
+int etcd_local_client(const EtcdLocal *l, const char *endpoint, uint64_t deadline, EtcdClient **ret);
+/* MemberList from the first endpoint that answers, in l->endpoints' order: 0, the list and the
+ * endpoint that answered, or the last failure with every endpoint's reason in *reterr. */
+int etcd_local_member_list(const EtcdLocal *l, uint64_t deadline, EtcdMemberList *ret, char **ret_endpoint,
+                           char **reterr);

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for the etcd client's codec (golden bytes from rpc.proto's field numbers, bounds,
+ * malformed answers), the gRPC frame parser's streaming mode, and how the agent finds this node's
+ * member in kubeadm's and kubespray's files and matches it, and protects the backups. */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/backup.h"
+#include "agent/etcd-member.h"
+#include "etcd/etcd.h"
+#include "grpc/grpc.h"
+#include "grpc/proto.h"
+#include "macro.h"
+#include "strv.h"
+
+#define BYTES(...) ((const uint8_t[]) { __VA_ARGS__ }), sizeof((const uint8_t[]) { __VA_ARGS__ })
+
+static void test_encode_requests(void **state) {
+        ProtoWriter w;
+
+        proto_writer_init(&w);
+        assert_int_equal(etcd_encode_member_list_request(true, &w), 0);
+        assert_int_equal(w.len, 2);
+        assert_memory_equal(w.buf, ((const uint8_t[]) { 0x08, 0x01 }), 2);     /* linearizable = 1 */
+        proto_writer_done(&w);
+
+        proto_writer_init(&w);
+        assert_int_equal(etcd_encode_member_remove_request(0x8e9e05c52164694dULL, &w), 0);
+        /* ID = 1, varint */
+        assert_int_equal(w.len, 11);
+        assert_memory_equal(w.buf, ((const uint8_t[]) { 0x08, 0xcd, 0xd2, 0x91, 0x8b, 0xd2, 0xb8, 0x81, 0xcf, 0x8e, 0x01 }), 11);
+        proto_writer_done(&w);
+
+        proto_writer_init(&w);
+        assert_int_equal(etcd_encode_member_remove_request(0, &w), -EINVAL);
+        proto_writer_done(&w);
+}
+
+/* MemberListResponse{header{cluster_id 7, member_id 9}, members [{ID 5, name "m1", peerURLs
+ * ["https://a:2380"], clientURLs ["https://a:2379"]}, {ID 6, isLearner}]} */
+static const uint8_t member_list[] = {
+        0x0a, 0x04, 0x08, 0x07, 0x10, 0x09,
+        0x12, 0x26, 0x08, 0x05, 0x12, 0x02, 'm', '1',
+        0x1a, 0x0e, 'h', 't', 't', 'p', 's', ':', '/', '/', 'a', ':', '2', '3', '8', '0',
+        0x22, 0x0e, 'h', 't', 't', 'p', 's', ':', '/', '/', 'a', ':', '2', '3', '7', '9',
+        0x12, 0x04, 0x08, 0x06, 0x28, 0x01,
+};
+
+static void test_decode_member_list(void **state) {
+        EtcdMemberList l = {};
+
+        assert_int_equal(etcd_decode_member_list(member_list, sizeof member_list, &l), 0);
+        assert_int_equal(l.cluster_id, 7);
+        assert_int_equal(l.member_id, 9);
+        assert_int_equal(l.n_members, 2);
+        assert_int_equal(l.members[0].id, 5);
+        assert_string_equal(l.members[0].name, "m1");
+        assert_string_equal(l.members[0].peer_urls[0], "https://a:2380");
+        assert_null(l.members[0].peer_urls[1]);
+        assert_string_equal(l.members[0].client_urls[0], "https://a:2379");
+        assert_false(l.members[0].is_learner);
+        /* A learner that never started: no name, no client URLs. */
+        assert_int_equal(l.members[1].id, 6);
+        assert_string_equal(l.members[1].name, "");
+        assert_null(l.members[1].client_urls);
+        assert_true(l.members[1].is_learner);
+        assert_ptr_equal(etcd_member_list_find(&l, 6), &l.members[1]);
+        assert_null(etcd_member_list_find(&l, 4));
+        etcd_member_list_done(&l);
+}
+
+static void test_decode_member_list_malformed(void **state) {
+        EtcdMemberList l = {};
+        ProtoWriter w, m;
+
+        for (size_t n = 1; n < sizeof member_list; n++)
+                if (etcd_decode_member_list(member_list, n, &l) >= 0)
+                        etcd_member_list_done(&l);      /* some prefixes are whole messages */
+        assert_int_equal(etcd_decode_member_list(member_list, sizeof member_list - 1, &l), -EBADMSG);
+        /* An embedded NUL in a name. */
+        assert_int_equal(etcd_decode_member_list(BYTES(0x12, 0x06, 0x08, 0x01, 0x12, 0x02, 'm', 0x00), &l), -EBADMSG);
+        /* More URLs than a member has. */
+        proto_writer_init(&w);
+        proto_writer_init(&m);
+        for (unsigned i = 0; i <= ETCD_URLS_MAX; i++)
+                proto_put_string(&m, 3, "https://a:2380");
+        proto_put_message(&w, 2, &m);
+        assert_int_equal(etcd_decode_member_list(w.buf, w.len, &l), -E2BIG);
+        proto_writer_done(&m);
+        proto_writer_done(&w);
+        /* A known field with another wire type is skipped like an unknown one. */
+        assert_int_equal(etcd_decode_member_list(BYTES(0x10, 0x07, 0x0a, 0x00), &l), 0);
+        assert_int_equal(l.n_members, 0);
+        etcd_member_list_done(&l);
+}
+
+static void test_decode_snapshot_chunk(void **state) {
+        EtcdSnapshotChunk c;
+
+        assert_int_equal(etcd_decode_snapshot_chunk(BYTES(0x0a, 0x00, 0x10, 0x05, 0x1a, 0x03, 'a', 'b', 'c'), &c), 0);
+        assert_int_equal(c.remaining_bytes, 5);
+        assert_int_equal(c.blob_len, 3);
+        assert_memory_equal(c.blob, "abc", 3);
+        assert_int_equal(etcd_decode_snapshot_chunk(BYTES(0x1a, 0x05, 'a'), &c), -EBADMSG);
+}
+
+static int count_message(const uint8_t *msg, size_t n, void *userdata) {
+        size_t *total = userdata;
+
+        *total += n;
+        return n == 3 && memcmp(msg, "bad", 3) == 0 ? -EIO : 0;
+}
+
+static void test_frame_parser_stream(void **state) {
+        static const uint8_t stream[] = { 0, 0, 0, 0, 2, 'a', 'b', 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 'c', 'd', 'e' };
+        GrpcFrameParser p;
+        size_t total = 0, n = 7;
+        uint8_t *m = (uint8_t *) &n;
+
+        /* Byte by byte: each message is handed over whole, an empty one too. */
+        grpc_frame_parser_init(&p, 16);
+        grpc_frame_parser_set_stream(&p, count_message, &total, 100);
+        for (size_t i = 0; i < sizeof stream; i++)
+                assert_int_equal(grpc_frame_parser_feed(&p, stream + i, 1), 0);
+        assert_int_equal(grpc_frame_parser_finish(&p, &m, &n), 0);
+        assert_null(m);
+        assert_int_equal(p.messages, 3);
+        assert_int_equal(total, 5);
+        grpc_frame_parser_done(&p);
+
+        /* Ended inside a message. */
+        grpc_frame_parser_init(&p, 16);
+        grpc_frame_parser_set_stream(&p, count_message, &total, 100);
+        assert_int_equal(grpc_frame_parser_feed(&p, stream, 9), 0);
+        assert_int_equal(grpc_frame_parser_finish(&p, &m, &n), -EBADMSG);
+        grpc_frame_parser_done(&p);
+
+        /* The stream's bound, judged on the length prefixes before any allocation. */
+        grpc_frame_parser_init(&p, 16);
+        grpc_frame_parser_set_stream(&p, count_message, &total, 4);
+        assert_int_equal(grpc_frame_parser_feed(&p, stream, sizeof stream), -EFBIG);
+        grpc_frame_parser_done(&p);
+
+        /* The reader's error stops the stream. */
+        grpc_frame_parser_init(&p, 16);
+        grpc_frame_parser_set_stream(&p, count_message, &total, 100);
+        assert_int_equal(grpc_frame_parser_feed(&p, BYTES(0, 0, 0, 0, 3, 'b', 'a', 'd')), -EIO);
+        grpc_frame_parser_done(&p);
+}
+
+static void test_channel_url(void **state) {
+        GrpcChannel *ch = NULL;
+
+        assert_int_equal(grpc_channel_new_url("https://127.0.0.1:2379", NULL, &ch), 0);
+        assert_string_equal(grpc_channel_url(ch), "https://127.0.0.1:2379");
+        assert_null(grpc_channel_socket_path(ch));
+        grpc_channel_free(ch);
+        assert_int_equal(grpc_channel_new_url("https://[::1]:2379", NULL, &ch), 0);
+        grpc_channel_free(ch);
+        assert_int_equal(grpc_channel_new_url("https://127.0.0.1:2379/v3", NULL, &ch), -EINVAL);
+        assert_int_equal(grpc_channel_new_url("unix:///run/etcd.sock", NULL, &ch), -EINVAL);
+        assert_int_equal(grpc_channel_new_url("https://user@host:1", NULL, &ch), -EINVAL);
+        assert_int_equal(grpc_channel_new_url("https://", NULL, &ch), -EINVAL);
+}
+
+/* A connection refused ends the call at once, with the reason and the URL. */
+static void test_refused(void **state) {
+        cleanup_free char *msg = NULL;
+        EtcdMemberList l = {};
+        EtcdClient *c = NULL;
+
+        assert_int_equal(etcd_client_new("http://127.0.0.1:1/", NULL, &c), 0);
+        assert_string_equal(etcd_client_endpoint(c), "http://127.0.0.1:1");
+        assert_int_equal(etcd_member_list(c, &l, &msg), -ECONNREFUSED);
+        assert_non_null(strstr(msg, "http://127.0.0.1:1"));
+        etcd_client_free(c);
+}
+
+static void mkdir_p(char *path) {
+        for (char *p = path + 1; *p; p++)
+                if (*p == '/') {
+                        *p = '\0';
+                        (void) mkdir(path, 0755);
+                        *p = '/';
+                }
+        (void) mkdir(path, 0755);
+}
+
+static void write_file(const char *dir, const char *path, const char *text) {
+        char full[4096], *slash;
+        FILE *f;
+
+        snprintf(full, sizeof full, "%s%s", dir, path);
+        slash = strrchr(full, '/');
+        *slash = '\0';
+        mkdir_p(full);
+        *slash = '/';
+        f = fopen(full, "we");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+}
+
+static void rm_rf(const char *dir) {
+        char cmd[256];
+
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        assert_int_equal(system(cmd), 0);
+}
+
+static void local_in(const char *dir, EtcdLocal *l, int want) {
+        Context ctx = { .root = dir };
+
+        ctx.root_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        assert_true(ctx.root_fd >= 0);
+        assert_int_equal(etcd_local_find(&ctx, l, NULL), want);
+        close(ctx.root_fd);
+}
+
+static void test_local_kubeadm(void **state) {
+        char dir[] = "/tmp/test-etcd.XXXXXX";
+        EtcdLocal l = {};
+        EtcdMember same = { .name = (char *) "cp1" }, other = { .name = (char *) "cp1" };
+        char *peers[] = { (char *) "https://10.0.0.1:2380", NULL }, *elsewhere[] = { (char *) "https://10.0.0.9:2380", NULL };
+
+        assert_non_null(mkdtemp(dir));
+        write_file(dir, ETCD_MANIFEST,
+                   "spec:\n  containers:\n  - command:\n    - etcd\n"
+                   "    - --advertise-client-urls=https://10.0.0.1:2379\n"
+                   "    - --cert-file=/etc/kubernetes/pki/etcd/server.crt\n"
+                   "    - --initial-advertise-peer-urls=https://10.0.0.1:2380\n"
+                   "    - \"--initial-cluster=cp1=https://10.0.0.1:2380,cp2=https://10.0.0.2:2380,cp3=https://10.0.0.3:2390\"\n"
+                   "    - --key-file=/etc/kubernetes/pki/etcd/server.key\n"
+                   "    - --listen-client-urls=https://127.0.0.1:2379,https://10.0.0.1:2379\n"
+                   "    - --name=cp1\n"
+                   "    - --trusted-ca-file=/etc/kubernetes/pki/etcd/ca.crt\n");
+        write_file(dir, "/etc/kubernetes/pki/etcd/healthcheck-client.crt", "x");
+        write_file(dir, "/etc/kubernetes/pki/etcd/healthcheck-client.key", "x");
+        local_in(dir, &l, 1);
+        assert_string_equal(l.source, ETCD_MANIFEST);
+        assert_string_equal(l.name, "cp1");
+        assert_string_equal(l.data_dir, "/var/lib/etcd");
+        assert_false(l.external);
+        /* Its own URLs first, then cp2's guessed from its peer URL; cp3's port says nothing. */
+        assert_int_equal(l.n_own, 2);
+        assert_string_equal(l.endpoints[0], "https://10.0.0.1:2379");
+        assert_string_equal(l.endpoints[1], "https://127.0.0.1:2379");
+        assert_string_equal(l.endpoints[2], "https://10.0.0.2:2379");
+        assert_null(l.endpoints[3]);
+        assert_non_null(strstr(l.cert_file, "/etc/kubernetes/pki/etcd/healthcheck-client.crt"));
+        assert_non_null(strstr(l.ca_file, "/etc/kubernetes/pki/etcd/ca.crt"));
+        /* Matched by name and peer URLs, never by name alone. */
+        same.peer_urls = peers;
+        other.peer_urls = elsewhere;
+        assert_true(etcd_local_is(&l, &same));
+        assert_false(etcd_local_is(&l, &other));
+        assert_true(etcd_local_name_clash(&l, &other));
+        etcd_local_done(&l);
+
+        /* kubeadm-config says external: never touched. */
+        write_file(dir, KUBEADM_CONFIG, "kind: ClusterConfiguration\netcd:\n  external:\n    endpoints: []\n");
+        local_in(dir, &l, 1);
+        assert_true(l.external);
+        etcd_local_done(&l);
+        write_file(dir, KUBEADM_CONFIG, "kind: ClusterConfiguration\netcd:\n  local:\n    dataDir: /var/lib/etcd\nexternal: x\n");
+        local_in(dir, &l, 1);
+        assert_false(l.external);
+        etcd_local_done(&l);
+        rm_rf(dir);
+}
+
+static void test_local_env(void **state) {
+        char dir[] = "/tmp/test-etcd.XXXXXX";
+        EtcdLocal l = {};
+
+        assert_non_null(mkdtemp(dir));
+        local_in(dir, &l, 0);   /* no member files: not an etcd node */
+        etcd_local_done(&l);
+        write_file(dir, ETCD_ENV,
+                   "# Environment file for etcd v3.5\n"
+                   "ETCD_DATA_DIR=/var/lib/etcd\n"
+                   "ETCD_ADVERTISE_CLIENT_URLS=https://10.0.0.5:2379\n"
+                   "ETCD_INITIAL_ADVERTISE_PEER_URLS=https://10.0.0.5:2380\n"
+                   "ETCD_NAME=etcd1\n"
+                   "ETCD_LISTEN_CLIENT_URLS=https://0.0.0.0:2379\n"
+                   "ETCD_TRUSTED_CA_FILE=/etc/ssl/etcd/ssl/ca.pem\n"
+                   "ETCD_CERT_FILE=/etc/ssl/etcd/ssl/member-node1.pem\n"
+                   "ETCD_KEY_FILE=/etc/ssl/etcd/ssl/member-node1-key.pem\n");
+        local_in(dir, &l, 1);
+        assert_string_equal(l.source, ETCD_ENV);
+        assert_string_equal(l.name, "etcd1");
+        assert_string_equal(l.peer_urls[0], "https://10.0.0.5:2380");
+        assert_string_equal(l.endpoints[0], "https://10.0.0.5:2379");
+        assert_string_equal(l.endpoints[1], "https://127.0.0.1:2379");   /* 0.0.0.0 is reached on loopback */
+        assert_non_null(strstr(l.cert_file, "/etc/ssl/etcd/ssl/member-node1.pem"));
+        etcd_local_done(&l);
+        rm_rf(dir);
+}
+
+static void test_backup_protected(void **state) {
+        bool contains;
+
+        assert_true(backup_dir_protects("/var/backups/node-reset", &contains));
+        assert_false(contains);
+        assert_true(backup_dir_protects("/var/backups/node-reset/20261203T000000Z/etc", &contains));
+        assert_false(contains);
+        assert_true(backup_dir_protects("/var/backups", &contains));
+        assert_true(contains);
+        assert_true(backup_dir_protects("/var", &contains));
+        assert_true(contains);
+        assert_false(backup_dir_protects("/var/backups/kube_etcd", &contains));
+        assert_false(backup_dir_protects("/var/backups/node-reset-old", &contains));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_encode_requests),
+                cmocka_unit_test(test_decode_member_list),
+                cmocka_unit_test(test_decode_member_list_malformed),
+                cmocka_unit_test(test_decode_snapshot_chunk),
+                cmocka_unit_test(test_frame_parser_stream),
+                cmocka_unit_test(test_channel_url),
+                cmocka_unit_test(test_refused),
+                cmocka_unit_test(test_local_kubeadm),
+                cmocka_unit_test(test_local_env),
+                cmocka_unit_test(test_backup_protected),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
