@@ -11,6 +11,7 @@
 #include "macro.h"
 #include "netreset/fwclass.h"
 #include "string-util.h"
+#include "strv.h"
 
 struct FwClass {
         char **prefixes;        /* NULL-terminated, malloc'd */
@@ -88,16 +89,11 @@ FwClass *fwclass_free(FwClass *c) {
 }
 
 static int prefixes_append(FwClass *c, const char *prefix) {
-        char **l;
+        int r = strv_extend(&c->prefixes, prefix);
 
-        l = reallocarray(c->prefixes, c->n_prefixes + 2, sizeof(char *));
-        if (!l)
-                return -ENOMEM;
-        c->prefixes = l;
-        l[c->n_prefixes] = strdup(prefix);
-        if (!l[c->n_prefixes])
-                return -ENOMEM;
-        l[++c->n_prefixes] = NULL;
+        if (r < 0)
+                return r;
+        c->n_prefixes++;
         return 0;
 }
 

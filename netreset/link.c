@@ -13,6 +13,7 @@
 #include "macro.h"
 #include "netreset/link.h"
 #include "string-util.h"
+#include "alloc-util.h"
 
 /* Chosen far from the small numbers administrators give groups by hand. */
 #define LINK_GROUP_BASE 0x4e520000U
@@ -25,14 +26,8 @@ LinkTable *link_table_free(LinkTable *t) {
 }
 
 static int table_append(LinkTable *t, const LinkInfo *l) {
-        /* The capacity is implied: 16, then doubled whenever n reaches a power of two. */
-        if (t->n == 0 || (t->n >= 16 && (t->n & (t->n - 1)) == 0)) {
-                LinkInfo *n = reallocarray(t->links, t->n ? t->n * 2 : 16, sizeof *n);
-
-                if (!n)
-                        return -ENOMEM;
-                t->links = n;
-        }
+        if (GREEDY_REALLOC(t->links, t->allocated, t->n + 1) < 0)
+                return -ENOMEM;
         t->links[t->n++] = *l;
         return 0;
 }

@@ -22,7 +22,7 @@ typedef struct LinkInfo {
 
 typedef struct LinkTable {
         LinkInfo *links;        /* in ifindex order */
-        size_t n;
+        size_t n, allocated;
 } LinkTable;
 
 /* One RTM_GETLINK dump of the namespace the socket lives in (retried when interrupted). */

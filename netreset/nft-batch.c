@@ -19,6 +19,7 @@
 #include "netreset/nft-batch.h"
 #include "netreset/nft-ruleset.h"
 #include "string-util.h"
+#include "alloc-util.h"
 
 #define BATCH_PAGE_SIZE (128U * 1024U)
 /* The largest message a batch holds: header, nfgenmsg, table and chain names (NFT_NAME_MAXLEN
@@ -82,7 +83,7 @@ oom:
 
 static struct nlmsghdr *batch_put(NftBatch *b, uint16_t type, const char *table, const char *chain,
                                   uint64_t handle) {
-        if (nft_array_reserve((void **) &b->refs, &b->allocated_refs, b->n_refs + 1, sizeof(MsgRef)) < 0)
+        if (greedy_realloc((void **) &b->refs, &b->allocated_refs, b->n_refs + 1, sizeof(MsgRef)) < 0)
                 return NULL;
         b->refs[b->n_refs++] = (MsgRef) { type, table, chain, handle };
         /* libmnl leaves attribute padding as it finds it: start from zeroes, so that no stale byte

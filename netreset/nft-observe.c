@@ -27,6 +27,7 @@
 #include "netreset/nft.h"
 #include "netreset/nl.h"
 #include "string-util.h"
+#include "alloc-util.h"
 
 #define RULE_MAX_COMMENTS 4
 /* How often a dump is retried when the ruleset changed underneath. */
@@ -63,22 +64,6 @@ bool nft_table_is_xtables(const char *name) {
                 if (streq(name, xtables_tables[i]))
                         return true;
         return false;
-}
-
-int nft_array_reserve(void **p, size_t *allocated, size_t need, size_t size) {
-        size_t m;
-        void *n;
-
-        if (need <= *allocated)
-                return 0;
-        m = MAX(need, *allocated * 2);
-        m = MAX(m, (size_t) 16);
-        n = reallocarray(*p, m, size);
-        if (!n)
-                return -ENOMEM;
-        *p = n;
-        *allocated = m;
-        return 0;
 }
 
 static void table_info_done(NftTableInfo *t) {
@@ -256,7 +241,7 @@ static int table_cb(const struct nlmsghdr *nlh, void *data) {
         }
         copy = strdup(name);
         nftnl_table_free(t);
-        if (!copy || nft_array_reserve((void **) &rs->tables, &rs->allocated_tables, rs->n_tables + 1,
+        if (!copy || greedy_realloc((void **) &rs->tables, &rs->allocated_tables, rs->n_tables + 1,
                                    sizeof(NftTableInfo)) < 0) {
                 free(copy);
                 return -ENOMEM;
@@ -294,7 +279,7 @@ static int chain_index(DumpState *st, NftTableInfo *t, const char *name, size_t 
 static int chain_add(NftTableInfo *t, const struct nftnl_chain *c) {
         NftChainInfo ci = {};
 
-        if (nft_array_reserve((void **) &t->chains, &t->allocated_chains, t->n_chains + 1, sizeof(NftChainInfo)) < 0)
+        if (greedy_realloc((void **) &t->chains, &t->allocated_chains, t->n_chains + 1, sizeof(NftChainInfo)) < 0)
                 return -ENOMEM;
         ci.name = strdup(nftnl_chain_get_str(c, NFTNL_CHAIN_NAME));
         if (!ci.name)
@@ -361,7 +346,7 @@ static int rule_add(DumpState *st, const struct nftnl_rule *r) {
         t = &st->rs->tables[ti];
         if (chain_index(st, t, nftnl_rule_get_str(r, NFTNL_RULE_CHAIN), &ci) < 0)
                 return 0;
-        if (nft_array_reserve((void **) &t->rules, &t->allocated_rules, t->n_rules + 1, sizeof(NftRuleInfo)) < 0)
+        if (greedy_realloc((void **) &t->rules, &t->allocated_rules, t->n_rules + 1, sizeof(NftRuleInfo)) < 0)
                 return -ENOMEM;
         t->rules[t->n_rules] = (NftRuleInfo) { .chain = ci };
         /* Counted even when half filled, so that table_info_done() frees what was copied. */

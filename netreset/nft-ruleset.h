@@ -44,9 +44,6 @@ struct NftRuleset {
         size_t n_tables, allocated_tables;
 };
 
-/* Grow *p (an array of size-byte items) to hold at least need items. */
-int nft_array_reserve(void **p, size_t *allocated, size_t need, size_t size);
-
 const NftTableInfo *nft_ruleset_find_table(const NftRuleset *rs, const char *name);
 
 /* What cleaning in mode removes: a user chain (every one in flush mode, the owned ones otherwise),

@@ -12,6 +12,7 @@
 #include "macro.h"
 #include "netreset/route.h"
 #include "string-util.h"
+#include "alloc-util.h"
 
 /* iproute2's rt_protos names, and the kernel's RTPROT_* values. */
 static const char *const proto_names[256] = {
@@ -216,14 +217,9 @@ static int collect_route(const struct nlmsghdr *nlh, void *userdata) {
         /* An AF_UNSPEC dump also brings multicast routing tables and others: not ours. */
         if (route_info_parse(nlh, &r) < 0)
                 return 0;
-        if (t->n == 0 || (t->n >= 16 && (t->n & (t->n - 1)) == 0)) {
-                RouteInfo *n = reallocarray(t->routes, t->n ? t->n * 2 : 16, sizeof *n);
-
-                if (!n) {
-                        route_info_done(&r);
-                        return -ENOMEM;
-                }
-                t->routes = n;
+        if (GREEDY_REALLOC(t->routes, t->allocated, t->n + 1) < 0) {
+                route_info_done(&r);
+                return -ENOMEM;
         }
         t->routes[t->n++] = r;
         return 0;

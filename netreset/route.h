@@ -33,7 +33,7 @@ typedef struct RouteInfo {
 
 typedef struct RouteTable {
         RouteInfo *routes;
-        size_t n;
+        size_t n, allocated;
 } RouteTable;
 
 /* One RTM_GETROUTE dump of both families and all tables (retried when interrupted). */

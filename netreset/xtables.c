@@ -17,6 +17,9 @@
 #include "macro.h"
 #include "netreset/xtables.h"
 #include "string-util.h"
+#include "alloc-util.h"
+#include "strv.h"
+#include "time-util.h"
 
 #define XT_MAX_COMMENTS 4
 #define LOCK_RETRY_USEC 20000ULL
@@ -95,24 +98,16 @@ static const char *family_name(int family) {
 static int read_names(FILE *f, char ***ret) {
         cleanup_strv char **l = calloc(1, sizeof(char *));
         cleanup_free char *line = NULL;
-        size_t n = 0, cap = 0;
+        size_t cap = 0;
 
         if (!l)
                 return -ENOMEM;
         while (f && getline(&line, &cap, f) > 0) {
-                char **m;
-
                 line[strcspn(line, "\n")] = '\0';
                 if (isempty(line))
                         continue;
-                m = reallocarray(l, n + 2, sizeof(char *));
-                if (!m)
+                if (strv_extend(&l, line) < 0)
                         return -ENOMEM;
-                l = m;
-                l[n] = strdup(line);
-                if (!l[n])
-                        return -ENOMEM;
-                l[++n] = NULL;
         }
         *ret = TAKE_PTR(l);
         return 0;
@@ -131,15 +126,8 @@ int xt_tables_list(int family, char ***ret) {
         return read_names(f, ret);
 }
 
-static uint64_t monotonic_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
-}
-
 int xt_lock_acquire(const char *path, unsigned wait_sec, int *ret_fd) {
-        uint64_t deadline = monotonic_usec() + (uint64_t) wait_sec * 1000000ULL;
+        usec_t deadline = usec_add(now(CLOCK_MONOTONIC), (usec_t) wait_sec * USEC_PER_SEC);
         cleanup_close int fd = -EBADF;
         struct stat st;
 
@@ -155,7 +143,7 @@ int xt_lock_acquire(const char *path, unsigned wait_sec, int *ret_fd) {
         if (!S_ISREG(st.st_mode))
                 return -EBADFD;
         for (;;) {
-                uint64_t now;
+                usec_t t;
 
                 if (flock(fd, LOCK_EX | LOCK_NB) >= 0) {
                         *ret_fd = TAKE_FD(fd);
@@ -165,10 +153,10 @@ int xt_lock_acquire(const char *path, unsigned wait_sec, int *ret_fd) {
                         return negative_errno();
                 if (wait_sec == 0)
                         return -EWOULDBLOCK;
-                now = monotonic_usec();
-                if (now >= deadline)
+                t = now(CLOCK_MONOTONIC);
+                if (t >= deadline)
                         return -ETIMEDOUT;
-                (void) usleep((useconds_t) MIN(LOCK_RETRY_USEC, deadline - now));
+                (void) usleep((useconds_t) MIN(LOCK_RETRY_USEC, deadline - t));
         }
 }
 
@@ -234,7 +222,7 @@ struct XtTable {
         const XtOps *ops;
         struct xtc_handle *h;
         XtChain *chains;
-        size_t n_chains;
+        size_t n_chains, allocated_chains;
         FwCounts counts;
 };
 
@@ -257,18 +245,10 @@ XtTable *xt_table_free(XtTable *t) {
 }
 
 static int chains_collect(XtTable *t) {
-        size_t cap = 0;
-
         /* The chain iterator lives in the handle: copy the names before asking anything else. */
         for (const char *c = t->ops->first_chain(t->h); c; c = t->ops->next_chain(t->h)) {
-                if (t->n_chains == cap) {
-                        XtChain *n = reallocarray(t->chains, cap ? cap * 2 : 16, sizeof(XtChain));
-
-                        if (!n)
-                                return -ENOMEM;
-                        t->chains = n;
-                        cap = cap ? cap * 2 : 16;
-                }
+                if (GREEDY_REALLOC(t->chains, t->allocated_chains, t->n_chains + 1) < 0)
+                        return -ENOMEM;
                 t->chains[t->n_chains] = (XtChain) { .name = strdup(c) };
                 if (!t->chains[t->n_chains++].name)
                         return -ENOMEM;
