@@ -27,9 +27,17 @@ NETRESET_PKGS := libmnl libnftnl libip4tc libip6tc libipset
 CRI_PKGS      := libcurl
 TEST_PKGS     := cmocka
 ALL_PKGS      := $(AGENT_PKGS) $(NETRESET_PKGS) $(CRI_PKGS)
+# The binary needs only libc: these archives are linked in (they need nothing but libc); every
+# other library is opened by soname when a phase needs it (shim/). pkg-config still gives the
+# headers of all of them.
+STATIC_PKGS   := yaml-0.1
 
 PKG_CFLAGS  := $(shell $(PKG_CONFIG) --cflags $(ALL_PKGS))
 PKG_LIBS    := $(shell $(PKG_CONFIG) --libs $(ALL_PKGS))
+LINK_LIBS   := -Wl,--push-state,-Bstatic $(shell $(PKG_CONFIG) --static --libs $(STATIC_PKGS)) -Wl,--pop-state
+# Test fixtures build objects with calls the agent never makes: they link the libraries too. The
+# agent's own calls still go through shim/, which finds the same loaded copy.
+TEST_LINK_LIBS = $(LINK_LIBS) -Wl,--as-needed $(PKG_LIBS) -Wl,--no-as-needed
 TEST_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(TEST_PKGS))
 TEST_LIBS   := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS))
 
@@ -51,6 +59,7 @@ ALL_LDFLAGS := $(HARDEN_LDFLAGS) $(LDFLAGS)
 AGENT_SRCS    := $(filter-out agent/main.c,$(wildcard agent/*.c))
 NETRESET_SRCS := $(wildcard netreset/*.c)
 CRI_SRCS      := $(wildcard cri/*.c)
+SHIM_SRCS     := $(wildcard shim/*.c)
 TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test-*.c))
 TEST_HELPERS  := $(patsubst tests/integration/%.c,$(O)/tests/%,$(wildcard tests/integration/*.c))
@@ -58,7 +67,8 @@ TEST_HELPERS  := $(patsubst tests/integration/%.c,$(O)/tests/%,$(wildcard tests/
 AGENT_LIB    := $(O)/libagent.a
 NETRESET_LIB := $(O)/libnetreset.a
 CRI_LIB      := $(O)/libcri.a
-LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB)
+SHIM_LIB     := $(O)/libshim.a
+LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB) $(SHIM_LIB)
 # Code only the tests link: calls the agent must never make (creating pods), fixtures.
 TEST_SUPPORT_LIB := $(O)/libtestsupport.a
 
@@ -80,6 +90,7 @@ $(O)/agent/embedded.o: manifests/default.conf
 $(AGENT_LIB): $(call objs,$(AGENT_SRCS))
 $(NETRESET_LIB): $(call objs,$(NETRESET_SRCS))
 $(CRI_LIB): $(call objs,$(CRI_SRCS))
+$(SHIM_LIB): $(call objs,$(SHIM_SRCS))
 $(TEST_SUPPORT_LIB): $(call objs,$(TEST_SUPPORT_SRCS))
 $(O)/%.a:
 	@mkdir -p $(dir $@)
@@ -87,17 +98,17 @@ $(O)/%.a:
 
 $(O)/node-reset: $(O)/agent/main.o $(LIBS_A)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LINK_LIBS)
 
 $(O)/tests/%: tests/unit/%.c $(TEST_SUPPORT_LIB) $(LIBS_A)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_LIB) $(LIBS_A) $(PKG_LIBS) $(TEST_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_LIB) $(LIBS_A) $(TEST_LINK_LIBS) $(TEST_LIBS)
 
 $(O)/tests/%: tests/integration/%.c $(TEST_SUPPORT_LIB) $(LIBS_A)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  HELPER  $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_LIB) $(LIBS_A) $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_LIB) $(LIBS_A) $(TEST_LINK_LIBS)
 
 # Unit tests, integration tests (root, private namespaces) and the fuzz corpus replay; the runner
 # prints the closing "N passed, N failed" line.
