@@ -8,6 +8,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+
 #include "shim/forward.h"
 
 #define SHIM_THIS SHIM_LIBCRYPTO

@@ -2,6 +2,7 @@
 /* libip4tc, loaded on first use: the legacy iptables tables of the firewall phase. */
 
 #include <libiptc/libiptc.h>
+
 #include "shim/forward.h"
 
 #define SHIM_THIS SHIM_LIBIP4TC

@@ -2,6 +2,7 @@
 /* libip6tc, loaded on first use: the legacy ip6tables tables of the firewall phase. */
 
 #include <libiptc/libip6tc.h>
+
 #include "shim/forward.h"
 
 #define SHIM_THIS SHIM_LIBIP6TC

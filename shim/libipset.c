@@ -2,6 +2,7 @@
 /* libipset, loaded on first use: the ipsets of the firewall phase. */
 
 #include <libipset/ipset.h>
+
 #include "shim/forward.h"
 
 #define SHIM_THIS SHIM_LIBIPSET

@@ -2,6 +2,7 @@
 /* libmnl, loaded on first use: the netlink sockets and attribute helpers of netreset/. */
 
 #include <libmnl/libmnl.h>
+
 #include "shim/forward.h"
 
 #define SHIM_THIS SHIM_LIBMNL

@@ -10,6 +10,7 @@
 #include <libnftnl/rule.h>
 #include <libnftnl/table.h>
 #include <libnftnl/udata.h>
+
 #include "shim/forward.h"
 
 #define SHIM_THIS SHIM_LIBNFTNL

@@ -45,6 +45,23 @@ for l in libsystemd.so.0 libmnl.so.0 libnftnl.so.11 libip4tc.so.2 libip6tc.so.2 
         assert "--version: $l not found" grep -q "not loaded: $l not found" "$WORK/version.txt"
 done
 
+# Forwarders called with their library missing answer their API's error value, never crash.
+PROBE="$O/tests/shim-probe"
+if [ -x "$PROBE" ]; then
+        "$PROBE" loaded > "$WORK/probe-loaded.txt" 2>&1; rc=$?
+        assert "shim-probe: every library loads here and the variadic forwarders pass their arguments" test $rc -eq 0
+        cp "$PROBE" "$C/shim-probe"
+        chroot "$C" /shim-probe missing > "$WORK/probe.txt" 2>&1; rc=$?
+        assert "shim-probe in the chroot: each forwarder returns its error value ($(grep -c '^ok' "$WORK/probe.txt") checks)" test $rc -eq 0
+        grep '^FAIL' "$WORK/probe.txt" "$WORK/probe-loaded.txt"
+        rm "$C/shim-probe"
+else
+        fail "$PROBE is not built (make check builds it)"
+fi
+assert "orphan-check without libcurl: exit 255 naming it" \
+        sh -c 'chroot "$1" /node-reset orphan-check > /dev/null 2> "$2"; [ $? -eq 255 ] && grep -q "libcurl.so.4 not found: cannot ask the API server" "$2"' \
+        sh "$C" "$WORK/orphan.err"
+
 nrc manifest print > "$WORK/manifest.txt" 2>&1; rc=$?
 assert "manifest print exits 0" test $rc -eq 0
 assert "manifest print shows the embedded manifest" grep -q "^unit kubelet.service" "$WORK/manifest.txt"
