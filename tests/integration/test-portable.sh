@@ -101,6 +101,18 @@ assert "run: PV data kept every byte" test "$(sha256sum "$disk/pv-data/important
 assert "run: host files survive" test -s "$root/etc/hostname" -a -s "$root/usr/bin/bash"
 assert "run: protected /var/openebs survives" grep -q "must survive" "$root/var/openebs/local/pvc-1/data"
 
+# --report-url without libcurl: the run goes on, each POST fails once naming the library, and the
+# URL in the report is still cut to scheme, host and path (no user info, query or fragment).
+mkdir -p "$root/etc/kubernetes" && echo x > "$root/etc/kubernetes/admin.conf"
+nrc --root /node --yes --output=json --report-url 'https://user:pw@127.0.0.1:1/status?token=s3cr3t#frag' run \
+        > "$WORK/run-url.json" 2> "$WORK/run-url.err"; rc=$?
+assert "run --report-url without libcurl: exit 0, the tree reset" test $rc -eq 0 -a ! -e "$root/etc/kubernetes"
+assert "run --report-url without libcurl: both POSTs failed once, naming libcurl" jq_ "$WORK/run-url.json" \
+        'all(not r["report_url"][p]["ok"] and r["report_url"][p]["attempts"] == 1 and r["report_url"][p]["error"] == "libcurl.so.4 not found" for p in ("start", "final"))'
+assert "run --report-url without libcurl: the URL is redacted by hand" jq_ "$WORK/run-url.json" \
+        'r["report_url"]["url"] == "https://127.0.0.1:1/status"'
+assert "run --report-url without libcurl: the token is in no output" sh -c '! grep -q s3cr3t "$1" "$2"' sh "$WORK/run-url.json" "$WORK/run-url.err"
+
 nrc --root /node status > "$WORK/status.txt" 2>&1; rc=$?
 assert "status exits 0 on the cleaned tree" test $rc -eq 0
 assert "status says which libraries are unavailable" grep -q "libsystemd.so.0 not found: services-early, services-late and reload phases skipped" "$WORK/status.txt"
