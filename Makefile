@@ -27,17 +27,13 @@ NETRESET_PKGS := libmnl libnftnl libip4tc libip6tc libipset
 CRI_PKGS      := libcurl
 TEST_PKGS     := cmocka
 ALL_PKGS      := $(AGENT_PKGS) $(NETRESET_PKGS) $(CRI_PKGS)
-# The binary needs only libc: these archives are linked in (they need nothing but libc); every
-# other library is opened by soname when a phase needs it (shim/). pkg-config still gives the
-# headers of all of them.
-STATIC_PKGS   := yaml-0.1
 
 PKG_CFLAGS  := $(shell $(PKG_CONFIG) --cflags $(ALL_PKGS))
 PKG_LIBS    := $(shell $(PKG_CONFIG) --libs $(ALL_PKGS))
-LINK_LIBS   := -Wl,--push-state,-Bstatic $(shell $(PKG_CONFIG) --static --libs $(STATIC_PKGS)) -Wl,--pop-state
-# Test fixtures build objects with calls the agent never makes: they link the libraries too. The
-# agent's own calls still go through shim/, which finds the same loaded copy.
-TEST_LINK_LIBS = $(LINK_LIBS) -Wl,--as-needed $(PKG_LIBS) -Wl,--no-as-needed
+# The binary links only libc: every library is opened by soname when a phase needs it (shim/);
+# pkg-config gives their headers. Test fixtures make calls the agent never makes, so tests link
+# the libraries too (the agent's own calls still go through shim/, which finds the same copy).
+TEST_LINK_LIBS = -Wl,--as-needed $(PKG_LIBS) -Wl,--no-as-needed
 TEST_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(TEST_PKGS))
 TEST_LIBS   := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS))
 
@@ -98,7 +94,7 @@ $(O)/%.a:
 
 $(O)/node-reset: $(O)/agent/main.o $(LIBS_A)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LINK_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^
 
 $(O)/tests/%: tests/unit/%.c $(TEST_SUPPORT_LIB) $(LIBS_A)
 	@mkdir -p $(dir $@)

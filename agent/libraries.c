@@ -15,6 +15,7 @@ static const char *const effects[_SHIM_LIB_MAX] = {
         [SHIM_LIBIPSET] = "firewall ipset lines skipped",
         [SHIM_LIBCURL] = "pods phase skipped, no --report-url POSTs, orphan-check cannot ask the API server",
         [SHIM_LIBCRYPTO] = "orphan-check cannot read kubeconfig certificates",
+        [SHIM_LIBYAML] = "orphan-check cannot read kubeconfigs",
 };
 
 int libraries_check(ShimLib lib, const char **ret_why) {

@@ -191,7 +191,7 @@ static int observe(const OrphanOptions *o, OrphanCheck *c) {
 }
 
 int orphan_check(const OrphanOptions *o, OrphanCheck *c) {
-        static const ShimLib needs[] = { SHIM_LIBCURL, SHIM_LIBCRYPTO };
+        static const ShimLib needs[] = { SHIM_LIBCURL, SHIM_LIBCRYPTO, SHIM_LIBYAML };
         int r;
 
         *c = (OrphanCheck) { .class = _ORPHAN_CLASS_INVALID };

@@ -18,6 +18,7 @@ static const ShimLibrary *const libraries[_SHIM_LIB_MAX] = {
         [SHIM_LIBIPSET] = &shim_library_libipset,
         [SHIM_LIBCURL] = &shim_library_libcurl,
         [SHIM_LIBCRYPTO] = &shim_library_libcrypto,
+        [SHIM_LIBYAML] = &shim_library_libyaml,
 };
 
 typedef struct ShimState {

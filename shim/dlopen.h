@@ -15,6 +15,7 @@ typedef enum ShimLib {
         SHIM_LIBIPSET,          /* ipsets */
         SHIM_LIBCURL,           /* CRI over gRPC (pods phase), report POSTs, orphan check */
         SHIM_LIBCRYPTO,         /* orphan check: kubeconfig certificates */
+        SHIM_LIBYAML,           /* orphan check: kubeconfigs */
         _SHIM_LIB_MAX,
         _SHIM_LIB_INVALID = -1,
 } ShimLib;

@@ -23,7 +23,7 @@ typedef struct ShimLibrary {
 
 extern const ShimLibrary shim_library_libsystemd, shim_library_libmnl, shim_library_libnftnl,
         shim_library_libip4tc, shim_library_libip6tc, shim_library_libipset, shim_library_libcurl,
-        shim_library_libcrypto;
+        shim_library_libcrypto, shim_library_libyaml;
 
 /* A symbol list is SYMS(X, V, R): X(ret, name, (params), (args), value returned when the library
  * is missing) for functions with a result, V(...) for void ones, R(...) for variadic ones, which
