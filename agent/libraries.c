@@ -53,8 +53,11 @@ int libraries_plan_missing(Plan *plan, const char *phase, ShimLib lib, const cha
 }
 
 int libraries_plan_phase(Plan *plan, const char *phase, unsigned needs) {
-        cleanup_free char *what = strprintf("the %s phase", phase);
+        cleanup_free char *what = NULL;
 
+        if (needs == 0)
+                return 0;
+        what = strprintf("the %s phase", phase);
         if (!what)
                 return -ENOMEM;
         for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++)
