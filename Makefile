@@ -44,6 +44,10 @@ TEST_CFLAGS = $(call pkg_once,TEST_CFLAGS,--cflags,$(TEST_PKGS))
 TEST_LIBS   = $(call pkg_once,TEST_LIBS,--libs,$(TEST_PKGS))
 # "make deps X" (also with -j): nothing that compiles, links or tests starts before deps is done.
 DEPS_FIRST  := $(filter deps,$(MAKECMDGOALS))
+# The binary links only libc: every library is opened by soname when a phase needs it (shim/);
+# pkg-config gives their headers. Test fixtures make calls the agent never makes, so tests link
+# the libraries too (the agent's own calls still go through shim/, which finds the same copy).
+TEST_LINK_LIBS = -Wl,--as-needed $(PKG_LIBS) -Wl,--no-as-needed
 
 WARNINGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wwrite-strings -Wformat=2 -Wimplicit-fallthrough=5 -Wno-unused-parameter
@@ -65,6 +69,7 @@ NETRESET_SRCS := $(wildcard netreset/*.c)
 CRI_SRCS      := $(wildcard cri/*.c)
 ETCD_SRCS     := $(wildcard etcd/*.c)
 GRPC_SRCS     := $(wildcard grpc/*.c)
+SHIM_SRCS     := $(wildcard shim/*.c)
 TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test-*.c))
 TEST_HELPERS  := $(patsubst tests/integration/%.c,$(O)/tests/%,$(wildcard tests/integration/*.c))
@@ -74,7 +79,8 @@ NETRESET_LIB := $(O)/libnetreset.a
 CRI_LIB      := $(O)/libcri.a
 ETCD_LIB     := $(O)/libetcd.a
 GRPC_LIB     := $(O)/libgrpc.a
-LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB) $(ETCD_LIB) $(GRPC_LIB)
+SHIM_LIB     := $(O)/libshim.a
+LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB) $(ETCD_LIB) $(GRPC_LIB) $(SHIM_LIB)
 # Code only the tests link: calls the agent must never make (creating pods), fixtures.
 TEST_SUPPORT_LIB := $(O)/libtestsupport.a
 
@@ -98,6 +104,7 @@ $(NETRESET_LIB): $(call objs,$(NETRESET_SRCS))
 $(CRI_LIB): $(call objs,$(CRI_SRCS))
 $(ETCD_LIB): $(call objs,$(ETCD_SRCS))
 $(GRPC_LIB): $(call objs,$(GRPC_SRCS))
+$(SHIM_LIB): $(call objs,$(SHIM_SRCS))
 $(TEST_SUPPORT_LIB): $(call objs,$(TEST_SUPPORT_SRCS))
 $(O)/%.a:
 	@mkdir -p $(dir $@)
@@ -105,17 +112,17 @@ $(O)/%.a:
 
 $(O)/node-reset: $(O)/agent/main.o $(LIBS_A)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^
 
 $(O)/tests/%: tests/unit/%.c $(TEST_SUPPORT_LIB) $(LIBS_A)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_LIB) $(LIBS_A) $(PKG_LIBS) $(TEST_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_LIB) $(LIBS_A) $(TEST_LINK_LIBS) $(TEST_LIBS)
 
 $(O)/tests/%: tests/integration/%.c $(TEST_SUPPORT_LIB) $(LIBS_A)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  HELPER  $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_LIB) $(LIBS_A) $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_LIB) $(LIBS_A) $(TEST_LINK_LIBS)
 
 # Unit tests, integration tests (root, private namespaces) and the fuzz corpus replay; the runner
 # prints the closing "N passed, N failed" line.
@@ -178,11 +185,11 @@ analyze:
 	$(Q)$(MAKE) --no-print-directory O=$(O)-analyze CC="gcc -fanalyzer" all
 
 tidy:
-	$(Q)clang-tidy --quiet $(AGENT_SRCS) agent/main.c $(NETRESET_SRCS) $(CRI_SRCS) $(ETCD_SRCS) $(GRPC_SRCS) -- $(ALL_CFLAGS)
+	$(Q)clang-tidy --quiet $(AGENT_SRCS) agent/main.c $(NETRESET_SRCS) $(CRI_SRCS) $(ETCD_SRCS) $(GRPC_SRCS) $(SHIM_SRCS) -- $(ALL_CFLAGS)
 
 cppcheck:
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		-D_GNU_SOURCE -Iinclude -I. agent netreset cri etcd grpc
+		-D_GNU_SOURCE -Iinclude -I. agent netreset cri etcd grpc shim
 
 format-check:
 	$(Q)clang-format --dry-run --Werror agent/*.c agent/*.h netreset/*.[ch] include/*.h

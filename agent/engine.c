@@ -2,6 +2,7 @@
 /* Plan, execute and verify a selection of phases, in the engine's fixed order. */
 
 #include "agent/engine.h"
+#include "agent/libraries.h"
 #include "agent/log.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -70,7 +71,10 @@ int engine_plan(Context *ctx, const PhaseSelection *sel, Plan *plan, char **rete
         if (r < 0)
                 return set_errmsg(reterr, r, "cannot read /proc/self/mountinfo: %s", strerror(-r));
         for (size_t i = 0; i < sel->n; i++) {
-                r = sel->phases[i]->plan(ctx, plan, reterr);
+                /* A phase whose library does not load on this node is one skipped row, not a failure. */
+                r = libraries_plan_phase(plan, sel->phases[i]->name, sel->phases[i]->needs);
+                if (r == 0)
+                        r = sel->phases[i]->plan(ctx, plan, reterr);
                 if (r < 0)
                         return r;
         }

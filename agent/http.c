@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* One HTTP(S) request over libcurl with in-memory TLS material: the orphan probe and the report POSTs. */
 
+/* CURLOPT_PROTOCOLS is deprecated in the headers this builds against, and needed by libcurl < 7.85. */
+#define CURL_DISABLE_DEPRECATION 1
+
 #include <ctype.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 
 #include "agent/http.h"
+#include "agent/log.h"
 #include "macro.h"
+#include "shim/dlopen.h"
 #include "string-util.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(CURL *, curl_easy_cleanup);
@@ -22,7 +29,52 @@ static size_t discard(char *ptr, size_t size, size_t nmemb, void *userdata) {
                         (ok) = curl_easy_setopt((h), (opt), (val));          \
         } while (0)
 
-static CURLcode set_blob(CURL *h, CURLoption opt, const HttpBlob *b) {
+HttpFeatures http_features_for(unsigned version_num) {
+        return (HttpFeatures) {
+                .protocols_str = version_num >= 0x075500, /* 7.85.0 */
+                .ca_blob = version_num >= 0x074d00,       /* 7.77.0 */
+                .cert_blob = version_num >= 0x074700,     /* 7.71.0 */
+        };
+}
+
+/* The libcurl this process loaded, or -EOPNOTSUPP. NODE_RESET_TEST_CURL_VERSION_NUM (tests only)
+ * pretends an older one, so each fallback below runs against the real library; it can only take
+ * features away, never claim one the library lacks. */
+static int curl_version_num(unsigned *ret) {
+        const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+        const char *e = secure_getenv("NODE_RESET_TEST_CURL_VERSION_NUM");
+        unsigned long forced;
+
+        if (!v)
+                return -EOPNOTSUPP;
+        *ret = v->version_num;
+        if (e && (forced = strtoul(e, NULL, 0)) < *ret)
+                *ret = (unsigned) forced;
+        return 0;
+}
+
+/* Where libcurl cannot take PEM bytes (a *_BLOB option), it gets a file name: a sealed memfd seen
+ * through /proc/self/fd, so the key never touches a disk. The fd must stay open until the
+ * transfer is done: the caller closes it. */
+static CURLcode set_memfd(CURL *h, CURLoption opt, const HttpBlob *b, int *fd) {
+        char path[64];
+
+        *fd = memfd_create("node-reset-pem", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (*fd < 0)
+                return CURLE_OUT_OF_MEMORY;
+        if (write(*fd, b->data, b->size) != (ssize_t) b->size ||
+            fcntl(*fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+                return CURLE_WRITE_ERROR;
+        (void) snprintf(path, sizeof path, "/proc/self/fd/%d", *fd);
+        if (access(path, R_OK) < 0) {
+                log_debug("%s not readable (is /proc mounted?): %m", path);
+                return CURLE_READ_ERROR;
+        }
+        return curl_easy_setopt(h, opt, path);
+}
+
+static CURLcode set_blob(CURL *h, CURLoption opt, CURLoption file_opt, bool have_blob, const HttpBlob *b,
+                         int *fd) {
         struct curl_blob blob = {
                 .data = (void *) b->data,
                 .len = b->size,
@@ -31,19 +83,25 @@ static CURLcode set_blob(CURL *h, CURLoption opt, const HttpBlob *b) {
 
         if (b->size == 0)
                 return CURLE_OK;
+        if (!have_blob)
+                return set_memfd(h, file_opt, b, fd);
         return curl_easy_setopt(h, opt, &blob);
 }
 
-static CURLcode set_tls(CURL *h, const HttpRequest *req) {
+static CURLcode set_tls(CURL *h, const HttpRequest *req, const HttpFeatures *f, int fds[static 3]) {
         CURLcode ok = CURLE_OK;
 
+        if (!f->ca_blob || !f->cert_blob)
+                log_debug("libcurl without%s%s: PEM material passed as memfd files",
+                          f->ca_blob ? "" : " CURLOPT_CAINFO_BLOB", f->cert_blob ? "" : " CURLOPT_SSLCERT_BLOB");
         if (ok == CURLE_OK)
-                ok = set_blob(h, CURLOPT_CAINFO_BLOB, &req->ca);
+                ok = set_blob(h, CURLOPT_CAINFO_BLOB, CURLOPT_CAINFO, f->ca_blob, &req->ca, &fds[0]);
         if (ok == CURLE_OK)
-                ok = set_blob(h, CURLOPT_SSLCERT_BLOB, &req->cert);
+                ok = set_blob(h, CURLOPT_SSLCERT_BLOB, CURLOPT_SSLCERT, f->cert_blob, &req->cert, &fds[1]);
         /* A PEM with both the certificate and the key (kubelet-client-current.pem) serves as both. */
         if (ok == CURLE_OK)
-                ok = set_blob(h, CURLOPT_SSLKEY_BLOB, req->key.size > 0 ? &req->key : &req->cert);
+                ok = set_blob(h, CURLOPT_SSLKEY_BLOB, CURLOPT_SSLKEY, f->cert_blob,
+                              req->key.size > 0 ? &req->key : &req->cert, &fds[2]);
         if (req->insecure) {
                 SETOPT(h, ok, CURLOPT_SSL_VERIFYPEER, 0L);
                 SETOPT(h, ok, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -51,11 +109,16 @@ static CURLcode set_tls(CURL *h, const HttpRequest *req) {
         return ok;
 }
 
-static CURLcode set_transport(CURL *h, const HttpRequest *req, HttpResult *ret) {
+static CURLcode set_transport(CURL *h, const HttpRequest *req, const HttpFeatures *f, HttpResult *ret) {
         CURLcode ok = CURLE_OK;
 
         SETOPT(h, ok, CURLOPT_URL, req->url);
-        SETOPT(h, ok, CURLOPT_PROTOCOLS_STR, "http,https");
+        if (f->protocols_str)
+                SETOPT(h, ok, CURLOPT_PROTOCOLS_STR, "http,https");
+        else {
+                log_debug("libcurl without CURLOPT_PROTOCOLS_STR: the CURLOPT_PROTOCOLS bitmask");
+                SETOPT(h, ok, CURLOPT_PROTOCOLS, (long) (CURLPROTO_HTTP | CURLPROTO_HTTPS));
+        }
         SETOPT(h, ok, CURLOPT_NOSIGNAL, 1L);
         SETOPT(h, ok, CURLOPT_ERRORBUFFER, ret->error);
         SETOPT(h, ok, CURLOPT_USERAGENT, "node-reset/" NODE_RESET_VERSION);
@@ -99,18 +162,32 @@ oom:
         return -ENOMEM;
 }
 
+static void close_fds(int (*fds)[3]) {
+        for (size_t i = 0; i < ELEMENTSOF(*fds); i++)
+                closep(&(*fds)[i]);
+}
+
 int http_perform(const HttpRequest *req, HttpResult *ret) {
         CLEANUP(curl_slist_free_allp) struct curl_slist *headers = NULL;
         CLEANUP(curl_easy_cleanupp) CURL *h = NULL;
+        CLEANUP(close_fds) int fds[3] = { -EBADF, -EBADF, -EBADF };
+        HttpFeatures f;
+        unsigned version;
         CURLcode ok;
 
         *ret = (HttpResult) {};
+        if (curl_version_num(&version) < 0) {
+                ret->code = CURLE_FAILED_INIT;
+                (void) snprintf(ret->error, sizeof ret->error, "%s", strna(shim_why(SHIM_LIBCURL)));
+                return -EOPNOTSUPP;
+        }
+        f = http_features_for(version);
         h = curl_easy_init();
         if (!h || build_headers(req, &headers) < 0)
                 return -ENOMEM;
-        ok = set_transport(h, req, ret);
+        ok = set_transport(h, req, &f, ret);
         if (ok == CURLE_OK)
-                ok = set_tls(h, req);
+                ok = set_tls(h, req, &f, fds);
         if (ok == CURLE_OK)
                 ok = curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
         if (ok != CURLE_OK)
@@ -122,10 +199,28 @@ int http_perform(const HttpRequest *req, HttpResult *ret) {
         return 0;
 }
 
+/* Without libcurl the same cut by hand: the scheme, the authority without "user:password@", the
+ * path; nothing from the first '?' or '#' on. The POSTs then fail saying why, the run goes on. */
+static char *redact_by_hand(const char *url) {
+        const char *sep = strstr(url, "://"), *auth, *host, *path, *end;
+
+        if (!sep)
+                return strdup("(invalid URL)");
+        auth = sep + 3;
+        path = auth + strcspn(auth, "/?#");
+        host = memrchr(auth, '@', path - auth);
+        host = host ? host + 1 : auth;
+        end = path + strcspn(path, "?#");
+        return strprintf("%.*s%.*s%.*s", (int) (auth - url), url, (int) (path - host), host, (int) (end - path), path);
+}
+
 char *http_url_redact(const char *url) {
-        CLEANUP(curl_url_cleanupp) CURLU *u = curl_url();
+        CLEANUP(curl_url_cleanupp) CURLU *u = NULL;
         char *s = NULL, *copy;
 
+        if (shim_load(SHIM_LIBCURL) < 0)
+                return redact_by_hand(url);
+        u = curl_url();
         if (!u)
                 return NULL;
         if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK)

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Logging for the agent: stderr always, the journal with structured fields under systemd. */
 
+/* The fields name the code location themselves (CODE_FUNC), so sd_journal_sendv() is the plain call. */
+#define SD_JOURNAL_SUPPRESS_LOCATION 1
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/param.h>
+#include <sys/uio.h>
 #include <systemd/sd-journal.h>
 
 #include "agent/log.h"
 #include "escape.h"
 #include "macro.h"
+#include "shim/dlopen.h"
 #include "string-util.h"
 
 static int max_level = LOG_INFO;
@@ -30,8 +35,9 @@ static bool stderr_is_journal(void) {
 void log_setup(void) {
         const char *e = getenv("NODE_RESET_LOG_LEVEL");
 
-        /* Under systemd the journal gets the structured entries; stderr would only duplicate them. */
-        journal = stderr_is_journal() || getenv("INVOCATION_ID");
+        /* Under systemd the journal gets the structured entries; stderr would only duplicate them.
+         * Without libsystemd stderr it is: the journal still gets it when stderr is its stream. */
+        journal = (stderr_is_journal() || getenv("INVOCATION_ID")) && shim_load(SHIM_LIBSYSTEMD) >= 0;
         if (e && streq(e, "debug"))
                 max_level = LOG_DEBUG;
 }
@@ -54,16 +60,50 @@ bool log_to_journal(void) {
  * so the line an operator greps is the same in both. Stack buffers only, as this also reports
  * running out of memory; four bytes of escape per byte of message always fit. */
 #define LOG_LINE_MAX 2048
+#define LOG_FIELDS_MAX 8
+
+/* sd_journal_send() is variadic with no va_list twin, so a library loaded at run time cannot be
+ * handed its arguments: the fields are formatted here, one stack buffer each, and sent as iovecs.
+ * A NULL field (an optional one left out) is skipped. */
+typedef struct JournalFields {
+        struct iovec iov[LOG_FIELDS_MAX];
+        char buf[LOG_FIELDS_MAX][LOG_LINE_MAX * 4 + 64];
+        int n;
+} JournalFields;
+
+static void field_add(JournalFields *j, const char *fmt, ...) _printf_(2, 3);
+static void field_add(JournalFields *j, const char *fmt, ...) {
+        va_list ap;
+        int k;
+
+        if (!fmt || j->n >= LOG_FIELDS_MAX)
+                return;
+        va_start(ap, fmt);
+        k = vsnprintf(j->buf[j->n], sizeof j->buf[j->n], fmt, ap);
+        va_end(ap);
+        if (k < 0)
+                return;
+        j->iov[j->n] = (struct iovec) { j->buf[j->n], MIN((size_t) k, sizeof j->buf[j->n] - 1) };
+        j->n++;
+}
 
 static void log_write(int level, int error, const char *func, const char *raw) {
         char buf[LOG_LINE_MAX * 4];
 
         (void) text_escape_buf(raw, buf, sizeof buf);
-        if (journal)
-                (void) sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%d", level,
-                                       "SYSLOG_IDENTIFIER=node-reset", "CODE_FUNC=%s", func,
-                                       error ? "ERRNO=%d" : NULL, -error, NULL);
-        else
+        if (journal) {
+                JournalFields j;
+
+                j.n = 0;
+
+                field_add(&j, "MESSAGE=%s", buf);
+                field_add(&j, "PRIORITY=%d", level);
+                field_add(&j, "SYSLOG_IDENTIFIER=node-reset");
+                field_add(&j, "CODE_FUNC=%s", func);
+                if (error)
+                        field_add(&j, "ERRNO=%d", -error);
+                (void) sd_journal_sendv(j.iov, j.n);
+        } else
                 fprintf(stderr, "node-reset: %s\n", buf);
 }
 
@@ -89,6 +129,7 @@ void log_action(const Action *a) {
         char raw[LOG_LINE_MAX], msg[LOG_LINE_MAX * 4];
         const char *result = action_result_to_string(a->result);
         int level = a->result == ACTION_FAILED ? LOG_ERR : LOG_INFO;
+        JournalFields j;
 
         if (!journal) {
                 if (a->result == ACTION_FAILED || max_level >= LOG_DEBUG)
@@ -103,9 +144,13 @@ void log_action(const Action *a) {
         (void) snprintf(raw, sizeof raw, "%s %s %s: %s%s%s", a->phase, a->ops->kind, a->target, result,
                         a->message ? ": " : "", strempty(a->message));
         (void) text_escape_buf(raw, msg, sizeof msg);
-        (void) sd_journal_send("MESSAGE=%s", msg,
-                               "PRIORITY=%d", level, "SYSLOG_IDENTIFIER=node-reset",
-                               "NODE_RESET_PHASE=%s", a->phase, "NODE_RESET_KIND=%s", a->ops->kind,
-                               "NODE_RESET_TARGET=%s", a->target, "NODE_RESET_RESULT=%s", result,
-                               NULL);
+        j.n = 0;
+        field_add(&j, "MESSAGE=%s", msg);
+        field_add(&j, "PRIORITY=%d", level);
+        field_add(&j, "SYSLOG_IDENTIFIER=node-reset");
+        field_add(&j, "NODE_RESET_PHASE=%s", a->phase);
+        field_add(&j, "NODE_RESET_KIND=%s", a->ops->kind);
+        field_add(&j, "NODE_RESET_TARGET=%s", a->target);
+        field_add(&j, "NODE_RESET_RESULT=%s", result);
+        (void) sd_journal_sendv(j.iov, j.n);
 }

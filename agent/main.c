@@ -12,6 +12,7 @@
 #include "agent/console.h"
 #include "agent/embedded.h"
 #include "agent/engine.h"
+#include "agent/libraries.h"
 #include "agent/kubeconfig.h"
 #include "agent/lock.h"
 #include "agent/log.h"
@@ -311,7 +312,8 @@ static int parse_argv(int argc, char *argv[]) {
                         help();
                         return 0;
                 case 'V':
-                        printf("node-reset %s\n", NODE_RESET_VERSION);
+                        printf("node-reset %s\noptional libraries:\n", NODE_RESET_VERSION);
+                        libraries_print(stdout);
                         return 0;
                 case 'R':
                         arg_root = optarg;

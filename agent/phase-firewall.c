@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 
 #include "agent/path.h"
+#include "agent/libraries.h"
 #include "agent/phase.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -373,8 +374,11 @@ static bool family_wanted(const Manifest *m, int family) {
 static int plan_nft(Plan *plan, const Manifest *m, const Settings *s, char **reterr) {
         static const int families[] = { NFPROTO_IPV4, NFPROTO_IPV6, NFPROTO_INET,
                                         NFPROTO_ARP,  NFPROTO_BRIDGE, NFPROTO_NETDEV };
-        int r = 0;
+        int r;
 
+        r = libraries_plan_missing(plan, PHASE, SHIM_LIBNFTNL, "nf_tables lines");
+        if (r != 0)
+                return MIN(r, 0);
         for (size_t i = 0; i < ELEMENTSOF(families) && r >= 0; i++)
                 if (family_wanted(m, families[i]))
                         r = plan_nft_family(plan, m, s, families[i], reterr);
@@ -491,6 +495,15 @@ static int plan_legacy(Plan *plan, const Settings *s, char **reterr) {
                 if (r < 0)
                         return set_errmsg(reterr, r, "cannot list the legacy %s tables: %s",
                                           legacy_family(families[i]), strerror(-r));
+                if (tables[0]) {
+                        r = libraries_plan_missing(plan, PHASE, families[i] == AF_INET ? SHIM_LIBIP4TC : SHIM_LIBIP6TC,
+                                                   families[i] == AF_INET ? "legacy iptables lines" :
+                                                                            "legacy ip6tables lines");
+                        if (r != 0) {
+                                r = MIN(r, 0);
+                                continue;
+                        }
+                }
                 for (char **t = tables; *t && r >= 0; t++)
                         r = plan_legacy_table(plan, s, families[i], *t, reterr);
         }
@@ -607,6 +620,9 @@ static int plan_ipsets(Plan *plan, const Manifest *m) {
 
         if (!manifest_has(m, DIRECTIVE_IPSET))
                 return 0;
+        r = libraries_plan_missing(plan, PHASE, SHIM_LIBIPSET, "ipset lines");
+        if (r != 0)
+                return MIN(r, 0);
         /* A kernel without ip_set, or a listing that fails, leaves the sets alone with the reason. */
         if (ipset_list_sets(&sets, &n, &err) < 0 && !(skip = strprintf("cannot list ipsets: %s", strna(err))))
                 return -ENOMEM;

@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/libraries.h"
 #include "agent/context.h"
 #include "agent/log.h"
 #include "agent/mountinfo.h"
@@ -476,6 +477,14 @@ int network_bpf_plan(Context *ctx, Plan *plan, const NetworkObservation *o, char
         const Manifest *m = ctx->manifest;
         int k;
 
+        /* Pins are removed with plain unlinkat(); programs need libbpf to be read and detached. */
+        k = libraries_plan_missing(plan, "network", SHIM_LIBBPF, "BPF program lines");
+        if (k < 0)
+                return k;
+        if (k > 0) {
+                k = plan_pins(plan, m);
+                return k;
+        }
         k = plan_netdev(plan, o, m, reterr);
         MANIFEST_FOREACH(e, m, DIRECTIVE_BPF_CGROUP) {
                 if (k < 0)

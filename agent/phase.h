@@ -17,6 +17,9 @@ typedef struct Phase {
         /* Observe the node read-only and append this phase's actions to the plan. A failure to
          * observe is returned as -errno with a message; the engine then refuses to execute. */
         int (*plan)(Context *ctx, Plan *plan, char **reterr);
+        /* SHIM_MASK()s of the optional libraries it cannot work without: when one does not load,
+         * the engine plans one skipped row naming it instead of calling plan(). */
+        unsigned needs;
 } Phase;
 
 /* Every phase module exports one planning function. */

@@ -176,7 +176,7 @@ static void post(ReportUrl *u, ReportUrlPost *p, const char *which, const char *
         if (p->ok)
                 return;
         if (r < 0)
-                (void) set_errmsg(&p->error, r, "%s", strerror(-r));
+                (void) set_errmsg(&p->error, r, "%s", h.error[0] ? h.error : strerror(-r));
         else if (h.code != CURLE_OK)
                 (void) set_errmsg(&p->error, -EIO, "curl error %d: %s", (int) h.code, h.error);
         else

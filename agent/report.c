@@ -3,6 +3,7 @@
 
 #include <time.h>
 
+#include "agent/libraries.h"
 #include "agent/report.h"
 #include "macro.h"
 #include "string-util.h"
@@ -143,6 +144,8 @@ void report_emit(Emitter *e, const ReportInfo *info, const Plan *plan, const Pla
                 emit_null(e, "residue");
         if (info->report_url)
                 report_url_outcome_emit(e, info->report_url);
+        /* What this node cannot do for lack of a library: plan, run and status say so alike. */
+        libraries_emit_unavailable(e);
         emit_summary(e, info, plan, residue);
         emit_close_object(e);
         fflush(e->f);

@@ -10,6 +10,7 @@
 #include "agent/log.h"
 #include "agent/path.h"
 #include "agent/services.h"
+#include "shim/dlopen.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -129,6 +130,9 @@ static int manager_connect(ServiceManager *m, const char *root) {
         struct stat st;
         int r;
 
+        /* Without libsystemd nothing can be asked: the same as no systemd, with the reason. */
+        if (shim_load(SHIM_LIBSYSTEMD) < 0)
+                return manager_absent(m, "%s", shim_why(SHIM_LIBSYSTEMD));
         if (!isempty(env))
                 return manager_try(m, false, env);
         if (!marker || !private || !system)

@@ -409,7 +409,7 @@ int grpc_channel_new(const char *socket_path, GrpcChannel **ret) {
         if (r < 0)
                 return r;
         v = curl_version_info(CURLVERSION_NOW);
-        if (!(v->features & CURL_VERSION_HTTP2) || !(v->features & CURL_VERSION_UNIX_SOCKETS))
+        if (!v || !(v->features & CURL_VERSION_HTTP2) || !(v->features & CURL_VERSION_UNIX_SOCKETS))
                 return -EPROTONOSUPPORT;
         ch = calloc(1, sizeof *ch);
         if (!ch)

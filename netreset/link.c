@@ -14,6 +14,7 @@
 #include "macro.h"
 #include "netreset/link.h"
 #include "string-util.h"
+#include "alloc-util.h"
 
 /* Chosen far from the small numbers administrators give groups by hand. */
 #define LINK_GROUP_BASE 0x4e520000U

@@ -20,6 +20,7 @@
 #include "netreset/nft-batch.h"
 #include "netreset/nft-ruleset.h"
 #include "string-util.h"
+#include "alloc-util.h"
 
 #define BATCH_PAGE_SIZE (128U * 1024U)
 /* The largest message a batch holds: header, nfgenmsg, table and chain names (NFT_NAME_MAXLEN

@@ -28,6 +28,7 @@
 #include "netreset/nft.h"
 #include "netreset/nl.h"
 #include "string-util.h"
+#include "alloc-util.h"
 
 #define RULE_MAX_COMMENTS 4
 /* How often a dump is retried when the ruleset changed underneath. */

@@ -13,6 +13,7 @@
 #include "macro.h"
 #include "netreset/route.h"
 #include "string-util.h"
+#include "alloc-util.h"
 
 /* iproute2's rt_protos names, and the kernel's RTPROT_* values. */
 static const char *const proto_names[256] = {

@@ -18,6 +18,7 @@
 #include "macro.h"
 #include "netreset/xtables.h"
 #include "string-util.h"
+#include "alloc-util.h"
 #include "strv.h"
 #include "time-util.h"
 
@@ -125,7 +126,7 @@ int xt_tables_list(int family, char ***ret) {
 }
 
 int xt_lock_acquire(const char *path, unsigned wait_sec, int *ret_fd) {
-        usec_t deadline = now(CLOCK_MONOTONIC) + (usec_t) wait_sec * USEC_PER_SEC;
+        usec_t deadline = usec_add(now(CLOCK_MONOTONIC), (usec_t) wait_sec * USEC_PER_SEC);
         cleanup_close int fd = -EBADF;
         struct stat st;
 
@@ -220,7 +221,7 @@ struct XtTable {
         const XtOps *ops;
         struct xtc_handle *h;
         XtChain *chains;
-        size_t n_chains;
+        size_t n_chains, allocated_chains;
         FwCounts counts;
 };
 

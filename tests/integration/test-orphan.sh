@@ -181,6 +181,25 @@ mkdir -p "$root"
 oc "$root"
 expect_class "no kubeconfig" not-a-node 1
 
+# --- An older libcurl, each fallback forced: the same verdicts through the real library ----------
+# 7.81 (Ubuntu 22.04): CURLOPT_PROTOCOLS instead of _STR; 7.76 (RHEL 9): the CA in a memfd; 7.70:
+# the client certificate and key in memfds too. ca-mismatch proves the memfd CA is the one used.
+for v in 0x075100 0x074c00 0x074600; do
+        new_root < <(kubeconfig_files https://127.0.0.1:6443)
+        NODE_RESET_TEST_CURL_VERSION_NUM=$v NODE_RESET_LOG_LEVEL=debug oc "$root"
+        expect_class "libcurl $v: file paths" healthy 1
+        assert "libcurl $v: the CURLOPT_PROTOCOLS bitmask is used" grep -q "without CURLOPT_PROTOCOLS_STR" "$WORK/oc.err"
+        assert "libcurl $v: HTTP 200 through the client certificate" jq_ "$WORK/oc.json" 'r["http_status"] == 200 and r["node"] == "worker-1"'
+        new_root < <(kubeconfig_data https://127.0.0.1:6443 gone1)
+        NODE_RESET_TEST_CURL_VERSION_NUM=$v oc "$root"
+        expect_class "libcurl $v: -data fields" node-missing 1
+        new_root < <(kubeconfig_files https://127.0.0.1:6444)
+        NODE_RESET_TEST_CURL_VERSION_NUM=$v NODE_RESET_LOG_LEVEL=debug oc "$root"
+        expect_class "libcurl $v: another CA is still refused" ca-mismatch 1
+done
+assert "libcurl 0x074600: the CA and the client PEM went as memfd files" \
+        grep -q "without CURLOPT_CAINFO_BLOB CURLOPT_SSLCERT_BLOB: PEM material passed as memfd files" "$WORK/oc.err"
+
 # --- Errors: exit 255 with the file named ---------------------------------------------------------
 new_root < <(printf 'apiVersion: v1\nclusters:\n- cluster:\n    server: [https://x\n  name: a\n')
 oc "$root"

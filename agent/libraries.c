@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The optional libraries as the operator sees them: which phase loses what without each. */
+
+#include "agent/libraries.h"
+#include "macro.h"
+#include "string-util.h"
+
+/* What is lost without each library, in the words of the report ("<why>: <effect>"). */
+static const char *const effects[_SHIM_LIB_MAX] = {
+        [SHIM_LIBSYSTEMD] = "services-early, services-late and reload phases skipped, logging to stderr",
+        [SHIM_LIBMNL] = "network and firewall phases skipped",
+        [SHIM_LIBNFTNL] = "firewall nf_tables lines skipped",
+        [SHIM_LIBIP4TC] = "firewall legacy iptables lines skipped",
+        [SHIM_LIBIP6TC] = "firewall legacy ip6tables lines skipped",
+        [SHIM_LIBIPSET] = "firewall ipset lines skipped",
+        [SHIM_LIBCURL] = "pods phase skipped, no --report-url POSTs, orphan-check cannot ask the API server",
+        [SHIM_LIBCRYPTO] = "orphan-check cannot read kubeconfig certificates",
+        [SHIM_LIBYAML] = "orphan-check cannot read kubeconfigs",
+        [SHIM_LIBBPF] = "network BPF program lines skipped",
+};
+
+int libraries_check(ShimLib lib, const char **ret_why) {
+        int r = shim_load(lib);
+
+        if (ret_why)
+                *ret_why = r < 0 ? strna(shim_why(lib)) : NULL;
+        return r;
+}
+
+static int skip_row_apply(Action *a, Context *ctx, char **reterr_msg) {
+        return 0;
+}
+
+static const ActionOps library_ops = {
+        .kind = "library",
+        .apply = skip_row_apply,
+};
+
+int libraries_plan_missing(Plan *plan, const char *phase, ShimLib lib, const char *what) {
+        const char *why;
+        Action *a;
+        int r;
+
+        if (libraries_check(lib, &why) >= 0)
+                return 0;
+        a = plan_add(plan, &library_ops, phase, shim_lib_sonames(lib)[0], NULL, NULL);
+        if (!a)
+                return -ENOMEM;
+        a->present = false;
+        r = action_set_detail(a, "needed for %s", what);
+        if (r >= 0)
+                r = action_set_skip(a, "%s: %s skipped", why, what);
+        return r < 0 ? r : 1;
+}
+
+int libraries_plan_phase(Plan *plan, const char *phase, unsigned needs) {
+        cleanup_free char *what = NULL;
+
+        if (needs == 0)
+                return 0;
+        what = strprintf("the %s phase", phase);
+        if (!what)
+                return -ENOMEM;
+        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++)
+                if (needs & SHIM_MASK(l)) {
+                        int r = libraries_plan_missing(plan, phase, l, what);
+
+                        if (r != 0)
+                                return r;
+                }
+        return 0;
+}
+
+void libraries_emit_unavailable(Emitter *e) {
+        bool any = false;
+
+        emit_open_array(e, "unavailable");
+        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++) {
+                const char *why;
+
+                if (libraries_check(l, &why) >= 0)
+                        continue;
+                if (!any)
+                        emit_text(e, COLOR_YELLOW, "\nunavailable on this node:\n");
+                any = true;
+                emit_open_object(e, NULL);
+                emit_string(e, COLOR_NONE, "library", NULL, shim_lib_name(l));
+                emit_string(e, COLOR_YELLOW, "why", "  %s", why);
+                emit_string(e, COLOR_NONE, "effect", ": %s\n", effects[l]);
+                emit_close_object(e);
+        }
+        emit_close_array(e);
+}
+
+void libraries_print(FILE *f) {
+        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++) {
+                const char *why;
+
+                if (libraries_check(l, &why) >= 0)
+                        fprintf(f, "  %-11s %s\n", shim_lib_name(l), shim_soname(l));
+                else
+                        fprintf(f, "  %-11s not loaded: %s (%s)\n", shim_lib_name(l), why, effects[l]);
+        }
+}

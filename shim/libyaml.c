@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* libyaml, loaded on first use: the orphan check parses kubeconfigs. Not linked in from libyaml.a:
+ * Debian wants security fixes of a library to reach every program that uses it (lintian's
+ * embedded-library), and only orphan-check needs it, which needs libcurl at run time anyway. */
+
+#include <yaml.h>
+
+#include "shim/forward.h"
+
+#define SHIM_THIS SHIM_LIBYAML
+
+/* Missing library: 0 (libyaml's failure) or NULL; the deletes do nothing. */
+#define SYMBOLS(X, V, R) \
+        V(void, yaml_document_delete, (yaml_document_t *document), (document), ) \
+        X(yaml_node_t *, yaml_document_get_node, (yaml_document_t *document, int index), (document, index), NULL) \
+        X(yaml_node_t *, yaml_document_get_root_node, (yaml_document_t *document), (document), NULL) \
+        V(void, yaml_parser_delete, (yaml_parser_t *parser), (parser), ) \
+        X(int, yaml_parser_initialize, (yaml_parser_t *parser), (parser), 0) \
+        X(int, yaml_parser_load, (yaml_parser_t *parser, yaml_document_t *document), (parser, document), 0) \
+        V(void, yaml_parser_set_input_string, (yaml_parser_t *parser, const unsigned char *input, size_t size), (parser, input, size), )
+
+SHIM_POINTERS(SYMBOLS)
+SHIM_LIBRARY(shim_library_libyaml, "libyaml", SYMBOLS, "libyaml-0.so.2");
+SHIM_FORWARDERS(SYMBOLS)

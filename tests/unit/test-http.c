@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* agent/http.c: which libcurl options a given libcurl version is asked for. */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "agent/http.h"
+
+static void test_features_by_version(void **state) {
+        HttpFeatures f;
+
+        f = http_features_for(0x075800); /* 7.88, Debian 12 */
+        assert_true(f.protocols_str && f.ca_blob && f.cert_blob);
+        f = http_features_for(0x075500); /* 7.85: CURLOPT_PROTOCOLS_STR appears */
+        assert_true(f.protocols_str);
+        f = http_features_for(0x075100); /* 7.81, Ubuntu 22.04 */
+        assert_false(f.protocols_str);
+        assert_true(f.ca_blob && f.cert_blob);
+        f = http_features_for(0x074d00); /* 7.77: CURLOPT_CAINFO_BLOB appears */
+        assert_true(f.ca_blob);
+        f = http_features_for(0x074c00); /* 7.76, RHEL 9 */
+        assert_false(f.ca_blob);
+        assert_true(f.cert_blob);
+        f = http_features_for(0x074600); /* 7.70: no blobs at all */
+        assert_false(f.protocols_str || f.ca_blob || f.cert_blob);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_features_by_version),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
