@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Logging for the agent: stderr always, the journal with structured fields under systemd. */
+/* Logging for the agent: the journal with structured fields when stderr is the journal, else stderr. */
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,8 +30,10 @@ static bool stderr_is_journal(void) {
 void log_setup(void) {
         const char *e = getenv("NODE_RESET_LOG_LEVEL");
 
-        /* Under systemd the journal gets the structured entries; stderr would only duplicate them. */
-        journal = stderr_is_journal() || getenv("INVOCATION_ID");
+        /* systemd's own rule: the journal only when stderr is connected to it, else stderr would only
+         * duplicate the structured entries. $INVOCATION_ID says nothing about where stderr goes
+         * (systemd-run -t, a CI runner, a timer with StandardError=file:) nor that journald runs. */
+        journal = stderr_is_journal();
         if (e && streq(e, "debug"))
                 max_level = LOG_DEBUG;
 }
@@ -55,16 +57,20 @@ bool log_to_journal(void) {
  * running out of memory; four bytes of escape per byte of message always fit. */
 #define LOG_LINE_MAX 2048
 
-static void log_write(int level, int error, const char *func, const char *raw) {
+static void log_write(int level, int error, const char *func, const char *message_id, const char *raw) {
         char buf[LOG_LINE_MAX * 4];
 
         (void) text_escape_buf(raw, buf, sizeof buf);
-        if (journal)
-                (void) sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%d", level,
+        if (!journal)
+                fprintf(stderr, "node-reset: %s\n", buf);
+        else if (message_id)
+                (void) sd_journal_send("MESSAGE=%s", buf, "MESSAGE_ID=%s", message_id, "PRIORITY=%d", level,
                                        "SYSLOG_IDENTIFIER=node-reset", "CODE_FUNC=%s", func,
                                        error ? "ERRNO=%d" : NULL, -error, NULL);
         else
-                fprintf(stderr, "node-reset: %s\n", buf);
+                (void) sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%d", level,
+                                       "SYSLOG_IDENTIFIER=node-reset", "CODE_FUNC=%s", func,
+                                       error ? "ERRNO=%d" : NULL, -error, NULL);
 }
 
 int log_internal(int level, int error, const char *func, const char *fmt, ...) {
@@ -81,8 +87,21 @@ int log_internal(int level, int error, const char *func, const char *fmt, ...) {
         (void) vsnprintf(buf, sizeof buf, fmt, ap);
         va_end(ap);
 
-        log_write(level, error, func, buf);
+        log_write(level, error, func, NULL, buf);
         return error;
+}
+
+int log_message_id(int level, const char *message_id, const char *func, const char *fmt, ...) {
+        char buf[LOG_LINE_MAX];
+        va_list ap;
+
+        if (level > max_level)
+                return 0;
+        va_start(ap, fmt);
+        (void) vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        log_write(level, 0, func, message_id, buf);
+        return 0;
 }
 
 void log_action(const Action *a) {
@@ -107,5 +126,7 @@ void log_action(const Action *a) {
                                "PRIORITY=%d", level, "SYSLOG_IDENTIFIER=node-reset",
                                "NODE_RESET_PHASE=%s", a->phase, "NODE_RESET_KIND=%s", a->ops->kind,
                                "NODE_RESET_TARGET=%s", a->target, "NODE_RESET_RESULT=%s", result,
-                               NULL);
+                               /* a failure is an event to find across a fleet; the rest are details */
+                               a->result == ACTION_FAILED ? "MESSAGE_ID=" LOG_MESSAGE_ACTION_FAILED : NULL,
+                               a->error ? "ERRNO=%d" : NULL, -a->error, NULL);
 }

@@ -85,7 +85,9 @@ static void help(void) {
                "  orphan-check          Exit 0 when this worker's control plane has been gone --for long\n\n"
                "Options:\n"
                "  -h --help             Show this help\n"
-               "     --version          Show the version\n"
+               "  -V --version          Show the version\n"
+               "  -v --verbose          Log debug messages too\n"
+               "  -q --quiet            Log only warnings and errors\n"
                "     --root=DIR         Act on the tree beneath DIR (only mounts, files unless --phases)\n"
                "  -m --manifest=FILE    Use FILE instead of the default manifest (repeatable)\n"
                "     --phases=LIST      Only these phases (comma separated)\n"
@@ -269,6 +271,8 @@ static int parse_argv(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
+                { "verbose", no_argument, NULL, 'v' },
+                { "quiet", no_argument, NULL, 'q' },
                 { "root", required_argument, NULL, 'R' },
                 { "manifest", required_argument, NULL, 'm' },
                 { "phases", required_argument, NULL, 'P' },
@@ -298,7 +302,9 @@ static int parse_argv(int argc, char *argv[]) {
         };
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "hm:yo:", options, NULL)) >= 0)
+        /* getopt's own messages would name argv[0] (a path, a staged copy): ours name node-reset. */
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":hVvqm:yo:", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         help();
@@ -306,6 +312,12 @@ static int parse_argv(int argc, char *argv[]) {
                 case 'V':
                         printf("node-reset %s\n", NODE_RESET_VERSION);
                         return 0;
+                case 'v':
+                        log_set_max_level(LOG_DEBUG);
+                        break;
+                case 'q':
+                        log_set_max_level(LOG_WARNING);
+                        break;
                 case 'R':
                         arg_root = optarg;
                         break;
@@ -330,9 +342,14 @@ static int parse_argv(int argc, char *argv[]) {
                         if (arg_output < 0)
                                 return usage_error("invalid --output '%s': expected 'text' or 'json'", optarg);
                         break;
+                case ':':
+                        if (optopt > 0 && optopt < 0x100 && !startswith(argv[optind - 1], "--"))
+                                return usage_error("option requires an argument -- '%c'", optopt);
+                        return usage_error("option '%s' requires an argument", argv[optind - 1]);
                 case '?':
-                        fputs("Try 'node-reset --help'.\n", stderr);
-                        return -EINVAL;
+                        if (optopt > 0 && optopt < 0x100 && !startswith(argv[optind - 1], "--"))
+                                return usage_error("invalid option -- '%c'", optopt);
+                        return usage_error("unrecognized option '%s'", argv[optind - 1]);
                 default:
                         r = parse_long_only(c, optarg);
                         if (r < 0)
@@ -559,6 +576,16 @@ static int exit_status_of(const Plan *plan, const Plan *residue) {
         return EXIT_CLEAN;
 }
 
+static void log_run_result(const Setup *s, const Plan *plan, const Plan *residue, int status) {
+        size_t failed = plan_count(plan, NULL, ACTION_FAILED);
+
+        log_event(status == EXIT_CLEAN ? LOG_NOTICE : LOG_ERR, LOG_MESSAGE_RUN_RESULT,
+                  "Reset of %s finished: %zu changed, %zu unchanged, %zu failed, %zu skipped, %s; exit status %d.",
+                  s->root, plan_count(plan, NULL, ACTION_CHANGED), plan_count(plan, NULL, ACTION_UNCHANGED), failed,
+                  plan_count(plan, NULL, ACTION_SKIPPED),
+                  !residue ? "not verified" : residue->n_actions ? "residue remains" : "no residue", status);
+}
+
 static int verb_run(int argc, char *argv[]) {
         ReportInfo info = { .command = "run", .started_usec = realtime_usec(), .executed = true };
         ExecuteHooks hooks;
@@ -595,6 +622,8 @@ static int verb_run(int argc, char *argv[]) {
         console_init(&console, stdin, stderr, arg_step);
         hooks = console_hooks(&console);
         report_url_post_start(report_url);
+        log_event(LOG_NOTICE, LOG_MESSAGE_RUN_START, "Reset of %s started: %zu actions, %zu with something to do.",
+                  s.root, plan->n_actions, plan_count_present(plan));
         (void) engine_execute(&s.ctx, plan, &hooks);
         if (s.sel.verify && engine_verify(&s.ctx, &s.sel, &residue, &err) < 0)
                 log_error("Cannot verify the result: %s", err ?: "out of memory");
@@ -602,6 +631,7 @@ static int verb_run(int argc, char *argv[]) {
         info.exit_status = r = exit_status_of(plan, residue);
         if (s.sel.verify && !residue)
                 info.exit_status = r = EXIT_RESIDUE;
+        log_run_result(&s, plan, residue, r);
         post_final_report(&s, &info, report_url, plan, residue);
         emit_report(&s, &info, plan, residue);
 finish:
@@ -735,22 +765,28 @@ static int verb_orphan_check(int argc, char *argv[]) {
 typedef struct Verb {
         const char *name;
         int (*run)(int argc, char *argv[]);
+        bool no_operands;       /* anything after the verb is a usage error, before anything runs */
 } Verb;
 
 static const Verb verbs[] = {
-        { "plan", verb_plan },
-        { "run", verb_run },
-        { "status", verb_status },
-        { "orphan-check", verb_orphan_check },
-        { "manifest", verb_manifest },
+        { "plan", verb_plan, true },
+        { "run", verb_run, true },
+        { "status", verb_status, true },
+        { "orphan-check", verb_orphan_check, false },  /* its usage errors exit 255: it checks itself */
+        { "manifest", verb_manifest, false },
 };
 
 static int dispatch(int argc, char *argv[]) {
         if (argc < 1)
                 return usage_error("a command is needed: plan, run, status, manifest or orphan-check"), EXIT_USAGE;
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                if (streq(verbs[i].name, argv[0]))
+                if (streq(verbs[i].name, argv[0])) {
+                        /* "run status" must not reset the node and exit 0: reject, like util-linux. */
+                        if (verbs[i].no_operands && argc > 1)
+                                return usage_error("'%s' takes no operands, got '%s'", argv[0], argv[1]),
+                                       EXIT_USAGE;
                         return verbs[i].run(argc, argv);
+                }
         return usage_error("unknown command '%s'", argv[0]), EXIT_USAGE;
 }
 
