@@ -625,6 +625,7 @@ static int verb_run(int argc, char *argv[]) {
         log_event(LOG_NOTICE, LOG_MESSAGE_RUN_START, "Reset of %s started: %zu actions, %zu with something to do.",
                   s.root, plan->n_actions, plan_count_present(plan));
         (void) engine_execute(&s.ctx, plan, &hooks);
+        console_done(&console);
         if (s.sel.verify && engine_verify(&s.ctx, &s.sel, &residue, &err) < 0)
                 log_error("Cannot verify the result: %s", err ?: "out of memory");
         info.verified = residue != NULL;
