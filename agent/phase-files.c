@@ -248,7 +248,7 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
         p = protecting_entry(ctx->manifest, path);
         if (p) {
                 a->present = false;
-                return action_set_skip(a, "protected by %s:%u", p->file, p->line);
+                return action_set_skip_code(a, "protected", "protected by %s:%u", p->file, p->line);
         }
         r = pattern ? remove_pattern(ctx, d, true, &msg) : remove_one(ctx, d, path, true, &msg, &symlink);
         a->present = r != 0;
@@ -260,7 +260,7 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
         /* Only a symlink seen above the target makes the line one not to act on. Any other failure
          * of the dry run (a walk that could not finish) is a failure to come, and residue. */
         if (symlink)
-                return action_set_skip(a, "%s", a->detail);
+                return action_set_skip_code(a, "symlink", "%s", a->detail);
         return 0;
 }
 

@@ -93,4 +93,36 @@ assert "every MESSAGE_ID the agent sends is in the catalog" eval '
         for id in $(grep -o "\"MESSAGE_ID\": \"[0-9a-f]*\"" "$WORK/journal" | cut -d\" -f4 | sort -u); do
                 grep -q "^-- $id\$" "$TOP/docs/node-reset.catalog" || exit 1
         done'
+
+# --- the JSON report as a contract: schema, error codes, skip_reason said once -----------------
+REPORT="$TOP/tests/integration/report.py"
+jq_() { "$REPORT" "$@" > /dev/null; }
+root=$WORK/j
+make_tree "$root"
+mkdir -p "$root/var/lib/kubelet/keep"
+printf 'unmount /var/lib/kubelet/*\nremove /var/lib/kubelet/keep\nempty /var/lib/kubelet\nprotect /var/lib/kubelet/keep\n' > "$WORK/mj.conf"
+( exec 3<"$root/var/lib/kubelet/pods/p1/volumes/v/data"; exec sleep 120 ) > /dev/null 2>&1 &
+holder=$!
+for _ in $(seq 100); do [ -e "/proc/$holder/fd/3" ] && break; sleep 0.05; done
+nr --root "$root" --manifest "$WORK/mj.conf" -o json plan > "$WORK/plan.json" 2> /dev/null
+nr --root "$root" --manifest "$WORK/mj.conf" -o json --yes run > "$WORK/run.json" 2> /dev/null
+nr --root "$root" --manifest "$WORK/mj.conf" -o json status > "$WORK/status.json" 2> /dev/null
+nr --root "$root" -o json orphan-check > "$WORK/orphan.json" 2> /dev/null
+kill "$holder"; wait "$holder" 2>/dev/null
+for c in plan run status orphan; do
+        assert "$c: the JSON matches docs/report.schema.json" schema_valid "$WORK/$c.json"
+        assert "$c: schema_version 1" jq_ "$WORK/$c.json" 'r["schema_version"] == 1'
+done
+assert "run: the busy unmount failed with error EBUSY" \
+        jq_ "$WORK/run.json" "[a['error'] for a in actions(r, kind='unmount')] == ['EBUSY']"
+assert "run: the protected line skipped with error 'protected', its reason once, in message" \
+        jq_ "$WORK/run.json" "any(a['result'] == 'skipped' and a['error'] == 'protected' and 'protected by' in a['message'] and 'skip_reason' not in a for a in actions(r))"
+assert "run: a changed or unchanged action has error null" \
+        jq_ "$WORK/run.json" "all(a['error'] is None for a in actions(r) if a['result'] in ('changed', 'unchanged'))"
+assert "the protected directory survived" test -d "$root/var/lib/kubelet/keep"
+assert "plan: the protected line has its skip_reason, no message" \
+        jq_ "$WORK/plan.json" "any(a['skip_reason'] and a['error'] is None and a['message'] is None for a in actions(r))"
+assert "the validator rejects a report without schema_version" eval '
+        python3 -c "import json,sys; r=json.load(open(sys.argv[1])); del r[\"schema_version\"]; json.dump(r, sys.stdout)" \
+                "$WORK/run.json" > "$WORK/bad.json" && ! schema_valid "$WORK/bad.json" 2> /dev/null'
 finish
