@@ -9,6 +9,7 @@
 #include "agent/mount-util.h"
 #include "agent/path.h"
 #include "agent/phase.h"
+#include "agent/proc.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -39,31 +40,8 @@ static const char *node_path_of(const Context *ctx, const char *mount_point) {
         return rest;
 }
 
-static bool pid_has_fd_beneath(const char *pid, const char *abs_path) {
-        char fddir[64], lpath[320], link[PATH_MAX + 1];
-        struct dirent *fe;
-        bool found = false;
-        DIR *fds;
-
-        snprintf(fddir, sizeof fddir, "/proc/%s/fd", pid);
-        fds = opendir(fddir);
-        if (!fds)
-                return false;
-        while (!found && (fe = readdir(fds))) {
-                ssize_t l;
-
-                snprintf(lpath, sizeof lpath, "%s/%s", fddir, fe->d_name);
-                l = readlink(lpath, link, sizeof link - 1);
-                if (l <= 0)
-                        continue;
-                link[l] = '\0';
-                found = path_startswith_dir(link, abs_path);
-        }
-        closedir(fds);
-        return found;
-}
-
-/* Name (up to 8 of) the processes that keep a mount busy, so the operator knows what to stop. */
+/* Name (up to 8 of) the processes that keep a mount busy, and how (an open file, a working or root
+ * directory, a mapping), so the operator knows what to stop. */
 static char *busy_holders(const char *abs_path) {
         char *list = NULL;
         struct dirent *de;
@@ -74,11 +52,12 @@ static char *busy_holders(const char *abs_path) {
         if (!proc)
                 return NULL;
         while (n < 8 && (de = readdir(proc))) {
+                const char *how;
                 char *t;
 
-                if (!isdigit_str(de->d_name) || !pid_has_fd_beneath(de->d_name, abs_path))
+                if (!isdigit_str(de->d_name) || !(how = proc_holds_path(atoi(de->d_name), abs_path)))
                         continue;
-                if (asprintf(&t, "%s%s%s", strempty(list), list ? ", " : "", de->d_name) < 0)
+                if (asprintf(&t, "%s%s%s (%s)", strempty(list), list ? ", " : "", de->d_name, how) < 0)
                         break;
                 free(list);
                 list = t;
@@ -99,10 +78,10 @@ static int unmount_busy(Context *ctx, UnmountData *d, char **reterr_msg) {
                 if (r <= 0)
                         return r;
                 return set_errmsg(reterr_msg, 1, "busy%s%s: detached lazily (--lazy-unmount)",
-                                  holders ? ", held open by PID " : "", strempty(holders));
+                                  holders ? ", held by PID " : "", strempty(holders));
         }
         return set_errmsg(reterr_msg, -EBUSY, "busy%s%s: left mounted, nothing beneath it is removed",
-                          holders ? ", held open by PID " : "", strempty(holders));
+                          holders ? ", held by PID " : "", strempty(holders));
 }
 
 /* Only the mount the plan saw, reached beneath --root without following a symlink (a pod can swap

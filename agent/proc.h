@@ -57,3 +57,9 @@ bool proc_pid_in(const pid_t *list, pid_t pid);
 /* The descendants of pid in the table, breadth first, not descending below a PID in `skip`.
  * *ret is malloc'd (n may be 0). */
 int proc_descendants(const ProcTable *t, pid_t pid, const pid_t *skip, pid_t **ret, size_t *ret_n);
+
+/* How process pid keeps the tree at abs_path (an absolute path as this process sees it) busy: a
+ * static word, "fd" (an open file), "cwd" (its working directory), "root" (its root directory) or
+ * "map" (a memory-mapped file, a library or an executable), or NULL when it does not (or is gone).
+ * A mount held only by a working directory or a mapping is as busy as one with an open file. */
+const char *proc_holds_path(pid_t pid, const char *abs_path);

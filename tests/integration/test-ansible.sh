@@ -227,7 +227,7 @@ playbook strict -e node_reset_confirm=yes -e node_reset_max_fail_percentage=0; r
 assert "strict: exit 2 (a host failed)" test $rc -eq 2
 assert "strict: node1 and node2 (first batch) changed" q "$WORK/strict.json" "stats('node1')['changed'] > 0 and stats('node2')['changed'] > 0 and stats('node1')['failures'] == 0"
 assert "strict: node3 failed with the agent's message naming the busy mount and its holder" \
-        q "$WORK/strict.json" "'busy, held open by PID $holder' in res('Fail when node-reset failed', 'node3')['msg'] and 'kubernetes.io~empty-dir/cache' in res('Fail when node-reset failed', 'node3')['msg']"
+        q "$WORK/strict.json" "'busy, held by PID $holder (fd)' in res('Fail when node-reset failed', 'node3')['msg'] and 'kubernetes.io~empty-dir/cache' in res('Fail when node-reset failed', 'node3')['msg']"
 assert "strict: node4 (same batch) was reset" q "$WORK/strict.json" "res('Reset (node-reset run)', 'node4').get('changed')"
 assert "strict: node5 (next batch) never ran" q "$WORK/strict.json" "not ran('node5')"
 assert "strict: node5 untouched" intact node5
