@@ -7,7 +7,14 @@ BINDIR      ?= $(PREFIX)/sbin
 MANDIR      ?= $(PREFIX)/share/man
 DATADIR     ?= $(PREFIX)/share/node-reset
 SYSCONFDIR  ?= /etc
+# Units follow the prefix (/usr/local/lib/systemd/system is in systemd's search path); only the
+# distribution's own prefix takes the distribution's directory (/lib/systemd/system on Debian 12).
+ifeq ($(PREFIX),/usr)
 UNITDIR     ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+else
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+endif
+CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DESTDIR     ?=
 O           ?= build
@@ -20,6 +27,12 @@ ifeq ($(V),1)
 Q :=
 else
 Q := @
+endif
+# "make -s" is silent: no "  CC ..." lines either.
+ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+SAY := :
+else
+SAY := echo
 endif
 
 AGENT_PKGS    := libsystemd yaml-0.1 libcrypto
@@ -93,7 +106,7 @@ all: $(O)/node-reset
 
 $(O)/%.o: %.c | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<")
+	@$(if $(Q),$(SAY) "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The default manifest is embedded so that a copied binary works alone in a rescue shell.
@@ -111,17 +124,17 @@ $(O)/%.a:
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(O)/node-reset: $(O)/agent/main.o $(LIBS_A)
-	@$(if $(Q),echo "  LD      $@")
+	@$(if $(Q),$(SAY) "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^
 
 $(O)/tests/%: tests/unit/%.c $(TEST_SUPPORT_LIB) $(LIBS_A)
 	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  TEST    $@")
+	@$(if $(Q),$(SAY) "  TEST    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_LIB) $(LIBS_A) $(TEST_LINK_LIBS) $(TEST_LIBS)
 
 $(O)/tests/%: tests/integration/%.c $(TEST_SUPPORT_LIB) $(LIBS_A)
 	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  HELPER  $@")
+	@$(if $(Q),$(SAY) "  HELPER  $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_LIB) $(LIBS_A) $(TEST_LINK_LIBS)
 
 # Unit tests, integration tests (root, private namespaces) and the fuzz corpus replay; the runner
@@ -199,13 +212,15 @@ install: $(O)/node-reset
 	install -D -m 0644 docs/node-reset.8 $(DESTDIR)$(MANDIR)/man8/node-reset.8
 	install -d $(DESTDIR)$(DATADIR)/manifests
 	install -m 0644 manifests/*.conf $(DESTDIR)$(DATADIR)/manifests/
+	install -m 0644 docs/report.schema.json $(DESTDIR)$(DATADIR)/
+	install -D -m 0644 docs/node-reset.catalog $(DESTDIR)$(CATALOGDIR)/node-reset.catalog
 	install -D -m 0644 shell-completion/bash/node-reset $(DESTDIR)$(BASHCOMPDIR)/node-reset
 	$(if $(wildcard units/*),install -d $(DESTDIR)$(UNITDIR) && install -m 0644 units/* $(DESTDIR)$(UNITDIR)/)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/node-reset $(DESTDIR)$(MANDIR)/man8/node-reset.8
 	rm -rf $(DESTDIR)$(DATADIR)
-	rm -f $(DESTDIR)$(BASHCOMPDIR)/node-reset
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/node-reset $(DESTDIR)$(CATALOGDIR)/node-reset.catalog
 	$(if $(wildcard units/*),cd $(DESTDIR)$(UNITDIR) && rm -f $(notdir $(wildcard units/*)))
 
 clean:

@@ -2,8 +2,16 @@
 /* Minimal JSON writing: string escaping that always yields valid JSON, whatever the bytes. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdio.h>
 
-/* Write s as a JSON string literal, quotes included. Control characters become \uXXXX; bytes that
- * are not part of valid UTF-8 (file names may hold any byte) become \u00XX so the output stays valid. */
+/* Write s as a JSON string literal, quotes included. Control characters become \uXXXX; each byte
+ * that is not part of valid UTF-8 (file names may hold any byte) becomes U+FFFD, so the output stays
+ * valid and a real "\u00ff" is never confused with the byte 0xff. */
 void json_write_string(FILE *f, const char *s);
+
+/* Whether s is valid UTF-8 throughout: when not, the emitter adds KEY_b64 beside KEY. */
+bool json_utf8_valid(const char *s);
+
+/* Write the bytes of s, base64-encoded (RFC 4648, with padding), as a JSON string literal. */
+void json_write_base64(FILE *f, const char *s);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Logging for the agent: stderr always, the journal with structured fields under systemd. */
+/* Logging for the agent: the journal with structured fields when stderr is the journal, else stderr. */
 
 /* The fields name the code location themselves (CODE_FUNC), so sd_journal_sendv() is the plain call. */
 #define SD_JOURNAL_SUPPRESS_LOCATION 1
@@ -35,9 +35,11 @@ static bool stderr_is_journal(void) {
 void log_setup(void) {
         const char *e = getenv("NODE_RESET_LOG_LEVEL");
 
-        /* Under systemd the journal gets the structured entries; stderr would only duplicate them.
-         * Without libsystemd stderr it is: the journal still gets it when stderr is its stream. */
-        journal = (stderr_is_journal() || getenv("INVOCATION_ID")) && shim_load(SHIM_LIBSYSTEMD) >= 0;
+        /* systemd's own rule: the journal only when stderr is connected to it, else stderr would only
+         * duplicate the structured entries. $INVOCATION_ID says nothing about where stderr goes
+         * (systemd-run -t, a CI runner, a timer with StandardError=file:) nor that journald runs. Without
+         * libsystemd, stderr it is. */
+        journal = stderr_is_journal() && shim_load(SHIM_LIBSYSTEMD) >= 0;
         if (e && streq(e, "debug"))
                 max_level = LOG_DEBUG;
 }
@@ -60,7 +62,7 @@ bool log_to_journal(void) {
  * so the line an operator greps is the same in both. Stack buffers only, as this also reports
  * running out of memory; four bytes of escape per byte of message always fit. */
 #define LOG_LINE_MAX 2048
-#define LOG_FIELDS_MAX 8
+#define LOG_FIELDS_MAX 10
 
 /* sd_journal_send() is variadic with no va_list twin, so a library loaded at run time cannot be
  * handed its arguments: the fields are formatted here, one stack buffer each, and sent as iovecs.
@@ -87,7 +89,7 @@ static void field_add(JournalFields *j, const char *fmt, ...) {
         j->n++;
 }
 
-static void log_write(int level, int error, const char *func, const char *raw) {
+static void log_write(int level, int error, const char *func, const char *message_id, const char *raw) {
         char buf[LOG_LINE_MAX * 4];
 
         (void) text_escape_buf(raw, buf, sizeof buf);
@@ -95,8 +97,9 @@ static void log_write(int level, int error, const char *func, const char *raw) {
                 JournalFields j;
 
                 j.n = 0;
-
                 field_add(&j, "MESSAGE=%s", buf);
+                if (message_id)
+                        field_add(&j, "MESSAGE_ID=%s", message_id);
                 field_add(&j, "PRIORITY=%d", level);
                 field_add(&j, "SYSLOG_IDENTIFIER=node-reset");
                 field_add(&j, "CODE_FUNC=%s", func);
@@ -121,8 +124,21 @@ int log_internal(int level, int error, const char *func, const char *fmt, ...) {
         (void) vsnprintf(buf, sizeof buf, fmt, ap);
         va_end(ap);
 
-        log_write(level, error, func, buf);
+        log_write(level, error, func, NULL, buf);
         return error;
+}
+
+int log_message_id(int level, const char *message_id, const char *func, const char *fmt, ...) {
+        char buf[LOG_LINE_MAX];
+        va_list ap;
+
+        if (level > max_level)
+                return 0;
+        va_start(ap, fmt);
+        (void) vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        log_write(level, 0, func, message_id, buf);
+        return 0;
 }
 
 void log_action(const Action *a) {
@@ -152,5 +168,10 @@ void log_action(const Action *a) {
         field_add(&j, "NODE_RESET_KIND=%s", a->ops->kind);
         field_add(&j, "NODE_RESET_TARGET=%s", a->target);
         field_add(&j, "NODE_RESET_RESULT=%s", result);
+        /* a failure is an event to find across a fleet; the rest are details */
+        if (a->result == ACTION_FAILED)
+                field_add(&j, "MESSAGE_ID=%s", LOG_MESSAGE_ACTION_FAILED);
+        if (a->error)
+                field_add(&j, "ERRNO=%d", -a->error);
         (void) sd_journal_sendv(j.iov, j.n);
 }

@@ -89,7 +89,9 @@ static void help(void) {
                "  orphan-check          Exit 0 when this worker's control plane has been gone --for long\n\n"
                "Options:\n"
                "  -h --help             Show this help\n"
-               "     --version          Show the version\n"
+               "  -V --version          Show the version\n"
+               "  -v --verbose          Log debug messages too\n"
+               "  -q --quiet            Log only warnings and errors\n"
                "     --root=DIR         Act on the tree beneath DIR (only mounts, files unless --phases)\n"
                "  -m --manifest=FILE    Use FILE instead of the default manifest (repeatable)\n"
                "     --phases=LIST      Only these phases (comma separated)\n"
@@ -275,6 +277,8 @@ static int parse_argv(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
+                { "verbose", no_argument, NULL, 'v' },
+                { "quiet", no_argument, NULL, 'q' },
                 { "root", required_argument, NULL, 'R' },
                 { "manifest", required_argument, NULL, 'm' },
                 { "phases", required_argument, NULL, 'P' },
@@ -306,7 +310,9 @@ static int parse_argv(int argc, char *argv[]) {
         };
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "hm:yo:", options, NULL)) >= 0)
+        /* getopt's own messages would name argv[0] (a path, a staged copy): ours name node-reset. */
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":hVvqm:yo:", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         help();
@@ -315,6 +321,12 @@ static int parse_argv(int argc, char *argv[]) {
                         printf("node-reset %s\noptional libraries:\n", NODE_RESET_VERSION);
                         libraries_print(stdout);
                         return 0;
+                case 'v':
+                        log_set_max_level(LOG_DEBUG);
+                        break;
+                case 'q':
+                        log_set_max_level(LOG_WARNING);
+                        break;
                 case 'R':
                         arg_root = optarg;
                         break;
@@ -339,9 +351,14 @@ static int parse_argv(int argc, char *argv[]) {
                         if (arg_output < 0)
                                 return usage_error("invalid --output '%s': expected 'text' or 'json'", optarg);
                         break;
+                case ':':
+                        if (optopt > 0 && optopt < 0x100 && !startswith(argv[optind - 1], "--"))
+                                return usage_error("option requires an argument -- '%c'", optopt);
+                        return usage_error("option '%s' requires an argument", argv[optind - 1]);
                 case '?':
-                        fputs("Try 'node-reset --help'.\n", stderr);
-                        return -EINVAL;
+                        if (optopt > 0 && optopt < 0x100 && !startswith(argv[optind - 1], "--"))
+                                return usage_error("invalid option -- '%c'", optopt);
+                        return usage_error("unrecognized option '%s'", argv[optind - 1]);
                 default:
                         r = parse_long_only(c, optarg);
                         if (r < 0)
@@ -607,6 +624,16 @@ static void explain_backup_failure(Plan *plan) {
                 }
 }
 
+static void log_run_result(const Setup *s, const Plan *plan, const Plan *residue, int status) {
+        size_t failed = plan_count(plan, NULL, ACTION_FAILED);
+
+        log_event(status == EXIT_CLEAN ? LOG_NOTICE : LOG_ERR, LOG_MESSAGE_RUN_RESULT,
+                  "Reset of %s finished: %zu changed, %zu unchanged, %zu failed, %zu skipped, %s; exit status %d.",
+                  s->root, plan_count(plan, NULL, ACTION_CHANGED), plan_count(plan, NULL, ACTION_UNCHANGED), failed,
+                  plan_count(plan, NULL, ACTION_SKIPPED),
+                  !residue ? "not verified" : residue->n_actions ? "residue remains" : "no residue", status);
+}
+
 static int verb_run(int argc, char *argv[]) {
         ReportInfo info = { .command = "run", .started_usec = now(CLOCK_REALTIME), .executed = true };
         ExecuteHooks hooks;
@@ -645,15 +672,19 @@ static int verb_run(int argc, char *argv[]) {
         run_hooks = (RunHooks) { .inner = console_hooks(&console) };
         hooks = (ExecuteHooks) { run_phase_begin, run_progress, run_phase_end, &run_hooks };
         report_url_post_start(report_url);
+        log_event(LOG_NOTICE, LOG_MESSAGE_RUN_START, "Reset of %s started: %zu actions, %zu with something to do.",
+                  s.root, plan->n_actions, plan_count_present(plan));
         (void) engine_execute(&s.ctx, plan, &hooks);
         if (run_hooks.backup_failed)
                 explain_backup_failure(plan);
+        console_done(&console);
         if (s.sel.verify && engine_verify(&s.ctx, &s.sel, &residue, &err) < 0)
                 log_error("Cannot verify the result: %s", err ?: "out of memory");
         info.verified = residue != NULL;
         info.exit_status = r = exit_status_of(plan, residue);
         if (s.sel.verify && !residue)
                 info.exit_status = r = EXIT_RESIDUE;
+        log_run_result(&s, plan, residue, r);
         post_final_report(&s, &info, report_url, plan, residue);
         emit_report(&s, &info, plan, residue);
 finish:
@@ -787,22 +818,28 @@ static int verb_orphan_check(int argc, char *argv[]) {
 typedef struct Verb {
         const char *name;
         int (*run)(int argc, char *argv[]);
+        bool no_operands;       /* anything after the verb is a usage error, before anything runs */
 } Verb;
 
 static const Verb verbs[] = {
-        { "plan", verb_plan },
-        { "run", verb_run },
-        { "status", verb_status },
-        { "orphan-check", verb_orphan_check },
-        { "manifest", verb_manifest },
+        { "plan", verb_plan, true },
+        { "run", verb_run, true },
+        { "status", verb_status, true },
+        { "orphan-check", verb_orphan_check, false },  /* its usage errors exit 255: it checks itself */
+        { "manifest", verb_manifest, false },
 };
 
 static int dispatch(int argc, char *argv[]) {
         if (argc < 1)
                 return usage_error("a command is needed: plan, run, status, manifest or orphan-check"), EXIT_USAGE;
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                if (streq(verbs[i].name, argv[0]))
+                if (streq(verbs[i].name, argv[0])) {
+                        /* "run status" must not reset the node and exit 0: reject, like util-linux. */
+                        if (verbs[i].no_operands && argc > 1)
+                                return usage_error("'%s' takes no operands, got '%s'", argv[0], argv[1]),
+                                       EXIT_USAGE;
                         return verbs[i].run(argc, argv);
+                }
         return usage_error("unknown command '%s'", argv[0]), EXIT_USAGE;
 }
 

@@ -287,6 +287,7 @@ void orphan_check_emit(Emitter *e, const OrphanOptions *o, const OrphanCheck *c,
         (void) gethostname(host, sizeof host - 1);
         emit_open_object(e, NULL);
         emit_string(e, COLOR_NONE, "tool", NULL, "node-reset");
+        emit_uint(e, COLOR_NONE, "schema_version", NULL, REPORT_SCHEMA_VERSION);
         emit_string(e, COLOR_NONE, "version", NULL, NODE_RESET_VERSION);
         emit_string(e, COLOR_NONE, "command", NULL, "orphan-check");
         emit_string(e, COLOR_NONE, "hostname", NULL, host);

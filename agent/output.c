@@ -111,6 +111,14 @@ void emit_string(Emitter *e, Color c, const char *key, const char *fmt, const ch
                         json_write_string(e->f, value);
                 else
                         fputs("null", e->f);
+                /* Invalid bytes became U+FFFD above: the exact bytes ride beside, reversibly. */
+                if (key && value && !json_utf8_valid(value)) {
+                        char k[64];
+
+                        (void) snprintf(k, sizeof k, "%s_b64", key);
+                        json_key(e, k);
+                        json_write_base64(e->f, value);
+                }
                 return;
         }
         if (!fmt)

@@ -6,6 +6,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The JSON report's shape, docs/report.schema.json: raised on an incompatible change (a member
+ * removed, renamed or retyped); new members may appear without a raise. */
+#define REPORT_SCHEMA_VERSION 1ULL
+
 typedef enum OutputMode {
         OUTPUT_TEXT,
         OUTPUT_JSON,

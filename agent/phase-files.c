@@ -73,17 +73,24 @@ static const ManifestEntry *protecting_entry(const Manifest *m, const char *node
         return NULL;
 }
 
-static RemoveOptions remove_options(const Context *ctx, const FileData *d, bool dry_run) {
+static bool unmounted_first(const char *node_path, void *userdata);
+
+static RemoveOptions remove_options(const Context *ctx, const FileData *d, bool dry_run, bool plan) {
         return (RemoveOptions) {
                 .dry_run = dry_run,
                 .keep_top = d->type == DIRECTIVE_EMPTY,
                 .protect = protect_check,
+                .unmounted_first = plan ? unmounted_first : NULL,
                 .userdata = (void *) ctx,
                 .deadline_usec = ctx->deadline_usec,
         };
 }
 
-static bool unmounted_first(const Manifest *m, const char *node_path) {
+/* The files phase runs after the mounts phase: a mount an unmount line covers is gone by then. */
+static bool unmounted_first(const char *node_path, void *userdata) {
+        const Context *ctx = userdata;
+        const Manifest *m = ctx->manifest;
+
         MANIFEST_FOREACH(e, m, DIRECTIVE_UNMOUNT)
                 if (path_pattern_covers(e->args[0], node_path))
                         return true;
@@ -107,24 +114,28 @@ static int append(char **buf, const char *fmt, ...) {
         return 0;
 }
 
-/* Mounts met by the walk: in a plan, those an unmount line covers are gone before the files phase. */
-static int describe_mounts(char **buf, const Manifest *m, char **mounts, bool dry_run) {
-        unsigned covered = 0;
+/* What a walk is for: its counts and its words differ. */
+typedef enum Walk {
+        WALK_APPLY,     /* remove */
+        WALK_PLAN,      /* count what the run will remove; the mounts phase has not run yet */
+        WALK_CHECK,     /* verify: count what is left; the mounts phase has run (or failed) */
+} Walk;
+
+/* Mounts met by the walk. Only a plan counts some as unmounted first: once the mounts phase has
+ * run, one still there was left alone, whatever the manifest asked. */
+static int describe_mounts(char **buf, char **mounts, unsigned covered) {
         bool first = true;
         int r = 0;
 
         STRV_FOREACH(p, mounts) {
-                if (dry_run && unmounted_first(m, *p)) {
-                        covered++;
-                        continue;
-                }
                 r = append(buf, "%s%s", first ? "; mount points left alone: " : ", ", *p);
                 first = false;
                 if (r < 0)
                         return r;
         }
         if (covered > 0)
-                r = append(buf, "; %u mount point%s beneath, unmounted first", covered, covered == 1 ? "" : "s");
+                r = append(buf, "; %u mount point%s beneath, unmounted first (what %s not counted)", covered,
+                           covered == 1 ? "" : "s", covered == 1 ? "it hides is" : "they hide are");
         return r;
 }
 
@@ -132,7 +143,8 @@ static int describe_mounts(char **buf, const Manifest *m, char **mounts, bool dr
 #define KEPT_LINKED "; immutable/append-only with other hard links, flag not cleared, not removed: "
 
 /* One line that says what the walk did, or would do: the report's message and the plan's detail. */
-static char *describe_stats(const Manifest *m, const RemoveStats *s, bool dry_run) {
+static char *describe_stats(const Manifest *m, const RemoveStats *s, Walk walk) {
+        bool dry_run = walk != WALK_APPLY;
         char *buf = NULL;
         int r;
 
@@ -145,7 +157,7 @@ static char *describe_stats(const Manifest *m, const RemoveStats *s, bool dry_ru
                 r = append(&buf, "; %s the immutable/append-only flag of %u", dry_run ? "will clear" : "cleared",
                            s->flags_cleared);
         if (r >= 0)
-                r = describe_mounts(&buf, m, s->kept_mounts, dry_run);
+                r = describe_mounts(&buf, s->kept_mounts, s->unmounted_first);
         STRV_FOREACH(p, s->kept_linked)
                 if (r >= 0)
                         r = append(&buf, "%s%s", p == s->kept_linked ? KEPT_LINKED : ", ", *p);
@@ -163,9 +175,9 @@ static char *describe_stats(const Manifest *m, const RemoveStats *s, bool dry_ru
 }
 
 /* *ret_symlink, when given, says a component above the target was seen to be a symlink. */
-static int remove_one(Context *ctx, const FileData *d, const char *path, bool dry_run, char **ret_msg,
+static int remove_one(Context *ctx, const FileData *d, const char *path, Walk walk, char **ret_msg,
                       bool *ret_symlink) {
-        RemoveOptions o = remove_options(ctx, d, dry_run);
+        RemoveOptions o = remove_options(ctx, d, walk != WALK_APPLY, walk == WALK_PLAN);
         RemoveStats s = {};
         int r;
 
@@ -179,14 +191,14 @@ static int remove_one(Context *ctx, const FileData *d, const char *path, bool dr
                 else if (r == -ETIME)
                         *ret_msg = strdup("the run's --timeout was reached during the walk");
                 else
-                        *ret_msg = describe_stats(ctx->manifest, &s, dry_run);
+                        *ret_msg = describe_stats(ctx->manifest, &s, walk);
         }
         remove_stats_done(&s);
         return r;
 }
 
 /* A line that matched nothing when planned is expanded again: whatever matches now goes too. */
-static int remove_pattern(Context *ctx, const FileData *d, bool dry_run, char **ret_msg) {
+static int remove_pattern(Context *ctx, const FileData *d, Walk walk, char **ret_msg) {
         cleanup_strv char **matches = NULL;
         int r, result = 0;
         unsigned n = 0;
@@ -199,7 +211,7 @@ static int remove_pattern(Context *ctx, const FileData *d, bool dry_run, char **
                         continue;
                 cleanup_free char *msg = NULL;
 
-                r = remove_one(ctx, d, *m, dry_run, &msg, NULL);
+                r = remove_one(ctx, d, *m, walk, &msg, NULL);
                 if (r > 0)
                         n++;
                 if (r < 0 && result >= 0)
@@ -218,8 +230,8 @@ static int file_apply(Action *a, Context *ctx, char **ret_msg) {
         const FileData *d = a->data;
 
         if (d->pattern)
-                return remove_pattern(ctx, d, false, ret_msg);
-        return remove_one(ctx, d, d->path, false, ret_msg, NULL);
+                return remove_pattern(ctx, d, WALK_APPLY, ret_msg);
+        return remove_one(ctx, d, d->path, WALK_APPLY, ret_msg, NULL);
 }
 
 /* Residue: a dry run that still finds something to remove, or a mount it must leave alone. */
@@ -228,9 +240,9 @@ static int file_check(Action *a, Context *ctx, char **ret_msg) {
         int r;
 
         if (d->pattern)
-                r = remove_pattern(ctx, d, true, ret_msg);
+                r = remove_pattern(ctx, d, WALK_CHECK, ret_msg);
         else
-                r = remove_one(ctx, d, d->path, true, ret_msg, NULL);
+                r = remove_one(ctx, d, d->path, WALK_CHECK, ret_msg, NULL);
         if (r == -EBUSY)
                 return 1;
         return r;
@@ -273,7 +285,7 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
         p = protecting_entry(ctx->manifest, path);
         if (p) {
                 a->present = false;
-                return action_set_skip(a, "protected by %s:%u", p->file, p->line);
+                return action_set_skip_code(a, "protected", "protected by %s:%u", p->file, p->line);
         }
         if (builtin_protects(ctx, path) == PROTECT_SELF) {
                 a->present = false;
@@ -281,7 +293,7 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
                                        "the data of an etcd cluster's last member: kept" :
                                        "node-reset's backups (" BACKUP_DIR ") are never removed");
         }
-        r = pattern ? remove_pattern(ctx, d, true, &msg) : remove_one(ctx, d, path, true, &msg, &symlink);
+        r = pattern ? remove_pattern(ctx, d, WALK_PLAN, &msg) : remove_one(ctx, d, path, WALK_PLAN, &msg, &symlink);
         a->present = r != 0;
         a->detail = TAKE_PTR(msg);
         if (e->system_path) {
@@ -291,7 +303,7 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
         /* Only a symlink seen above the target makes the line one not to act on. Any other failure
          * of the dry run (a walk that could not finish) is a failure to come, and residue. */
         if (symlink)
-                return action_set_skip(a, "%s", a->detail);
+                return action_set_skip_code(a, "symlink", "%s", a->detail);
         return 0;
 }
 

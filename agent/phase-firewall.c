@@ -328,7 +328,7 @@ static int plan_nft_skipped(Plan *plan, int family, const char *reason, int r) {
         if (!a)
                 return -ENOMEM;
         a->present = false;
-        return action_set_skip(a, "nf_tables not available in this kernel (%s)", strerror(-r));
+        return action_set_skip_code(a, "unsupported", "nf_tables not available in this kernel (%s)", strerror(-r));
 }
 
 /* The iptables-nft tables of one family, then the tables the manifest lists in it. */
@@ -701,7 +701,7 @@ static int plan_ipvs(Plan *plan, const Manifest *m) {
         r = ipvs_count_services(&n, &err);
         if (r == -EPROTONOSUPPORT) {
                 a->present = false;
-                return action_set_skip(a, "IPVS not present in this kernel");
+                return action_set_skip_code(a, "unsupported", "IPVS not present in this kernel");
         }
         if (r < 0) {
                 a->present = false;
@@ -736,7 +736,7 @@ int phase_firewall_plan(Context *ctx, Plan *plan, char **reterr) {
                 if (!a)
                         return -ENOMEM;
                 a->present = false;
-                return action_set_skip(a, "firewall keep: netfilter state, ipsets and IPVS left as they are");
+                return action_set_skip_code(a, "kept", "firewall keep: netfilter state, ipsets and IPVS left as they are");
         }
         r = plan_nft(plan, m, &s, reterr);
         if (r >= 0)

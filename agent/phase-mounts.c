@@ -9,6 +9,7 @@
 #include "agent/path.h"
 #include "agent/phase.h"
 #include "agent/proc.h"
+#include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -39,24 +40,30 @@ static const char *node_path_of(const Context *ctx, const char *mount_point) {
         return rest;
 }
 
-static bool target_beneath(const char *target, const void *abs_path) {
-        return path_startswith_dir(target, abs_path);
-}
-
-/* Name (up to 8 of) the processes that keep a mount busy, so the operator knows what to stop. */
+/* Name (up to 8 of) the processes that keep a mount busy, and how (an open file, a working or root
+ * directory, a mapping), so the operator knows what to stop. */
 static char *busy_holders(const char *abs_path) {
-        pid_t pids[8];
+        cleanup_closedir DIR *proc = NULL;
         char *list = NULL;
-        int n;
+        int n = 0;
 
-        n = proc_fd_holders(target_beneath, abs_path, pids, ELEMENTSOF(pids));
-        for (int i = 0; i < n; i++) {
-                char *t = strprintf("%s%s%d", strempty(list), list ? ", " : "", (int) pids[i]);
+        proc = opendir("/proc");
+        if (!proc)
+                return NULL;
+        FOREACH_DIRENT(de, proc) {
+                const char *how;
+                char *t;
 
+                if (n >= 8)
+                        break;
+                if (!isdigit_str(de->d_name) || !(how = proc_holds_path(atoi(de->d_name), abs_path)))
+                        continue;
+                t = strprintf("%s%s%s (%s)", strempty(list), list ? ", " : "", de->d_name, how);
                 if (!t)
                         break;
                 free(list);
                 list = t;
+                n++;
         }
         return list;
 }
@@ -72,10 +79,10 @@ static int unmount_busy(Context *ctx, UnmountData *d, char **ret_msg) {
                 if (r <= 0)
                         return r;
                 return set_errmsg(ret_msg, 1, "busy%s%s: detached lazily (--lazy-unmount)",
-                                  holders ? ", held open by PID " : "", strempty(holders));
+                                  holders ? ", held by PID " : "", strempty(holders));
         }
         return set_errmsg(ret_msg, -EBUSY, "busy%s%s: left mounted, nothing beneath it is removed",
-                          holders ? ", held open by PID " : "", strempty(holders));
+                          holders ? ", held by PID " : "", strempty(holders));
 }
 
 /* Only the mount the plan saw, reached beneath --root without following a symlink (a pod can swap

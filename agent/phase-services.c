@@ -185,7 +185,7 @@ static int add_unit(Plan *plan, ServiceManager *m, const char *phase, UnitVerb v
                         return -ENOMEM;
                 a->present = false;
                 r = action_set_detail(a, "protected");
-                return r < 0 ? r : action_set_skip(a, "protected: node-reset never acts on %s", unit);
+                return r < 0 ? r : action_set_skip_code(a, "protected", "protected: node-reset never acts on %s", unit);
         }
         data = strdup(unit);
         if (!data)
@@ -254,7 +254,8 @@ static int add_unreachable(Context *ctx, Plan *plan, const char *phase, const ch
                 a->present = false;
                 r = action_set_detail(a, "%s", e->args[1]);
                 if (r >= 0)
-                        r = action_set_skip(a, "systemd not running: %s", services_manager_why_absent(ctx->systemd));
+                        r = action_set_skip_code(a, "no-systemd", "systemd not running: %s",
+                                                 services_manager_why_absent(ctx->systemd));
                 if (r < 0)
                         return r;
         }
@@ -458,7 +459,7 @@ int phase_reload_plan(Context *ctx, Plan *plan, char **reterr) {
                 if (!a)
                         return -ENOMEM;
                 a->present = false;
-                return action_set_skip(a, "systemd not running: %s", services_manager_why_absent(m));
+                return action_set_skip_code(a, "no-systemd", "systemd not running: %s", services_manager_why_absent(m));
         }
         r = add_reload(ctx, plan, reterr);
         if (r < 0)

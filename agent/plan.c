@@ -121,6 +121,34 @@ int action_set_skip(Action *a, const char *fmt, ...) {
         return r;
 }
 
+int action_set_skip_code(Action *a, const char *code, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        a->code = code;
+        va_start(ap, fmt);
+        r = set_formatted(&a->skip_reason, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+const char *action_error_code(const Action *a) {
+        const char *name;
+
+        if (a->result == ACTION_FAILED) {
+                if (a->code)
+                        return a->code;
+                name = a->error ? strerrorname_np(-a->error) : NULL;
+                return name ?: "failed";
+        }
+        if (a->result != ACTION_SKIPPED)
+                return NULL;
+        if (a->code)
+                return a->code;
+        /* No skip reason from the plan: the operator skipped or quit (--step). */
+        return a->skip_reason ? "refused" : "operator";
+}
+
 void action_record(Action *a, int r, char *message) {
         free(a->message);
         a->message = message;

@@ -44,6 +44,8 @@ struct Action {
         char *reason;           /* why: the manifest line that asked for it */
         bool present;           /* observed: there is something to do */
         char *skip_reason;      /* set at plan time: executing records "skipped" with this */
+        const char *code;       /* static: the report's machine-readable "error" of a skip (default
+                                 * "refused") or of a failure whose errno says too little */
         void *data;
 
         ActionResult result;
@@ -71,6 +73,12 @@ int plan_append(Plan *p, Action *a);
 
 int action_set_detail(Action *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int action_set_skip(Action *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same with the short code the JSON report gives as "error" ("protected", "unsupported", ...). */
+int action_set_skip_code(Action *a, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The report's "error" of an action: NULL unless it failed or was skipped; a failure's errno name
+ * (EBUSY) unless its code says more, a skip's code. */
+const char *action_error_code(const Action *a);
 
 const char *action_result_to_string(ActionResult r);
 

@@ -2,6 +2,8 @@
 /* Processes as /proc shows them: executables, command lines, parents, start times, open fds, and the
  * never-signal guard. Every walk over /proc in the agent is here. */
 
+#include <dirent.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -429,4 +431,71 @@ int proc_socket_listener(const char *path, pid_t *ret) {
         snprintf(want, sizeof want, "socket:[%lu]", inode);
         r = proc_fd_holders(target_is, want, ret, 1);
         return r < 0 ? r : r > 0;
+}
+
+static bool link_beneath(int dfd, const char *name, const char *abs_path) {
+        char link[PATH_MAX + 1];
+        ssize_t l;
+
+        l = readlinkat(dfd, name, link, sizeof link - 1);
+        if (l <= 0)
+                return false;
+        link[l] = '\0';
+        return path_startswith_dir(link, abs_path);
+}
+
+static bool fd_beneath(pid_t pid, const char *abs_path) {
+        char fddir[64];
+        struct dirent *fe;
+        bool found = false;
+        DIR *fds;
+
+        (void) snprintf(fddir, sizeof fddir, "/proc/%d/fd", (int) pid);
+        fds = opendir(fddir);
+        if (!fds)
+                return false;
+        /* "." and ".." are no links: readlinkat() fails on them. */
+        while (!found && (fe = readdir(fds)))
+                found = link_beneath(dirfd(fds), fe->d_name, abs_path);
+        closedir(fds);
+        return found;
+}
+
+/* A line of /proc/PID/maps is "start-end perms offset dev inode   path": the path is the sixth
+ * field, possibly with spaces, possibly ending in " (deleted)" (still a holder). */
+static bool map_beneath(pid_t pid, const char *abs_path) {
+        cleanup_free char *line = NULL;
+        char path[64];
+        size_t size = 0;
+        bool found = false;
+        FILE *f;
+
+        (void) snprintf(path, sizeof path, "/proc/%d/maps", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return false;
+        while (!found && getline(&line, &size, f) > 0) {
+                int n = -1;
+
+                line[strcspn(line, "\n")] = '\0';
+                if (sscanf(line, "%*s %*s %*s %*s %*s %n", &n) < 0 || n < 0 || line[n] != '/')
+                        continue;
+                found = path_startswith_dir(line + n, abs_path);
+        }
+        fclose(f);
+        return found;
+}
+
+const char *proc_holds_path(pid_t pid, const char *abs_path) {
+        char lpath[64];
+
+        if (fd_beneath(pid, abs_path))
+                return "fd";
+        (void) snprintf(lpath, sizeof lpath, "/proc/%d/cwd", (int) pid);
+        if (link_beneath(AT_FDCWD, lpath, abs_path))
+                return "cwd";
+        (void) snprintf(lpath, sizeof lpath, "/proc/%d/root", (int) pid);
+        if (link_beneath(AT_FDCWD, lpath, abs_path))
+                return "root";
+        return map_beneath(pid, abs_path) ? "map" : NULL;
 }

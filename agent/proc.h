@@ -86,3 +86,8 @@ int proc_fd_holders(bool (*match)(const char *target, const void *userdata), con
  * namespace's /proc/net/unix, then an fd pointing at it): 1 and the PID; 0 (and 0) when none;
  * -errno when it cannot tell. */
 int proc_socket_listener(const char *path, pid_t *ret);
+/* How process pid keeps the tree at abs_path (an absolute path as this process sees it) busy: a
+ * static word, "fd" (an open file), "cwd" (its working directory), "root" (its root directory) or
+ * "map" (a memory-mapped file, a library or an executable), or NULL when it does not (or is gone).
+ * A mount held only by a working directory or a mapping is as busy as one with an open file. */
+const char *proc_holds_path(pid_t pid, const char *abs_path);

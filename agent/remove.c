@@ -166,6 +166,19 @@ static int walk_keep_mount(Walk *w) {
         return walk_fail(w, r < 0 ? r : -EBUSY);
 }
 
+/* A mount point met. A plan's walk counts one that the mounts phase unmounts first as an entry that
+ * goes (what lies beneath it is not seen); any other is left alone. */
+static int walk_meet_mount(Walk *w, mode_t mode) {
+        if (!w->o->dry_run || !w->o->unmounted_first || !w->o->unmounted_first(w->path.p, w->o->userdata))
+                return walk_keep_mount(w);
+        w->s->unmounted_first++;
+        if (S_ISDIR(mode))
+                w->s->dirs++;
+        else
+                w->s->files++;
+        return 1;
+}
+
 /* An immutable or append-only file whose inode has other names is left, flag and all: residue. */
 static int walk_keep_linked(Walk *w) {
         int r = strv_extend(&w->s->kept_linked, w->path.p);
@@ -421,7 +434,7 @@ static int walk_enter(Walk *w, int dfd, const char *name, const NodeId *parent, 
                 return walk_fail(w, r);
         if (node_other_mount(parent, &id)) {
                 if (!top)
-                        return walk_keep_mount(w);
+                        return walk_meet_mount(w, S_IFDIR);
                 w->s->top_is_mount = true;
                 keep = true;
         }
@@ -517,7 +530,7 @@ static int remove_entry_at(Walk *w, Level *l, const char *name, size_t saved) {
                 return walk_keep_protected(w);
         /* Checked before opening it, so that an automount point is not triggered. */
         if (node_other_mount(&l->id, &id))
-                return walk_keep_mount(w);
+                return walk_meet_mount(w, id.mode);
         /* PROTECT_CONTAINS only says a protected path could be beneath: the directory stays
          * exactly when the walk really kept something in it (its level ends with 0). */
         if (S_ISDIR(id.mode))
@@ -590,7 +603,7 @@ static int remove_top_node(Walk *w, int pfd, const char *name, const NodeId *par
                 return walk_fail(w, -ENOTDIR);
         /* A bind-mounted file: nothing to empty, and unlinking the mount point is refused anyway. */
         if (node_other_mount(parent, id))
-                return walk_keep_mount(w);
+                return walk_meet_mount(w, id->mode);
         return remove_node(w, pfd, false, name, id->mode);
 }
 

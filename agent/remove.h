@@ -18,6 +18,9 @@ typedef struct RemoveOptions {
         bool dry_run;           /* count what would go, change nothing */
         bool keep_top;          /* "empty": remove the contents, keep the directory itself */
         protect_func_t protect;
+        /* Optional, dry run only: a mount point that the mounts phase unmounts before the walk is
+         * counted as a directory that goes (a plan's counts are then the run's), not left alone. */
+        bool (*unmounted_first)(const char *node_path, void *userdata);
         void *userdata;
         uint64_t deadline_usec; /* CLOCK_MONOTONIC; 0 = none. Past it the walk stops with -ETIME */
 } RemoveOptions;
@@ -28,6 +31,7 @@ typedef struct RemoveStats {
         unsigned flags_cleared; /* immutable/append-only flags cleared to remove an entry */
         unsigned failed;        /* entries that could not be removed */
         char **kept_mounts;     /* node paths of mount points met and left alone (NULL-terminated) */
+        unsigned unmounted_first; /* dry run: mount points counted as gone (see unmounted_first) */
         char **kept_protected;  /* node paths left because protected */
         bool top_is_mount;      /* the target itself is a mount point: emptied, not removed */
         bool top_missing;       /* nothing at the target path */

@@ -35,11 +35,12 @@ static void emit_action(Emitter *e, const Action *a, bool executed) {
         emit_string(e, COLOR_NONE, "target", " %s", a->target);
         emit_string(e, COLOR_GREY, "detail", executed ? NULL : "  (%s)", a->detail);
         emit_string(e, COLOR_GREY, "reason", NULL, a->reason);
-        if (!executed && a->skip_reason)
-                emit_string(e, COLOR_YELLOW, "skip_reason", "  [will skip: %s]", a->skip_reason);
-        else
-                emit_string(e, COLOR_NONE, "skip_reason", NULL, a->skip_reason);
+        /* Executed, a skip's reason is its message: said once. */
+        if (!executed)
+                emit_string(e, COLOR_YELLOW, "skip_reason", a->skip_reason ? "  [will skip: %s]" : NULL,
+                            a->skip_reason);
         emit_string(e, COLOR_NONE, "message", executed && a->message ? ": %s" : NULL, a->message);
+        emit_string(e, COLOR_NONE, "error", NULL, action_error_code(a));
         emit_uint(e, COLOR_GREY, "duration_ms", executed && a->duration_usec >= 1000 ? " (%llu ms)" : NULL,
                   (unsigned long long) (a->duration_usec / 1000));
         emit_text(e, COLOR_NONE, "\n");
@@ -102,6 +103,7 @@ static void emit_header(Emitter *e, const ReportInfo *info) {
         format_time(info->started_usec, started, sizeof started);
         format_time(info->finished_usec, finished, sizeof finished);
         emit_string(e, COLOR_NONE, "tool", NULL, "node-reset");
+        emit_uint(e, COLOR_NONE, "schema_version", NULL, REPORT_SCHEMA_VERSION);
         emit_string(e, COLOR_NONE, "version", NULL, NODE_RESET_VERSION);
         emit_string(e, COLOR_BOLD, "command", "node-reset %s", info->command);
         emit_string(e, COLOR_NONE, "hostname", " on %s", host);

@@ -24,7 +24,13 @@ mkdir -p "$work/node" "$work/disk"
 . "$TOP/tests/integration/fixtures/node-tree.sh"
 build_node_tree "$work/node" "$work/disk"
 
-step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+# Bold on a terminal only (node-reset's own rule: never with NO_COLOR or TERM=dumb): piped into a
+# file or a CI log, the headings carry no raw escape sequences.
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ] && [ "${TERM:-dumb}" != dumb ]; then
+        step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+else
+        step() { printf '\n==> %s\n' "$*"; }
+fi
 
 step "A synthetic worker node beneath $work/node (its PV lives on $work/disk)"
 findmnt -R -o TARGET,FSTYPE "$work" | sed "s|$work|<demo>|"

@@ -13,8 +13,8 @@ packages=(
         libsystemd-dev libcurl4-openssl-dev libssl-dev libyaml-dev
         libmnl-dev libnftnl-dev
         libip4tc-dev libip6tc-dev libipset-dev libbpf-dev
-        # tests: cmocka, valgrind, and the real tools the fixtures use to build state
-        libcmocka-dev valgrind python3 util-linux e2fsprogs procps openssl
+        # tests: cmocka, valgrind, the JSON Schema validator of every report, and the real tools the fixtures use to build state
+        libcmocka-dev valgrind python3 python3-jsonschema util-linux e2fsprogs procps openssl
         iproute2 iptables ipset nftables tmux bpftool
         # the pods test: a real containerd in private namespaces (the pause image is built static with
         # build-essential's libc.a); it never talks to a containerd the package may start on the host

@@ -43,3 +43,7 @@ in_private_ns() {
         # Unmounting happens with the namespace; the directory on the host is ours to remove.
         trap 'cd /; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
 }
+
+# schema_valid FILE...: each file holds a node-reset JSON report that matches docs/report.schema.json
+# (tests/integration/report.py also checks every report it reads).
+schema_valid() { "$TOP/tests/integration/validate-json.py" "$@"; }

@@ -227,7 +227,7 @@ playbook strict -e node_reset_confirm=yes -e node_reset_max_fail_percentage=0; r
 assert "strict: exit 2 (a host failed)" test $rc -eq 2
 assert "strict: node1 and node2 (first batch) changed" q "$WORK/strict.json" "stats('node1')['changed'] > 0 and stats('node2')['changed'] > 0 and stats('node1')['failures'] == 0"
 assert "strict: node3 failed with the agent's message naming the busy mount and its holder" \
-        q "$WORK/strict.json" "'busy, held open by PID $holder' in res('Fail when node-reset failed', 'node3')['msg'] and 'kubernetes.io~empty-dir/cache' in res('Fail when node-reset failed', 'node3')['msg']"
+        q "$WORK/strict.json" "'busy, held by PID $holder (fd)' in res('Fail when node-reset failed', 'node3')['msg'] and 'kubernetes.io~empty-dir/cache' in res('Fail when node-reset failed', 'node3')['msg']"
 assert "strict: node4 (same batch) was reset" q "$WORK/strict.json" "res('Reset (node-reset run)', 'node4').get('changed')"
 assert "strict: node5 (next batch) never ran" q "$WORK/strict.json" "not ran('node5')"
 assert "strict: node5 untouched" intact node5
@@ -302,6 +302,17 @@ playbook badmanifest -e node_reset_confirm=yes -e node_reset_manifest="$WORK/bad
 assert "bad manifest: the host fails before any run" test $rc -eq 2 -a "$(q "$WORK/badmanifest.json" "not ran('node2')"; echo $?)" = 0
 assert "bad manifest: the message is the plan's FILE:LINE error" \
         q "$WORK/badmanifest.json" "'node-reset plan exited 2' in res('Fail when node-reset failed', 'node2')['msg'] and 'bad.conf:2' in res('Fail when node-reset failed', 'node2')['msg']"
+
+# meta/argument_specs.yml: a wrong value fails the host in the role's validation, before any run.
+playbook badfirewall -e node_reset_confirm=yes -e node_reset_firewall=drop --limit node2; rc=$?
+assert "argument spec: a node_reset_firewall outside its choices fails the host, nothing run" \
+        test $rc -eq 2 -a "$(q "$WORK/badfirewall.json" "not ran('node2')"; echo $?)" = 0
+assert "argument spec: Ansible's own validation (meta/argument_specs.yml) names the variable and its choices" \
+        q "$WORK/badfirewall.json" "any('arg spec' in t['task']['name'] and 'node_reset_firewall' in str(t['hosts']['node2'].get('msg', '')) and 'owned' in str(t['hosts']['node2']['msg']) for p in j['plays'] for t in p['tasks'] if 'node2' in t['hosts'])"
+playbook bothmanifests -e node_reset_confirm=yes -e node_reset_manifest="$WORK/bad.conf" \
+        -e node_reset_manifest_src="$WORK/bad.conf" --limit node2; rc=$?
+assert "both manifest variables: the host fails before any run, saying why" \
+        eval 'test $rc -eq 2 && q "$WORK/bothmanifests.json" "not ran('"'"'node2'"'"') and any('"'"'not both'"'"' in str(t['"'"'hosts'"'"'].get('"'"'node2'"'"', {}).get('"'"'msg'"'"', '"'"''"'"')) for p in j['"'"'plays'"'"'] for t in p['"'"'tasks'"'"'])"'
 
 for f in "$WORK"/*.err; do [ -s "$f" ] && { echo "--- $(basename "$f")"; grep -v '^\[WARNING\]: .*localhost' "$f" | head -20; }; done
 kill "$store"; wait "$store" 2>/dev/null

@@ -3,7 +3,8 @@
 # Packaging: the bash completion knows every verb, option and phase the binary has; debian/control
 # builds with what tools/install-deps.sh installs; "dpkg-buildpackage -us -uc -b" builds a .deb in
 # a copy of the tree (never in the checkout); the .deb holds the binary, the man page, the units,
-# the manifests and the completion, starts nothing on install, and lintian finds no error; and
+# the manifests, the completion, the README, the Ansible examples, the JSON schema and the journal
+# catalog, starts nothing on install, purges orphan-check's state, and lintian finds no error; and
 # "make install" / "make uninstall" put down and take away the same files.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 in_private_ns "$@"
@@ -104,6 +105,12 @@ assert "the .deb has /usr/sbin/node-reset" in_deb /usr/sbin/node-reset
 assert "the .deb has the man page" in_deb /usr/share/man/man8/node-reset.8.gz
 assert "the .deb has the bash completion" in_deb /usr/share/bash-completion/completions/node-reset
 assert "the .deb has the copyright file" in_deb /usr/share/doc/node-reset/copyright
+assert "the .deb has the README" eval 'in_deb /usr/share/doc/node-reset/README.md || in_deb /usr/share/doc/node-reset/README.md.gz'
+assert "the .deb has the Ansible examples" in_deb /usr/share/doc/node-reset/examples/ansible/reset.yml
+assert "the .deb has the Ansible role's argument specs" \
+        in_deb /usr/share/doc/node-reset/examples/ansible/roles/node_reset/meta/argument_specs.yml
+assert "the .deb has the JSON report's schema" in_deb /usr/share/node-reset/report.schema.json
+assert "the .deb has the journal message catalog" in_deb /usr/lib/systemd/catalog/node-reset.catalog
 for m in "$TOP"/manifests/*.conf; do
         assert "the .deb has manifest $(basename "$m")" in_deb "/usr/share/node-reset/manifests/$(basename "$m")"
 done
@@ -125,6 +132,21 @@ assert "no maintainer script enables a unit the admin had not enabled" \
         "$WORK/maintscripts"
 assert "the package depends on the libraries its core phases load (only libc is linked)" \
         grep -qE '^Depends:.*libmnl0' "$WORK/x/DEBIAN/control"
+assert "no libnl in Build-Depends (nothing links it)" not grep -q libnl "$TOP/debian/control"
+
+# postrm purge removes orphan-check's state; run here over a tmpfs on /var/lib (this namespace's
+# only) with no systemd under /run, so neither the host's /var/lib nor its systemd is touched.
+mount -t tmpfs nr-varlib /var/lib
+mkdir -p /var/lib/node-reset /var/lib/keep
+echo "evidence" > /var/lib/node-reset/orphan.state
+echo keep > /var/lib/keep/file
+sh "$WORK/x/DEBIAN/postrm" remove > /dev/null 2>&1
+assert "postrm remove keeps /var/lib/node-reset" test -f /var/lib/node-reset/orphan.state
+sh "$WORK/x/DEBIAN/postrm" purge > "$WORK/postrm.log" 2>&1
+assert "postrm purge succeeds" test $? -eq 0
+assert "postrm purge removes /var/lib/node-reset" test ! -e /var/lib/node-reset
+assert "postrm purge leaves the rest of /var/lib" test -f /var/lib/keep/file
+umount /var/lib
 
 lintian --pedantic -I --tag-display-limit 0 "$deb" > "$WORK/lintian.txt" 2>&1
 echo "lintian: $(grep -c '^E:' "$WORK/lintian.txt") errors, $(grep -c '^W:' "$WORK/lintian.txt") warnings"

@@ -85,8 +85,12 @@ make_tree "$root"
 nr --root "$root" --manifest "$WORK/m.conf" --yes --output=json run > "$WORK/run.json" 2> "$WORK/json.err"; rc=$?
 assert "JSON run exits 0" test $rc -eq 0
 assert "JSON: the name is escaped the JSON way" has "$WORK/run.json" "\"/var/lib/kubelet/pods/$N_JSON\""
-assert "JSON: an invalid byte is \\u00ff, a C1 control passes as valid UTF-8" \
-        has "$WORK/run.json" $'"/var/lib/kubelet/pods/c1-\xc2\x9b2K-bad-\\u00ff-back\\\\slash/volumes/v"'
+assert "JSON: an invalid byte is U+FFFD (never \\u00ff, which is a real ÿ), a C1 control passes as valid UTF-8" \
+        has "$WORK/run.json" $'"/var/lib/kubelet/pods/c1-\xc2\x9b2K-bad-\\ufffd-back\\\\slash/volumes/v"'
+assert "JSON: target_b64 beside it gives the exact bytes back" \
+        jq_ "$WORK/run.json" "any(raw(a, 'target') == b'/var/lib/kubelet/pods/c1-\\xc2\\x9b2K-bad-\\xff-back\\\\slash/volumes/v' and a['result'] == 'changed' for a in actions(r, kind='unmount'))"
+assert "JSON: a valid name has no _b64 twin" \
+        jq_ "$WORK/run.json" "all(('target_b64' in a) == ('bad-' in a['target']) for a in actions(r))"
 assert "JSON: no raw ESC or BEL" eval '! has "$WORK/run.json" $'"'"'\e'"'"' && ! has "$WORK/run.json" $'"'"'\a'"'"
 assert "JSON: no text-style escape leaked in" eval '! has "$WORK/run.json" "\\x1b"'
 assert "JSON: the parsed target is the exact name" \

@@ -306,8 +306,55 @@ test_linked_immutable() {
         chattr -i "$twin"
 }
 
+# The plan's counts are what the run does (a mount point the mounts phase removes first counts as a
+# directory that goes); the residue never says "unmounted first" of a mount that was not.
+test_counts_and_residue_words() {
+        local root=$WORK/counts kub=$WORK/counts/var/lib/kubelet holder
+        mkdir -p "$kub/pods/p1/volumes/v" "$kub/pods/p2/volumes/busy" "$root/etc"
+        echo keep > "$root/etc/hostname"
+        echo a > "$kub/pods/p1/state"
+        mount -t tmpfs nr-counts "$kub/pods/p1/volumes/v"
+        mkdir -p "$kub/pods/p1/volumes/v/a/b/c"
+        echo x > "$kub/pods/p1/volumes/v/a/b/c/f"
+        printf 'unmount /var/lib/kubelet/*\nempty /var/lib/kubelet\n' > "$WORK/counts.conf"
+        nr --root "$root" --manifest "$WORK/counts.conf" --output=json plan > "$WORK/counts-plan.json"
+        assert "counts: the plan counts the mount point and its parents as going" jq_ "$WORK/counts-plan.json" \
+                "[a['detail'] for a in actions(r, kind='empty')] == ['1 file, 7 directories; 1 mount point beneath, unmounted first (what it hides is not counted)']"
+        nr --root "$root" --manifest "$WORK/counts.conf" --yes --output=json run > "$WORK/counts-run.json"; rc=$?
+        assert "counts: the run exits 0" test $rc -eq 0
+        assert "counts: the run removed what the plan counted" jq_ "$WORK/counts-run.json" \
+                "[a['message'] for a in actions(r, kind='empty')] == ['removed 1 file, 7 directories']"
+        assert "counts: /var/lib/kubelet is empty, /etc/hostname is kept" \
+                test -z "$(ls -A "$kub")" -a -f "$root/etc/hostname"
+
+        # Nothing hidden: the plan's counts are exact and carry no "at least".
+        mkdir -p "$kub/pods/p3/x"
+        echo y > "$kub/pods/p3/x/f"
+        nr --root "$root" --manifest "$WORK/counts.conf" --output=json plan > "$WORK/counts-plan2.json"
+        assert "counts: with no mount beneath, the plan just counts" jq_ "$WORK/counts-plan2.json" \
+                "[a['detail'] for a in actions(r, kind='empty')] == ['1 file, 3 directories']"
+
+        # A busy mount stays: the residue says it was left alone, never "unmounted first".
+        mkdir -p "$kub/pods/p2/volumes/busy"
+        mount -t tmpfs nr-counts-busy "$kub/pods/p2/volumes/busy"
+        echo data > "$kub/pods/p2/volumes/busy/data"
+        ( exec 3<"$kub/pods/p2/volumes/busy/data"; exec sleep 120 ) > /dev/null 2>&1 &
+        holder=$!
+        for _ in $(seq 100); do [ -e "/proc/$holder/fd/3" ] && break; sleep 0.05; done
+        nr --root "$root" --manifest "$WORK/counts.conf" --yes --output=json run > "$WORK/counts-busy.json"; rc=$?
+        kill "$holder"; wait "$holder" 2>/dev/null
+        assert "busy: the run exits 1" test $rc -eq 1
+        assert "busy: the residue names the mount left alone" jq_ "$WORK/counts-busy.json" \
+                "any(x['kind'] == 'empty' and x['message'].endswith('mount points left alone: /var/lib/kubelet/pods/p2/volumes/busy') for x in r['residue'])"
+        assert "busy: no message and no residue says a mount was unmounted first" jq_ "$WORK/counts-busy.json" \
+                "not any('unmounted first' in (x['message'] or '') for x in r['residue'] + actions(r))"
+        assert "busy: the busy volume's data survived" test -f "$kub/pods/p2/volumes/busy/data"
+        umount "$kub/pods/p2/volumes/busy"
+}
+
 test_deep_trees_removed
 test_deep_mount_residue
 test_linked_immutable
+test_counts_and_residue_words
 
 finish

@@ -154,4 +154,42 @@ else
         echo "SKIP (netns part): cannot bind a network namespace to a file here"
 fi
 
+# --- a busy mount names its holder, whatever holds it (issue 16) --------------------------------
+# A process whose working directory, root directory or only memory mapping is on a mount keeps it
+# as busy as an open file does: each failure names the PID and how it holds the mount.
+hroot=$WORK/holders
+hk=$hroot/var/lib/kubelet/pods/p
+for how in cwd root map fd; do
+        mkdir -p "$hk/$how"
+        mount -t tmpfs "nr-hold-$how" "$hk/$how"
+        echo "$how data" > "$hk/$how/data"
+done
+( cd "$hk/cwd" && exec sleep 120 ) > /dev/null 2>&1 &
+h_cwd=$!
+# chroot without chdir: the working directory stays outside, only the root is on the mount.
+( cd / && exec python3 -c 'import os, sys, time; os.chroot(sys.argv[1]); time.sleep(120)' "$hk/root" ) &
+h_root=$!
+# The executable is on the mount: only its mapping holds it (exec leaves no fd open on it).
+cp /bin/sleep "$hk/map/sleep"
+( cd / && exec "$hk/map/sleep" 120 ) > /dev/null 2>&1 &
+h_map=$!
+( exec 3<"$hk/fd/data"; exec sleep 120 ) > /dev/null 2>&1 &
+h_fd=$!
+for _ in $(seq 100); do
+        [ "$(readlink /proc/$h_cwd/cwd)" = "$hk/cwd" ] && [ "$(readlink /proc/$h_root/root)" = "$hk/root" ] &&
+                grep -q "$hk/map/sleep" /proc/$h_map/maps && [ -e /proc/$h_fd/fd/3 ] && break
+        sleep 0.05
+done
+printf 'unmount /var/lib/kubelet/*\n' > "$WORK/holders.conf"
+"$NODE_RESET" --root "$hroot" --manifest "$WORK/holders.conf" --phases mounts --yes -o json run \
+        > "$WORK/holders.json" 2> /dev/null; rc=$?
+kill "$h_cwd" "$h_root" "$h_map" "$h_fd"; wait "$h_cwd" "$h_root" "$h_map" "$h_fd" 2> /dev/null
+assert "holders: the run exits 1" test "$rc" = 1
+for how in cwd root map fd; do
+        pid=$(eval echo "\$h_$how")
+        assert "holders: the $how-held mount failed busy, naming PID $pid ($how)" jq_ "$WORK/holders.json" \
+                "any(a['target'].endswith('/p/$how') and a['result'] == 'failed' and a['error'] == 'EBUSY' and 'held by PID $pid ($how)' in a['message'] for a in actions(r, kind='unmount'))"
+        assert "holders: the $how-held mount and its data stay" grep -q "$how data" "$hk/$how/data"
+done
+
 finish

@@ -107,6 +107,7 @@ oc() { # root args...: orphan-check in JSON into $WORK/oc.json, stderr into $WOR
 expect_class() { # description class rc
         assert "$1: class $2" jq_ "$WORK/oc.json" "r['class'] == '$2'"
         assert "$1: exit $3" test "$rc" -eq "$3"
+        assert "$1: the JSON matches docs/report.schema.json" schema_valid "$WORK/oc.json"
 }
 state_of() { echo "$1/var/lib/node-reset/orphan.state"; }
 

@@ -44,12 +44,61 @@ static void test_specials(void **state) {
 static void test_utf8(void **state) {
         /* Valid multi-byte sequences pass through untouched. */
         check("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
-        /* A lone continuation byte, a truncated sequence, an overlong '/', a surrogate. */
-        check("a\x80z", "\"a\\u0080z\"");
-        check("\xc3", "\"\\u00c3\"");
-        check("\xc0\xaf", "\"\\u00c0\\u00af\"");
-        check("\xed\xa0\x80", "\"\\u00ed\\u00a0\\u0080\"");
-        check("\xf4\x90\x80\x80", "\"\\u00f4\\u0090\\u0080\\u0080\"");
+        /* A lone continuation byte, a truncated sequence, an overlong '/', a surrogate: each byte is
+         * U+FFFD, never a \u00XX that a real character (U+00FF "ÿ") would also give. */
+        check("a\x80z", "\"a\\ufffdz\"");
+        check("\xc3", "\"\\ufffd\"");
+        check("\xc0\xaf", "\"\\ufffd\\ufffd\"");
+        check("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");
+        check("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+        check("\xc3\xbf", "\"\xc3\xbf\"");
+        assert_true(json_utf8_valid("caf\xc3\xa9"));
+        assert_true(json_utf8_valid(""));
+        assert_false(json_utf8_valid("bad-\xff"));
+}
+
+static char *base64(const char *in) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        assert_non_null(f);
+        json_write_base64(f, in);
+        fclose(f);
+        return buf;
+}
+
+static void test_base64(void **state) {
+        /* RFC 4648 section 10's vectors, and the bytes a file name may hold. */
+        static const char *const vectors[][2] = {
+                { "", "\"\"" }, { "f", "\"Zg==\"" }, { "fo", "\"Zm8=\"" }, { "foo", "\"Zm9v\"" },
+                { "foob", "\"Zm9vYg==\"" }, { "fooba", "\"Zm9vYmE=\"" }, { "foobar", "\"Zm9vYmFy\"" },
+                { "bad-\xff", "\"YmFkLf8=\"" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(vectors); i++) {
+                cleanup_free char *got = base64(vectors[i][0]);
+
+                assert_string_equal(got, vectors[i][1]);
+        }
+}
+
+/* A string field with invalid UTF-8 gets KEY_b64 beside it, holding the exact bytes. */
+static void test_emitter_b64(void **state) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+        Emitter e;
+
+        assert_non_null(f);
+        emitter_init(&e, f, OUTPUT_JSON, false);
+        emit_open_object(&e, NULL);
+        emit_string(&e, COLOR_NONE, "target", NULL, "bad-\xff");
+        emit_string(&e, COLOR_NONE, "ok", NULL, "\xc3\xbf");
+        emit_close_object(&e);
+        fclose(f);
+        assert_string_equal(buf, "{\"target\":\"bad-\\ufffd\",\"target_b64\":\"YmFkLf8=\",\"ok\":\"\xc3\xbf\"}\n");
+        free(buf);
 }
 
 static char *emit_sample(OutputMode mode) {
@@ -113,6 +162,8 @@ int main(void) {
                 cmocka_unit_test(test_plain),
                 cmocka_unit_test(test_specials),
                 cmocka_unit_test(test_utf8),
+                cmocka_unit_test(test_base64),
+                cmocka_unit_test(test_emitter_b64),
                 cmocka_unit_test(test_emitter_json),
                 cmocka_unit_test(test_emitter_text),
                 cmocka_unit_test(test_output_mode),

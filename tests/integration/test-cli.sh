@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The command line and the logs hold up under automation (issue 16): a usage error exits 2 with one
+# line and runs nothing ("run status" must not reset), one program name in every message, -V, -v and
+# -q; logs go to the journal only when stderr is the journal stream (never because $INVOCATION_ID is
+# set), and the journal gets MESSAGE_IDs for the run start, the run result and each failed action.
+. "$(dirname "$0")/lib.sh"
+in_private_ns "$@"
+require_cmd python3 findmnt
+
+nr() { "$NODE_RESET" "$@"; }
+printf 'unmount /var/lib/kubelet/*\nempty /var/lib/kubelet\n' > "$WORK/m.conf"
+make_tree() { # make_tree ROOT: a pod directory with a file, and a tmpfs volume with data
+        mkdir -p "$1/var/lib/kubelet/pods/p1/volumes/v" "$1/etc"
+        echo keep > "$1/etc/hostname"
+        echo pod > "$1/var/lib/kubelet/pods/p1/state"
+        mount -t tmpfs nr-cli "$1/var/lib/kubelet/pods/p1/volumes/v"
+        echo data > "$1/var/lib/kubelet/pods/p1/volumes/v/data"
+}
+untouched() { # untouched ROOT: nothing of the tree was reset
+        findmnt -rn "$1/var/lib/kubelet/pods/p1/volumes/v" > /dev/null &&
+                test -f "$1/var/lib/kubelet/pods/p1/state" -a -f "$1/etc/hostname"
+}
+# usage CASE EXPECTED-LINE ARGS...: exit 2, the one line and the --help pointer, nothing else.
+usage() {
+        local what=$1 line=$2; shift 2
+        nr "$@" > "$WORK/u.out" 2> "$WORK/u.err"; rc=$?
+        assert "$what: exit 2" test $rc -eq 2
+        assert "$what: nothing on stdout" test ! -s "$WORK/u.out"
+        assert "$what: says '$line'" test "$(head -n1 "$WORK/u.err")" = "node-reset: $line"
+        assert "$what: points to --help, two lines in all" \
+                test "$(tail -n1 "$WORK/u.err")" = "Try 'node-reset --help'." -a "$(wc -l < "$WORK/u.err")" -eq 2
+}
+
+# --- usage errors: exit 2, nothing executed -----------------------------------------------------
+root=$WORK/a
+make_tree "$root"
+usage "run with an extra operand" "'run' takes no operands, got 'status'" \
+        --root "$root" --manifest "$WORK/m.conf" --yes run status
+assert "run status reset nothing" untouched "$root"
+usage "plan with an extra operand" "'plan' takes no operands, got 'extra'" --root "$root" plan extra
+usage "status with an extra operand" "'status' takes no operands, got 'x'" --root "$root" status x
+usage "an unknown short option names node-reset, not argv[0]" "invalid option -- 'x'" --root "$root" -x plan
+usage "an unknown long option" "unrecognized option '--bogus'" --root "$root" --bogus plan
+usage "a missing option argument" "option '--root' requires an argument" plan --root
+usage "a missing short option argument" "option requires an argument -- 'm'" plan -m
+assert "none of them reset anything" untouched "$root"
+
+nr -V > "$WORK/v.out" 2>&1; rc=$?
+assert "-V prints the version, exit 0" eval 'test $rc -eq 0 && grep -q "^node-reset [0-9]" "$WORK/v.out"'
+
+# --- -v and -q ----------------------------------------------------------------------------------
+nr --root "$root" --manifest "$WORK/m.conf" -v plan > /dev/null 2> "$WORK/verbose.err"
+assert "-v logs debug messages" test -s "$WORK/verbose.err"
+nr --root "$root" --manifest "$WORK/m.conf" -q plan > /dev/null 2> "$WORK/quiet.err"; rc=$?
+assert "-q: plan exits 0 with nothing on stderr" test $rc -eq 0 -a ! -s "$WORK/quiet.err"
+assert "-q plan changed nothing" untouched "$root"
+
+# --- logs: $INVOCATION_ID alone does not hide them from stderr -----------------------------------
+( exec 3<"$root/var/lib/kubelet/pods/p1/volumes/v/data"; exec sleep 120 ) > /dev/null 2>&1 &
+holder=$!
+for _ in $(seq 100); do [ -e "/proc/$holder/fd/3" ] && break; sleep 0.05; done
+INVOCATION_ID=0123456789abcdef0123456789abcdef nr --root "$root" --manifest "$WORK/m.conf" --yes run \
+        > /dev/null 2> "$WORK/inv.err"; rc=$?
+assert "the run with a busy mount fails (exit 1)" test $rc -eq 1
+assert "INVOCATION_ID set, stderr a file: the failure is on stderr" \
+        grep -q "^node-reset: mounts unmount .*/volumes/v: failed: busy" "$WORK/inv.err"
+assert "... and the run's start and result" eval 'grep -q "^node-reset: Reset of $root started" "$WORK/inv.err" &&
+        grep -q "^node-reset: Reset of $root finished: .* [1-9] failed" "$WORK/inv.err"'
+assert "the busy volume's data survived" test -f "$root/var/lib/kubelet/pods/p1/volumes/v/data"
+
+# --- logs: stderr is the journal stream: structured entries with MESSAGE_IDs, nothing on stderr --
+"$TOP/tests/integration/fake-journald.py" "$WORK/journal" &
+journald=$!
+for _ in $(seq 100); do grep -q ready "$WORK/journal" 2>/dev/null && break; sleep 0.05; done
+: > "$WORK/j.err"
+JOURNAL_STREAM=$(stat -c %d:%i "$WORK/j.err") nr --root "$root" --manifest "$WORK/m.conf" --yes run \
+        > /dev/null 2>> "$WORK/j.err"; rc=$?
+sleep 0.2
+kill "$journald" "$holder"; wait "$journald" "$holder" 2>/dev/null
+assert "journal stream: the run fails again (exit 1)" test $rc -eq 1
+assert "journal stream: nothing on stderr" test ! -s "$WORK/j.err"
+# journal ID: the entries with that MESSAGE_ID
+journal() { grep -F "\"MESSAGE_ID\": \"$1\"" "$WORK/journal"; }
+assert "the run start has its MESSAGE_ID" eval 'journal 979a302e64384f6493cb74ebc3148d52 | grep -q "Reset of $root started"'
+assert "the run result has its MESSAGE_ID, priority err" \
+        eval 'journal 07ba51c9bd9b409bbe3d77ed3da6a954 | grep "Reset of $root finished" | grep -q "\"PRIORITY\": \"3\""'
+assert "the failed action has its MESSAGE_ID and fields" \
+        eval 'journal 80cba3a00ece423498e2fcf09edc0139 | grep "\"NODE_RESET_RESULT\": \"failed\"" | grep -q "\"NODE_RESET_KIND\": \"unmount\""'
+assert "an action that did not fail has no MESSAGE_ID" \
+        eval '! grep "\"NODE_RESET_RESULT\": \"changed\"" "$WORK/journal" | grep -q MESSAGE_ID'
+assert "every MESSAGE_ID the agent sends is in the catalog" eval '
+        for id in $(grep -o "\"MESSAGE_ID\": \"[0-9a-f]*\"" "$WORK/journal" | cut -d\" -f4 | sort -u); do
+                grep -q "^-- $id\$" "$TOP/docs/node-reset.catalog" || exit 1
+        done'
+
+# --- the JSON report as a contract: schema, error codes, skip_reason said once -----------------
+REPORT="$TOP/tests/integration/report.py"
+jq_() { "$REPORT" "$@" > /dev/null; }
+root=$WORK/j
+make_tree "$root"
+mkdir -p "$root/var/lib/kubelet/keep"
+printf 'unmount /var/lib/kubelet/*\nremove /var/lib/kubelet/keep\nempty /var/lib/kubelet\nprotect /var/lib/kubelet/keep\n' > "$WORK/mj.conf"
+( exec 3<"$root/var/lib/kubelet/pods/p1/volumes/v/data"; exec sleep 120 ) > /dev/null 2>&1 &
+holder=$!
+for _ in $(seq 100); do [ -e "/proc/$holder/fd/3" ] && break; sleep 0.05; done
+nr --root "$root" --manifest "$WORK/mj.conf" -o json plan > "$WORK/plan.json" 2> /dev/null
+nr --root "$root" --manifest "$WORK/mj.conf" -o json --yes run > "$WORK/run.json" 2> /dev/null
+nr --root "$root" --manifest "$WORK/mj.conf" -o json status > "$WORK/status.json" 2> /dev/null
+nr --root "$root" -o json orphan-check > "$WORK/orphan.json" 2> /dev/null
+kill "$holder"; wait "$holder" 2>/dev/null
+for c in plan run status orphan; do
+        assert "$c: the JSON matches docs/report.schema.json" schema_valid "$WORK/$c.json"
+        assert "$c: schema_version 1" jq_ "$WORK/$c.json" 'r["schema_version"] == 1'
+done
+assert "run: the busy unmount failed with error EBUSY" \
+        jq_ "$WORK/run.json" "[a['error'] for a in actions(r, kind='unmount')] == ['EBUSY']"
+assert "run: the protected line skipped with error 'protected', its reason once, in message" \
+        jq_ "$WORK/run.json" "any(a['result'] == 'skipped' and a['error'] == 'protected' and 'protected by' in a['message'] and 'skip_reason' not in a for a in actions(r))"
+assert "run: a changed or unchanged action has error null" \
+        jq_ "$WORK/run.json" "all(a['error'] is None for a in actions(r) if a['result'] in ('changed', 'unchanged'))"
+assert "the protected directory survived" test -d "$root/var/lib/kubelet/keep"
+assert "plan: the protected line has its skip_reason, no message" \
+        jq_ "$WORK/plan.json" "any(a['skip_reason'] and a['error'] is None and a['message'] is None for a in actions(r))"
+assert "the validator rejects a report without schema_version" eval '
+        python3 -c "import json,sys; r=json.load(open(sys.argv[1])); del r[\"schema_version\"]; json.dump(r, sys.stdout)" \
+                "$WORK/run.json" > "$WORK/bad.json" && ! schema_valid "$WORK/bad.json" 2> /dev/null'
+finish
