@@ -76,6 +76,8 @@ $(O)/%.o: %.c
 
 # The default manifest is embedded so that a copied binary works alone in a rescue shell.
 $(O)/agent/embedded.o: manifests/default.conf
+# So are the profiles (include profile:NAME, --profile).
+$(O)/agent/profile-data.o: $(wildcard manifests/profiles/*.conf)
 
 $(AGENT_LIB): $(call objs,$(AGENT_SRCS))
 $(NETRESET_LIB): $(call objs,$(NETRESET_SRCS))
@@ -121,7 +123,8 @@ check-all: check check-asan check-valgrind
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
-FUZZ_SRCS_manifest  := agent/manifest.c agent/fileio.c agent/path.c netreset/route.c netreset/nl.c
+FUZZ_SRCS_manifest  := agent/manifest.c agent/fileio.c agent/path.c netreset/route.c netreset/nl.c \
+                       agent/profile.c agent/profile-data.c agent/embedded.c
 FUZZ_SRCS_mountinfo := agent/mountinfo.c
 FUZZ_SRCS_kubeconfig := agent/kubeconfig.c agent/fileio.c
 FUZZ_SRCS_cri       := cri/proto.c cri/messages.c cri/grpc.c cri/relay.c
