@@ -46,7 +46,8 @@ Installer installer_from_string(const char *s) {
 }
 
 /* A file or directory an installer writes and nothing else does. kubespray and kubekey drive kubeadm,
- * so kubeadm's own files are on their nodes too: kubeadm is what remains when no other one is seen. */
+ * so kubeadm's own files are on their nodes too: kubeadm is what remains when no other one is seen.
+ * Data that outlives a reinstall (kubekey's /var/backups/kube_etcd) is no evidence of the current one. */
 typedef struct InstallerMark {
         Installer installer;
         const char *path;
@@ -67,7 +68,6 @@ static const InstallerMark installer_marks[] = {
         { INSTALLER_KUBESPRAY, "/etc/modules-load.d/kubespray-br_netfilter.conf", "kubespray's module list" },
         { INSTALLER_KUBEKEY, "/usr/local/bin/kube-scripts", "kubekey v3's scripts directory" },
         { INSTALLER_KUBEKEY, "/etc/systemd/system/backup-etcd.timer", "kubekey v3's etcd backup timer" },
-        { INSTALLER_KUBEKEY, "/var/backups/kube_etcd", "kubekey's etcd backups" },
         { INSTALLER_KUBEKEY, "/etc/kubekey", "kubekey's work directory" },
         { INSTALLER_K3S, "/usr/local/bin/k3s", "the k3s binary" },
         { INSTALLER_K3S, "/usr/local/bin/k3s-uninstall.sh", "k3s's uninstall script (server)" },
