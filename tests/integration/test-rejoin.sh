@@ -79,7 +79,9 @@ mkdir -p "$WORK/node/etc/cni/net.d"
 cp "$WORK/conflist.saved" "$WORK/node/etc/cni/net.d/10-nr-test.conflist"
 cd_restart_containerd || fail "containerd does not restart on the kept configuration"
 assert "the kept image is still there after the restart" test -n "$(images)"
-cd_cri run-pods 1 rejoined "$CD_CGROUP_PARENT" 0 1 1 > "$WORK/rejoin.txt" 2>&1; rc=$?
+# Bounded: a containerd that lost its configuration falls back to its defaults and would try to
+# pull registry.k8s.io/pause from a network this namespace does not have.
+cd_enter timeout 60 "$CD_HELPER" "$CD_SOCK" run-pods 1 rejoined "$CD_CGROUP_PARENT" 0 1 1 > "$WORK/rejoin.txt" 2>&1; rc=$?
 assert "a new pod sandbox and its container run with the kept image and plugins" test $rc -eq 0
 [ $rc -eq 0 ] || { cat "$WORK/rejoin.txt"; cd_diag; }
 assert "the new pod is READY" test "$(cd_cri list | grep -c '^sandbox .*nr-test/rejoined-0.*READY')" -ge 1
