@@ -125,6 +125,19 @@ stays /etc/containerd/config.toml /var/lib/containerd/io.containerd.content.v1.c
         /etc/nginx/nginx.conf /etc/sysctl.d/99-sysctl.conf /var/backups/kube_etcd/etcd-2026-12-01/snapshot.db \
         /root/.kube/other-cluster /var/lib/docker/image/overlay2/repositories.json /etc/docker/daemon.json
 
+# NodeLocal DNS's rules (this test's own network namespace) are Kubernetes': "firewall owned"
+# removes them in every table, the host's SSH rule stays.
+if command -v iptables > /dev/null && iptables -t raw -A PREROUTING -d 169.254.25.10/32 -p udp --dport 53 \
+        -m comment --comment "NodeLocal DNS Cache: skip conntrack" -j NOTRACK 2> /dev/null; then
+        iptables -A INPUT -d 169.254.25.10/32 -p udp --dport 53 -m comment --comment "NodeLocal DNS Cache: allow DNS traffic" -j ACCEPT
+        iptables -A INPUT -p tcp --dport 22 -j ACCEPT
+        nr --root "$root" --phases firewall --yes run > /dev/null 2>&1
+        assert "kubespray: NodeLocal DNS's NOTRACK and ACCEPT rules are gone" test -z "$(iptables-save | grep 'NodeLocal DNS')"
+        assert "kubespray: the host's SSH rule stays" test -n "$(iptables-save | grep -- '--dport 22 -j ACCEPT')"
+else
+        fail "cannot add the NodeLocal DNS rules (iptables)"
+fi
+
 # --with-runtime: containerd's config and state and the CNI binaries go; co-hosted Docker stays.
 kubespray_node kubespray-with-runtime
 run_detected --with-runtime
