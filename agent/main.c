@@ -376,10 +376,8 @@ static void selection_decide(const Detection *d, Selection *ret) {
         *ret = (Selection) {};
         if (arg_profile)
                 *ret = (Selection) { arg_profile, "--profile" };
-        else if (arg_n_manifests == 0 && access(SYSTEM_MANIFEST, F_OK) < 0 && d)
-                ret->profile = profile_for_detection(d, &ret->why);
         else if (arg_n_manifests == 0 && access(SYSTEM_MANIFEST, F_OK) < 0)
-                *ret = (Selection) { "kubeadm", "nothing detected" };
+                ret->profile = profile_for_detection(d, &ret->why);
 }
 
 static bool runtime_included(const Manifest *m) {

@@ -26,17 +26,26 @@ bool profile_is_selectable(const char *name) {
         return false;
 }
 
+/* Each installer's own profile (NONE has none: the conservative one is chosen below). */
+static const char *const installer_profiles[_INSTALLER_MAX] = {
+        [INSTALLER_KUBEADM] = "kubeadm",
+        [INSTALLER_KUBESPRAY] = "kubespray",
+        [INSTALLER_KUBEKEY] = "kubekey",
+        [INSTALLER_K3S] = "k3s",
+        [INSTALLER_RKE2] = "rke2",
+};
+
 const char *profile_for_detection(const Detection *d, const char **ret_why) {
         if (d->installer_ambiguous) {
                 *ret_why = "several installers' files found: the conservative profile; choose with --profile";
                 return "kubeadm";
         }
-        if (d->installer == INSTALLER_NONE) {
+        if (d->installer <= INSTALLER_NONE || d->installer >= _INSTALLER_MAX) {
                 *ret_why = "no installer detected: the conservative profile";
                 return "kubeadm";
         }
         *ret_why = "detected";
-        return installer_to_string(d->installer);
+        return installer_profiles[d->installer];
 }
 
 static const char *embedded_text(const char *name) {
