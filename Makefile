@@ -171,6 +171,8 @@ install: $(O)/node-reset
 	install -D -m 0644 docs/node-reset.8 $(DESTDIR)$(MANDIR)/man8/node-reset.8
 	install -d $(DESTDIR)$(DATADIR)/manifests
 	install -m 0644 manifests/*.conf $(DESTDIR)$(DATADIR)/manifests/
+	install -d $(DESTDIR)$(DATADIR)/manifests/profiles
+	install -m 0644 manifests/profiles/*.conf $(DESTDIR)$(DATADIR)/manifests/profiles/
 	install -D -m 0644 shell-completion/bash/node-reset $(DESTDIR)$(BASHCOMPDIR)/node-reset
 	$(if $(wildcard units/*),install -d $(DESTDIR)$(UNITDIR) && install -m 0644 units/* $(DESTDIR)$(UNITDIR)/)
 
