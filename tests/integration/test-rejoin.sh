@@ -49,7 +49,7 @@ reset_node() { # json extra-args...
                 --phases pods,mounts,firewall,network,files,verify "$@" --yes -o json run > "$out" 2> "$out.err"
 }
 
-images() { cd_enter ctr -a "$CD_SOCK" -n k8s.io images ls -q 2> /dev/null; }
+images() { cd_enter timeout 10 ctr -a "$CD_SOCK" -n k8s.io images ls -q 2> /dev/null; }
 
 cd_setup || { echo "FAIL: cannot set up containerd"; exit 1; }
 worker "$WORK/node"
