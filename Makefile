@@ -111,6 +111,8 @@ $(O)/%.o: %.c | $(DEPS_FIRST)
 
 # The default manifest is embedded so that a copied binary works alone in a rescue shell.
 $(O)/agent/embedded.o: manifests/default.conf
+# So are the profiles (include profile:NAME, --profile).
+$(O)/agent/profile-data.o: $(wildcard manifests/profiles/*.conf)
 
 $(AGENT_LIB): $(call objs,$(AGENT_SRCS))
 $(NETRESET_LIB): $(call objs,$(NETRESET_SRCS))
@@ -159,7 +161,8 @@ check-all: check check-asan check-valgrind
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_CFLAGS   = -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
-FUZZ_SRCS_manifest  := agent/manifest.c agent/fileio.c agent/path.c netreset/route.c netreset/rule.c netreset/nl.c
+FUZZ_SRCS_manifest  := agent/manifest.c agent/fileio.c agent/path.c netreset/route.c netreset/rule.c netreset/nl.c \
+                       agent/profile.c agent/profile-data.c agent/embedded.c
 FUZZ_SRCS_mountinfo := agent/mountinfo.c
 FUZZ_SRCS_kubeconfig := agent/kubeconfig.c agent/fileio.c
 FUZZ_SRCS_grpc      := grpc/proto.c grpc/grpc.c grpc/relay.c
@@ -214,6 +217,8 @@ install: $(O)/node-reset
 	install -m 0644 manifests/*.conf $(DESTDIR)$(DATADIR)/manifests/
 	install -m 0644 docs/report.schema.json $(DESTDIR)$(DATADIR)/
 	install -D -m 0644 docs/node-reset.catalog $(DESTDIR)$(CATALOGDIR)/node-reset.catalog
+	install -d $(DESTDIR)$(DATADIR)/manifests/profiles
+	install -m 0644 manifests/profiles/*.conf $(DESTDIR)$(DATADIR)/manifests/profiles/
 	install -D -m 0644 shell-completion/bash/node-reset $(DESTDIR)$(BASHCOMPDIR)/node-reset
 	$(if $(wildcard units/*),install -d $(DESTDIR)$(UNITDIR) && install -m 0644 units/* $(DESTDIR)$(UNITDIR)/)
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "agent/console.h"
+#include "agent/detect.h"
 #include "agent/embedded.h"
 #include "agent/engine.h"
 #include "agent/libraries.h"
@@ -18,6 +19,7 @@
 #include "agent/log.h"
 #include "agent/manifest.h"
 #include "agent/orphan.h"
+#include "agent/profile.h"
 #include "agent/report-url.h"
 #include "agent/report.h"
 #include "agent/services.h"
@@ -57,6 +59,9 @@ static unsigned arg_pods_timeout_sec;
 static unsigned arg_kill_grace_sec = 5;
 static unsigned arg_etcd_timeout_sec;
 static bool arg_no_backup;
+static const char *arg_profile;
+static bool arg_with_runtime;
+static const char *arg_runtime;
 /* orphan-check and --report-url */
 static const char *arg_kubeconfig;
 static const char *arg_node_name;
@@ -93,7 +98,9 @@ static void help(void) {
                "  -v --verbose          Log debug messages too\n"
                "  -q --quiet            Log only warnings and errors\n"
                "     --root=DIR         Act on the tree beneath DIR (only mounts, files unless --phases)\n"
-               "  -m --manifest=FILE    Use FILE instead of the default manifest (repeatable)\n"
+               "  -m --manifest=FILE    Use FILE instead of the detected profile (repeatable)\n"
+               "     --profile=NAME     kubeadm, kubespray, kubekey, k3s, rke2 or all, instead of detecting\n"
+               "     --with-runtime[=RUNTIME]  Also stop the runtime kubelet used, remove its config and state\n"
                "     --phases=LIST      Only these phases (comma separated)\n"
                "     --skip-phases=LIST Skip these phases\n"
                "  -y --yes              Do not ask for confirmation\n"
@@ -175,6 +182,8 @@ enum {
         ARG_KILL_GRACE,
         ARG_ETCD_TIMEOUT,
         ARG_NO_BACKUP,
+        ARG_PROFILE,
+        ARG_WITH_RUNTIME,
 };
 
 static int add_report_header_arg(const char *h) {
@@ -269,6 +278,18 @@ static int parse_long_only(int c, const char *optarg_) {
                 if (parse_seconds(optarg_, &arg_kill_grace_sec) < 0 || arg_kill_grace_sec > 3600)
                         return usage_error("invalid --kill-grace '%s': expected 0 to 3600 seconds", optarg_);
                 return 0;
+        case ARG_PROFILE:
+                if (!profile_is_selectable(optarg_))
+                        return usage_error("invalid --profile '%s': expected kubeadm, kubespray, kubekey, k3s, rke2 or all",
+                                           optarg_);
+                arg_profile = optarg_;
+                return 0;
+        case ARG_WITH_RUNTIME:
+                if (optarg_ && !streq(optarg_, "containerd") && !streq(optarg_, "crio") && !streq(optarg_, "docker"))
+                        return usage_error("invalid --with-runtime '%s': expected containerd, crio or docker", optarg_);
+                arg_with_runtime = true;
+                arg_runtime = optarg_;
+                return 0;
         }
         return parse_orphan_report_option(c, optarg_);
 }
@@ -306,6 +327,8 @@ static int parse_argv(int argc, char *argv[]) {
                 { "kill-grace", required_argument, NULL, ARG_KILL_GRACE },
                 { "etcd-timeout", required_argument, NULL, ARG_ETCD_TIMEOUT },
                 { "no-backup", no_argument, NULL, ARG_NO_BACKUP },
+                { "profile", required_argument, NULL, ARG_PROFILE },
+                { "with-runtime", optional_argument, NULL, ARG_WITH_RUNTIME },
                 {}
         };
         int c, r;
@@ -367,20 +390,52 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
-static int load_manifest(Manifest **ret) {
+/* What the manifest is made of, in order: a built-in profile (--profile, else the detected one
+ * unless a manifest is given), the --manifest files (or /etc/node-reset/manifest.conf when there is
+ * neither), and with --with-runtime the runtime's fragment when nothing included it yet. */
+typedef struct Selection {
+        const char *profile;    /* NULL when a manifest replaces the profile */
+        const char *why;
+} Selection;
+
+static void selection_decide(const Detection *d, Selection *ret) {
+        *ret = (Selection) {};
+        if (arg_profile)
+                *ret = (Selection) { arg_profile, "--profile" };
+        else if (arg_n_manifests == 0 && access(SYSTEM_MANIFEST, F_OK) < 0)
+                ret->profile = profile_for_detection(d, &ret->why);
+}
+
+static bool runtime_included(const Manifest *m) {
+        for (size_t i = 0; i < m->n_files; i++)
+                if (startswith(m->files[i], PROFILE_PREFIX "runtime-"))
+                        return true;
+        return false;
+}
+
+static int parse_include(Manifest *m, const char *source, const char *profile, char **err) {
+        cleanup_free char *line = strprintf("include " PROFILE_PREFIX "%s\n", profile);
+
+        if (!line)
+                return -ENOMEM;
+        return manifest_parse_string(m, source, line, NULL, err);
+}
+
+static int load_manifest(const Selection *sel, Manifest **ret) {
         Manifest *m = manifest_new();
         cleanup_free char *err = NULL;
         int r = 0;
 
         if (!m)
                 return log_oom();
-        if (arg_n_manifests > 0)
-                for (size_t i = 0; r >= 0 && i < arg_n_manifests; i++)
-                        r = manifest_parse_file(m, arg_manifests[i], &err);
-        else if (access(SYSTEM_MANIFEST, F_OK) >= 0)
+        if (sel->profile)
+                r = parse_include(m, sel->why && streq(sel->why, "--profile") ? "--profile" : "detection", sel->profile, &err);
+        for (size_t i = 0; r >= 0 && i < arg_n_manifests; i++)
+                r = manifest_parse_file(m, arg_manifests[i], &err);
+        if (r >= 0 && !sel->profile && arg_n_manifests == 0)
                 r = manifest_parse_file(m, SYSTEM_MANIFEST, &err);
-        else
-                r = manifest_parse_string(m, EMBEDDED_MANIFEST_NAME, embedded_default_manifest(), NULL, &err);
+        if (r >= 0 && arg_with_runtime && !runtime_included(m) && !streq_ptr(sel->profile, "all"))
+                r = parse_include(m, "--with-runtime", "runtime", &err);
         if (r < 0) {
                 manifest_free(m);
                 log_error("%s", err ?: strerror(-r));
@@ -395,6 +450,9 @@ typedef struct Setup {
         Manifest *manifest;
         PhaseSelection sel;
         char *root;
+        Detection detection;
+        ProfileSettings profile_settings;
+        Selection selection;
 } Setup;
 
 static void setup_done(Setup *s) {
@@ -406,6 +464,22 @@ static void setup_done(Setup *s) {
         (void) close_nointr(s->ctx.root_fd);
         manifest_free(s->manifest);
         free(s->root);
+        profile_configure(NULL);
+        detection_done(&s->detection);
+}
+
+/* Detection first: the profile and the run-time fragments depend on it. */
+static int setup_profile(Setup *s) {
+        if (detect_node(s->ctx.root_fd, streq(s->root, "/"), &s->detection) < 0)
+                return log_oom();
+        s->profile_settings = (ProfileSettings) {
+                .detection = &s->detection,
+                .with_runtime = arg_with_runtime,
+                .runtime = arg_runtime,
+        };
+        profile_configure(&s->profile_settings);
+        selection_decide(&s->detection, &s->selection);
+        return load_manifest(&s->selection, &s->manifest);
 }
 
 /* Everything a node-observing verb needs; returns an exit status > 0 when it must stop. */
@@ -422,14 +496,14 @@ static int setup(Setup *s) {
         if (arg_root && !arg_phases)
                 log_info("--root: only the phases that act on the tree (backup, mounts, files) run; name others with "
                          "--phases to act on the running system.");
-        if (load_manifest(&s->manifest) < 0)
-                return EXIT_USAGE;
         s->root = realpath(arg_root ?: "/", NULL);
         if (!s->root)
                 return log_error_errno(negative_errno(), "Cannot resolve --root %s: %m", arg_root), EXIT_USAGE;
         s->ctx.root_fd = open(s->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (s->ctx.root_fd < 0)
                 return log_error_errno(negative_errno(), "Cannot open %s: %m", s->root), EXIT_USAGE;
+        if (setup_profile(s) < 0)
+                return EXIT_USAGE;
         s->ctx.root = s->root;
         s->ctx.manifest = s->manifest;
         s->ctx.lazy_unmount = arg_lazy_unmount;
@@ -452,6 +526,9 @@ static void emit_report(const Setup *s, ReportInfo *info, const Plan *plan, cons
 
         info->root = s->root;
         info->manifests = s->manifest->files;
+        info->detection = &s->detection;
+        info->profile = s->selection.profile;
+        info->profile_why = s->selection.why;
         if (info->finished_usec == 0)
                 info->finished_usec = now(CLOCK_REALTIME);
         emitter_init(&e, stdout, arg_output, color_wanted(stdout));
@@ -488,20 +565,21 @@ finish:
 
 /* The plan as a person reads it before confirming. stdout carries only the report: in JSON mode
  * this goes to stderr. */
-static void show_plan(const Plan *plan) {
+static void show_plan(const Setup *s, const Plan *plan) {
         FILE *f = arg_output == OUTPUT_JSON ? stderr : stdout;
         Emitter e;
 
         emitter_init(&e, f, OUTPUT_TEXT, color_wanted(f));
+        detection_emit(&e, &s->detection, s->selection.profile, s->selection.why);
         report_plan_text(&e, plan);
         fflush(f);
 }
 
 /* Without --yes a person must type "yes" on a terminal; anything else refuses. */
-static bool confirmed(const Plan *plan) {
+static bool confirmed(const Setup *s, const Plan *plan) {
         char answer[64] = "";
 
-        show_plan(plan);
+        show_plan(s, plan);
         if (!isatty(STDIN_FILENO)) {
                 log_error("Refusing to reset without --yes: standard input is not a terminal to confirm on.");
                 return false;
@@ -515,8 +593,8 @@ static bool confirmed(const Plan *plan) {
 }
 
 /* Per-phase questions need a person at a terminal; the plan is shown first either way. */
-static bool step_possible(const Plan *plan) {
-        show_plan(plan);
+static bool step_possible(const Setup *s, const Plan *plan) {
+        show_plan(s, plan);
         if (!isatty(STDIN_FILENO)) {
                 log_error("--step needs a terminal to ask on; nothing was changed.");
                 return false;
@@ -571,6 +649,9 @@ static void post_final_report(const Setup *s, ReportInfo *info, ReportUrl *u, co
                 return;
         info->root = s->root;
         info->manifests = s->manifest->files;
+        info->detection = &s->detection;
+        info->profile = s->selection.profile;
+        info->profile_why = s->selection.why;
         info->finished_usec = now(CLOCK_REALTIME);
         report_url_post_final(u, info, plan, residue);
 }
@@ -664,7 +745,7 @@ static int verb_run(int argc, char *argv[]) {
                 goto finish;
         }
         /* --step confirms phase by phase instead of once. */
-        if (arg_step ? !step_possible(plan) : !arg_yes && !confirmed(plan)) {
+        if (arg_step ? !step_possible(&s, plan) : !arg_yes && !confirmed(&s, plan)) {
                 r = EXIT_REFUSED;
                 goto finish;
         }
@@ -743,8 +824,25 @@ static int manifest_check(char **files, int n) {
         return ret;
 }
 
+/* The manifest "plan" would use on this node (or --root tree): detection included. */
+static int manifest_print_effective(void) {
+        Setup s = { .ctx.root_fd = -EBADF };
+        int r = EXIT_USAGE;
+
+        s.root = realpath(arg_root ?: "/", NULL);
+        if (!s.root)
+                log_error_errno(negative_errno(), "Cannot resolve --root %s: %m", arg_root);
+        else if ((s.ctx.root_fd = open(s.root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+                log_error_errno(negative_errno(), "Cannot open %s: %m", s.root);
+        else if (setup_profile(&s) >= 0) {
+                (void) manifest_print(s.manifest, stdout);
+                r = EXIT_CLEAN;
+        }
+        setup_done(&s);
+        return r;
+}
+
 static int verb_manifest(int argc, char *argv[]) {
-        Manifest *m;
 
         if (argc < 2)
                 return usage_error("'manifest' needs a subcommand: check or print"), EXIT_USAGE;
@@ -754,11 +852,7 @@ static int verb_manifest(int argc, char *argv[]) {
                 return usage_error("unknown 'manifest' subcommand '%s'", argv[1]), EXIT_USAGE;
         if (argc > 2)
                 return usage_error("'manifest print' takes no arguments; use --manifest FILE"), EXIT_USAGE;
-        if (load_manifest(&m) < 0)
-                return EXIT_USAGE;
-        (void) manifest_print(m, stdout);
-        manifest_free(m);
-        return EXIT_CLEAN;
+        return manifest_print_effective();
 }
 
 /* A relative --kubeconfig is relative to the working directory, which has no meaning beneath --root. */

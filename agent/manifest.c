@@ -16,6 +16,7 @@
 #include "agent/fileio.h"
 #include "agent/manifest.h"
 #include "agent/path.h"
+#include "agent/profile.h"
 #include "netreset/route.h"
 #include "netreset/rule.h"
 #include "alloc-util.h"
@@ -671,6 +672,39 @@ static char *include_resolve(const Source *src, const char *name) {
         return j ? path_simplify(j) : NULL;
 }
 
+static int text_parse(Manifest *m, const Source *src, const char *text, size_t size, char **reterr);
+
+static bool source_name_is_open(const Source *chain, const char *name) {
+        for (; chain; chain = chain->parent)
+                if (!chain->is_file && streq(chain->name, name))
+                        return true;
+        return false;
+}
+
+/* "include profile:NAME": a built-in profile or fragment, from the binary, whatever the including
+ * text is (a file, the embedded default or another profile). */
+static int include_profile(Manifest *m, const Source *src, const char *name, const Where *w, char **reterr) {
+        cleanup_free char *text = NULL, *why = NULL, *full = NULL;
+        const char *resolved;
+        Source p;
+        int r;
+
+        r = profile_text(name, &resolved, &text, &why);
+        if (r == -ENOMEM)
+                return where_error(w, reterr, r, "out of memory");
+        if (r < 0)
+                return where_error(w, reterr, -EINVAL, "'include %s%s': %s", PROFILE_PREFIX, name, strna(why));
+        full = strprintf("%s%s", PROFILE_PREFIX, resolved);
+        if (!full)
+                return where_error(w, reterr, -ENOMEM, "out of memory");
+        if (source_name_is_open(src, full))
+                return where_error(w, reterr, -EINVAL, "include cycle: '%s' is already being read", full);
+        if (manifest_add_file(m, full) < 0)
+                return where_error(w, reterr, -ENOMEM, "out of memory");
+        p = (Source) { .name = full, .depth = src->depth + 1, .parent = src };
+        return text_parse(m, &p, text, strlen(text), reterr);
+}
+
 static int include_apply(Manifest *m, const Source *src, char **words, const Where *w, char **reterr) {
         cleanup_free char *path = NULL;
         int r;
@@ -680,12 +714,14 @@ static int include_apply(Manifest *m, const Source *src, char **words, const Whe
                 return r;
         if (isempty(words[1]))
                 return where_error(w, reterr, -EINVAL, "'include' needs a file name, got an empty one");
-        if (!src->is_file && !src->base_dir)
-                return where_error(w, reterr, -EINVAL,
-                                   "'include' is not allowed here (no directory to resolve it against)");
         if (src->depth >= MANIFEST_INCLUDE_DEPTH_MAX)
                 return where_error(w, reterr, -EINVAL, "'include' nested too deeply (at most %u levels), at '%s'",
                                    MANIFEST_INCLUDE_DEPTH_MAX, words[1]);
+        if (startswith(words[1], PROFILE_PREFIX))
+                return include_profile(m, src, words[1] + strlen(PROFILE_PREFIX), w, reterr);
+        if (!src->is_file && !src->base_dir)
+                return where_error(w, reterr, -EINVAL,
+                                   "'include' is not allowed here (no directory to resolve it against)");
         path = include_resolve(src, words[1]);
         if (!path)
                 return where_error(w, reterr, -ENOMEM, "out of memory");

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "agent/detect.h"
+#include "agent/fileio.h"
 #include "agent/phase.h"
 #include "agent/proc.h"
 #include "agent/services.h"
@@ -264,6 +266,21 @@ static int add_guarded(Plan *plan, const ProcScan *s, const ProcInfo *p, const c
                                                              "an ancestor of node-reset: never signalled");
 }
 
+/* A containerd shim serves one containerd namespace: only k8s.io's are Kubernetes' (Docker's are
+ * "moby", other tenants' their own). Any other executable passes. */
+static bool shim_is_kubernetes(const ProcInfo *p) {
+        cleanup_free char *cmdline = NULL, *path = NULL;
+        const char *base = strrchr(p->exe, '/');
+        size_t size;
+
+        if (!base || !startswith(base + 1, "containerd-shim"))
+                return true;
+        path = strprintf("/proc/%d/cmdline", (int) p->pid);
+        if (!path || fileio_read_file(path, 1U << 20, &cmdline, &size) < 0)
+                return false;
+        return detect_shim_cmdline_is_kubernetes(cmdline, size);
+}
+
 static int plan_line(Plan *plan, ProcScan *s, const ManifestEntry *e) {
         cleanup_free char *reason = NULL;
         bool matched = false;
@@ -276,7 +293,8 @@ static int plan_line(Plan *plan, ProcScan *s, const ManifestEntry *e) {
         for (size_t i = 0; r >= 0 && i < s->table.n; i++) {
                 const ProcInfo *p = s->table.procs + i;
 
-                if (!proc_exe_matches(e->args[0], node_exe(s, p)) || proc_pid_in(s->planned, p->pid))
+                if (!proc_exe_matches(e->args[0], node_exe(s, p)) || proc_pid_in(s->planned, p->pid) ||
+                    !shim_is_kubernetes(p))
                         continue;
                 matched = true;
                 r = proc_pid_in(s->untouchable, p->pid) ? add_guarded(plan, s, p, reason) : add_tree(plan, s, p, reason);

@@ -138,6 +138,8 @@ static void emit_summary(Emitter *e, const ReportInfo *info, const Plan *plan, c
 void report_emit(Emitter *e, const ReportInfo *info, const Plan *plan, const Plan *residue) {
         emit_open_object(e, NULL);
         emit_header(e, info);
+        if (info->detection)
+                detection_emit(e, info->detection, info->profile, info->profile_why);
         if (plan)
                 emit_phases(e, plan, info->executed);
         if (residue)

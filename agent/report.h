@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent/detect.h"
 #include "agent/output.h"
 #include "agent/plan.h"
 
@@ -32,6 +33,8 @@ typedef struct ReportInfo {
         bool verified;          /* residue was looked for */
         int exit_status;
         const ReportUrlOutcome *report_url; /* NULL when --report-url is not given */
+        const Detection *detection; /* what the node looks like: installer, runtime, ...; NULL = not looked */
+        const char *profile, *profile_why; /* the built-in profile in use and why; NULL with a manifest */
 } ReportInfo;
 
 /* plan may be NULL (status); residue may be NULL (nothing verified). */

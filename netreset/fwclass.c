@@ -61,6 +61,10 @@ static const struct {
         { "kubernetes ipvs access filter", MARKER_PREFIX },
         { "kubernetes ipvs OUTPUT", MARKER_PREFIX },
         { "kube-proxy firewall rules", MARKER_PREFIX },
+        /* NodeLocal DNS (node-cache): NOTRACK in raw and ACCEPTs in filter for its link-local IP
+         * (169.254.25.10 on kubespray), "NodeLocal DNS Cache: skip conntrack" / "...: allow DNS
+         * traffic". Left behind, they keep that address's DNS out of conntrack after the reset. */
+        { "NodeLocal DNS Cache:", MARKER_PREFIX },
 };
 
 static const char *const mode_names[_FW_MODE_MAX] = {

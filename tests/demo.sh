@@ -54,9 +54,13 @@ check grep -q "must survive" "$work/node/var/openebs/local/pvc-1/data"
 check test -s "$work/node/etc/hostname"
 check test -s "$work/node/root/.bashrc"
 check test -d "$work/node/var/lib/kubelet"
+# The tree is a kubeadm worker (detected): kubeadm's scope, the runtime's images and the CNI
+# plugin binaries stay for the rejoin.
+check test -s "$work/node/var/lib/containerd/io.containerd.content.v1.content/blob"
+check test -e "$work/node/opt/cni/bin/bridge"
 echo
 echo "What is gone:"
-for p in etc/kubernetes var/lib/etcd etc/cni/net.d usr/local/bin/kubelet var/lib/kubelet/pods; do
+for p in etc/kubernetes/admin.conf etc/kubernetes/pki/ca.crt var/lib/etcd/member etc/cni/net.d var/lib/kubelet/pods; do
         if [ -e "$work/node/$p" ]; then echo "  STILL THERE: /$p"; ok=0; else echo "  gone: /$p"; fi
 done
 [ "$rc" -eq 0 ] && [ "$ok" -eq 1 ] || { echo "demo: FAILED"; exit 1; }

@@ -234,7 +234,8 @@ assert "strict: node5 untouched" intact node5
 assert "strict: node3's held emptyDir is still mounted, its data there" grep -q scratch "$WORK/nodes/node3/$UID_DIR/kubernetes.io~empty-dir/cache/scratch"
 assert "strict: node3's report keeps the residue" "$REPORT" "$WORK/reports/node3.json" 'r["failed"] and any(x["target"].endswith("empty-dir/cache") for x in r["residue"])' > /dev/null
 for n in node1 node2; do
-        assert "strict: $n reset: /etc/kubernetes gone, hostname kept" test ! -e "$WORK/nodes/$n/etc/kubernetes" -a -s "$WORK/nodes/$n/etc/hostname"
+        # Detected as kubeadm nodes: kubeadm's scope (the kubeconfigs go, /etc/kubernetes stays).
+        assert "strict: $n reset: admin.conf gone, hostname kept" test ! -e "$WORK/nodes/$n/etc/kubernetes/admin.conf" -a -s "$WORK/nodes/$n/etc/hostname"
         assert "strict: $n PV data survived" grep -q "must survive" "$WORK/disks/$n/pv-data/important.db"
         assert "strict: $n CNI links gone, the uplink kept" test "$(links "$n")" = "eth1 eth1p lo "
         assert "strict: $n kube-proxy chain gone" not kube_chain "$n"
@@ -260,7 +261,7 @@ for n in node1 node2 node4; do
         assert "tolerant: second run on $n: not changed" q "$WORK/tolerant.json" "ran('$n') and stats('$n')['changed'] == 0 and stats('$n')['failures'] == 0"
 done
 assert "node5: the copied agent ran (mounts,files only): files reset, its netns untouched" \
-        test ! -e "$WORK/nodes/node5/etc/kubernetes" -a -n "$(links node5 | grep -w cni0)"
+        test ! -e "$WORK/nodes/node5/etc/kubernetes/admin.conf" -a -n "$(links node5 | grep -w cni0)"
 assert "node5: its kube-proxy chain untouched (firewall not selected)" kube_chain node5
 assert "node5: only the selected phases ran" "$REPORT" "$WORK/reports/node5.json" '[p["name"] for p in r["phases"]] == ["mounts", "files"] and r["residue"] == []' > /dev/null
 assert "the summary names node3's residue" q "$WORK/tolerant.json" "res('Residue per node', 'localhost')['msg']['node3'].startswith('FAILED, residue: ') and 'empty-dir/cache' in res('Residue per node', 'localhost')['msg']['node3']"

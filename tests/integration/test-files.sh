@@ -11,7 +11,7 @@ REPORT="$TOP/tests/integration/report.py"
 nr() { "$NODE_RESET" "$@"; }
 jq_() { "$REPORT" "$@" >/dev/null; }   # jq_ FILE EXPR: true when EXPR holds
 
-# --- The default (embedded) manifest on a synthetic node -----------------------------------------
+# --- The union profile ("all", the embedded default.conf) on a synthetic node -------------------
 root=$WORK/node disk=$WORK/disk
 mkdir -p "$root" "$disk"
 build_node_tree "$root" "$disk"
@@ -21,12 +21,12 @@ assert "the fixture has mounts beneath the node" test -n "$(mounts_beneath "$roo
 ln -s "$WORK/outside-target" "$root/etc/kubernetes/link-out"
 echo "not in the manifest" > "$WORK/outside-target"
 
-nr --root "$root" plan > "$WORK/plan.txt"; rc=$?
+nr --root "$root" --profile all plan > "$WORK/plan.txt"; rc=$?
 assert "plan exits 0" test $rc -eq 0
 assert "plan changes nothing" test -e "$root/etc/kubernetes/admin.conf"
 assert "plan lists the PV mount for unmounting" grep -q "unmount.*pvc-data/mount" "$WORK/plan.txt"
 
-nr --root "$root" --yes --output=json run > "$WORK/run1.json"; rc=$?
+nr --root "$root" --profile all --yes --output=json run > "$WORK/run1.json"; rc=$?
 assert "run exits 0 on a node it can clean" test $rc -eq 0
 assert "report says changed, not failed" jq_ "$WORK/run1.json" 'r["changed"] and not r["failed"] and r["residue"] == []'
 assert "PV data kept every byte" test "$(sha256sum "$disk/pv-data/important.db")" = "$sum_before"
@@ -40,10 +40,10 @@ assert "/var/lib/kubelet is emptied, not removed" test -d "$root/var/lib/kubelet
 assert "host files survive" test -s "$root/etc/hostname" -a -s "$root/root/.bashrc" -a -s "$root/usr/bin/bash"
 assert "no mount left beneath the node" test -z "$(mounts_beneath "$root")"
 
-nr --root "$root" --yes --output=json run > "$WORK/run2.json"; rc=$?
+nr --root "$root" --profile all --yes --output=json run > "$WORK/run2.json"; rc=$?
 assert "second run exits 0" test $rc -eq 0
 assert "second run: every action unchanged" jq_ "$WORK/run2.json" 'not r["changed"] and all(a["result"] in ("unchanged", "skipped") for a in actions(r))'
-nr --root "$root" status > /dev/null; rc=$?
+nr --root "$root" --profile all status > /dev/null; rc=$?
 assert "status exits 0 on a clean node" test $rc -eq 0
 
 # --- A hand-written manifest: foreign mounts, busy mounts, spaces, globs and protect --------------

@@ -97,6 +97,9 @@ static void test_comment_markers(void **state) {
         assert_true(fwclass_comment_owned(c, "kubernetes health check service ports"));
         assert_true(fwclass_comment_owned(c, "kubernetes service nodeports; NOTE: this must be the last rule in this chain"));
         assert_true(fwclass_comment_owned(c, "kube-proxy firewall rules"));
+        assert_true(fwclass_comment_owned(c, "NodeLocal DNS Cache: skip conntrack"));
+        assert_true(fwclass_comment_owned(c, "NodeLocal DNS Cache: allow DNS traffic"));
+        assert_false(fwclass_comment_owned(c, "NodeLocal DNS"));
 
         /* A host rule that merely talks about Kubernetes stays. */
         assert_false(fwclass_comment_owned(c, "kubernetes api server"));

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Which installer built this node, which runtime, CNI, kube-proxy mode and etcd it has: read from the
+ * tree beneath a root fd (so it works under --root and in a rescue shell), each answer with the
+ * evidence it came from. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "agent/output.h"
+
+typedef enum Installer {
+        INSTALLER_NONE,
+        INSTALLER_KUBEADM,
+        INSTALLER_KUBESPRAY,
+        INSTALLER_KUBEKEY,
+        INSTALLER_K3S,
+        INSTALLER_RKE2,
+        _INSTALLER_MAX,
+        _INSTALLER_INVALID = -1,
+} Installer;
+
+/* One detected property: a value (NULL when unknown), the evidence ("PATH: what it says"), and
+ * whether the evidence disagreed (then value is NULL and evidence lists each side). */
+typedef struct Finding {
+        char *value;
+        char **evidence;
+        bool ambiguous;
+} Finding;
+
+typedef struct Detection {
+        Installer installer;    /* INSTALLER_NONE when undetected or ambiguous */
+        char **installer_evidence;
+        char **installer_candidates; /* every installer with evidence of its own, when ambiguous */
+        bool installer_ambiguous;
+        Finding runtime;        /* "containerd", "crio", "docker"; k3s/rke2 embed containerd */
+        char *runtime_endpoint; /* unix:///... as kubelet is configured, when said */
+        bool docker_cohosted;   /* Docker is installed but is not kubelet's runtime */
+        Finding cni;            /* value: the plugin types, comma separated, of the first config */
+        Finding kube_proxy_mode; /* "iptables", "ipvs", "nftables" */
+        Finding etcd;           /* "none", "static-pod", "systemd", "external", "embedded" */
+        char *etcd_data_dir;    /* a local etcd's data directory when it is not /var/lib/etcd */
+        char *kubelet_dir_target; /* node path /var/lib/kubelet resolves to, when it is a symlink */
+        char *cluster_server;   /* the API server kubelet talks to (/etc/kubernetes/kubelet.conf) */
+        char **root_kubeconfigs; /* /root/.kube files whose server is cluster_server */
+} Detection;
+
+const char *installer_to_string(Installer i);
+Installer installer_from_string(const char *s);
+
+/* Look at the tree beneath root_fd. live: the tree is the running system's "/", so /proc and /sys
+ * may add evidence (kube-proxy's IPVS state). Never fails for missing or unreadable files: those are
+ * evidence too. -ENOMEM only. */
+int detect_node(int root_fd, bool live, Detection *ret);
+void detection_done(Detection *d);
+
+/* Does a containerd shim's command line (NUL-separated, as /proc/PID/cmdline) serve the k8s.io
+ * namespace, the one the CRI plugin (and so kubelet) uses? Docker's shims serve "moby". */
+bool detect_shim_cmdline_is_kubernetes(const char *cmdline, size_t size);
+
+/* The "detection" member of the report, and the text block plan shows. profile: the profile in use
+ * and why (NULL when a manifest was given instead). */
+void detection_emit(Emitter *e, const Detection *d, const char *profile, const char *profile_why);

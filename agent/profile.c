@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Profile lookup and the fragments made from the detection. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "agent/embedded.h"
+#include "agent/path.h"
+#include "agent/profile.h"
+#include "macro.h"
+#include "string-util.h"
+
+static const ProfileSettings *settings;
+
+void profile_configure(const ProfileSettings *s) {
+        settings = s;
+}
+
+static const char *const selectable[] = { "kubeadm", "kubespray", "kubekey", "k3s", "rke2", "all" };
+
+bool profile_is_selectable(const char *name) {
+        for (size_t i = 0; name && i < ELEMENTSOF(selectable); i++)
+                if (streq(selectable[i], name))
+                        return true;
+        return false;
+}
+
+/* Each installer's own profile (NONE has none: the conservative one is chosen below). */
+static const char *const installer_profiles[_INSTALLER_MAX] = {
+        [INSTALLER_KUBEADM] = "kubeadm",
+        [INSTALLER_KUBESPRAY] = "kubespray",
+        [INSTALLER_KUBEKEY] = "kubekey",
+        [INSTALLER_K3S] = "k3s",
+        [INSTALLER_RKE2] = "rke2",
+};
+
+const char *profile_for_detection(const Detection *d, const char **ret_why) {
+        if (d->installer_ambiguous) {
+                *ret_why = "several installers' files found: the conservative profile; choose with --profile";
+                return "kubeadm";
+        }
+        if (d->installer <= INSTALLER_NONE || d->installer >= _INSTALLER_MAX) {
+                *ret_why = "no installer detected: the conservative profile";
+                return "kubeadm";
+        }
+        *ret_why = "detected";
+        return installer_profiles[d->installer];
+}
+
+static const char *embedded_text(const char *name) {
+        if (streq(name, "all"))
+                return embedded_default_manifest();
+        for (const ProfileText *p = profile_texts; p->name; p++)
+                if (streq(p->name, name))
+                        return p->text;
+        return NULL;
+}
+
+/* --with-runtime: the fragment of the runtime kubelet used; k3s and rke2 embed theirs. */
+static int runtime_fragment(const char **ret, char **reterr) {
+        const Detection *d = settings->detection;
+        const char *rt = settings->runtime ?: d ? d->runtime.value : NULL;
+
+        if (!rt) {
+                *reterr = strdup(d && d->runtime.ambiguous ?
+                                 "--with-runtime: the evidence names several runtimes; name one with --with-runtime=containerd|crio|docker" :
+                                 "--with-runtime: which runtime kubelet used is not known; name it with --with-runtime=containerd|crio|docker");
+                return -EINVAL;
+        }
+        if (streq(rt, "containerd") && d && d->installer == INSTALLER_K3S)
+                *ret = "runtime-k3s";
+        else if (streq(rt, "containerd") && d && d->installer == INSTALLER_RKE2)
+                *ret = "runtime-rke2";
+        else if (streq(rt, "containerd"))
+                *ret = "runtime-containerd";
+        else if (streq(rt, "crio"))
+                *ret = "runtime-crio";
+        else if (streq(rt, "docker"))
+                *ret = "runtime-docker";
+        else {
+                *reterr = strprintf("--with-runtime: no profile for the runtime '%s'", rt);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* A detected node path goes into a manifest line only when it is a plain, valid, unguarded path:
+ * no quoting needed, nothing a guard would refuse. */
+static bool path_usable(const char *p) {
+        cleanup_free char *reason = NULL;
+
+        if (!p || strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-@") != strlen(p))
+                return false;
+        if (path_validate_target(p, &reason) < 0 || path_is_glob(p))
+                return false;
+        reason = mfree(reason);
+        return path_guard_check(p, &reason) == 0;
+}
+
+/* The comment that says where a detected line comes from; false when the path cannot be used. */
+static bool detected_comment(FILE *f, const char *what, const char *path) {
+        if (!path)
+                return false;
+        if (!path_usable(path)) {
+                fprintf(f, "# %s: a system path or unusual characters, not added\n", what);
+                return false;
+        }
+        fprintf(f, "# %s\n", what);
+        return true;
+}
+
+static int detected_text(char **ret) {
+        const Detection *d = settings ? settings->detection : NULL;
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        fputs("# Lines made from what detection found on this node.\n", f);
+        /* kubeadm follows a symlinked /var/lib/kubelet and empties the target: the data disk's state. */
+        if (d && detected_comment(f, "/var/lib/kubelet is a symlink: its target", d->kubelet_dir_target))
+                fprintf(f, "unmount %s/*\nempty %s\n", d->kubelet_dir_target, d->kubelet_dir_target);
+        if (d && detected_comment(f, "the local etcd's data directory", d->etcd_data_dir))
+                fprintf(f, "empty %s\n", d->etcd_data_dir);
+        STRV_FOREACH(k, d ? d->root_kubeconfigs : NULL)
+                if (detected_comment(f, "a kubeconfig of this cluster", *k))
+                        fprintf(f, "remove %s\n", *k);
+        if (fclose(f) != 0) {
+                free(buf);
+                return -ENOMEM;
+        }
+        *ret = buf;
+        return 0;
+}
+
+int profile_text(const char *name, const char **ret_name, char **ret, char **reterr) {
+        const char *text;
+        int r;
+
+        *ret_name = name;
+        if (streq(name, "detected"))
+                return detected_text(ret);
+        if (streq(name, "runtime")) {
+                if (!settings || !settings->with_runtime)
+                        name = "runtime-keep";
+                else if ((r = runtime_fragment(&name, reterr)) < 0)
+                        return r;
+        }
+        *ret_name = name;
+        text = embedded_text(name);
+        if (!text) {
+                *reterr = strprintf("no built-in profile '%s' (profiles: kubeadm, kubespray, kubekey, k3s, rke2, all)", name);
+                return -ENOENT;
+        }
+        *ret = strdup(text);
+        return *ret ? 0 : -ENOMEM;
+}

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Parity benchmark (not a test): one synthetic kubespray worker reset twice, each time on a fresh
+# copy in its own private mount and network namespaces (never the host's):
+#   (a) kubespray's reset role as the shell commands it runs (roles/reset/tasks/main.yml and the
+#       network plugins' reset tasks, as listed in manifests/kubespray.conf, the parity manifest):
+#       "mount | grep /var/lib/kubelet/ | tac | umount -f", iptables policies ACCEPT + flush of
+#       filter/nat/mangle/raw + -X through the host's iptables (and ip6tables), "ipvsadm -C",
+#       "ip link del" of its device list, bird routes, "rm -rf" of its file list;
+#   (b) node-reset --profile kubespray --with-runtime (kubespray removes the runtime too).
+# The node: pods' mounts, CNI_CALI_PAIRS*2 cali veths, CNI_NETNS cni-* namespaces, ~5,500 rules per
+# backend and family, ipsets, and every file of kubespray's list. No runtime runs: pod removal
+# through the CRI (crictl in kubespray, gRPC in node-reset) is bench/pods.sh's subject; without it,
+# CNI DEL never runs, so the pods' veths and namespaces are left to what each reset does itself.
+# Prints both residues side by side (what each leaves that the other removes) and the time ratio.
+set -u
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+O=${O:-build}
+case "$O" in /*) ;; *) O="$TOP/$O" ;; esac
+NODE_RESET="$O/node-reset"
+PARITY="$TOP/manifests/kubespray.conf"
+export CNI_CALI_PAIRS=${CNI_CALI_PAIRS:-500} CNI_NETNS=${CNI_NETNS:-200}
+PODS=${PODS:-50}
+SIZE=${SIZE:-}
+
+ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+
+# The lines of a manifest with one directive, literal paths only.
+lines() { awk -v d="$1" '$1 == d && $2 !~ /[*?[]/ { print $2 }' "$2"; }
+
+# Every file kubespray's reset removes, and what a node has besides: pods' volumes (mounted), a
+# kubeconfig, host files.
+build_files() { # root
+        local r=$1 p i
+        for p in $(lines remove "$PARITY"); do
+                case "$p" in
+                */*.*) mkdir -p "$(dirname "$r$p")"; [ -e "$r$p" ] || echo x > "$r$p" ;;
+                *) mkdir -p "$r$p"; echo x > "$r$p/f" ;;
+                esac
+        done
+        echo "KUBELET_ARGS=''" > "$r/etc/kubernetes/kubelet.env"
+        echo "containerRuntimeEndpoint: unix:///var/run/containerd/containerd.sock" > "$r/etc/kubernetes/kubelet-config.yaml"
+        mkdir -p "$r/etc/containerd" "$r/opt/cni/bin" "$r/var/lib/docker"
+        echo x > "$r/etc/containerd/config.toml"
+        echo x > "$r/opt/cni/bin/bridge"
+        echo "co-hosted Docker" > "$r/var/lib/docker/keep"
+        echo node-1 > "$r/etc/hostname"
+        for i in $(seq "$PODS"); do
+                mkdir -p "$r/var/lib/kubelet/pods/p$i/volumes/kubernetes.io~empty-dir/v"
+                mount -t tmpfs -o size=64k "nr-bench-$i" "$r/var/lib/kubelet/pods/p$i/volumes/kubernetes.io~empty-dir/v"
+        done
+}
+
+build_node() { # root
+        . "$TOP/tests/integration/fixtures/cni-node.sh"
+        . "$TOP/tests/integration/fixtures/firewall.sh"
+        cni_node_build > /dev/null || return 1
+        fw_load_ipsets > /dev/null || return 1
+        local b f
+        for b in nft legacy; do for f in 4 6; do fw_load "$b" "$f" $SIZE || return 1; done; done
+        build_files "$1"
+}
+
+# kubespray's reset, command by command, errors ignored as its "failed_when: false" does.
+variant_kubespray() { # root
+        local r=$1 v t c l
+        mount | grep "$r/var/lib/kubelet/" | awk '{print $3}' | tac | xargs -r -n1 umount -f > /dev/null 2>&1
+        for v in "" 6; do
+                for c in INPUT FORWARD OUTPUT; do "ip${v}tables" -w 5 -P "$c" ACCEPT; done
+                for t in filter nat mangle raw; do "ip${v}tables" -w 5 -t "$t" -F; done
+                "ip${v}tables" -w 5 -X
+        done > /dev/null 2>&1
+        command -v ipvsadm > /dev/null && ipvsadm -C > /dev/null 2>&1
+        for l in $(lines link "$PARITY"); do ip link del "$l" > /dev/null 2>&1; done
+        ip route show proto bird | xargs -r -I{} sh -c 'ip route del {}' > /dev/null 2>&1
+        for p in $(lines remove "$PARITY"); do rm -rf "$r$p"; done
+}
+
+variant_agent() { # root
+        "$NODE_RESET" --root "$1" --profile kubespray --with-runtime=containerd \
+                --phases mounts,firewall,network,files --yes -o json run > "$WORK/agent.json" 2> "$WORK/agent.log" ||
+                { echo "node-reset: exit $? (see below)" >&2; tail -n 5 "$WORK/agent.log" >&2; }
+}
+
+# What is left, one normalised line per thing.
+residue() { # root
+        local r=$1 b f
+        (cd "$r" && find . -mindepth 1 \( -type f -o -type l -o -type d -empty \) | sed 's|^\.|file |' |
+                grep -v '^file /run/node-reset.lock$')
+        findmnt -rn -o TARGET | grep -F "$r/" | sed "s|^$r|mount |"
+        ip -o link show | awk -F': ' '{ sub(/@.*/, "", $2); print "link " $2 }'
+        ip netns list | awk '{ print "netns " $1 }'
+        ip route show proto bird | sed 's/^/route4 /'
+        ip -6 route show proto bird | sed 's/^/route6 /'
+        ipset list -n | sed 's/^/ipset /'
+        for b in nft legacy; do for f in 4 6; do fw_save "$b" "$f" | grep -v '^\*\|^COMMIT' | sed "s/^/rule-$b-v$f /"; done; done
+}
+
+trial() { # variant
+        mount -t tmpfs -o mode=0755 nr-bench-run /run || exit 1
+        WORK=$(mktemp -d /tmp/nr-bench-node.XXXXXX)
+        mount -t tmpfs -o mode=0755 nr-bench-work "$WORK" || exit 1
+        local root=$WORK/root t0 ms
+        mkdir -p "$root"
+        build_node "$root" || { echo "cannot build the node" >&2; exit 1; }
+        t0=$(date +%s%N)
+        "variant_$1" "$root"
+        ms=$(ms_since "$t0")
+        residue "$root" | sort > "$OUT/$1.residue"
+        [ -e "$WORK/agent.json" ] && cp "$WORK/agent.json" "$OUT/agent.json"
+        echo "$ms" > "$OUT/$1.ms"
+        umount -R -l "$WORK"
+        rmdir "$WORK"
+}
+
+if [ -n "${NR_BENCH_TRIAL:-}" ]; then
+        trial "$NR_BENCH_TRIAL"
+        exit 0
+fi
+
+[ "$(id -u)" -eq 0 ] || { echo "bench/node.sh: needs root for private namespaces" >&2; exit 77; }
+[ -x "$NODE_RESET" ] || { echo "bench/node.sh: build $NODE_RESET first" >&2; exit 1; }
+for c in iptables-nft-restore iptables-legacy-restore ipset python3 findmnt; do
+        command -v "$c" > /dev/null 2>&1 || { echo "bench/node.sh: '$c' is not installed" >&2; exit 77; }
+done
+OUT=$(mktemp -d)
+export OUT
+trap 'rm -rf "$OUT"' EXIT
+for v in kubespray agent; do
+        NR_BENCH_TRIAL=$v unshare -m -n --propagation private -- "$BASH" "$0" || { echo "$v: failed" >&2; exit 1; }
+done
+
+python3 - "$OUT" <<'EOF'
+import collections, sys
+out = sys.argv[1]
+res = {v: set(open(f"{out}/{v}.residue").read().split("\n")) - {""} for v in ("kubespray", "agent")}
+ms = {v: int(open(f"{out}/{v}.ms").read()) for v in ("kubespray", "agent")}
+only_k = sorted(res["kubespray"] - res["agent"])
+only_a = sorted(res["agent"] - res["kubespray"])
+def summary(lines):
+    kinds = collections.Counter(l.split(" ", 1)[0] for l in lines)
+    return ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "nothing"
+print(f"{'':44} {'kubespray reset':>16} {'node-reset':>12}")
+print(f"{'time (ms)':44} {ms['kubespray']:16} {ms['agent']:12}")
+print(f"{'residue (lines)':44} {len(res['kubespray']):16} {len(res['agent']):12}")
+print(f"\nleft by kubespray, removed by node-reset: {summary(only_k)}")
+for l in only_k[:12]:
+    print(f"  {l}")
+if len(only_k) > 12:
+    print(f"  ... {len(only_k) - 12} more")
+# What node-reset keeps on purpose, and why (README: "Installers, profiles and the runtime's scope").
+on_purpose = [
+    ("rule-", "the host's own firewall (kubespray flushes every table; node-reset removes only what Kubernetes owns)"),
+    ("file /etc/nginx", "kubespray deletes /etc/nginx whoever wrote it"),
+    ("file /etc/sysctl.d/99-sysctl.conf", "the host's sysctl file (a symlink to ../sysctl.conf on Debian)"),
+    ("file /root/.kube", "removed only when it points at this cluster"),
+    ("file /var/lib/kubelet", "emptied, the directory (often a mount point) stays"),
+    ("file /opt/cni/", "only /opt/cni/bin is the runtime's scope"),
+    ("file /etc/systemd/system/cri-dockerd", "cri-dockerd is removed only when it is kubelet's runtime"),
+    ("file /usr/local/bin/cri-dockerd", "cri-dockerd is removed only when it is kubelet's runtime"),
+]
+def why(l):
+    return next((w for p, w in on_purpose if l.startswith(p)), None)
+print(f"\nleft by node-reset, removed by kubespray: {summary(only_a)}")
+unexplained = [l for l in only_a if not why(l)]
+for p, w in on_purpose:
+    n = sum(1 for l in only_a if l.startswith(p))
+    if n:
+        print(f"  {n:5} {p}*: on purpose, {w}")
+for l in unexplained:
+    print(f"  {l}")
+import json
+try:
+    r = json.load(open(f"{out}/agent.json"))
+    phases = {p["name"]: sum(a.get("duration_ms", 0) for a in p["actions"]) for p in r["phases"]}
+    print("\nnode-reset by phase (ms, sum of its actions): " + ", ".join(f"{k} {v}" for k, v in phases.items()))
+except (OSError, ValueError, KeyError):
+    pass
+print(f"\ntime ratio kubespray / node-reset: {ms['kubespray'] / max(ms['agent'], 1):.1f}x (target >= 10)")
+print("node-reset's residue a strict subset of kubespray's:", "yes" if not only_a and only_k else
+      "yes, but for what it keeps on purpose" if not unexplained and only_k else "NO (see the list above)")
+EOF

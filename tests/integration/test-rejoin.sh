@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The rejoin proof, on the real containerd fixture (Debian's 1.6 with runc, private pid+mount+net
+# namespaces): a kubeadm worker whose containerd keeps its configuration in the node's
+# /etc/containerd, its images in /var/lib/containerd and its CNI plugins in /opt/cni/bin. The
+# detected (kubeadm) profile resets it in the default scope; then, as a rejoin does, the CNI's
+# configuration comes back, containerd restarts and a new pod sandbox runs on the CNI bridge with the
+# kept image and plugin binaries - nothing reinstalled, nothing re-imported. A second worker is reset
+# with --with-runtime: containerd's configuration, images and the plugins are gone.
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+in_private_ns "$@"
+. "$TOP/tests/integration/containerd/harness.sh"
+
+cd_require
+REPORT="$TOP/tests/integration/report.py"
+jq_() { "$REPORT" "$@" > /dev/null; }
+eval "set -- $(trap -p EXIT)"
+trap "cd_stop; $3" EXIT
+
+# The worker's tree: containerd's config, root, CNI conf and plugin dirs are the node's own paths,
+# and the harness's config.toml is a link to the node's, so a restart reads what the reset left.
+worker() { # dir
+        NODE=$1
+        mkdir -p "$NODE"/etc/containerd "$NODE"/var/lib/containerd "$NODE"/etc/cni/net.d "$NODE"/opt/cni/bin \
+                "$NODE"/var/lib/cni/networks "$NODE"/etc/kubernetes/pki "$NODE"/etc/kubernetes/manifests \
+                "$NODE"/etc/systemd/system/kubelet.service.d "$NODE"/var/lib/kubelet/pki
+        sed -e "s|^root = .*|root = \"$NODE/var/lib/containerd\"|" \
+                -e "s|bin_dir = .*|bin_dir = \"$NODE/opt/cni/bin\"|" \
+                -e "s|conf_dir = .*|conf_dir = \"$NODE/etc/cni/net.d\"|" "$CD_DIR/config.toml" > "$NODE/etc/containerd/config.toml"
+        ln -sf "$NODE/etc/containerd/config.toml" "$CD_DIR/config.toml"
+        cp -a "$CD_DIR"/cni-bin/. "$NODE/opt/cni/bin/"
+        sed "s|\"dataDir\": \"[^\"]*\"|\"dataDir\": \"$NODE/var/lib/cni/networks\"|" "$CD_DIR/net.d/10-nr-test.conflist" \
+                > "$NODE/etc/cni/net.d/10-nr-test.conflist"
+        cp "$NODE/etc/cni/net.d/10-nr-test.conflist" "$WORK/conflist.saved"
+        echo "[Service]" > "$NODE/etc/systemd/system/kubelet.service.d/10-kubeadm.conf"
+        echo "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix://$CD_SOCK\"" > "$NODE/var/lib/kubelet/kubeadm-flags.env"
+        echo "containerRuntimeEndpoint: unix://$CD_SOCK" > "$NODE/var/lib/kubelet/config.yaml"
+        echo "CERT" > "$NODE/var/lib/kubelet/pki/kubelet.crt"
+        echo "CERT" > "$NODE/etc/kubernetes/pki/ca.crt"
+        printf 'apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://10.0.0.1:6443\n  name: k\ncontexts:\n- context:\n    cluster: k\n    user: u\n  name: c\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: t\n' \
+                > "$NODE/etc/kubernetes/kubelet.conf"
+}
+
+# Every phase that acts on the namespace the agent runs in (pods, firewall, network) or on the tree.
+reset_node() { # json extra-args...
+        local out=$1
+        shift
+        cd_enter "$NODE_RESET" --root "$NODE" --cri-endpoint "unix://$CD_SOCK" \
+                --phases pods,mounts,firewall,network,files,verify "$@" --yes -o json run > "$out" 2> "$out.err"
+}
+
+images() { cd_enter timeout 10 ctr -a "$CD_SOCK" -n k8s.io images ls -q 2> /dev/null; }
+
+cd_setup || { echo "FAIL: cannot set up containerd"; exit 1; }
+worker "$WORK/node"
+cd_start || { echo "FAIL: cannot start containerd"; exit 1; }
+cd_cri run-pods 6 before "$CD_CGROUP_PARENT" 3 2 4 > /dev/null || { cd_diag; fail "cannot create the pods"; }
+assert "before: 6 sandboxes on the bridge" test "$(cd_count sandboxes)" -eq 6
+assert "before: the image was imported once" test -n "$(images)"
+
+# --- the default scope: kubelet's state goes, the runtime stays -----------------------------------
+reset_node "$WORK/reset.json"; rc=$?
+assert "reset exits 0" test $rc -eq 0
+[ $rc -eq 0 ] || { cat "$WORK/reset.json.err"; "$REPORT" "$WORK/reset.json" "r['residue']"; }
+assert "the kubeadm profile was detected, containerd as its runtime" jq_ "$WORK/reset.json" \
+        "r['profile']['name'] == 'kubeadm' and r['runtime']['name'] == 'containerd' and 'profile:runtime-keep' in r['manifests']"
+assert "no sandbox left" test "$(cd_count sandboxes)" -eq 0
+assert "no cni netns left" test "$(cd_count netns)" -eq 0
+assert "kubelet's state is gone" test ! -e "$WORK/node/var/lib/kubelet/config.yaml" -a ! -e "$WORK/node/var/lib/kubelet/pki"
+assert "the kubeconfig and the pki contents are gone" test ! -e "$WORK/node/etc/kubernetes/kubelet.conf" -a ! -e "$WORK/node/etc/kubernetes/pki/ca.crt"
+assert "the CNI configuration and IPAM state are gone" test ! -e "$WORK/node/etc/cni/net.d" -a ! -e "$WORK/node/var/lib/cni"
+assert "the bridge is gone" test -z "$(cd_enter ip -br link show cni0 2> /dev/null)"
+assert "containerd's config stays" test -s "$WORK/node/etc/containerd/config.toml"
+assert "the CNI plugin binaries stay" test -x "$WORK/node/opt/cni/bin/bridge" -a -e "$WORK/node/opt/cni/bin/host-local" -a -x "$WORK/node/opt/cni/bin/loopback"
+assert "containerd kept running" cd_enter kill -0 "$(cd_containerd_pid)"
+
+# --- the rejoin: the CNI writes its config again, containerd restarts, a pod runs ------------------
+mkdir -p "$WORK/node/etc/cni/net.d"
+cp "$WORK/conflist.saved" "$WORK/node/etc/cni/net.d/10-nr-test.conflist"
+cd_restart_containerd || fail "containerd does not restart on the kept configuration"
+assert "the kept image is still there after the restart" test -n "$(images)"
+# Bounded: a containerd that lost its configuration falls back to its defaults and would try to
+# pull registry.k8s.io/pause from a network this namespace does not have.
+cd_enter timeout 60 "$CD_HELPER" "$CD_SOCK" run-pods 1 rejoined "$CD_CGROUP_PARENT" 0 1 1 > "$WORK/rejoin.txt" 2>&1; rc=$?
+assert "a new pod sandbox and its container run with the kept image and plugins" test $rc -eq 0
+[ $rc -eq 0 ] || { cat "$WORK/rejoin.txt"; cd_diag; }
+assert "the new pod is READY" test "$(cd_cri list | grep -c '^sandbox .*nr-test/rejoined-0.*READY')" -ge 1
+assert "it is on the CNI bridge, with an address from the IPAM" \
+        test -n "$(cd_enter ip -br link show master cni0)" -a -n "$(ls "$WORK/node/var/lib/cni/networks/nr-test" 2> /dev/null | grep '^198\.18\.')"
+cd_cri stop-remove-sequential > /dev/null
+
+# --- --with-runtime: containerd's configuration, state and the CNI plugins go ---------------------
+cd_stop
+cd_setup || { echo "FAIL: cannot set up containerd again"; exit 1; }
+worker "$WORK/node2"
+cp "$WORK/node2/etc/containerd/config.toml" "$WORK/config2.saved"
+cd_start || { echo "FAIL: cannot start containerd for --with-runtime"; exit 1; }
+cd_cri run-pods 3 before "$CD_CGROUP_PARENT" 0 1 3 > /dev/null || fail "cannot create the pods"
+cd_enter "$NODE_RESET" --root "$WORK/node2" --with-runtime manifest print > "$WORK/with-runtime.conf"
+assert "--with-runtime: the plan stops containerd and kills its processes" \
+        grep -qx "unit containerd.service stop,disable late" "$WORK/with-runtime.conf"
+assert "--with-runtime: Docker is not touched" test -z "$(grep -E 'docker' "$WORK/with-runtime.conf")"
+# The services and processes phases stop containerd on a node (test-services covers them); beneath
+# --root its process is not the node's, so the test stops it between the pods and the files phases.
+reset_node "$WORK/with-pods.json" --with-runtime --phases pods
+cd_stop_containerd
+reset_node "$WORK/with.json" --with-runtime; rc=$?
+assert "--with-runtime reset exits 0" test $rc -eq 0
+[ $rc -eq 0 ] || { cat "$WORK/with.json.err"; "$REPORT" "$WORK/with.json" "r['residue']"; }
+assert "--with-runtime: the runtime fragment was used" jq_ "$WORK/with.json" "'profile:runtime-containerd' in r['manifests']"
+assert "--with-runtime: /etc/containerd is gone" test ! -e "$WORK/node2/etc/containerd"
+assert "--with-runtime: /var/lib/containerd is gone" test ! -e "$WORK/node2/var/lib/containerd"
+assert "--with-runtime: /opt/cni/bin is gone" test ! -e "$WORK/node2/opt/cni/bin"
+# The same configuration again (as a reinstall would write it): containerd starts empty.
+mkdir -p "$WORK/node2/etc/containerd" "$WORK/node2/opt/cni/bin"
+cp "$WORK/config2.saved" "$WORK/node2/etc/containerd/config.toml"
+cd_start_containerd || fail "containerd does not start on a fresh state"
+assert "--with-runtime: no image is left in the runtime's state" test -z "$(images)"
+assert "--with-runtime: no sandbox is left" test "$(cd_count sandboxes)" -eq 0
+
+cd_stop
+leftovers=$(cd_leftovers)
+[ -n "$leftovers" ] && echo "$leftovers"
+assert "teardown left no process, cgroup or mount" test -z "$leftovers"
+finish

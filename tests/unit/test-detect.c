@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for agent/detect.c and agent/profile.c: detection on fixture trees shaped like each
+ * installer's node (kubeadm, kubespray, kubekey, k3s, rke2, a symlinked /var/lib/kubelet, co-hosted
+ * Docker, ambiguous and empty ones), the shim namespace rule, and the profiles it selects. */
+
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/detect.h"
+#include "agent/manifest.h"
+#include "agent/profile.h"
+#include "macro.h"
+#include "string-util.h"
+#include "strv.h"
+
+static char tree[256];
+
+/* Write node path "path" beneath the fixture tree with text, making its parents. */
+static void put(const char *path, const char *text) {
+        char cmd[PATH_MAX * 2], full[PATH_MAX];
+        FILE *f;
+
+        snprintf(full, sizeof full, "%s%s", tree, path);
+        snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", full);
+        assert_int_equal(system(cmd), 0);
+        f = fopen(full, "we");
+        assert_non_null(f);
+        fputs(text, f);
+        assert_int_equal(fclose(f), 0);
+}
+
+static void mkdir_p(const char *path) {
+        char cmd[PATH_MAX * 2];
+
+        snprintf(cmd, sizeof cmd, "mkdir -p '%s%s'", tree, path);
+        assert_int_equal(system(cmd), 0);
+}
+
+static int setup_tree(void **state) {
+        snprintf(tree, sizeof tree, "/tmp/test-detect.XXXXXX");
+        assert_non_null(mkdtemp(tree));
+        return 0;
+}
+
+static int teardown_tree(void **state) {
+        char cmd[PATH_MAX + 16];
+
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tree);
+        assert_int_equal(system(cmd), 0);
+        return 0;
+}
+
+static void detect(Detection *d) {
+        int fd = open(tree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(detect_node(fd, false, d), 0);
+        close(fd);
+}
+
+static bool evidence_has(char **l, const char *fragment) {
+        STRV_FOREACH(s, l)
+                if (strstr(*s, fragment))
+                        return true;
+        return false;
+}
+
+static const char kubelet_conf[] =
+        "apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://10.0.0.1:6443\n  name: k\n"
+        "contexts:\n- context:\n    cluster: k\n    user: u\n  name: c\ncurrent-context: c\n"
+        "users:\n- name: u\n  user:\n    token: t\n";
+
+/* A kubeadm worker: package-installed kubelet, containerd, flannel, kube-proxy in IPVS mode. */
+static void kubeadm_worker(void) {
+        put("/etc/systemd/system/kubelet.service.d/10-kubeadm.conf", "[Service]\n");
+        put("/var/lib/kubelet/kubeadm-flags.env",
+            "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock\"\n");
+        put("/var/lib/kubelet/config.yaml", "kind: KubeletConfiguration\n"
+            "containerRuntimeEndpoint: unix:///run/containerd/containerd.sock\n");
+        put("/etc/kubernetes/kubelet.conf", kubelet_conf);
+        put("/etc/containerd/config.toml", "version = 2\n");
+        put("/etc/cni/net.d/10-flannel.conflist",
+            "{\"name\":\"cbr0\",\"plugins\":[{\"type\": \"flannel\",\"delegate\":{}},{\"type\":\"portmap\"}]}");
+        put("/var/lib/kubelet/pods/0a/volumes/kubernetes.io~configmap/kube-proxy/config.conf",
+            "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: \"ipvs\"\n");
+}
+
+static void test_kubeadm(void **state) {
+        Detection d;
+        const char *why;
+
+        kubeadm_worker();
+        put("/root/.kube/config", kubelet_conf);
+        put("/root/.kube/other-cluster", "apiVersion: v1\nclusters:\n- cluster:\n    server: https://192.0.2.1:6443\n  name: o\n"
+            "contexts:\n- context:\n    cluster: o\n    user: u\n  name: c\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: t\n");
+        detect(&d);
+        assert_int_equal(d.installer, INSTALLER_KUBEADM);
+        assert_false(d.installer_ambiguous);
+        assert_true(evidence_has(d.installer_evidence, "10-kubeadm.conf"));
+        assert_string_equal(d.runtime.value, "containerd");
+        assert_string_equal(d.runtime_endpoint, "unix:///run/containerd/containerd.sock");
+        assert_false(d.docker_cohosted);
+        assert_string_equal(d.cni.value, "flannel,portmap");
+        assert_string_equal(d.kube_proxy_mode.value, "ipvs");
+        assert_string_equal(d.etcd.value, "none");
+        assert_null(d.kubelet_dir_target);
+        assert_string_equal(d.cluster_server, "https://10.0.0.1:6443");
+        /* Only the kubeconfig of this cluster is this reset's; the other cluster's stays. */
+        assert_int_equal(strv_length(d.root_kubeconfigs), 1);
+        assert_string_equal(d.root_kubeconfigs[0], "/root/.kube/config");
+        assert_string_equal(profile_for_detection(&d, &why), "kubeadm");
+        detection_done(&d);
+}
+
+static void test_kubeadm_control_plane(void **state) {
+        Detection d;
+
+        kubeadm_worker();
+        put("/etc/kubernetes/manifests/etcd.yaml", "spec:\n  containers:\n  - command:\n    - etcd\n"
+            "    - --data-dir=/data/etcd\n");
+        detect(&d);
+        assert_string_equal(d.etcd.value, "static-pod");
+        assert_string_equal(d.etcd_data_dir, "/data/etcd");
+        detection_done(&d);
+}
+
+static void test_external_etcd(void **state) {
+        Detection d;
+
+        kubeadm_worker();
+        put("/etc/kubernetes/kubeadm-config.yaml", "kind: ClusterConfiguration\netcd:\n  external:\n"
+            "    endpoints:\n    - https://10.0.0.9:2379\nnetworking:\n  podSubnet: 10.244.0.0/16\n---\n"
+            "kind: KubeProxyConfiguration\nmode: ipvs\n");
+        detect(&d);
+        assert_string_equal(d.etcd.value, "external");
+        assert_string_equal(d.kube_proxy_mode.value, "ipvs");
+        detection_done(&d);
+}
+
+/* kubespray: kubelet.env, kubelet-config.yaml, etcd through systemd, NodeLocal DNS. */
+static void test_kubespray(void **state) {
+        Detection d;
+        const char *why;
+
+        put("/etc/kubernetes/kubelet.env", "KUBELET_ARGS=\"--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock\"\n");
+        put("/etc/kubernetes/kubelet-config.yaml", "containerRuntimeEndpoint: unix:///var/run/containerd/containerd.sock\n");
+        put("/var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"\"\n");
+        put("/etc/kubernetes/kubelet.conf", kubelet_conf);
+        put("/etc/etcd.env", "ETCD_DATA_DIR=/var/lib/etcd\nETCD_NAME=etcd1\n");
+        put("/etc/systemd/resolved.conf.d/kubespray.conf", "[Resolve]\nDNS=169.254.25.10\n");
+        mkdir_p("/usr/local/bin/kubernetes-scripts");
+        put("/etc/cni/net.d/10-calico.conflist", "{\"plugins\":[{\"type\":\"calico\",\"ipam\":{\"type\":\"calico-ipam\"}},{\"type\":\"bandwidth\"}]}");
+        detect(&d);
+        assert_int_equal(d.installer, INSTALLER_KUBESPRAY);
+        assert_false(d.installer_ambiguous);
+        assert_true(evidence_has(d.installer_evidence, "kubelet.env"));
+        /* kubeadm's own flags file is there too: kubespray drives kubeadm, no ambiguity. */
+        assert_true(evidence_has(d.installer_evidence, "kubeadm-flags.env"));
+        assert_string_equal(d.runtime.value, "containerd");
+        assert_string_equal(d.cni.value, "calico,calico-ipam,bandwidth");
+        assert_string_equal(d.etcd.value, "systemd");
+        assert_null(d.etcd_data_dir);
+        assert_null(d.kube_proxy_mode.value);
+        assert_false(d.kube_proxy_mode.ambiguous);
+        assert_string_equal(profile_for_detection(&d, &why), "kubespray");
+        assert_string_equal(why, "detected");
+        detection_done(&d);
+}
+
+/* kubekey v3 with cri-dockerd: Docker is kubelet's runtime, so it is not "co-hosted". */
+static void test_kubekey_docker(void **state) {
+        Detection d;
+
+        mkdir_p("/usr/local/bin/kube-scripts");
+        put("/etc/systemd/system/backup-etcd.timer", "[Timer]\n");
+        put("/var/lib/kubelet/kubeadm-flags.env",
+            "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///run/cri-dockerd.sock\"\n");
+        put("/etc/systemd/system/cri-dockerd.service", "[Service]\n");
+        mkdir_p("/var/lib/docker");
+        detect(&d);
+        assert_int_equal(d.installer, INSTALLER_KUBEKEY);
+        assert_string_equal(d.runtime.value, "docker");
+        assert_false(d.docker_cohosted);
+        detection_done(&d);
+}
+
+/* kubeadm + containerd, and a Docker that runs other workloads: Docker is co-hosted, left alone. */
+static void test_cohosted_docker(void **state) {
+        Detection d;
+
+        kubeadm_worker();
+        put("/usr/bin/dockerd", "");
+        mkdir_p("/var/lib/docker");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "containerd");
+        assert_true(d.docker_cohosted);
+        assert_true(evidence_has(d.runtime.evidence, "not kubelet's runtime"));
+        detection_done(&d);
+}
+
+static void test_k3s(void **state) {
+        Detection d;
+
+        put("/usr/local/bin/k3s", "");
+        put("/etc/systemd/system/k3s.service", "[Service]\n");
+        put("/etc/systemd/system/k3s.service.env", "K3S_TOKEN=secret\n");
+        put("/etc/rancher/k3s/config.yaml", "kube-proxy-arg:\n- proxy-mode=ipvs\n");
+        mkdir_p("/var/lib/rancher/k3s/server/db/etcd");
+        put("/var/lib/rancher/k3s/agent/etc/cni/net.d/10-flannel.conflist", "{\"plugins\":[{\"type\":\"flannel\"}]}");
+        detect(&d);
+        assert_int_equal(d.installer, INSTALLER_K3S);
+        assert_string_equal(d.runtime.value, "containerd");
+        assert_true(evidence_has(d.runtime.evidence, "embedded containerd"));
+        assert_string_equal(d.kube_proxy_mode.value, "ipvs");
+        assert_string_equal(d.etcd.value, "embedded");
+        assert_string_equal(d.cni.value, "flannel");
+        detection_done(&d);
+}
+
+static void test_rke2(void **state) {
+        Detection d;
+        const char *why;
+
+        put("/usr/local/bin/rke2", "");
+        put("/usr/local/lib/systemd/system/rke2-server.service", "[Service]\n");
+        put("/etc/rancher/rke2/config.yaml", "token: x\n");
+        mkdir_p("/var/lib/rancher/rke2/agent/containerd");
+        detect(&d);
+        assert_int_equal(d.installer, INSTALLER_RKE2);
+        assert_string_equal(d.runtime.value, "containerd");
+        assert_string_equal(profile_for_detection(&d, &why), "rke2");
+        detection_done(&d);
+}
+
+/* /var/lib/kubelet on a data disk through a symlink: the target is found, inside the tree. */
+static void test_symlinked_kubelet(void **state) {
+        char link[PATH_MAX];
+        Detection d;
+
+        put("/data/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"\"\n");
+        mkdir_p("/var/lib");
+        snprintf(link, sizeof link, "%s/var/lib/kubelet", tree);
+        /* An absolute link, as the data-disk trick writes it: resolved inside the tree, not the host. */
+        assert_int_equal(symlink("/data/kubelet", link), 0);
+        detect(&d);
+        assert_int_equal(d.installer, INSTALLER_KUBEADM);
+        assert_string_equal(d.kubelet_dir_target, "/data/kubelet");
+        detection_done(&d);
+}
+
+/* Two installers' own files: said, not guessed; the conservative profile. */
+static void test_ambiguous(void **state) {
+        Detection d;
+        const char *why;
+
+        put("/usr/local/bin/k3s", "");
+        put("/etc/kubernetes/kubelet.env", "");
+        put("/etc/containerd/config.toml", "");
+        put("/etc/crio/crio.conf", "");
+        detect(&d);
+        assert_int_equal(d.installer, INSTALLER_NONE);
+        assert_true(d.installer_ambiguous);
+        assert_true(strv_contains(d.installer_candidates, "k3s"));
+        assert_true(strv_contains(d.installer_candidates, "kubespray"));
+        assert_string_equal(profile_for_detection(&d, &why), "kubeadm");
+        assert_non_null(strstr(why, "--profile"));
+        detection_done(&d);
+}
+
+/* kubelet's endpoints disagree: no runtime is chosen, the evidence shows both. */
+static void test_runtime_ambiguous(void **state) {
+        Detection d;
+
+        put("/var/lib/kubelet/config.yaml", "containerRuntimeEndpoint: unix:///run/containerd/containerd.sock\n");
+        put("/var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///var/run/crio/crio.sock\"\n");
+        detect(&d);
+        assert_null(d.runtime.value);
+        assert_true(d.runtime.ambiguous);
+        assert_int_equal(strv_length(d.runtime.evidence), 2);
+        detection_done(&d);
+}
+
+static void test_nothing(void **state) {
+        Detection d;
+        const char *why;
+
+        detect(&d);
+        assert_int_equal(d.installer, INSTALLER_NONE);
+        assert_false(d.installer_ambiguous);
+        assert_null(d.runtime.value);
+        assert_null(d.cni.value);
+        assert_string_equal(d.etcd.value, "none");
+        assert_string_equal(profile_for_detection(&d, &why), "kubeadm");
+        detection_done(&d);
+}
+
+static void test_shim_cmdline(void **state) {
+        static const char k8s[] = "/usr/bin/containerd-shim-runc-v2\0-namespace\0k8s.io\0-id\0abc\0-address\0/run/containerd/containerd.sock";
+        static const char moby[] = "/usr/bin/containerd-shim-runc-v2\0-namespace\0moby\0-id\0abc";
+        static const char eq[] = "/usr/bin/containerd-shim\0--namespace=k8s.io";
+        static const char none[] = "/usr/bin/containerd-shim-runc-v2\0-id\0k8s.io";
+
+        assert_true(detect_shim_cmdline_is_kubernetes(k8s, sizeof k8s));
+        assert_false(detect_shim_cmdline_is_kubernetes(moby, sizeof moby));
+        assert_true(detect_shim_cmdline_is_kubernetes(eq, sizeof eq));
+        assert_false(detect_shim_cmdline_is_kubernetes(none, sizeof none));
+        assert_false(detect_shim_cmdline_is_kubernetes("", 0));
+        /* A cut-off command line ending in "-namespace" is not k8s.io's. */
+        assert_false(detect_shim_cmdline_is_kubernetes("x\0-namespace", 12));
+}
+
+static Manifest *parse_profile(const char *name, int expect) {
+        cleanup_free char *line = strprintf("include profile:%s\n", name), *err = NULL;
+        Manifest *m = manifest_new();
+
+        assert_non_null(m);
+        assert_int_equal(manifest_parse_string(m, "test", line, NULL, &err), expect);
+        if (expect == 0)
+                assert_null(err);
+        return m;
+}
+
+static bool has_line(const Manifest *m, DirectiveType t, const char *arg) {
+        MANIFEST_FOREACH(e, m, t)
+                if (streq(e->args[0], arg))
+                        return true;
+        return false;
+}
+
+/* Every selectable profile parses; none removes the runtime's state in the default scope. */
+static void test_profiles_parse(void **state) {
+        static const char *const names[] = { "kubeadm", "kubespray", "kubekey", "k3s", "rke2" };
+
+        profile_configure(NULL);
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                Manifest *m = parse_profile(names[i], 0);
+
+                assert_true(m->n_entries > 10);
+                assert_false(has_line(m, DIRECTIVE_REMOVE, "/var/lib/containerd"));
+                assert_false(has_line(m, DIRECTIVE_REMOVE, "/etc/containerd"));
+                assert_false(has_line(m, DIRECTIVE_REMOVE, "/opt/cni/bin"));
+                assert_false(has_line(m, DIRECTIVE_REMOVE, "/var/backups/kube_etcd"));
+                assert_false(has_line(m, DIRECTIVE_REMOVE, "/etc/rancher/node"));
+                assert_false(has_line(m, DIRECTIVE_REMOVE, "/root/.kube"));
+                assert_false(has_line(m, DIRECTIVE_UNIT, "docker.service"));
+                assert_false(has_line(m, DIRECTIVE_UNIT, "containerd.service"));
+                assert_true(has_line(m, DIRECTIVE_PROTECT, "/var/lib/containerd"));
+                assert_true(has_line(m, DIRECTIVE_PROTECT, "/var/backups/kube_etcd"));
+                assert_true(has_line(m, DIRECTIVE_PROTECT, "/var/openebs"));
+                manifest_free(m);
+        }
+        manifest_free(parse_profile("all", 0));
+        manifest_free(parse_profile("nonesuch", -EINVAL));
+}
+
+static void test_profile_runtime_scope(void **state) {
+        Detection d = {};
+        ProfileSettings s = { .detection = &d, .with_runtime = true };
+        Manifest *m;
+
+        /* --with-runtime without a known runtime: refused, with the way out. */
+        profile_configure(&s);
+        manifest_free(parse_profile("kubeadm", -EINVAL));
+
+        d.runtime.value = (char *) "containerd";
+        m = parse_profile("kubeadm", 0);
+        assert_true(has_line(m, DIRECTIVE_REMOVE, "/var/lib/containerd"));
+        assert_true(has_line(m, DIRECTIVE_UNIT, "containerd.service"));
+        assert_false(has_line(m, DIRECTIVE_PROTECT, "/var/lib/containerd"));
+        /* Docker is not kubelet's runtime here: never stopped. */
+        assert_false(has_line(m, DIRECTIVE_UNIT, "docker.service"));
+        manifest_free(m);
+
+        s.runtime = "docker";
+        m = parse_profile("kubespray", 0);
+        assert_true(has_line(m, DIRECTIVE_UNIT, "cri-dockerd.service"));
+        assert_true(has_line(m, DIRECTIVE_REMOVE, "/usr/local/bin/cri-dockerd"));
+        assert_false(has_line(m, DIRECTIVE_UNIT, "containerd.service"));
+        manifest_free(m);
+
+        s.runtime = NULL;
+        d.installer = INSTALLER_K3S;
+        m = parse_profile("k3s", 0);
+        assert_true(has_line(m, DIRECTIVE_REMOVE, "/var/lib/rancher/k3s/agent/containerd"));
+        manifest_free(m);
+        profile_configure(NULL);
+}
+
+static void test_profile_detected(void **state) {
+        char *kube[] = { (char *) "/root/.kube/config", NULL };
+        Detection d = { .kubelet_dir_target = (char *) "/data/kubelet", .etcd_data_dir = (char *) "/srv/etcd",
+                        .root_kubeconfigs = kube };
+        ProfileSettings s = { .detection = &d };
+        Manifest *m;
+
+        profile_configure(&s);
+        m = parse_profile("kubeadm", 0);
+        assert_true(has_line(m, DIRECTIVE_UNMOUNT, "/data/kubelet/*"));
+        assert_true(has_line(m, DIRECTIVE_EMPTY, "/data/kubelet"));
+        assert_true(has_line(m, DIRECTIVE_EMPTY, "/srv/etcd"));
+        assert_true(has_line(m, DIRECTIVE_REMOVE, "/root/.kube/config"));
+        manifest_free(m);
+
+        /* A link to a system path, or a name needing quotes, is never turned into a line. */
+        d.kubelet_dir_target = (char *) "/usr";
+        d.etcd_data_dir = (char *) "/srv/e\ntcd";
+        m = parse_profile("kubeadm", 0);
+        assert_false(has_line(m, DIRECTIVE_EMPTY, "/usr"));
+        assert_false(has_line(m, DIRECTIVE_UNMOUNT, "/usr/*"));
+        manifest_free(m);
+        profile_configure(NULL);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup_tree, teardown_tree)
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                T(test_kubeadm),
+                T(test_kubeadm_control_plane),
+                T(test_external_etcd),
+                T(test_kubespray),
+                T(test_kubekey_docker),
+                T(test_cohosted_docker),
+                T(test_k3s),
+                T(test_rke2),
+                T(test_symlinked_kubelet),
+                T(test_ambiguous),
+                T(test_runtime_ambiguous),
+                T(test_nothing),
+                cmocka_unit_test(test_shim_cmdline),
+                cmocka_unit_test(test_profiles_parse),
+                cmocka_unit_test(test_profile_runtime_scope),
+                cmocka_unit_test(test_profile_detected),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
