@@ -33,7 +33,7 @@ cat > "$WORK/pkg-config" <<EOF
 #!/bin/sh
 if [ ! -e "$mark" ]; then
         echo "pkg-config (before deps) \$*" >> "$log"
-        echo "Package libnl-route-3.0 was not found in the pkg-config search path." >&2
+        echo "Package libcurl was not found in the pkg-config search path." >&2
         exit 1
 fi
 echo "pkg-config (after deps) \$*" >> "$log"
@@ -46,27 +46,28 @@ PATH=$fake:$PATH E2E_CACHE=$WORK/e2e make -C "$TOP" --no-print-directory -j2 O="
         PKG_CONFIG="$WORK/pkg-config" V=1 deps demo > "$WORK/make.log" 2>&1; rc=$?
 echo "make -j2 deps demo took $(($(date +%s) - t0)) s"
 assert "make -j2 deps demo on a fresh machine: exit 0" test $rc -eq 0
-assert "... deps installed the -dev packages (apt-get install libnl-route-3-dev ...)" \
-        grep -q '^apt-get .*install .*libnl-route-3-dev' "$log"
+assert "... deps installed the -dev packages (apt-get install libcurl4-openssl-dev ...)" \
+        grep -q '^apt-get .*install .*libcurl4-openssl-dev' "$log"
 assert "... deps fetched the e2e guest's packages into the cache" test -f "$(ls "$WORK"/e2e/debs-*.tgz 2>/dev/null)"
 assert "... pkg-config was asked, and only after the install" \
         sh -c "grep -q '^pkg-config (after deps) --cflags' '$log' && ! grep -q 'before deps' '$log'"
-assert "... the agent was compiled with libnl's include path" grep -q -- '-I/usr/include/libnl3' "$WORK/make.log"
+assert "... the agent was compiled with pkg-config's flags (libcurl's include path)" \
+        grep -q -- '-I/usr/include/x86_64-linux-gnu' "$WORK/make.log"
 assert "... the demo ran to its end" grep -q '^demo: the node is clean' "$WORK/make.log"
 [ $rc -eq 0 ] || tail -n 30 "$WORK/make.log"
 
 # A library pkg-config does not know: a clear stop naming it, before anything compiles.
 cat > "$WORK/pkg-config-partial" <<'EOF'
 #!/bin/sh
-case " $* " in *" libnl-route-3.0 "*) exit 1 ;; esac
+case " $* " in *" libmnl "*) exit 1 ;; esac
 exec pkg-config "$@"
 EOF
 chmod +x "$WORK/pkg-config-partial"
 make -C "$TOP" --no-print-directory -j2 O="$WORK/build2" PKG_CONFIG="$WORK/pkg-config-partial" all \
         > "$WORK/make2.log" 2>&1; rc=$?
-assert "libnl-route-3.0 unknown to pkg-config: make fails" test $rc -ne 0
+assert "libmnl unknown to pkg-config: make fails" test $rc -ne 0
 assert "... saying which library and what to run" \
-        grep -q 'cannot find libnl-route-3.0; run "sudo make deps"' "$WORK/make2.log"
+        grep -q 'cannot find libmnl; run "sudo make deps"' "$WORK/make2.log"
 assert "... before compiling anything" test -z "$(find "$WORK/build2" -name '*.o' 2>/dev/null)"
 cat "$WORK/make2.log"
 finish
