@@ -11,6 +11,10 @@ set -u
 E2E_SHARE=${E2E_SHARE:-/share}
 E2E_RESULTS=${E2E_RESULTS:-$E2E_SHARE/results}
 NR="$E2E_SHARE/node-reset"
+# These scenarios prove the mechanisms end to end on a worker that mixes every installer's
+# artifacts, so they reset with the union profile (today's default.conf), runtime included, as
+# before profiles existed; the backup is proved by test-etcd.sh and would only add files here.
+NR_RESET_ARGS=(--profile all --no-backup)
 # The pods' side (worker.sh build_cni, build_pods): containerd's CRI socket, the project's CRI test
 # client, the flag that makes calico's DEL fail, and what containerd held when its unit was stopped
 # (an ExecStop= probe: the helper's listing, then "ctr containers N" and "ctr tasks N").

@@ -60,7 +60,7 @@ rm -f "$CRI_AT_STOP" /run/e2e-watch-stop
 t0=$(ms_now)
 watch_rescue "$t0" >"$R/rescue-watch" &
 watcher=$!
-"$NR" run --yes --output=json >"$R/report.json" 2>"$R/run.log"
+"$NR" "${NR_RESET_ARGS[@]}" run --yes --output=json >"$R/report.json" 2>"$R/run.log"
 rc=$?
 t=$(($(ms_now) - t0))
 : >/run/e2e-watch-stop

@@ -28,7 +28,7 @@ rm -f "$CRI_AT_STOP"
 mkfifo /run/e2e-tick
 exec {tick}<>/run/e2e-tick
 t0=$(now_ms)
-"$NR" run --yes --output=json >"$R/report1.json" 2>"$R/run1.log" &
+"$NR" "${NR_RESET_ARGS[@]}" run --yes --output=json >"$R/report1.json" 2>"$R/run1.log" &
 agent=$!
 running() { # the agent has not exited (a zombie has)
         local state
@@ -66,7 +66,7 @@ assert "the kill landed after the pods phase had begun stopping pods" test "$net
 
 # The second run converges.
 t1=$(ms_now)
-"$NR" run --yes --output=json >"$R/report.json" 2>"$R/run.log"
+"$NR" "${NR_RESET_ARGS[@]}" run --yes --output=json >"$R/report.json" 2>"$R/run.log"
 rc=$?
 t=$(($(ms_now) - t1))
 echo "$t" >"$R/agent-run-ms"

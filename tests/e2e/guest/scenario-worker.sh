@@ -32,7 +32,7 @@ bash /share/check.sh snapshot "$R/before" "$EXP"
 lap snapshot
 
 whole_state >"$R/state.before-plan"
-"$NR" --output=json plan >"$R/plan.json" 2>"$R/plan.log"
+"$NR" "${NR_RESET_ARGS[@]}" --output=json plan >"$R/plan.json" 2>"$R/plan.log"
 assert "node-reset plan exits 0" test $? -eq 0
 whole_state >"$R/state.after-plan"
 same "node-reset plan changed nothing" "$R/state.before-plan" "$R/state.after-plan"
@@ -40,16 +40,16 @@ lap "plan and the whole state twice"
 
 rm -f "$CRI_AT_STOP"
 t0=$(ms_now)
-"$NR" run --yes --output=json >"$R/report.json" 2>"$R/run.log"
+"$NR" "${NR_RESET_ARGS[@]}" run --yes --output=json >"$R/report.json" 2>"$R/run.log"
 rc=$?
 t=$(($(ms_now) - t0))
 echo "$t" >"$R/agent-run-ms"
 echo "node-reset run took $t ms"
 assert_agent_clean "node-reset run --yes --output=json exits 0" "$rc" "$R/report.json"
 
-"$NR" status >"$R/status.txt" 2>&1
+"$NR" "${NR_RESET_ARGS[@]}" status >"$R/status.txt" 2>&1
 rc_text=$?
-"$NR" --output=json status >"$R/status.json" 2>/dev/null
+"$NR" "${NR_RESET_ARGS[@]}" --output=json status >"$R/status.json" 2>/dev/null
 rc=$?
 assert_agent_clean "node-reset status exits 0 and reports no residue" "$rc" "$R/status.json"
 assert "node-reset status: the same exit status in text and JSON ($rc_text, $rc)" test "$rc_text" -eq "$rc"
@@ -64,7 +64,7 @@ lap "snapshot and compare"
 check report report "$R/report.json" "$EXP"
 lap report
 
-"$NR" run --yes --output=json >"$R/report2.json" 2>"$R/run2.log"
+"$NR" "${NR_RESET_ARGS[@]}" run --yes --output=json >"$R/report2.json" 2>"$R/run2.log"
 rc=$?
 assert_agent_clean "a second run exits 0" "$rc" "$R/report2.json"
 n=$(jqk '[.phases[].actions[] | select(.result == "changed" or .result == "failed") | item | select(IN($known[]) | not)] | length' "$R/report2.json")
