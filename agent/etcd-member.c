@@ -260,8 +260,10 @@ static int fill_member(const Context *ctx, char **flags, bool kubeadm, EtcdLocal
         const char *name = flag(flags, "name");
         int r;
 
+        /* etcd's own default when neither --name nor ETCD_NAME is given (an etcd.env that only sets
+         * the data directory is common): the member really is called that. */
         if (!name || !*name)
-                return -EBADMSG;
+                name = "default";
         l->name = strdup(name);
         l->data_dir = strdup(flag(flags, "data-dir") ?: "/var/lib/etcd");
         if (!l->name || !l->data_dir)
