@@ -283,6 +283,46 @@ static int mount_entry_compare(const void *a, const void *b) {
         return 0;
 }
 
+/* How many mounts of the group (one mount point) this one is stacked on: its parent chain within
+ * the group. Bounded by the group's size, so a malformed table cannot loop. */
+static size_t stack_height(const MountEntry **g, size_t n, const MountEntry *e) {
+        size_t h = 0;
+
+        for (bool found = true; found && h < n;) {
+                found = false;
+                for (size_t i = 0; i < n; i++)
+                        if (g[i]->mount_id == e->parent_id && g[i] != e) {
+                                e = g[i];
+                                h++;
+                                found = true;
+                                break;
+                        }
+        }
+        return h;
+}
+
+/* Within one mount point the topmost mount goes first. Line order says which is on top only when
+ * the mounts were made one over the other here; a mount propagated into a shared parent (ip netns
+ * makes /run/netns shared) can be listed before the one it covers. The parent chain says it always. */
+static void order_stacks(const MountEntry **l, size_t n) {
+        for (size_t i = 0; i < n;) {
+                size_t j = i + 1;
+
+                while (j < n && streq(l[j]->mount_point, l[i]->mount_point))
+                        j++;
+                /* Insertion sort by height, highest first: groups are tiny. */
+                for (size_t a = i + 1; a < j; a++)
+                        for (size_t b = a; b > i && stack_height(l + i, j - i, l[b]) >
+                                                    stack_height(l + i, j - i, l[b - 1]); b--) {
+                                const MountEntry *tmp = l[b];
+
+                                l[b] = l[b - 1];
+                                l[b - 1] = tmp;
+                        }
+                i = j;
+        }
+}
+
 int mount_table_beneath(const MountTable *t, const char *prefix, const MountEntry ***ret, size_t *ret_n) {
         cleanup_free const MountEntry **l = NULL;
         size_t n = 0;
@@ -300,9 +340,10 @@ int mount_table_beneath(const MountTable *t, const char *prefix, const MountEntr
                 if (rest && *rest)
                         l[n++] = &t->entries[i];
         }
-        if (n > 0)
+        if (n > 0) {
                 qsort(l, n, sizeof(MountEntry *), mount_entry_compare);
-        else
+                order_stacks(l, n);
+        } else
                 l = mfree(l);
         *ret = TAKE_PTR(l);
         *ret_n = n;

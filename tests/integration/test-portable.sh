@@ -96,7 +96,7 @@ assert "run exits 0" test $rc -eq 0
 assert "run: changed, nothing failed, no residue" jq_ "$WORK/run.json" 'r["changed"] and not r["failed"] and r["residue"] == []'
 assert "run: the PV mount was unmounted" jq_ "$WORK/run.json" 'any(a["target"].endswith("pvc-data/mount") and a["result"] == "changed" for a in actions(r, kind="unmount"))'
 assert "run: no mount left beneath the node" test -z "$(mounts_beneath "$root")"
-assert "run: /etc/kubernetes is gone" test ! -e "$root/etc/kubernetes"
+assert "run: /etc/kubernetes/admin.conf is gone (the kubeadm profile of an undetected node)" test ! -e "$root/etc/kubernetes/admin.conf"
 assert "run: PV data kept every byte" test "$(sha256sum "$disk/pv-data/important.db")" = "$sum_before"
 assert "run: host files survive" test -s "$root/etc/hostname" -a -s "$root/usr/bin/bash"
 assert "run: protected /var/openebs survives" grep -q "must survive" "$root/var/openebs/local/pvc-1/data"
@@ -106,7 +106,7 @@ assert "run: protected /var/openebs survives" grep -q "must survive" "$root/var/
 mkdir -p "$root/etc/kubernetes" && echo x > "$root/etc/kubernetes/admin.conf"
 nrc --root /node --yes --output=json --report-url 'https://user:pw@127.0.0.1:1/status?token=s3cr3t#frag' run \
         > "$WORK/run-url.json" 2> "$WORK/run-url.err"; rc=$?
-assert "run --report-url without libcurl: exit 0, the tree reset" test $rc -eq 0 -a ! -e "$root/etc/kubernetes"
+assert "run --report-url without libcurl: exit 0, the tree reset" test $rc -eq 0 -a ! -e "$root/etc/kubernetes/admin.conf"
 assert "run --report-url without libcurl: both POSTs failed once, naming libcurl" jq_ "$WORK/run-url.json" \
         'all(not r["report_url"][p]["ok"] and r["report_url"][p]["attempts"] == 1 and r["report_url"][p]["error"] == "libcurl.so.4 not found" for p in ("start", "final"))'
 assert "run --report-url without libcurl: the URL is redacted by hand" jq_ "$WORK/run-url.json" \

@@ -225,6 +225,25 @@ static void test_beneath_sorting(void **state) {
         free(l);
 }
 
+/* ip netns makes /run/netns shared: a namespace's nsfs mount is propagated, and mountinfo can list
+ * the mount on top (here 202, whose parent is 203) before the one it covers. Topmost first. */
+static void test_beneath_propagated_stack(void **state) {
+        static const char table[] = "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"
+                                    "100 1 0:20 /netns /run/netns rw shared:5 - tmpfs run rw\n"
+                                    "202 203 0:4 net:[1] /run/netns/cni-x rw shared:6 - nsfs nsfs rw\n"
+                                    "203 100 0:4 net:[1] /run/netns/cni-x rw shared:6 - nsfs nsfs rw\n";
+        CLEANUP(mount_table_freep) MountTable *t = NULL;
+        const MountEntry **l = NULL;
+        size_t n;
+
+        assert_int_equal(parse_string(table, &t), 0);
+        assert_int_equal(mount_table_beneath(t, "/run/netns", &l, &n), 0);
+        assert_int_equal(n, 2);
+        assert_int_equal(l[0]->mount_id, 202);
+        assert_int_equal(l[1]->mount_id, 203);
+        free(l);
+}
+
 static void test_beneath_boundary(void **state) {
         CLEANUP(mount_table_freep) MountTable *t = NULL;
         const MountEntry **l = NULL;
@@ -277,6 +296,7 @@ int main(void) {
                 cmocka_unit_test(test_unescape),
                 cmocka_unit_test(test_optional_fields),
                 cmocka_unit_test(test_blank_lines_and_order),
+                cmocka_unit_test(test_beneath_propagated_stack),
                 cmocka_unit_test(test_malformed),
                 cmocka_unit_test(test_malformed_after_good),
                 cmocka_unit_test(test_beneath_sorting),
