@@ -17,6 +17,7 @@
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "fdinfo-util.h"
 
 #ifndef STATX_MNT_ID
 #define STATX_MNT_ID 0x1000U
@@ -117,21 +118,6 @@ int mount_open_nofollow(int root_fd, const char *path, int flags) {
         if (fd < 0 && errno == ENOSYS)
                 return mount_open_nofollow_by_hand(root_fd, path, flags);
         return fd < 0 ? negative_errno() : (int) fd;
-}
-
-/* The mount id from /proc/self/fdinfo, for kernels before 5.8 that have no STATX_MNT_ID. */
-static int fdinfo_mount_id(int fd, int *ret) {
-        cleanup_fclose FILE *f = NULL;
-        char p[64], line[256];
-
-        snprintf(p, sizeof p, "/proc/self/fdinfo/%d", fd);
-        f = fopen(p, "re");
-        if (!f)
-                return negative_errno();
-        while (fgets(line, sizeof line, f))
-                if (sscanf(line, "mnt_id: %d", ret) == 1)
-                        return 0;
-        return -EOPNOTSUPP;
 }
 
 typedef struct Seen {

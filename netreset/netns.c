@@ -22,6 +22,7 @@
 #include "netreset/netns.h"
 #include "string-util.h"
 #include "strv.h"
+#include "fdinfo-util.h"
 
 #define NETNS_RUN_DIR "/run/netns"
 #define NETNS_VAR_RUN_DIR "/var/run/netns"
@@ -107,21 +108,6 @@ static int open_parent(const char *path, const char **ret_name) {
         }
         *ret_name = slash + 1;
         return fd;
-}
-
-/* The mount id from /proc/self/fdinfo, for kernels before 5.8 that have no STATX_MNT_ID. */
-static int fdinfo_mount_id(int fd, int *ret) {
-        cleanup_fclose FILE *f = NULL;
-        char p[64], line[256];
-
-        snprintf(p, sizeof p, "/proc/self/fdinfo/%d", fd);
-        f = fopen(p, "re");
-        if (!f)
-                return negative_errno();
-        while (fgets(line, sizeof line, f))
-                if (sscanf(line, "mnt_id: %d", ret) == 1)
-                        return 0;
-        return -EOPNOTSUPP;
 }
 
 /* Mount id and type of fd itself (""), never following anything nor asking a remote server. */
