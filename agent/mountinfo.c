@@ -361,3 +361,29 @@ bool mount_table_is_mount_point(const MountTable *t, const char *path) {
         }
         return false;
 }
+
+static const MountEntry *mount_table_find_id(const MountTable *t, int id) {
+        for (size_t i = 0; i < t->n_entries; i++)
+                if (t->entries[i].mount_id == id)
+                        return &t->entries[i];
+        return NULL;
+}
+
+const MountEntry *mount_table_covering(const MountTable *t, const MountEntry *e) {
+        const MountEntry *cur = e, *a = mount_table_find_id(t, e->parent_id);
+
+        for (size_t steps = 0; a && a != cur && steps < t->n_entries; steps++) {
+                /* cur stacked on a (same mount point) is the path's way through a; otherwise a mount
+                 * stacked on a covers it, and whatever hangs beneath a is out of reach. */
+                if (!streq(cur->mount_point, a->mount_point))
+                        for (size_t i = 0; i < t->n_entries; i++) {
+                                const MountEntry *b = &t->entries[i];
+
+                                if (b != a && b->parent_id == a->mount_id && streq(b->mount_point, a->mount_point))
+                                        return b;
+                        }
+                cur = a;
+                a = mount_table_find_id(t, a->parent_id);
+        }
+        return NULL;
+}

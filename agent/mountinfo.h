@@ -40,3 +40,8 @@ int mount_table_beneath(const MountTable *t, const char *prefix, const MountEntr
 
 /* Is this exact absolute path a mount point in the table? */
 bool mount_table_is_mount_point(const MountTable *t, const char *path);
+
+/* The mount stacked on one of e's ancestors (at that ancestor's mount point), which hides e from
+ * every path: e.g. a cni-* netns mount propagated into a /run/netns that was bind-mounted onto
+ * itself twice. NULL when e is reachable. */
+const MountEntry *mount_table_covering(const MountTable *t, const MountEntry *e);

@@ -120,9 +120,24 @@ static const ManifestEntry *covering_entry(const Context *ctx, const char *node_
 static int add_unmount(Context *ctx, Plan *plan, const MountEntry *m, const char *node,
                        const ManifestEntry *e) {
         cleanup_free char *reason = NULL;
+        const MountEntry *cover;
         UnmountData *d;
         Action *a;
 
+        /* No path reaches a mount whose parent is covered: it cannot be verified nor unmounted by
+         * name, and goes with the covered parent (the kernel drops a propagated copy with it). */
+        cover = mount_table_covering(ctx->mounts, m);
+        if (cover) {
+                reason = manifest_entry_reason(e);
+                if (!reason)
+                        return -ENOMEM;
+                a = plan_add(plan, &unmount_ops, "mounts", node, reason, NULL);
+                if (!a)
+                        return -ENOMEM;
+                a->present = false;
+                return action_set_skip(a, "mount id %d is hidden: a parent mount of it is covered by mount %d at %s, "
+                                       "so no path reaches it", m->mount_id, cover->mount_id, cover->mount_point);
+        }
         d = calloc(1, sizeof *d);
         if (!d)
                 return -ENOMEM;

@@ -244,6 +244,26 @@ static void test_beneath_propagated_stack(void **state) {
         free(l);
 }
 
+/* /run/netns bind-mounted onto itself twice: the netns mount propagated into the lower copy (203) is
+ * hidden by the upper /run/netns (101), the one in the upper copy (202) is reachable. */
+static void test_covering(void **state) {
+        static const char table[] = "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"
+                                    "100 1 0:20 /netns /run/netns rw shared:5 - tmpfs run rw\n"
+                                    "101 100 0:20 /netns /run/netns rw shared:5 - tmpfs run rw\n"
+                                    "202 101 0:4 net:[1] /run/netns/cni-x rw shared:6 - nsfs nsfs rw\n"
+                                    "203 100 0:4 net:[1] /run/netns/cni-x rw shared:6 - nsfs nsfs rw\n";
+        CLEANUP(mount_table_freep) MountTable *t = NULL;
+        const MountEntry *c;
+
+        assert_int_equal(parse_string(table, &t), 0);
+        assert_null(mount_table_covering(t, &t->entries[3]));
+        c = mount_table_covering(t, &t->entries[4]);
+        assert_non_null(c);
+        assert_int_equal(c->mount_id, 101);
+        assert_null(mount_table_covering(t, &t->entries[2]));
+        assert_null(mount_table_covering(t, &t->entries[0]));
+}
+
 static void test_beneath_boundary(void **state) {
         CLEANUP(mount_table_freep) MountTable *t = NULL;
         const MountEntry **l = NULL;
@@ -297,6 +317,7 @@ int main(void) {
                 cmocka_unit_test(test_optional_fields),
                 cmocka_unit_test(test_blank_lines_and_order),
                 cmocka_unit_test(test_beneath_propagated_stack),
+                cmocka_unit_test(test_covering),
                 cmocka_unit_test(test_malformed),
                 cmocka_unit_test(test_malformed_after_good),
                 cmocka_unit_test(test_beneath_sorting),
