@@ -18,6 +18,10 @@ typedef struct UnmountData {
         char *abs_path;         /* the mount point as this process sees it, to name its holders */
         char *node_path;        /* the same beneath --root: the only way the act reaches it */
         MountSeen seen;         /* what the plan saw there */
+        /* The mounts the plan saw at this same path, in plan order (non-owning): one may sit on
+         * another, and which one is on top the listing does not always say. */
+        struct UnmountData *group, *next;
+        bool done;              /* unmounted already, to reach another of its group */
 } UnmountData;
 
 static void unmount_data_free(void *p) {
@@ -87,15 +91,37 @@ static int unmount_busy(Context *ctx, UnmountData *d, char **ret_msg) {
 
 /* Only the mount the plan saw, reached beneath --root without following a symlink (a pod can swap
  * any directory on the way between the plan and the act). */
+/* The path leads to another mount than d's: when that is one the plan also saw at this path, unmount
+ * it first (it is verified like any other), so that d's is reached. True when one went. */
+static bool unmount_group_top(Context *ctx, UnmountData *d) {
+        for (UnmountData *t = d->group; t; t = t->next) {
+                cleanup_free char *msg = NULL;
+
+                if (t == d || t->done)
+                        continue;
+                if (mount_unmount_seen(ctx->root_fd, t->node_path, &t->seen, 0, &msg) > 0) {
+                        t->done = true;
+                        return true;
+                }
+        }
+        return false;
+}
+
 static int unmount_apply(Action *a, Context *ctx, char **ret_msg) {
         UnmountData *d = a->data;
 
         if (!d)
                 return 0;       /* the manifest line matched no mount when planned */
+        if (d->done)
+                return set_errmsg(ret_msg, 1, "unmounted first, to reach another mount the plan saw at this path");
         /* A busy mount often frees up a moment after the processes that held it exit. */
         for (unsigned attempt = 0;; attempt++) {
                 int r = mount_unmount_seen(ctx->root_fd, d->node_path, &d->seen, 0, ret_msg);
 
+                if (r == -ESTALE && unmount_group_top(ctx, d)) {
+                        *ret_msg = mfree(*ret_msg);
+                        continue;
+                }
                 if (r != -EBUSY)
                         return r;
                 if (attempt >= 3)
@@ -118,7 +144,7 @@ static const ManifestEntry *covering_entry(const Context *ctx, const char *node_
 }
 
 static int add_unmount(Context *ctx, Plan *plan, const MountEntry *m, const char *node,
-                       const ManifestEntry *e) {
+                       const ManifestEntry *e, UnmountData **prev) {
         cleanup_free char *reason = NULL;
         const MountEntry *cover;
         UnmountData *d;
@@ -148,6 +174,12 @@ static int add_unmount(Context *ctx, Plan *plan, const MountEntry *m, const char
                 return -ENOMEM;
         }
         mount_seen_observe(ctx->root_fd, node, m, &d->seen);
+        if (*prev && streq((*prev)->node_path, node)) {
+                d->group = (*prev)->group;
+                (*prev)->next = d;
+        } else
+                d->group = d;
+        *prev = d;
         a = plan_add(plan, &unmount_ops, "mounts", node, reason, d);
         if (!a)
                 return -ENOMEM;
@@ -176,6 +208,7 @@ int phase_mounts_plan(Context *ctx, Plan *plan, char **reterr) {
         cleanup_free const MountEntry **beneath = NULL;
         cleanup_free bool *used = NULL;
         size_t n, n_entries = ctx->manifest->n_entries;
+        UnmountData *prev = NULL;
         int r;
 
         r = mount_table_beneath(ctx->mounts, ctx->root, &beneath, &n);
@@ -192,7 +225,7 @@ int phase_mounts_plan(Context *ctx, Plan *plan, char **reterr) {
                 if (!e)
                         continue;
                 used[e - ctx->manifest->entries] = true;
-                r = add_unmount(ctx, plan, beneath[i], node, e);
+                r = add_unmount(ctx, plan, beneath[i], node, e, &prev);
                 if (r < 0)
                         return r;
         }
