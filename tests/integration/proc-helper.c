@@ -2,8 +2,9 @@
 /* The processes test's stand-in for shims, kubelet and containers: copies of this binary installed
  * under the names and paths the processes phase looks for.
  *
- *   proc-helper [--ignore-term] [CHILD...]
- *       start each CHILD (another copy, which ignores SIGTERM like a container's PID 1), print
+ *   proc-helper [--ignore-term] [-namespace NS] [CHILD...]
+ *       "-namespace NS" is taken and ignored, as a containerd shim's (the agent kills only the shims
+ *       of containerd's k8s.io namespace, by their command line); start each CHILD (another copy, which ignores SIGTERM like a container's PID 1), print
  *       "ready" once they run, then sleep until killed. With --ignore-term, SIGTERM is ignored.
  */
 
@@ -19,6 +20,8 @@ int main(int argc, char *argv[]) {
                 (void) signal(SIGTERM, SIG_IGN);
                 first = 2;
         }
+        if (argc > first + 1 && strcmp(argv[first], "-namespace") == 0)
+                first += 2;
         for (int i = first; i < argc; i++) {
                 pid_t pid = fork();
 

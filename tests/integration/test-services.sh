@@ -48,7 +48,7 @@ processes_scenario() {
 
         [ $$ -eq 1 ] && [ -d /proc/1 ] || { fail "not PID 1 of a PID namespace with its own /proc"; return; }
         make_tree || { fail "cannot build the tree"; return; }
-        chroot "$WORK/root" /usr/bin/containerd-shim-runc-v2 /containers/abc/pause > /dev/null & shim=$!
+        chroot "$WORK/root" /usr/bin/containerd-shim-runc-v2 -namespace k8s.io /containers/abc/pause > /dev/null & shim=$!
         chroot "$WORK/root" /usr/local/bin/kubelet > /dev/null & kubelet=$!
         chroot "$WORK/root" /usr/local/bin/etcd > /dev/null & etcd=$!
         # Decoys: the name at another path, a longer name, and the same binary run from another root.
@@ -90,7 +90,7 @@ processes_scenario() {
 
         # node-reset inside the tree, as on a node (--root /), started by a process the manifest names.
         chroot "$WORK/root" /usr/local/bin/kubelet > /dev/null & kubelet=$!
-        chroot "$WORK/root" /usr/bin/conmon -c '/usr/local/sbin/node-reset --yes --output=json --phases processes run \
+        chroot "$WORK/root" /usr/bin/conmon -c '/usr/local/sbin/node-reset --profile all --yes --output=json --phases processes run \
                 > /tmp/proc2.json; rc=$?; exit $rc'; rc=$?
         out=$WORK/root/tmp/proc2.json
         assert "inside the tree (--root /): exit 0" test $rc -eq 0
@@ -109,7 +109,7 @@ processes_scenario() {
         done
 
         # --kill-grace: a shorter grace period, the same end (the container process ignores SIGTERM).
-        chroot "$WORK/root" /usr/bin/containerd-shim-runc-v2 /containers/abc/pause > /dev/null & shim=$!
+        chroot "$WORK/root" /usr/bin/containerd-shim-runc-v2 -namespace k8s.io /containers/abc/pause > /dev/null & shim=$!
         pause=
         for _ in $(seq 100); do
                 pause=$(tr -d ' ' < "/proc/$shim/task/$shim/children" 2>/dev/null)
