@@ -2,6 +2,7 @@
 /* IPv4 and IPv6 addresses of one link: one dump, and deletion of each exactly as it was dumped. */
 
 #include <errno.h>
+#include <libmnl/libmnl.h>
 #include <linux/if_addr.h>
 #include <linux/rtnetlink.h>
 #include <stdlib.h>

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libmnl/libmnl.h>
 #include <linux/if_link.h>
 #include <linux/magic.h>
 #include <linux/pkt_cls.h>

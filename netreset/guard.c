@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <libmnl/libmnl.h>
 #include <stdarg.h>
 #include <linux/if_addr.h>
 #include <linux/rtnetlink.h>

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <libmnl/libmnl.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <stdlib.h>

@@ -10,6 +10,7 @@
  * habits to learn for that one module. */
 
 #include <errno.h>
+#include <libmnl/libmnl.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <stdbool.h>

@@ -3,7 +3,7 @@
  * batches of requests, and generic netlink family lookup. */
 #pragma once
 
-#include <libmnl/libmnl.h>
+#include <linux/netlink.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>

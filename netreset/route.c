@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,6 +2,7 @@
 /* Policy routing rules: one dump per family, matching by table and mark, deletion by echo. */
 
 #include <errno.h>
+#include <libmnl/libmnl.h>
 #include <linux/fib_rules.h>
 #include <linux/rtnetlink.h>
 #include <stdio.h>

@@ -2,6 +2,7 @@
 /* Unit tests of the policy-rule and BPF code that needs no kernel: rule messages parsed from golden
  * bytes, ownership matching by table, mark and priority, the manifest's rule-table arguments, names. */
 
+#include <libmnl/libmnl.h>
 #include <linux/bpf.h>
 #include <linux/fib_rules.h>
 #include <linux/rtnetlink.h>
@@ -13,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "agent/manifest.h"
+#include "agent/config/manifest.h"
 #include "macro.h"
 #include "netreset/bpf.h"
 #include "netreset/rule.h"

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libmnl/libmnl.h>
 #include <limits.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>

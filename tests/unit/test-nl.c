@@ -2,6 +2,7 @@
 /* The netlink module: a request's opening bytes, sequence numbers, and a real exchange with the
  * generic netlink controller (read only, present in every network namespace). */
 
+#include <libmnl/libmnl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
