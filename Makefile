@@ -35,11 +35,19 @@ else
 SAY := echo
 endif
 
-AGENT_PKGS    := libsystemd yaml-0.1 libcrypto
+# The libraries whose headers each module may include; a module is compiled with its own list's
+# flags only, and tests/integration/test-layers.sh fails when a file includes a library header
+# outside its module's list or a module includes one it must not depend on (Debian's pkg-config
+# gives empty --cflags for most of these, so the flags alone would not catch it). shim/ forwards
+# to every library; tests and fuzzers may use them all.
+AGENT_PKGS    := libsystemd yaml-0.1 libcrypto libcurl
 NETRESET_PKGS := libmnl libnftnl libip4tc libip6tc libipset libbpf
 GRPC_PKGS     := libcurl
+CRI_PKGS      :=
+ETCD_PKGS     :=
 TEST_PKGS     := cmocka
-ALL_PKGS      := $(AGENT_PKGS) $(NETRESET_PKGS) $(GRPC_PKGS)
+ALL_PKGS      := $(sort $(AGENT_PKGS) $(NETRESET_PKGS) $(GRPC_PKGS) $(CRI_PKGS) $(ETCD_PKGS))
+SHIM_PKGS     := $(ALL_PKGS)
 
 # pkg-config is asked when the first recipe that needs its answer runs, not when make reads this
 # file: on a machine that has never built node-reset, "make deps demo" installs the libraries first
@@ -52,6 +60,8 @@ pkg_config  = $(if $(shell command -v $(PKG_CONFIG) 2>/dev/null),,$(error $(PKG_
               $(strip $(call pkg_missing,$(2))); run "sudo make deps"))$(shell $(PKG_CONFIG) $(1) $(2))
 pkg_once    = $(eval $(1) := $$(call pkg_config,$(2),$(3)))$($(1))
 PKG_CFLAGS  = $(call pkg_once,PKG_CFLAGS,--cflags,$(ALL_PKGS))
+# The flags of one module's list (MODULE is set per object below); an empty list has none.
+MODULE_CFLAGS = $(if $(strip $($(MODULE)_PKGS)),$(call pkg_once,PKG_CFLAGS_$(MODULE),--cflags,$($(MODULE)_PKGS)))
 PKG_LIBS    = $(call pkg_once,PKG_LIBS,--libs,$(ALL_PKGS))
 TEST_CFLAGS = $(call pkg_once,TEST_CFLAGS,--cflags,$(TEST_PKGS))
 TEST_LIBS   = $(call pkg_once,TEST_LIBS,--libs,$(TEST_PKGS))
@@ -73,11 +83,18 @@ OPT      ?= -O2 -g
 CFLAGS   ?=
 LDFLAGS  ?=
 
-ALL_CFLAGS   = -std=gnu11 $(OPT) $(WARNINGS) $(HARDEN_CFLAGS) -D_GNU_SOURCE \
-               -DNODE_RESET_VERSION='"$(VERSION)"' -Iinclude -I. $(PKG_CFLAGS) $(CFLAGS)
+BASE_CFLAGS  = -std=gnu11 $(OPT) $(WARNINGS) $(HARDEN_CFLAGS) -D_GNU_SOURCE \
+               -DNODE_RESET_VERSION='"$(VERSION)"' -Iinclude -I.
+# Modules' objects: their own libraries' flags. Tests and helpers: every library's.
+MODULE       ?= ALL
+OBJ_CFLAGS   = $(BASE_CFLAGS) $(MODULE_CFLAGS) $(CFLAGS)
+ALL_CFLAGS   = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS := $(HARDEN_LDFLAGS) $(LDFLAGS)
 
-AGENT_SRCS    := $(filter-out agent/main.c,$(wildcard agent/*.c))
+# agent/ by kind: engine/ (plan, phases' order, lock, log, console), config/ (manifest, profiles,
+# detection, the node's own config files), phases/ (one file per phase and its helpers), node/
+# (files, mounts, /proc, systemd), report/ (text, JSON, HTTP), orphan/ (orphan-check).
+AGENT_SRCS    := $(filter-out agent/main.c,$(wildcard agent/*/*.c))
 NETRESET_SRCS := $(wildcard netreset/*.c)
 CRI_SRCS      := $(wildcard cri/*.c)
 ETCD_SRCS     := $(wildcard etcd/*.c)
@@ -107,12 +124,19 @@ all: $(O)/node-reset
 $(O)/%.o: %.c | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),$(SAY) "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(OBJ_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(call objs,$(AGENT_SRCS) agent/main.c): MODULE := AGENT
+$(call objs,$(NETRESET_SRCS)): MODULE := NETRESET
+$(call objs,$(CRI_SRCS)): MODULE := CRI
+$(call objs,$(ETCD_SRCS)): MODULE := ETCD
+$(call objs,$(GRPC_SRCS)): MODULE := GRPC
+$(call objs,$(SHIM_SRCS)): MODULE := SHIM
 
 # The default manifest is embedded so that a copied binary works alone in a rescue shell.
-$(O)/agent/embedded.o: manifests/default.conf
+$(O)/agent/config/embedded.o: manifests/default.conf
 # So are the profiles (include profile:NAME, --profile).
-$(O)/agent/profile-data.o: $(wildcard manifests/profiles/*.conf)
+$(O)/agent/config/profile-data.o: $(wildcard manifests/profiles/*.conf)
 
 $(AGENT_LIB): $(call objs,$(AGENT_SRCS))
 $(NETRESET_LIB): $(call objs,$(NETRESET_SRCS))
@@ -161,10 +185,10 @@ check-all: check check-asan check-valgrind
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_CFLAGS   = -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
-FUZZ_SRCS_manifest  := agent/manifest.c agent/fileio.c agent/path.c netreset/route.c netreset/rule.c netreset/nl.c \
-                       agent/profile.c agent/profile-data.c agent/embedded.c
-FUZZ_SRCS_mountinfo := agent/mountinfo.c
-FUZZ_SRCS_kubeconfig := agent/kubeconfig.c agent/fileio.c
+FUZZ_SRCS_manifest  := agent/config/manifest.c agent/node/fileio.c agent/config/path.c netreset/route.c netreset/rule.c netreset/nl.c \
+                       agent/config/profile.c agent/config/profile-data.c agent/config/embedded.c
+FUZZ_SRCS_mountinfo := agent/node/mountinfo.c
+FUZZ_SRCS_kubeconfig := agent/config/kubeconfig.c agent/node/fileio.c
 FUZZ_SRCS_grpc      := grpc/proto.c grpc/grpc.c grpc/relay.c
 FUZZ_SRCS_cri       := cri/messages.c $(FUZZ_SRCS_grpc)
 FUZZ_SRCS_etcd      := etcd/messages.c $(FUZZ_SRCS_grpc)
@@ -208,7 +232,8 @@ cppcheck:
 		-D_GNU_SOURCE -Iinclude -I. agent netreset cri etcd grpc shim
 
 format-check:
-	$(Q)clang-format --dry-run --Werror agent/*.c agent/*.h netreset/*.[ch] include/*.h
+	$(Q)clang-format --dry-run --Werror agent/*.c agent/*/*.[ch] netreset/*.[ch] cri/*.[ch] etcd/*.[ch] \
+		grpc/*.[ch] shim/*.[ch] include/*.h
 
 install: $(O)/node-reset
 	install -D -m 0755 $(O)/node-reset $(DESTDIR)$(BINDIR)/node-reset
@@ -227,6 +252,10 @@ uninstall:
 	rm -rf $(DESTDIR)$(DATADIR)
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/node-reset $(DESTDIR)$(CATALOGDIR)/node-reset.catalog
 	$(if $(wildcard units/*),cd $(DESTDIR)$(UNITDIR) && rm -f $(notdir $(wildcard units/*)))
+
+# "make -s print-AGENT_PKGS": a variable's value, for the tests that check the Makefile's lists.
+print-%:
+	@echo $($*)
 
 clean:
 	rm -rf $(O) $(O)-asan $(O)-analyze

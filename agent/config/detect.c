@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/detect.h"
-#include "agent/fileio.h"
-#include "agent/kubeconfig.h"
+#include "agent/config/detect.h"
+#include "agent/node/fileio.h"
+#include "agent/config/kubeconfig.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "agent/output.h"
+#include "agent/report/output.h"
 
 typedef enum Installer {
         INSTALLER_NONE,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The default manifest, built into the binary so a copied binary works alone in a rescue shell. */
 
-#include "agent/embedded.h"
+#include "agent/config/embedded.h"
 
 /* The assembler copies manifests/default.conf in verbatim (the Makefile makes this object depend on
  * it), followed by a NUL so the text is a C string. Paths are relative to the top of the tree,

@@ -4,8 +4,8 @@
 #include <openssl/evp.h>
 #include <yaml.h>
 
-#include "agent/fileio.h"
-#include "agent/kubeconfig.h"
+#include "agent/node/fileio.h"
+#include "agent/config/kubeconfig.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/fileio.h"
-#include "agent/manifest.h"
-#include "agent/path.h"
-#include "agent/profile.h"
+#include "agent/node/fileio.h"
+#include "agent/config/manifest.h"
+#include "agent/config/path.h"
+#include "agent/config/profile.h"
 #include "netreset/route.h"
 #include "netreset/rule.h"
 #include "alloc-util.h"

@@ -2,7 +2,7 @@
 /* The built-in profiles, copied into the binary by the assembler (as embedded.c does for the default
  * manifest) so that a copied binary works alone. The Makefile makes this object depend on the files. */
 
-#include "agent/profile.h"
+#include "agent/config/profile.h"
 
 #define EMBED(sym, file)                                          \
         __asm__(".section .rodata\n"                              \

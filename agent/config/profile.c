@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "agent/embedded.h"
-#include "agent/path.h"
-#include "agent/profile.h"
+#include "agent/config/embedded.h"
+#include "agent/config/path.h"
+#include "agent/config/profile.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#include "agent/detect.h"
+#include "agent/config/detect.h"
 
 #define PROFILE_PREFIX "profile:"
 

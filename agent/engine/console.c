@@ -5,9 +5,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/console.h"
-#include "agent/log.h"
-#include "agent/output.h"
+#include "agent/engine/console.h"
+#include "agent/engine/log.h"
+#include "agent/report/output.h"
 #include "macro.h"
 #include "time-util.h"
 #include "string-util.h"

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "agent/engine.h"
+#include "agent/engine/engine.h"
 
 typedef struct Console {
         FILE *in;               /* answers come from here (a terminal when step is set) */

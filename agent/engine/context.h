@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/manifest.h"
-#include "agent/mountinfo.h"
+#include "agent/config/manifest.h"
+#include "agent/node/mountinfo.h"
 #include "time-util.h"
 
 typedef struct Context {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Plan, execute and verify a selection of phases, in the engine's fixed order. */
 
-#include "agent/engine.h"
-#include "agent/libraries.h"
-#include "agent/log.h"
+#include "agent/engine/engine.h"
+#include "agent/engine/libraries.h"
+#include "agent/engine/log.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

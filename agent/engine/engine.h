@@ -2,9 +2,9 @@
 /* Plan, execute and verify a selection of phases, in the engine's fixed order. */
 #pragma once
 
-#include "agent/context.h"
-#include "agent/phase.h"
-#include "agent/plan.h"
+#include "agent/engine/context.h"
+#include "agent/engine/phase.h"
+#include "agent/engine/plan.h"
 
 typedef struct PhaseSelection {
         const Phase *phases[32];

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The optional libraries as the operator sees them: which phase loses what without each. */
 
-#include "agent/libraries.h"
+#include "agent/engine/libraries.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -5,8 +5,8 @@
 
 #include <stdio.h>
 
-#include "agent/output.h"
-#include "agent/plan.h"
+#include "agent/report/output.h"
+#include "agent/engine/plan.h"
 #include "shim/dlopen.h"
 
 #define SHIM_MASK(lib) (1u << (lib))

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "agent/fileio.h"
-#include "agent/lock.h"
+#include "agent/node/fileio.h"
+#include "agent/engine/lock.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

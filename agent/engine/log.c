@@ -10,7 +10,7 @@
 #include <sys/uio.h>
 #include <systemd/sd-journal.h>
 
-#include "agent/log.h"
+#include "agent/engine/log.h"
 #include "escape.h"
 #include "macro.h"
 #include "shim/dlopen.h"

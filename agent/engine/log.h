@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <syslog.h>
 
-#include "agent/plan.h"
+#include "agent/engine/plan.h"
 
 void log_setup(void);
 void log_set_max_level(int level);

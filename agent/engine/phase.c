@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The fixed order of reset phases (adding a phase is one row here plus its module), and what they share. */
 
-#include "agent/libraries.h"
-#include "agent/phase.h"
-#include "agent/services.h"
+#include "agent/engine/libraries.h"
+#include "agent/engine/phase.h"
+#include "agent/node/services.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -4,8 +4,8 @@
 
 #include <stdbool.h>
 
-#include "agent/context.h"
-#include "agent/plan.h"
+#include "agent/engine/context.h"
+#include "agent/engine/plan.h"
 
 typedef struct Phase {
         const char *name;

@@ -4,8 +4,8 @@
 #include <stdarg.h>
 #include <time.h>
 
-#include "agent/context.h"
-#include "agent/plan.h"
+#include "agent/engine/context.h"
+#include "agent/engine/plan.h"
 #include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"

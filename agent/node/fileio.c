@@ -9,7 +9,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-#include "agent/fileio.h"
+#include "agent/node/fileio.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

@@ -13,8 +13,8 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
-#include "agent/path.h"
-#include "agent/remove.h"
+#include "agent/config/path.h"
+#include "agent/node/remove.h"
 #include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"

@@ -6,10 +6,10 @@
 #include <limits.h>
 #include <stdio.h>
 
-#include "agent/fileio.h"
-#include "agent/proc.h"
-#include "agent/runtime-info.h"
-#include "agent/toml.h"
+#include "agent/node/fileio.h"
+#include "agent/node/proc.h"
+#include "agent/node/runtime-info.h"
+#include "agent/config/toml.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

@@ -6,10 +6,10 @@
 #include <sys/stat.h>
 #include <systemd/sd-bus.h>
 
-#include "agent/context.h"
-#include "agent/log.h"
-#include "agent/path.h"
-#include "agent/services.h"
+#include "agent/engine/context.h"
+#include "agent/engine/log.h"
+#include "agent/config/path.h"
+#include "agent/node/services.h"
 #include "shim/dlopen.h"
 #include "errno-util.h"
 #include "macro.h"

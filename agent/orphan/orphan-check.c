@@ -9,10 +9,10 @@
 #include <openssl/x509.h>
 #include <time.h>
 
-#include "agent/fileio.h"
-#include "agent/kubeconfig.h"
-#include "agent/log.h"
-#include "agent/orphan.h"
+#include "agent/node/fileio.h"
+#include "agent/config/kubeconfig.h"
+#include "agent/engine/log.h"
+#include "agent/orphan/orphan.h"
 #include "errno-util.h"
 #include "escape.h"
 #include "macro.h"

@@ -4,7 +4,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 
-#include "agent/orphan.h"
+#include "agent/orphan/orphan.h"
 #include "macro.h"
 #include "string-util.h"
 

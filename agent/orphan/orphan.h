@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/http.h"
-#include "agent/output.h"
+#include "agent/report/http.h"
+#include "agent/report/output.h"
 
 #define ORPHAN_STATE_DIR "/var/lib/node-reset"
 #define ORPHAN_STATE_NAME "orphan.state"

@@ -15,10 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/backup.h"
-#include "agent/etcd-member.h"
-#include "agent/fileio.h"
-#include "agent/phase.h"
+#include "agent/phases/backup.h"
+#include "agent/phases/etcd-member.h"
+#include "agent/node/fileio.h"
+#include "agent/engine/phase.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "time-util.h"

@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/etcd-member.h"
-#include "agent/fileio.h"
-#include "agent/path.h"
+#include "agent/phases/etcd-member.h"
+#include "agent/node/fileio.h"
+#include "agent/config/path.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

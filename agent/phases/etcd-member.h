@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/context.h"
+#include "agent/engine/context.h"
 #include "etcd/etcd.h"
 
 #define ETCD_MANIFEST "/etc/kubernetes/manifests/etcd.yaml"

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "agent/etcd-member.h"
-#include "agent/phase.h"
+#include "agent/phases/etcd-member.h"
+#include "agent/engine/phase.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "time-util.h"

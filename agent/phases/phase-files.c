@@ -4,11 +4,11 @@
 
 #include <stdarg.h>
 
-#include "agent/backup.h"
-#include "agent/log.h"
-#include "agent/path.h"
-#include "agent/phase.h"
-#include "agent/remove.h"
+#include "agent/phases/backup.h"
+#include "agent/engine/log.h"
+#include "agent/config/path.h"
+#include "agent/engine/phase.h"
+#include "agent/node/remove.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

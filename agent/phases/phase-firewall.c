@@ -24,9 +24,9 @@
 #include <sys/param.h>
 #include <sys/socket.h>
 
-#include "agent/path.h"
-#include "agent/libraries.h"
-#include "agent/phase.h"
+#include "agent/config/path.h"
+#include "agent/engine/libraries.h"
+#include "agent/engine/phase.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/fwclass.h"

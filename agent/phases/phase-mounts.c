@@ -4,11 +4,11 @@
 #include <fcntl.h>
 #include <sys/mount.h>
 
-#include "agent/log.h"
-#include "agent/mount-util.h"
-#include "agent/path.h"
-#include "agent/phase.h"
-#include "agent/proc.h"
+#include "agent/engine/log.h"
+#include "agent/node/mount-util.h"
+#include "agent/config/path.h"
+#include "agent/engine/phase.h"
+#include "agent/node/proc.h"
 #include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"

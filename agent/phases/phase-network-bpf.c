@@ -36,11 +36,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/libraries.h"
-#include "agent/context.h"
-#include "agent/log.h"
-#include "agent/mountinfo.h"
-#include "agent/phase-network.h"
+#include "agent/engine/libraries.h"
+#include "agent/engine/context.h"
+#include "agent/engine/log.h"
+#include "agent/node/mountinfo.h"
+#include "agent/phases/phase-network.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/bpf.h"

@@ -27,8 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "agent/log.h"
-#include "agent/phase-network.h"
+#include "agent/engine/log.h"
+#include "agent/phases/phase-network.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

@@ -25,9 +25,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "agent/log.h"
-#include "agent/phase.h"
-#include "agent/phase-network.h"
+#include "agent/engine/log.h"
+#include "agent/engine/phase.h"
+#include "agent/phases/phase-network.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/addr.h"

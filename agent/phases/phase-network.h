@@ -2,8 +2,8 @@
 /* What the network phase's files share: the one observation of the namespace, and its planners. */
 #pragma once
 
-#include "agent/manifest.h"
-#include "agent/plan.h"
+#include "agent/config/manifest.h"
+#include "agent/engine/plan.h"
 #include "netreset/guard.h"
 #include "netreset/link.h"
 #include "netreset/route.h"

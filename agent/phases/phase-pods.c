@@ -8,11 +8,11 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 
-#include "agent/log.h"
-#include "agent/phase.h"
-#include "agent/pods-ladder.h"
-#include "agent/proc.h"
-#include "agent/runtime-info.h"
+#include "agent/engine/log.h"
+#include "agent/engine/phase.h"
+#include "agent/phases/pods-ladder.h"
+#include "agent/node/proc.h"
+#include "agent/node/runtime-info.h"
 #include "cri/cri.h"
 #include "errno-util.h"
 #include "macro.h"

@@ -9,11 +9,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "agent/detect.h"
-#include "agent/fileio.h"
-#include "agent/phase.h"
-#include "agent/proc.h"
-#include "agent/services.h"
+#include "agent/config/detect.h"
+#include "agent/node/fileio.h"
+#include "agent/engine/phase.h"
+#include "agent/node/proc.h"
+#include "agent/node/services.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

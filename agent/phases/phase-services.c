@@ -3,8 +3,8 @@
  * "services-early" before the pods phase (kubelet) and "services-late" after it (the runtime, etcd);
  * and "reload" after the files phase: one Reload, then ResetFailed on the units touched. */
 
-#include "agent/phase.h"
-#include "agent/services.h"
+#include "agent/engine/phase.h"
+#include "agent/node/services.h"
 #include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"

@@ -10,14 +10,14 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "agent/fileio.h"
-#include "agent/log.h"
-#include "agent/mount-util.h"
-#include "agent/mountinfo.h"
-#include "agent/phase.h"
-#include "agent/pods-ladder.h"
-#include "agent/proc.h"
-#include "agent/services.h"
+#include "agent/node/fileio.h"
+#include "agent/engine/log.h"
+#include "agent/node/mount-util.h"
+#include "agent/node/mountinfo.h"
+#include "agent/engine/phase.h"
+#include "agent/phases/pods-ladder.h"
+#include "agent/node/proc.h"
+#include "agent/node/services.h"
 #include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"

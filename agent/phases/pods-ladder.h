@@ -7,8 +7,8 @@
 
 #include <stdbool.h>
 
-#include "agent/context.h"
-#include "agent/runtime-info.h"
+#include "agent/engine/context.h"
+#include "agent/node/runtime-info.h"
 
 /* Every rescue conflist ends so; an interrupted run's is found by it. */
 #define CNI_RESCUE_SUFFIX "node-reset-rescue.conflist"

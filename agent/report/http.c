@@ -8,8 +8,8 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 
-#include "agent/http.h"
-#include "agent/log.h"
+#include "agent/report/http.h"
+#include "agent/engine/log.h"
 #include "macro.h"
 #include "shim/dlopen.h"
 #include "string-util.h"

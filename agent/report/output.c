@@ -5,8 +5,8 @@
 #include <stdarg.h>
 #include <unistd.h>
 
-#include "agent/json.h"
-#include "agent/output.h"
+#include "agent/report/json.h"
+#include "agent/report/output.h"
 #include "escape.h"
 #include "macro.h"
 #include "string-util.h"

@@ -3,12 +3,12 @@
 
 #include <time.h>
 
-#include "agent/fileio.h"
-#include "agent/http.h"
-#include "agent/json.h"
-#include "agent/log.h"
-#include "agent/report-url.h"
-#include "agent/report.h"
+#include "agent/node/fileio.h"
+#include "agent/report/http.h"
+#include "agent/report/json.h"
+#include "agent/engine/log.h"
+#include "agent/report/report-url.h"
+#include "agent/report/report.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

@@ -4,9 +4,9 @@
 
 #include <stdbool.h>
 
-#include "agent/output.h"
-#include "agent/plan.h"
-#include "agent/report.h"
+#include "agent/report/output.h"
+#include "agent/engine/plan.h"
+#include "agent/report/report.h"
 
 #define REPORT_URL_ATTEMPTS 3
 #define REPORT_URL_CONNECT_TIMEOUT_MS 5000

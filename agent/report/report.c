@@ -3,8 +3,8 @@
 
 #include <time.h>
 
-#include "agent/libraries.h"
-#include "agent/report.h"
+#include "agent/engine/libraries.h"
+#include "agent/report/report.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -5,9 +5,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/detect.h"
-#include "agent/output.h"
-#include "agent/plan.h"
+#include "agent/config/detect.h"
+#include "agent/report/output.h"
+#include "agent/engine/plan.h"
 
 /* The outcome of one POST, retries included. */
 typedef struct ReportUrlPost {

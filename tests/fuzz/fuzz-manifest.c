@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/manifest.h"
+#include "agent/config/manifest.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "agent/mountinfo.h"
+#include "agent/node/mountinfo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,9 +10,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "agent/console.h"
-#include "agent/engine.h"
-#include "agent/plan.h"
+#include "agent/engine/console.h"
+#include "agent/engine/engine.h"
+#include "agent/engine/plan.h"
 #include "macro.h"
 
 /* A batch that takes a while and completes everything at once, as the pods phase does. */

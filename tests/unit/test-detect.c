@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/detect.c and agent/profile.c: detection on fixture trees shaped like each
+/* Unit tests for agent/config/detect.c and agent/config/profile.c: detection on fixture trees shaped like each
  * installer's node (kubeadm, kubespray, kubekey, k3s, rke2, a symlinked /var/lib/kubelet, co-hosted
  * Docker, ambiguous and empty ones), the shim namespace rule, and the profiles it selects. */
 
@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "agent/detect.h"
-#include "agent/manifest.h"
-#include "agent/profile.h"
+#include "agent/config/detect.h"
+#include "agent/config/manifest.h"
+#include "agent/config/profile.h"
 #include "macro.h"
 #include "string-util.h"
 #include "strv.h"

@@ -9,10 +9,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "agent/json.h"
-#include "agent/log.h"
-#include "agent/output.h"
-#include "agent/report.h"
+#include "agent/report/json.h"
+#include "agent/engine/log.h"
+#include "agent/report/output.h"
+#include "agent/report/report.h"
 #include "escape.h"
 #include "macro.h"
 #include "string-util.h"

@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/backup.h"
-#include "agent/etcd-member.h"
+#include "agent/phases/backup.h"
+#include "agent/phases/etcd-member.h"
 #include "etcd/etcd.h"
 #include "grpc/grpc.h"
 #include "grpc/proto.h"

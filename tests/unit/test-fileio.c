@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/fileio.c: symlinks resolved beneath a root (openat2 and by hand alike), atomic writes,
+/* Unit tests for agent/node/fileio.c: symlinks resolved beneath a root (openat2 and by hand alike), atomic writes,
  * and the rule that nothing is written into a file node-reset did not create or cannot account for. */
 
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "agent/fileio.h"
+#include "agent/node/fileio.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "agent/json.h"
-#include "agent/output.h"
+#include "agent/report/json.h"
+#include "agent/report/output.h"
 #include "macro.h"
 
 static char *escaped(const char *in) {

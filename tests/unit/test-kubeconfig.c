@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/kubeconfig.c: contexts, file paths and -data fields, relative paths, errors. */
+/* Unit tests for agent/config/kubeconfig.c: contexts, file paths and -data fields, relative paths, errors. */
 
 #include <fcntl.h>
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "agent/kubeconfig.h"
+#include "agent/config/kubeconfig.h"
 #include "macro.h"
 #include "string-util.h"
 

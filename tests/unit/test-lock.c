@@ -13,7 +13,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "agent/lock.h"
+#include "agent/engine/lock.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/manifest.c: grammar, every error with its FILE:LINE, includes, printing round trip. */
+/* Unit tests for agent/config/manifest.c: grammar, every error with its FILE:LINE, includes, printing round trip. */
 
 #include <fcntl.h>
 #include <ftw.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "agent/manifest.h"
+#include "agent/config/manifest.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agent/mount-util.h"
-#include "agent/mountinfo.h"
+#include "agent/node/mount-util.h"
+#include "agent/node/mountinfo.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/mountinfo.h"
+#include "agent/node/mountinfo.h"
 #include "macro.h"
 #include "string-util.h"
 

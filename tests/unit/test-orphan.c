@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/orphan.c: classification, durations, the state file and the persistence rule with a fake now. */
+/* Unit tests for agent/orphan/orphan.c: classification, durations, the state file and the persistence rule with a fake now. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "agent/orphan.h"
+#include "agent/orphan/orphan.h"
 #include "macro.h"
 #include "time-util.h"
 #include "string-util.h"

@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "agent/console.h"
-#include "agent/engine.h"
-#include "agent/plan.h"
+#include "agent/engine/console.h"
+#include "agent/engine/engine.h"
+#include "agent/engine/plan.h"
 #include "macro.h"
 #include "string-util.h"
 

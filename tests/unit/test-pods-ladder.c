@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/pods-ladder.c, what the pods phase writes below the CRI: the rescue conflist's
+/* Unit tests for agent/phases/pods-ladder.c, what the pods phase writes below the CRI: the rescue conflist's
  * name, content and removal (also by SIGTERM), stale ones, and that none of that writes into or
  * removes a file node-reset did not create; rung 3 without systemd. */
 
@@ -18,9 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agent/pods-ladder.h"
-#include "agent/runtime-info.h"
-#include "agent/services.h"
+#include "agent/phases/pods-ladder.h"
+#include "agent/node/runtime-info.h"
+#include "agent/node/services.h"
 #include "macro.h"
 
 typedef struct Dir {

@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agent/remove.h"
+#include "agent/node/remove.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -13,12 +13,12 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#include "agent/engine.h"
-#include "agent/manifest.h"
-#include "agent/phase.h"
-#include "agent/plan.h"
-#include "agent/proc.h"
-#include "agent/services.h"
+#include "agent/engine/engine.h"
+#include "agent/config/manifest.h"
+#include "agent/engine/phase.h"
+#include "agent/engine/plan.h"
+#include "agent/node/proc.h"
+#include "agent/node/services.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The build enforces the module boundaries (issue 17). Debian's pkg-config gives empty --cflags
+# for most libraries, so compiling each module with only its own packages' flags cannot catch a
+# module that includes another library's header; this test reads the sources instead:
+#   - a library header (<curl/...>, <libmnl/...>, ...) only in a module whose *_PKGS in the
+#     Makefile lists that library (shim/ forwards to all of them);
+#   - dependencies point one way: agent/ uses the libraries, netreset/ never includes agent/,
+#     cri/ or etcd/; cri/ and etcd/ use grpc/ and never each other; grpc/ and shim/ use only
+#     include/; include/ is self-contained;
+#   - no cycle among the project's headers.
+# Reads files only: no namespace needed.
+. "$(dirname "$0")/lib.sh"
+require_cmd python3 make
+cd "$TOP" || exit 1
+
+pkgs() { make -s --no-print-directory "print-$1"; }
+python3 - "AGENT=$(pkgs AGENT_PKGS)" "NETRESET=$(pkgs NETRESET_PKGS)" "GRPC=$(pkgs GRPC_PKGS)" \
+        "CRI=$(pkgs CRI_PKGS)" "ETCD=$(pkgs ETCD_PKGS)" "SHIM=$(pkgs SHIM_PKGS)" <<'PY'
+import glob, re, sys
+
+declared = {k: set(v.split()) for k, v in (a.split("=", 1) for a in sys.argv[1:])}
+# A library header by its path prefix, as the packages install them on Debian 12.
+owner = [("curl/", "libcurl"), ("systemd/", "libsystemd"), ("yaml.h", "yaml-0.1"),
+         ("openssl/", "libcrypto"), ("libmnl/", "libmnl"), ("libnftnl/", "libnftnl"),
+         ("libiptc/libip6tc.h", "libip6tc"), ("libiptc/", "libip4tc"), ("libipset/", "libipset"),
+         ("bpf/", "libbpf")]
+# Which project folders each module may include ("include" is the header-only base).
+may_use = {
+    "agent": {"include", "agent", "netreset", "cri", "etcd", "grpc", "shim"},
+    "netreset": {"include", "netreset", "shim"},
+    "cri": {"include", "cri", "grpc", "shim"},
+    "etcd": {"include", "etcd", "grpc", "shim"},
+    "grpc": {"include", "grpc", "shim"},
+    "shim": {"include", "shim"},
+    "include": {"include"},
+}
+base = {p.split("/", 1)[1] for p in glob.glob("include/*.h")}
+failures = 0
+def fail(msg):
+    global failures
+    failures += 1
+    print("FAIL: " + msg)
+
+graph = {}  # file -> the project headers it includes
+libs = {}   # file -> the libraries whose headers it includes itself
+for module, allowed in may_use.items():
+    files = glob.glob(f"{module}/**/*.[ch]", recursive=True)
+    if not files:
+        fail(f"{module}/ has no sources")
+    pkgs = declared.get(module.upper(), set())
+    for f in sorted(files):
+        for n, line in enumerate(open(f, encoding="utf-8"), 1):
+            m = re.match(r'\s*#\s*include\s*([<"])([^>"]+)[>"]', line)
+            if not m:
+                continue
+            kind, name = m.groups()
+            if kind == "<":
+                lib = next((p for prefix, p in owner if name.startswith(prefix)), None)
+                if lib:
+                    libs.setdefault(f, set()).add(lib)
+                    if lib not in pkgs:
+                        fail(f"{f}:{n}: <{name}> is {lib}'s, which {module.upper()}_PKGS does not list")
+                continue
+            target = name if "/" in name else ("include/" + name if name in base else None)
+            if target is None:
+                fail(f"{f}:{n}: \"{name}\" is neither a base header nor a module path")
+                continue
+            folder = target.split("/", 1)[0]
+            if folder not in allowed:
+                fail(f"{f}:{n}: {module}/ must not depend on {folder}/ (\"{name}\")")
+            graph.setdefault(f, set()).add(target)
+
+# A library header reached through a project header counts too: a module compiles it all the same.
+def reach(h, seen):
+    if h in seen:
+        return set()
+    seen.add(h)
+    out = set(libs.get(h, ()))
+    for t in graph.get(h, ()):
+        out |= reach(t, seen)
+    return out
+for f in sorted(graph):
+    module = f.split("/", 1)[0]
+    pkgs = declared.get(module.upper(), set())
+    for t in sorted(graph[f]):
+        for lib in sorted(reach(t, set()) - pkgs):
+            fail(f"{f}: \"{t}\" brings in {lib}'s headers, which {module.upper()}_PKGS does not list")
+
+# Header cycles, by depth-first search over the includes of headers (sources include none).
+state = {}
+def visit(h, stack):
+    state[h] = 1
+    for t in sorted(graph.get(h, ())):
+        if state.get(t) == 1:
+            fail("include cycle: " + " -> ".join(stack[stack.index(t):] + [t]))
+        elif t not in state:
+            visit(t, stack + [t])
+    state[h] = 2
+for h in sorted(graph):
+    if h not in state:
+        visit(h, [h])
+
+print(f"{sum(len(v) for v in graph.values())} project includes checked, {failures} problem(s)")
+sys.exit(1 if failures else 0)
+PY
+assert "library headers only in their modules, dependencies one way, no header cycle" test $? -eq 0
+finish
