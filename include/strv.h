@@ -59,6 +59,17 @@ static inline int strv_extend_unique(char ***l, const char *s) {
         return r < 0 ? r : 1;
 }
 
+/* strv_extend_unique() that takes ownership of s, also when it is not appended or on failure. */
+static inline int strv_consume_unique(char ***l, char *s) {
+        if (!s)
+                return -ENOMEM;
+        if (strv_contains(*l, s)) {
+                free(s);
+                return 0;
+        }
+        return strv_consume(l, s) < 0 ? -ENOMEM : 1;
+}
+
 /* qsort(3) comparator for an array of char *. */
 static inline int strcmp_ptr(const void *a, const void *b) {
         return strcmp(*(char * const *) a, *(char * const *) b);

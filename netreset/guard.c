@@ -390,15 +390,14 @@ static int guard_route_add(Guard *g, const RouteInfo *r, const char *fmt, ...) {
         GuardedRoute *v;
         va_list ap;
         char *reason;
-        int k;
 
         for (size_t i = 0; i < g->n_routes; i++)
                 if (route_same_entry(&g->routes[i].key, r))
                         return 0;
         va_start(ap, fmt);
-        k = vasprintf(&reason, fmt, ap);
+        reason = vstrprintf(fmt, ap);
         va_end(ap);
-        if (k < 0)
+        if (!reason)
                 return -ENOMEM;
         if (GREEDY_REALLOC(g->routes, g->allocated_routes, g->n_routes + 1) < 0) {
                 free(reason);

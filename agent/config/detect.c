@@ -104,12 +104,11 @@ static int evidence_add(char ***l, const char *path, const char *fmt, ...) _prin
 static int evidence_add(char ***l, const char *path, const char *fmt, ...) {
         cleanup_free char *what = NULL;
         va_list ap;
-        int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&what, fmt, ap);
+        what = vstrprintf(fmt, ap);
         va_end(ap);
-        if (r < 0)
+        if (!what)
                 return -ENOMEM;
         return strv_consume(l, strprintf("%s: %s", path, what));
 }

@@ -396,12 +396,11 @@ _printf_(4, 5)
 static int where_error(const Where *w, char **reterr, int r, const char *fmt, ...) {
         cleanup_free char *msg = NULL;
         va_list ap;
-        int k;
 
         va_start(ap, fmt);
-        k = vasprintf(&msg, fmt, ap);
+        msg = vstrprintf(fmt, ap);
         va_end(ap);
-        if (k < 0)
+        if (!msg)
                 return r;
         if (w->line > 0)
                 return set_errmsg(reterr, r, "%s:%u: %s", w->file, w->line, msg);

@@ -92,9 +92,9 @@ fail:
 }
 
 static int set_formatted(char **field, const char *fmt, va_list ap) {
-        char *s;
+        char *s = vstrprintf(fmt, ap);
 
-        if (vasprintf(&s, fmt, ap) < 0)
+        if (!s)
                 return -ENOMEM;
         free(*field);
         *field = s;
@@ -160,11 +160,7 @@ void action_record(Action *a, int r, char *message) {
 }
 
 void action_recordv(Action *a, int r, const char *fmt, va_list ap) {
-        char *msg = NULL;
-
-        if (vasprintf(&msg, fmt, ap) < 0)
-                msg = NULL;
-        action_record(a, r, msg);
+        action_record(a, r, vstrprintf(fmt, ap));
 }
 
 void action_recordf(Action *a, int r, const char *fmt, ...) {

@@ -55,17 +55,12 @@ static int bus_fail(char **reterr_msg, int r, const sd_bus_error *e, const char 
 static int manager_absent(ServiceManager *m, const char *fmt, ...) _printf_(2, 3);
 static int manager_absent(ServiceManager *m, const char *fmt, ...) {
         va_list ap;
-        int r;
 
         m->bus = sd_bus_flush_close_unref(m->bus);
         va_start(ap, fmt);
-        r = vasprintf(&m->why_absent, fmt, ap);
+        m->why_absent = vstrprintf(fmt, ap);
         va_end(ap);
-        if (r < 0) {
-                m->why_absent = NULL;
-                return -ENOMEM;
-        }
-        return 0;
+        return m->why_absent ? 0 : -ENOMEM;
 }
 
 /* A connection to address: to a bus daemon (client), or straight to the manager. */

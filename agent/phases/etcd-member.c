@@ -131,10 +131,7 @@ static int add_listen_urls(const char *list, char ***l) {
                         s = strprintf("%s[::1]%s", (*u)[4] == 's' ? "https://" : "http://", rest);
                 else
                         s = strdup(*u);
-                if (!s)
-                        return -ENOMEM;
-                r = strv_extend_unique(l, s);
-                free(s);
+                r = strv_consume_unique(l, s);
                 if (r < 0)
                         return r;
         }
@@ -160,10 +157,7 @@ static int add_initial_cluster(const char *list, const char *own_name, char ***l
                 if (!port || !streq(port, ":2380"))
                         continue;
                 s = strprintf("%.*s:2379", (int) (port - eq - 1), eq + 1);
-                if (!s)
-                        return -ENOMEM;
-                r = strv_extend_unique(l, s);
-                free(s);
+                r = strv_consume_unique(l, s);
                 if (r < 0)
                         return r;
         }

@@ -102,12 +102,11 @@ static int append(char **buf, const char *fmt, ...) {
         cleanup_free char *add = NULL;
         va_list ap;
         char *t;
-        int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&add, fmt, ap);
+        add = vstrprintf(fmt, ap);
         va_end(ap);
-        if (r < 0 || asprintf(&t, "%s%s", strempty(*buf), add) < 0)
+        if (!add || !(t = strprintf("%s%s", strempty(*buf), add)))
                 return -ENOMEM;
         free(*buf);
         *buf = t;

@@ -133,8 +133,7 @@ static void need_rung3(PodsTarget *pt, const char *fmt, ...) {
         if (pt->rung3_reason)
                 return;
         va_start(ap, fmt);
-        if (vasprintf(&pt->rung3_reason, fmt, ap) < 0)
-                pt->rung3_reason = NULL;
+        pt->rung3_reason = vstrprintf(fmt, ap);
         va_end(ap);
 }
 
@@ -534,15 +533,12 @@ static int add_row(Plan *plan, const ActionOps *ops, const char *target, void *d
         cleanup_free char *detail = NULL;
         va_list ap;
         Action *a;
-        int r;
 
         va_start(ap, detail_fmt);
-        r = vasprintf(&detail, detail_fmt, ap);
+        detail = vstrprintf(detail_fmt, ap);
         va_end(ap);
-        if (r < 0)
-                detail = NULL;  /* vasprintf() leaves it undefined */
         a = plan_add(plan, ops, "pods", target, NULL, data);
-        if (!a || r < 0)
+        if (!a || !detail)
                 return -ENOMEM;
         a->present = present;
         a->detail = TAKE_PTR(detail);
@@ -706,15 +702,12 @@ static int runtime_row(Plan *plan, PodsTarget *pt, bool present, const char *fmt
 static int runtime_row(Plan *plan, PodsTarget *pt, bool present, const char *fmt, ...) {
         cleanup_free char *what = NULL;
         va_list ap;
-        int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&what, fmt, ap);
+        what = vstrprintf(fmt, ap);
         va_end(ap);
-        if (r < 0) {
-                what = NULL;
+        if (!what)
                 return -ENOMEM;
-        }
         return add_row(plan, &runtime_ops, pt->socket_path, target_ref(pt), present, NULL,
                        "%s; %s PID %d, config %s, CNI conf dir %s, unit %s; rung 3 if needed: stop the unit, kill the "
                        "shims, unmount what they left", what, runtime_kind_to_string(pt->info.kind), (int) pt->info.pid,
