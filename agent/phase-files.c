@@ -8,6 +8,7 @@
 #include "agent/log.h"
 #include "agent/path.h"
 #include "agent/phase.h"
+#include "agent/phase-files-edit.h"
 #include "agent/remove.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -313,6 +314,12 @@ int phase_files_plan(Context *ctx, Plan *plan, char **reterr) {
                 cleanup_strv char **matches = NULL;
                 int r;
 
+                if (e->type == DIRECTIVE_REMOVE_BLOCK) {
+                        r = files_edit_plan(ctx, plan, e);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 if (e->type != DIRECTIVE_REMOVE && e->type != DIRECTIVE_EMPTY)
                         continue;
                 r = path_expand(ctx->root_fd, e->args[0], &matches);
