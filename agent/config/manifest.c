@@ -310,6 +310,39 @@ static int validate_cri_endpoint(char **args, char **ret_reason) {
         return 0;
 }
 
+/* A file's exact path (the edit reaches one file, never a glob's worth), and two marker lines that can
+ * be told apart. */
+static int validate_remove_block(char **args, char **ret_reason) {
+        int r;
+
+        r = validate_target(args, ret_reason);
+        if (r < 0)
+                return r;
+        if (path_is_glob(args[0]))
+                return set_errmsg(ret_reason, -EINVAL, "needs the exact path of a file, not a glob, got '%s'", args[0]);
+        for (unsigned i = 1; i <= 2; i++)
+                if (isempty(args[i]) || strpbrk(args[i], "\n\r"))
+                        return set_errmsg(ret_reason, -EINVAL, "needs a non-empty %s marker line, got '%s'",
+                                          i == 1 ? "begin" : "end", args[i]);
+        if (streq(args[1], args[2]))
+                return set_errmsg(ret_reason, -EINVAL, "needs different begin and end markers, got '%s' twice",
+                                  args[1]);
+        return 0;
+}
+
+/* The static pod manifest is read, never removed, by this line: a literal file path. */
+static int validate_kube_vip(char **args, char **ret_reason) {
+        int r;
+
+        r = validate_target(args, ret_reason);
+        if (r < 0)
+                return r;
+        if (path_is_glob(args[0]))
+                return set_errmsg(ret_reason, -EINVAL, "needs the exact path of a manifest, not a glob, got '%s'",
+                                  args[0]);
+        return 0;
+}
+
 /* A new directive is one enum value in manifest.h plus one row here; the unit test checks that
  * every enum value has its row. */
 static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
@@ -334,6 +367,8 @@ static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
         [DIRECTIVE_PROCESS]      = { "process",      1, 1, validate_process },
         [DIRECTIVE_CRI_ENDPOINT] = { "cri-endpoint", 1, 1, validate_cri_endpoint },
         [DIRECTIVE_ALLOW_SYSTEM_PATH] = { "allow-system-path", 1, 1, validate_allow_system_path },
+        [DIRECTIVE_REMOVE_BLOCK] = { "remove-block", 3, 3, validate_remove_block },
+        [DIRECTIVE_KUBE_VIP]     = { "kube-vip",     1, 1, validate_kube_vip },
 };
 
 const char *directive_type_to_string(DirectiveType t) {

@@ -34,6 +34,11 @@ typedef enum DirectiveType {
         /* files, mounts */
         DIRECTIVE_ALLOW_SYSTEM_PATH, /* allow-system-path PATH: a later remove/empty/unmount of exactly PATH may
                                       * reach that system path */
+        /* files phase */
+        DIRECTIVE_REMOVE_BLOCK, /* remove-block PATH BEGIN END: the lines BEGIN..END inside a file, nothing else */
+        /* network phase */
+        DIRECTIVE_KUBE_VIP,     /* kube-vip PATH: the VIP that kube-vip's static pod manifest at PATH put on its
+                                 * interface */
         _DIRECTIVE_MAX,
         _DIRECTIVE_INVALID = -1,
 } DirectiveType;

@@ -8,6 +8,7 @@
 #include "agent/engine/log.h"
 #include "agent/config/path.h"
 #include "agent/engine/phase.h"
+#include "agent/phases/phase-files-edit.h"
 #include "agent/node/remove.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -312,6 +313,12 @@ int phase_files_plan(Context *ctx, Plan *plan, char **reterr) {
                 cleanup_strv char **matches = NULL;
                 int r;
 
+                if (e->type == DIRECTIVE_REMOVE_BLOCK) {
+                        r = files_edit_plan(ctx, plan, e);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 if (e->type != DIRECTIVE_REMOVE && e->type != DIRECTIVE_EMPTY)
                         continue;
                 r = path_expand(ctx->root_fd, e->args[0], &matches);

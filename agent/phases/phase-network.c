@@ -6,8 +6,12 @@
  * agent runs in, and ctx->root is ignored on purpose: --root relocates file-system state only. Named
  * namespaces are the real /run/netns (and /var/run/netns) for the same reason.
  *
+ * The one file it reads is a kube-vip line's static pod manifest (phase-network-vip.c), beneath
+ * ctx->root like every node file: what it names is then looked for in this namespace.
+ *
  * Order inside the phase: BPF programs and pins (phase-network-bpf.c), policy rules and the routes of
- * their tables (phase-network-rule.c), then routes, then links, then namespaces.
+ * their tables (phase-network-rule.c), then routes, then kube-vip's VIP addresses, then links, then
+ * namespaces.
  * - Routes first, so that each "route-proto" route is deleted and reported by its own action. After
  *   the links, the routes through them would already have vanished and read "unchanged", while the
  *   routes through links that stay (a bird route via eth1) must be deleted anyway.
@@ -834,6 +838,11 @@ static int plan_observed(Context *ctx, Plan *plan, Observation *o, char **reterr
                         break;
                 r = plan_route_entry(plan, o, e, reterr);
         }
+        MANIFEST_FOREACH(e, m, DIRECTIVE_KUBE_VIP) {
+                if (r < 0)
+                        break;
+                r = network_vip_plan(ctx, plan, o, e);
+        }
         if (r >= 0)
                 r = plan_links(plan, o, m);
         return r;
@@ -846,7 +855,7 @@ int phase_network_plan(Context *ctx, Plan *plan, char **reterr) {
 
         /* ctx->root is ignored: see the top of this file. */
         if (manifest_has(m, DIRECTIVE_LINK, DIRECTIVE_LINK_MASTER, DIRECTIVE_ROUTE_PROTO) ||
-            manifest_has(m, DIRECTIVE_RULE_TABLE, DIRECTIVE_RULE_TABLE, DIRECTIVE_RULE_TABLE) ||
+            manifest_has(m, DIRECTIVE_RULE_TABLE, DIRECTIVE_RULE_TABLE, DIRECTIVE_KUBE_VIP) ||
             network_bpf_wanted(m)) {
                 r = plan_observed(ctx, plan, &o, reterr);
                 observation_done(&o);

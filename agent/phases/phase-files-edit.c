@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The files phase's edits: cut a marked block (kubespray's "# Ansible entries BEGIN".."END") out of a file
+ * the host owns, never following a symlink, never writing into the inode, never crossing a mount. */
+
+/* The file is never written in place: the new content goes into a fresh file in the same directory,
+ * which then takes the old one's name with RENAME_EXCHANGE. After the exchange the old inode is under
+ * the temporary name, where it is checked to be the very file that was read: had the name been
+ * swapped in between, the exchange is undone and the action fails. So a hard link, a bind mount, a
+ * symlink or a file replaced between the plan and the run is reported, never edited. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/node/fileio.h"
+#include "agent/config/path.h"
+#include "agent/phases/phase-files-edit.h"
+#include "agent/node/remove.h"
+#include "agent/config/textblock.h"
+#include "errno-util.h"
+#include "fdinfo-util.h"
+#include "macro.h"
+#include "string-util.h"
+
+/* resolv.conf and dhclient.conf are a few hundred bytes; a file this large is not what the line meant. */
+#define EDIT_SIZE_MAX (1024U * 1024U)
+/* SELinux's label of the file (net_conf_t for resolv.conf): a new file would get its directory's. */
+#define XATTR_SELINUX "security.selinux"
+
+typedef struct EditData {
+        char *path;             /* node path */
+        const char *begin, *end; /* the manifest entry's words (the manifest outlives the plan) */
+        bool seen;              /* a file was there when planned: dev/ino are the inode to edit */
+        dev_t dev;
+        ino_t ino;
+} EditData;
+
+/* One read-only look at the file. */
+typedef struct Look {
+        int dir_fd;
+        int fd;                 /* the file, read-only */
+        struct stat st;         /* of the file, as opened */
+        char *text;
+        size_t size;
+        TextBlockCut cut;
+        int cut_r;              /* text_block_cut()'s answer */
+} Look;
+
+static void edit_data_free(void *p) {
+        EditData *d = p;
+
+        free(d->path);
+        free(d);
+}
+
+static void look_done(Look *l) {
+        if (l->dir_fd >= 0)
+                (void) close(l->dir_fd);
+        if (l->fd >= 0)
+                (void) close(l->fd);
+        free(l->text);
+        text_block_cut_done(&l->cut);
+}
+
+static const char *base_name(const char *path) {
+        return strrchr(path, '/') + 1;
+}
+
+/* The file and its directory are on the same mount: not a bind-mounted file (a container's
+ * resolv.conf), whose name a rename could not replace and whose content belongs to another tree. */
+static int check_same_mount(int dir_fd, int fd, const struct stat *st, char **ret_msg) {
+        struct stat dst;
+        int a, b;
+
+        if (fstat(dir_fd, &dst) < 0)
+                return set_errmsg(ret_msg, negative_errno(), "cannot stat its directory: %m");
+        if (dst.st_dev != st->st_dev ||
+            (fdinfo_mount_id(dir_fd, &a) >= 0 && fdinfo_mount_id(fd, &b) >= 0 && a != b))
+                return set_errmsg(ret_msg, -EXDEV, "it is a mount point (a file mounted over it): not edited");
+        return 0;
+}
+
+/* 1 with l filled (l->cut_r says what the text holds), 0 when there is no file, or a refusal: -ELOOP for a
+ * symlink (the path's or one above it), -EPERM/-EXDEV/-EFBIG for a file not to edit. */
+static int look_at(const Context *ctx, const EditData *d, Look *l, char **ret_msg) {
+        cleanup_free char *dir = strndup(d->path, (size_t) (base_name(d->path) - 1 - d->path));
+        cleanup_free char *why = NULL;
+        struct stat st;
+        int r;
+
+        if (!dir)
+                return -ENOMEM;
+        l->dir_fd = open_nofollow_beneath(ctx->root_fd, isempty(dir) ? "/" : dir, O_RDONLY);
+        if (l->dir_fd == -ENOENT)
+                return 0;
+        if (l->dir_fd == -ELOOP || l->dir_fd == -ENOTDIR)
+                return set_errmsg(ret_msg, -ELOOP, "%s (or a directory above it) is a symlink: not followed, kept", dir);
+        if (l->dir_fd < 0)
+                return set_errmsg(ret_msg, l->dir_fd, "cannot open %s: %s", dir, strerror(-l->dir_fd));
+        if (fstatat(l->dir_fd, base_name(d->path), &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : set_errmsg(ret_msg, negative_errno(), "cannot stat it: %m");
+        if (S_ISLNK(st.st_mode))
+                return set_errmsg(ret_msg, -ELOOP, "it is a symlink: not followed, kept");
+        l->fd = fileio_open_regular(l->dir_fd, base_name(d->path), O_RDONLY, &l->st, &why);
+        if (l->fd == -ENOENT)
+                return 0;
+        if (l->fd < 0)
+                return set_errmsg(ret_msg, l->fd, "%s: not edited", why ?: strerror(-l->fd));
+        r = check_same_mount(l->dir_fd, l->fd, &l->st, ret_msg);
+        if (r < 0)
+                return r;
+        r = fileio_read_regular(l->fd, EDIT_SIZE_MAX, &l->text, &l->size, NULL);
+        if (r == -EFBIG)
+                return set_errmsg(ret_msg, r, "it is larger than %u KiB: not edited", EDIT_SIZE_MAX / 1024);
+        if (r < 0)
+                return set_errmsg(ret_msg, r, "cannot read it: %s", strerror(-r));
+        l->cut_r = text_block_cut(l->text, l->size, d->begin, d->end, &l->cut, &why);
+        if (l->cut_r == -EBADMSG)
+                (void) set_errmsg(ret_msg, l->cut_r, "%s: refused, file untouched", why);
+        return 1;
+}
+
+static char *describe_block(const EditData *d, const TextBlockCut *c, bool done) {
+        return strprintf("%s block '%s'..'%s' (%u line%s from line %u%s)", done ? "removed" : "remove", d->begin,
+                         d->end, c->lines, c->lines == 1 ? "" : "s", c->first_line,
+                         c->blocks > 1 ? ", several blocks" : "");
+}
+
+static int write_all(int fd, const char *p, size_t size) {
+        while (size > 0) {
+                ssize_t n = write(fd, p, size);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return negative_errno();
+                p += n;
+                size -= (size_t) n;
+        }
+        return 0;
+}
+
+/* The label goes with the content; a file system without xattrs (or a file without a label) has none to keep. */
+static int copy_label(int from_fd, int to_fd) {
+        char label[256];
+        ssize_t n;
+
+        n = fgetxattr(from_fd, XATTR_SELINUX, label, sizeof label);
+        if (n < 0)
+                return errno == ENODATA || errno == EOPNOTSUPP ? 0 : negative_errno();
+        return RET_NERRNO(fsetxattr(to_fd, XATTR_SELINUX, label, (size_t) n, 0));
+}
+
+/* A fresh file beside the old one holding the new text, with the old one's owner, mode and label,
+ * on disk. Its name is written to tmp. */
+static int write_tmp(const Look *l, const char *name, char *tmp, size_t tmp_size, struct stat *ret_st) {
+        cleanup_close int fd = -EBADF;
+        int r;
+
+        for (unsigned i = 0; fd < 0; i++) {
+                struct timespec ts;
+
+                (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+                if ((size_t) snprintf(tmp, tmp_size, ".#%s.node-reset.%d.%lx", name, (int) getpid(),
+                                      (unsigned long) ts.tv_nsec ^ ((unsigned long) i << 24)) >= tmp_size)
+                        return -ENAMETOOLONG;
+                /* O_EXCL: nothing prepared under that name is ever opened. 0600 until fchmod(). */
+                fd = openat(l->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+                if (fd < 0 && (errno != EEXIST || i >= 16))
+                        return negative_errno();
+        }
+        r = RET_NERRNO(fstat(fd, ret_st));
+        if (r >= 0)
+                r = write_all(fd, l->cut.text, l->cut.size);
+        if (r >= 0)
+                r = RET_NERRNO(fchown(fd, l->st.st_uid, l->st.st_gid));
+        /* After fchown(), which clears the set-id bits. */
+        if (r >= 0)
+                r = RET_NERRNO(fchmod(fd, l->st.st_mode & 07777));
+        if (r >= 0)
+                r = copy_label(l->fd, fd);
+        if (r >= 0)
+                r = RET_NERRNO(fsync(fd));
+        if (r < 0)
+                (void) unlinkat(l->dir_fd, tmp, 0);
+        return r;
+}
+
+static bool same_inode(const struct stat *a, const struct stat *b) {
+        return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* The file as read is the file under its name, unchanged since it was read. */
+static int check_unchanged(const Look *l, const char *name, char **ret_msg) {
+        struct stat now, named;
+
+        if (fstat(l->fd, &now) < 0 || fstatat(l->dir_fd, name, &named, AT_SYMLINK_NOFOLLOW) < 0)
+                return set_errmsg(ret_msg, negative_errno(), "cannot stat it again: %m");
+        if (!same_inode(&named, &l->st))
+                return set_errmsg(ret_msg, -ESTALE, "it was replaced while being edited: not edited");
+        if (now.st_size != l->st.st_size || now.st_mtim.tv_sec != l->st.st_mtim.tv_sec ||
+            now.st_mtim.tv_nsec != l->st.st_mtim.tv_nsec || now.st_nlink != 1)
+                return set_errmsg(ret_msg, -ESTALE, "it changed while being edited: not edited");
+        return 0;
+}
+
+static int exchange(int dir_fd, const char *a, const char *b) {
+        return RET_NERRNO((int) syscall(SYS_renameat2, dir_fd, a, dir_fd, b, RENAME_EXCHANGE));
+}
+
+/* Swap the new file in. After RENAME_EXCHANGE the old inode is under tmp: it must be the one read,
+ * else whatever was swapped in under the name between the check and the exchange goes back. */
+static int swap_in(const Look *l, const char *name, const char *tmp, char **ret_msg) {
+        struct stat old;
+        int r;
+
+        r = check_unchanged(l, name, ret_msg);
+        if (r < 0)
+                return r;
+        r = exchange(l->dir_fd, tmp, name);
+        if (r == -EINVAL || r == -ENOSYS) {
+                /* A file system without RENAME_EXCHANGE: a plain rename, checked just before. */
+                r = RET_NERRNO(renameat(l->dir_fd, tmp, l->dir_fd, name));
+                if (r < 0)
+                        return set_errmsg(ret_msg, r, "cannot rename the new file into place: %s", strerror(-r));
+                return RET_NERRNO(fsync(l->dir_fd));
+        }
+        if (r < 0)
+                return set_errmsg(ret_msg, r, "cannot exchange the new file with it: %s", strerror(-r));
+        if (fstatat(l->dir_fd, tmp, &old, AT_SYMLINK_NOFOLLOW) < 0 || !same_inode(&old, &l->st)) {
+                if (exchange(l->dir_fd, tmp, name) < 0)
+                        return set_errmsg(ret_msg, -ESTALE, "it was replaced during the exchange, and the new "
+                                          "file stays under its name; the other is at %s", tmp);
+                return set_errmsg(ret_msg, -ESTALE, "it was replaced during the exchange: put back, not edited");
+        }
+        /* The old inode goes; fileio_unlink_if_same() leaves anything else in place. */
+        (void) fileio_unlink_if_same(l->dir_fd, tmp, &l->st);
+        return RET_NERRNO(fsync(l->dir_fd));
+}
+
+/* What to do with the file looked at: the very inode planned, a block to cut, then the swap. */
+static int edit_looked(const EditData *d, const Look *l, char **ret_msg) {
+        const char *name = base_name(d->path);
+        char tmp[NAME_MAX + 1];
+        struct stat tmp_st;
+        int r;
+
+        if (d->seen && (l->st.st_dev != d->dev || l->st.st_ino != d->ino))
+                return set_errmsg(ret_msg, -ESTALE,
+                                  "it is another file (inode %ju) than the plan saw (inode %ju): not edited",
+                                  (uintmax_t) l->st.st_ino, (uintmax_t) d->ino);
+        if (l->cut_r < 0)
+                return l->cut_r;
+        if (l->cut_r == 0)
+                return set_errmsg(ret_msg, 0, "no block '%s'..'%s': already clean", d->begin, d->end);
+        r = write_tmp(l, name, tmp, sizeof tmp, &tmp_st);
+        if (r < 0)
+                return set_errmsg(ret_msg, r, "cannot write the new content beside it: %s", strerror(-r));
+        r = swap_in(l, name, tmp, ret_msg);
+        if (r < 0) {
+                (void) fileio_unlink_if_same(l->dir_fd, tmp, &tmp_st);
+                return r;
+        }
+        *ret_msg = describe_block(d, &l->cut, true);
+        return 1;
+}
+
+static int edit_apply(Action *a, Context *ctx, char **ret_msg) {
+        const EditData *d = a->data;
+        Look l = { .dir_fd = -EBADF, .fd = -EBADF };
+        int r;
+
+        r = look_at(ctx, d, &l, ret_msg);
+        if (r > 0)
+                r = edit_looked(d, &l, ret_msg);
+        else if (r == 0)
+                (void) set_errmsg(ret_msg, 0, "not present");
+        look_done(&l);
+        return r;
+}
+
+/* Residue: the block is still there (or still cannot be cut out). */
+static int edit_check(Action *a, Context *ctx, char **ret_msg) {
+        const EditData *d = a->data;
+        Look l = { .dir_fd = -EBADF, .fd = -EBADF };
+        int r;
+
+        r = look_at(ctx, d, &l, ret_msg);
+        if (r > 0 && l.cut_r != 0) {
+                if (l.cut_r > 0)
+                        *ret_msg = describe_block(d, &l.cut, false);
+                r = 1;
+        } else if (r > 0)
+                r = 0;
+        /* A symlink is kept on purpose: nothing of it is residue. */
+        if (r == -ELOOP)
+                r = 0;
+        look_done(&l);
+        return r;
+}
+
+static const ActionOps edit_ops = {
+        .kind = "edit",
+        .apply = edit_apply,
+        .check = edit_check,
+        .free_data = edit_data_free,
+};
+
+static const ManifestEntry *protecting_entry(const Manifest *m, const char *path) {
+        MANIFEST_FOREACH(e, m, DIRECTIVE_PROTECT)
+                if (path_pattern_covers(e->args[0], path))
+                        return e;
+        return NULL;
+}
+
+/* The plan's row: what the run will cut, or why the file is left as it is. */
+static int edit_observe(Context *ctx, Action *a, EditData *d) {
+        Look l = { .dir_fd = -EBADF, .fd = -EBADF };
+        cleanup_free char *msg = NULL;
+        int r;
+
+        r = look_at(ctx, d, &l, &msg);
+        if (r > 0) {
+                d->seen = true;
+                d->dev = l.st.st_dev;
+                d->ino = l.st.st_ino;
+                if (l.cut_r > 0)
+                        msg = describe_block(d, &l.cut, false);
+                else if (l.cut_r == 0)
+                        msg = strprintf("no block '%s'..'%s': already clean", d->begin, d->end);
+        } else if (r == 0)
+                msg = strdup("not present");
+        look_done(&l);
+        /* Present: something to do, or a refusal that will fail the run (the block stays). */
+        a->present = (r > 0 && l.cut_r != 0) || (r < 0 && r != -ELOOP);
+        a->detail = TAKE_PTR(msg);
+        if (r == -ELOOP)
+                return action_set_skip_code(a, "symlink", "%s", strna(a->detail));
+        return a->detail ? 0 : -ENOMEM;
+}
+
+int files_edit_plan(Context *ctx, Plan *plan, const ManifestEntry *e) {
+        cleanup_free char *reason = manifest_entry_reason(e);
+        const ManifestEntry *p;
+        EditData *d;
+        Action *a;
+
+        d = calloc(1, sizeof *d);
+        if (!d || !reason || !(d->path = strdup(e->args[0]))) {
+                free(d);
+                return -ENOMEM;
+        }
+        d->begin = e->args[1];
+        d->end = e->args[2];
+        a = plan_add(plan, &edit_ops, "files", d->path, reason, d);
+        if (!a)
+                return -ENOMEM;
+        p = protecting_entry(ctx->manifest, d->path);
+        if (p)
+                return action_set_skip_code(a, "protected", "protected by %s:%u", p->file, p->line);
+        return edit_observe(ctx, a, d);
+}

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The network phase's kube-vip lines: the VIP that kube-vip's static pod put on the management interface. */
+
+/* kube-vip (kubekey v4's and kubespray's kube_vip_enabled control-plane endpoint, and a common
+ * addition to kubeadm control planes) runs as a static pod. The leader adds the VIP to vip_interface
+ * as a host address (netlink AddrReplace of ADDRESS/32, or /128, pkg/vip/address.go; vip_subnet
+ * overrides the prefix) and announces it with gratuitous ARP or NDP packets: it adds no neighbour
+ * entries, so there are none to remove. When the node is reset, kubelet and the pod go, the address
+ * stays: the old leader keeps answering for the VIP next to the new one. The manifest is read while
+ * planning, before the files phase removes /etc/kubernetes/manifests, and exactly that address on
+ * exactly that interface goes, nothing else of the interface. */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/netlink.h>
+#include <stdarg.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "agent/engine/context.h"
+#include "agent/node/fileio.h"
+#include "agent/phases/phase-network.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "netreset/addr.h"
+#include "string-util.h"
+
+#define PHASE "network"
+#define VIP_MANIFEST_MAX (256U * 1024U)
+#define VIP_MAX 4U
+
+/* What the static pod manifest says. */
+typedef struct KubeVip {
+        char *address;          /* "address" (kube-vip >= 0.5) or "vip_address": one or a comma list */
+        char *interface;        /* "vip_interface" */
+        char *subnet;           /* "vip_subnet" (or the older "vip_cidr"): the prefix length(s), "32" or "32,128";
+                                 * NULL = host prefix */
+} KubeVip;
+
+typedef struct VipData {
+        AddrInfo addr;          /* the address as the plan expects it: family, ifindex, host prefix, local */
+        uint8_t alt_prefix;     /* the manifest's vip_subnet/vip_cidr prefix (the host prefix when it says none) */
+        char ifname[IF_NAMESIZE];
+} VipData;
+
+static void kube_vip_done(KubeVip *k) {
+        free(k->address);
+        free(k->interface);
+        free(k->subnet);
+}
+
+static const char *scalar_of(const yaml_node_t *n) {
+        const char *s;
+
+        if (!n || n->type != YAML_SCALAR_NODE)
+                return NULL;
+        s = (const char *) n->data.scalar.value;
+        return strlen(s) == n->data.scalar.length ? s : NULL;
+}
+
+static yaml_node_t *map_get(yaml_document_t *doc, yaml_node_t *map, const char *key) {
+        if (!map || map->type != YAML_MAPPING_NODE)
+                return NULL;
+        for (yaml_node_pair_t *i = map->data.mapping.pairs.start; i < map->data.mapping.pairs.top; i++) {
+                const char *k = scalar_of(yaml_document_get_node(doc, i->key));
+
+                if (k && streq(k, key))
+                        return yaml_document_get_node(doc, i->value);
+        }
+        return NULL;
+}
+
+/* The env list of one container: name/value pairs (valueFrom entries have no value and are skipped). */
+static int env_collect(yaml_document_t *doc, yaml_node_t *env, KubeVip *k) {
+        for (yaml_node_item_t *i = env->data.sequence.items.start; i < env->data.sequence.items.top; i++) {
+                yaml_node_t *e = yaml_document_get_node(doc, *i);
+                const char *name = scalar_of(map_get(doc, e, "name")), *value = scalar_of(map_get(doc, e, "value"));
+                char **field = NULL;
+
+                if (!name || isempty(value))
+                        continue;
+                if (streq(name, "address") || (streq(name, "vip_address") && !k->address))
+                        field = &k->address;
+                else if (streq(name, "vip_interface"))
+                        field = &k->interface;
+                else if (streq(name, "vip_subnet") || (streq(name, "vip_cidr") && !k->subnet))
+                        field = &k->subnet;
+                if (!field)
+                        continue;
+                free(*field);
+                *field = strdup(value);
+                if (!*field)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int pod_collect(yaml_document_t *doc, KubeVip *k) {
+        yaml_node_t *cs = map_get(doc, map_get(doc, yaml_document_get_root_node(doc), "spec"), "containers");
+
+        if (!cs || cs->type != YAML_SEQUENCE_NODE)
+                return 0;
+        for (yaml_node_item_t *i = cs->data.sequence.items.start; i < cs->data.sequence.items.top; i++) {
+                yaml_node_t *env = map_get(doc, yaml_document_get_node(doc, *i), "env");
+                int r;
+
+                if (!env || env->type != YAML_SEQUENCE_NODE)
+                        continue;
+                r = env_collect(doc, env, k);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Read the manifest beneath the root: 0 no file, 1 parsed (k filled as far as the file says), -errno
+ * with the reason. */
+static int kube_vip_read(int root_fd, const char *path, KubeVip *k, char **reterr) {
+        cleanup_free char *text = NULL;
+        yaml_parser_t parser;
+        yaml_document_t doc;
+        size_t size;
+        int r;
+
+        r = fileio_read_beneath(root_fd, path, VIP_MANIFEST_MAX, &text, &size);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return set_errmsg(reterr, r, "cannot read %s: %s", path, strerror(-r));
+        if (!yaml_parser_initialize(&parser))
+                return set_errmsg(reterr, -EOPNOTSUPP, "cannot parse %s: libyaml is not available", path);
+        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
+        if (!yaml_parser_load(&parser, &doc))
+                r = set_errmsg(reterr, -EINVAL, "%s: malformed YAML at line %zu: %s", path,
+                               parser.problem_mark.line + 1, strempty(parser.problem));
+        else {
+                r = pod_collect(&doc, k);
+                yaml_document_delete(&doc);
+        }
+        yaml_parser_delete(&parser);
+        return r < 0 ? r : 1;
+}
+
+/* The prefix the manifest gives the address: vip_subnet's entry for the family ("32,128": v4 first,
+ * v6 last), else a host prefix. Older kube-vip releases add a host address whatever vip_cidr says, so
+ * both are looked for. */
+static uint8_t vip_prefix(const KubeVip *k, int family) {
+        unsigned max = family == AF_INET ? 32 : 128, v;
+        const char *s = k->subnet;
+        char *end;
+
+        if (!s)
+                return (uint8_t) max;
+        if (family == AF_INET6 && strchr(s, ','))
+                s = strrchr(s, ',') + 1;
+        v = (unsigned) strtoul(s, &end, 10);
+        if (end == s || (*end && *end != ',') || v == 0 || v > max)
+                return (uint8_t) max;
+        return (uint8_t) v;
+}
+
+static const uint8_t *addr_bytes(const AddrInfo *a) {
+        /* IPv4 has its own address in IFA_LOCAL; IPv6 sends only IFA_ADDRESS. */
+        if (a->has_local)
+                return a->local;
+        return a->has_address ? a->address : NULL;
+}
+
+static bool addr_is(const AddrInfo *a, int family, const uint8_t *vip) {
+        const uint8_t *b = addr_bytes(a);
+
+        return a->family == family && b && memcmp(b, vip, family == AF_INET ? 4 : 16) == 0;
+}
+
+/* The entry of l that is exactly the VIP (address, and the host prefix or the manifest's), or NULL. */
+static const AddrInfo *addr_find(const AddrList *l, const VipData *want) {
+        for (size_t i = 0; i < l->n; i++)
+                if (addr_is(&l->addrs[i], want->addr.family, want->addr.local) &&
+                    (l->addrs[i].prefixlen == want->addr.prefixlen || l->addrs[i].prefixlen == want->alt_prefix))
+                        return &l->addrs[i];
+        return NULL;
+}
+
+/* Another address of the family on the link that the node could still be reached by (an IPv6
+ * link-local address is no management address). */
+static bool addr_has_other(const AddrList *l, const AddrInfo *vip) {
+        for (size_t i = 0; i < l->n; i++) {
+                const uint8_t *b = addr_bytes(&l->addrs[i]);
+
+                if (l->addrs[i].family != vip->family || !b || addr_is(&l->addrs[i], vip->family, vip->local))
+                        continue;
+                if (vip->family == AF_INET6 && b[0] == 0xfe && (b[1] & 0xc0) == 0x80)
+                        continue;
+                return true;
+        }
+        return false;
+}
+
+/* Where this run's own SSH session arrives: it must not arrive on the VIP. */
+static bool ssh_arrives_on(const AddrInfo *vip) {
+        const char *s = getenv("SSH_CONNECTION");
+        GuardEndpoint client, server;
+
+        if (!s || guard_parse_ssh_connection(s, &client, &server) < 0 || server.family != vip->family)
+                return false;
+        return memcmp(server.addr.bytes, vip->local, vip->family == AF_INET ? 4 : 16) == 0;
+}
+
+static int vip_apply(Action *a, Context *ctx, char **ret_msg) {
+        const VipData *d = a->data;
+        CLEANUP(addr_list_freep) AddrList *l = NULL;
+        CLEANUP(nl_freep) NlSocket *rtnl = NULL;
+        char name[IF_NAMESIZE];
+        const AddrInfo *found;
+        int r;
+
+        if (!d)
+                return set_errmsg(ret_msg, 0, "%s", strna(a->detail));
+        if (!if_indextoname((unsigned) d->addr.ifindex, name))
+                return set_errmsg(ret_msg, 0, "interface %s is gone, and the address with it", d->ifname);
+        if (!streq(name, d->ifname))
+                return set_errmsg(ret_msg, -ESTALE, "interface %d is %s now, not %s: not touched", d->addr.ifindex,
+                                  name, d->ifname);
+        r = nl_open(NETLINK_ROUTE, &rtnl);
+        if (r >= 0)
+                r = addr_list_read(rtnl, d->addr.ifindex, &l, ret_msg);
+        if (r < 0)
+                return set_errmsg(ret_msg, r, "cannot list the addresses of %s: %s", d->ifname, strerror(-r));
+        found = addr_find(l, d);
+        if (!found)
+                return set_errmsg(ret_msg, 0, "already gone");
+        r = addr_delete(rtnl, found, ret_msg);
+        if (r < 0)
+                return set_errmsg(ret_msg, r, "%s", strerror(-r));
+        return set_errmsg(ret_msg, r, "%s", r > 0 ? "deleted" : "already gone");
+}
+
+static int vip_check(Action *a, Context *ctx, char **ret_msg) {
+        const VipData *d = a->data;
+        CLEANUP(addr_list_freep) AddrList *l = NULL;
+        CLEANUP(nl_freep) NlSocket *rtnl = NULL;
+        int r;
+
+        if (!d)
+                return 0;
+        r = nl_open(NETLINK_ROUTE, &rtnl);
+        if (r >= 0)
+                r = addr_list_read(rtnl, d->addr.ifindex, &l, NULL);
+        if (r == -ENODEV)
+                return 0;
+        if (r < 0)
+                return r;
+        if (!addr_find(l, d))
+                return 0;
+        *ret_msg = strdup("still present");
+        return 1;
+}
+
+static const ActionOps vip_ops = {
+        .kind = "address",
+        .apply = vip_apply,
+        .check = vip_check,
+        .free_data = free,
+};
+
+/* A row that acts on nothing: what was looked at, and why there is nothing to do (or why not). */
+static int plan_note(Plan *plan, const char *target, const char *reason, bool skip, const char *fmt, ...)
+        _printf_(5, 6);
+static int plan_note(Plan *plan, const char *target, const char *reason, bool skip, const char *fmt, ...) {
+        cleanup_free char *msg = NULL;
+        va_list ap;
+        Action *a;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        a = plan_add(plan, &vip_ops, PHASE, target, reason, NULL);
+        if (!a)
+                return -ENOMEM;
+        a->present = false;
+        if (skip)
+                return action_set_skip(a, "%s", msg);
+        return action_set_detail(a, "%s", msg);
+}
+
+/* Why the VIP must stay, or NULL: it is how this node is reached. */
+static const char *vip_guarded(const NetworkObservation *o, const AddrList *l, const AddrInfo *vip, char **buf) {
+        const char *why = guard_link_reason(o->guard, vip->ifindex);
+
+        if (ssh_arrives_on(vip))
+                return "refused: this SSH session arrives on the VIP";
+        if (why && !addr_has_other(l, vip)) {
+                *buf = strprintf("refused: the only IPv%c address of an interface that %s", vip->family == AF_INET ? '4' : '6',
+                                 why);
+                return *buf ?: "refused";
+        }
+        return NULL;
+}
+
+/* One address of the manifest: the exact host address on the interface, planned if it is there. */
+static int plan_vip(Plan *plan, const NetworkObservation *o, const KubeVip *k, const char *ip, const LinkInfo *link,
+                    const char *reason) {
+        CLEANUP(addr_list_freep) AddrList *l = NULL;
+        cleanup_free char *target = NULL, *guard_msg = NULL;
+        VipData want = {}, *d;
+        const AddrInfo *found;
+        const char *why;
+        Action *a;
+        int r;
+
+        want.addr.family = strchr(ip, ':') ? AF_INET6 : AF_INET;
+        if (inet_pton(want.addr.family, ip, want.addr.local) != 1)
+                return plan_note(plan, ip, reason, true,
+                                 "'%s' is a DNS name, not an address: the VIP it resolved to is not known", ip);
+        want.addr.ifindex = link->ifindex;
+        want.addr.has_local = true;
+        want.addr.prefixlen = want.addr.family == AF_INET ? 32 : 128;
+        want.alt_prefix = vip_prefix(k, want.addr.family);
+        snprintf(want.ifname, sizeof want.ifname, "%s", link->name);
+        r = addr_list_read(o->rtnl, link->ifindex, &l, NULL);
+        if (r < 0)
+                return r;
+        found = addr_find(l, &want);
+        target = strprintf("%s/%u dev %s", ip, found ? found->prefixlen : want.addr.prefixlen, link->name);
+        if (!target)
+                return -ENOMEM;
+        if (!found)
+                return plan_note(plan, target, reason, false, "not present");
+        d = malloc(sizeof *d);
+        if (!d)
+                return -ENOMEM;
+        *d = want;
+        a = plan_add(plan, &vip_ops, PHASE, target, reason, d);
+        if (!a)
+                return -ENOMEM;
+        why = vip_guarded(o, l, &d->addr, &guard_msg);
+        if (why)
+                return action_set_skip(a, "%s", why);
+        return action_set_detail(a, "kube-vip's VIP, only this address of %s", link->name);
+}
+
+/* Each address of the manifest's comma list on its interface. */
+static int plan_vips(Plan *plan, const NetworkObservation *o, const KubeVip *k, const char *reason) {
+        cleanup_free char *list = strdup(k->address);
+        const LinkInfo *link = link_table_by_name(o->links, k->interface);
+        char *save = NULL;
+        unsigned n = 0;
+        int r = 0;
+
+        if (!list)
+                return -ENOMEM;
+        for (char *ip = strtok_r(list, ", ", &save); ip && r >= 0; ip = strtok_r(NULL, ", ", &save)) {
+                if (++n > VIP_MAX)
+                        break;
+                if (!link)
+                        r = plan_note(plan, ip, reason, false, "no interface %s: not present", k->interface);
+                else
+                        r = plan_vip(plan, o, k, ip, link, reason);
+        }
+        return r;
+}
+
+int network_vip_plan(Context *ctx, Plan *plan, const NetworkObservation *o, const ManifestEntry *e) {
+        cleanup_free char *reason = manifest_entry_reason(e), *err = NULL;
+        KubeVip k = {};
+        int r;
+
+        if (!reason)
+                return -ENOMEM;
+        r = kube_vip_read(ctx->root_fd, e->args[0], &k, &err);
+        if (r == 0)
+                r = plan_note(plan, e->args[0], reason, false, "no kube-vip manifest");
+        else if (r < 0 && r != -ENOMEM)
+                r = plan_note(plan, e->args[0], reason, true, "the VIP is not known: %s", strna(err));
+        else if (r > 0 && (!k.address || !k.interface))
+                r = plan_note(plan, e->args[0], reason, false, "the manifest names no %s: nothing to remove",
+                              !k.address ? "address (or vip_address)" : "vip_interface");
+        else if (r > 0)
+                r = plan_vips(plan, o, &k, reason);
+        kube_vip_done(&k);
+        return r;
+}
