@@ -46,7 +46,7 @@ if [ "$(stat -c %d:%i "$CGROOT")" != "$(stat -c %d:%i "$NR_BPF_CHILD")" ] ||
         exit 1
 fi
 mount -t bpf bpf /sys/fs/bpf || { echo "FAIL: cannot mount a private bpffs"; exit 1; }
-trap 'cd /; umount /sys/fs/bpf "$CGROOT" 2>/dev/null; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
+trap 'cd /; umount /run/cilium/bpffs /sys/fs/bpf "$CGROOT" 2>/dev/null; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
 
 clang -O2 -g -target bpf -I/usr/include/"$(uname -m)"-linux-gnu \
         -c "$TOP/tests/integration/fixtures/bpf-progs.c" -o "$WORK/progs.o" ||
@@ -77,6 +77,11 @@ build_node() {
         bpftool map create /sys/fs/bpf/tc/globals/cilium_calls_hostns type hash key 4 value 4 entries 8 name cilium_calls
         bpftool map create /sys/fs/bpf/cilium/devices/eth0/cilium_calls type hash key 4 value 4 entries 8 name cilium_calls
         bpftool map create /sys/fs/bpf/tc/globals/host_map type hash key 4 value 4 entries 8 name host_map
+        # cilium's own bpffs (where the host has none): emptied of its pins, then unmounted.
+        mkdir -p /run/cilium/bpffs
+        mount -t bpf bpf /run/cilium/bpffs
+        mkdir -p /run/cilium/bpffs/tc/globals
+        bpftool map create /run/cilium/bpffs/tc/globals/cilium_ct4_global type hash key 4 value 4 entries 8 name cilium_ct4
         # Cgroup programs on the (throwaway) cgroup root: cilium's socket LB and the host's own.
         bpftool prog loadall "$o" /sys/fs/bpf/fixture/progs
         bpftool cgroup attach "$CGROOT" connect4 pinned /sys/fs/bpf/fixture/progs/cil_sock4_connect multi
@@ -165,6 +170,8 @@ for row in "cil_from_netdev from eth0 ingress" "cil_to_netdev from eth0 egress" 
         "ipv4 pref 99 not fwmark 0x100000/0x100000 lookup 1"; do
         assert "plan lists '$row'" grep -qF -- "$row" "$WORK/plan.txt"
 done
+assert "plan keeps the cgroup2 mount, which a foreign program uses" \
+        grep -qF "kept: a program that is not the CNI's is attached to its cgroup" "$WORK/plan.txt"
 assert "plan has no row for host_acct, host_connect4 or host_map" \
         sh -c "! grep -e host_acct -e host_connect4 -e host_map '$WORK/plan.txt'"
 assert "plan has no row for cilium_host's program (the link goes)" sh -c "! grep -q 'from cilium_host' '$WORK/plan.txt'"
@@ -186,11 +193,16 @@ no_cni_rules() { ! rules | grep -E 'lookup (2004|2005|1|77)$'; }
 assert "no rule looks up 2004, 2005, 1 or 77" no_cni_rules
 assert "tables 2004, 2005, 1 and 77 are empty" test -z "$(for t in 2004 2005 1 77; do ip route show table $t; ip -6 route show table $t 2>/dev/null; done)"
 assert "cilium_host is deleted (its table-2005 default route no longer guards it)" sh -c "! ip link show cilium_host 2>/dev/null"
+is_mount() { awk -v p="$1" '$5 == p { f = 1 } END { exit !f }' /proc/self/mountinfo; }
+assert "cilium's own bpffs, emptied, is unmounted" sh -c "! grep -q ' /run/cilium/bpffs ' /proc/self/mountinfo"
+assert "the host's /sys/fs/bpf stays mounted" is_mount /sys/fs/bpf
+assert "the cgroup2 mount stays: host_connect4 is attached to its cgroup" is_mount "$CGROOT"
 # Kept: the host's own objects.
 host_state >"$WORK/host.after"
 assert "the host's filter, pins, rules, NICs and default route are intact" cmp -s "$WORK/host.before" "$WORK/host.after"
 [ -s "$WORK/host.after" ] && ! cmp -s "$WORK/host.before" "$WORK/host.after" && diff "$WORK/host.before" "$WORK/host.after"
 assert "no failed action, no residue" test "$(rq "$WORK/r1.json" count '*' failed):$(rq "$WORK/r1.json" get residue)" = "0:[]"
+[ "$(rq "$WORK/r1.json" get residue)" = "[]" ] || { cat "$WORK/r1.log"; python3 -c "import json,sys; [print(a) for p in json.load(open(sys.argv[1]))[\"phases\"] for a in p[\"actions\"] if a[\"kind\"] == \"bpf-mount\"]" "$WORK/r1.json"; }
 assert "4 tc/XDP programs detached" test "$(rq "$WORK/r1.json" count bpf-netdev changed)" -eq 4
 assert "2 cgroup programs detached" test "$(rq "$WORK/r1.json" count bpf-cgroup changed)" -eq 2
 assert "the rule and route carrying the SSH session are refused" \
@@ -207,4 +219,35 @@ assert "second run changes nothing" test "$(rq "$WORK/r2.json" count '*' changed
 assert "second run: no failure" test "$(rq "$WORK/r2.json" count '*' failed)" -eq 0
 host_state >"$WORK/host.again"
 assert "second run: host state intact" cmp -s "$WORK/host.before" "$WORK/host.again"
+
+# The CNI's cgroup2 mount goes only once nothing uses it: first a process working in it keeps it,
+# then, that process gone, it is unmounted; the machine's cgroup2 mount and /sys/fs/bpf stay.
+run_net() { # name
+        "$NODE_RESET" --root "$WORK/root" --yes --output=json --manifest "$WORK/m.conf" --phases network run \
+                >"$WORK/$1.json" 2>"$WORK/$1.log"
+}
+mount_row() { # report: "result message" of the cgroup2 mount's row
+        python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print(*["%s %s" % (a["result"], a.get("message")) for p in r["phases"] for a in p["actions"]
+        if a["kind"] == "bpf-mount" and a["target"] == sys.argv[2]])' "$1" "$CGROOT"
+}
+bpftool cgroup detach "$CGROOT" connect4 pinned /sys/fs/bpf/fixture/progs/host_connect4
+(cd "$CGROOT" && exec sleep 60) &
+holder=$!
+sleep 0.2
+run_net r3
+assert "run 3 (a process works in the mount) exits 0" test $? -eq 0
+assert "run 3: the report names the holder" grep -qF "held by PID $holder (cwd)" "$WORK/r3.json"
+assert "run 3: the cgroup2 mount stays" is_mount "$CGROOT"
+kill "$holder"
+wait "$holder" 2>/dev/null
+run_net r4
+assert "run 4 exits 0" test $? -eq 0
+assert "run 4: the unused cgroup2 mount is unmounted" test "$(mount_row "$WORK/r4.json")" = "changed unmounted"
+assert "run 4: $CGROOT is no longer a mount point" sh -c "! grep -q ' $CGROOT ' /proc/self/mountinfo"
+assert "run 4: the machine's cgroup2 mount stays" is_mount "$NR_BPF_CG2"
+assert "run 4: /sys/fs/bpf stays" is_mount /sys/fs/bpf
+run_net r5
+assert "run 5 changes nothing" test "$(rq "$WORK/r5.json" count '*' changed):$(rq "$WORK/r5.json" count '*' failed)" = "0:0"
 finish
