@@ -14,8 +14,9 @@
  *   /sys/fs/bpf/calico and /sys/fs/bpf/calico_connect4 (felix/bpf/ut, nat/connecttime.go).
  * A host's own program (any other name) is never touched, on whichever hook it sits.
  *
- * Where: tc (clsact ingress and egress) and XDP on every link the node keeps; links the phase
- * deletes take their programs with them and get no row. Detaching from a guarded link (the NIC of
+ * Where: tc (clsact ingress and egress), tcx (what cilium >= 1.16 uses, through BPF links) and XDP
+ * on every link the node keeps; an attachment a BPF link holds is detached through its link; links
+ * the phase deletes take their programs with them and get no row. Detaching from a guarded link (the NIC of
  * the default route) is allowed on purpose: it gives the NIC back its plain kernel path. The clsact
  * qdisc goes too once the CNI's filters were the last on it. Cgroup programs only on the cgroup
  * roots "bpf-cgroup" lines name (cilium's /run/cilium/cgroupv2, calico's /run/calico/cgroup), each
@@ -98,17 +99,19 @@ static void netdev_apply_batch(Action **actions, size_t n, Context *ctx) {
                 k = bpf_netdev_detach(rtnl, p, &extack);
                 if (k == -ESTALE)
                         action_recordf(actions[i], 0, "another program is attached there now: left alone");
-                else if (k == -EBUSY && p->hook == BPF_HOOK_XDP)
-                        /* A BPF link owns it (cilium >= 1.16 pins its links beneath /sys/fs/bpf/cilium):
-                         * only the link's removal detaches it, when the pin goes and nothing holds it. */
-                        record_errno(actions[i], k, "attached through a BPF link, which its pin's removal releases",
+                else if (k == -EBUSY && p->link_id == 0 && p->hook != BPF_HOOK_TC_INGRESS &&
+                         p->hook != BPF_HOOK_TC_EGRESS)
+                        /* A BPF link this process cannot see (another namespace's) holds it. */
+                        record_errno(actions[i], k, "attached through a BPF link that was not found",
                                      TAKE_PTR(extack));
                 else if (k < 0)
                         record_errno(actions[i], k, NULL, TAKE_PTR(extack));
+                else if (k > 0 && p->link_id > 0)
+                        action_recordf(actions[i], k, "detached through BPF link %u", p->link_id);
                 else
                         action_recordf(actions[i], k, k > 0 ? "detached" : "already detached");
                 free(extack);
-                if (k > 0 && p->hook != BPF_HOOK_XDP) {
+                if (k > 0 && (p->hook == BPF_HOOK_TC_INGRESS || p->hook == BPF_HOOK_TC_EGRESS)) {
                         int q = bpf_clsact_delete_if_empty(rtnl, p->ifindex, NULL);
 
                         if (q > 0)
@@ -163,11 +166,19 @@ static int plan_netdev_prog(Plan *plan, const BpfNetdevProg *p, const ManifestEn
         a = plan_add(plan, &netdev_ops, PHASE, target, reason, d);
         if (!a)
                 return -ENOMEM;
+        if (p->hook == BPF_HOOK_XDP && p->link_id > 0)
+                return action_set_detail(a, "XDP program id %u, %s mode, held by BPF link %u", p->prog_id,
+                                         p->xdp_mode == XDP_FLAGS_SKB_MODE ? "generic" : "driver", p->link_id);
         if (p->hook == BPF_HOOK_XDP)
                 return action_set_detail(a, "XDP program id %u, %s mode", p->prog_id,
                                          p->xdp_mode == XDP_FLAGS_SKB_MODE   ? "generic"
                                          : p->xdp_mode == XDP_FLAGS_DRV_MODE ? "driver"
                                                                              : "offload");
+        if (p->hook == BPF_HOOK_TCX_INGRESS || p->hook == BPF_HOOK_TCX_EGRESS)
+                return p->link_id > 0 ? action_set_detail(a, "tcx program id %u, held by BPF link %u", p->prog_id,
+                                                          p->link_id)
+                                      : action_set_detail(a, "tcx program id %u, attached without a link",
+                                                          p->prog_id);
         return action_set_detail(a, "tc filter pref %u handle 0x%x, program id %u", p->info >> 16, p->handle,
                                  p->prog_id);
 }
@@ -271,7 +282,14 @@ static int cgroup_apply(Action *a, Context *ctx, char **ret_msg) {
         if (k <= 0)
                 return k;
         k = bpf_cgroup_detach(fd, &d->prog);
-        *ret_msg = strdup(k > 0 ? "detached" : "already detached");
+        if (k == -ESTALE) {
+                *ret_msg = strdup("its BPF link holds another program now: left alone");
+                return 0;
+        }
+        if (k >= 0 && d->prog.link_id > 0)
+                *ret_msg = strprintf(k > 0 ? "detached through BPF link %u" : "already detached", d->prog.link_id);
+        else if (k >= 0)
+                *ret_msg = strdup(k > 0 ? "detached" : "already detached");
         return k;
 }
 
@@ -325,6 +343,9 @@ static int plan_cgroup_prog(Plan *plan, const ManifestEntry *root, const Manifes
         a = plan_add(plan, &cgroup_ops, PHASE, target, reason, d);
         if (!a)
                 return -ENOMEM;
+        if (p->link_id > 0)
+                return action_set_detail(a, "cgroup program id %u, held by BPF link %u on the root of the CNI's "
+                                         "cgroup2 mount", p->prog_id, p->link_id);
         return action_set_detail(a, "cgroup program id %u, attached to the root of the CNI's cgroup2 mount%s",
                                  p->prog_id, p->attach_flags & BPF_F_ALLOW_MULTI ? " (multi)" : "");
 }
