@@ -153,7 +153,8 @@ static int link_dev_info(int fd, LinkDev *ret) {
 }
 
 /* Each BPF link in turn (every namespace's: a tcx or XDP link names an ifindex, which the callers
- * match together with the program id). */
+ * match together with the program id). A kernel before 5.8 cannot list links (EINVAL): none are
+ * known, and attachments are detached as if no link held them. */
 static int link_foreach(void (*f)(const LinkDev *l, void *userdata), void *userdata) {
         uint32_t id = 0;
 
@@ -164,7 +165,7 @@ static int link_foreach(void (*f)(const LinkDev *l, void *userdata), void *userd
                 if (fd >= 0 && link_dev_info(fd, &l) >= 0)
                         f(&l, userdata);
         }
-        return errno == ENOENT ? 0 : -errno;
+        return errno == ENOENT || errno == EINVAL || errno == EOPNOTSUPP ? 0 : -errno;
 }
 
 /* Detach through link_id once it is checked to still hold prog_id where it was planned (same
