@@ -3,9 +3,12 @@
 
 /* libbpf is used for a handful of calls only, all in this file so that the library can later be
  * opened at run time: bpf_prog_get_fd_by_id, bpf_obj_get_info_by_fd, bpf_prog_query and
- * bpf_prog_detach2 (thin wrappers of bpf(2)), and btf__load_from_kernel_by_id, btf__type_by_id,
- * btf__name_by_offset, btf__free for a program's full name; nothing loads or attaches. tc filters and XDP go over
- * rtnetlink, as iproute2 does, because that is where they are attached. */
+ * bpf_prog_detach2, bpf_link_get_next_id, bpf_link_get_fd_by_id and bpf_link_detach (thin wrappers
+ * of bpf(2), all in libbpf 0.2 and later), and btf__load_from_kernel_by_id, btf__type_by_id,
+ * btf__name_by_offset, btf__free for a program's full name; nothing loads or attaches. tc filters
+ * and XDP go over rtnetlink, as iproute2 does, because that is where they are attached; tcx (Linux
+ * 6.6) is queried with bpf_prog_query on the ifindex, which libbpf 1.1's bpf_prog_query_opts would
+ * do alike (its options predate tcx's link ids, which the link walk below supplies). */
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -33,11 +36,30 @@
 #define CLSACT_INGRESS TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS)
 #define CLSACT_EGRESS TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)
 
+/* Debian 12's headers (Linux 6.1) predate tcx (Linux 6.6): its uapi values, which the running
+ * kernel knows or refuses with EINVAL. */
+#define NR_BPF_TCX_INGRESS 46
+#define NR_BPF_TCX_EGRESS 47
+#define NR_BPF_LINK_TYPE_TCX 11
+
+/* At most this many programs per hook are reported; a CNI attaches one. */
+#define HOOK_PROGS_MAX 64U
+
 static const char *const hook_names[_BPF_HOOK_MAX] = {
         [BPF_HOOK_TC_INGRESS] = "ingress",
         [BPF_HOOK_TC_EGRESS] = "egress",
         [BPF_HOOK_XDP] = "xdp",
+        [BPF_HOOK_TCX_INGRESS] = "tcx_ingress",
+        [BPF_HOOK_TCX_EGRESS] = "tcx_egress",
 };
+
+static bool hook_is_tcx(BpfHook h) {
+        return h == BPF_HOOK_TCX_INGRESS || h == BPF_HOOK_TCX_EGRESS;
+}
+
+static enum bpf_attach_type tcx_attach_type(BpfHook h) {
+        return (enum bpf_attach_type) (h == BPF_HOOK_TCX_INGRESS ? NR_BPF_TCX_INGRESS : NR_BPF_TCX_EGRESS);
+}
 
 const char *bpf_hook_to_string(BpfHook h) {
         return h >= 0 && h < _BPF_HOOK_MAX ? hook_names[h] : NULL;
@@ -98,6 +120,75 @@ int bpf_prog_name(uint32_t prog_id, char name[static BPF_PROG_NAME_MAX]) {
         if (strlen(name) == sizeof info.name - 1)
                 prog_btf_name(fd, &info, name, BPF_PROG_NAME_MAX);
         return 0;
+}
+
+/* ---- BPF links ---- */
+
+typedef struct LinkDev {
+        uint32_t type, id, prog_id;
+        uint32_t ifindex, attach_type;  /* XDP: ifindex; tcx: both; 0 once detached */
+        uint64_t cgroup_id;             /* a cgroup link's cgroup; 0 once detached */
+        uint32_t cgroup_attach_type;
+} LinkDev;
+
+static int link_dev_info(int fd, LinkDev *ret) {
+        struct bpf_link_info info = {};
+        uint32_t len = sizeof info, dev[2];
+
+        if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+                return -errno;
+        /* The union's first two words: XDP's ifindex, tcx's ifindex and attach type (Linux >= 6.6,
+         * a member Debian 12's headers do not have yet). */
+        memcpy(dev, (const uint8_t *) &info + offsetof(struct bpf_link_info, xdp), sizeof dev);
+        *ret = (LinkDev) { .type = info.type, .id = info.id, .prog_id = info.prog_id };
+        if (info.type == BPF_LINK_TYPE_XDP)
+                ret->ifindex = dev[0];
+        else if (info.type == NR_BPF_LINK_TYPE_TCX) {
+                ret->ifindex = dev[0];
+                ret->attach_type = dev[1];
+        } else if (info.type == BPF_LINK_TYPE_CGROUP) {
+                ret->cgroup_id = info.cgroup.cgroup_id;
+                ret->cgroup_attach_type = info.cgroup.attach_type;
+        }
+        return 0;
+}
+
+/* Each BPF link in turn (every namespace's: a tcx or XDP link names an ifindex, which the callers
+ * match together with the program id). A kernel before 5.8 cannot list links (EINVAL): none are
+ * known, and attachments are detached as if no link held them. */
+static int link_foreach(void (*f)(const LinkDev *l, void *userdata), void *userdata) {
+        uint32_t id = 0;
+
+        while (bpf_link_get_next_id(id, &id) == 0) {
+                cleanup_close int fd = bpf_link_get_fd_by_id(id);
+                LinkDev l;
+
+                if (fd >= 0 && link_dev_info(fd, &l) >= 0)
+                        f(&l, userdata);
+        }
+        return errno == ENOENT || errno == EINVAL || errno == EOPNOTSUPP ? 0 : -errno;
+}
+
+/* Detach through link_id once it is checked to still hold prog_id where it was planned (same
+ * ifindex, or same cgroup): 1 detached, 0 already gone or detached, -ESTALE another program. */
+static int link_detach_checked(uint32_t link_id, uint32_t prog_id, uint32_t ifindex, uint64_t cgroup_id) {
+        cleanup_close int fd = -EBADF;
+        LinkDev l;
+        int k;
+
+        fd = bpf_link_get_fd_by_id(link_id);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        k = link_dev_info(fd, &l);
+        if (k < 0)
+                return k;
+        if (l.ifindex != ifindex || l.cgroup_id != cgroup_id)
+                return 0;
+        if (l.prog_id != prog_id)
+                return -ESTALE;
+        if (bpf_link_detach(fd) < 0)
+                return errno == ENOLINK || errno == ENOENT ? 0 : -errno;
+        return 1;
 }
 
 /* ---- links and XDP ---- */
@@ -279,6 +370,57 @@ static int dump_filters(NlSocket *rtnl, Collect *c, int ifindex, const char *ifn
         return k;
 }
 
+/* ---- tcx ---- */
+
+/* A kernel without tcx does not know the attach type (EINVAL); a link gone since the dump: ENODEV. */
+static int add_tcx_rows(BpfNetdevTable *t, int ifindex, const char *ifname, BpfHook hook) {
+        uint32_t ids[HOOK_PROGS_MAX], cnt = HOOK_PROGS_MAX, flags = 0;
+        int k;
+
+        if (bpf_prog_query(ifindex, tcx_attach_type(hook), 0, &flags, ids, &cnt) < 0)
+                return errno == EINVAL || errno == EOPNOTSUPP || errno == ENODEV || errno == ENOENT ? 0 : -errno;
+        for (uint32_t i = 0; i < cnt; i++) {
+                BpfNetdevProg p = { .ifindex = ifindex, .hook = hook, .prog_id = ids[i] };
+
+                snprintf(p.ifname, sizeof p.ifname, "%s", ifname);
+                (void) bpf_prog_name(p.prog_id, p.prog_name);
+                k = table_append(t, &p);
+                if (k < 0)
+                        return k;
+        }
+        return 0;
+}
+
+static bool link_holds(const LinkDev *l, const BpfNetdevProg *p) {
+        if (l->prog_id != p->prog_id || l->ifindex != (uint32_t) p->ifindex)
+                return false;
+        if (p->hook == BPF_HOOK_XDP)
+                return l->type == BPF_LINK_TYPE_XDP;
+        return hook_is_tcx(p->hook) && l->type == NR_BPF_LINK_TYPE_TCX && l->attach_type == tcx_attach_type(p->hook);
+}
+
+static void mark_netdev_link(const LinkDev *l, void *userdata) {
+        BpfNetdevTable *t = userdata;
+
+        for (size_t i = 0; i < t->n; i++)
+                if (link_holds(l, &t->progs[i]))
+                        t->progs[i].link_id = l->id;
+}
+
+static int read_tcx(BpfNetdevTable *t, const Collect *c) {
+        int k = 0;
+
+        for (size_t i = 0; k >= 0 && i < c->n_links; i++) {
+                k = add_tcx_rows(t, c->ifindexes[i], c->names[i], BPF_HOOK_TCX_INGRESS);
+                if (k >= 0)
+                        k = add_tcx_rows(t, c->ifindexes[i], c->names[i], BPF_HOOK_TCX_EGRESS);
+        }
+        /* Which of the XDP and tcx programs a BPF link holds: those go only with their link. */
+        if (k >= 0)
+                k = link_foreach(mark_netdev_link, t);
+        return k;
+}
+
 int bpf_netdev_read(NlSocket *rtnl, BpfNetdevTable **ret, char **reterr_msg) {
         CLEANUP(bpf_netdev_table_freep) BpfNetdevTable *t = calloc(1, sizeof(BpfNetdevTable));
         Collect c = { .t = t };
@@ -296,6 +438,8 @@ int bpf_netdev_read(NlSocket *rtnl, BpfNetdevTable **ret, char **reterr_msg) {
                 if (k >= 0)
                         k = dump_filters(rtnl, &c, c.ifindexes[i], c.names[i], BPF_HOOK_TC_EGRESS, reterr_msg);
         }
+        if (k >= 0)
+                k = read_tcx(t, &c);
         free(c.ifindexes);
         free(c.names);
         if (k < 0)
@@ -309,6 +453,8 @@ static bool same_attachment(const BpfNetdevProg *a, const BpfNetdevProg *b) {
                 return false;
         if (a->hook == BPF_HOOK_XDP)
                 return a->xdp_mode == b->xdp_mode;
+        if (hook_is_tcx(a->hook))
+                return true;
         return a->parent == b->parent && a->handle == b->handle && a->info == b->info && a->chain == b->chain;
 }
 
@@ -326,7 +472,8 @@ static int attachment_state(NlSocket *rtnl, const BpfNetdevProg *p) {
 
                 if (same_attachment(q, p))
                         return 1;
-                if (q->ifindex == p->ifindex && q->hook == p->hook &&
+                /* tcx holds several programs at once: another one there is no replacement. */
+                if (q->ifindex == p->ifindex && q->hook == p->hook && !hook_is_tcx(p->hook) &&
                     (p->hook == BPF_HOOK_XDP ? q->xdp_mode == p->xdp_mode
                                              : q->info == p->info && q->handle == p->handle && q->chain == p->chain))
                         other = true;
@@ -367,6 +514,8 @@ static int xdp_detach(NlSocket *rtnl, const BpfNetdevProg *p, char **reterr_msg)
         struct nlattr *nest;
         int k;
 
+        if (p->link_id > 0)
+                return link_detach_checked(p->link_id, p->prog_id, (uint32_t) p->ifindex, 0);
         fd = bpf_prog_get_fd_by_id(p->prog_id);
         if (fd < 0)
                 return errno == ENOENT ? 0 : -errno;
@@ -389,7 +538,27 @@ static int xdp_detach(NlSocket *rtnl, const BpfNetdevProg *p, char **reterr_msg)
         return k < 0 ? k : 1;
 }
 
+/* Without a link, by the program's fd on the ifindex, as BPF_PROG_ATTACH put it there. */
+static int tcx_detach(NlSocket *rtnl, const BpfNetdevProg *p) {
+        cleanup_close int fd = -EBADF;
+        int k;
+
+        if (p->link_id > 0)
+                return link_detach_checked(p->link_id, p->prog_id, (uint32_t) p->ifindex, 0);
+        k = attachment_state(rtnl, p);
+        if (k <= 0)
+                return k;
+        fd = bpf_prog_get_fd_by_id(p->prog_id);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (bpf_prog_detach2(fd, p->ifindex, tcx_attach_type(p->hook)) < 0)
+                return errno == ENOENT || errno == ENODEV ? 0 : -errno;
+        return 1;
+}
+
 int bpf_netdev_detach(NlSocket *rtnl, const BpfNetdevProg *p, char **reterr_msg) {
+        if (hook_is_tcx(p->hook))
+                return tcx_detach(rtnl, p);
         return p->hook == BPF_HOOK_XDP ? xdp_detach(rtnl, p, reterr_msg) : tc_detach(rtnl, p, reterr_msg);
 }
 
@@ -501,13 +670,45 @@ static int query_one(int cgroup_fd, int type, BpfCgroupProg **progs, size_t *n) 
         return 0;
 }
 
+typedef struct CgroupLinks {
+        BpfCgroupProg *progs;
+        size_t n;
+        uint64_t cgroup_id;
+} CgroupLinks;
+
+static void mark_cgroup_link(const LinkDev *l, void *userdata) {
+        CgroupLinks *c = userdata;
+
+        for (size_t i = 0; i < c->n; i++)
+                if (l->type == BPF_LINK_TYPE_CGROUP && l->cgroup_id == c->cgroup_id && l->prog_id == c->progs[i].prog_id &&
+                    l->cgroup_attach_type == (uint32_t) c->progs[i].attach_type)
+                        c->progs[i].link_id = l->id;
+}
+
+/* A cgroup2 directory's inode number is the cgroup id the kernel reports. */
+static int cgroup_id(int cgroup_fd, uint64_t *ret) {
+        struct stat st;
+
+        if (fstat(cgroup_fd, &st) < 0)
+                return -errno;
+        *ret = st.st_ino;
+        return 0;
+}
+
 int bpf_cgroup_query(int cgroup_fd, BpfCgroupProg **ret, size_t *ret_n) {
         cleanup_free BpfCgroupProg *progs = NULL;
+        CgroupLinks c = {};
         size_t n = 0;
         int k;
 
         for (size_t i = 0; i < ELEMENTSOF(cgroup_types); i++) {
                 k = query_one(cgroup_fd, cgroup_types[i].type, &progs, &n);
+                if (k < 0)
+                        return k;
+        }
+        c = (CgroupLinks) { .progs = progs, .n = n };
+        if (n > 0 && cgroup_id(cgroup_fd, &c.cgroup_id) >= 0) {
+                k = link_foreach(mark_cgroup_link, &c);
                 if (k < 0)
                         return k;
         }
@@ -519,6 +720,13 @@ int bpf_cgroup_query(int cgroup_fd, BpfCgroupProg **ret, size_t *ret_n) {
 /* With the program's fd the kernel detaches that program and no other, whatever the attach flags. */
 int bpf_cgroup_detach(int cgroup_fd, const BpfCgroupProg *p) {
         cleanup_close int fd = -EBADF;
+        uint64_t id;
+        int k;
+
+        if (p->link_id > 0) {
+                k = cgroup_id(cgroup_fd, &id);
+                return k < 0 ? k : link_detach_checked(p->link_id, p->prog_id, 0, id);
+        }
 
         fd = bpf_prog_get_fd_by_id(p->prog_id);
         if (fd < 0)

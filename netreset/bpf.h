@@ -17,10 +17,12 @@ typedef enum BpfHook {
         BPF_HOOK_TC_INGRESS,
         BPF_HOOK_TC_EGRESS,
         BPF_HOOK_XDP,
+        BPF_HOOK_TCX_INGRESS,   /* tcx (Linux >= 6.6): what cilium >= 1.16 attaches, not a tc filter */
+        BPF_HOOK_TCX_EGRESS,
         _BPF_HOOK_MAX,
 } BpfHook;
 
-/* "ingress", "egress", "xdp". */
+/* "ingress", "egress", "xdp", "tcx_ingress", "tcx_egress". */
 const char *bpf_hook_to_string(BpfHook h);
 
 typedef struct BpfNetdevProg {
@@ -36,6 +38,9 @@ typedef struct BpfNetdevProg {
         uint32_t chain;
         /* XDP: XDP_FLAGS_SKB_MODE, _DRV_MODE or _HW_MODE */
         uint32_t xdp_mode;
+        /* XDP and tcx: the BPF link that holds the attachment, 0 when the program is attached
+         * directly (netlink XDP, BPF_PROG_ATTACH on tcx); such an attachment only goes with its link */
+        uint32_t link_id;
 } BpfNetdevProg;
 
 typedef struct BpfNetdevTable {
@@ -43,17 +48,21 @@ typedef struct BpfNetdevTable {
         size_t n, allocated;
 } BpfNetdevTable;
 
-/* Every BPF tc filter on the clsact ingress and egress hooks of every link, and every XDP program
- * (each mode), of the namespace rtnl lives in, with the programs' names. */
+/* Every BPF tc filter on the clsact ingress and egress hooks of every link, every XDP program (each
+ * mode) and every tcx program (ingress, egress; none where the kernel has no tcx) of the namespace
+ * rtnl lives in (which must be this process's for tcx and links), with the programs' names and the
+ * BPF links that hold them. */
 int bpf_netdev_read(NlSocket *rtnl, BpfNetdevTable **ret, char **reterr_msg);
 BpfNetdevTable *bpf_netdev_table_free(BpfNetdevTable *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(BpfNetdevTable *, bpf_netdev_table_free);
 
-/* Detach exactly this tc filter or XDP program, re-verified first: 1 detached, 0 already gone (the
- * link, the filter or the program), -ESTALE when another program now sits in its place (nothing
- * is touched), -errno with the kernel's extack text otherwise. XDP is detached with
+/* Detach exactly this tc filter, XDP or tcx program, re-verified first: 1 detached, 0 already gone
+ * (the link, the filter or the program), -ESTALE when another program now sits in its place
+ * (nothing is touched), -errno with the kernel's extack text otherwise. XDP is detached with
  * XDP_FLAGS_REPLACE and the program's fd as the expected one, so the check and the detach are one
- * atomic step. */
+ * atomic step; one held by a BPF link is detached through the link (BPF_LINK_DETACH), once the link
+ * is checked to still hold that program on that device; a tcx program without a link is detached
+ * by its fd. */
 int bpf_netdev_detach(NlSocket *rtnl, const BpfNetdevProg *p, char **reterr_msg);
 
 /* Is this program still attached there (same link, hook and program id)? 1 yes, 0 no. */
@@ -68,6 +77,7 @@ typedef struct BpfCgroupProg {
         char prog_name[BPF_PROG_NAME_MAX];
         int attach_type;        /* enum bpf_attach_type */
         uint32_t attach_flags;  /* BPF_F_ALLOW_OVERRIDE, BPF_F_ALLOW_MULTI */
+        uint32_t link_id;       /* the BPF link that holds it (cilium's socket LB), 0 when none */
 } BpfCgroupProg;
 
 /* "connect4", "sendmsg6", "sock_ops", ...: bpftool's names of the cgroup attach types. */
@@ -77,7 +87,8 @@ const char *bpf_cgroup_attach_type_to_string(int attach_type);
  * attach type the running kernel knows. */
 int bpf_cgroup_query(int cgroup_fd, BpfCgroupProg **ret, size_t *ret_n);
 
-/* Detach exactly this program from cgroup_fd: 1 detached, 0 no longer attached there (or gone). */
+/* Detach exactly this program from cgroup_fd (through its link when a link holds it): 1 detached, 0
+ * no longer attached there (or gone), -ESTALE when its link now holds another program. */
 int bpf_cgroup_detach(int cgroup_fd, const BpfCgroupProg *p);
 
 /* The name of a loaded program, in full when its BTF names it (bpftool's way), else the kernel's 15

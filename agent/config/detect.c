@@ -373,8 +373,11 @@ static int detect_cni(int root_fd, Detection *d) {
                         if (!types)
                                 return -ENOMEM;
                         r = evidence_add(&d->cni.evidence, path, "plugins %s", isempty(types) ? "(none)" : types);
-                        if (r >= 0 && !d->cni.value && !isempty(types))
+                        if (r >= 0 && !d->cni.value && !isempty(types)) {
                                 r = finding_set(&d->cni, types);
+                                if (r >= 0 && !(d->cni_config = strdup(path)))
+                                        r = -ENOMEM;
+                        }
                 }
         }
         return r;
@@ -618,6 +621,7 @@ void detection_done(Detection *d) {
         d->installer_candidates = strv_free(d->installer_candidates);
         finding_done(&d->runtime);
         finding_done(&d->cni);
+        d->cni_config = mfree(d->cni_config);
         finding_done(&d->kube_proxy_mode);
         finding_done(&d->etcd);
         d->runtime_endpoint = mfree(d->runtime_endpoint);

@@ -36,6 +36,7 @@ typedef struct Detection {
         char *runtime_endpoint; /* unix:///... as kubelet is configured, when said */
         bool docker_cohosted;   /* Docker is installed but is not kubelet's runtime */
         Finding cni;            /* value: the plugin types, comma separated, of the first config */
+        char *cni_config;       /* node path of that first config, when one names a plugin type */
         Finding kube_proxy_mode; /* "iptables", "ipvs", "nftables" */
         Finding etcd;           /* "none", "static-pod", "systemd", "external", "embedded" */
         char *etcd_data_dir;    /* a local etcd's data directory when it is not /var/lib/etcd */

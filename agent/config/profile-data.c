@@ -21,6 +21,11 @@ EMBED(node_reset_profile_k3s, "manifests/profiles/k3s.conf");
 EMBED(node_reset_profile_rke2, "manifests/profiles/rke2.conf");
 EMBED(node_reset_profile_safety, "manifests/profiles/safety.conf");
 EMBED(node_reset_profile_cni, "manifests/profiles/cni.conf");
+EMBED(node_reset_profile_cni_cilium, "manifests/profiles/cni-cilium.conf");
+EMBED(node_reset_profile_cni_calico, "manifests/profiles/cni-calico.conf");
+EMBED(node_reset_profile_cni_flannel, "manifests/profiles/cni-flannel.conf");
+EMBED(node_reset_profile_cni_kube_router, "manifests/profiles/cni-kube-router.conf");
+EMBED(node_reset_profile_cni_weave, "manifests/profiles/cni-weave.conf");
 EMBED(node_reset_profile_kube_proxy, "manifests/profiles/kube-proxy.conf");
 EMBED(node_reset_profile_runtime_keep, "manifests/profiles/runtime-keep.conf");
 EMBED(node_reset_profile_runtime_containerd, "manifests/profiles/runtime-containerd.conf");
@@ -37,6 +42,11 @@ const ProfileText profile_texts[] = {
         { "rke2", node_reset_profile_rke2 },
         { "safety", node_reset_profile_safety },
         { "cni", node_reset_profile_cni },
+        { "cni-cilium", node_reset_profile_cni_cilium },
+        { "cni-calico", node_reset_profile_cni_calico },
+        { "cni-flannel", node_reset_profile_cni_flannel },
+        { "cni-kube-router", node_reset_profile_cni_kube_router },
+        { "cni-weave", node_reset_profile_cni_weave },
         { "kube-proxy", node_reset_profile_kube_proxy },
         { "runtime-keep", node_reset_profile_runtime_keep },
         { "runtime-containerd", node_reset_profile_runtime_containerd },

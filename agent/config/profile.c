@@ -110,6 +110,67 @@ static bool detected_comment(FILE *f, const char *what, const char *path) {
         return true;
 }
 
+/* Each CNI's own fragment, chosen from the plugin types of the node's first CNI configuration (the
+ * one the runtime uses). kube-router configures the plain bridge plugin on its kube-bridge: its
+ * configuration is recognised by its name and that bridge. */
+static const struct {
+        const char *type;
+        const char *fragment;
+} cni_fragments[] = {
+        { "cilium-cni", "cni-cilium" },
+        { "calico", "cni-calico" },
+        { "flannel", "cni-flannel" },
+        { "weave-net", "cni-weave" },
+};
+
+static bool cni_is_kube_router(const Detection *d) {
+        const char *base = d->cni_config ? strrchr(d->cni_config, '/') : NULL;
+
+        return base && (strstr(base, "kuberouter") || strstr(base, "kube-router"));
+}
+
+static bool cni_has_type(const char *types, const char *type) {
+        size_t n = strlen(type);
+
+        for (const char *p = types; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+                if (strncmp(p, type, n) == 0 && (p[n] == ',' || p[n] == 0))
+                        return true;
+        return false;
+}
+
+/* "include profile:cni-X" for the detected CNI, with the evidence as a comment; nothing else when
+ * none is detected, so that no CNI's state goes on a guess. */
+static int cni_detected_text(char **ret) {
+        const Detection *d = settings ? settings->detection : NULL;
+        const char *types = d ? d->cni.value : NULL;
+        char *buf = NULL;
+        size_t size = 0, n = 0;
+        FILE *f;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        if (types)
+                fprintf(f, "# The node's CNI configuration %s names the plugins %s.\n", strna(d->cni_config), types);
+        for (size_t i = 0; types && i < ELEMENTSOF(cni_fragments); i++)
+                if (cni_has_type(types, cni_fragments[i].type)) {
+                        fprintf(f, "include " PROFILE_PREFIX "%s\n", cni_fragments[i].fragment);
+                        n++;
+                }
+        if (d && cni_is_kube_router(d)) {
+                fputs("include " PROFILE_PREFIX "cni-kube-router\n", f);
+                n++;
+        }
+        if (n == 0)
+                fputs("# No known CNI detected: no CNI's own state is removed.\n", f);
+        if (fclose(f) != 0) {
+                free(buf);
+                return -ENOMEM;
+        }
+        *ret = buf;
+        return 0;
+}
+
 static int detected_text(char **ret) {
         const Detection *d = settings ? settings->detection : NULL;
         char *buf = NULL;
@@ -143,6 +204,8 @@ int profile_text(const char *name, const char **ret_name, char **ret, char **ret
         *ret_name = name;
         if (streq(name, "detected"))
                 return detected_text(ret);
+        if (streq(name, "cni-detected"))
+                return cni_detected_text(ret);
         if (streq(name, "runtime")) {
                 if (!settings || !settings->with_runtime)
                         name = "runtime-keep";

@@ -14,8 +14,9 @@
  *   /sys/fs/bpf/calico and /sys/fs/bpf/calico_connect4 (felix/bpf/ut, nat/connecttime.go).
  * A host's own program (any other name) is never touched, on whichever hook it sits.
  *
- * Where: tc (clsact ingress and egress) and XDP on every link the node keeps; links the phase
- * deletes take their programs with them and get no row. Detaching from a guarded link (the NIC of
+ * Where: tc (clsact ingress and egress), tcx (what cilium >= 1.16 uses, through BPF links) and XDP
+ * on every link the node keeps; an attachment a BPF link holds is detached through its link; links
+ * the phase deletes take their programs with them and get no row. Detaching from a guarded link (the NIC of
  * the default route) is allowed on purpose: it gives the NIC back its plain kernel path. The clsact
  * qdisc goes too once the CNI's filters were the last on it. Cgroup programs only on the cgroup
  * roots "bpf-cgroup" lines name (cilium's /run/cilium/cgroupv2, calico's /run/calico/cgroup), each
@@ -39,8 +40,11 @@
 #include "agent/engine/libraries.h"
 #include "agent/engine/context.h"
 #include "agent/engine/log.h"
+#include "agent/node/mount-util.h"
 #include "agent/node/mountinfo.h"
+#include "agent/node/proc.h"
 #include "agent/phases/phase-network.h"
+#include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/bpf.h"
@@ -95,17 +99,19 @@ static void netdev_apply_batch(Action **actions, size_t n, Context *ctx) {
                 k = bpf_netdev_detach(rtnl, p, &extack);
                 if (k == -ESTALE)
                         action_recordf(actions[i], 0, "another program is attached there now: left alone");
-                else if (k == -EBUSY && p->hook == BPF_HOOK_XDP)
-                        /* A BPF link owns it (cilium >= 1.16 pins its links beneath /sys/fs/bpf/cilium):
-                         * only the link's removal detaches it, when the pin goes and nothing holds it. */
-                        record_errno(actions[i], k, "attached through a BPF link, which its pin's removal releases",
+                else if (k == -EBUSY && p->link_id == 0 && p->hook != BPF_HOOK_TC_INGRESS &&
+                         p->hook != BPF_HOOK_TC_EGRESS)
+                        /* A BPF link this process cannot see (another namespace's) holds it. */
+                        record_errno(actions[i], k, "attached through a BPF link that was not found",
                                      TAKE_PTR(extack));
                 else if (k < 0)
                         record_errno(actions[i], k, NULL, TAKE_PTR(extack));
+                else if (k > 0 && p->link_id > 0)
+                        action_recordf(actions[i], k, "detached through BPF link %u", p->link_id);
                 else
                         action_recordf(actions[i], k, k > 0 ? "detached" : "already detached");
                 free(extack);
-                if (k > 0 && p->hook != BPF_HOOK_XDP) {
+                if (k > 0 && (p->hook == BPF_HOOK_TC_INGRESS || p->hook == BPF_HOOK_TC_EGRESS)) {
                         int q = bpf_clsact_delete_if_empty(rtnl, p->ifindex, NULL);
 
                         if (q > 0)
@@ -160,11 +166,19 @@ static int plan_netdev_prog(Plan *plan, const BpfNetdevProg *p, const ManifestEn
         a = plan_add(plan, &netdev_ops, PHASE, target, reason, d);
         if (!a)
                 return -ENOMEM;
+        if (p->hook == BPF_HOOK_XDP && p->link_id > 0)
+                return action_set_detail(a, "XDP program id %u, %s mode, held by BPF link %u", p->prog_id,
+                                         p->xdp_mode == XDP_FLAGS_SKB_MODE ? "generic" : "driver", p->link_id);
         if (p->hook == BPF_HOOK_XDP)
                 return action_set_detail(a, "XDP program id %u, %s mode", p->prog_id,
                                          p->xdp_mode == XDP_FLAGS_SKB_MODE   ? "generic"
                                          : p->xdp_mode == XDP_FLAGS_DRV_MODE ? "driver"
                                                                              : "offload");
+        if (p->hook == BPF_HOOK_TCX_INGRESS || p->hook == BPF_HOOK_TCX_EGRESS)
+                return p->link_id > 0 ? action_set_detail(a, "tcx program id %u, held by BPF link %u", p->prog_id,
+                                                          p->link_id)
+                                      : action_set_detail(a, "tcx program id %u, attached without a link",
+                                                          p->prog_id);
         return action_set_detail(a, "tc filter pref %u handle 0x%x, program id %u", p->info >> 16, p->handle,
                                  p->prog_id);
 }
@@ -268,7 +282,14 @@ static int cgroup_apply(Action *a, Context *ctx, char **ret_msg) {
         if (k <= 0)
                 return k;
         k = bpf_cgroup_detach(fd, &d->prog);
-        *ret_msg = strdup(k > 0 ? "detached" : "already detached");
+        if (k == -ESTALE) {
+                *ret_msg = strdup("its BPF link holds another program now: left alone");
+                return 0;
+        }
+        if (k >= 0 && d->prog.link_id > 0)
+                *ret_msg = strprintf(k > 0 ? "detached through BPF link %u" : "already detached", d->prog.link_id);
+        else if (k >= 0)
+                *ret_msg = strdup(k > 0 ? "detached" : "already detached");
         return k;
 }
 
@@ -322,6 +343,9 @@ static int plan_cgroup_prog(Plan *plan, const ManifestEntry *root, const Manifes
         a = plan_add(plan, &cgroup_ops, PHASE, target, reason, d);
         if (!a)
                 return -ENOMEM;
+        if (p->link_id > 0)
+                return action_set_detail(a, "cgroup program id %u, held by BPF link %u on the root of the CNI's "
+                                         "cgroup2 mount", p->prog_id, p->link_id);
         return action_set_detail(a, "cgroup program id %u, attached to the root of the CNI's cgroup2 mount%s",
                                  p->prog_id, p->attach_flags & BPF_F_ALLOW_MULTI ? " (multi)" : "");
 }
@@ -339,7 +363,9 @@ static int plan_cgroup_placeholder(Plan *plan, const ManifestEntry *e, const cha
         return action_set_detail(a, "%s", detail);
 }
 
-static int plan_cgroup_root(Context *ctx, Plan *plan, const Manifest *m, const ManifestEntry *e, char **reterr) {
+/* *ret_foreign: a program that is not the CNI's is attached there too. */
+static int plan_cgroup_root(Context *ctx, Plan *plan, const Manifest *m, const ManifestEntry *e, bool *ret_foreign,
+                            char **reterr) {
         cleanup_free BpfCgroupProg *progs = NULL;
         cleanup_close int fd = -EBADF;
         size_t n = 0, planned = 0;
@@ -359,8 +385,10 @@ static int plan_cgroup_root(Context *ctx, Plan *plan, const Manifest *m, const M
         for (size_t i = 0; i < n; i++) {
                 const ManifestEntry *owner = prog_owner(m, progs[i].prog_name);
 
-                if (!owner)
+                if (!owner) {
+                        *ret_foreign = true;
                         continue;
+                }
                 k = plan_cgroup_prog(plan, e, owner, &st, &progs[i]);
                 if (k < 0)
                         return k;
@@ -473,8 +501,238 @@ static int plan_pins(Plan *plan, const Manifest *m) {
         return 0;
 }
 
+/* ---- the CNI's own cgroup2 and bpffs mounts ---- */
+
+/* cilium mounts cgroup2 at /run/cilium/cgroupv2 for its socket load balancer ("cilium cleanup"
+ * unmounts it) and, where the host has none, its own bpffs (/run/cilium/bpffs). Once the CNI's
+ * programs and pins are gone such a mount is unmounted, but only when nothing else uses it: no
+ * other program attached to its cgroup, no pin left in it, no process holding it. The host's own
+ * /sys/fs/cgroup and /sys/fs/bpf are never unmounted. */
+
+typedef struct MountData {
+        char *path;
+        bool cgroup;            /* cgroup2; else bpffs */
+        MountSeen seen;
+} MountData;
+
+static void mount_data_free(void *p) {
+        MountData *d = p;
+
+        if (d)
+                free(d->path);
+        free(d);
+}
+
+static bool host_mount(const char *path) {
+        return path_startswith_dir(path, "/sys/fs/cgroup") || streq(path, "/sys/fs/bpf");
+}
+
+/* "program NAME (id N, TYPE)" of the first program on the cgroup, NULL when there is none. */
+static int cgroup_first_prog(int fd, char **ret) {
+        cleanup_free BpfCgroupProg *progs = NULL;
+        size_t n = 0;
+        int k;
+
+        *ret = NULL;
+        k = bpf_cgroup_query(fd, &progs, &n);
+        if (k < 0 || n == 0)
+                return k;
+        *ret = strprintf("program %s (id %u, %s) is still attached there", strna(progs[0].prog_name),
+                         progs[0].prog_id, strna(bpf_cgroup_attach_type_to_string(progs[0].attach_type)));
+        return *ret ? 1 : -ENOMEM;
+}
+
+/* The first pinned object beneath dfd (directories alone do not count): 1 found, 0 none. Takes dfd.
+ * The kernel's own preloaded iterators (CONFIG_BPF_PRELOAD), which every new bpffs shows at its
+ * root, are not pins anyone made. */
+static int bpffs_has_pin(int dfd, bool top, char **ret) {
+        cleanup_closedir DIR *d = fdopendir(dfd);
+        int k;
+
+        if (!d) {
+                k = -errno;
+                close(dfd);
+                return k;
+        }
+        FOREACH_DIRENT(de, d) {
+                struct stat st;
+                int sub;
+
+                if (top && (streq(de->d_name, "maps.debug") || streq(de->d_name, "progs.debug")))
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (!S_ISDIR(st.st_mode)) {
+                        *ret = strprintf("the pin %s is still there", de->d_name);
+                        return *ret ? 1 : -ENOMEM;
+                }
+                sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub < 0)
+                        continue;
+                k = bpffs_has_pin(sub, false, ret);
+                if (k != 0)
+                        return k;
+        }
+        return 0;
+}
+
+/* The first process that holds path (an open file, its working or root directory, a mapping). */
+static char *mount_holder(const char *path) {
+        cleanup_closedir DIR *proc = opendir("/proc");
+
+        if (!proc)
+                return NULL;
+        FOREACH_DIRENT(de, proc) {
+                const char *how;
+
+                if (isdigit_str(de->d_name) && atoi(de->d_name) != getpid() &&
+                    (how = proc_holds_path(atoi(de->d_name), path)))
+                        return strprintf("held by PID %s (%s)", de->d_name, how);
+        }
+        return NULL;
+}
+
+/* Why the mount must stay, or NULL (and 0) when nothing uses it any more. */
+static int mount_in_use(const MountData *d, char **ret_why) {
+        cleanup_close int fd = -EBADF;
+        int k;
+
+        *ret_why = NULL;
+        fd = open(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        k = d->cgroup ? cgroup_first_prog(fd, ret_why) : bpffs_has_pin(TAKE_FD(fd), true, ret_why);
+        if (k != 0)
+                return k;
+        *ret_why = mount_holder(d->path);
+        return !!*ret_why;
+}
+
+static int mount_apply(Action *a, Context *ctx, char **ret_msg) {
+        const MountData *d = a->data;
+        cleanup_close int root_fd = -EBADF;
+        cleanup_free char *why = NULL;
+        int k;
+
+        if (!d)
+                return 0;
+        k = mount_in_use(d, &why);
+        if (k == -ENOENT)
+                return set_errmsg(ret_msg, 0, "already gone");
+        if (k < 0)
+                return set_errmsg(ret_msg, k, "cannot tell whether anything still uses it: %s", strerror(-k));
+        if (k > 0)
+                return set_errmsg(ret_msg, 0, "kept: %s", why);
+        root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return -errno;
+        k = mount_unmount_seen(root_fd, d->path, &d->seen, 0, ret_msg);
+        if (k == -EBUSY)
+                return set_errmsg(ret_msg, 0, "kept: busy");
+        if (k >= 0)
+                *ret_msg = strdup(k > 0 ? "unmounted" : "already unmounted");
+        return k;
+}
+
+/* Residue only when nothing uses the mount and it is still there: a mount kept for a reason is not. */
+static int mount_check(Action *a, Context *ctx, char **ret_msg) {
+        const MountData *d = a->data;
+        cleanup_free char *why = NULL;
+        MountTable *t = NULL;
+        bool mounted = false;
+        int k;
+
+        if (!d || mount_in_use(d, &why) != 0 || mount_table_read(&t) < 0)
+                return 0;
+        for (size_t i = 0; i < t->n_entries && !mounted; i++)
+                mounted = t->entries[i].mount_id == d->seen.mount_id;
+        mount_table_free(t);
+        k = mounted;
+        if (k > 0)
+                *ret_msg = strdup("still mounted, and nothing uses it");
+        return k;
+}
+
+static const ActionOps mount_ops = {
+        .kind = "bpf-mount",
+        .apply = mount_apply,
+        .check = mount_check,
+        .free_data = mount_data_free,
+};
+
+static int plan_mount(Context *ctx, Plan *plan, const MountEntry *m, const ManifestEntry *e, bool cgroup,
+                      bool foreign) {
+        cleanup_free char *reason = manifest_entry_reason(e), *why = NULL;
+        cleanup_close int root_fd = -EBADF;
+        MountData *d = calloc(1, sizeof *d);
+        Action *a;
+
+        if (!reason || !d || !(d->path = strdup(m->mount_point))) {
+                mount_data_free(d);
+                return -ENOMEM;
+        }
+        d->cgroup = cgroup;
+        root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        mount_seen_observe(root_fd, d->path, m, &d->seen);
+        a = plan_add(plan, &mount_ops, PHASE, m->mount_point, reason, d);
+        if (!a)
+                return -ENOMEM;
+        if (host_mount(m->mount_point))
+                return action_set_skip(a, "kept: the host's own %s mount", m->fstype);
+        if (foreign)
+                return action_set_skip(a, "kept: a program that is not the CNI's is attached to its cgroup");
+        why = mount_holder(m->mount_point);
+        if (why)
+                return action_set_skip(a, "kept: %s", why);
+        return action_set_detail(a, "%s mount id %d, unmounted once %s", m->fstype, m->mount_id,
+                                 cgroup ? "no program is attached to its cgroup and no process holds it"
+                                        : "no pin is left in it and no process holds it");
+}
+
+/* The deepest bpffs mount a bpf-pin pattern lies in. */
+static const MountEntry *bpffs_mount_of(const MountTable *t, const char *pattern) {
+        const MountEntry *best = NULL;
+
+        for (size_t i = 0; t && i < t->n_entries; i++) {
+                const MountEntry *m = &t->entries[i];
+
+                if (!streq(m->fstype, "bpf") || !path_startswith_dir(pattern, m->mount_point))
+                        continue;
+                if (!best || strlen(m->mount_point) > strlen(best->mount_point) ||
+                    (streq(m->mount_point, best->mount_point) && m->order > best->order))
+                        best = m;
+        }
+        return best;
+}
+
+static int plan_mounts(Context *ctx, Plan *plan, const Manifest *m, const bool *foreign) {
+        cleanup_strv char **seen = NULL;
+        size_t i = 0;
+        int k = 0;
+
+        MANIFEST_FOREACH(e, m, DIRECTIVE_BPF_CGROUP) {
+                const MountEntry *me = cgroup2_mount(ctx->mounts, e->args[0]);
+
+                if (me && k >= 0)
+                        k = plan_mount(ctx, plan, me, e, true, foreign[i]);
+                i++;
+        }
+        MANIFEST_FOREACH(e, m, DIRECTIVE_BPF_PIN) {
+                const MountEntry *me = bpffs_mount_of(ctx->mounts, e->args[0]);
+
+                if (k < 0 || !me || strv_contains(seen, me->mount_point) || streq(me->mount_point, "/sys/fs/bpf"))
+                        continue;
+                k = strv_extend(&seen, me->mount_point);
+                if (k >= 0)
+                        k = plan_mount(ctx, plan, me, e, false, false);
+        }
+        return k;
+}
+
 int network_bpf_plan(Context *ctx, Plan *plan, const NetworkObservation *o, char **reterr) {
         const Manifest *m = ctx->manifest;
+        cleanup_free bool *foreign = NULL;
+        size_t n_roots = 0;
         int k;
 
         /* Pins are removed with plain unlinkat(); programs need libbpf to be read and detached. */
@@ -485,13 +743,19 @@ int network_bpf_plan(Context *ctx, Plan *plan, const NetworkObservation *o, char
                 k = plan_pins(plan, m);
                 return k;
         }
+        foreign = calloc(m->n_entries + 1, sizeof(bool));
+        if (!foreign)
+                return -ENOMEM;
         k = plan_netdev(plan, o, m, reterr);
         MANIFEST_FOREACH(e, m, DIRECTIVE_BPF_CGROUP) {
                 if (k < 0)
                         break;
-                k = plan_cgroup_root(ctx, plan, m, e, reterr);
+                k = plan_cgroup_root(ctx, plan, m, e, &foreign[n_roots++], reterr);
         }
         if (k >= 0)
                 k = plan_pins(plan, m);
+        /* Last: a mount is unmounted only after the programs and pins in it are gone. */
+        if (k >= 0)
+                k = plan_mounts(ctx, plan, m, foreign);
         return k;
 }

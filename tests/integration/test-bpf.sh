@@ -46,7 +46,7 @@ if [ "$(stat -c %d:%i "$CGROOT")" != "$(stat -c %d:%i "$NR_BPF_CHILD")" ] ||
         exit 1
 fi
 mount -t bpf bpf /sys/fs/bpf || { echo "FAIL: cannot mount a private bpffs"; exit 1; }
-trap 'cd /; umount /sys/fs/bpf "$CGROOT" 2>/dev/null; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
+trap 'cd /; umount /run/cilium/bpffs /sys/fs/bpf "$CGROOT" 2>/dev/null; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
 
 clang -O2 -g -target bpf -I/usr/include/"$(uname -m)"-linux-gnu \
         -c "$TOP/tests/integration/fixtures/bpf-progs.c" -o "$WORK/progs.o" ||
@@ -77,11 +77,27 @@ build_node() {
         bpftool map create /sys/fs/bpf/tc/globals/cilium_calls_hostns type hash key 4 value 4 entries 8 name cilium_calls
         bpftool map create /sys/fs/bpf/cilium/devices/eth0/cilium_calls type hash key 4 value 4 entries 8 name cilium_calls
         bpftool map create /sys/fs/bpf/tc/globals/host_map type hash key 4 value 4 entries 8 name host_map
+        # cilium's own bpffs (where the host has none): emptied of its pins, then unmounted.
+        mkdir -p /run/cilium/bpffs
+        mount -t bpf bpf /run/cilium/bpffs
+        mkdir -p /run/cilium/bpffs/tc/globals
+        bpftool map create /run/cilium/bpffs/tc/globals/cilium_ct4_global type hash key 4 value 4 entries 8 name cilium_ct4
         # Cgroup programs on the (throwaway) cgroup root: cilium's socket LB and the host's own.
         bpftool prog loadall "$o" /sys/fs/bpf/fixture/progs
         bpftool cgroup attach "$CGROOT" connect4 pinned /sys/fs/bpf/fixture/progs/cil_sock4_connect multi
         bpftool cgroup attach "$CGROOT" sendmsg4 pinned /sys/fs/bpf/fixture/progs/cil_sock4_sendmsg multi
         bpftool cgroup attach "$CGROOT" connect4 pinned /sys/fs/bpf/fixture/progs/host_connect4 multi
+        # cilium >= 1.16: tcx (through a pinned BPF link, or without one) and XDP through a link on
+        # eth1, its socket LB through a cgroup link; the host's own tcx program on eth0.
+        progs=/sys/fs/bpf/fixture/progs links=/sys/fs/bpf/cilium/devices/eth1/links
+        mkdir -p "$links" /sys/fs/bpf/cilium/socketlb/links/cgroup
+        "$ATTACH" xdp-link $progs/cil_xdp_entry eth1 $links/cil_xdp_entry
+        "$ATTACH" cgroup-link $progs/cil_sock4_link "$CGROOT" /sys/fs/bpf/cilium/socketlb/links/cgroup/cil_sock4_link
+        if [ "$HAS_TCX" = 1 ]; then
+                "$ATTACH" tcx-link $progs/cil_from_netdev eth1 ingress $links/cil_from_netdev
+                "$ATTACH" tcx $progs/cil_to_netdev eth1 egress
+                "$ATTACH" tcx $progs/host_acct eth0 ingress
+        fi
         # Policy routing: cilium's proxy rules and tables (v4 and v6), calico's WireGuard rule and
         # table, kube-router's table 77; the host's own rules, one with cilium's mark.
         ip rule add pref 9 fwmark 0x200/0xf00 lookup 2004
@@ -106,6 +122,7 @@ build_node() {
         set +e
 }
 
+tcx_progs() { "$ATTACH" tcx-query "$1" "$2" | sort | tr '\n' ' '; }
 tc_progs() { # dev hook
         tc filter show dev "$1" "$2" | sed -n 's/.* name \([^ ]*\) .*/\1/p' | sort | tr '\n' ' '
 }
@@ -115,6 +132,7 @@ rules() { { ip rule show; ip -6 rule show; } | grep -v -e 'lookup local' -e 'loo
 
 host_state() {
         echo "eth0: $(tc_progs eth0 ingress | sed 's/cil_[a-z_]* //g')| $(tc_progs eth0 egress | sed 's/cil_[a-z_]* //g')"
+        [ "$HAS_TCX" = 0 ] || echo "eth0 tcx: $(tcx_progs eth0 ingress)"
         ip -br link show dev eth0 | awk '{print $1, $2}'
         ip -br link show dev eth1 | awk '{print $1, $2}'
         ip route show default
@@ -150,21 +168,46 @@ rq() { python3 "$WORK/report.py" "$@"; }
 grep -E '^(bpf-|rule-table |link cilium_)' "$TOP/manifests/default.conf" >"$WORK/m.conf"
 write_report_py
 mkdir -p "$WORK/root"
+ATTACH=$O/tests/bpf-attach
+[ -x "$ATTACH" ] || { echo "FAIL: $ATTACH is not built"; exit 1; }
+# tcx needs Linux >= 6.6: without it the tcx part is left out, said so, and the rest runs.
+ip link add tcxprobe type veth peer name tcxprobe1
+"$ATTACH" tcx-query tcxprobe ingress >/dev/null 2>&1
+case $? in
+0) HAS_TCX=1 ;;
+77) HAS_TCX=0; echo "note: the kernel has no tcx (Linux < 6.6): the tcx attachments are not tested" ;;
+*) echo "FAIL: cannot query tcx"; exit 1 ;;
+esac
+ip link del tcxprobe
 
-(set -x; build_node) 2>"$WORK/fixture.log" || { echo "FAIL: cannot build the fixture"; exit 1; }
+(set -x; build_node) 2>"$WORK/fixture.log" || { tail -5 "$WORK/fixture.log"; echo "FAIL: cannot build the fixture"; exit 1; }
 host_state >"$WORK/host.before"
 assert "fixture: cilium's programs on eth0" test "$(tc_progs eth0 ingress)" = "cil_from_netdev host_acct "
 assert "fixture: XDP on eth0" sh -c "ip link show eth0 | grep -q 'prog/xdp.*cil_xdp_entry'"
-assert "fixture: three cgroup programs" test "$(cgroup_progs | wc -w)" -eq 3
+assert "fixture: four cgroup programs" test "$(cgroup_progs | wc -w)" -eq 4
+assert "fixture: XDP through a link on eth1" sh -c "ip link show eth1 | grep -q 'prog/xdp'"
+[ "$HAS_TCX" = 0 ] || assert "fixture: tcx programs on eth1 and eth0" \
+        test "$(tcx_progs eth1 ingress)|$(tcx_progs eth1 egress)|$(tcx_progs eth0 ingress)" = "cil_from_netdev |cil_to_netdev |host_acct "
 
 SSH_CONNECTION="198.18.0.5 50022 192.0.2.10 22" "$NODE_RESET" --root "$WORK/root" --yes --manifest "$WORK/m.conf" --phases network plan >"$WORK/plan.txt" 2>&1
 for row in "cil_from_netdev from eth0 ingress" "cil_to_netdev from eth0 egress" "cil_xdp_entry from eth0 xdp" \
         "cil_from_netdev from eth1 ingress" "cil_sock4_connect from $CGROOT connect4" \
         "/sys/fs/bpf/tc/globals/cilium_lb4_services" "/sys/fs/bpf/cilium" "0.0.0.0/0 table 2005" \
         "ipv4 pref 9 fwmark 0x200/0xf00 lookup 2004" "ipv6 pref 9 fwmark 0x200/0xf00 lookup 2004" \
-        "ipv4 pref 99 not fwmark 0x100000/0x100000 lookup 1"; do
+        "ipv4 pref 99 not fwmark 0x100000/0x100000 lookup 1" "cil_xdp_entry from eth1 xdp" \
+        "cil_sock4_link from $CGROOT connect4"; do
         assert "plan lists '$row'" grep -qF -- "$row" "$WORK/plan.txt"
 done
+assert "plan keeps the cgroup2 mount, which a foreign program uses" \
+        grep -qF "kept: a program that is not the CNI's is attached to its cgroup" "$WORK/plan.txt"
+assert "plan: eth1's XDP program is held by a BPF link" grep -q "XDP program id [0-9]*, generic mode, held by BPF link" "$WORK/plan.txt"
+if [ "$HAS_TCX" = 1 ]; then
+        for row in "cil_from_netdev from eth1 tcx_ingress" "cil_to_netdev from eth1 tcx_egress"; do
+                assert "plan lists '$row'" grep -qF -- "$row" "$WORK/plan.txt"
+        done
+        assert "plan: the tcx link and the link-less attachment" \
+                sh -c "grep -q 'tcx program id [0-9]*, held by BPF link' '$WORK/plan.txt' && grep -q 'tcx program id [0-9]*, attached without a link' '$WORK/plan.txt'"
+fi
 assert "plan has no row for host_acct, host_connect4 or host_map" \
         sh -c "! grep -e host_acct -e host_connect4 -e host_map '$WORK/plan.txt'"
 assert "plan has no row for cilium_host's program (the link goes)" sh -c "! grep -q 'from cilium_host' '$WORK/plan.txt'"
@@ -181,18 +224,26 @@ assert "no XDP on eth0" sh -c "! ip link show eth0 | grep -q prog/xdp"
 assert "eth1's clsact qdisc, left empty, is gone" sh -c "! tc qdisc show dev eth1 | grep -q clsact"
 assert "eth0's clsact qdisc, still holding host_acct, stays" sh -c "tc qdisc show dev eth0 | grep -q clsact"
 assert "only the host's cgroup program is left" test "$(cgroup_progs)" = "cgroup_inet4_connect:host_connect4 "
+assert "no XDP on eth1 (its link detached)" sh -c "! ip link show eth1 | grep -q prog/xdp"
+[ "$HAS_TCX" = 0 ] || assert "tcx: eth1 has none left, eth0 keeps the host's" \
+        test "$(tcx_progs eth1 ingress)|$(tcx_progs eth1 egress)|$(tcx_progs eth0 ingress)" = "||host_acct "
 assert "cilium's pins are gone" sh -c "! ls /sys/fs/bpf/tc/globals/cilium_* 2>/dev/null && [ ! -e /sys/fs/bpf/cilium ]"
 no_cni_rules() { ! rules | grep -E 'lookup (2004|2005|1|77)$'; }
 assert "no rule looks up 2004, 2005, 1 or 77" no_cni_rules
 assert "tables 2004, 2005, 1 and 77 are empty" test -z "$(for t in 2004 2005 1 77; do ip route show table $t; ip -6 route show table $t 2>/dev/null; done)"
 assert "cilium_host is deleted (its table-2005 default route no longer guards it)" sh -c "! ip link show cilium_host 2>/dev/null"
+is_mount() { awk -v p="$1" '$5 == p { f = 1 } END { exit !f }' /proc/self/mountinfo; }
+assert "cilium's own bpffs, emptied, is unmounted" sh -c "! grep -q ' /run/cilium/bpffs ' /proc/self/mountinfo"
+assert "the host's /sys/fs/bpf stays mounted" is_mount /sys/fs/bpf
+assert "the cgroup2 mount stays: host_connect4 is attached to its cgroup" is_mount "$CGROOT"
 # Kept: the host's own objects.
 host_state >"$WORK/host.after"
 assert "the host's filter, pins, rules, NICs and default route are intact" cmp -s "$WORK/host.before" "$WORK/host.after"
 [ -s "$WORK/host.after" ] && ! cmp -s "$WORK/host.before" "$WORK/host.after" && diff "$WORK/host.before" "$WORK/host.after"
 assert "no failed action, no residue" test "$(rq "$WORK/r1.json" count '*' failed):$(rq "$WORK/r1.json" get residue)" = "0:[]"
-assert "4 tc/XDP programs detached" test "$(rq "$WORK/r1.json" count bpf-netdev changed)" -eq 4
-assert "2 cgroup programs detached" test "$(rq "$WORK/r1.json" count bpf-cgroup changed)" -eq 2
+[ "$(rq "$WORK/r1.json" get residue)" = "[]" ] || { cat "$WORK/r1.log"; python3 -c "import json,sys; [print(a) for p in json.load(open(sys.argv[1]))[\"phases\"] for a in p[\"actions\"] if a[\"kind\"] == \"bpf-mount\"]" "$WORK/r1.json"; }
+assert "$((5 + 2 * HAS_TCX)) tc/tcx/XDP programs detached" test "$(rq "$WORK/r1.json" count bpf-netdev changed)" -eq $((5 + 2 * HAS_TCX))
+assert "3 cgroup programs detached" test "$(rq "$WORK/r1.json" count bpf-cgroup changed)" -eq 3
 assert "the rule and route carrying the SSH session are refused" \
         test "$(rq "$WORK/r1.json" targets rule skipped)/$(rq "$WORK/r1.json" targets route skipped)" = \
         "ipv4 pref 30000 lookup 79/198.18.0.0/24 table 79 proto boot"
@@ -207,4 +258,35 @@ assert "second run changes nothing" test "$(rq "$WORK/r2.json" count '*' changed
 assert "second run: no failure" test "$(rq "$WORK/r2.json" count '*' failed)" -eq 0
 host_state >"$WORK/host.again"
 assert "second run: host state intact" cmp -s "$WORK/host.before" "$WORK/host.again"
+
+# The CNI's cgroup2 mount goes only once nothing uses it: first a process working in it keeps it,
+# then, that process gone, it is unmounted; the machine's cgroup2 mount and /sys/fs/bpf stay.
+run_net() { # name
+        "$NODE_RESET" --root "$WORK/root" --yes --output=json --manifest "$WORK/m.conf" --phases network run \
+                >"$WORK/$1.json" 2>"$WORK/$1.log"
+}
+mount_row() { # report: "result message" of the cgroup2 mount's row
+        python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print(*["%s %s" % (a["result"], a.get("message")) for p in r["phases"] for a in p["actions"]
+        if a["kind"] == "bpf-mount" and a["target"] == sys.argv[2]])' "$1" "$CGROOT"
+}
+bpftool cgroup detach "$CGROOT" connect4 pinned /sys/fs/bpf/fixture/progs/host_connect4
+(cd "$CGROOT" && exec sleep 60) &
+holder=$!
+sleep 0.2
+run_net r3
+assert "run 3 (a process works in the mount) exits 0" test $? -eq 0
+assert "run 3: the report names the holder" grep -qF "held by PID $holder (cwd)" "$WORK/r3.json"
+assert "run 3: the cgroup2 mount stays" is_mount "$CGROOT"
+kill "$holder"
+wait "$holder" 2>/dev/null
+run_net r4
+assert "run 4 exits 0" test $? -eq 0
+assert "run 4: the unused cgroup2 mount is unmounted" test "$(mount_row "$WORK/r4.json")" = "changed unmounted"
+assert "run 4: $CGROOT is no longer a mount point" sh -c "! grep -q ' $CGROOT ' /proc/self/mountinfo"
+assert "run 4: the machine's cgroup2 mount stays" is_mount "$NR_BPF_CG2"
+assert "run 4: /sys/fs/bpf stays" is_mount /sys/fs/bpf
+run_net r5
+assert "run 5 changes nothing" test "$(rq "$WORK/r5.json" count '*' changed):$(rq "$WORK/r5.json" count '*' failed)" = "0:0"
 finish

@@ -160,6 +160,8 @@ static void test_bpf_names(void **state) {
         assert_string_equal(bpf_hook_to_string(BPF_HOOK_TC_INGRESS), "ingress");
         assert_string_equal(bpf_hook_to_string(BPF_HOOK_TC_EGRESS), "egress");
         assert_string_equal(bpf_hook_to_string(BPF_HOOK_XDP), "xdp");
+        assert_string_equal(bpf_hook_to_string(BPF_HOOK_TCX_INGRESS), "tcx_ingress");
+        assert_string_equal(bpf_hook_to_string(BPF_HOOK_TCX_EGRESS), "tcx_egress");
         assert_null(bpf_hook_to_string(_BPF_HOOK_MAX));
         assert_string_equal(bpf_cgroup_attach_type_to_string(BPF_CGROUP_INET4_CONNECT), "connect4");
         assert_string_equal(bpf_cgroup_attach_type_to_string(BPF_CGROUP_UDP6_SENDMSG), "sendmsg6");

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Per-CNI state in the profiles, on --root trees of kubeadm nodes that differ only in their CNI
+# configuration: only the detected CNI's state directories go (cilium's on a cilium node, calico's
+# on a calico node, ...), every other CNI's stay, a node with no CNI configuration keeps them all,
+# and "--profile all" removes the union. The plan says which CNI was detected and from which file.
+# A second run changes nothing.
+. "$(dirname "$0")/lib.sh"
+in_private_ns "$@"
+REPORT="$TOP/tests/integration/report.py"
+jq_() { "$REPORT" "$@" >/dev/null; }
+gone() { for p in "$@"; do assert "$name: gone: $p" test ! -e "$root$p"; done; }
+stays() { for p in "$@"; do assert "$name: stays: $p" test -e "$root$p"; done; }
+put() { mkdir -p "$(dirname "$root$1")"; printf '%s\n' "${2:-x}" >"$root$1"; }
+
+CILIUM_STATE="/run/cilium/state/health-endpoint.pid /var/lib/cilium/bpf/node_config.h"
+CALICO_STATE="/var/lib/calico/nodename /run/calico/bird.ctl /etc/calico/calicoctl.cfg /var/log/calico/cni/cni.log"
+FLANNEL_STATE="/run/flannel/subnet.env /etc/flannel/net-conf.json"
+ROUTER_STATE="/var/lib/kube-router/kubeconfig"
+WEAVE_STATE="/var/lib/weave/weave-netdata.db /etc/weave.env"
+# /etc/cilium only goes with kubespray's profile: on a kubeadm node it stays.
+KEPT_ALWAYS="/etc/cilium/config.yaml /opt/cni/bin/cilium-cni /etc/hostname"
+
+new_node() { # name conflist-name conflist-text
+        name=$1
+        root=$WORK/$1
+        mkdir -p "$root"
+        put /etc/systemd/system/kubelet.service.d/10-kubeadm.conf "[Service]"
+        put /var/lib/kubelet/kubeadm-flags.env 'KUBELET_KUBEADM_ARGS=""'
+        put /etc/kubernetes/kubelet.conf "x"
+        put /etc/hostname node-1
+        # Every CNI's state, as a node that changed CNI or a careless image would have it.
+        for p in $CILIUM_STATE $CALICO_STATE $FLANNEL_STATE $ROUTER_STATE $WEAVE_STATE $KEPT_ALWAYS; do put "$p"; done
+        [ -z "${2:-}" ] || put "/etc/cni/net.d/$2" "$3"
+}
+
+run_node() { # extra args...
+        "$NODE_RESET" --root "$root" --yes "$@" plan >"$WORK/$name.plan" 2>&1
+        "$NODE_RESET" --root "$root" --yes -o json "$@" run >"$WORK/$name.json" 2>"$WORK/$name.err"
+        rc=$?
+        assert "$name: run exits 0" test $rc -eq 0
+        [ $rc -eq 0 ] || cat "$WORK/$name.err"
+        "$NODE_RESET" --root "$root" --yes -o json "$@" run >"$WORK/$name.2.json" 2>"$WORK/$name.2.err"
+        assert "$name: a second run changes nothing" jq_ "$WORK/$name.2.json" \
+                "not [a for p in r['phases'] for a in p['actions'] if a['result'] in ('changed', 'failed')]"
+}
+
+# --- cilium ----------------------------------------------------------------------------------------
+new_node cilium 05-cilium.conflist \
+        '{"cniVersion":"0.3.1","name":"cilium","plugins":[{"type":"cilium-cni","enable-debug":false}]}'
+run_node
+assert "cilium: the plan names the detected CNI and its file" \
+        grep -q "CNI: cilium-cni" "$WORK/cilium.plan"
+assert "cilium: the plan's rows come from profile:cni-cilium" grep -q "profile:cni-cilium" "$WORK/cilium.plan"
+assert "cilium: no other CNI's fragment is used" sh -c "! grep -q -e profile:cni-calico -e profile:cni-flannel '$WORK/cilium.plan'"
+gone /run/cilium /var/lib/cilium /etc/cni/net.d
+stays $CALICO_STATE $FLANNEL_STATE $ROUTER_STATE $WEAVE_STATE $KEPT_ALWAYS
+
+# --- calico ----------------------------------------------------------------------------------------
+new_node calico 10-calico.conflist \
+        '{"name":"k8s-pod-network","plugins":[{"type":"calico","ipam":{"type":"calico-ipam"}},{"type":"portmap"},{"type":"bandwidth"}]}'
+run_node
+assert "calico: the plan's rows come from profile:cni-calico" grep -q "profile:cni-calico" "$WORK/calico.plan"
+gone /var/lib/calico /run/calico /etc/calico /var/log/calico
+stays $CILIUM_STATE $FLANNEL_STATE $ROUTER_STATE $WEAVE_STATE $KEPT_ALWAYS
+
+# --- flannel (k3s's directory layout is covered by detection's unit test) --------------------------
+new_node flannel 10-flannel.conflist '{"name":"cbr0","plugins":[{"type":"flannel"},{"type":"portmap"}]}'
+run_node
+gone /run/flannel /etc/flannel
+stays $CILIUM_STATE $CALICO_STATE $ROUTER_STATE $WEAVE_STATE $KEPT_ALWAYS
+
+# --- kube-router: the plain bridge plugin on kube-bridge, in kube-router's file ----------------------
+new_node kube-router 10-kuberouter.conflist \
+        '{"name":"mynet","plugins":[{"name":"kubernetes","type":"bridge","bridge":"kube-bridge","ipam":{"type":"host-local"}}]}'
+run_node
+gone /var/lib/kube-router
+stays $CILIUM_STATE $CALICO_STATE $FLANNEL_STATE $WEAVE_STATE $KEPT_ALWAYS
+
+# --- no CNI configuration: no CNI's state goes -----------------------------------------------------
+new_node none
+run_node
+assert "none: the plan says no CNI was detected" grep -q "No known CNI\|CNI: unknown" "$WORK/none.plan"
+stays $CILIUM_STATE $CALICO_STATE $FLANNEL_STATE $ROUTER_STATE $WEAVE_STATE $KEPT_ALWAYS
+
+# --- "--profile all": the union, whatever was detected ----------------------------------------------
+new_node all 10-calico.conflist '{"plugins":[{"type":"calico"}]}'
+run_node --profile all
+gone /run/cilium /var/lib/cilium /var/lib/calico /run/calico /run/flannel /var/lib/kube-router
+finish
