@@ -376,7 +376,7 @@ static int rule_cb(const struct nlmsghdr *nlh, void *data) {
         return k < 0 ? k : 0;
 }
 
-static int get_genid(NlSocket *s, uint32_t *ret) {
+int nft_generation_read(NlSocket *s, uint32_t *ret) {
         DumpState st = {};
         int r;
 
@@ -426,7 +426,7 @@ static int dump_once(NlSocket *s, int family, unsigned flags, NftRuleset **ret) 
         rs->family = family;
         rs->rules_dumped = flags & NFT_DUMP_RULES;
         st.rs = rs;
-        r = get_genid(s, &rs->genid);
+        r = nft_generation_read(s, &rs->genid);
         if (r >= 0)
                 r = nft_request(s, NFT_MSG_GETTABLE, family, NLM_F_DUMP, table_cb, &st);
         if (r >= 0)
@@ -436,7 +436,7 @@ static int dump_once(NlSocket *s, int family, unsigned flags, NftRuleset **ret) 
         for (size_t i = 0; r >= 0 && !rs->rules_dumped && i < rs->n_tables; i++)
                 r = probe_rules(family, &rs->tables[i]);
         if (r >= 0)
-                r = get_genid(s, &after);
+                r = nft_generation_read(s, &after);
         if (r < 0)
                 return r;
         if (after != rs->genid)

@@ -56,5 +56,8 @@ void nft_table_count(const NftRuleset *rs, const NftTableInfo *t, const FwClass 
 /* A NETLINK_NETFILTER socket with a receive timeout. */
 int nft_socket_open(NlSocket **ret);
 
+/* The ruleset's generation now (NFT_MSG_GETGEN). */
+int nft_generation_read(NlSocket *s, uint32_t *ret);
+
 /* nft_ruleset_dump() on socket s, which the transaction then goes on using. */
 int nft_ruleset_dump_on(NlSocket *s, int family, unsigned flags, NftRuleset **ret, char **reterr_msg);

@@ -72,15 +72,77 @@ static int batch_report(const struct nlmsghdr *nlh, void *userdata) {
         return nlh->nlmsg_seq == e->seq_begin && error < 0 ? 1 : 0;
 }
 
-/* Build, send and check one transaction from a snapshot. 0: nothing to do, 1: committed. */
-static int transact(NlSocket *s, const NftRuleset *rs, NftRequest *reqs, size_t n, const FwClass *cls,
-                    FwMode mode, char **reterr_msg) {
+struct NftSession {
+        NlSocket *socket;
+        /* Our own commits, one after the other, took the generation from "from" to "to" (0: no such
+         * run), each in a family of "families" (a bit per NFPROTO_*). */
+        uint32_t from, to;
+        uint32_t families;
+};
+
+int nft_session_new(NftSession **ret) {
+        NftSession *s = calloc(1, sizeof *s);
+        int r;
+
+        if (!s)
+                return -ENOMEM;
+        r = nft_socket_open(&s->socket);
+        if (r < 0) {
+                free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+NftSession *nft_session_free(NftSession *s) {
+        if (!s)
+                return NULL;
+        nl_free(s->socket);
+        return mfree(s);
+}
+
+static uint32_t family_bit(int family) {
+        return family >= 0 && family < 32 ? 1U << family : 0;
+}
+
+/* The generation a transaction from observed is bound to: observed's own, or the one our commits in
+ * other families have since moved it on to. */
+static uint32_t session_genid(const NftSession *s, const NftRuleset *observed) {
+        uint32_t bit = family_bit(observed->family);
+
+        if (s && s->to != 0 && observed->genid == s->from && bit != 0 && !(s->families & bit))
+                return s->to;
+        return observed->genid;
+}
+
+/* After our commit bound to genid: the kernel's generation now says whether ours was the only one. */
+static void session_committed(NftSession *s, int family, uint32_t genid) {
+        uint32_t next = genid + 1 == 0 ? 1 : genid + 1, now = 0;
+
+        if (nft_generation_read(s->socket, &now) < 0 || now != next || family_bit(family) == 0) {
+                s->from = s->to = s->families = 0;
+                return;
+        }
+        if (s->to != genid) {
+                /* A run of our own commits starts here. */
+                s->from = genid;
+                s->families = 0;
+        }
+        s->to = next;
+        s->families |= family_bit(family);
+}
+
+/* Build, send and check one transaction from a snapshot, bound to genid. 0: nothing to do, 1:
+ * committed. */
+static int transact(NlSocket *s, const NftRuleset *rs, uint32_t genid, NftRequest *reqs, size_t n,
+                    const FwClass *cls, FwMode mode, char **reterr_msg) {
         CLEANUP(nft_batch_freep) NftBatch *b = NULL;
         BatchError err = {};
         uint32_t seq_last;
         int r;
 
-        r = nft_batch_new(rs->family, rs->genid, &b);
+        r = nft_batch_new(rs->family, genid, &b);
         if (r >= 0)
                 r = nft_batch_fill(b, rs, reqs, n, cls, mode);
         if (r < 0 || nft_batch_n_changes(b) == 0)
@@ -105,21 +167,29 @@ static int transact(NlSocket *s, const NftRuleset *rs, NftRequest *reqs, size_t 
         return r < 0 ? r : 1;
 }
 
-int nft_reset(const NftRuleset *observed, int family, NftRequest *reqs, size_t n, const FwClass *cls,
-              FwMode mode, char **reterr_msg) {
+int nft_reset(NftSession *session, const NftRuleset *observed, int family, NftRequest *reqs, size_t n,
+              const FwClass *cls, FwMode mode, char **reterr_msg) {
         /* Flush mode needs no rule: a table flush takes them all. */
         unsigned flags = mode == FW_MODE_FLUSH ? 0 : NFT_DUMP_RULES;
-        CLEANUP(nl_freep) NlSocket *s = NULL;
+        CLEANUP(nl_freep) NlSocket *own = NULL;
+        NlSocket *s;
         int r;
 
         if (observed && (observed->family != family || (!observed->rules_dumped && flags)))
                 observed = NULL;
-        r = nft_socket_open(&s);
-        if (r < 0)
-                return set_errmsg(reterr_msg, r, "cannot open a netfilter netlink socket: %s", strerror(-r));
+        if (session)
+                s = session->socket;
+        else {
+                r = nft_socket_open(&own);
+                if (r < 0)
+                        return set_errmsg(reterr_msg, r, "cannot open a netfilter netlink socket: %s",
+                                          strerror(-r));
+                s = own;
+        }
         for (unsigned attempt = 0;; attempt++) {
                 CLEANUP(nft_ruleset_freep) NftRuleset *rs = NULL;
                 cleanup_free char *msg = NULL;
+                uint32_t genid;
 
                 /* The caller's observation first: the batch carries its generation, so the kernel
                  * refuses it if anything changed since. */
@@ -128,7 +198,10 @@ int nft_reset(const NftRuleset *observed, int family, NftRequest *reqs, size_t n
                         if (r < 0)
                                 break;
                 }
-                r = transact(s, rs ?: observed, reqs, n, cls, mode, &msg);
+                genid = rs ? rs->genid : session_genid(session, observed);
+                r = transact(s, rs ?: observed, genid, reqs, n, cls, mode, &msg);
+                if (r > 0 && session)
+                        session_committed(session, family, genid);
                 /* ERESTART: the ruleset changed since it was read; read it again and retry. */
                 if (r == -ERESTART && attempt + 1 < GENERATION_RETRIES)
                         continue;

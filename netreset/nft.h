@@ -71,11 +71,25 @@ typedef struct NftRequest {
         bool changed;
 } NftRequest;
 
+/* The transactions of one run, family after family. They share one socket: closing a netfilter
+ * socket waits for the kernel to free what the last commit deleted (its NETLINK_URELEASE handler
+ * flushes the destroy work), so that wait comes once, at the end, instead of after each family. And
+ * they carry the generation on: each commit moves it on by exactly one, so when the kernel reports
+ * g + 1 right after our commit bound to g, no one else committed, and a snapshot of another family
+ * taken at g is still exact: its transaction is bound to g + 1 instead of being refused (ERESTART)
+ * and observed again. The kernel still checks every transaction's generation. */
+typedef struct NftSession NftSession;
+
+int nft_session_new(NftSession **ret);
+NftSession *nft_session_free(NftSession *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(NftSession *, nft_session_free);
+
 /* Apply every request for family in one transaction, raising the socket's send buffer
  * (SO_SNDBUFFORCE) for big batches. The transaction is built from observed (the plan's snapshot of
  * that family; NULL: observe now) and bound to its generation: when the ruleset changed since, the
  * kernel refuses it (ERESTART), and it is observed again and retried. Absent tables are no-ops.
  * Returns 0 when there was nothing to do, 1 when the transaction committed, -errno when it failed
- * (the kernel then changed nothing); the kernel's extack text goes to *reterr_msg. */
-int nft_reset(const NftRuleset *observed, int family, NftRequest *reqs, size_t n, const FwClass *cls,
-              FwMode mode, char **reterr_msg);
+ * (the kernel then changed nothing); the kernel's extack text goes to *reterr_msg. session: NULL for
+ * a transaction on its own. */
+int nft_reset(NftSession *session, const NftRuleset *observed, int family, NftRequest *reqs, size_t n,
+              const FwClass *cls, FwMode mode, char **reterr_msg);

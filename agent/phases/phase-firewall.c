@@ -185,7 +185,7 @@ static unsigned dump_flags(FwMode mode) {
         return mode == FW_MODE_FLUSH ? 0 : NFT_DUMP_RULES;
 }
 
-static void nft_record_family(Action **actions, size_t n, int family) {
+static void nft_record_family(NftSession *session, Action **actions, size_t n, int family) {
         cleanup_free NftRequest *reqs = calloc(n, sizeof(NftRequest));
         cleanup_free Action **mine = calloc(n, sizeof(Action *));
         cleanup_free char *msg = NULL;
@@ -208,7 +208,7 @@ static void nft_record_family(Action **actions, size_t n, int family) {
                 mine[k] = actions[i];
                 reqs[k++] = (NftRequest) { .table = d->table, .op = d->whole ? NFT_TABLE_DELETE : NFT_TABLE_CLEAN };
         }
-        r = nft_reset(first->snap ? first->snap->rs : NULL, family, reqs, k, first->cls, first->mode, &msg);
+        r = nft_reset(session, first->snap ? first->snap->rs : NULL, family, reqs, k, first->cls, first->mode, &msg);
         for (size_t i = 0; i < k; i++) {
                 if (r < 0)
                         action_recordf(mine[i], r, "nf_tables transaction for family %s refused, nothing changed: %s",
@@ -218,8 +218,14 @@ static void nft_record_family(Action **actions, size_t n, int family) {
         }
 }
 
-/* One transaction per family: every action of the family goes into it. */
+/* One transaction per family: every action of the family goes into it. One session for them all
+ * (see nft.h): the families after the first need no new observation, and the kernel's deferred
+ * freeing of what they deleted is waited for once. */
 static void nft_apply_batch(Action **actions, size_t n, Context *ctx) {
+        CLEANUP(nft_session_freep) NftSession *session = NULL;
+
+        /* Failing that, each transaction opens its own socket, and says so if that fails too. */
+        (void) nft_session_new(&session);
         for (size_t i = 0; i < n; i++) {
                 int family = ((TableData *) actions[i]->data)->family;
                 bool seen = false;
@@ -227,7 +233,7 @@ static void nft_apply_batch(Action **actions, size_t n, Context *ctx) {
                 for (size_t j = 0; j < i && !seen; j++)
                         seen = ((TableData *) actions[j]->data)->family == family;
                 if (!seen)
-                        nft_record_family(actions, n, family);
+                        nft_record_family(session, actions, n, family);
         }
 }
 

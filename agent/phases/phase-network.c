@@ -260,38 +260,98 @@ static void link_refresh(Action **actions, size_t n, const LinkTable *now) {
         }
 }
 
-/* One group, one RTM_DELLINK. Returns 0 when done (every member settled), or -errno when the group
- * delete itself failed and the members still pending must go one by one. */
-static int link_delete_as_group(NlSocket *rtnl, const LinkTable *now, Action **group, size_t n) {
-        cleanup_free int *ifindexes = calloc(n, sizeof(int));
-        cleanup_free int *errors = calloc(n, sizeof(int));
-        cleanup_free char *extack = NULL;
-        uint32_t g = link_table_unused_group(now);
-        size_t members = 0;
+/* The index of the member before i that is member i's veth peer in this namespace, or -1: deleting a
+ * veth takes its peer along (veth_dellink()), so i needs no move into the group of its own. */
+static ssize_t covering_peer(Action **group, size_t i) {
+        const LinkData *d = group[i]->data;
+
+        for (size_t j = 0; d->peer > 0 && j < i; j++) {
+                const LinkData *o = group[j]->data;
+
+                if (o->ifindex == d->peer && o->peer == d->ifindex)
+                        return (ssize_t) j;
+        }
+        return -1;
+}
+
+/* Move the members listed in pick (n_pick of them) into group g; moved[] says which made it. The
+ * number moved, or -errno when the messages could not be sent at all. */
+static ssize_t link_move_into_group(NlSocket *rtnl, Action **group, const size_t *pick, size_t n_pick, uint32_t g,
+                                    bool *moved) {
+        cleanup_free int *ifindexes = calloc(n_pick + 1, sizeof(int));
+        cleanup_free int *errors = calloc(n_pick + 1, sizeof(int));
+        ssize_t n_moved = 0;
         int r;
 
         if (!ifindexes || !errors)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                ifindexes[i] = ((LinkData *) group[i]->data)->ifindex;
-        r = link_set_group(rtnl, ifindexes, n, g, errors);
+        for (size_t k = 0; k < n_pick; k++)
+                ifindexes[k] = ((LinkData *) group[pick[k]]->data)->ifindex;
+        r = link_set_group(rtnl, ifindexes, n_pick, g, errors);
         if (r < 0)
                 return r;
+        for (size_t k = 0; k < n_pick; k++) {
+                Action *a = group[pick[k]];
+
+                if (errors[k] == -ENODEV)
+                        link_record_gone(a);
+                else if (errors[k] < 0)
+                        record_errno(a, errors[k], "cannot move it into a deletion group", NULL);
+                else {
+                        moved[pick[k]] = true;
+                        n_moved++;
+                }
+        }
+        return n_moved;
+}
+
+/* One group, one RTM_DELLINK. Half the moves for veth pairs: of two peers both to be deleted, the
+ * first listed is moved and takes the other along; the other is moved itself only when that failed.
+ * Returns 0 when done (every member settled), or -errno when the group delete itself failed and
+ * the members still pending must go one by one. */
+static int link_delete_as_group(NlSocket *rtnl, const LinkTable *now, Action **group, size_t n) {
+        cleanup_free ssize_t *peer = calloc(n + 1, sizeof(ssize_t));
+        cleanup_free size_t *pick = calloc(n + 1, sizeof(size_t));
+        cleanup_free bool *moved = calloc(n + 1, sizeof(bool));
+        cleanup_free char *extack = NULL;
+        uint32_t g = link_table_unused_group(now);
+        size_t n_pick = 0, members = 0;
+        ssize_t k;
+        int r;
+
+        if (!peer || !pick || !moved)
+                return -ENOMEM;
+        for (int round = 0; round < 2; round++) {
+                n_pick = 0;
+                for (size_t i = 0; i < n; i++) {
+                        if (round == 0)
+                                peer[i] = covering_peer(group, i);
+                        if (round == 0 ? peer[i] < 0 : peer[i] >= 0 && !moved[peer[i]] &&
+                                                       group[i]->result == ACTION_PENDING)
+                                pick[n_pick++] = i;
+                }
+                k = n_pick > 0 ? link_move_into_group(rtnl, group, pick, n_pick, g, moved) : 0;
+                if (k < 0)
+                        return (int) k;
+                members += (size_t) k;
+        }
         for (size_t i = 0; i < n; i++)
-                if (errors[i] == -ENODEV)
-                        link_record_gone(group[i]);
-                else if (errors[i] < 0)
-                        record_errno(group[i], errors[i], "cannot move it into a deletion group", NULL);
-                else
+                if (peer[i] >= 0 && moved[peer[i]] && !moved[i])
                         members++;
         if (members == 0)
                 return 0;
         r = link_delete_group(rtnl, g, &extack);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < n; i++)
-                if (group[i]->result == ACTION_PENDING)
+        for (size_t i = 0; i < n; i++) {
+                if (group[i]->result != ACTION_PENDING)
+                        continue;
+                if (moved[i])
                         action_recordf(group[i], 1, "deleted by group delete (%zu links, one RTM_DELLINK)", members);
+                else
+                        action_recordf(group[i], 1, "deleted with its veth peer %s by group delete (%zu links, one "
+                                       "RTM_DELLINK)", ((LinkData *) group[peer[i]]->data)->name, members);
+        }
         return 0;
 }
 
