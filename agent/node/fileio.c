@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <time.h>
 
 #include "agent/node/fileio.h"
@@ -14,6 +15,8 @@
 #include "macro.h"
 #include "string-util.h"
 #include "alloc-util.h"
+
+#define XATTR_SELINUX "security.selinux"
 
 static bool same_inode(int a, int b) {
         struct stat sa, sb;
@@ -324,10 +327,35 @@ static int write_all(int fd, const void *data, size_t size) {
         return 0;
 }
 
-/* A fresh inode beneath dir_fd, under a name nobody could have prepared (O_EXCL: an existing file,
- * whatever it is, is never opened), holding data on disk. Its name is written to tmp. */
-static int write_tmp(int dir_fd, const char *name, const void *data, size_t size, mode_t mode, char *tmp,
-                     size_t tmp_size, struct stat *ret_st) {
+/* The label goes with the content (net_conf_t for resolv.conf: a new file would get its directory's);
+ * a file system without xattrs, or a file without a label, has none to keep. */
+static int copy_label(int from_fd, int to_fd) {
+        char label[256];
+        ssize_t n;
+
+        n = fgetxattr(from_fd, XATTR_SELINUX, label, sizeof label);
+        if (n < 0)
+                return errno == ENODATA || errno == EOPNOTSUPP ? 0 : negative_errno();
+        return RET_NERRNO(fsetxattr(to_fd, XATTR_SELINUX, label, (size_t) n, 0));
+}
+
+/* Owner, then mode (fchown() clears the set-id bits), then label of like_fd's file. */
+static int copy_attributes(int like_fd, int fd) {
+        struct stat st;
+        int r;
+
+        if (fstat(like_fd, &st) < 0)
+                return negative_errno();
+        r = RET_NERRNO(fchown(fd, st.st_uid, st.st_gid));
+        if (r >= 0)
+                r = RET_NERRNO(fchmod(fd, st.st_mode & 07777));
+        if (r >= 0)
+                r = copy_label(like_fd, fd);
+        return r;
+}
+
+int fileio_write_tmp(int dir_fd, const char *name, const void *data, size_t size, mode_t mode, int like_fd,
+                     char *tmp, size_t tmp_size, struct stat *ret_st) {
         cleanup_close int fd = -EBADF;
         int r;
 
@@ -348,6 +376,8 @@ static int write_tmp(int dir_fd, const char *name, const void *data, size_t size
                 return r;
         }
         r = write_all(fd, data, size);
+        if (r >= 0 && like_fd >= 0)
+                r = copy_attributes(like_fd, fd);
         if (r >= 0 && fsync(fd) < 0)
                 r = negative_errno();
         if (r < 0)
@@ -360,7 +390,7 @@ int fileio_write_atomic(int dir_fd, const char *name, const void *data, size_t s
         struct stat st;
         int r;
 
-        r = write_tmp(dir_fd, name, data, size, mode, tmp, sizeof tmp, &st);
+        r = fileio_write_tmp(dir_fd, name, data, size, mode, -EBADF, tmp, sizeof tmp, &st);
         if (r < 0)
                 return r;
         /* rename(2) replaces the name only: an inode that was there keeps its data under its other names. */
@@ -380,7 +410,7 @@ int fileio_write_new(int dir_fd, const char *name, const void *data, size_t size
         struct stat st;
         int r;
 
-        r = write_tmp(dir_fd, name, data, size, mode, tmp, sizeof tmp, &st);
+        r = fileio_write_tmp(dir_fd, name, data, size, mode, -EBADF, tmp, sizeof tmp, &st);
         if (r < 0)
                 return r;
         /* link(2), unlike rename(2), fails with EEXIST rather than replace what is there. */

@@ -16,8 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/xattr.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "agent/node/fileio.h"
@@ -25,6 +23,7 @@
 #include "agent/phases/phase-files-edit.h"
 #include "agent/node/remove.h"
 #include "agent/config/textblock.h"
+#include "agent/engine/log.h"
 #include "errno-util.h"
 #include "fdinfo-util.h"
 #include "macro.h"
@@ -32,8 +31,6 @@
 
 /* resolv.conf and dhclient.conf are a few hundred bytes; a file this large is not what the line meant. */
 #define EDIT_SIZE_MAX (1024U * 1024U)
-/* SELinux's label of the file (net_conf_t for resolv.conf): a new file would get its directory's. */
-#define XATTR_SELINUX "security.selinux"
 
 typedef struct EditData {
         char *path;             /* node path */
@@ -134,66 +131,6 @@ static char *describe_block(const EditData *d, const TextBlockCut *c, bool done)
                          c->blocks > 1 ? ", several blocks" : "");
 }
 
-static int write_all(int fd, const char *p, size_t size) {
-        while (size > 0) {
-                ssize_t n = write(fd, p, size);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                p += n;
-                size -= (size_t) n;
-        }
-        return 0;
-}
-
-/* The label goes with the content; a file system without xattrs (or a file without a label) has none to keep. */
-static int copy_label(int from_fd, int to_fd) {
-        char label[256];
-        ssize_t n;
-
-        n = fgetxattr(from_fd, XATTR_SELINUX, label, sizeof label);
-        if (n < 0)
-                return errno == ENODATA || errno == EOPNOTSUPP ? 0 : negative_errno();
-        return RET_NERRNO(fsetxattr(to_fd, XATTR_SELINUX, label, (size_t) n, 0));
-}
-
-/* A fresh file beside the old one holding the new text, with the old one's owner, mode and label,
- * on disk. Its name is written to tmp. */
-static int write_tmp(const Look *l, const char *name, char *tmp, size_t tmp_size, struct stat *ret_st) {
-        cleanup_close int fd = -EBADF;
-        int r;
-
-        for (unsigned i = 0; fd < 0; i++) {
-                struct timespec ts;
-
-                (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-                if ((size_t) snprintf(tmp, tmp_size, ".#%s.node-reset.%d.%lx", name, (int) getpid(),
-                                      (unsigned long) ts.tv_nsec ^ ((unsigned long) i << 24)) >= tmp_size)
-                        return -ENAMETOOLONG;
-                /* O_EXCL: nothing prepared under that name is ever opened. 0600 until fchmod(). */
-                fd = openat(l->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
-                if (fd < 0 && (errno != EEXIST || i >= 16))
-                        return negative_errno();
-        }
-        r = RET_NERRNO(fstat(fd, ret_st));
-        if (r >= 0)
-                r = write_all(fd, l->cut.text, l->cut.size);
-        if (r >= 0)
-                r = RET_NERRNO(fchown(fd, l->st.st_uid, l->st.st_gid));
-        /* After fchown(), which clears the set-id bits. */
-        if (r >= 0)
-                r = RET_NERRNO(fchmod(fd, l->st.st_mode & 07777));
-        if (r >= 0)
-                r = copy_label(l->fd, fd);
-        if (r >= 0)
-                r = RET_NERRNO(fsync(fd));
-        if (r < 0)
-                (void) unlinkat(l->dir_fd, tmp, 0);
-        return r;
-}
-
 static bool same_inode(const struct stat *a, const struct stat *b) {
         return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
@@ -246,6 +183,28 @@ static int swap_in(const Look *l, const char *name, const char *tmp, char **ret_
         return RET_NERRNO(fsync(l->dir_fd));
 }
 
+/* A resolv.conf left without a "nameserver" line resolves nothing until DHCP or the network manager
+ * rewrites it (kubespray's preinstall dropped the host's own lines when it wrote its block): said in
+ * the result and logged, so that an operator on a static address knows to put one back. */
+static bool resolv_conf_without_nameserver(const char *path, const char *text) {
+        if (!streq(base_name(path), "resolv.conf"))
+                return false;
+        for (const char *p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+                if (startswith(p + strspn(p, " \t"), "nameserver"))
+                        return false;
+        return true;
+}
+
+static char *edited_message(const EditData *d, const Look *l) {
+        cleanup_free char *done = describe_block(d, &l->cut, true);
+
+        if (!done || !resolv_conf_without_nameserver(d->path, l->cut.text))
+                return TAKE_PTR(done);
+        log_warning("%s has no nameserver line left: the host resolves nothing until DHCP or its network manager "
+                    "rewrites it", d->path);
+        return strprintf("%s; no nameserver line is left in it", done);
+}
+
 /* What to do with the file looked at: the very inode planned, a block to cut, then the swap. */
 static int edit_looked(const EditData *d, const Look *l, char **ret_msg) {
         const char *name = base_name(d->path);
@@ -261,7 +220,7 @@ static int edit_looked(const EditData *d, const Look *l, char **ret_msg) {
                 return l->cut_r;
         if (l->cut_r == 0)
                 return set_errmsg(ret_msg, 0, "no block '%s'..'%s': already clean", d->begin, d->end);
-        r = write_tmp(l, name, tmp, sizeof tmp, &tmp_st);
+        r = fileio_write_tmp(l->dir_fd, name, l->cut.text, l->cut.size, 0600, l->fd, tmp, sizeof tmp, &tmp_st);
         if (r < 0)
                 return set_errmsg(ret_msg, r, "cannot write the new content beside it: %s", strerror(-r));
         r = swap_in(l, name, tmp, ret_msg);
@@ -269,7 +228,7 @@ static int edit_looked(const EditData *d, const Look *l, char **ret_msg) {
                 (void) fileio_unlink_if_same(l->dir_fd, tmp, &tmp_st);
                 return r;
         }
-        *ret_msg = describe_block(d, &l->cut, true);
+        *ret_msg = edited_message(d, l);
         return 1;
 }
 

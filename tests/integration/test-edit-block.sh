@@ -39,8 +39,13 @@ cp "$WORK/bind-source" "$WORK/bind.expected"
 touch "$root/etc/bound.conf"
 mount --bind "$WORK/bind-source" "$root/etc/bound.conf"
 
+# A resolv.conf holding only kubespray's block: cut, and the result says no nameserver is left.
+mkdir -p "$root/etc/only"
+printf '%s\nnameserver 169.254.25.10\n%s\n' "$B" "$E" > "$root/etc/only/resolv.conf"
+
 cat > "$WORK/m.conf" <<EOM
 remove-block /etc/resolv.conf "$B" "$E"
+remove-block /etc/only/resolv.conf "$B" "$E"
 remove-block /etc/dhcp/dhclient.conf "$B" "$E"
 remove-block /etc/dhclient.conf "$B" "$E"
 remove-block /etc/unterminated.conf "$B" "$E"
@@ -61,6 +66,9 @@ assert "resolv.conf: mode kept" test "$(stat -c %a "$root/etc/resolv.conf")" = 6
 assert "resolv.conf: owner and group kept" test "$(stat -c %u:%g "$root/etc/resolv.conf")" = 0:7
 assert "resolv.conf: a new inode (never written in place)" test "$(stat -c %i "$root/etc/resolv.conf")" != "$ino_before"
 assert "resolv.conf: changed, 6 lines" jq_ "$WORK/run1.json" 'any(a["target"] == "/etc/resolv.conf" and a["result"] == "changed" and "6 lines" in a["message"] for a in actions(r, kind="edit"))'
+assert "resolv.conf without a nameserver left: emptied, and said" jq_ "$WORK/run1.json" 'any(a["target"] == "/etc/only/resolv.conf" and a["result"] == "changed" and "no nameserver line is left" in a["message"] for a in actions(r, kind="edit"))'
+assert "resolv.conf with the host's nameserver: nothing said" jq_ "$WORK/run1.json" 'not any("nameserver line" in a["message"] for a in actions(r, kind="edit") if a["target"] == "/etc/resolv.conf")'
+assert "resolv.conf without a nameserver left: warned on stderr" grep -q 'no nameserver line left' "$WORK/run1.err"
 assert "dhclient.conf: the block is gone, the rest (without a final newline) byte-identical" cmp "$root/etc/dhcp/dhclient.conf" "$WORK/dhclient.expected"
 assert "hard link: refused and untouched" cmp "$root/etc/dhclient.conf" "$WORK/hardlink.expected"
 assert "hard link: the other name untouched" cmp "$root/srv/dhclient.conf.link" "$WORK/hardlink.expected"
