@@ -6,6 +6,7 @@
 
 #include "agent/node/fileio.h"
 #include "agent/config/kubeconfig.h"
+#include "agent/config/yaml-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -20,26 +21,8 @@ typedef struct Parse {
         char **reterr;
 } Parse;
 
-static const char *scalar_of(const yaml_node_t *n) {
-        const char *s;
-
-        if (!n || n->type != YAML_SCALAR_NODE)
-                return NULL;
-        s = (const char *) n->data.scalar.value;
-        /* "\0" escapes would cut the string short: such a value is not a name or a path. */
-        return strlen(s) == n->data.scalar.length ? s : NULL;
-}
-
 static yaml_node_t *map_get(const Parse *p, yaml_node_t *map, const char *key) {
-        if (!map || map->type != YAML_MAPPING_NODE)
-                return NULL;
-        for (yaml_node_pair_t *i = map->data.mapping.pairs.start; i < map->data.mapping.pairs.top; i++) {
-                const char *k = scalar_of(yaml_document_get_node(p->doc, i->key));
-
-                if (k && streq(k, key))
-                        return yaml_document_get_node(p->doc, i->value);
-        }
-        return NULL;
+        return yaml_map_get(p->doc, map, key);
 }
 
 /* An optional string field: absent or empty is *ret == NULL; anything but a string is an error. */
@@ -50,7 +33,7 @@ static int get_string(const Parse *p, yaml_node_t *map, const char *where, const
         *ret = NULL;
         if (!n)
                 return 0;
-        s = scalar_of(n);
+        s = yaml_scalar_of(n);
         if (!s)
                 return set_errmsg(p->reterr, -EINVAL, "%s: %s%s%s is not a string", p->path, strempty(where),
                                   where ? " " : "", key);
@@ -69,7 +52,7 @@ static int find_named(const Parse *p, yaml_node_t *root, const char *list, const
                 return set_errmsg(p->reterr, -EINVAL, "%s: '%s' is not a list", p->path, list);
         for (yaml_node_item_t *i = l ? l->data.sequence.items.start : NULL; l && i < l->data.sequence.items.top; i++) {
                 yaml_node_t *entry = yaml_document_get_node(p->doc, *i);
-                const char *n = scalar_of(map_get(p, entry, "name"));
+                const char *n = yaml_scalar_of(map_get(p, entry, "name"));
                 yaml_node_t *v;
 
                 if (!n || !streq(n, name))
@@ -97,7 +80,7 @@ static int pick_context(const Parse *p, yaml_node_t *root, Kubeconfig *k, yaml_n
                 if (!l || l->type != YAML_SEQUENCE_NODE || l->data.sequence.items.top - l->data.sequence.items.start != 1)
                         return set_errmsg(p->reterr, -EINVAL, "%s: no current-context, and not exactly one context",
                                           p->path);
-                k->context = strdup(strempty(scalar_of(map_get(p, yaml_document_get_node(p->doc, *l->data.sequence.items.start), "name"))));
+                k->context = strdup(strempty(yaml_scalar_of(map_get(p, yaml_document_get_node(p->doc, *l->data.sequence.items.start), "name"))));
                 if (!k->context)
                         return -ENOMEM;
         }

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "agent/config/yaml-util.h"
 #include "agent/engine/context.h"
 #include "agent/node/fileio.h"
 #include "agent/phases/phase-network.h"
@@ -52,32 +53,11 @@ static void kube_vip_done(KubeVip *k) {
         free(k->subnet);
 }
 
-static const char *scalar_of(const yaml_node_t *n) {
-        const char *s;
-
-        if (!n || n->type != YAML_SCALAR_NODE)
-                return NULL;
-        s = (const char *) n->data.scalar.value;
-        return strlen(s) == n->data.scalar.length ? s : NULL;
-}
-
-static yaml_node_t *map_get(yaml_document_t *doc, yaml_node_t *map, const char *key) {
-        if (!map || map->type != YAML_MAPPING_NODE)
-                return NULL;
-        for (yaml_node_pair_t *i = map->data.mapping.pairs.start; i < map->data.mapping.pairs.top; i++) {
-                const char *k = scalar_of(yaml_document_get_node(doc, i->key));
-
-                if (k && streq(k, key))
-                        return yaml_document_get_node(doc, i->value);
-        }
-        return NULL;
-}
-
 /* The env list of one container: name/value pairs (valueFrom entries have no value and are skipped). */
 static int env_collect(yaml_document_t *doc, yaml_node_t *env, KubeVip *k) {
         for (yaml_node_item_t *i = env->data.sequence.items.start; i < env->data.sequence.items.top; i++) {
                 yaml_node_t *e = yaml_document_get_node(doc, *i);
-                const char *name = scalar_of(map_get(doc, e, "name")), *value = scalar_of(map_get(doc, e, "value"));
+                const char *name = yaml_scalar_of(yaml_map_get(doc, e, "name")), *value = yaml_scalar_of(yaml_map_get(doc, e, "value"));
                 char **field = NULL;
 
                 if (!name || isempty(value))
@@ -99,12 +79,12 @@ static int env_collect(yaml_document_t *doc, yaml_node_t *env, KubeVip *k) {
 }
 
 static int pod_collect(yaml_document_t *doc, KubeVip *k) {
-        yaml_node_t *cs = map_get(doc, map_get(doc, yaml_document_get_root_node(doc), "spec"), "containers");
+        yaml_node_t *cs = yaml_map_get(doc, yaml_map_get(doc, yaml_document_get_root_node(doc), "spec"), "containers");
 
         if (!cs || cs->type != YAML_SEQUENCE_NODE)
                 return 0;
         for (yaml_node_item_t *i = cs->data.sequence.items.start; i < cs->data.sequence.items.top; i++) {
-                yaml_node_t *env = map_get(doc, yaml_document_get_node(doc, *i), "env");
+                yaml_node_t *env = yaml_map_get(doc, yaml_document_get_node(doc, *i), "env");
                 int r;
 
                 if (!env || env->type != YAML_SEQUENCE_NODE)

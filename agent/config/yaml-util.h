@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Small lookups in a libyaml document, shared by the readers of kubeconfigs and static pod manifests. */
+#pragma once
+
+#include <yaml.h>
+
+/* A scalar node's text, or NULL for any other node, NULL, or a scalar with a "\0" escape (which
+ * would cut the string short: such a value is no name, path or address). */
+const char *yaml_scalar_of(const yaml_node_t *n);
+
+/* The value of key in a mapping node, or NULL when map is no mapping or has no such key. */
+yaml_node_t *yaml_map_get(yaml_document_t *doc, yaml_node_t *map, const char *key);
