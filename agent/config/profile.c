@@ -111,8 +111,7 @@ static bool detected_comment(FILE *f, const char *what, const char *path) {
 }
 
 /* Each CNI's own fragment, chosen from the plugin types of the node's first CNI configuration (the
- * one the runtime uses). kube-router configures the plain bridge plugin on its kube-bridge: its
- * configuration is recognised by its name and that bridge. */
+ * one the runtime uses). */
 static const struct {
         const char *type;
         const char *fragment;
@@ -123,10 +122,25 @@ static const struct {
         { "weave-net", "cni-weave" },
 };
 
-static bool cni_is_kube_router(const Detection *d) {
+/* CNIs whose configuration names another one's plugin, told by the configuration's file name:
+ * kube-router configures the plain bridge plugin on its kube-bridge, canal is calico's plugin on
+ * flannel's network (its 10-canal.conflist; flannel's daemon leaves /run/flannel). */
+static const struct {
+        const char *name_part;
+        const char *fragment;
+} cni_by_file_name[] = {
+        { "kuberouter", "cni-kube-router" },
+        { "kube-router", "cni-kube-router" },
+        { "canal", "cni-flannel" },
+};
+
+static const char *cni_fragment_by_file_name(const Detection *d) {
         const char *base = d->cni_config ? strrchr(d->cni_config, '/') : NULL;
 
-        return base && (strstr(base, "kuberouter") || strstr(base, "kube-router"));
+        for (size_t i = 0; base && i < ELEMENTSOF(cni_by_file_name); i++)
+                if (strstr(base, cni_by_file_name[i].name_part))
+                        return cni_by_file_name[i].fragment;
+        return NULL;
 }
 
 static bool cni_has_type(const char *types, const char *type) {
@@ -157,8 +171,8 @@ static int cni_detected_text(char **ret) {
                         fprintf(f, "include " PROFILE_PREFIX "%s\n", cni_fragments[i].fragment);
                         n++;
                 }
-        if (d && cni_is_kube_router(d)) {
-                fputs("include " PROFILE_PREFIX "cni-kube-router\n", f);
+        if (d && cni_fragment_by_file_name(d) && !(types && cni_has_type(types, "flannel"))) {
+                fprintf(f, "include " PROFILE_PREFIX "%s\n", cni_fragment_by_file_name(d));
                 n++;
         }
         if (n == 0)

@@ -4,7 +4,7 @@
 # configuration: only the detected CNI's state directories go (cilium's on a cilium node, calico's
 # on a calico node, ...), every other CNI's stay, a node with no CNI configuration keeps them all,
 # and "--profile all" removes the union. The plan says which CNI was detected and from which file.
-# A second run changes nothing.
+# canal (calico's plugin, flannel's daemon) is told by its file name. A second run changes nothing.
 . "$(dirname "$0")/lib.sh"
 in_private_ns "$@"
 REPORT="$TOP/tests/integration/report.py"
@@ -69,6 +69,15 @@ new_node flannel 10-flannel.conflist '{"name":"cbr0","plugins":[{"type":"flannel
 run_node
 gone /run/flannel /etc/flannel
 stays $CILIUM_STATE $CALICO_STATE $ROUTER_STATE $WEAVE_STATE $KEPT_ALWAYS
+
+# --- canal: calico's plugin on flannel's network, told by its file name ------------------------------
+new_node canal 10-canal.conflist \
+        '{"name":"k8s-pod-network","plugins":[{"type":"calico","ipam":{"type":"host-local"}},{"type":"portmap"}]}'
+run_node
+assert "canal: the plan's rows come from profile:cni-calico and cni-flannel" \
+        sh -c "grep -q profile:cni-calico '$WORK/canal.plan' && grep -q profile:cni-flannel '$WORK/canal.plan'"
+gone /var/lib/calico /run/calico /run/flannel /etc/flannel
+stays $CILIUM_STATE $ROUTER_STATE $WEAVE_STATE $KEPT_ALWAYS
 
 # --- kube-router: the plain bridge plugin on kube-bridge, in kube-router's file ----------------------
 new_node kube-router 10-kuberouter.conflist \
