@@ -499,3 +499,29 @@ const char *proc_holds_path(pid_t pid, const char *abs_path) {
                 return "root";
         return map_beneath(pid, abs_path) ? "map" : NULL;
 }
+
+char *proc_path_holders(const char *abs_path, unsigned max) {
+        cleanup_closedir DIR *proc = opendir("/proc");
+        char *list = NULL;
+        unsigned n = 0;
+
+        if (!proc)
+                return NULL;
+        FOREACH_DIRENT(de, proc) {
+                const char *how;
+                char *t;
+
+                if (n >= max)
+                        break;
+                if (!isdigit_str(de->d_name) || atoi(de->d_name) == getpid() ||
+                    !(how = proc_holds_path(atoi(de->d_name), abs_path)))
+                        continue;
+                t = strprintf("%s%s%s (%s)", strempty(list), list ? ", " : "", de->d_name, how);
+                if (!t)
+                        break;
+                free(list);
+                list = t;
+                n++;
+        }
+        return list;
+}

@@ -91,3 +91,6 @@ int proc_socket_listener(const char *path, pid_t *ret);
  * "map" (a memory-mapped file, a library or an executable), or NULL when it does not (or is gone).
  * A mount held only by a working directory or a mapping is as busy as one with an open file. */
 const char *proc_holds_path(pid_t pid, const char *abs_path);
+/* The processes other than this one that hold abs_path, at most max of them, as a list for a
+ * message ("1234 (cwd), 5678 (fd)"), or NULL when none does (or out of memory). */
+char *proc_path_holders(const char *abs_path, unsigned max);

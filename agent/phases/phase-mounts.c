@@ -46,34 +46,8 @@ static const char *node_path_of(const Context *ctx, const char *mount_point) {
 
 /* Name (up to 8 of) the processes that keep a mount busy, and how (an open file, a working or root
  * directory, a mapping), so the operator knows what to stop. */
-static char *busy_holders(const char *abs_path) {
-        cleanup_closedir DIR *proc = NULL;
-        char *list = NULL;
-        int n = 0;
-
-        proc = opendir("/proc");
-        if (!proc)
-                return NULL;
-        FOREACH_DIRENT(de, proc) {
-                const char *how;
-                char *t;
-
-                if (n >= 8)
-                        break;
-                if (!isdigit_str(de->d_name) || !(how = proc_holds_path(atoi(de->d_name), abs_path)))
-                        continue;
-                t = strprintf("%s%s%s (%s)", strempty(list), list ? ", " : "", de->d_name, how);
-                if (!t)
-                        break;
-                free(list);
-                list = t;
-                n++;
-        }
-        return list;
-}
-
 static int unmount_busy(Context *ctx, UnmountData *d, char **ret_msg) {
-        cleanup_free char *holders = busy_holders(d->abs_path);
+        cleanup_free char *holders = proc_path_holders(d->abs_path, 8);
         int r;
 
         if (ctx->lazy_unmount) {

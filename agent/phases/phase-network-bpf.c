@@ -43,6 +43,7 @@
 #include "agent/node/mount-util.h"
 #include "agent/node/mountinfo.h"
 #include "agent/node/proc.h"
+#include "agent/node/remove.h"
 #include "agent/phases/phase-network.h"
 #include "dirent-util.h"
 #include "errno-util.h"
@@ -576,31 +577,26 @@ static int bpffs_has_pin(int dfd, bool top, char **ret) {
         return 0;
 }
 
-/* The first process that holds path (an open file, its working or root directory, a mapping). */
+/* Who holds path (an open file, its working or root directory, a mapping), or NULL. */
 static char *mount_holder(const char *path) {
-        cleanup_closedir DIR *proc = opendir("/proc");
+        cleanup_free char *l = proc_path_holders(path, 1);
 
-        if (!proc)
-                return NULL;
-        FOREACH_DIRENT(de, proc) {
-                const char *how;
-
-                if (isdigit_str(de->d_name) && atoi(de->d_name) != getpid() &&
-                    (how = proc_holds_path(atoi(de->d_name), path)))
-                        return strprintf("held by PID %s (%s)", de->d_name, how);
-        }
-        return NULL;
+        return l ? strprintf("held by PID %s", l) : NULL;
 }
 
 /* Why the mount must stay, or NULL (and 0) when nothing uses it any more. */
 static int mount_in_use(const MountData *d, char **ret_why) {
-        cleanup_close int fd = -EBADF;
+        cleanup_close int root_fd = -EBADF, fd = -EBADF;
         int k;
 
         *ret_why = NULL;
-        fd = open(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        /* Not through a symlink: what is asked about is the mount the plan saw at that path. */
+        root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
                 return -errno;
+        fd = open_nofollow_beneath(root_fd, d->path, O_RDONLY | O_DIRECTORY);
+        if (fd < 0)
+                return fd;
         k = d->cgroup ? cgroup_first_prog(fd, ret_why) : bpffs_has_pin(TAKE_FD(fd), true, ret_why);
         if (k != 0)
                 return k;
