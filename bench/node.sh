@@ -45,6 +45,11 @@ build_files() { # root
         echo x > "$r/opt/cni/bin/bridge"
         echo "co-hosted Docker" > "$r/var/lib/docker/keep"
         echo node-1 > "$r/etc/hostname"
+        # kubespray's default network plugin, calico: node-reset removes the state of the CNI the
+        # node's configuration names, kubespray every CNI's directories.
+        mkdir -p "$r/etc/cni/net.d"
+        echo '{"name":"k8s-pod-network","cniVersion":"0.3.1","plugins":[{"type":"calico"},{"type":"portmap"}]}' \
+                > "$r/etc/cni/net.d/10-calico.conflist"
         for i in $(seq "$PODS"); do
                 mkdir -p "$r/var/lib/kubelet/pods/p$i/volumes/kubernetes.io~empty-dir/v"
                 mount -t tmpfs -o size=64k "nr-bench-$i" "$r/var/lib/kubelet/pods/p$i/volumes/kubernetes.io~empty-dir/v"
@@ -161,6 +166,9 @@ on_purpose = [
     ("file /opt/cni/", "only /opt/cni/bin is the runtime's scope"),
     ("file /etc/systemd/system/cri-dockerd", "cri-dockerd is removed only when it is kubelet's runtime"),
     ("file /usr/local/bin/cri-dockerd", "cri-dockerd is removed only when it is kubelet's runtime"),
+    ("file /etc/flannel", "not this node's CNI (calico): kubespray removes every CNI's directories"),
+    ("file /run/flannel", "not this node's CNI (calico): kubespray removes every CNI's directories"),
+    ("file /var/lib/kube-router", "not this node's CNI (calico): kubespray removes every CNI's directories"),
 ]
 def why(l):
     return next((w for p, w in on_purpose if l.startswith(p)), None)
