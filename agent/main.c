@@ -34,9 +34,9 @@
 
 enum {
         EXIT_CLEAN = 0,
-        EXIT_RESIDUE = 1,       /* an action failed or residue remains */
-        EXIT_USAGE = 2,         /* bad usage or a manifest error */
-        EXIT_REFUSED = 3,       /* lock held, not root, not confirmed */
+        EXIT_RESIDUE = 1, /* an action failed or residue remains */
+        EXIT_USAGE = 2,   /* bad usage or a manifest error */
+        EXIT_REFUSED = 3, /* lock held, not root, not confirmed */
 };
 
 static const char *arg_root;
@@ -48,13 +48,13 @@ static bool arg_yes;
 static bool arg_step;
 static OutputMode arg_output = OUTPUT_TEXT;
 static unsigned arg_timeout_sec;
-static uint64_t started_usec;   /* CLOCK_MONOTONIC at start: --timeout counts from here */
+static uint64_t started_usec; /* CLOCK_MONOTONIC at start: --timeout counts from here */
 static bool arg_lazy_unmount;
 static bool arg_group_delete = true;
 static unsigned arg_xtables_wait_sec = 10;
 static unsigned arg_unit_timeout_sec;
 static const char *arg_cri_endpoint;
-static unsigned arg_concurrency;    /* 0: the pods phase's default */
+static unsigned arg_concurrency; /* 0: the pods phase's default */
 static unsigned arg_pods_timeout_sec;
 static unsigned arg_kill_grace_sec = 5;
 static unsigned arg_etcd_timeout_sec;
@@ -133,7 +133,7 @@ static void help(void) {
 }
 
 /* One line and a pointer to --help, never the whole help (util-linux's convention). */
-__attribute__((format(printf, 1, 2)))
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...) {
         char buf[2048];
         va_list ap;
@@ -206,7 +206,8 @@ static int parse_orphan_report_option(int c, const char *optarg_) {
                 return 0;
         case ARG_FOR:
                 if (duration_parse(optarg_, &arg_for_sec) < 0 || arg_for_sec == 0)
-                        return usage_error("invalid --for '%s': expected a positive duration such as 90s, 30m, 2h, 1d", optarg_);
+                        return usage_error("invalid --for '%s': expected a positive duration such as 90s, 30m, 2h, 1d",
+                                           optarg_);
                 return 0;
         case ARG_PROBE_TIMEOUT:
                 if (duration_parse(optarg_, &sec) < 0 || sec == 0 || sec > 3600)
@@ -280,8 +281,9 @@ static int parse_long_only(int c, const char *optarg_) {
                 return 0;
         case ARG_PROFILE:
                 if (!profile_is_selectable(optarg_))
-                        return usage_error("invalid --profile '%s': expected kubeadm, kubespray, kubekey, k3s, rke2 or all",
-                                           optarg_);
+                        return usage_error(
+                                "invalid --profile '%s': expected kubeadm, kubespray, kubekey, k3s, rke2 or all",
+                                optarg_);
                 arg_profile = optarg_;
                 return 0;
         case ARG_WITH_RUNTIME:
@@ -329,7 +331,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "no-backup", no_argument, NULL, ARG_NO_BACKUP },
                 { "profile", required_argument, NULL, ARG_PROFILE },
                 { "with-runtime", optional_argument, NULL, ARG_WITH_RUNTIME },
-                {}
+                {},
         };
         int c, r;
 
@@ -394,7 +396,7 @@ static int parse_argv(int argc, char *argv[]) {
  * unless a manifest is given), the --manifest files (or /etc/node-reset/manifest.conf when there is
  * neither), and with --with-runtime the runtime's fragment when nothing included it yet. */
 typedef struct Selection {
-        const char *profile;    /* NULL when a manifest replaces the profile */
+        const char *profile; /* NULL when a manifest replaces the profile */
         const char *why;
 } Selection;
 
@@ -429,7 +431,8 @@ static int load_manifest(const Selection *sel, Manifest **ret) {
         if (!m)
                 return log_oom();
         if (sel->profile)
-                r = parse_include(m, sel->why && streq(sel->why, "--profile") ? "--profile" : "detection", sel->profile, &err);
+                r = parse_include(m, sel->why && streq(sel->why, "--profile") ? "--profile" : "detection", sel->profile,
+                                  &err);
         for (size_t i = 0; r >= 0 && i < arg_n_manifests; i++)
                 r = manifest_parse_file(m, arg_manifests[i], &err);
         if (r >= 0 && !sel->profile && arg_n_manifests == 0)
@@ -618,8 +621,8 @@ static int take_lock(const Setup *s, int *ret_fd) {
                 return EXIT_REFUSED;
         }
         if (fd < 0) {
-                log_error("Cannot take the lock %s/run/node-reset.lock: %s",
-                          streq(s->root, "/") ? "" : s->root, err ?: strerror(-fd));
+                log_error("Cannot take the lock %s/run/node-reset.lock: %s", streq(s->root, "/") ? "" : s->root,
+                          err ?: strerror(-fd));
                 return EXIT_REFUSED;
         }
         *ret_fd = fd;
@@ -633,7 +636,8 @@ static int report_url_setup(ReportUrl **ret) {
         *ret = NULL;
         if (!arg_report_url) {
                 if (arg_report_headers || arg_report_header_file || arg_report_cacert)
-                        return usage_error("--report-header, --report-header-file and --report-cacert need --report-url"),
+                        return usage_error(
+                                       "--report-header, --report-header-file and --report-cacert need --report-url"),
                                EXIT_USAGE;
                 return 0;
         }
@@ -712,7 +716,10 @@ static void log_run_result(const Setup *s, const Plan *plan, const Plan *residue
                   "Reset of %s finished: %zu changed, %zu unchanged, %zu failed, %zu skipped, %s; exit status %d.",
                   s->root, plan_count(plan, NULL, ACTION_CHANGED), plan_count(plan, NULL, ACTION_UNCHANGED), failed,
                   plan_count(plan, NULL, ACTION_SKIPPED),
-                  !residue ? "not verified" : residue->n_actions ? "residue remains" : "no residue", status);
+                  !residue             ? "not verified"
+                  : residue->n_actions ? "residue remains"
+                                       : "no residue",
+                  status);
 }
 
 static int verb_run(int argc, char *argv[]) {
@@ -912,14 +919,14 @@ static int verb_orphan_check(int argc, char *argv[]) {
 typedef struct Verb {
         const char *name;
         int (*run)(int argc, char *argv[]);
-        bool no_operands;       /* anything after the verb is a usage error, before anything runs */
+        bool no_operands; /* anything after the verb is a usage error, before anything runs */
 } Verb;
 
 static const Verb verbs[] = {
         { "plan", verb_plan, true },
         { "run", verb_run, true },
         { "status", verb_status, true },
-        { "orphan-check", verb_orphan_check, false },  /* its usage errors exit 255: it checks itself */
+        { "orphan-check", verb_orphan_check, false }, /* its usage errors exit 255: it checks itself */
         { "manifest", verb_manifest, false },
 };
 
@@ -930,8 +937,7 @@ static int dispatch(int argc, char *argv[]) {
                 if (streq(verbs[i].name, argv[0])) {
                         /* "run status" must not reset the node and exit 0: reject, like util-linux. */
                         if (verbs[i].no_operands && argc > 1)
-                                return usage_error("'%s' takes no operands, got '%s'", argv[0], argv[1]),
-                                       EXIT_USAGE;
+                                return usage_error("'%s' takes no operands, got '%s'", argv[0], argv[1]), EXIT_USAGE;
                         return verbs[i].run(argc, argv);
                 }
         return usage_error("unknown command '%s'", argv[0]), EXIT_USAGE;

@@ -125,8 +125,8 @@ int cri_client_unary(CriClient *c, const char *method, const ProtoWriter *reques
 /* Encode, call, decode; decode is NULL for the empty responses. */
 typedef int (*decode_fn)(const void *p, size_t n, void *ret, void *ret_n);
 
-static int call_simple(CriClient *c, const char *method, ProtoWriter *w, decode_fn decode, void *ret,
-                       void *ret_n, int *ret_grpc_status, char **reterr_msg) {
+static int call_simple(CriClient *c, const char *method, ProtoWriter *w, decode_fn decode, void *ret, void *ret_n,
+                       int *ret_grpc_status, char **reterr_msg) {
         cleanup_free uint8_t *resp = NULL;
         size_t len = 0;
         int r;
@@ -232,10 +232,8 @@ int cri_remove_container(CriClient *c, const char *id, char **reterr_msg) {
 }
 
 static const char *const op_methods[_CRI_OP_MAX] = {
-        [CRI_OP_STOP_SANDBOX] = "StopPodSandbox",
-        [CRI_OP_REMOVE_SANDBOX] = "RemovePodSandbox",
-        [CRI_OP_STOP_CONTAINER] = "StopContainer",
-        [CRI_OP_REMOVE_CONTAINER] = "RemoveContainer",
+        [CRI_OP_STOP_SANDBOX] = "StopPodSandbox",     [CRI_OP_REMOVE_SANDBOX] = "RemovePodSandbox",
+        [CRI_OP_STOP_CONTAINER] = "StopContainer",    [CRI_OP_REMOVE_CONTAINER] = "RemoveContainer",
         [CRI_OP_SANDBOX_STATUS] = "PodSandboxStatus",
 };
 
@@ -268,9 +266,9 @@ static void op_settle(CriOp *op, GrpcCall *call) {
                 op->result = r;
                 return;
         }
-        r = op->kind == CRI_OP_SANDBOX_STATUS ?
-                cri_decode_sandbox_status_response(call->response, call->response_len, &op->status) :
-                cri_decode_empty_response(call->response, call->response_len);
+        r = op->kind == CRI_OP_SANDBOX_STATUS
+                    ? cri_decode_sandbox_status_response(call->response, call->response_len, &op->status)
+                    : cri_decode_empty_response(call->response, call->response_len);
         if (r < 0 && r != -ENOMEM)
                 r = set_errmsg(&op->message, -EBADMSG, "malformed %s response", op_methods[op->kind]);
         op->result = r;
@@ -279,7 +277,7 @@ static void op_settle(CriOp *op, GrpcCall *call) {
 int cri_run_ops(CriClient *c, CriOp *ops, size_t n, unsigned concurrency) {
         cleanup_free GrpcCall *calls = NULL;
         cleanup_free ProtoWriter *ws = NULL;
-        cleanup_free char (*paths)[CRI_PATH_MAX] = NULL;
+        cleanup_free char(*paths)[CRI_PATH_MAX] = NULL;
         int r;
 
         if (n == 0)

@@ -58,12 +58,12 @@ typedef enum CriOpKind {
 typedef struct CriOp {
         CriOpKind kind;
         const char *id;
-        int64_t timeout_sec;            /* StopContainer's grace period */
+        int64_t timeout_sec; /* StopContainer's grace period */
 
-        int result;                     /* 0 or -errno */
-        int grpc_status;                /* -1 when the runtime never said */
-        char *message;                  /* why it failed */
-        CriSandboxStatus status;        /* CRI_OP_SANDBOX_STATUS */
+        int result;              /* 0 or -errno */
+        int grpc_status;         /* -1 when the runtime never said */
+        char *message;           /* why it failed */
+        CriSandboxStatus status; /* CRI_OP_SANDBOX_STATUS */
 } CriOp;
 
 const char *cri_op_kind_to_method(CriOpKind k);

@@ -41,7 +41,7 @@ typedef struct CriSandbox {
         char *uid;
         char *namespace;
         uint32_t attempt;
-        uint64_t state;         /* CriSandboxState; other values are kept as sent */
+        uint64_t state; /* CriSandboxState; other values are kept as sent */
         int64_t created_at;
         char *runtime_handler;
 } CriSandbox;
@@ -50,7 +50,7 @@ typedef struct CriSandboxStatus {
         char *id;
         uint64_t state;
         char *ip;
-        uint64_t network_mode;  /* CriNamespaceMode; POD when the runtime says nothing */
+        uint64_t network_mode; /* CriNamespaceMode; POD when the runtime says nothing */
 } CriSandboxStatus;
 
 typedef struct CriContainer {
@@ -59,7 +59,7 @@ typedef struct CriContainer {
         char *name;
         uint32_t attempt;
         char *image;
-        uint64_t state;         /* CriContainerState */
+        uint64_t state; /* CriContainerState */
         int64_t created_at;
 } CriContainer;
 

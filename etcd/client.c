@@ -82,8 +82,7 @@ static int run_call(EtcdClient *c, GrpcCall *call, char **reterr_msg) {
         return r;
 }
 
-static int unary_member_list(EtcdClient *c, const char *path, ProtoWriter *w, EtcdMemberList *ret,
-                             char **reterr_msg) {
+static int unary_member_list(EtcdClient *c, const char *path, ProtoWriter *w, EtcdMemberList *ret, char **reterr_msg) {
         GrpcCall call = { .path = path, .request = w->buf, .request_len = w->len };
         EtcdMemberList l = {};
         int r;
@@ -133,7 +132,7 @@ int etcd_member_remove(EtcdClient *c, uint64_t id, EtcdMemberList *ret_after, ch
 typedef struct SnapshotSink {
         int fd;
         uint64_t written;
-        uint64_t remaining;     /* what the last chunk said is still to come */
+        uint64_t remaining; /* what the last chunk said is still to come */
         bool any;
 } SnapshotSink;
 

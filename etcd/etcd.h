@@ -21,15 +21,15 @@
 
 typedef struct EtcdMember {
         uint64_t id;
-        char *name;             /* "" for a member added but never started */
-        char **peer_urls;       /* strv */
-        char **client_urls;     /* strv; empty for a member never started */
+        char *name;         /* "" for a member added but never started */
+        char **peer_urls;   /* strv */
+        char **client_urls; /* strv; empty for a member never started */
         bool is_learner;
 } EtcdMember;
 
 typedef struct EtcdMemberList {
-        uint64_t cluster_id;    /* from the response header */
-        uint64_t member_id;     /* the member that answered */
+        uint64_t cluster_id; /* from the response header */
+        uint64_t member_id;  /* the member that answered */
         EtcdMember *members;
         size_t n_members;
 } EtcdMemberList;

@@ -15,7 +15,7 @@
 enum {
         MEMBER_LIST_REQUEST_LINEARIZABLE = 1,
         MEMBER_REMOVE_REQUEST_ID = 1,
-        MEMBER_LIST_RESPONSE_HEADER = 1,        /* and MemberRemoveResponse */
+        MEMBER_LIST_RESPONSE_HEADER = 1, /* and MemberRemoveResponse */
         MEMBER_LIST_RESPONSE_MEMBERS = 2,
         MEMBER_ID = 1,
         MEMBER_NAME = 2,

@@ -32,12 +32,12 @@ static inline uint64_t u64_min(uint64_t a, uint64_t b) {
 }
 
 struct GrpcChannel {
-        char *socket_path;              /* a unix socket channel, or */
-        char *url;                      /* a TCP one: "https://host:port", "http://host:port" */
-        char *host, *port;              /* of url: what the call's relay connects to */
+        char *socket_path; /* a unix socket channel, or */
+        char *url;         /* a TCP one: "https://host:port", "http://host:port" */
+        char *host, *port; /* of url: what the call's relay connects to */
         char *ca_file, *cert_file, *key_file;
         uint64_t timeout_usec;
-        uint64_t deadline_usec;         /* CLOCK_MONOTONIC; 0 = none */
+        uint64_t deadline_usec; /* CLOCK_MONOTONIC; 0 = none */
         size_t max_response;
         CURLM *multi;
 };
@@ -46,19 +46,19 @@ struct GrpcChannel {
 typedef struct Transfer {
         const GrpcChannel *ch;
         GrpcCall *call;
-        uint64_t timeout_usec;          /* the channel's, or less when its deadline is nearer */
-        uint64_t deadline;              /* CLOCK_MONOTONIC: start + timeout_usec; the channel enforces it */
-        Relay relay;                    /* the call's own connection, metered */
-        int relay_error;                /* a bound the peer broke */
-        int connect_error;              /* why the runtime's socket could not be reached */
-        uint64_t head_bytes;            /* header and trailer lines, counted where no relay meters */
+        uint64_t timeout_usec; /* the channel's, or less when its deadline is nearer */
+        uint64_t deadline;     /* CLOCK_MONOTONIC: start + timeout_usec; the channel enforces it */
+        Relay relay;           /* the call's own connection, metered */
+        int relay_error;       /* a bound the peer broke */
+        int connect_error;     /* why the runtime's socket could not be reached */
+        uint64_t head_bytes;   /* header and trailer lines, counted where no relay meters */
         CURL *easy;
         struct curl_slist *headers;
         uint8_t *body;
         size_t body_len;
         GrpcFrameParser parser;
         GrpcResponseHead head;
-        int callback_error;     /* set when a callback aborted the transfer */
+        int callback_error; /* set when a callback aborted the transfer */
         char errbuf[CURL_ERROR_SIZE];
 } Transfer;
 
@@ -102,7 +102,7 @@ static uint32_t be32(const uint8_t *b) {
 /* The 5-byte prefix is complete: judge it before a single byte of the message is allocated. */
 static int frame_header_complete(GrpcFrameParser *p) {
         if (p->header[0] == 1)
-                return -EPROTONOSUPPORT;        /* compressed: never asked for */
+                return -EPROTONOSUPPORT; /* compressed: never asked for */
         if (p->header[0] != 0)
                 return -EBADMSG;
         p->declared = be32(p->header + 1);
@@ -128,7 +128,7 @@ int grpc_frame_parser_feed(GrpcFrameParser *p, const void *data, size_t n) {
                 size_t k;
 
                 if (p->done)
-                        return -EBADMSG;        /* a unary response carries one message */
+                        return -EBADMSG; /* a unary response carries one message */
                 if (p->header_len < GRPC_FRAME_HEADER_SIZE) {
                         k = size_min(GRPC_FRAME_HEADER_SIZE - p->header_len, n);
                         memcpy(p->header + p->header_len, d, k);
@@ -506,8 +506,11 @@ int grpc_channel_new_url(const char *url, const GrpcTls *tls, GrpcChannel **ret)
         if (r >= 0)
                 r = url_split(ch);
         if (r >= 0 && tls)
-                r = strdup_or_null(tls->ca_file, &ch->ca_file) < 0 || strdup_or_null(tls->cert_file, &ch->cert_file) < 0 ||
-                    strdup_or_null(tls->key_file, &ch->key_file) < 0 ? -ENOMEM : 0;
+                r = strdup_or_null(tls->ca_file, &ch->ca_file) < 0 ||
+                                    strdup_or_null(tls->cert_file, &ch->cert_file) < 0 ||
+                                    strdup_or_null(tls->key_file, &ch->key_file) < 0
+                            ? -ENOMEM
+                            : 0;
         if (r < 0) {
                 grpc_channel_free(ch);
                 return r;
@@ -564,7 +567,7 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata) {
         r = grpc_frame_parser_feed(&t->parser, ptr, size * nmemb);
         if (r < 0) {
                 t->callback_error = r;
-                return 0;       /* anything short of the whole chunk aborts the transfer */
+                return 0; /* anything short of the whole chunk aborts the transfer */
         }
         return size * nmemb;
 }
@@ -635,7 +638,9 @@ static CURLcode transfer_options_tcp(Transfer *t) {
         CURL *e = t->easy;
         CURLcode cc = CURLE_OK;
 
-#define SET(opt, val) if (cc == CURLE_OK) cc = curl_easy_setopt(e, opt, val)
+#define SET(opt, val)       \
+        if (cc == CURLE_OK) \
+        cc = curl_easy_setopt(e, opt, val)
         SET(CURLOPT_PROTOCOLS_STR, "http,https");
         SET(CURLOPT_HTTP_VERSION,
             (long) (ch->url[4] == 's' ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE));
@@ -661,7 +666,9 @@ static int transfer_options(Transfer *t, const char *url) {
         CURL *e = t->easy;
         CURLcode cc = CURLE_OK;
 
-#define SET(opt, val) if (cc == CURLE_OK) cc = curl_easy_setopt(e, opt, val)
+#define SET(opt, val)       \
+        if (cc == CURLE_OK) \
+        cc = curl_easy_setopt(e, opt, val)
         SET(CURLOPT_URL, url);
         /* libcurl talks to the call's relay (relay.c), which holds the peer's connection; TLS too runs
          * through it, verified against the URL's host. */
@@ -714,7 +721,7 @@ static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, ui
         if (!call->path || call->path[0] != '/')
                 return -EINVAL;
         if (asprintf(&url, "%s%s", ch->url ?: "http://localhost", call->path) < 0) {
-                url = NULL;     /* asprintf() leaves it undefined */
+                url = NULL; /* asprintf() leaves it undefined */
                 return -ENOMEM;
         }
         r = grpc_frame_encode(call->request, call->request_len, &t->body, &t->body_len);
@@ -723,8 +730,8 @@ static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, ui
         r = transfer_headers(t);
         if (r < 0)
                 return r;
-        r = ch->socket_path ? relay_open(&t->relay, ch->socket_path) :
-                              relay_open_tcp(&t->relay, ch->host, ch->port, ch->url[4] == 's');
+        r = ch->socket_path ? relay_open(&t->relay, ch->socket_path)
+                            : relay_open_tcp(&t->relay, ch->host, ch->port, ch->url[4] == 's');
         if (r < 0)
                 return (t->connect_error = r);
         t->easy = curl_easy_init();
@@ -733,7 +740,7 @@ static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, ui
         return transfer_options(t, url);
 }
 
-__attribute__((format(printf, 3, 4)))
+static void call_fail(GrpcCall *c, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void call_fail(GrpcCall *c, int r, const char *fmt, ...) {
         va_list ap;
 
@@ -781,8 +788,10 @@ static void fail_timeout(Transfer *t) {
 /* The peer broke a bound of the relay: the call is refused however the rest of it would have gone. */
 static void fail_relay(Transfer *t) {
         if (t->relay_error == -ENOBUFS)
-                return call_fail(t->call, -EPROTO, "the server sent more than %" PRIu64 " HTTP/2 frames for one call: "
-                                 "refused as a flood", t->relay.max_frames);
+                return call_fail(t->call, -EPROTO,
+                                 "the server sent more than %" PRIu64 " HTTP/2 frames for one call: "
+                                 "refused as a flood",
+                                 t->relay.max_frames);
         if (t->relay_error == -EMSGSIZE)
                 return call_fail(t->call, -EMSGSIZE, "the server sent more than %" PRIu64 " bytes for one call",
                                  t->relay.max_bytes);
@@ -867,8 +876,8 @@ static void transfer_finish(Transfer *t, CURLcode cc) {
         c->grpc_status = h->grpc_status;
         if (h->grpc_status != GRPC_OK) {
                 c->result = grpc_status_to_errno(h->grpc_status);
-                c->message = h->grpc_message ? TAKE_PTR(h->grpc_message) :
-                                               strdup(grpc_status_to_string(h->grpc_status));
+                c->message =
+                        h->grpc_message ? TAKE_PTR(h->grpc_message) : strdup(grpc_status_to_string(h->grpc_status));
                 return;
         }
         r = grpc_frame_parser_finish(&t->parser, &c->response, &c->response_len);

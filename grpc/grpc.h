@@ -43,7 +43,7 @@ enum {
 
 /* A unary response body: exactly one length-prefixed message, fed in pieces as they arrive. */
 typedef struct GrpcFrameParser {
-        size_t max;             /* largest message accepted */
+        size_t max; /* largest message accepted */
         /* A streaming response: each whole message goes to on_message (which returns 0 or -errno) and
          * is freed; any number of them, max_total bytes of messages in all. */
         int (*on_message)(const uint8_t *msg, size_t n, void *userdata);
@@ -53,10 +53,10 @@ typedef struct GrpcFrameParser {
         uint8_t header[GRPC_FRAME_HEADER_SIZE];
         size_t header_len;
         uint8_t *message;
-        size_t message_len;     /* from the length prefix */
+        size_t message_len; /* from the length prefix */
         size_t have;
-        uint32_t declared;      /* the length prefix as sent, for messages */
-        bool done;              /* one whole message read */
+        uint32_t declared; /* the length prefix as sent, for messages */
+        bool done;         /* one whole message read */
 } GrpcFrameParser;
 
 void grpc_frame_parser_init(GrpcFrameParser *p, size_t max);
@@ -75,11 +75,11 @@ int grpc_frame_encode(const void *msg, size_t n, uint8_t **ret, size_t *ret_len)
 
 /* What the response headers and trailers said. */
 typedef struct GrpcResponseHead {
-        int http_status;        /* 0 until the status line */
-        int grpc_status;        /* -1 until grpc-status */
-        char *grpc_message;     /* percent-decoded */
+        int http_status;    /* 0 until the status line */
+        int grpc_status;    /* -1 until grpc-status */
+        char *grpc_message; /* percent-decoded */
         char *content_type;
-        bool bad_status;        /* a grpc-status that is not a number 0-99 */
+        bool bad_status; /* a grpc-status that is not a number 0-99 */
 } GrpcResponseHead;
 
 void grpc_response_head_done(GrpcResponseHead *h);
@@ -99,8 +99,8 @@ typedef struct GrpcChannel GrpcChannel;
 
 /* One unary call. The caller fills the request side; grpc_channel_run() fills the rest. */
 typedef struct GrpcCall {
-        const char *path;               /* "/runtime.v1.RuntimeService/Version" */
-        const uint8_t *request;         /* the protobuf message, unframed */
+        const char *path;       /* "/runtime.v1.RuntimeService/Version" */
+        const uint8_t *request; /* the protobuf message, unframed */
         size_t request_len;
         /* A server-streaming call when set: every response message is handed over as it comes (none
          * is kept in response), at most max_stream bytes of messages in all (0: the channel's bound on
@@ -109,10 +109,10 @@ typedef struct GrpcCall {
         void *userdata;
         uint64_t max_stream;
 
-        int result;                     /* 0, or -errno */
-        int grpc_status;                /* -1 when the server never said */
-        char *message;                  /* grpc-message, or what went wrong on the way */
-        uint8_t *response;              /* the protobuf message, unframed, on success */
+        int result;        /* 0, or -errno */
+        int grpc_status;   /* -1 when the server never said */
+        char *message;     /* grpc-message, or what went wrong on the way */
+        uint8_t *response; /* the protobuf message, unframed, on success */
         size_t response_len;
 } GrpcCall;
 

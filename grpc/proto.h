@@ -11,7 +11,7 @@ enum {
         PROTO_WIRE_VARINT = 0,
         PROTO_WIRE_I64 = 1,
         PROTO_WIRE_LEN = 2,
-        PROTO_WIRE_SGROUP = 3,  /* deprecated groups: skipped, never produced */
+        PROTO_WIRE_SGROUP = 3, /* deprecated groups: skipped, never produced */
         PROTO_WIRE_EGROUP = 4,
         PROTO_WIRE_I32 = 5,
 };
@@ -55,8 +55,8 @@ typedef struct ProtoReader {
 typedef struct ProtoField {
         uint32_t number;
         unsigned wire_type;
-        uint64_t value;         /* VARINT, I64, I32 */
-        const uint8_t *data;    /* LEN: points into the reader's buffer */
+        uint64_t value;      /* VARINT, I64, I32 */
+        const uint8_t *data; /* LEN: points into the reader's buffer */
         size_t len;
 } ProtoField;
 

@@ -25,7 +25,10 @@ static size_t size_min(size_t a, size_t b) {
 }
 
 void relay_init(Relay *r, uint64_t max_bytes, uint64_t max_frames) {
-        *r = (Relay) { .peer_fd = -EBADF, .listen_fd = -EBADF, .inner_fd = -EBADF, .max_bytes = max_bytes,
+        *r = (Relay) { .peer_fd = -EBADF,
+                       .listen_fd = -EBADF,
+                       .inner_fd = -EBADF,
+                       .max_bytes = max_bytes,
                        .max_frames = max_frames };
 }
 

@@ -15,24 +15,24 @@
 #define RELAY_NAME_MAX 64
 
 typedef struct Relay {
-        int peer_fd;            /* connected to the runtime's socket */
-        int listen_fd;          /* where libcurl connects, until it has */
-        int inner_fd;           /* libcurl's connection, accepted */
-        char name[RELAY_NAME_MAX];      /* the listener's abstract name, without the leading NUL */
-        uint8_t *up;            /* RELAY_CHUNK from libcurl, not yet written to the peer */
+        int peer_fd;               /* connected to the runtime's socket */
+        int listen_fd;             /* where libcurl connects, until it has */
+        int inner_fd;              /* libcurl's connection, accepted */
+        char name[RELAY_NAME_MAX]; /* the listener's abstract name, without the leading NUL */
+        uint8_t *up;               /* RELAY_CHUNK from libcurl, not yet written to the peer */
         size_t up_len, up_off;
-        uint8_t *down;          /* RELAY_CHUNK from the peer, not yet handed to libcurl */
+        uint8_t *down; /* RELAY_CHUNK from the peer, not yet handed to libcurl */
         size_t down_len, down_off;
-        uint8_t frame_head[9];  /* the frame header being read */
+        uint8_t frame_head[9]; /* the frame header being read */
         size_t frame_head_len;
-        size_t frame_left;      /* payload bytes of the current frame still to come */
-        uint64_t bytes;         /* from the peer, in all */
-        uint64_t frames;        /* HTTP/2 frames from the peer, empty ones included */
+        size_t frame_left; /* payload bytes of the current frame still to come */
+        uint64_t bytes;    /* from the peer, in all */
+        uint64_t frames;   /* HTTP/2 frames from the peer, empty ones included */
         uint64_t max_bytes, max_frames;
         bool peer_eof, inner_eof, down_shut;
-        bool connecting;        /* a TCP connect in progress: nothing moves until it completes */
-        bool opaque;            /* TLS: the bytes are records, not frames; only bytes are metered */
-        int connect_error;      /* why the peer could not be reached (-ECONNREFUSED, ...) */
+        bool connecting;   /* a TCP connect in progress: nothing moves until it completes */
+        bool opaque;       /* TLS: the bytes are records, not frames; only bytes are metered */
+        int connect_error; /* why the peer could not be reached (-ECONNREFUSED, ...) */
 } Relay;
 
 void relay_init(Relay *r, uint64_t max_bytes, uint64_t max_frames);

@@ -16,8 +16,8 @@ static inline bool dot_or_dot_dot(const char *name) {
 
 /* Iterate over the entries of d except "." and ".."; readdir() errors end the loop like the end of
  * the directory does, so a caller that must tell them apart sets errno = 0 first and checks it. */
-#define FOREACH_DIRENT(de, d)                                                   \
-        for (struct dirent *de; ((de) = readdir(d));)                           \
-                if (dot_or_dot_dot((de)->d_name))                               \
-                        continue;                                               \
+#define FOREACH_DIRENT(de, d)                          \
+        for (struct dirent * de; ((de) = readdir(d));) \
+                if (dot_or_dot_dot((de)->d_name))      \
+                        continue;                      \
                 else

@@ -21,7 +21,7 @@
  * Each \xHH stands for exactly one byte, whatever the bytes around it, so unescaping gives the
  * original name back. JSON output has its own escaping and never goes through this. */
 
-#define ESCAPE_UNIT_MAX 5       /* the longest escape of one byte, "\xHH", plus its NUL */
+#define ESCAPE_UNIT_MAX 5 /* the longest escape of one byte, "\xHH", plus its NUL */
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 when s does not start one. */
 static inline size_t utf8_valid_len(const unsigned char *s) {
@@ -76,7 +76,7 @@ static inline size_t escape_raw_len(const unsigned char *s) {
         if (n == 1)
                 return s[0] >= 0x20 && s[0] < 0x7f && s[0] != '\\';
         if (n == 2 && s[0] == 0xC2 && s[1] < 0xA0)
-                return 0;       /* U+0080..U+009F: the C1 controls */
+                return 0; /* U+0080..U+009F: the C1 controls */
         return n;
 }
 

@@ -19,24 +19,24 @@
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
 /* Hand ownership of a pointer or fd out of a cleanup-scoped variable. */
-#define TAKE_PTR(p)                           \
-        ({                                    \
-                __typeof__(p) _tp_ = (p);     \
-                (p) = NULL;                   \
-                _tp_;                         \
+#define TAKE_PTR(p)                       \
+        ({                                \
+                __typeof__(p) _tp_ = (p); \
+                (p) = NULL;               \
+                _tp_;                     \
         })
-#define TAKE_FD(fd)                           \
-        ({                                    \
-                int _tf_ = (fd);              \
-                (fd) = -EBADF;                \
-                _tf_;                         \
+#define TAKE_FD(fd)              \
+        ({                       \
+                int _tf_ = (fd); \
+                (fd) = -EBADF;   \
+                _tf_;            \
         })
 
 /* Define a cleanup function "name##p" that calls func(*p) when *p is non-NULL. */
-#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                 \
-        static inline void func##p(type *p) {                   \
-                if (*p)                                         \
-                        (void) func(*p);                        \
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func) \
+        static inline void func##p(type *p) {   \
+                if (*p)                         \
+                        (void) func(*p);        \
         }
 
 static inline void freep(void *p) {

@@ -76,14 +76,14 @@ static inline bool comma_list_contains(const char *list, const char *name) {
 
 /* A formatted, malloc'd string, or NULL when out of memory (vasprintf() leaves its pointer
  * undefined on failure, so it is never used directly). */
-__attribute__((format(printf, 1, 0)))
+static inline char *vstrprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static inline char *vstrprintf(const char *fmt, va_list ap) {
         char *s;
 
         return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
 }
 
-__attribute__((format(printf, 1, 2)))
+static inline char *strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static inline char *strprintf(const char *fmt, ...) {
         va_list ap;
         char *s;

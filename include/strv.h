@@ -9,7 +9,7 @@
 
 #include "macro.h"
 
-static inline size_t strv_length(char * const *l) {
+static inline size_t strv_length(char *const *l) {
         size_t n = 0;
 
         while (l && l[n])
@@ -17,7 +17,7 @@ static inline size_t strv_length(char * const *l) {
         return n;
 }
 
-static inline bool strv_contains(char * const *l, const char *s) {
+static inline bool strv_contains(char *const *l, const char *s) {
         for (size_t i = 0; l && l[i]; i++)
                 if (strcmp(l[i], s) == 0)
                         return true;
@@ -72,7 +72,7 @@ static inline int strv_consume_unique(char ***l, char *s) {
 
 /* qsort(3) comparator for an array of char *. */
 static inline int strcmp_ptr(const void *a, const void *b) {
-        return strcmp(*(char * const *) a, *(char * const *) b);
+        return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
 static inline char **strv_sort(char **l) {

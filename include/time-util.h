@@ -94,8 +94,14 @@ static inline int duration_parse(const char *s, uint64_t *ret_sec) {
 
 /* "1h30m", "45s", "0s". */
 static inline void duration_format(uint64_t sec, char *buf, size_t size) {
-        static const struct { char unit; uint64_t sec; } units[] = {
-                { 'd', 86400 }, { 'h', 3600 }, { 'm', 60 }, { 's', 1 },
+        static const struct {
+                char unit;
+                uint64_t sec;
+        } units[] = {
+                { 'd', 86400 },
+                { 'h', 3600 },
+                { 'm', 60 },
+                { 's', 1 },
         };
         size_t n = 0;
 

@@ -15,7 +15,7 @@
 
 typedef struct Collector {
         AddrList *list;
-        size_t allocated;       /* of list->addrs */
+        size_t allocated; /* of list->addrs */
         int ifindex;
 } Collector;
 

@@ -9,7 +9,7 @@
 #include "netreset/nl.h"
 
 typedef struct AddrInfo {
-        int family;             /* AF_INET or AF_INET6 */
+        int family; /* AF_INET or AF_INET6 */
         int ifindex;
         uint8_t prefixlen;
         /* Kept as dumped: the kernel matches a deletion on both. IFA_LOCAL is ours; IFA_ADDRESS is

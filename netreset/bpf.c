@@ -46,11 +46,8 @@
 #define HOOK_PROGS_MAX 64U
 
 static const char *const hook_names[_BPF_HOOK_MAX] = {
-        [BPF_HOOK_TC_INGRESS] = "ingress",
-        [BPF_HOOK_TC_EGRESS] = "egress",
-        [BPF_HOOK_XDP] = "xdp",
-        [BPF_HOOK_TCX_INGRESS] = "tcx_ingress",
-        [BPF_HOOK_TCX_EGRESS] = "tcx_egress",
+        [BPF_HOOK_TC_INGRESS] = "ingress",      [BPF_HOOK_TC_EGRESS] = "egress",      [BPF_HOOK_XDP] = "xdp",
+        [BPF_HOOK_TCX_INGRESS] = "tcx_ingress", [BPF_HOOK_TCX_EGRESS] = "tcx_egress",
 };
 
 static bool hook_is_tcx(BpfHook h) {
@@ -58,7 +55,7 @@ static bool hook_is_tcx(BpfHook h) {
 }
 
 static enum bpf_attach_type tcx_attach_type(BpfHook h) {
-        return (enum bpf_attach_type) (h == BPF_HOOK_TCX_INGRESS ? NR_BPF_TCX_INGRESS : NR_BPF_TCX_EGRESS);
+        return (enum bpf_attach_type)(h == BPF_HOOK_TCX_INGRESS ? NR_BPF_TCX_INGRESS : NR_BPF_TCX_EGRESS);
 }
 
 const char *bpf_hook_to_string(BpfHook h) {
@@ -126,8 +123,8 @@ int bpf_prog_name(uint32_t prog_id, char name[static BPF_PROG_NAME_MAX]) {
 
 typedef struct LinkDev {
         uint32_t type, id, prog_id;
-        uint32_t ifindex, attach_type;  /* XDP: ifindex; tcx: both; 0 once detached */
-        uint64_t cgroup_id;             /* a cgroup link's cgroup; 0 once detached */
+        uint32_t ifindex, attach_type; /* XDP: ifindex; tcx: both; 0 once detached */
+        uint64_t cgroup_id;            /* a cgroup link's cgroup; 0 once detached */
         uint32_t cgroup_attach_type;
 } LinkDev;
 
@@ -195,8 +192,8 @@ static int link_detach_checked(uint32_t link_id, uint32_t prog_id, uint32_t ifin
 
 typedef struct Collect {
         BpfNetdevTable *t;
-        BpfNetdevProg base;     /* the link and hook a tc dump is about */
-        int *ifindexes;         /* the link dump: every link */
+        BpfNetdevProg base; /* the link and hook a tc dump is about */
+        int *ifindexes;     /* the link dump: every link */
         char (*names)[IF_NAMESIZE];
         size_t n_links;
 } Collect;
@@ -249,7 +246,7 @@ static int collect_link(const struct nlmsghdr *nlh, void *userdata) {
         uint32_t ids[3] = {};
         const struct nlattr *a;
         int *v;
-        char (*nv)[IF_NAMESIZE];
+        char(*nv)[IF_NAMESIZE];
 
         if (nlh->nlmsg_type != RTM_NEWLINK || mnl_nlmsg_get_payload_len(nlh) < sizeof *ifi)
                 return 0;
@@ -361,9 +358,10 @@ static int dump_filters(NlSocket *rtnl, Collect *c, int ifindex, const char *ifn
                 uint8_t buf[64] = {};
 
                 c->t->n = before;
-                k = nl_call(rtnl, filter_request(buf, RTM_GETTFILTER, NLM_F_DUMP, ifindex,
-                                                   hook == BPF_HOOK_TC_INGRESS ? CLSACT_INGRESS : CLSACT_EGRESS),
-                              collect_filter, c, reterr_msg);
+                k = nl_call(rtnl,
+                            filter_request(buf, RTM_GETTFILTER, NLM_F_DUMP, ifindex,
+                                           hook == BPF_HOOK_TC_INGRESS ? CLSACT_INGRESS : CLSACT_EGRESS),
+                            collect_filter, c, reterr_msg);
         }
         if (k == -ENODEV || k == -EINVAL || k == -ENOENT || k == -EOPNOTSUPP)
                 return 0;
@@ -592,13 +590,12 @@ int bpf_clsact_delete_if_empty(NlSocket *rtnl, int ifindex, char **reterr_msg) {
         size_t n = 0;
         int k;
 
-        k = nl_call(rtnl, filter_request(buf, RTM_GETQDISC, NLM_F_DUMP, ifindex, 0), qdisc_is_clsact, &clsact,
-                      NULL);
+        k = nl_call(rtnl, filter_request(buf, RTM_GETQDISC, NLM_F_DUMP, ifindex, 0), qdisc_is_clsact, &clsact, NULL);
         if (k < 0 || !clsact)
                 return k == -ENODEV ? 0 : k;
         for (size_t i = 0; i < ELEMENTSOF(parents); i++) {
                 k = nl_call(rtnl, filter_request(buf, RTM_GETTFILTER, NLM_F_DUMP, ifindex, parents[i]), count_filter,
-                              &n, NULL);
+                            &n, NULL);
                 if (k < 0)
                         return k;
         }
@@ -680,8 +677,8 @@ static void mark_cgroup_link(const LinkDev *l, void *userdata) {
         CgroupLinks *c = userdata;
 
         for (size_t i = 0; i < c->n; i++)
-                if (l->type == BPF_LINK_TYPE_CGROUP && l->cgroup_id == c->cgroup_id && l->prog_id == c->progs[i].prog_id &&
-                    l->cgroup_attach_type == (uint32_t) c->progs[i].attach_type)
+                if (l->type == BPF_LINK_TYPE_CGROUP && l->cgroup_id == c->cgroup_id &&
+                    l->prog_id == c->progs[i].prog_id && l->cgroup_attach_type == (uint32_t) c->progs[i].attach_type)
                         c->progs[i].link_id = l->id;
 }
 

@@ -17,7 +17,7 @@ typedef enum BpfHook {
         BPF_HOOK_TC_INGRESS,
         BPF_HOOK_TC_EGRESS,
         BPF_HOOK_XDP,
-        BPF_HOOK_TCX_INGRESS,   /* tcx (Linux >= 6.6): what cilium >= 1.16 attaches, not a tc filter */
+        BPF_HOOK_TCX_INGRESS, /* tcx (Linux >= 6.6): what cilium >= 1.16 attaches, not a tc filter */
         BPF_HOOK_TCX_EGRESS,
         _BPF_HOOK_MAX,
 } BpfHook;
@@ -34,7 +34,7 @@ typedef struct BpfNetdevProg {
         /* tc: what names the filter */
         uint32_t parent;
         uint32_t handle;
-        uint32_t info;          /* TC_H_MAKE(prio << 16, protocol) */
+        uint32_t info; /* TC_H_MAKE(prio << 16, protocol) */
         uint32_t chain;
         /* XDP: XDP_FLAGS_SKB_MODE, _DRV_MODE or _HW_MODE */
         uint32_t xdp_mode;
@@ -75,9 +75,9 @@ int bpf_clsact_delete_if_empty(NlSocket *rtnl, int ifindex, char **reterr_msg);
 typedef struct BpfCgroupProg {
         uint32_t prog_id;
         char prog_name[BPF_PROG_NAME_MAX];
-        int attach_type;        /* enum bpf_attach_type */
-        uint32_t attach_flags;  /* BPF_F_ALLOW_OVERRIDE, BPF_F_ALLOW_MULTI */
-        uint32_t link_id;       /* the BPF link that holds it (cilium's socket LB), 0 when none */
+        int attach_type;       /* enum bpf_attach_type */
+        uint32_t attach_flags; /* BPF_F_ALLOW_OVERRIDE, BPF_F_ALLOW_MULTI */
+        uint32_t link_id;      /* the BPF link that holds it (cilium's socket LB), 0 when none */
 } BpfCgroupProg;
 
 /* "connect4", "sendmsg6", "sock_ops", ...: bpftool's names of the cgroup attach types. */

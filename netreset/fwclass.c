@@ -14,22 +14,22 @@
 #include "strv.h"
 
 struct FwClass {
-        char **prefixes;        /* NULL-terminated, malloc'd */
+        char **prefixes; /* NULL-terminated, malloc'd */
         size_t n_prefixes;
 };
 
 static const char *const builtin_prefixes[] = {
-        "KUBE-",                /* kube-proxy, kube-router (KUBE-ROUTER-, KUBE-POD-FW-, ...) */
-        "KUBE-ROUTER-",         /* covered by KUBE- but listed: it is the documented set */
-        "CNI-",                 /* CNI portmap, bridge and firewall plugins */
-        "cali-",                /* Calico */
-        "CILIUM_",              /* Cilium */
-        "FLANNEL-",             /* flannel (FLANNEL-POSTRTG, FLANNEL-FWD) */
+        "KUBE-",        /* kube-proxy, kube-router (KUBE-ROUTER-, KUBE-POD-FW-, ...) */
+        "KUBE-ROUTER-", /* covered by KUBE- but listed: it is the documented set */
+        "CNI-",         /* CNI portmap, bridge and firewall plugins */
+        "cali-",        /* Calico */
+        "CILIUM_",      /* Cilium */
+        "FLANNEL-",     /* flannel (FLANNEL-POSTRTG, FLANNEL-FWD) */
 };
 
 typedef enum MarkerMatch {
-        MARKER_PREFIX,          /* the comment starts with the marker */
-        MARKER_PREFIX_NOCASE,   /* ... ignoring case */
+        MARKER_PREFIX,        /* the comment starts with the marker */
+        MARKER_PREFIX_NOCASE, /* ... ignoring case */
 } MarkerMatch;
 
 static const struct {
@@ -160,8 +160,7 @@ bool fwclass_comment_owned(const FwClass *c, const char *comment) {
         return false;
 }
 
-bool fwclass_rule_owned(const FwClass *c, const char *jump_target, const char *const *comments,
-                        size_t n_comments) {
+bool fwclass_rule_owned(const FwClass *c, const char *jump_target, const char *const *comments, size_t n_comments) {
         if (jump_target && fwclass_chain_owned(c, jump_target))
                 return true;
         for (size_t i = 0; i < n_comments; i++)

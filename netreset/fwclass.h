@@ -9,8 +9,8 @@
 
 /* What a firewall reset removes. */
 typedef enum FwMode {
-        FW_MODE_OWNED,          /* owned chains, rules jumping to them, rules marked by a comment */
-        FW_MODE_FLUSH,          /* everything: policies ACCEPT, every rule, every user chain */
+        FW_MODE_OWNED, /* owned chains, rules jumping to them, rules marked by a comment */
+        FW_MODE_FLUSH, /* everything: policies ACCEPT, every rule, every user chain */
         _FW_MODE_MAX,
         _FW_MODE_INVALID = -1,
 } FwMode;
@@ -20,14 +20,14 @@ FwMode fw_mode_from_string(const char *s);
 
 /* Counts for one table, as observed (plan) or as removed (apply). */
 typedef struct FwCounts {
-        unsigned chains;        /* user chains in the table */
-        unsigned rules;         /* rules in the table */
-        unsigned owned_chains;  /* user chains to delete */
-        unsigned owned_rules;   /* rules to delete: inside deleted chains or owned themselves */
-        unsigned kept_rules;    /* rules that stay */
-        unsigned policies;      /* base chain policies to set to ACCEPT (flush mode) */
-        bool rules_uncounted;   /* rules were not read one by one (nf_tables flush mode): rules and
-                                 * owned_rules only say whether there is any (1) or none (0) */
+        unsigned chains;       /* user chains in the table */
+        unsigned rules;        /* rules in the table */
+        unsigned owned_chains; /* user chains to delete */
+        unsigned owned_rules;  /* rules to delete: inside deleted chains or owned themselves */
+        unsigned kept_rules;   /* rules that stay */
+        unsigned policies;     /* base chain policies to set to ACCEPT (flush mode) */
+        bool rules_uncounted;  /* rules were not read one by one (nf_tables flush mode): rules and
+                                * owned_rules only say whether there is any (1) or none (0) */
 } FwCounts;
 
 /* Something to do in the table? */
@@ -56,5 +56,4 @@ bool fwclass_comment_owned(const FwClass *c, const char *comment);
 /* A rule in a chain that is not itself owned is owned when it jumps or goes to an owned chain
  * (jump_target: the chain name of a jump/goto verdict, or NULL) or when any of its comments
  * (n_comments strings, NULL entries ignored) is an owned marker. */
-bool fwclass_rule_owned(const FwClass *c, const char *jump_target, const char *const *comments,
-                        size_t n_comments);
+bool fwclass_rule_owned(const FwClass *c, const char *jump_target, const char *const *comments, size_t n_comments);

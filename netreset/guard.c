@@ -30,13 +30,13 @@ typedef enum GuardRoot {
 /* How a link came to be guarded: directly, or through a neighbour ("via") that is. */
 typedef struct Mark {
         GuardRoot root;
-        size_t root_index;      /* index in the link table of the directly guarded link */
-        size_t via;             /* the neighbour it was reached through, when not direct */
-        const char *relation;   /* what the neighbour is to this link: "veth peer", "port", ... */
+        size_t root_index;    /* index in the link table of the directly guarded link */
+        size_t via;           /* the neighbour it was reached through, when not direct */
+        const char *relation; /* what the neighbour is to this link: "veth peer", "port", ... */
 } Mark;
 
 typedef struct GuardedRoute {
-        RouteInfo key;          /* no oifs, no msg: only what route_same_entry compares */
+        RouteInfo key; /* no oifs, no msg: only what route_same_entry compares */
         char *reason;
 } GuardedRoute;
 
@@ -57,7 +57,7 @@ typedef struct Session {
 
 struct Guard {
         int *ifindexes;
-        char **reasons;         /* parallel to ifindexes; NULL: may go */
+        char **reasons; /* parallel to ifindexes; NULL: may go */
         size_t n;
         GuardedRoute *routes;
         size_t n_routes, allocated_routes;
@@ -353,8 +353,7 @@ static void mark_neighbours(Marker *m, size_t g) {
                         mark(m, i, gm->root, gm->root_index, g, "master");
                 /* A veth dies with its peer; vlan, macvlan and vxlan die with their lower device. */
                 else if (gl->lower == l->ifindex)
-                        mark(m, i, gm->root, gm->root_index, g,
-                             streq(gl->kind, "veth") ? "veth peer" : "upper device");
+                        mark(m, i, gm->root, gm->root_index, g, streq(gl->kind, "veth") ? "veth peer" : "upper device");
                 /* An upper device can go without harm to its lower one, a veth peer cannot. */
                 else if (l->lower == gl->ifindex && streq(l->kind, "veth"))
                         mark(m, i, gm->root, gm->root_index, g, "veth peer");
@@ -375,13 +374,13 @@ static char *mark_reason(const LinkTable *links, const Mark *k) {
                 return strdup(direct[k->root]);
         if (k->via == k->root_index)
                 r = k->root == ROOT_SSH ? asprintf(&s, "the SSH session arrives through its %s %s", k->relation, via)
-                  : k->root == ROOT_LOOPBACK ? asprintf(&s, "its %s %s is the loopback device", k->relation, via)
-                  : asprintf(&s, "its %s %s carries the default route", k->relation, via);
+                    : k->root == ROOT_LOOPBACK ? asprintf(&s, "its %s %s is the loopback device", k->relation, via)
+                                               : asprintf(&s, "its %s %s carries the default route", k->relation, via);
         else
                 r = asprintf(&s, "its %s %s is tied to %s, which %s", k->relation, via, root,
-                             k->root == ROOT_SSH ? "the SSH session arrives through"
+                             k->root == ROOT_SSH        ? "the SSH session arrives through"
                              : k->root == ROOT_LOOPBACK ? "is the loopback device"
-                             : "carries the default route");
+                                                        : "carries the default route");
         return r < 0 ? NULL : s;
 }
 
@@ -478,8 +477,7 @@ static int guard_sessions(Guard *g, Marker *m, NlSocket *rtnl, const GuardOption
                 return k;
         for (size_t i = 0; i < n; i++) {
                 guard_local_address(m, m->links, addrs, n_addrs, &s[i].local);
-                k = guard_path_to(g, m, rtnl, s[i].remote.family, &s[i].remote.addr, ROOT_SSH,
-                                  "the SSH session from");
+                k = guard_path_to(g, m, rtnl, s[i].remote.family, &s[i].remote.addr, ROOT_SSH, "the SSH session from");
                 if (k < 0)
                         return k;
         }
@@ -501,8 +499,8 @@ static int guard_finish(Guard *g, const Marker *m) {
         return 0;
 }
 
-int guard_new(NlSocket *rtnl, const LinkTable *links, const RouteTable *routes, const GuardOptions *o,
-              Guard **ret, char **reterr_msg) {
+int guard_new(NlSocket *rtnl, const LinkTable *links, const RouteTable *routes, const GuardOptions *o, Guard **ret,
+              char **reterr_msg) {
         CLEANUP(guard_freep) Guard *g = NULL;
         cleanup_free Mark *marks = NULL;
         cleanup_free size_t *queue = NULL;

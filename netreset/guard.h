@@ -10,7 +10,7 @@
 #include "netreset/nl.h"
 
 typedef struct GuardEndpoint {
-        int family;             /* AF_INET or AF_INET6; IPv4-mapped IPv6 addresses become AF_INET */
+        int family; /* AF_INET or AF_INET6; IPv4-mapped IPv6 addresses become AF_INET */
         RouteAddr addr;
         uint16_t port;
         char zone[IF_NAMESIZE]; /* the "%eth0" of a link-local address, "" when none */
@@ -26,9 +26,9 @@ int guard_parse_proc_net_tcp_line(const char *line, GuardEndpoint *ret_local, Gu
                                   unsigned *ret_state);
 
 typedef struct GuardOptions {
-        const char *ssh_connection;     /* the caller's $SSH_CONNECTION, or NULL */
-        const char *proc_net;           /* where tcp and tcp6 are read; NULL = "/proc/net" */
-        uint16_t ssh_port;              /* established sessions on this local port count; 0 = 22 */
+        const char *ssh_connection; /* the caller's $SSH_CONNECTION, or NULL */
+        const char *proc_net;       /* where tcp and tcp6 are read; NULL = "/proc/net" */
+        uint16_t ssh_port;          /* established sessions on this local port count; 0 = 22 */
 } GuardOptions;
 
 typedef struct Guard Guard;
@@ -40,8 +40,8 @@ typedef struct Guard Guard;
  * guarded link down too. Routes: default routes, the routes to the default gateways and to the
  * SSH clients. links and routes are the observation the caller already has. With rtnl NULL
  * (tests) nothing more is asked of the kernel: no SSH sessions, no routes to gateways. */
-int guard_new(NlSocket *rtnl, const LinkTable *links, const RouteTable *routes, const GuardOptions *o,
-              Guard **ret, char **reterr_msg);
+int guard_new(NlSocket *rtnl, const LinkTable *links, const RouteTable *routes, const GuardOptions *o, Guard **ret,
+              char **reterr_msg);
 Guard *guard_free(Guard *g);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Guard *, guard_free);
 

@@ -7,8 +7,8 @@
 
 typedef struct IpsetInfo {
         char *name;
-        char *type;             /* "hash:ip", "list:set", ... */
-        uint32_t references;    /* rules (iptables -m set, SET target) and list:sets that hold it */
+        char *type;          /* "hash:ip", "list:set", ... */
+        uint32_t references; /* rules (iptables -m set, SET target) and list:sets that hold it */
         uint32_t entries;
 } IpsetInfo;
 

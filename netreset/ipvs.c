@@ -46,8 +46,7 @@ static int ipvs_connect(NlSocket **ret_s, uint16_t *ret_family, char **reterr_ms
         if (r == -ENOENT)
                 return set_errmsg(reterr_msg, -EPROTONOSUPPORT, "IPVS not present in this kernel");
         if (r < 0)
-                return set_errmsg(reterr_msg, r, "cannot resolve the IPVS generic netlink family: %s",
-                                  strerror(-r));
+                return set_errmsg(reterr_msg, r, "cannot resolve the IPVS generic netlink family: %s", strerror(-r));
         *ret_s = TAKE_PTR(s);
         return 0;
 }

@@ -37,10 +37,9 @@ static int table_append(LinkTable *t, const LinkInfo *l) {
 static void parse_linkinfo(const struct nlattr *nest, LinkInfo *l) {
         const struct nlattr *a;
 
-        mnl_attr_for_each_nested(a, nest)
-                if (mnl_attr_get_type(a) == IFLA_INFO_KIND && mnl_attr_validate(a, MNL_TYPE_STRING) >= 0)
-                        snprintf(l->kind, sizeof l->kind, "%.*s", (int) mnl_attr_get_payload_len(a),
-                                 mnl_attr_get_str(a));
+        mnl_attr_for_each_nested(a, nest) if (mnl_attr_get_type(a) == IFLA_INFO_KIND &&
+                                              mnl_attr_validate(a, MNL_TYPE_STRING) >= 0)
+                snprintf(l->kind, sizeof l->kind, "%.*s", (int) mnl_attr_get_payload_len(a), mnl_attr_get_str(a));
 }
 
 static int parse_link(const struct nlmsghdr *nlh, void *userdata) {
@@ -164,16 +163,11 @@ bool link_is_tunnel_fallback(const LinkInfo *l) {
         static const struct {
                 const char *kind, *name;
         } fallbacks[] = {
-                { "ipip", "tunl0" },
-                { "sit", "sit0" },
-                { "ip6tnl", "ip6tnl0" },
-                { "gre", "gre0" },
-                { "gretap", "gretap0" },
-                { "erspan", "erspan0" },
-                { "vti", "ip_vti0" },
-                { "vti6", "ip6_vti0" },
-                { "ip6gre", "ip6gre0" },
-                { "ip6erspan", "ip6erspan0" },
+                { "ipip", "tunl0" },     { "sit", "sit0" },
+                { "ip6tnl", "ip6tnl0" }, { "gre", "gre0" },
+                { "gretap", "gretap0" }, { "erspan", "erspan0" },
+                { "vti", "ip_vti0" },    { "vti6", "ip6_vti0" },
+                { "ip6gre", "ip6gre0" }, { "ip6erspan", "ip6erspan0" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(fallbacks); i++)

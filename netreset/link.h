@@ -12,16 +12,16 @@
 typedef struct LinkInfo {
         int ifindex;
         char name[IF_NAMESIZE];
-        char kind[32];          /* IFLA_INFO_KIND ("veth", "bridge", ...); "" when the link has none */
-        int master;             /* ifindex of the bridge/bond it is enslaved to, 0 when none */
-        int lower;              /* IFLA_LINK in this namespace: a veth's peer, a vxlan's or macvlan's
-                                 * lower device; 0 when none or when it lives in another namespace */
+        char kind[32]; /* IFLA_INFO_KIND ("veth", "bridge", ...); "" when the link has none */
+        int master;    /* ifindex of the bridge/bond it is enslaved to, 0 when none */
+        int lower;     /* IFLA_LINK in this namespace: a veth's peer, a vxlan's or macvlan's
+                        * lower device; 0 when none or when it lives in another namespace */
         uint32_t group;
-        unsigned flags;         /* IFF_* */
+        unsigned flags; /* IFF_* */
 } LinkInfo;
 
 typedef struct LinkTable {
-        LinkInfo *links;        /* in ifindex order */
+        LinkInfo *links; /* in ifindex order */
         size_t n, allocated;
 } LinkTable;
 

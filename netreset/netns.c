@@ -36,7 +36,7 @@ typedef struct NetnsProc {
 } NetnsProc;
 
 struct NetnsProcs {
-        NetnsProc *procs;       /* sorted by (dev, ino, pid) */
+        NetnsProc *procs; /* sorted by (dev, ino, pid) */
         size_t n;
 };
 
@@ -74,8 +74,8 @@ int netns_list(const char *dir, const char *pattern, char ***ret) {
         /* FNM_NOESCAPE: a backslash is an ordinary character, the manifest's one rule for every glob. */
         if (d) {
                 FOREACH_DIRENT(de, d)
-                        if (fnmatch(pattern, de->d_name, FNM_NOESCAPE) == 0 && strv_extend(&l, de->d_name) < 0)
-                                return -ENOMEM;
+                if (fnmatch(pattern, de->d_name, FNM_NOESCAPE) == 0 && strv_extend(&l, de->d_name) < 0)
+                        return -ENOMEM;
         }
         *ret = strv_sort(TAKE_PTR(l));
         return 0;

@@ -38,7 +38,7 @@ typedef struct MsgRef {
 struct NftBatch {
         struct nftnl_batch *b;
         int family;
-        uint32_t seq_begin;     /* set by nft_batch_finish() */
+        uint32_t seq_begin; /* set by nft_batch_finish() */
         bool finished;
         MsgRef *refs;
         size_t n_refs, allocated_refs;
@@ -82,8 +82,7 @@ oom:
         return -ENOMEM;
 }
 
-static struct nlmsghdr *batch_put(NftBatch *b, uint16_t type, const char *table, const char *chain,
-                                  uint64_t handle) {
+static struct nlmsghdr *batch_put(NftBatch *b, uint16_t type, const char *table, const char *chain, uint64_t handle) {
         if (GREEDY_REALLOC(b->refs, b->allocated_refs, b->n_refs + 1) < 0)
                 return NULL;
         b->refs[b->n_refs++] = (MsgRef) { type, table, chain, handle };
@@ -180,8 +179,7 @@ static bool table_deleted_by(const NftRequest *reqs, size_t n, const char *table
         return false;
 }
 
-int nft_batch_fill(NftBatch *b, const NftRuleset *rs, NftRequest *reqs, size_t n, const FwClass *cls,
-                   FwMode mode) {
+int nft_batch_fill(NftBatch *b, const NftRuleset *rs, NftRequest *reqs, size_t n, const FwClass *cls, FwMode mode) {
         int r = 0;
 
         for (size_t i = 0; i < n && r >= 0; i++) {
@@ -269,8 +267,8 @@ char *nft_batch_describe(const NftBatch *b, uint32_t seq) {
                 return strdup("nf_tables transaction");
         m = &b->refs[i];
         if (m->type == NFT_MSG_DELRULE && m->handle)
-                return strprintf("deleting rule %llu in chain %s of table %s %s",
-                                 (unsigned long long) m->handle, m->chain, fam, m->table);
+                return strprintf("deleting rule %llu in chain %s of table %s %s", (unsigned long long) m->handle,
+                                 m->chain, fam, m->table);
         if (m->type == NFT_MSG_DELRULE && m->chain)
                 return strprintf("flushing chain %s of table %s %s", m->chain, fam, m->table);
         if (m->type == NFT_MSG_DELRULE)

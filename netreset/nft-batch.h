@@ -29,8 +29,7 @@ int nft_batch_del_table(NftBatch *b, const char *table);
 
 /* The changes that carry out reqs (see nft_reset()) on snapshot rs, and in each request what they
  * will remove. -ENODATA for owned mode on a snapshot without rules. */
-int nft_batch_fill(NftBatch *b, const NftRuleset *rs, NftRequest *reqs, size_t n, const FwClass *cls,
-                   FwMode mode);
+int nft_batch_fill(NftBatch *b, const NftRuleset *rs, NftRequest *reqs, size_t n, const FwClass *cls, FwMode mode);
 
 size_t nft_batch_n_changes(const NftBatch *b);
 

@@ -40,8 +40,8 @@ static const struct {
         const char *name;
         int family;
 } families[] = {
-        { "ip", NFPROTO_IPV4 },    { "ip6", NFPROTO_IPV6 },     { "inet", NFPROTO_INET },
-        { "arp", NFPROTO_ARP },    { "bridge", NFPROTO_BRIDGE }, { "netdev", NFPROTO_NETDEV },
+        { "ip", NFPROTO_IPV4 }, { "ip6", NFPROTO_IPV6 },      { "inet", NFPROTO_INET },
+        { "arp", NFPROTO_ARP }, { "bridge", NFPROTO_BRIDGE }, { "netdev", NFPROTO_NETDEV },
 };
 
 static const char *const xtables_tables[] = { "filter", "nat", "mangle", "raw", "security" };
@@ -198,7 +198,7 @@ int nft_socket_open(NlSocket **ret) {
 
 typedef struct DumpState {
         NftRuleset *rs;
-        size_t last_table;      /* rules arrive grouped by table and chain: remember the last */
+        size_t last_table; /* rules arrive grouped by table and chain: remember the last */
         size_t last_chain;
         uint32_t genid;
 } DumpState;
@@ -488,8 +488,7 @@ bool nft_policy_reset(const NftChainInfo *c, FwMode mode) {
         return mode == FW_MODE_FLUSH && c->base && c->has_policy && c->policy != NF_ACCEPT;
 }
 
-void nft_table_count(const NftRuleset *rs, const NftTableInfo *t, const FwClass *cls, FwMode mode,
-                        FwCounts *ret) {
+void nft_table_count(const NftRuleset *rs, const NftTableInfo *t, const FwClass *cls, FwMode mode, FwCounts *ret) {
         *ret = (FwCounts) {};
         for (size_t i = 0; i < t->n_chains; i++) {
                 const NftChainInfo *c = &t->chains[i];
@@ -513,8 +512,7 @@ void nft_table_count(const NftRuleset *rs, const NftTableInfo *t, const FwClass 
         }
 }
 
-int nft_ruleset_count(const NftRuleset *rs, const char *table, const FwClass *cls, FwMode mode,
-                      FwCounts *ret) {
+int nft_ruleset_count(const NftRuleset *rs, const char *table, const FwClass *cls, FwMode mode, FwCounts *ret) {
         const NftTableInfo *t = nft_ruleset_find_table(rs, table);
 
         if (!t)
@@ -548,4 +546,3 @@ bool nft_ruleset_rules_dumped(const NftRuleset *rs) {
 int nft_ruleset_family(const NftRuleset *rs) {
         return rs->family;
 }
-

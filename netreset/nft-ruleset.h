@@ -13,8 +13,8 @@
 
 typedef struct NftRuleInfo {
         uint64_t handle;
-        size_t chain;           /* index into the table's chains */
-        char *jump;             /* chain name of a jump/goto verdict, or NULL */
+        size_t chain; /* index into the table's chains */
+        char *jump;   /* chain name of a jump/goto verdict, or NULL */
         char **comments;
         size_t n_comments;
 } NftRuleInfo;
@@ -29,7 +29,7 @@ typedef struct NftChainInfo {
 
 typedef struct NftTableInfo {
         char *name;
-        bool has_rules;         /* at least one rule (probed when rules are not dumped) */
+        bool has_rules; /* at least one rule (probed when rules are not dumped) */
         NftChainInfo *chains;
         size_t n_chains, allocated_chains;
         NftRuleInfo *rules;
@@ -39,7 +39,7 @@ typedef struct NftTableInfo {
 struct NftRuleset {
         int family;
         uint32_t genid;
-        bool rules_dumped;      /* NFT_DUMP_RULES: every rule is here, not only whether there are any */
+        bool rules_dumped; /* NFT_DUMP_RULES: every rule is here, not only whether there are any */
         NftTableInfo *tables;
         size_t n_tables, allocated_tables;
 };

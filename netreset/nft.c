@@ -135,8 +135,8 @@ static void session_committed(NftSession *s, int family, uint32_t genid) {
 
 /* Build, send and check one transaction from a snapshot, bound to genid. 0: nothing to do, 1:
  * committed. */
-static int transact(NlSocket *s, const NftRuleset *rs, uint32_t genid, NftRequest *reqs, size_t n,
-                    const FwClass *cls, FwMode mode, char **reterr_msg) {
+static int transact(NlSocket *s, const NftRuleset *rs, uint32_t genid, NftRequest *reqs, size_t n, const FwClass *cls,
+                    FwMode mode, char **reterr_msg) {
         CLEANUP(nft_batch_freep) NftBatch *b = NULL;
         BatchError err = {};
         uint32_t seq_last;
@@ -161,7 +161,7 @@ static int transact(NlSocket *s, const NftRuleset *rs, uint32_t genid, NftReques
                 cleanup_free char *what = nft_batch_describe(b, err.seq);
 
                 *reterr_msg = strprintf("%s: %s%s%s", strna(what), strerror(-err.error), err.text ? ": " : "",
-                                     strempty(err.text));
+                                        strempty(err.text));
         }
         free(err.text);
         return r < 0 ? r : 1;
@@ -182,8 +182,7 @@ int nft_reset(NftSession *session, const NftRuleset *observed, int family, NftRe
         else {
                 r = nft_socket_open(&own);
                 if (r < 0)
-                        return set_errmsg(reterr_msg, r, "cannot open a netfilter netlink socket: %s",
-                                          strerror(-r));
+                        return set_errmsg(reterr_msg, r, "cannot open a netfilter netlink socket: %s", strerror(-r));
                 s = own;
         }
         for (unsigned attempt = 0;; attempt++) {

@@ -45,8 +45,7 @@ bool nft_ruleset_has_table(const NftRuleset *rs, const char *table);
  * with an owned prefix and owned rules count; in flush mode every rule, every user chain, and every
  * base chain whose policy is not accept (rules_uncounted when the rules were not dumped). -ENOENT
  * when the table is absent, -ENODATA for owned mode on a snapshot without rules. */
-int nft_ruleset_count(const NftRuleset *rs, const char *table, const FwClass *cls, FwMode mode,
-                      FwCounts *ret);
+int nft_ruleset_count(const NftRuleset *rs, const char *table, const FwClass *cls, FwMode mode, FwCounts *ret);
 
 /* The size of a whole table: every chain (chains, owned_chains) and rule (rules, owned_rules).
  * -ENOENT when absent. */
@@ -58,8 +57,8 @@ int nft_ruleset_table_size(const NftRuleset *rs, const char *table, FwCounts *re
 bool nft_rule_owned(const struct nftnl_rule *r, const FwClass *cls);
 
 typedef enum NftTableOp {
-        NFT_TABLE_CLEAN,        /* remove owned state (or everything, in flush mode) inside it */
-        NFT_TABLE_DELETE,       /* delete the whole table */
+        NFT_TABLE_CLEAN,  /* remove owned state (or everything, in flush mode) inside it */
+        NFT_TABLE_DELETE, /* delete the whole table */
 } NftTableOp;
 
 typedef struct NftRequest {

@@ -115,8 +115,7 @@ static void parse_extack(const struct nlmsghdr *nlh, size_t offset, char **reter
         if (MNL_ALIGN(offset) >= mnl_nlmsg_get_payload_len(nlh))
                 return;
         mnl_attr_for_each(attr, nlh, offset) {
-                if (mnl_attr_get_type(attr) != NLMSGERR_ATTR_MSG ||
-                    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+                if (mnl_attr_get_type(attr) != NLMSGERR_ATTR_MSG || mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
                         continue;
                 *reterr_msg = strdup(mnl_attr_get_str(attr));
                 return;
@@ -214,8 +213,9 @@ int nl_call(NlSocket *s, struct nlmsghdr *req, nl_message_cb cb, void *userdata,
                 req->nlmsg_flags |= NLM_F_ACK;
         if (mnl_socket_sendto(s->nl, req, req->nlmsg_len) < 0)
                 return negative_errno();
-        return receive_loop(s, reply_message,
-                            &(Reply) { .seq = req->nlmsg_seq, .cb = cb, .userdata = userdata, .reterr_msg = reterr_msg });
+        return receive_loop(
+                s, reply_message,
+                &(Reply) { .seq = req->nlmsg_seq, .cb = cb, .userdata = userdata, .reterr_msg = reterr_msg });
 }
 
 int nl_dump(NlSocket *s, struct nlmsghdr *req, nl_message_cb cb, void *userdata, void (*clear)(void *userdata),
@@ -264,8 +264,9 @@ static int report_message(NlSocket *s, const struct nlmsghdr *nlh, void *ctx) {
 }
 
 int nl_receive_reports(NlSocket *s, uint32_t first_seq, uint32_t last_seq, nl_report_cb cb, void *userdata) {
-        return receive_loop(s, report_message,
-                            &(Reports) { .first_seq = first_seq, .last_seq = last_seq, .cb = cb, .userdata = userdata });
+        return receive_loop(
+                s, report_message,
+                &(Reports) { .first_seq = first_seq, .last_seq = last_seq, .cb = cb, .userdata = userdata });
 }
 
 typedef struct ManyReports {
@@ -337,11 +338,11 @@ int nl_call_many(NlSocket *s, void *buf, size_t len, size_t n, int *ret_errors) 
 static int family_id_cb(const struct nlmsghdr *nlh, void *userdata) {
         const struct nlattr *attr;
 
-        mnl_attr_for_each(attr, nlh, sizeof(struct genlmsghdr))
-                if (mnl_attr_get_type(attr) == CTRL_ATTR_FAMILY_ID && mnl_attr_validate(attr, MNL_TYPE_U16) >= 0) {
-                        *(uint16_t *) userdata = mnl_attr_get_u16(attr);
-                        return 0;
-                }
+        mnl_attr_for_each(attr, nlh, sizeof(struct genlmsghdr)) if (mnl_attr_get_type(attr) == CTRL_ATTR_FAMILY_ID &&
+                                                                    mnl_attr_validate(attr, MNL_TYPE_U16) >= 0) {
+                *(uint16_t *) userdata = mnl_attr_get_u16(attr);
+                return 0;
+        }
         return 0;
 }
 

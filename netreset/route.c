@@ -18,20 +18,41 @@
 
 /* iproute2's rt_protos names, and the kernel's RTPROT_* values. */
 static const char *const proto_names[256] = {
-        [RTPROT_UNSPEC] = "unspec",     [RTPROT_REDIRECT] = "redirect", [RTPROT_KERNEL] = "kernel",
-        [RTPROT_BOOT] = "boot",         [RTPROT_STATIC] = "static",     [RTPROT_GATED] = "gated",
-        [RTPROT_RA] = "ra",             [RTPROT_MRT] = "mrt",           [RTPROT_ZEBRA] = "zebra",
-        [RTPROT_BIRD] = "bird",         [RTPROT_DNROUTED] = "dnrouted", [RTPROT_XORP] = "xorp",
-        [RTPROT_NTK] = "ntk",           [RTPROT_DHCP] = "dhcp",         [RTPROT_MROUTED] = "mrouted",
-        [RTPROT_KEEPALIVED] = "keepalived", [RTPROT_BABEL] = "babel",   [RTPROT_OPENR] = "openr",
-        [RTPROT_BGP] = "bgp",           [RTPROT_ISIS] = "isis",         [RTPROT_OSPF] = "ospf",
-        [RTPROT_RIP] = "rip",           [RTPROT_EIGRP] = "eigrp",
+        [RTPROT_UNSPEC] = "unspec",
+        [RTPROT_REDIRECT] = "redirect",
+        [RTPROT_KERNEL] = "kernel",
+        [RTPROT_BOOT] = "boot",
+        [RTPROT_STATIC] = "static",
+        [RTPROT_GATED] = "gated",
+        [RTPROT_RA] = "ra",
+        [RTPROT_MRT] = "mrt",
+        [RTPROT_ZEBRA] = "zebra",
+        [RTPROT_BIRD] = "bird",
+        [RTPROT_DNROUTED] = "dnrouted",
+        [RTPROT_XORP] = "xorp",
+        [RTPROT_NTK] = "ntk",
+        [RTPROT_DHCP] = "dhcp",
+        [RTPROT_MROUTED] = "mrouted",
+        [RTPROT_KEEPALIVED] = "keepalived",
+        [RTPROT_BABEL] = "babel",
+        [RTPROT_OPENR] = "openr",
+        [RTPROT_BGP] = "bgp",
+        [RTPROT_ISIS] = "isis",
+        [RTPROT_OSPF] = "ospf",
+        [RTPROT_RIP] = "rip",
+        [RTPROT_EIGRP] = "eigrp",
 };
 
 static const char *const type_names[] = {
-        [RTN_BLACKHOLE] = "blackhole", [RTN_UNREACHABLE] = "unreachable", [RTN_PROHIBIT] = "prohibit",
-        [RTN_LOCAL] = "local",         [RTN_BROADCAST] = "broadcast",     [RTN_ANYCAST] = "anycast",
-        [RTN_MULTICAST] = "multicast", [RTN_THROW] = "throw",             [RTN_NAT] = "nat",
+        [RTN_BLACKHOLE] = "blackhole",
+        [RTN_UNREACHABLE] = "unreachable",
+        [RTN_PROHIBIT] = "prohibit",
+        [RTN_LOCAL] = "local",
+        [RTN_BROADCAST] = "broadcast",
+        [RTN_ANYCAST] = "anycast",
+        [RTN_MULTICAST] = "multicast",
+        [RTN_THROW] = "throw",
+        [RTN_NAT] = "nat",
 };
 
 static bool family_ok(int family) {
@@ -259,8 +280,8 @@ bool route_uses_link(const RouteInfo *r, int ifindex) {
 bool route_same_entry(const RouteInfo *a, const RouteInfo *b) {
         size_t len = a->family == AF_INET ? 4 : 16;
 
-        return a->family == b->family && a->table == b->table && a->dst_len == b->dst_len &&
-               a->tos == b->tos && a->priority == b->priority && memcmp(a->dst.bytes, b->dst.bytes, len) == 0;
+        return a->family == b->family && a->table == b->table && a->dst_len == b->dst_len && a->tos == b->tos &&
+               a->priority == b->priority && memcmp(a->dst.bytes, b->dst.bytes, len) == 0;
 }
 
 char *route_to_string(const RouteInfo *r) {

@@ -16,19 +16,19 @@ typedef union RouteAddr {
 } RouteAddr;
 
 typedef struct RouteInfo {
-        int family;             /* AF_INET or AF_INET6 */
+        int family; /* AF_INET or AF_INET6 */
         uint8_t dst_len;
-        uint8_t protocol;       /* RTPROT_* */
-        uint8_t type;           /* RTN_* */
+        uint8_t protocol; /* RTPROT_* */
+        uint8_t type;     /* RTN_* */
         uint8_t tos;
         uint32_t table;
         uint32_t priority;
         RouteAddr dst;
-        RouteAddr gateway;      /* the first nexthop's, when has_gateway */
+        RouteAddr gateway; /* the first nexthop's, when has_gateway */
         bool has_gateway;
-        int *oifs;              /* the device of every nexthop (multipath too) */
+        int *oifs; /* the device of every nexthop (multipath too) */
         size_t n_oifs;
-        struct nlmsghdr *msg;   /* the message as dumped: echoed back to delete exactly this route */
+        struct nlmsghdr *msg; /* the message as dumped: echoed back to delete exactly this route */
 } RouteInfo;
 
 typedef struct RouteTable {

@@ -161,10 +161,9 @@ bool rule_matches(const RuleInfo *r, const RuleMatch *m) {
 }
 
 bool rule_same(const RuleInfo *a, const RuleInfo *b) {
-        return a->family == b->family && a->priority == b->priority && a->table == b->table &&
-               a->action == b->action && a->invert == b->invert && a->has_mark == b->has_mark &&
-               a->fwmark == b->fwmark && a->fwmask == b->fwmask && a->src_len == b->src_len &&
-               a->dst_len == b->dst_len;
+        return a->family == b->family && a->priority == b->priority && a->table == b->table && a->action == b->action &&
+               a->invert == b->invert && a->has_mark == b->has_mark && a->fwmark == b->fwmark &&
+               a->fwmask == b->fwmask && a->src_len == b->src_len && a->dst_len == b->dst_len;
 }
 
 char *rule_to_string(const RuleInfo *r) {

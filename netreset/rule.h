@@ -9,16 +9,16 @@
 #include "netreset/nl.h"
 
 typedef struct RuleInfo {
-        int family;             /* AF_INET or AF_INET6 */
-        uint8_t action;         /* FR_ACT_* */
-        bool invert;            /* "not": FIB_RULE_INVERT */
+        int family;     /* AF_INET or AF_INET6 */
+        uint8_t action; /* FR_ACT_* */
+        bool invert;    /* "not": FIB_RULE_INVERT */
         bool has_mark;
-        uint32_t table;         /* FRA_TABLE, or the header's 8-bit table */
-        uint32_t priority;      /* FRA_PRIORITY; 0 when absent (the local rule) */
+        uint32_t table;    /* FRA_TABLE, or the header's 8-bit table */
+        uint32_t priority; /* FRA_PRIORITY; 0 when absent (the local rule) */
         uint32_t fwmark;
-        uint32_t fwmask;        /* 0xffffffff when the rule gave no mask */
+        uint32_t fwmask; /* 0xffffffff when the rule gave no mask */
         uint8_t src_len, dst_len;
-        struct nlmsghdr *msg;   /* the message as dumped: echoed back to delete exactly this rule */
+        struct nlmsghdr *msg; /* the message as dumped: echoed back to delete exactly this rule */
 } RuleInfo;
 
 typedef struct RuleTable {

@@ -74,17 +74,45 @@ static size_t ip6_entry_size(const void *e) {
 }
 
 static const XtOps ip4_ops = {
-        "/proc/net/ip_tables_names", iptc_init, iptc_free, iptc_first_chain, iptc_next_chain,
-        ip4_first_rule, ip4_next_rule, ip4_get_target, ip4_entry_size, iptc_is_chain, iptc_builtin,
-        iptc_get_policy, iptc_delete_num_entry, iptc_flush_entries, iptc_delete_chain, iptc_set_policy,
-        iptc_commit, iptc_strerror,
+        "/proc/net/ip_tables_names",
+        iptc_init,
+        iptc_free,
+        iptc_first_chain,
+        iptc_next_chain,
+        ip4_first_rule,
+        ip4_next_rule,
+        ip4_get_target,
+        ip4_entry_size,
+        iptc_is_chain,
+        iptc_builtin,
+        iptc_get_policy,
+        iptc_delete_num_entry,
+        iptc_flush_entries,
+        iptc_delete_chain,
+        iptc_set_policy,
+        iptc_commit,
+        iptc_strerror,
 };
 
 static const XtOps ip6_ops = {
-        "/proc/net/ip6_tables_names", ip6tc_init, ip6tc_free, ip6tc_first_chain, ip6tc_next_chain,
-        ip6_first_rule, ip6_next_rule, ip6_get_target, ip6_entry_size, ip6tc_is_chain, ip6tc_builtin,
-        ip6tc_get_policy, ip6tc_delete_num_entry, ip6tc_flush_entries, ip6tc_delete_chain, ip6tc_set_policy,
-        ip6tc_commit, ip6tc_strerror,
+        "/proc/net/ip6_tables_names",
+        ip6tc_init,
+        ip6tc_free,
+        ip6tc_first_chain,
+        ip6tc_next_chain,
+        ip6_first_rule,
+        ip6_next_rule,
+        ip6_get_target,
+        ip6_entry_size,
+        ip6tc_is_chain,
+        ip6tc_builtin,
+        ip6tc_get_policy,
+        ip6tc_delete_num_entry,
+        ip6tc_flush_entries,
+        ip6tc_delete_chain,
+        ip6tc_set_policy,
+        ip6tc_commit,
+        ip6tc_strerror,
 };
 
 static const XtOps *ops_for(int family) {
@@ -178,8 +206,7 @@ static bool entry_matches(int family, const void *entry, size_t size, size_t *re
         return true;
 }
 
-bool xt_entry_owned(int family, const void *entry, size_t size, const char *jump_target,
-                    const FwClass *cls) {
+bool xt_entry_owned(int family, const void *entry, size_t size, const char *jump_target, const FwClass *cls) {
         const char *comments[XT_MAX_COMMENTS];
         size_t n = 0, off, end;
 
@@ -194,8 +221,7 @@ bool xt_entry_owned(int family, const void *entry, size_t size, const char *jump
                 if (m->u.match_size < sizeof(*m) || off + m->u.match_size > end)
                         break;
                 if (strncmp(m->u.user.name, "comment", sizeof(m->u.user.name)) == 0 &&
-                    m->u.match_size >= sizeof(*m) + sizeof(*ci) &&
-                    memchr(ci->comment, '\0', sizeof(ci->comment)))
+                    m->u.match_size >= sizeof(*m) + sizeof(*ci) && memchr(ci->comment, '\0', sizeof(ci->comment)))
                         comments[n++] = ci->comment;
                 off += m->u.match_size;
         }
@@ -207,10 +233,10 @@ bool xt_entry_owned(int family, const void *entry, size_t size, const char *jump
 typedef struct XtChain {
         char *name;
         bool builtin;
-        bool removed;           /* the chain goes (owned, or any user chain in flush mode) */
+        bool removed; /* the chain goes (owned, or any user chain in flush mode) */
         bool policy_reset;
         unsigned n_rules;
-        unsigned *owned;        /* 1-based numbers of rules to delete from a chain that stays */
+        unsigned *owned; /* 1-based numbers of rules to delete from a chain that stays */
         size_t n_owned, allocated_owned;
 } XtChain;
 
@@ -311,8 +337,8 @@ static int xt_table_load(int family, const char *table, const FwClass *cls, FwMo
         t->h = t->ops->init(table);
         if (!t->h) {
                 r = negative_errno();
-                return set_errmsg(reterr_msg, r, "cannot read legacy table %s %s: %s", family_name(family),
-                                  table, t->ops->strerror(-r));
+                return set_errmsg(reterr_msg, r, "cannot read legacy table %s %s: %s", family_name(family), table,
+                                  t->ops->strerror(-r));
         }
         r = chains_collect(t);
         for (size_t i = 0; i < t->n_chains && r >= 0; i++)
@@ -320,8 +346,7 @@ static int xt_table_load(int family, const char *table, const FwClass *cls, FwMo
         return r;
 }
 
-int xt_table_observe(int family, const char *table, const FwClass *cls, FwMode mode, XtTable **ret,
-                     char **reterr_msg) {
+int xt_table_observe(int family, const char *table, const FwClass *cls, FwMode mode, XtTable **ret, char **reterr_msg) {
         XtTable *t;
         int r;
 
@@ -341,8 +366,7 @@ void xt_table_get_counts(const XtTable *t, FwCounts *ret) {
         *ret = t->counts;
 }
 
-int xt_table_count(int family, const char *table, const FwClass *cls, FwMode mode, FwCounts *ret,
-                   char **reterr_msg) {
+int xt_table_count(int family, const char *table, const FwClass *cls, FwMode mode, FwCounts *ret, char **reterr_msg) {
         XtTable t;
         int r;
 
@@ -359,8 +383,8 @@ static int step_failed(const XtTable *t, int family, const char *table, const ch
                        char **reterr_msg) {
         int r = negative_errno();
 
-        return set_errmsg(reterr_msg, r, "%s %s in legacy table %s %s: %s", what, chain, family_name(family),
-                          table, t->ops->strerror(-r));
+        return set_errmsg(reterr_msg, r, "%s %s in legacy table %s %s: %s", what, chain, family_name(family), table,
+                          t->ops->strerror(-r));
 }
 
 static int table_edit_owned(XtTable *t, int family, const char *table, char **reterr_msg) {
@@ -369,8 +393,8 @@ static int table_edit_owned(XtTable *t, int family, const char *table, char **re
         for (size_t i = 0; i < t->n_chains; i++)
                 for (size_t k = t->chains[i].n_owned; k > 0; k--)
                         if (!t->ops->delete_num_entry(t->chains[i].name, t->chains[i].owned[k - 1] - 1, t->h))
-                                return step_failed(t, family, table, "deleting a rule of chain",
-                                                   t->chains[i].name, reterr_msg);
+                                return step_failed(t, family, table, "deleting a rule of chain", t->chains[i].name,
+                                                   reterr_msg);
         for (size_t i = 0; i < t->n_chains; i++)
                 if (t->chains[i].removed && !t->ops->flush_entries(t->chains[i].name, t->h))
                         return step_failed(t, family, table, "flushing chain", t->chains[i].name, reterr_msg);
@@ -382,10 +406,9 @@ static int table_edit_owned(XtTable *t, int family, const char *table, char **re
 
 static int table_edit_flush(XtTable *t, int family, const char *table, char **reterr_msg) {
         for (size_t i = 0; i < t->n_chains; i++)
-                if (t->chains[i].policy_reset &&
-                    !t->ops->set_policy(t->chains[i].name, IPTC_LABEL_ACCEPT, NULL, t->h))
-                        return step_failed(t, family, table, "setting policy ACCEPT on chain",
-                                           t->chains[i].name, reterr_msg);
+                if (t->chains[i].policy_reset && !t->ops->set_policy(t->chains[i].name, IPTC_LABEL_ACCEPT, NULL, t->h))
+                        return step_failed(t, family, table, "setting policy ACCEPT on chain", t->chains[i].name,
+                                           reterr_msg);
         for (size_t i = 0; i < t->n_chains; i++)
                 if (!t->ops->flush_entries(t->chains[i].name, t->h))
                         return step_failed(t, family, table, "flushing chain", t->chains[i].name, reterr_msg);
@@ -410,8 +433,8 @@ static int table_edit_commit(XtTable *t, char **reterr_msg) {
                 /* EAGAIN without a message: the caller may load the table again and retry. */
                 if (r == -EAGAIN)
                         return r;
-                return set_errmsg(reterr_msg, r, "committing legacy table %s %s: %s", family_name(t->family),
-                                  t->name, t->ops->strerror(-r));
+                return set_errmsg(reterr_msg, r, "committing legacy table %s %s: %s", family_name(t->family), t->name,
+                                  t->ops->strerror(-r));
         }
         return 1;
 }

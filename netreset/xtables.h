@@ -26,8 +26,7 @@ int xt_lock_acquire(const char *path, unsigned wait_sec, int *ret_fd);
 typedef struct XtTable XtTable;
 
 /* Read and classify table (no lock needed: the kernel hands out a consistent snapshot). */
-int xt_table_observe(int family, const char *table, const FwClass *cls, FwMode mode, XtTable **ret,
-                     char **reterr_msg);
+int xt_table_observe(int family, const char *table, const FwClass *cls, FwMode mode, XtTable **ret, char **reterr_msg);
 XtTable *xt_table_free(XtTable *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(XtTable *, xt_table_free);
 
@@ -35,8 +34,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(XtTable *, xt_table_free);
 void xt_table_get_counts(const XtTable *t, FwCounts *ret);
 
 /* xt_table_observe() + xt_table_get_counts(), for a one-off look. */
-int xt_table_count(int family, const char *table, const FwClass *cls, FwMode mode, FwCounts *ret,
-                   char **reterr_msg);
+int xt_table_count(int family, const char *table, const FwClass *cls, FwMode mode, FwCounts *ret, char **reterr_msg);
 
 /* Remove owned state (owned mode: rules that jump or go to an owned chain or carry an owned
  * comment, deleted by number from the end; then owned chains flushed and deleted) or everything
@@ -52,5 +50,4 @@ int xt_table_reset(int family, const char *table, const FwClass *cls, FwMode mod
  * (AF_INET6) of size bytes; jump_target is the user chain it jumps or goes to (IPT_F_GOTO only
  * changes how it returns, not where it goes), or NULL. Owned when that chain is owned or a
  * "comment" match carries an owned marker. */
-bool xt_entry_owned(int family, const void *entry, size_t size, const char *jump_target,
-                    const FwClass *cls);
+bool xt_entry_owned(int family, const void *entry, size_t size, const char *jump_target, const FwClass *cls);

@@ -10,20 +10,15 @@
 #include "string-util.h"
 
 static const ShimLibrary *const libraries[_SHIM_LIB_MAX] = {
-        [SHIM_LIBSYSTEMD] = &shim_library_libsystemd,
-        [SHIM_LIBMNL] = &shim_library_libmnl,
-        [SHIM_LIBNFTNL] = &shim_library_libnftnl,
-        [SHIM_LIBIP4TC] = &shim_library_libip4tc,
-        [SHIM_LIBIP6TC] = &shim_library_libip6tc,
-        [SHIM_LIBIPSET] = &shim_library_libipset,
-        [SHIM_LIBCURL] = &shim_library_libcurl,
-        [SHIM_LIBCRYPTO] = &shim_library_libcrypto,
-        [SHIM_LIBYAML] = &shim_library_libyaml,
-        [SHIM_LIBBPF] = &shim_library_libbpf,
+        [SHIM_LIBSYSTEMD] = &shim_library_libsystemd, [SHIM_LIBMNL] = &shim_library_libmnl,
+        [SHIM_LIBNFTNL] = &shim_library_libnftnl,     [SHIM_LIBIP4TC] = &shim_library_libip4tc,
+        [SHIM_LIBIP6TC] = &shim_library_libip6tc,     [SHIM_LIBIPSET] = &shim_library_libipset,
+        [SHIM_LIBCURL] = &shim_library_libcurl,       [SHIM_LIBCRYPTO] = &shim_library_libcrypto,
+        [SHIM_LIBYAML] = &shim_library_libyaml,       [SHIM_LIBBPF] = &shim_library_libbpf,
 };
 
 typedef struct ShimState {
-        bool done;              /* read with acquire: the rest is final once it is true */
+        bool done; /* read with acquire: the rest is final once it is true */
         int result;
         const char *soname;
         char why[256];
@@ -42,8 +37,8 @@ static int resolve_all(const ShimLibrary *l, void *handle, const char *soname, S
                 found[i] = dlsym(handle, l->symbols[i].name);
                 if (!found[i]) {
                         if (st)
-                                (void) snprintf(st->why, sizeof st->why, "%s lacks the symbol %s",
-                                                soname, l->symbols[i].name);
+                                (void) snprintf(st->why, sizeof st->why, "%s lacks the symbol %s", soname,
+                                                l->symbols[i].name);
                         return -EOPNOTSUPP;
                 }
         }

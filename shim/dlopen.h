@@ -7,16 +7,16 @@
 
 /* One row per library in shim/dlopen.c; shim/lib<name>.c defines its used symbols as forwarders. */
 typedef enum ShimLib {
-        SHIM_LIBSYSTEMD,        /* sd-bus (services, reload), sd-journal (logging) */
-        SHIM_LIBMNL,            /* every netlink socket: network and firewall phases */
-        SHIM_LIBNFTNL,          /* nf_tables rules of the firewall phase */
-        SHIM_LIBIP4TC,          /* legacy iptables tables */
-        SHIM_LIBIP6TC,          /* legacy ip6tables tables */
-        SHIM_LIBIPSET,          /* ipsets */
-        SHIM_LIBCURL,           /* CRI over gRPC (pods phase), report POSTs, orphan check */
-        SHIM_LIBCRYPTO,         /* orphan check: kubeconfig certificates */
-        SHIM_LIBYAML,           /* orphan check: kubeconfigs */
-        SHIM_LIBBPF,            /* network phase: CNI BPF programs (tc, XDP, cgroup) */
+        SHIM_LIBSYSTEMD, /* sd-bus (services, reload), sd-journal (logging) */
+        SHIM_LIBMNL,     /* every netlink socket: network and firewall phases */
+        SHIM_LIBNFTNL,   /* nf_tables rules of the firewall phase */
+        SHIM_LIBIP4TC,   /* legacy iptables tables */
+        SHIM_LIBIP6TC,   /* legacy ip6tables tables */
+        SHIM_LIBIPSET,   /* ipsets */
+        SHIM_LIBCURL,    /* CRI over gRPC (pods phase), report POSTs, orphan check */
+        SHIM_LIBCRYPTO,  /* orphan check: kubeconfig certificates */
+        SHIM_LIBYAML,    /* orphan check: kubeconfigs */
+        SHIM_LIBBPF,     /* network phase: CNI BPF programs (tc, XDP, cgroup) */
         _SHIM_LIB_MAX,
         _SHIM_LIB_INVALID = -1,
 } ShimLib;

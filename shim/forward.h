@@ -11,19 +11,19 @@
 
 typedef struct ShimSymbol {
         const char *name;
-        void **fn;              /* where the loader stores dlsym()'s answer */
+        void **fn; /* where the loader stores dlsym()'s answer */
 } ShimSymbol;
 
 typedef struct ShimLibrary {
         const char *name;
-        const char *const *sonames;     /* NULL-terminated, tried in order */
+        const char *const *sonames; /* NULL-terminated, tried in order */
         const ShimSymbol *symbols;
         size_t n_symbols;
 } ShimLibrary;
 
-extern const ShimLibrary shim_library_libsystemd, shim_library_libmnl, shim_library_libnftnl,
-        shim_library_libip4tc, shim_library_libip6tc, shim_library_libipset, shim_library_libcurl,
-        shim_library_libcrypto, shim_library_libyaml, shim_library_libbpf;
+extern const ShimLibrary shim_library_libsystemd, shim_library_libmnl, shim_library_libnftnl, shim_library_libip4tc,
+        shim_library_libip6tc, shim_library_libipset, shim_library_libcurl, shim_library_libcrypto,
+        shim_library_libyaml, shim_library_libbpf;
 
 /* A symbol list is SYMS(X, V, R): X(ret, name, (params), (args), value returned when the library
  * is missing) for functions with a result, V(...) for void ones, R(...) for variadic ones, which
@@ -38,37 +38,37 @@ extern const ShimLibrary shim_library_libsystemd, shim_library_libmnl, shim_libr
 
 /* The pointer, or NULL (errno EOPNOTSUPP) when the library does not load. A loaded library's
  * pointers are set before shim_load() returns, so the fast path is one load. */
-#define SHIM_RESOLVE(lib, name)                                                       \
-        ({                                                                            \
+#define SHIM_RESOLVE(lib, name)                                                              \
+        ({                                                                                   \
                 __typeof__(sym_##name) _r_ = __atomic_load_n(&sym_##name, __ATOMIC_ACQUIRE); \
-                if (_unlikely_(!_r_)) {                                               \
-                        if (shim_load(lib) >= 0)                                      \
-                                _r_ = __atomic_load_n(&sym_##name, __ATOMIC_ACQUIRE); \
-                        else                                                          \
-                                errno = EOPNOTSUPP;                                   \
-                }                                                                     \
-                _r_;                                                                  \
+                if (_unlikely_(!_r_)) {                                                      \
+                        if (shim_load(lib) >= 0)                                             \
+                                _r_ = __atomic_load_n(&sym_##name, __ATOMIC_ACQUIRE);        \
+                        else                                                                 \
+                                errno = EOPNOTSUPP;                                          \
+                }                                                                            \
+                _r_;                                                                         \
         })
 
 /* The name in parentheses: curl and systemd define some API names as macros too. */
-#define SHIM_FORWARD(ret, name, params, args, err)                                    \
-        ret(name) params {                                                            \
-                __typeof__(sym_##name) _f_ = SHIM_RESOLVE(SHIM_THIS, name);           \
-                return _f_ ? _f_ args : (err);                                        \
+#define SHIM_FORWARD(ret, name, params, args, err)                          \
+        ret(name) params {                                                  \
+                __typeof__(sym_##name) _f_ = SHIM_RESOLVE(SHIM_THIS, name); \
+                return _f_ ? _f_ args : (err);                              \
         }
-#define SHIM_FORWARD_VOID(ret, name, params, args, err)                               \
-        void(name) params {                                                           \
-                __typeof__(sym_##name) _f_ = SHIM_RESOLVE(SHIM_THIS, name);           \
-                if (_f_)                                                              \
-                        _f_ args;                                                     \
+#define SHIM_FORWARD_VOID(ret, name, params, args, err)                     \
+        void(name) params {                                                 \
+                __typeof__(sym_##name) _f_ = SHIM_RESOLVE(SHIM_THIS, name); \
+                if (_f_)                                                    \
+                        _f_ args;                                           \
         }
 
-#define SHIM_LIBRARY(var, lname, syms, ...)                                           \
-        static const char *const var##_sonames[] = { __VA_ARGS__, NULL };             \
-        static const ShimSymbol var##_symbols[] = { syms(SHIM_ENTRY, SHIM_ENTRY, SHIM_ENTRY) };    \
-        const ShimLibrary var = {                                                     \
-                .name = lname,                                                        \
-                .sonames = var##_sonames,                                             \
-                .symbols = var##_symbols,                                             \
-                .n_symbols = ELEMENTSOF(var##_symbols),                               \
+#define SHIM_LIBRARY(var, lname, syms, ...)                                                     \
+        static const char *const var##_sonames[] = { __VA_ARGS__, NULL };                       \
+        static const ShimSymbol var##_symbols[] = { syms(SHIM_ENTRY, SHIM_ENTRY, SHIM_ENTRY) }; \
+        const ShimLibrary var = {                                                               \
+                .name = lname,                                                                  \
+                .sonames = var##_sonames,                                                       \
+                .symbols = var##_symbols,                                                       \
+                .n_symbols = ELEMENTSOF(var##_symbols),                                         \
         }

@@ -10,6 +10,7 @@
 
 /* Missing library: -1 (errno EOPNOTSUPP) or NULL, as libbpf fails; btf__free does nothing. The
  * network phase skips its BPF lines before any of these is called (libraries_plan_missing). */
+/* clang-format off */
 #define SYMBOLS(X, V, R) \
         X(int, bpf_link_detach, (int link_fd), (link_fd), -1) \
         X(int, bpf_link_get_fd_by_id, (__u32 id), (id), -1) \
@@ -22,6 +23,7 @@
         X(struct btf *, btf__load_from_kernel_by_id, (__u32 id), (id), NULL) \
         X(const char *, btf__name_by_offset, (const struct btf *btf, __u32 offset), (btf, offset), NULL) \
         X(const struct btf_type *, btf__type_by_id, (const struct btf *btf, __u32 id), (btf, id), NULL)
+/* clang-format on */
 
 SHIM_POINTERS(SYMBOLS)
 SHIM_LIBRARY(shim_library_libbpf, "libbpf", SYMBOLS, "libbpf.so.1", "libbpf.so.0");

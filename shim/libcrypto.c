@@ -14,6 +14,7 @@
 #define SHIM_THIS SHIM_LIBCRYPTO
 
 /* Missing library: NULL, 0 or -1 (OpenSSL's failures). */
+/* clang-format off */
 #define SYMBOLS(X, V, R) \
         X(int, BIO_free, (BIO *a), (a), 0) \
         X(BIO *, BIO_new_mem_buf, (const void *buf, int len), (buf, len), NULL) \
@@ -23,6 +24,7 @@
         X(int, X509_NAME_get_text_by_NID, (const X509_NAME *name, int nid, char *buf, int len), (name, nid, buf, len), -1) \
         V(void, X509_free, (X509 *a), (a), ) \
         X(X509_NAME *, X509_get_subject_name, (const X509 *a), (a), NULL)
+/* clang-format on */
 
 SHIM_POINTERS(SYMBOLS)
 SHIM_LIBRARY(shim_library_libcrypto, "libcrypto", SYMBOLS, "libcrypto.so.3");

@@ -12,6 +12,7 @@
 
 /* Missing library: CURLE_FAILED_INIT, CURLM_INTERNAL_ERROR, CURLUE_OUT_OF_MEMORY or NULL; the
  * strerror calls name the missing library. */
+/* clang-format off */
 #define SYMBOLS(X, V, R) \
         V(void, curl_easy_cleanup, (CURL *curl), (curl), ) \
         R(CURLcode, curl_easy_getinfo, (CURL *curl, CURLINFO info, ...), (curl, info), CURLE_FAILED_INIT) \
@@ -37,6 +38,7 @@
         X(CURLUcode, curl_url_get, (CURLU *handle, CURLUPart what, char **part, unsigned int flags), (handle, what, part, flags), CURLUE_OUT_OF_MEMORY) \
         X(CURLUcode, curl_url_set, (CURLU *handle, CURLUPart what, const char *part, unsigned int flags), (handle, what, part, flags), CURLUE_OUT_OF_MEMORY) \
         X(curl_version_info_data *, curl_version_info, (CURLversion stamp), (stamp), NULL)
+/* clang-format on */
 
 SHIM_POINTERS(SYMBOLS)
 SHIM_LIBRARY(shim_library_libcurl, "libcurl", SYMBOLS, "libcurl.so.4", "libcurl-gnutls.so.4");
@@ -45,11 +47,11 @@ SHIM_FORWARDERS(SYMBOLS)
 /* The option number says the argument's type (curl.h's CURLOPTTYPE_* ranges, shared by easy and
  * multi options): long below 10000, a data or function pointer up to 29999, curl_off_t up to
  * 39999, a struct curl_blob pointer above. */
-#define SETOPT_FORWARD(f, handle, option, ap)                                          \
-        ((option) < CURLOPTTYPE_OBJECTPOINT ? f(handle, option, va_arg(ap, long)) :     \
-         (option) < CURLOPTTYPE_OFF_T ? f(handle, option, va_arg(ap, void *)) :        \
-         (option) < CURLOPTTYPE_BLOB ? f(handle, option, va_arg(ap, curl_off_t)) :     \
-                                       f(handle, option, va_arg(ap, void *)))
+#define SETOPT_FORWARD(f, handle, option, ap)                                           \
+        ((option) < CURLOPTTYPE_OBJECTPOINT ? f(handle, option, va_arg(ap, long))       \
+         : (option) < CURLOPTTYPE_OFF_T     ? f(handle, option, va_arg(ap, void *))     \
+         : (option) < CURLOPTTYPE_BLOB      ? f(handle, option, va_arg(ap, curl_off_t)) \
+                                            : f(handle, option, va_arg(ap, void *)))
 
 CURLcode(curl_easy_setopt)(CURL *curl, CURLoption option, ...) {
         __typeof__(sym_curl_easy_setopt) f = SHIM_RESOLVE(SHIM_THIS, curl_easy_setopt);

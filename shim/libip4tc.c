@@ -9,6 +9,7 @@
 
 /* Missing library: 0 (libiptc's failure, errno EOPNOTSUPP) or NULL;
  * iptc_strerror() names the missing library. */
+/* clang-format off */
 #define SYMBOLS(X, V, R) \
         X(int, iptc_builtin, (const char *chain, struct xtc_handle *const handle), (chain, handle), 0) \
         X(int, iptc_commit, (struct xtc_handle *handle), (handle), 0) \
@@ -26,6 +27,7 @@
         X(const struct ipt_entry *, iptc_next_rule, (const struct ipt_entry *prev, struct xtc_handle *handle), (prev, handle), NULL) \
         X(int, iptc_set_policy, (const xt_chainlabel chain, const xt_chainlabel policy, struct xt_counters *counters, struct xtc_handle *handle), (chain, policy, counters, handle), 0) \
         X(const char *, iptc_strerror, (int err), (err), "libip4tc is not loaded")
+/* clang-format on */
 
 SHIM_POINTERS(SYMBOLS)
 SHIM_LIBRARY(shim_library_libip4tc, "libip4tc", SYMBOLS, "libip4tc.so.2");

@@ -9,6 +9,7 @@
 
 /* Missing library: 0 (libiptc's failure, errno EOPNOTSUPP) or NULL;
  * ip6tc_strerror() names the missing library. */
+/* clang-format off */
 #define SYMBOLS(X, V, R) \
         X(int, ip6tc_builtin, (const char *chain, struct xtc_handle *const handle), (chain, handle), 0) \
         X(int, ip6tc_commit, (struct xtc_handle *handle), (handle), 0) \
@@ -26,6 +27,7 @@
         X(const struct ip6t_entry *, ip6tc_next_rule, (const struct ip6t_entry *prev, struct xtc_handle *handle), (prev, handle), NULL) \
         X(int, ip6tc_set_policy, (const xt_chainlabel chain, const xt_chainlabel policy, struct xt_counters *counters, struct xtc_handle *handle), (chain, policy, counters, handle), 0) \
         X(const char *, ip6tc_strerror, (int err), (err), "libip6tc is not loaded")
+/* clang-format on */
 
 SHIM_POINTERS(SYMBOLS)
 SHIM_LIBRARY(shim_library_libip6tc, "libip6tc", SYMBOLS, "libip6tc.so.2");

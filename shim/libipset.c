@@ -9,6 +9,7 @@
 
 /* Missing library: NULL or -1 (errno EOPNOTSUPP); the report message is "".
  * .so.13 is the soname of every ipset 7.x release; see shim/libnftnl.c on later ones. */
+/* clang-format off */
 #define SYMBOLS(X, V, R) \
         X(int, ipset_cmd, (struct ipset_session *session, enum ipset_cmd cmd, uint32_t lineno), (session, cmd, lineno), -1) \
         X(int, ipset_commit, (struct ipset_session *session), (session), -1) \
@@ -20,6 +21,7 @@
         X(struct ipset_session *, ipset_session_init, (ipset_print_outfn outfn, void *p), (outfn, p), NULL) \
         X(int, ipset_session_output, (struct ipset_session *session, enum ipset_output_mode mode), (session, mode), -1) \
         X(const char *, ipset_session_report_msg, (const struct ipset_session *session), (session), "")
+/* clang-format on */
 
 SHIM_POINTERS(SYMBOLS)
 SHIM_LIBRARY(shim_library_libipset, "libipset", SYMBOLS, "libipset.so.13");

@@ -9,6 +9,7 @@
 
 /* Missing library: -1 (errno EOPNOTSUPP), NULL, false or 0, as libmnl
  * itself fails; the put helpers do nothing. */
+/* clang-format off */
 #define SYMBOLS(X, V, R) \
         X(void *, mnl_attr_get_payload, (const struct nlattr *attr), (attr), NULL) \
         X(uint16_t, mnl_attr_get_payload_len, (const struct nlattr *attr), (attr), 0) \
@@ -41,6 +42,7 @@
         X(ssize_t, mnl_socket_recvfrom, (const struct mnl_socket *nl, void *buf, size_t siz), (nl, buf, siz), -1) \
         X(ssize_t, mnl_socket_sendto, (const struct mnl_socket *nl, const void *req, size_t siz), (nl, req, siz), -1) \
         X(int, mnl_socket_setsockopt, (const struct mnl_socket *nl, int type, void *buf, socklen_t len), (nl, type, buf, len), -1)
+/* clang-format on */
 
 SHIM_POINTERS(SYMBOLS)
 SHIM_LIBRARY(shim_library_libmnl, "libmnl", SYMBOLS, "libmnl.so.0");

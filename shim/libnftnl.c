@@ -18,6 +18,7 @@
 /* Missing library: NULL, -1 (errno EOPNOTSUPP), false or 0; frees do nothing.
  * .so.11 is the only soname libnftnl has had since 2019 (1.1.x to 1.2.x): a later soname would
  * mean a changed ABI, so it is added here when it exists and has been tried, never guessed. */
+/* clang-format off */
 #define SYMBOLS(X, V, R) \
         X(struct nftnl_batch *, nftnl_batch_alloc, (uint32_t pg_size, uint32_t pg_overrun_size), (pg_size, pg_overrun_size), NULL) \
         X(void *, nftnl_batch_buffer, (struct nftnl_batch *batch), (batch), NULL) \
@@ -59,6 +60,7 @@
         X(uint8_t, nftnl_udata_len, (const struct nftnl_udata *attr), (attr), 0) \
         X(int, nftnl_udata_parse, (const void *data, uint32_t data_len, nftnl_udata_cb_t cb, void *cb_data), (data, data_len, cb, cb_data), -1) \
         X(uint8_t, nftnl_udata_type, (const struct nftnl_udata *attr), (attr), 0)
+/* clang-format on */
 
 SHIM_POINTERS(SYMBOLS)
 SHIM_LIBRARY(shim_library_libnftnl, "libnftnl", SYMBOLS, "libnftnl.so.11");

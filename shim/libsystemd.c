@@ -14,6 +14,7 @@
 
 /* Missing library: -EOPNOTSUPP (sd-bus's errors are negative errno); unref calls return NULL; an
  * error is never set nor has a name. */
+/* clang-format off */
 #define SYMBOLS(X, V, R) \
         X(int, sd_bus_call, (sd_bus *bus, sd_bus_message *m, uint64_t usec, sd_bus_error *ret_error, sd_bus_message **reply), (bus, m, usec, ret_error, reply), -EOPNOTSUPP) \
         R(int, sd_bus_call_methodv, (), (), ) \
@@ -45,14 +46,14 @@
         X(sd_bus*, sd_bus_unref, (sd_bus *bus), (bus), NULL) \
         X(int, sd_bus_wait, (sd_bus *bus, uint64_t timeout_usec), (bus, timeout_usec), -EOPNOTSUPP) \
         X(int, sd_journal_sendv, (const struct iovec *iov, int n), (iov, n), -EOPNOTSUPP)
+/* clang-format on */
 
 SHIM_POINTERS(SYMBOLS)
 SHIM_LIBRARY(shim_library_libsystemd, "libsystemd", SYMBOLS, "libsystemd.so.0");
 SHIM_FORWARDERS(SYMBOLS)
 
 int(sd_bus_call_method)(sd_bus *bus, const char *destination, const char *path, const char *interface,
-                        const char *member, sd_bus_error *ret_error, sd_bus_message **reply,
-                        const char *types, ...) {
+                        const char *member, sd_bus_error *ret_error, sd_bus_message **reply, const char *types, ...) {
         __typeof__(sym_sd_bus_call_methodv) f = SHIM_RESOLVE(SHIM_THIS, sd_bus_call_methodv);
         va_list ap;
         int r;

@@ -10,6 +10,7 @@
 #define SHIM_THIS SHIM_LIBYAML
 
 /* Missing library: 0 (libyaml's failure) or NULL; the deletes do nothing. */
+/* clang-format off */
 #define SYMBOLS(X, V, R) \
         V(void, yaml_document_delete, (yaml_document_t *document), (document), ) \
         X(yaml_node_t *, yaml_document_get_node, (yaml_document_t *document, int index), (document, index), NULL) \
@@ -18,6 +19,7 @@
         X(int, yaml_parser_initialize, (yaml_parser_t *parser), (parser), 0) \
         X(int, yaml_parser_load, (yaml_parser_t *parser, yaml_document_t *document), (parser, document), 0) \
         V(void, yaml_parser_set_input_string, (yaml_parser_t *parser, const unsigned char *input, size_t size), (parser, input, size), )
+/* clang-format on */
 
 SHIM_POINTERS(SYMBOLS)
 SHIM_LIBRARY(shim_library_libyaml, "libyaml", SYMBOLS, "libyaml-0.so.2");

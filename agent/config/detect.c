@@ -26,12 +26,8 @@
 #define DETECT_FILE_MAX (1024U * 1024U)
 
 static const char *const installer_names[_INSTALLER_MAX] = {
-        [INSTALLER_NONE] = "none",
-        [INSTALLER_KUBEADM] = "kubeadm",
-        [INSTALLER_KUBESPRAY] = "kubespray",
-        [INSTALLER_KUBEKEY] = "kubekey",
-        [INSTALLER_K3S] = "k3s",
-        [INSTALLER_RKE2] = "rke2",
+        [INSTALLER_NONE] = "none",       [INSTALLER_KUBEADM] = "kubeadm", [INSTALLER_KUBESPRAY] = "kubespray",
+        [INSTALLER_KUBEKEY] = "kubekey", [INSTALLER_K3S] = "k3s",         [INSTALLER_RKE2] = "rke2",
 };
 
 const char *installer_to_string(Installer i) {
@@ -206,7 +202,7 @@ static const EndpointSource endpoint_sources[] = {
         { "/var/lib/kubelet/config.yaml", "containerRuntimeEndpoint:" },
         { "/etc/kubernetes/kubelet-config.yaml", "containerRuntimeEndpoint:" }, /* kubespray */
         { "/var/lib/kubelet/kubeadm-flags.env", "--container-runtime-endpoint=" },
-        { "/etc/kubernetes/kubelet.env", "--container-runtime-endpoint=" },     /* kubespray */
+        { "/etc/kubernetes/kubelet.env", "--container-runtime-endpoint=" }, /* kubespray */
         { "/etc/rancher/k3s/config.yaml", "container-runtime-endpoint:" },
         { "/etc/rancher/rke2/config.yaml", "container-runtime-endpoint:" },
 };
@@ -269,7 +265,8 @@ static int runtime_from_installs(int root_fd, Detection *d) {
         return r;
 }
 
-static const char *const docker_marks[] = { "/usr/bin/dockerd", "/usr/local/bin/dockerd", "/etc/docker", "/var/lib/docker" };
+static const char *const docker_marks[] = { "/usr/bin/dockerd", "/usr/local/bin/dockerd", "/etc/docker",
+                                            "/var/lib/docker" };
 
 static int detect_runtime(int root_fd, Detection *d) {
         int r;
@@ -325,7 +322,7 @@ static char *cni_types(const char *text) {
         size_t size = 0;
         FILE *f;
 
-        for (const char *p = text; (p = strstr(p, "\"type\"")); ) {
+        for (const char *p = text; (p = strstr(p, "\"type\""));) {
                 cleanup_free char *v = NULL;
                 size_t n;
 
@@ -415,7 +412,8 @@ static int proxy_mode_from_pods(int root_fd, Detection *d) {
 
         r = dir_list(root_fd, "/var/lib/kubelet/pods", "*", &pods);
         STRV_FOREACH(p, pods) {
-                cleanup_free char *path = strprintf("/var/lib/kubelet/pods/%s/volumes/kubernetes.io~configmap/kube-proxy/config.conf", *p);
+                cleanup_free char *path = strprintf(
+                        "/var/lib/kubelet/pods/%s/volumes/kubernetes.io~configmap/kube-proxy/config.conf", *p);
 
                 if (!path)
                         return -ENOMEM;
@@ -445,7 +443,8 @@ static int proxy_mode_live(Detection *d) {
             (strstr(ipvs, "\nTCP") || strstr(ipvs, "\nUDP")))
                 r = evidence_add(&d->kube_proxy_mode.evidence, "/proc/net/ip_vs", "%s", "IPVS virtual services exist");
         else if (access("/sys/class/net/kube-ipvs0", F_OK) >= 0)
-                r = evidence_add(&d->kube_proxy_mode.evidence, "/sys/class/net/kube-ipvs0", "%s", "kube-proxy's IPVS dummy link exists");
+                r = evidence_add(&d->kube_proxy_mode.evidence, "/sys/class/net/kube-ipvs0", "%s",
+                                 "kube-proxy's IPVS dummy link exists");
         else
                 return 0;
         return r < 0 ? r : finding_set(&d->kube_proxy_mode, "ipvs");
@@ -503,14 +502,17 @@ static int detect_etcd(int root_fd, Detection *d) {
         cleanup_free char *cfg = node_read(root_fd, "/etc/kubernetes/kubeadm-config.yaml");
         int r = 0;
 
-        if (pod && (r = etcd_mark(d, "/etc/kubernetes/manifests/etcd.yaml", "static-pod", "kubeadm's etcd static pod")) >= 0)
+        if (pod &&
+            (r = etcd_mark(d, "/etc/kubernetes/manifests/etcd.yaml", "static-pod", "kubeadm's etcd static pod")) >= 0)
                 r = etcd_data_dir(d, pod, "--data-dir=");
-        if (r >= 0 && env && (r = etcd_mark(d, "/etc/etcd.env", "systemd", "etcd run by systemd (kubespray, kubekey)")) >= 0)
+        if (r >= 0 && env &&
+            (r = etcd_mark(d, "/etc/etcd.env", "systemd", "etcd run by systemd (kubespray, kubekey)")) >= 0)
                 r = etcd_data_dir(d, env, "ETCD_DATA_DIR=");
         if (r >= 0 && !env && node_exists(root_fd, "/etc/systemd/system/etcd.service"))
                 r = etcd_mark(d, "/etc/systemd/system/etcd.service", "systemd", "an etcd unit");
         if (r >= 0 && cfg && kubeadm_etcd_external(cfg))
-                r = etcd_mark(d, "/etc/kubernetes/kubeadm-config.yaml", "external", "ClusterConfiguration names an external etcd");
+                r = etcd_mark(d, "/etc/kubernetes/kubeadm-config.yaml", "external",
+                              "ClusterConfiguration names an external etcd");
         if (r >= 0 && node_exists(root_fd, "/var/lib/rancher/k3s/server/db/etcd"))
                 r = etcd_mark(d, "/var/lib/rancher/k3s/server/db/etcd", "embedded", "k3s's embedded etcd");
         if (r >= 0 && node_exists(root_fd, "/var/lib/rancher/rke2/server/db/etcd"))
@@ -713,7 +715,7 @@ void detection_emit(Emitter *e, const Detection *d, const char *profile, const c
         emit_finding(e, "etcd", "etcd", &d->etcd);
         emit_string(e, COLOR_NONE, "data_dir", NULL, d->etcd_data_dir);
         emit_close_object(e);
-        emit_string(e, COLOR_NONE, "kubelet_dir", d->kubelet_dir_target ? "  /var/lib/kubelet: a symlink to %s\n" : NULL,
-                    d->kubelet_dir_target);
+        emit_string(e, COLOR_NONE, "kubelet_dir",
+                    d->kubelet_dir_target ? "  /var/lib/kubelet: a symlink to %s\n" : NULL, d->kubelet_dir_target);
         emit_string(e, COLOR_NONE, "cluster_server", d->cluster_server ? "  cluster: %s\n" : NULL, d->cluster_server);
 }

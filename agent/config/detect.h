@@ -28,21 +28,21 @@ typedef struct Finding {
 } Finding;
 
 typedef struct Detection {
-        Installer installer;    /* INSTALLER_NONE when undetected or ambiguous */
+        Installer installer; /* INSTALLER_NONE when undetected or ambiguous */
         char **installer_evidence;
         char **installer_candidates; /* every installer with evidence of its own, when ambiguous */
         bool installer_ambiguous;
-        Finding runtime;        /* "containerd", "crio", "docker"; k3s/rke2 embed containerd */
-        char *runtime_endpoint; /* unix:///... as kubelet is configured, when said */
-        bool docker_cohosted;   /* Docker is installed but is not kubelet's runtime */
-        Finding cni;            /* value: the plugin types, comma separated, of the first config */
-        char *cni_config;       /* node path of that first config, when one names a plugin type */
-        Finding kube_proxy_mode; /* "iptables", "ipvs", "nftables" */
-        Finding etcd;           /* "none", "static-pod", "systemd", "external", "embedded" */
-        char *etcd_data_dir;    /* a local etcd's data directory when it is not /var/lib/etcd */
+        Finding runtime;          /* "containerd", "crio", "docker"; k3s/rke2 embed containerd */
+        char *runtime_endpoint;   /* unix:///... as kubelet is configured, when said */
+        bool docker_cohosted;     /* Docker is installed but is not kubelet's runtime */
+        Finding cni;              /* value: the plugin types, comma separated, of the first config */
+        char *cni_config;         /* node path of that first config, when one names a plugin type */
+        Finding kube_proxy_mode;  /* "iptables", "ipvs", "nftables" */
+        Finding etcd;             /* "none", "static-pod", "systemd", "external", "embedded" */
+        char *etcd_data_dir;      /* a local etcd's data directory when it is not /var/lib/etcd */
         char *kubelet_dir_target; /* node path /var/lib/kubelet resolves to, when it is a symlink */
-        char *cluster_server;   /* the API server kubelet talks to (/etc/kubernetes/kubelet.conf) */
-        char **root_kubeconfigs; /* /root/.kube files whose server is cluster_server */
+        char *cluster_server;     /* the API server kubelet talks to (/etc/kubernetes/kubelet.conf) */
+        char **root_kubeconfigs;  /* /root/.kube files whose server is cluster_server */
 } Detection;
 
 const char *installer_to_string(Installer i);

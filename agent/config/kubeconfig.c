@@ -59,8 +59,8 @@ static int find_named(const Parse *p, yaml_node_t *root, const char *list, const
                         continue;
                 v = map_get(p, entry, field);
                 if (!v || v->type != YAML_MAPPING_NODE)
-                        return set_errmsg(p->reterr, -EINVAL, "%s: %s \"%s\" has no '%s' mapping", p->path, field,
-                                          name, field);
+                        return set_errmsg(p->reterr, -EINVAL, "%s: %s \"%s\" has no '%s' mapping", p->path, field, name,
+                                          field);
                 *ret = v;
                 return 0;
         }
@@ -77,10 +77,12 @@ static int pick_context(const Parse *p, yaml_node_t *root, Kubeconfig *k, yaml_n
                 return r;
         if (!k->context) {
                 l = map_get(p, root, "contexts");
-                if (!l || l->type != YAML_SEQUENCE_NODE || l->data.sequence.items.top - l->data.sequence.items.start != 1)
+                if (!l || l->type != YAML_SEQUENCE_NODE ||
+                    l->data.sequence.items.top - l->data.sequence.items.start != 1)
                         return set_errmsg(p->reterr, -EINVAL, "%s: no current-context, and not exactly one context",
                                           p->path);
-                k->context = strdup(strempty(yaml_scalar_of(map_get(p, yaml_document_get_node(p->doc, *l->data.sequence.items.start), "name"))));
+                k->context = strdup(strempty(yaml_scalar_of(
+                        map_get(p, yaml_document_get_node(p->doc, *l->data.sequence.items.start), "name"))));
                 if (!k->context)
                         return -ENOMEM;
         }

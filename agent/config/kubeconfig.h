@@ -9,18 +9,18 @@
 
 /* A PEM object given either as a file or inline (the "-data" form, base64). */
 typedef struct KubeconfigPem {
-        char *file;             /* absolute node path; NULL for the -data form or when not given */
-        char *data;             /* the PEM bytes once known, NUL-terminated; NULL when not given */
+        char *file; /* absolute node path; NULL for the -data form or when not given */
+        char *data; /* the PEM bytes once known, NUL-terminated; NULL when not given */
         size_t size;
 } KubeconfigPem;
 
 typedef struct Kubeconfig {
-        char *path;             /* node path of the kubeconfig itself */
+        char *path;                     /* node path of the kubeconfig itself */
         char *context, *cluster, *user; /* the names followed from current-context */
         char *server;
-        char *proxy_url;        /* the cluster's proxy-url, NULL when none */
-        bool insecure;          /* insecure-skip-tls-verify */
-        char *token;            /* a bearer token (bootstrap kubeconfigs), NULL when none */
+        char *proxy_url; /* the cluster's proxy-url, NULL when none */
+        bool insecure;   /* insecure-skip-tls-verify */
+        char *token;     /* a bearer token (bootstrap kubeconfigs), NULL when none */
         KubeconfigPem ca, cert, key;
 } Kubeconfig;
 

@@ -54,8 +54,8 @@ typedef struct Where {
 /* One text being parsed; the parent chain is the include stack, used to detect cycles. */
 typedef struct Source {
         const char *name;
-        bool is_file;           /* relative includes resolve against the directory of name */
-        const char *base_dir;   /* for text: where relative includes resolve; NULL refuses include */
+        bool is_file;         /* relative includes resolve against the directory of name */
+        const char *base_dir; /* for text: where relative includes resolve; NULL refuses include */
         dev_t dev;
         ino_t ino;
         unsigned depth;
@@ -192,8 +192,8 @@ static bool starts_literal(const char *s) {
 }
 
 static const char *const unit_suffixes[] = {
-        ".service", ".socket", ".target", ".device", ".mount", ".automount", ".swap",
-        ".timer", ".path", ".slice", ".scope", NULL,
+        ".service", ".socket", ".target", ".device", ".mount", ".automount",
+        ".swap",    ".timer",  ".path",   ".slice",  ".scope", NULL,
 };
 
 static bool unit_has_suffix(const char *n) {
@@ -260,8 +260,7 @@ static int validate_unit(char **args, char **ret_reason) {
         if (r < 0)
                 return r;
         if (!str_in_list(args[2], whens))
-                return set_errmsg(ret_reason, -EINVAL, "needs WHEN 'early' (before pods) or 'late', got '%s'",
-                                  args[2]);
+                return set_errmsg(ret_reason, -EINVAL, "needs WHEN 'early' (before pods) or 'late', got '%s'", args[2]);
         return 0;
 }
 
@@ -278,8 +277,7 @@ static int validate_allow_system_path(char **args, char **ret_reason) {
                 return set_errmsg(ret_reason, -EINVAL, "needs the exact path, not a glob, got '%s'", args[0]);
         if (!path_is_guarded(args[0]))
                 return set_errmsg(ret_reason, -EINVAL,
-                                  "needs a system path (remove, empty and unmount may name '%s' without it)",
-                                  args[0]);
+                                  "needs a system path (remove, empty and unmount may name '%s' without it)", args[0]);
         return 0;
 }
 
@@ -346,29 +344,29 @@ static int validate_kube_vip(char **args, char **ret_reason) {
 /* A new directive is one enum value in manifest.h plus one row here; the unit test checks that
  * every enum value has its row. */
 static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
-        [DIRECTIVE_REMOVE]       = { "remove",       1, 1, validate_target },
-        [DIRECTIVE_EMPTY]        = { "empty",        1, 1, validate_target },
-        [DIRECTIVE_UNMOUNT]      = { "unmount",      1, 1, validate_target },
-        [DIRECTIVE_PROTECT]      = { "protect",      1, 1, validate_absolute },
-        [DIRECTIVE_LINK]         = { "link",         1, 1, validate_ifname },
-        [DIRECTIVE_LINK_MASTER]  = { "link-master",  1, 1, validate_ifname },
-        [DIRECTIVE_NETNS]        = { "netns",        1, 1, validate_netns },
-        [DIRECTIVE_ROUTE_PROTO]  = { "route-proto",  1, 1, validate_route_proto },
-        [DIRECTIVE_RULE_TABLE]   = { "rule-table",   1, 3, validate_rule_table },
-        [DIRECTIVE_BPF_PROG]     = { "bpf-prog",     1, 1, validate_bpf_prog },
-        [DIRECTIVE_BPF_CGROUP]   = { "bpf-cgroup",   1, 1, validate_absolute },
-        [DIRECTIVE_BPF_PIN]      = { "bpf-pin",      1, 1, validate_target },
-        [DIRECTIVE_FIREWALL]     = { "firewall",     1, 1, validate_firewall },
+        [DIRECTIVE_REMOVE] = { "remove", 1, 1, validate_target },
+        [DIRECTIVE_EMPTY] = { "empty", 1, 1, validate_target },
+        [DIRECTIVE_UNMOUNT] = { "unmount", 1, 1, validate_target },
+        [DIRECTIVE_PROTECT] = { "protect", 1, 1, validate_absolute },
+        [DIRECTIVE_LINK] = { "link", 1, 1, validate_ifname },
+        [DIRECTIVE_LINK_MASTER] = { "link-master", 1, 1, validate_ifname },
+        [DIRECTIVE_NETNS] = { "netns", 1, 1, validate_netns },
+        [DIRECTIVE_ROUTE_PROTO] = { "route-proto", 1, 1, validate_route_proto },
+        [DIRECTIVE_RULE_TABLE] = { "rule-table", 1, 3, validate_rule_table },
+        [DIRECTIVE_BPF_PROG] = { "bpf-prog", 1, 1, validate_bpf_prog },
+        [DIRECTIVE_BPF_CGROUP] = { "bpf-cgroup", 1, 1, validate_absolute },
+        [DIRECTIVE_BPF_PIN] = { "bpf-pin", 1, 1, validate_target },
+        [DIRECTIVE_FIREWALL] = { "firewall", 1, 1, validate_firewall },
         [DIRECTIVE_CHAIN_PREFIX] = { "chain-prefix", 1, 1, validate_chain_prefix },
-        [DIRECTIVE_NFT_TABLE]    = { "nft-table",    2, 2, validate_nft_table },
-        [DIRECTIVE_IPSET]        = { "ipset",        1, 1, validate_ipset },
-        [DIRECTIVE_IPVS]         = { "ipvs",         1, 1, validate_ipvs },
-        [DIRECTIVE_UNIT]         = { "unit",         3, 3, validate_unit },
-        [DIRECTIVE_PROCESS]      = { "process",      1, 1, validate_process },
+        [DIRECTIVE_NFT_TABLE] = { "nft-table", 2, 2, validate_nft_table },
+        [DIRECTIVE_IPSET] = { "ipset", 1, 1, validate_ipset },
+        [DIRECTIVE_IPVS] = { "ipvs", 1, 1, validate_ipvs },
+        [DIRECTIVE_UNIT] = { "unit", 3, 3, validate_unit },
+        [DIRECTIVE_PROCESS] = { "process", 1, 1, validate_process },
         [DIRECTIVE_CRI_ENDPOINT] = { "cri-endpoint", 1, 1, validate_cri_endpoint },
         [DIRECTIVE_ALLOW_SYSTEM_PATH] = { "allow-system-path", 1, 1, validate_allow_system_path },
         [DIRECTIVE_REMOVE_BLOCK] = { "remove-block", 3, 3, validate_remove_block },
-        [DIRECTIVE_KUBE_VIP]     = { "kube-vip",     1, 1, validate_kube_vip },
+        [DIRECTIVE_KUBE_VIP] = { "kube-vip", 1, 1, validate_kube_vip },
 };
 
 const char *directive_type_to_string(DirectiveType t) {
@@ -427,7 +425,7 @@ static int manifest_add_file(Manifest *m, const char *name) {
         return 0;
 }
 
-_printf_(4, 5)
+static int where_error(const Where *w, char **reterr, int r, const char *fmt, ...) _printf_(4, 5);
 static int where_error(const Where *w, char **reterr, int r, const char *fmt, ...) {
         cleanup_free char *msg = NULL;
         va_list ap;
@@ -446,8 +444,7 @@ static int where_error(const Where *w, char **reterr, int r, const char *fmt, ..
  * otherwise become part of a protected path and silently protect nothing. */
 static int line_check_bytes(const char *s, size_t len, const Where *w, char **reterr) {
         if (len > MANIFEST_LINE_MAX)
-                return where_error(w, reterr, -EINVAL, "line too long (%zu bytes, at most %u)", len,
-                                   MANIFEST_LINE_MAX);
+                return where_error(w, reterr, -EINVAL, "line too long (%zu bytes, at most %u)", len, MANIFEST_LINE_MAX);
         for (size_t i = 0; i < len; i++) {
                 unsigned char c = s[i];
 
@@ -514,8 +511,7 @@ static int word_bare(const char **p, const char *end, char **ret, const Where *w
 
         for (; q < end && !is_blank(*q); q++)
                 if (*q == '"')
-                        return where_error(w, reterr, -EINVAL,
-                                           "unexpected '\"' inside a word (quote the whole word)");
+                        return where_error(w, reterr, -EINVAL, "unexpected '\"' inside a word (quote the whole word)");
         *ret = strndup(*p, q - *p);
         if (!*ret)
                 return where_error(w, reterr, -ENOMEM, "out of memory");
@@ -618,8 +614,8 @@ static int entry_check_length(const char *name, char **args, const Where *w, cha
         for (char **a = args; *a; a++)
                 n += 1 + word_print_length(*a);
         if (n > MANIFEST_LINE_MAX)
-                return where_error(w, reterr, -EINVAL, "'%s' line too long once quoted (%zu bytes, at most %u)",
-                                   name, n, MANIFEST_LINE_MAX);
+                return where_error(w, reterr, -EINVAL, "'%s' line too long once quoted (%zu bytes, at most %u)", name,
+                                   n, MANIFEST_LINE_MAX);
         return 0;
 }
 

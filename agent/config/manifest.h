@@ -7,19 +7,19 @@
 #include <stdio.h>
 
 typedef enum DirectiveType {
-        DIRECTIVE_REMOVE,       /* remove PATH: a file or a whole tree */
-        DIRECTIVE_EMPTY,        /* empty PATH: a directory's contents, the directory stays */
-        DIRECTIVE_UNMOUNT,      /* unmount PATH: every mount at or beneath PATH, deepest first */
-        DIRECTIVE_PROTECT,      /* protect PATH: never removed, never descended into */
+        DIRECTIVE_REMOVE,  /* remove PATH: a file or a whole tree */
+        DIRECTIVE_EMPTY,   /* empty PATH: a directory's contents, the directory stays */
+        DIRECTIVE_UNMOUNT, /* unmount PATH: every mount at or beneath PATH, deepest first */
+        DIRECTIVE_PROTECT, /* protect PATH: never removed, never descended into */
         /* network phase */
-        DIRECTIVE_LINK,         /* link NAME|GLOB */
-        DIRECTIVE_LINK_MASTER,  /* link-master BRIDGE: every link enslaved to BRIDGE */
-        DIRECTIVE_NETNS,        /* netns GLOB: named network namespaces */
-        DIRECTIVE_ROUTE_PROTO,  /* route-proto NAME|NUMBER */
-        DIRECTIVE_RULE_TABLE,   /* rule-table TABLE [MARK/MASK [PREF]]: a CNI's policy rules and its table */
-        DIRECTIVE_BPF_PROG,     /* bpf-prog PREFIX: tc, XDP and cgroup programs named so are a CNI's */
-        DIRECTIVE_BPF_CGROUP,   /* bpf-cgroup PATH: the cgroup2 mount a CNI attached its programs beneath */
-        DIRECTIVE_BPF_PIN,      /* bpf-pin PATH|GLOB: pins (or directories of pins) on a bpf file system */
+        DIRECTIVE_LINK,        /* link NAME|GLOB */
+        DIRECTIVE_LINK_MASTER, /* link-master BRIDGE: every link enslaved to BRIDGE */
+        DIRECTIVE_NETNS,       /* netns GLOB: named network namespaces */
+        DIRECTIVE_ROUTE_PROTO, /* route-proto NAME|NUMBER */
+        DIRECTIVE_RULE_TABLE,  /* rule-table TABLE [MARK/MASK [PREF]]: a CNI's policy rules and its table */
+        DIRECTIVE_BPF_PROG,    /* bpf-prog PREFIX: tc, XDP and cgroup programs named so are a CNI's */
+        DIRECTIVE_BPF_CGROUP,  /* bpf-cgroup PATH: the cgroup2 mount a CNI attached its programs beneath */
+        DIRECTIVE_BPF_PIN,     /* bpf-pin PATH|GLOB: pins (or directories of pins) on a bpf file system */
         /* firewall phase */
         DIRECTIVE_FIREWALL,     /* firewall owned|flush|keep */
         DIRECTIVE_CHAIN_PREFIX, /* chain-prefix PREFIX: another owned chain prefix */
@@ -27,8 +27,8 @@ typedef enum DirectiveType {
         DIRECTIVE_IPSET,        /* ipset GLOB */
         DIRECTIVE_IPVS,         /* ipvs clear */
         /* services and processes phases */
-        DIRECTIVE_UNIT,         /* unit NAME|GLOB ACTIONS WHEN: ACTIONS of stop,disable,mask; WHEN early|late */
-        DIRECTIVE_PROCESS,      /* process PATH-GLOB: kill what runs this executable, with its children */
+        DIRECTIVE_UNIT,    /* unit NAME|GLOB ACTIONS WHEN: ACTIONS of stop,disable,mask; WHEN early|late */
+        DIRECTIVE_PROCESS, /* process PATH-GLOB: kill what runs this executable, with its children */
         /* pods phase */
         DIRECTIVE_CRI_ENDPOINT, /* cri-endpoint URI: unix:///PATH or /PATH, instead of probing the known sockets */
         /* files, mounts */
@@ -37,25 +37,25 @@ typedef enum DirectiveType {
         /* files phase */
         DIRECTIVE_REMOVE_BLOCK, /* remove-block PATH BEGIN END: the lines BEGIN..END inside a file, nothing else */
         /* network phase */
-        DIRECTIVE_KUBE_VIP,     /* kube-vip PATH: the VIP that kube-vip's static pod manifest at PATH put on its
-                                 * interface */
+        DIRECTIVE_KUBE_VIP, /* kube-vip PATH: the VIP that kube-vip's static pod manifest at PATH put on its
+                             * interface */
         _DIRECTIVE_MAX,
         _DIRECTIVE_INVALID = -1,
 } DirectiveType;
 
 typedef struct ManifestEntry {
         DirectiveType type;
-        char **args;            /* NULL-terminated, the words after the directive, unquoted */
+        char **args; /* NULL-terminated, the words after the directive, unquoted */
         size_t n_args;
-        char *file;             /* the file (or embedded name) the line came from */
+        char *file; /* the file (or embedded name) the line came from */
         unsigned line;
-        bool system_path;       /* a remove/empty/unmount of a system path, let through by allow-system-path */
+        bool system_path; /* a remove/empty/unmount of a system path, let through by allow-system-path */
 } ManifestEntry;
 
 typedef struct Manifest {
         ManifestEntry *entries;
         size_t n_entries, allocated_entries;
-        char **files;           /* every file read, in order, includes too */
+        char **files; /* every file read, in order, includes too */
         size_t n_files;
 } Manifest;
 
@@ -85,6 +85,6 @@ DirectiveType directive_type_from_string(const char *s);
 
 /* Iterate the entries of one type. "e &&": an empty manifest has no array, and NULL + 0 is
  * undefined behaviour (UBSan stops the fuzzer on it). */
-#define MANIFEST_FOREACH(e, m, t)                                                            \
+#define MANIFEST_FOREACH(e, m, t)                                                                \
         for (const ManifestEntry *e = (m)->entries; e && e < (m)->entries + (m)->n_entries; e++) \
                 if (e->type == (t))

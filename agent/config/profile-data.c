@@ -4,14 +4,14 @@
 
 #include "agent/config/profile.h"
 
-#define EMBED(sym, file)                                          \
-        __asm__(".section .rodata\n"                              \
-                ".balign 16\n"                                    \
-                ".type " #sym ", @object\n" #sym ":\n"           \
-                ".incbin \"" file "\"\n"                          \
-                ".byte 0\n"                                       \
-                ".size " #sym ", . - " #sym "\n"                 \
-                ".previous\n");                                   \
+#define EMBED(sym, file)                               \
+        __asm__(".section .rodata\n"                   \
+                ".balign 16\n"                         \
+                ".type " #sym ", @object\n" #sym ":\n" \
+                ".incbin \"" file "\"\n"               \
+                ".byte 0\n"                            \
+                ".size " #sym ", . - " #sym "\n"       \
+                ".previous\n");                        \
         extern const char sym[]
 
 EMBED(node_reset_profile_kubeadm, "manifests/profiles/kubeadm.conf");
@@ -54,5 +54,5 @@ const ProfileText profile_texts[] = {
         { "runtime-docker", node_reset_profile_runtime_docker },
         { "runtime-k3s", node_reset_profile_runtime_k3s },
         { "runtime-rke2", node_reset_profile_runtime_rke2 },
-        {}
+        {},
 };

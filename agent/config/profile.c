@@ -28,11 +28,8 @@ bool profile_is_selectable(const char *name) {
 
 /* Each installer's own profile (NONE has none: the conservative one is chosen below). */
 static const char *const installer_profiles[_INSTALLER_MAX] = {
-        [INSTALLER_KUBEADM] = "kubeadm",
-        [INSTALLER_KUBESPRAY] = "kubespray",
-        [INSTALLER_KUBEKEY] = "kubekey",
-        [INSTALLER_K3S] = "k3s",
-        [INSTALLER_RKE2] = "rke2",
+        [INSTALLER_KUBEADM] = "kubeadm", [INSTALLER_KUBESPRAY] = "kubespray", [INSTALLER_KUBEKEY] = "kubekey",
+        [INSTALLER_K3S] = "k3s",         [INSTALLER_RKE2] = "rke2",
 };
 
 const char *profile_for_detection(const Detection *d, const char **ret_why) {
@@ -63,9 +60,10 @@ static int runtime_fragment(const char **ret, char **reterr) {
         const char *rt = settings->runtime ?: d ? d->runtime.value : NULL;
 
         if (!rt) {
-                *reterr = strdup(d && d->runtime.ambiguous ?
-                                 "--with-runtime: the evidence names several runtimes; name one with --with-runtime=containerd|crio|docker" :
-                                 "--with-runtime: which runtime kubelet used is not known; name it with --with-runtime=containerd|crio|docker");
+                *reterr = strdup(d && d->runtime.ambiguous ? "--with-runtime: the evidence names several runtimes; "
+                                                             "name one with --with-runtime=containerd|crio|docker"
+                                                           : "--with-runtime: which runtime kubelet used is not known; "
+                                                             "name it with --with-runtime=containerd|crio|docker");
                 return -EINVAL;
         }
         if (streq(rt, "containerd") && d && d->installer == INSTALLER_K3S)
@@ -229,7 +227,8 @@ int profile_text(const char *name, const char **ret_name, char **ret, char **ret
         *ret_name = name;
         text = embedded_text(name);
         if (!text) {
-                *reterr = strprintf("no built-in profile '%s' (profiles: kubeadm, kubespray, kubekey, k3s, rke2, all)", name);
+                *reterr = strprintf("no built-in profile '%s' (profiles: kubeadm, kubespray, kubekey, k3s, rke2, all)",
+                                    name);
                 return -ENOENT;
         }
         *ret = strdup(text);

@@ -23,7 +23,7 @@ extern const ProfileText profile_texts[];
 typedef struct ProfileSettings {
         const Detection *detection; /* NULL: nothing was looked at ("manifest check") */
         bool with_runtime;
-        const char *runtime;    /* --with-runtime=NAME; NULL: the detected runtime */
+        const char *runtime; /* --with-runtime=NAME; NULL: the detected runtime */
 } ProfileSettings;
 
 /* What the run-time fragments are made from; s must outlive every parse. NULL resets. */

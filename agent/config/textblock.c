@@ -32,7 +32,7 @@ static const char *line_end(const char *p, const char *end) {
 typedef struct Scan {
         const char *text, *end;
         const char *begin, *close;
-        char *out;              /* NULL: count only */
+        char *out; /* NULL: count only */
         size_t size;
         unsigned blocks, lines, first_line;
 } Scan;
@@ -74,8 +74,8 @@ static int scan(Scan *s, char **reterr_msg) {
                 p = next;
         }
         if (inside)
-                return set_errmsg(reterr_msg, -EBADMSG, "line %u: a begin marker without an end marker (unterminated block)",
-                                  open_line);
+                return set_errmsg(reterr_msg, -EBADMSG,
+                                  "line %u: a begin marker without an end marker (unterminated block)", open_line);
         return s->blocks > 0;
 }
 

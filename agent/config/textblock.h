@@ -5,11 +5,11 @@
 #include <stddef.h>
 
 typedef struct TextBlockCut {
-        char *text;             /* the text without the blocks, NUL-terminated (malloc'd) */
+        char *text; /* the text without the blocks, NUL-terminated (malloc'd) */
         size_t size;
-        unsigned blocks;        /* blocks removed */
-        unsigned lines;         /* lines removed, the marker lines included */
-        unsigned first_line;    /* 1-based line of the first BEGIN marker */
+        unsigned blocks;     /* blocks removed */
+        unsigned lines;      /* lines removed, the marker lines included */
+        unsigned first_line; /* 1-based line of the first BEGIN marker */
 } TextBlockCut;
 
 void text_block_cut_done(TextBlockCut *c);

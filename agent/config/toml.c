@@ -81,4 +81,3 @@ int toml_find_string(const char *text, const char *const *tables, const char *ke
         *ret = found;
         return 1;
 }
-

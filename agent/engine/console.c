@@ -131,7 +131,7 @@ static PhaseDecision ask(const Plan *plan, size_t first, size_t n, void *userdat
                 if (!fgets(line, sizeof line, c->in)) {
                         fputs("\n", c->out);
                         c->quit = true;
-                        return PHASE_QUIT;      /* end of input: stop rather than guess */
+                        return PHASE_QUIT; /* end of input: stop rather than guess */
                 }
                 if (phase_decision_from_string(line, &d) >= 0) {
                         c->quit = d == PHASE_QUIT;

@@ -9,12 +9,12 @@
 #include "agent/engine/engine.h"
 
 typedef struct Console {
-        FILE *in;               /* answers come from here (a terminal when step is set) */
-        FILE *out;              /* questions and progress go here: stderr, never the report */
-        bool tty;               /* out is a terminal: progress is redrawn in place */
+        FILE *in;  /* answers come from here (a terminal when step is set) */
+        FILE *out; /* questions and progress go here: stderr, never the report */
+        bool tty;  /* out is a terminal: progress is redrawn in place */
         bool color;
-        bool step;              /* ask before each phase */
-        bool quit;              /* the operator said quit */
+        bool step; /* ask before each phase */
+        bool quit; /* the operator said quit */
 
         /* Without a terminal, a phase that runs long logs a line every heartbeat_usec (a pods phase
          * can take minutes inside one batch, when no action completes to report). */
@@ -22,9 +22,9 @@ typedef struct Console {
         pthread_t heartbeat;
         pthread_mutex_t lock;
         pthread_cond_t wake;
-        bool beating;           /* the heartbeat thread runs */
-        const char *phase;      /* the phase running, under lock */
-        size_t done, n;         /* its actions done so far and in all, under lock */
+        bool beating;      /* the heartbeat thread runs */
+        const char *phase; /* the phase running, under lock */
+        size_t done, n;    /* its actions done so far and in all, under lock */
         uint64_t phase_start_usec;
 } Console;
 

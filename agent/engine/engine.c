@@ -24,8 +24,7 @@ static int check_names(const char *list, char **reterr) {
         return 0;
 }
 
-int phase_selection_parse(PhaseSelection *sel, const char *only, const char *skip, bool tree_only,
-                          char **reterr) {
+int phase_selection_parse(PhaseSelection *sel, const char *only, const char *skip, bool tree_only, char **reterr) {
         const Phase *table;
         size_t n;
         int r;

@@ -9,29 +9,27 @@
 typedef struct PhaseSelection {
         const Phase *phases[32];
         size_t n;
-        bool verify;            /* the verify phase is selected */
+        bool verify; /* the verify phase is selected */
 } PhaseSelection;
 
 /* Select phases from comma lists of names (NULL = all); -EINVAL with *reterr for an unknown name.
  * With tree_only (--root given) and no explicit list, only the phases that act on the tree. */
-int phase_selection_parse(PhaseSelection *sel, const char *only, const char *skip, bool tree_only,
-                          char **reterr);
+int phase_selection_parse(PhaseSelection *sel, const char *only, const char *skip, bool tree_only, char **reterr);
 
 /* Observe the node and build the plan of every selected phase. */
 int engine_plan(Context *ctx, const PhaseSelection *sel, Plan *plan, char **reterr);
 
 typedef enum PhaseDecision {
         PHASE_RUN,
-        PHASE_SKIP,             /* this phase's actions are recorded "skipped by the operator" */
-        PHASE_QUIT,             /* this phase and every later one are skipped */
+        PHASE_SKIP, /* this phase's actions are recorded "skipped by the operator" */
+        PHASE_QUIT, /* this phase and every later one are skipped */
 } PhaseDecision;
 
 /* How a person watches and steers a run (rescue shell); every member may be NULL. A phase is the
  * run of actions [first, first + n) of the plan that share a phase name. */
 typedef struct ExecuteHooks {
         PhaseDecision (*phase_begin)(const Plan *plan, size_t first, size_t n, void *userdata);
-        void (*progress)(const Plan *plan, size_t first, size_t n, size_t done, uint64_t elapsed_usec,
-                         void *userdata);
+        void (*progress)(const Plan *plan, size_t first, size_t n, size_t done, uint64_t elapsed_usec, void *userdata);
         void (*phase_end)(const Plan *plan, size_t first, size_t n, uint64_t elapsed_usec, void *userdata);
         void *userdata;
 } ExecuteHooks;

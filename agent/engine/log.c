@@ -149,9 +149,8 @@ void log_action(const Action *a) {
 
         if (!journal) {
                 if (a->result == ACTION_FAILED || max_level >= LOG_DEBUG)
-                        log_internal(level, a->error, __func__, "%s %s %s: %s%s%s", a->phase,
-                                     a->ops->kind, a->target, result, a->message ? ": " : "",
-                                     strempty(a->message));
+                        log_internal(level, a->error, __func__, "%s %s %s: %s%s%s", a->phase, a->ops->kind, a->target,
+                                     result, a->message ? ": " : "", strempty(a->message));
                 return;
         }
         /* MESSAGE is for people, escaped like every text output; the NODE_RESET_* fields are for

@@ -11,31 +11,30 @@
  * serves; the member leaves its cluster next, before kubelet stops and the pods phase removes a static
  * pod etcd (kubeadm reset runs remove-etcd-member before cleanup-node). Units that feed pods stop
  * before the pods phase, the runtime after it; processes that outlive their services die before
- * anything they hold is unmounted; systemd reloads after unit files are gone. "verify" is not a row: it re-runs the observation of the selected phases (engine_verify). */
+ * anything they hold is unmounted; systemd reloads after unit files are gone. "verify" is not a row: it re-runs the
+ * observation of the selected phases (engine_verify). */
 /* name, summary, acts on the tree (--root applies), planning function, libraries needed */
 static const Phase phases[] = {
-        { "backup", "save the node's PKI, kubeconfigs, configs and an etcd snapshot before anything is deleted",
-          true, phase_backup_plan, 0 },
-        { "etcd", "remove this node's member from its etcd cluster (never the last one, never external etcd)",
-          false, phase_etcd_plan, SHIM_MASK(SHIM_LIBCURL) },
-        { "services-early", "stop, disable and mask kubelet and the agents that feed pods",
-          false, phase_services_early_plan, SHIM_MASK(SHIM_LIBSYSTEMD) },
-        { "pods", "stop and remove every pod and container through the CRI, with the rescue ladder",
-          false, phase_pods_plan, SHIM_MASK(SHIM_LIBCURL) },
-        { "services-late", "stop, disable and mask the container runtime, etcd and the timers",
-          false, phase_services_late_plan, SHIM_MASK(SHIM_LIBSYSTEMD) },
-        { "processes", "kill the process trees that outlive their services (shims, conmon)",
-          false, phase_processes_plan, 0 },
-        { "mounts", "unmount what kubelet and the runtime left, deepest first",
-          true, phase_mounts_plan, 0 },
-        { "firewall", "remove Kubernetes-owned netfilter state, ipsets and IPVS",
-          false, phase_firewall_plan, SHIM_MASK(SHIM_LIBMNL) },
+        { "backup", "save the node's PKI, kubeconfigs, configs and an etcd snapshot before anything is deleted", true,
+          phase_backup_plan, 0 },
+        { "etcd", "remove this node's member from its etcd cluster (never the last one, never external etcd)", false,
+          phase_etcd_plan, SHIM_MASK(SHIM_LIBCURL) },
+        { "services-early", "stop, disable and mask kubelet and the agents that feed pods", false,
+          phase_services_early_plan, SHIM_MASK(SHIM_LIBSYSTEMD) },
+        { "pods", "stop and remove every pod and container through the CRI, with the rescue ladder", false,
+          phase_pods_plan, SHIM_MASK(SHIM_LIBCURL) },
+        { "services-late", "stop, disable and mask the container runtime, etcd and the timers", false,
+          phase_services_late_plan, SHIM_MASK(SHIM_LIBSYSTEMD) },
+        { "processes", "kill the process trees that outlive their services (shims, conmon)", false,
+          phase_processes_plan, 0 },
+        { "mounts", "unmount what kubelet and the runtime left, deepest first", true, phase_mounts_plan, 0 },
+        { "firewall", "remove Kubernetes-owned netfilter state, ipsets and IPVS", false, phase_firewall_plan,
+          SHIM_MASK(SHIM_LIBMNL) },
         { "network", "detach CNI BPF programs, remove their pins, policy rules, routes, links and network namespaces",
           false, phase_network_plan, SHIM_MASK(SHIM_LIBMNL) },
-        { "files", "apply the file-removal manifest",
-          true, phase_files_plan, 0 },
-        { "reload", "reload systemd once unit files are gone, reset the units' failed state",
-          false, phase_reload_plan, SHIM_MASK(SHIM_LIBSYSTEMD) },
+        { "files", "apply the file-removal manifest", true, phase_files_plan, 0 },
+        { "reload", "reload systemd once unit files are gone, reset the units' failed state", false, phase_reload_plan,
+          SHIM_MASK(SHIM_LIBSYSTEMD) },
 };
 
 const Phase *phase_table(size_t *ret_n) {

@@ -11,11 +11,8 @@
 #include "macro.h"
 
 static const char *const result_names[_ACTION_RESULT_MAX] = {
-        [ACTION_PENDING] = "planned",
-        [ACTION_UNCHANGED] = "unchanged",
-        [ACTION_CHANGED] = "changed",
-        [ACTION_FAILED] = "failed",
-        [ACTION_SKIPPED] = "skipped",
+        [ACTION_PENDING] = "planned", [ACTION_UNCHANGED] = "unchanged", [ACTION_CHANGED] = "changed",
+        [ACTION_FAILED] = "failed",   [ACTION_SKIPPED] = "skipped",
 };
 
 const char *action_result_to_string(ActionResult r) {
@@ -64,8 +61,7 @@ int plan_append(Plan *p, Action *a) {
         return 0;
 }
 
-Action *plan_add(Plan *p, const ActionOps *ops, const char *phase, const char *target,
-                 const char *reason, void *data) {
+Action *plan_add(Plan *p, const ActionOps *ops, const char *phase, const char *target, const char *reason, void *data) {
         Action *a;
 
         a = calloc(1, sizeof(Action));

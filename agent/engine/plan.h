@@ -11,11 +11,11 @@ typedef struct Context Context;
 typedef struct Action Action;
 
 typedef enum ActionResult {
-        ACTION_PENDING,         /* planned, not executed */
-        ACTION_UNCHANGED,       /* already clean (apply returned 0) */
-        ACTION_CHANGED,         /* apply returned 1 */
-        ACTION_FAILED,          /* apply returned -errno */
-        ACTION_SKIPPED,         /* not executed: skip_reason says why */
+        ACTION_PENDING,   /* planned, not executed */
+        ACTION_UNCHANGED, /* already clean (apply returned 0) */
+        ACTION_CHANGED,   /* apply returned 1 */
+        ACTION_FAILED,    /* apply returned -errno */
+        ACTION_SKIPPED,   /* not executed: skip_reason says why */
         _ACTION_RESULT_MAX,
 } ActionResult;
 
@@ -38,18 +38,18 @@ typedef struct ActionOps {
 
 struct Action {
         const ActionOps *ops;
-        const char *phase;      /* static: the phase name */
-        char *target;           /* what it acts on, as the node sees it */
-        char *detail;           /* what the plan says will happen ("dir, 12 entries") */
-        char *reason;           /* why: the manifest line that asked for it */
-        bool present;           /* observed: there is something to do */
-        char *skip_reason;      /* set at plan time: executing records "skipped" with this */
-        const char *code;       /* static: the report's machine-readable "error" of a skip (default
-                                 * "refused") or of a failure whose errno says too little */
+        const char *phase; /* static: the phase name */
+        char *target;      /* what it acts on, as the node sees it */
+        char *detail;      /* what the plan says will happen ("dir, 12 entries") */
+        char *reason;      /* why: the manifest line that asked for it */
+        bool present;      /* observed: there is something to do */
+        char *skip_reason; /* set at plan time: executing records "skipped" with this */
+        const char *code;  /* static: the report's machine-readable "error" of a skip (default
+                            * "refused") or of a failure whose errno says too little */
         void *data;
 
         ActionResult result;
-        int error;              /* -errno of a failure */
+        int error; /* -errno of a failure */
         char *message;
         uint64_t duration_usec;
 };
@@ -65,8 +65,7 @@ Plan *plan_free(Plan *p);
 
 /* Append an action; the plan takes ownership of data (freed with ops->free_data). Strings are
  * copied; detail and reason may be NULL. Returns the action (owned by the plan) or NULL on OOM. */
-Action *plan_add(Plan *p, const ActionOps *ops, const char *phase, const char *target,
-                 const char *reason, void *data);
+Action *plan_add(Plan *p, const ActionOps *ops, const char *phase, const char *target, const char *reason, void *data);
 
 /* Move an existing action (e.g. out of another plan) into p. */
 int plan_append(Plan *p, Action *a);

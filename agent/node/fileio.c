@@ -354,8 +354,8 @@ static int copy_attributes(int like_fd, int fd) {
         return r;
 }
 
-int fileio_write_tmp(int dir_fd, const char *name, const void *data, size_t size, mode_t mode, int like_fd,
-                     char *tmp, size_t tmp_size, struct stat *ret_st) {
+int fileio_write_tmp(int dir_fd, const char *name, const void *data, size_t size, mode_t mode, int like_fd, char *tmp,
+                     size_t tmp_size, struct stat *ret_st) {
         cleanup_close int fd = -EBADF;
         int r;
 

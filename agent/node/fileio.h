@@ -56,8 +56,8 @@ int fileio_unlink_if_same(int dir_fd, const char *name, const struct stat *st);
  * whatever it is, is never opened), holding data on disk; with like_fd >= 0, with that file's owner,
  * mode and SELinux label instead of mode. Its name is written to tmp (tmp_size >= NAME_MAX + 1), its
  * identity to *ret_st; on failure nothing is left. */
-int fileio_write_tmp(int dir_fd, const char *name, const void *data, size_t size, mode_t mode, int like_fd,
-                     char *tmp, size_t tmp_size, struct stat *ret_st);
+int fileio_write_tmp(int dir_fd, const char *name, const void *data, size_t size, mode_t mode, int like_fd, char *tmp,
+                     size_t tmp_size, struct stat *ret_st);
 
 /* Replace dir_fd/name with data: a new file under a fresh temporary name (O_EXCL), fsync, rename over
  * the old name, fsync of the directory. A crash leaves the old content or the new one, never a mix;

@@ -312,8 +312,8 @@ static void order_stacks(const MountEntry **l, size_t n) {
                         j++;
                 /* Insertion sort by height, highest first: groups are tiny. */
                 for (size_t a = i + 1; a < j; a++)
-                        for (size_t b = a; b > i && stack_height(l + i, j - i, l[b]) >
-                                                    stack_height(l + i, j - i, l[b - 1]); b--) {
+                        for (size_t b = a;
+                             b > i && stack_height(l + i, j - i, l[b]) > stack_height(l + i, j - i, l[b - 1]); b--) {
                                 const MountEntry *tmp = l[b];
 
                                 l[b] = l[b - 1];

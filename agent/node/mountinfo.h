@@ -10,12 +10,12 @@ typedef struct MountEntry {
         int mount_id;
         int parent_id;
         unsigned major, minor;
-        char *root;             /* root of the mount within its file system */
-        char *mount_point;      /* absolute, unescaped */
+        char *root;        /* root of the mount within its file system */
+        char *mount_point; /* absolute, unescaped */
         char *fstype;
         char *source;
-        char *options;          /* per-mount options */
-        unsigned order;         /* line number: later lines are mounted on top of earlier ones */
+        char *options;  /* per-mount options */
+        unsigned order; /* line number: later lines are mounted on top of earlier ones */
 } MountEntry;
 
 typedef struct MountTable {

@@ -39,8 +39,9 @@ int proc_parse_stat(const char *buf, pid_t *ret_ppid, char *ret_state, uint64_t 
         if (!p || p[1] != ' ')
                 return -EINVAL;
         /* Fields 3 (state) and 4 (ppid), then 17 more up to 22 (starttime). */
-        if (sscanf(p + 2, "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu%n",
-                   &state, &ppid, &start, &n) != 3 || n == 0)
+        if (sscanf(p + 2, "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu%n", &state,
+                   &ppid, &start, &n) != 3 ||
+            n == 0)
                 return -EINVAL;
         if (ppid < 0)
                 return -EINVAL;
@@ -158,7 +159,7 @@ int proc_table_read(ProcTable *ret) {
                         continue;
                 r = proc_read(pid, &p);
                 if (r == -ENOENT || r == -EINVAL || r == -EACCES) {
-                        r = 0;  /* gone meanwhile, or unreadable: nothing to match */
+                        r = 0; /* gone meanwhile, or unreadable: nothing to match */
                         continue;
                 }
                 if (r >= 0 && (r = table_add(&t, &allocated, &p)) < 0)
@@ -373,8 +374,8 @@ static bool pid_has_fd(pid_t pid, bool (*match)(const char *target, const void *
         return false;
 }
 
-int proc_fd_holders(bool (*match)(const char *target, const void *userdata), const void *userdata,
-                    pid_t *pids, size_t max) {
+int proc_fd_holders(bool (*match)(const char *target, const void *userdata), const void *userdata, pid_t *pids,
+                    size_t max) {
         cleanup_closedir DIR *d = opendir("/proc");
         size_t n = 0;
 
@@ -388,7 +389,7 @@ int proc_fd_holders(bool (*match)(const char *target, const void *userdata), con
                 if (pid > 0 && pid_has_fd(pid, match, userdata))
                         pids[n++] = pid;
         }
-        return (int) n;         /* max is a handful */
+        return (int) n; /* max is a handful */
 }
 
 /* The inode of the listening socket bound to path, from /proc/net/unix; 0 when there is none. */

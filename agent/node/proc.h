@@ -12,11 +12,11 @@
 typedef struct ProcInfo {
         pid_t pid;
         pid_t ppid;
-        uint64_t starttime;     /* clock ticks after boot: with pid, identifies the process */
-        char state;             /* 'R', 'S', 'D', 'Z', ... */
-        char *exe;              /* /proc/PID/exe without " (deleted)"; NULL for kernel threads */
-        bool exe_deleted;       /* the binary was removed or replaced since it started */
-        bool root_known;        /* root_dev/root_ino: its root directory (/proc/PID/root) */
+        uint64_t starttime; /* clock ticks after boot: with pid, identifies the process */
+        char state;         /* 'R', 'S', 'D', 'Z', ... */
+        char *exe;          /* /proc/PID/exe without " (deleted)"; NULL for kernel threads */
+        bool exe_deleted;   /* the binary was removed or replaced since it started */
+        bool root_known;    /* root_dev/root_ino: its root directory (/proc/PID/root) */
         dev_t root_dev;
         ino_t root_ino;
 } ProcInfo;
@@ -80,8 +80,8 @@ char *proc_cgroup_unit(pid_t pid);
 
 /* The processes (up to max, in /proc order) holding an fd whose target ("/var/lib/x",
  * "socket:[123]") match() accepts: how many were put in pids, or -errno when /proc cannot be read. */
-int proc_fd_holders(bool (*match)(const char *target, const void *userdata), const void *userdata,
-                    pid_t *pids, size_t max);
+int proc_fd_holders(bool (*match)(const char *target, const void *userdata), const void *userdata, pid_t *pids,
+                    size_t max);
 /* The PID of the process that listens on a unix socket path (its listening socket in this network
  * namespace's /proc/net/unix, then an fd pointing at it): 1 and the PID; 0 (and 0) when none;
  * -errno when it cannot tell. */

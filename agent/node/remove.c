@@ -68,12 +68,12 @@ typedef struct Walk {
         PathBuf path;
         Level *levels;
         size_t n_levels, n_alloc;
-        size_t first_open;      /* levels[first_open .. n_levels) have their stream open */
-        int top_pfd;            /* the directory holding the target: not part of the tree */
+        size_t first_open; /* levels[first_open .. n_levels) have their stream open */
+        int top_pfd;       /* the directory holding the target: not part of the tree */
         const char *top_name;
         int top_result;
         bool timed_out;
-        bool aborted;           /* the walk cannot go on: the levels left only unwind, as failures */
+        bool aborted; /* the walk cannot go on: the levels left only unwind, as failures */
 } Walk;
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
@@ -266,8 +266,8 @@ static int entry_clear_protect_flags(int dfd, const char *name, mode_t mode, boo
 
         if (!S_ISREG(mode) && !S_ISDIR(mode))
                 return 0;
-        fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
-                                       (S_ISDIR(mode) ? O_DIRECTORY : 0));
+        fd = openat(dfd, name,
+                    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (S_ISDIR(mode) ? O_DIRECTORY : 0));
         if (fd < 0)
                 return negative_errno();
         if (fstat(fd, &st) < 0)
@@ -595,8 +595,7 @@ static int remove_dir_tree(Walk *w, int pfd, const char *name, const NodeId *par
 }
 
 /* The target is not a directory: a symlink or file is unlinked, never followed. */
-static int remove_top_node(Walk *w, int pfd, const char *name, const NodeId *parent, const NodeId *id,
-                           ProtectState p) {
+static int remove_top_node(Walk *w, int pfd, const char *name, const NodeId *parent, const NodeId *id, ProtectState p) {
         if (p == PROTECT_CONTAINS)
                 return walk_keep_protected(w);
         if (w->o->keep_top) /* "empty" needs a directory; a symlink to one is not followed */

@@ -6,17 +6,17 @@
 #include <stdint.h>
 
 typedef enum ProtectState {
-        PROTECT_NONE,           /* free to remove */
-        PROTECT_SELF,           /* this path is protected: leave it and everything beneath */
-        PROTECT_CONTAINS,       /* something beneath is protected: descend, but keep this directory */
+        PROTECT_NONE,     /* free to remove */
+        PROTECT_SELF,     /* this path is protected: leave it and everything beneath */
+        PROTECT_CONTAINS, /* something beneath is protected: descend, but keep this directory */
 } ProtectState;
 
 /* Given a node path ("/var/lib/kubelet/pods"), say whether it is protected. */
 typedef ProtectState (*protect_func_t)(const char *node_path, void *userdata);
 
 typedef struct RemoveOptions {
-        bool dry_run;           /* count what would go, change nothing */
-        bool keep_top;          /* "empty": remove the contents, keep the directory itself */
+        bool dry_run;  /* count what would go, change nothing */
+        bool keep_top; /* "empty": remove the contents, keep the directory itself */
         protect_func_t protect;
         /* Optional, dry run only: a mount point that the mounts phase unmounts before the walk is
          * counted as a directory that goes (a plan's counts are then the run's), not left alone. */
@@ -26,22 +26,22 @@ typedef struct RemoveOptions {
 } RemoveOptions;
 
 typedef struct RemoveStats {
-        unsigned files;         /* non-directories removed (or that would be) */
-        unsigned dirs;          /* directories removed (or that would be) */
-        unsigned flags_cleared; /* immutable/append-only flags cleared to remove an entry */
-        unsigned failed;        /* entries that could not be removed */
-        char **kept_mounts;     /* node paths of mount points met and left alone (NULL-terminated) */
-        unsigned unmounted_first; /* dry run: mount points counted as gone (see unmounted_first) */
-        char **kept_protected;  /* node paths left because protected */
-        bool top_is_mount;      /* the target itself is a mount point: emptied, not removed */
-        bool top_missing;       /* nothing at the target path */
-        char **kept_linked;     /* node paths of immutable/append-only files left because their
-                                 * inode has other names (clearing the flag would change those) */
-        char *first_error_path; /* node path of the first failure */
-        int first_error;        /* -errno of the first failure */
+        unsigned files;                 /* non-directories removed (or that would be) */
+        unsigned dirs;                  /* directories removed (or that would be) */
+        unsigned flags_cleared;         /* immutable/append-only flags cleared to remove an entry */
+        unsigned failed;                /* entries that could not be removed */
+        char **kept_mounts;             /* node paths of mount points met and left alone (NULL-terminated) */
+        unsigned unmounted_first;       /* dry run: mount points counted as gone (see unmounted_first) */
+        char **kept_protected;          /* node paths left because protected */
+        bool top_is_mount;              /* the target itself is a mount point: emptied, not removed */
+        bool top_missing;               /* nothing at the target path */
+        char **kept_linked;             /* node paths of immutable/append-only files left because their
+                                         * inode has other names (clearing the flag would change those) */
+        char *first_error_path;         /* node path of the first failure */
+        int first_error;                /* -errno of the first failure */
         const char *first_error_reason; /* static text saying more than strerror(), or NULL */
-        char *symlink_component;/* set when a path component above the target was seen to be a
-                                 * symlink: the only failure that says nothing was attempted */
+        char *symlink_component;        /* set when a path component above the target was seen to be a
+                                         * symlink: the only failure that says nothing was attempted */
 } RemoveStats;
 
 void remove_stats_done(RemoveStats *s);

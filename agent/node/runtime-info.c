@@ -64,7 +64,7 @@ static int config_lookup(const char *path, const char *const *tables, const char
         int r;
 
         if (fileio_read_file(path, RUNTIME_CONFIG_MAX, &text, NULL) < 0)
-                return 0;       /* no config file: the defaults are what the runtime uses */
+                return 0; /* no config file: the defaults are what the runtime uses */
         r = toml_find_string(text, tables, key, &v);
         if (r <= 0)
                 return r;
@@ -76,8 +76,10 @@ static int config_lookup(const char *path, const char *const *tables, const char
 static int containerd_info(RuntimeInfo *i, const char *cmdline, size_t len) {
         /* containerd 1.x config version 2, version 1 and containerd 2.x (version 3). */
         static const char *const cni_tables[] = {
-                "plugins.io.containerd.grpc.v1.cri.cni", "plugins.cri.cni",
-                "plugins.io.containerd.cri.v1.runtime.cni", NULL,
+                "plugins.io.containerd.grpc.v1.cri.cni",
+                "plugins.cri.cni",
+                "plugins.io.containerd.cri.v1.runtime.cni",
+                NULL,
         };
         static const char *const top[] = { "", NULL };
         const char *v;

@@ -8,20 +8,20 @@
 
 typedef enum RuntimeKind {
         RUNTIME_UNKNOWN,
-        RUNTIME_CONTAINERD,     /* containerd, and the one embedded in k3s/rke2 */
+        RUNTIME_CONTAINERD, /* containerd, and the one embedded in k3s/rke2 */
         RUNTIME_CRIO,
         RUNTIME_CRI_DOCKERD,
 } RuntimeKind;
 
 typedef struct RuntimeInfo {
         RuntimeKind kind;
-        pid_t pid;              /* listens on the socket; 0 when none was found */
-        char *exe;              /* its executable's file name */
-        char *config;           /* the config file it was started with, or the default one */
-        char *unit;             /* its systemd unit (from its cgroup), or the usual name */
-        char *cni_conf_dir;     /* where the rescue conflist goes */
-        char *state_dir;        /* containerd's state (rootfs, shm, sockets) */
-        char *root_dir;         /* containerd's persistent root */
+        pid_t pid;          /* listens on the socket; 0 when none was found */
+        char *exe;          /* its executable's file name */
+        char *config;       /* the config file it was started with, or the default one */
+        char *unit;         /* its systemd unit (from its cgroup), or the usual name */
+        char *cni_conf_dir; /* where the rescue conflist goes */
+        char *state_dir;    /* containerd's state (rootfs, shm, sockets) */
+        char *root_dir;     /* containerd's persistent root */
 } RuntimeInfo;
 
 /* The sockets probed when neither --cri-endpoint nor the manifest names one, in order: containerd,

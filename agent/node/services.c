@@ -26,7 +26,7 @@ struct ServiceManager {
         sd_bus *bus;
         char *why_absent;
         char *description;
-        bool direct;            /* the private socket: no bus daemon, signals carry no sender */
+        bool direct; /* the private socket: no bus daemon, signals carry no sender */
         bool subscribed;
 };
 
@@ -311,8 +311,7 @@ int services_unit_status(ServiceManager *m, const char *unit, UnitStatus *ret) {
         if (r >= 0)
                 r = sd_bus_message_read(reply, "(uo)", &s.job_id, &job);
         if (r >= 0)
-                r = sd_bus_get_property_trivial(m->bus, SD_DESTINATION, path, SD_UNIT, "NeedDaemonReload", &e, 'b',
-                                                &b);
+                r = sd_bus_get_property_trivial(m->bus, SD_DESTINATION, path, SD_UNIT, "NeedDaemonReload", &e, 'b', &b);
         if (r < 0)
                 return bus_error_is_absent(&e) ? -ENOENT : r;
         s.need_daemon_reload = b;
@@ -330,8 +329,7 @@ int services_unit_file_state(ServiceManager *m, const char *unit, char **ret_sta
         const char *state;
         int r;
 
-        r = sd_bus_call_method(m->bus, SD_DESTINATION, SD_PATH, SD_MANAGER, "GetUnitFileState", &e, &reply, "s",
-                               unit);
+        r = sd_bus_call_method(m->bus, SD_DESTINATION, SD_PATH, SD_MANAGER, "GetUnitFileState", &e, &reply, "s", unit);
         if (r < 0)
                 return bus_error_is_absent(&e) ? -ENOENT : r;
         r = sd_bus_message_read(reply, "s", &state);
@@ -345,8 +343,8 @@ int services_unit_file_state(ServiceManager *m, const char *unit, char **ret_sta
 
 typedef struct StopJob {
         UnitStop *stop;
-        char *path;             /* the job's object path; NULL once settled */
-        char result[32];        /* from JobRemoved; empty while waiting */
+        char *path;      /* the job's object path; NULL once settled */
+        char result[32]; /* from JobRemoved; empty while waiting */
         uint64_t queued_usec, deadline_usec;
 } StopJob;
 

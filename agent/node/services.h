@@ -30,9 +30,9 @@ const char *services_manager_why_absent(const ServiceManager *m);
 int services_expand(ServiceManager *m, const char *pattern, char ***ret_units);
 
 typedef struct UnitStatus {
-        char active_state[32];  /* "active", "inactive", "failed", "deactivating", ... */
+        char active_state[32]; /* "active", "inactive", "failed", "deactivating", ... */
         char sub_state[32];
-        uint32_t job_id;        /* nonzero while a job is queued or running */
+        uint32_t job_id; /* nonzero while a job is queued or running */
         bool need_daemon_reload;
 } UnitStatus;
 
@@ -46,8 +46,8 @@ bool services_status_is_stopped(const UnitStatus *s);
 
 typedef struct UnitStop {
         const char *unit;
-        int result;             /* out: 0 was not running, 1 stopped, -errno failed */
-        char *message;          /* out, malloc'd: what happened, the job result of a failure */
+        int result;    /* out: 0 was not running, 1 stopped, -errno failed */
+        char *message; /* out, malloc'd: what happened, the job result of a failure */
 } UnitStop;
 
 /* Stop units concurrently: StopUnit(unit, "replace") for every one, then wait for each job's

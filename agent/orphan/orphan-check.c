@@ -109,8 +109,8 @@ static int probe(const OrphanOptions *o, const Kubeconfig *k, OrphanCheck *c) {
                 .key = { k->key.data, k->key.size },
                 .insecure = k->insecure,
                 .proxy = o->proxy ?: k->proxy_url,
-                .connect_timeout_ms = o->timeout_ms < ORPHAN_CONNECT_TIMEOUT_MAX_MS ? o->timeout_ms
-                                                                             : ORPHAN_CONNECT_TIMEOUT_MAX_MS,
+                .connect_timeout_ms =
+                        o->timeout_ms < ORPHAN_CONNECT_TIMEOUT_MAX_MS ? o->timeout_ms : ORPHAN_CONNECT_TIMEOUT_MAX_MS,
                 .timeout_ms = o->timeout_ms,
         };
         r = http_perform(&req, &c->http);
@@ -198,8 +198,7 @@ int orphan_check(const OrphanOptions *o, OrphanCheck *c) {
         /* Without these nothing can be asked, and no class may be guessed: an error naming the library. */
         for (size_t i = 0; i < ELEMENTSOF(needs); i++)
                 if (shim_load(needs[i]) < 0)
-                        return set_errmsg(&c->error, -EOPNOTSUPP, "%s: cannot ask the API server",
-                                          shim_why(needs[i]));
+                        return set_errmsg(&c->error, -EOPNOTSUPP, "%s: cannot ask the API server", shim_why(needs[i]));
         r = observe(o, c);
         if (r >= 0)
                 r = state_load(o, &c->state, &c->error);

@@ -9,12 +9,9 @@
 #include "string-util.h"
 
 static const char *const class_names[_ORPHAN_CLASS_MAX] = {
-        [ORPHAN_HEALTHY] = "healthy",
-        [ORPHAN_NODE_MISSING] = "node-missing",
-        [ORPHAN_UNAUTHORIZED] = "unauthorized",
-        [ORPHAN_CA_MISMATCH] = "ca-mismatch",
-        [ORPHAN_UNREACHABLE] = "unreachable",
-        [ORPHAN_API_ERROR] = "api-error",
+        [ORPHAN_HEALTHY] = "healthy",           [ORPHAN_NODE_MISSING] = "node-missing",
+        [ORPHAN_UNAUTHORIZED] = "unauthorized", [ORPHAN_CA_MISMATCH] = "ca-mismatch",
+        [ORPHAN_UNREACHABLE] = "unreachable",   [ORPHAN_API_ERROR] = "api-error",
         [ORPHAN_NOT_A_NODE] = "not-a-node",
 };
 

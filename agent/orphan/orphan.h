@@ -16,13 +16,13 @@
 #define ORPHAN_CONNECT_TIMEOUT_MAX_MS 5000
 
 typedef enum OrphanClass {
-        ORPHAN_HEALTHY,         /* 200: the control plane knows this node */
-        ORPHAN_NODE_MISSING,    /* 404: it answers, but this node is not registered */
-        ORPHAN_UNAUTHORIZED,    /* 401/403: it rejects the node's credentials */
-        ORPHAN_CA_MISMATCH,     /* TLS verification against the configured CA failed: rebuilt */
-        ORPHAN_UNREACHABLE,     /* DNS, connect, TLS handshake or timeout */
-        ORPHAN_API_ERROR,       /* another HTTP status: our control plane answered, unwell */
-        ORPHAN_NOT_A_NODE,      /* no kubeconfig: nothing to be orphaned from */
+        ORPHAN_HEALTHY,      /* 200: the control plane knows this node */
+        ORPHAN_NODE_MISSING, /* 404: it answers, but this node is not registered */
+        ORPHAN_UNAUTHORIZED, /* 401/403: it rejects the node's credentials */
+        ORPHAN_CA_MISMATCH,  /* TLS verification against the configured CA failed: rebuilt */
+        ORPHAN_UNREACHABLE,  /* DNS, connect, TLS handshake or timeout */
+        ORPHAN_API_ERROR,    /* another HTTP status: our control plane answered, unwell */
+        ORPHAN_NOT_A_NODE,   /* no kubeconfig: nothing to be orphaned from */
         _ORPHAN_CLASS_MAX,
         _ORPHAN_CLASS_INVALID = -EINVAL,
 } OrphanClass;
@@ -38,12 +38,11 @@ bool orphan_class_is_evidence(OrphanClass c);
  * certificate that cannot be loaded, a malformed URL), which is an error, not evidence. */
 OrphanClass orphan_classify(CURLcode code, long http_status);
 
-
 /* What /var/lib/node-reset/orphan.state keeps between checks. */
 typedef struct OrphanState {
-        uint64_t first_seen;    /* CLOCK_REALTIME seconds of the first sighting; 0: none */
-        uint64_t last_seen;     /* of the latest one */
-        OrphanClass class;      /* the latest class seen */
+        uint64_t first_seen; /* CLOCK_REALTIME seconds of the first sighting; 0: none */
+        uint64_t last_seen;  /* of the latest one */
+        OrphanClass class;   /* the latest class seen */
 } OrphanState;
 
 /* "first_seen=S\nlast_seen=S\nclass=NAME\n" with '#' comments; -EBADMSG when malformed. */
@@ -58,26 +57,26 @@ int orphan_state_format(const OrphanState *s, char **ret);
 bool orphan_state_update(OrphanState *s, OrphanClass c, uint64_t now, uint64_t for_sec);
 
 typedef struct OrphanOptions {
-        int root_fd;            /* "/" or --root */
+        int root_fd; /* "/" or --root */
         const char *root;
         const char *kubeconfig; /* absolute node path */
         const char *node_name;  /* NULL: from the client certificate, else the host name */
         const char *proxy;      /* NULL: the kubeconfig's proxy-url, else none */
         uint64_t for_sec;
-        uint64_t timeout_ms;    /* the whole probe; connecting gets at most 5 s of it */
-        uint64_t now;           /* CLOCK_REALTIME seconds */
+        uint64_t timeout_ms; /* the whole probe; connecting gets at most 5 s of it */
+        uint64_t now;        /* CLOCK_REALTIME seconds */
 } OrphanOptions;
 
 typedef struct OrphanCheck {
-        OrphanClass class;      /* _ORPHAN_CLASS_INVALID when error is set */
-        char *server;           /* redacted */
+        OrphanClass class; /* _ORPHAN_CLASS_INVALID when error is set */
+        char *server;      /* redacted */
         char *node;
         const char *node_source; /* "--node-name", "client certificate", "hostname" */
         bool probed;
         HttpResult http;
-        OrphanState state;      /* after this check */
+        OrphanState state; /* after this check */
         bool orphaned;
-        char *error;            /* why the check could not decide */
+        char *error; /* why the check could not decide */
 } OrphanCheck;
 
 /* Read the kubeconfig, probe, classify and apply the persistence rule to the state file.

@@ -31,14 +31,14 @@
 #define BACKUP_TOTAL_MAX (256ULL << 20)
 #define BACKUP_FILES_MAX 20000U
 #define BACKUP_DEPTH_MAX 16
-#define SNAPSHOT_MAX (8ULL << 30)       /* etcd's largest backend quota */
+#define SNAPSHOT_MAX (8ULL << 30) /* etcd's largest backend quota */
 #define SNAPSHOT_TIMEOUT_USEC (120ULL * 1000000ULL)
 #define SNAPSHOT_NAME "etcd-snapshot.db"
 
 /* What is saved: kubeadm, kubespray and kubekey put their PKI, kubeconfigs and configs here. */
 static const char *const backup_sources[] = {
-        "/etc/kubernetes/pki",          /* pki/etcd too */
-        "/etc/kubernetes/ssl",          /* kubespray's PKI directory */
+        "/etc/kubernetes/pki", /* pki/etcd too */
+        "/etc/kubernetes/ssl", /* kubespray's PKI directory */
         "/etc/kubernetes/admin.conf",
         "/etc/kubernetes/super-admin.conf",
         "/etc/kubernetes/kubelet.conf",
@@ -51,15 +51,15 @@ static const char *const backup_sources[] = {
         "/etc/kubernetes/manifests",
         "/var/lib/kubelet/config.yaml",
         "/var/lib/kubelet/kubeadm-flags.env",
-        "/var/lib/kubelet/pki",         /* kubelet's client and serving certificates */
+        "/var/lib/kubelet/pki", /* kubelet's client and serving certificates */
         "/etc/etcd.env",
-        "/etc/ssl/etcd",                /* kubespray's and kubekey's etcd PKI */
+        "/etc/ssl/etcd", /* kubespray's and kubekey's etcd PKI */
 };
 
 typedef struct BackupRun {
         uint64_t files, bytes;
-        char **saved;           /* the sources saved */
-        char *snapshot;         /* what happened to the snapshot */
+        char **saved;   /* the sources saved */
+        char *snapshot; /* what happened to the snapshot */
 } BackupRun;
 
 static bool node_path_exists(const Context *ctx, const char *path) {
@@ -128,7 +128,7 @@ static int copy_entry(int src_dir, const char *name, int dst_dir, dev_t dev, uns
         if (S_ISREG(st.st_mode))
                 return copy_file(src_dir, name, dst_dir, b);
         if (!S_ISDIR(st.st_mode) || st.st_dev != dev)
-                return 0;       /* never across a mount */
+                return 0; /* never across a mount */
         if (depth >= BACKUP_DEPTH_MAX)
                 return -ELOOP;
         sub = openat(src_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -388,9 +388,10 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
                 return r < 0 ? r : set_errmsg(reterr_msg, 0, "nothing to back up");
         r = open_backup_dir(ctx, &dst, &dir);
         if (r < 0)
-                return set_errmsg(reterr_msg, r, "cannot create a backup directory beneath %s: %s; nothing will "
-                                  "be deleted without a backup (--no-backup to go on without one)", BACKUP_DIR,
-                                  strerror(-r));
+                return set_errmsg(reterr_msg, r,
+                                  "cannot create a backup directory beneath %s: %s; nothing will "
+                                  "be deleted without a backup (--no-backup to go on without one)",
+                                  BACKUP_DIR, strerror(-r));
         for (size_t i = 0; i < ELEMENTSOF(backup_sources) && r >= 0; i++) {
                 uint64_t before = b.files;
 
@@ -398,15 +399,18 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
                 if (r >= 0 && b.files > before)
                         r = strv_extend(&b.saved, backup_sources[i]);
                 if (r < 0)
-                        (void) set_errmsg(reterr_msg, r, "cannot save %s into %s: %s; nothing will be deleted "
-                                          "without a backup (--no-backup to go on without one)", backup_sources[i],
-                                          dir, strerror(-r));
+                        (void) set_errmsg(reterr_msg, r,
+                                          "cannot save %s into %s: %s; nothing will be deleted "
+                                          "without a backup (--no-backup to go on without one)",
+                                          backup_sources[i], dir, strerror(-r));
         }
         if (r >= 0) {
                 r = save_snapshot(ctx, dst, &b);
                 if (r < 0)
-                        (void) set_errmsg(reterr_msg, r, "%s into %s; nothing will be deleted without a backup "
-                                          "(--no-backup to go on without one)", strna(b.snapshot), dir);
+                        (void) set_errmsg(reterr_msg, r,
+                                          "%s into %s; nothing will be deleted without a backup "
+                                          "(--no-backup to go on without one)",
+                                          strna(b.snapshot), dir);
         }
         if (r >= 0 && fsync(dst) < 0)
                 r = set_errmsg(reterr_msg, negative_errno(), "cannot sync %s: %m", dir);
@@ -421,7 +425,7 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
 }
 
 static int backup_check(Action *a, Context *ctx, char **ret_msg) {
-        return 0;       /* a backup is never residue */
+        return 0; /* a backup is never residue */
 }
 
 static const ActionOps backup_ops = {
@@ -435,8 +439,10 @@ int phase_backup_plan(Context *ctx, Plan *plan, char **reterr) {
         Action *a;
         int r;
 
-        a = plan_add(plan, &backup_ops, "backup", BACKUP_DIR, "the node's PKI, kubeconfigs and configs, before "
-                     "anything is deleted", NULL);
+        a = plan_add(plan, &backup_ops, "backup", BACKUP_DIR,
+                     "the node's PKI, kubeconfigs and configs, before "
+                     "anything is deleted",
+                     NULL);
         if (!a)
                 return -ENOMEM;
         if (ctx->no_backup)

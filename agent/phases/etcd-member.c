@@ -151,7 +151,8 @@ static int add_initial_cluster(const char *list, const char *own_name, char ***l
         STRV_FOREACH(e, entries) {
                 char *eq = strchr(*e, '='), *port, *s;
 
-                if (!eq || (own_name && strncmp(*e, own_name, (size_t) (eq - *e)) == 0 && strlen(own_name) == (size_t) (eq - *e)))
+                if (!eq || (own_name && strncmp(*e, own_name, (size_t) (eq - *e)) == 0 &&
+                            strlen(own_name) == (size_t) (eq - *e)))
                         continue;
                 port = strrchr(eq + 1, ':');
                 if (!port || !streq(port, ":2380"))
@@ -190,7 +191,8 @@ static int set_host_path(const Context *ctx, const char *node_path, char **ret) 
 static int pick_tls(const Context *ctx, char **flags, bool kubeadm, EtcdLocal *l) {
         static const char *const kubeadm_pairs[][2] = {
                 { "/etc/kubernetes/pki/apiserver-etcd-client.crt", "/etc/kubernetes/pki/apiserver-etcd-client.key" },
-                { "/etc/kubernetes/pki/etcd/healthcheck-client.crt", "/etc/kubernetes/pki/etcd/healthcheck-client.key" },
+                { "/etc/kubernetes/pki/etcd/healthcheck-client.crt",
+                  "/etc/kubernetes/pki/etcd/healthcheck-client.key" },
         };
         const char *cert = flag(flags, "cert-file"), *key = flag(flags, "key-file");
         int r;
@@ -301,7 +303,8 @@ int etcd_local_find(const Context *ctx, EtcdLocal *ret, char **reterr) {
         if (r < 0) {
                 etcd_local_done(&l);
                 if (r == -EBADMSG)
-                        return set_errmsg(reterr, r, "%s names no etcd member (no --name / ETCD_NAME)", l.source ?: "?");
+                        return set_errmsg(reterr, r, "%s names no etcd member (no --name / ETCD_NAME)",
+                                          l.source ?: "?");
                 return set_errmsg(reterr, r, "cannot read the etcd member's files: %s", strerror(-r));
         }
         *ret = l;
@@ -383,7 +386,7 @@ int etcd_local_member_list(const EtcdLocal *l, uint64_t deadline, EtcdMemberList
                 if (append_reason(&reasons, *e, msg ?: strerror(-r)) < 0)
                         return -ENOMEM;
                 if (r == -ETIME)
-                        break;  /* the deadline: no endpoint after this one can be asked */
+                        break; /* the deadline: no endpoint after this one can be asked */
         }
         return set_errmsg(reterr, r, "%s", reasons ?: "no client URL to ask");
 }

@@ -15,14 +15,14 @@
 #define KUBE_APISERVER_MANIFEST "/etc/kubernetes/manifests/kube-apiserver.yaml"
 
 typedef struct EtcdLocal {
-        const char *source;     /* the node file that names the member */
+        const char *source; /* the node file that names the member */
         char *name;
-        char **peer_urls;       /* --initial-advertise-peer-urls */
-        char **endpoints;       /* client URLs: this member's first, then the others' the files name */
-        size_t n_own;           /* how many of them are this member's */
-        char *data_dir;         /* node path */
-        char *ca_file, *cert_file, *key_file;   /* host paths (beneath --root) */
-        bool external;          /* kubeadm-config says etcd.external: never touched */
+        char **peer_urls;                     /* --initial-advertise-peer-urls */
+        char **endpoints;                     /* client URLs: this member's first, then the others' the files name */
+        size_t n_own;                         /* how many of them are this member's */
+        char *data_dir;                       /* node path */
+        char *ca_file, *cert_file, *key_file; /* host paths (beneath --root) */
+        bool external;                        /* kubeadm-config says etcd.external: never touched */
         const char *external_source;
 } EtcdLocal;
 

@@ -21,8 +21,8 @@
 
 typedef struct MemberData {
         EtcdLocal local;
-        uint64_t id;            /* the member as planned; 0 when it was none or not known */
-        int error;              /* why the cluster could not be asked, at plan time */
+        uint64_t id; /* the member as planned; 0 when it was none or not known */
+        int error;   /* why the cluster could not be asked, at plan time */
         char *error_msg;
 } MemberData;
 
@@ -71,8 +71,8 @@ static char *names_of(const EtcdMemberList *list) {
         char *s = NULL;
 
         for (size_t i = 0; i < list->n_members; i++) {
-                char *n = strprintf("%s%s%s", s ?: "", s ? ", " : "", *list->members[i].name ? list->members[i].name :
-                                    "(unstarted)");
+                char *n = strprintf("%s%s%s", s ?: "", s ? ", " : "",
+                                    *list->members[i].name ? list->members[i].name : "(unstarted)");
                 free(s);
                 if (!(s = n))
                         return NULL;
@@ -161,18 +161,21 @@ static int member_apply(Action *a, Context *ctx, char **reterr_msg) {
         /* The plan may be old: the cluster is asked again, and only what it says now is acted on. */
         r = etcd_local_member_list(&d->local, deadline, &list, &asked, &err);
         if (r < 0)
-                return set_errmsg(reterr_msg, r, "the cluster did not answer (no quorum, or unreachable), member left "
-                                  "in place: %s", err);
+                return set_errmsg(reterr_msg, r,
+                                  "the cluster did not answer (no quorum, or unreachable), member left "
+                                  "in place: %s",
+                                  err);
         (void) etcd_local_learn(ctx, &d->local, &list, 0);
         m = find_local(&d->local, &list);
         if (!m) {
                 etcd_member_list_done(&list);
-                return set_errmsg(reterr_msg, 0, "not a member of cluster %016" PRIx64 " (asked %s)",
-                                  list.cluster_id, asked);
+                return set_errmsg(reterr_msg, 0, "not a member of cluster %016" PRIx64 " (asked %s)", list.cluster_id,
+                                  asked);
         }
         if (d->id != 0 && m->id != d->id)
-                r = set_errmsg(reterr_msg, -ESTALE, "the member is %016" PRIx64 " now, not %016" PRIx64
-                               " as planned: left in place", m->id, d->id);
+                r = set_errmsg(reterr_msg, -ESTALE,
+                               "the member is %016" PRIx64 " now, not %016" PRIx64 " as planned: left in place", m->id,
+                               d->id);
         else if (list.n_members == 1)
                 r = set_errmsg(reterr_msg, -EBUSY, "the last member of its cluster: left in place");
         else
@@ -220,7 +223,8 @@ static int plan_listed(Context *ctx, Action *a, MemberData *d, const EtcdMemberL
                 a->present = false;
                 for (size_t i = 0; i < list->n_members; i++)
                         if (etcd_local_name_clash(&d->local, &list->members[i]))
-                                return action_set_detail(a, "not a member of cluster %016" PRIx64 " (a member named %s "
+                                return action_set_detail(a,
+                                                         "not a member of cluster %016" PRIx64 " (a member named %s "
                                                          "has other peer URLs: not this node's, never touched)",
                                                          list->cluster_id, d->local.name);
                 return action_set_detail(a, "not a member of cluster %016" PRIx64 " (asked %s)", list->cluster_id,
@@ -239,8 +243,10 @@ static int plan_listed(Context *ctx, Action *a, MemberData *d, const EtcdMemberL
         ctx->etcd_keep_data_dir = strdup(d->local.data_dir);
         if (!ctx->etcd_keep_data_dir)
                 return -ENOMEM;
-        return action_set_skip(a, "the last member of its cluster: removing it would end the cluster; the member "
-                               "and its data directory %s are kept", d->local.data_dir);
+        return action_set_skip(a,
+                               "the last member of its cluster: removing it would end the cluster; the member "
+                               "and its data directory %s are kept",
+                               d->local.data_dir);
 }
 
 static int plan_member(Context *ctx, Plan *plan, EtcdLocal *l) {
@@ -294,7 +300,7 @@ int phase_etcd_plan(Context *ctx, Plan *plan, char **reterr) {
                 return action_set_skip(a, "ClusterConfiguration.etcd.external: an external etcd is never touched");
         }
         if (r == 0)
-                return 0;       /* no member on this node */
+                return 0; /* no member on this node */
         r = plan_member(ctx, plan, &l);
         etcd_local_done(&l);
         return r;

@@ -33,9 +33,9 @@
 #define EDIT_SIZE_MAX (1024U * 1024U)
 
 typedef struct EditData {
-        char *path;             /* node path */
+        char *path;              /* node path */
         const char *begin, *end; /* the manifest entry's words (the manifest outlives the plan) */
-        bool seen;              /* a file was there when planned: dev/ino are the inode to edit */
+        bool seen;               /* a file was there when planned: dev/ino are the inode to edit */
         dev_t dev;
         ino_t ino;
 } EditData;
@@ -43,12 +43,12 @@ typedef struct EditData {
 /* One read-only look at the file. */
 typedef struct Look {
         int dir_fd;
-        int fd;                 /* the file, read-only */
-        struct stat st;         /* of the file, as opened */
+        int fd;         /* the file, read-only */
+        struct stat st; /* of the file, as opened */
         char *text;
         size_t size;
         TextBlockCut cut;
-        int cut_r;              /* text_block_cut()'s answer */
+        int cut_r; /* text_block_cut()'s answer */
 } Look;
 
 static void edit_data_free(void *p) {
@@ -79,8 +79,7 @@ static int check_same_mount(int dir_fd, int fd, const struct stat *st, char **re
 
         if (fstat(dir_fd, &dst) < 0)
                 return set_errmsg(ret_msg, negative_errno(), "cannot stat its directory: %m");
-        if (dst.st_dev != st->st_dev ||
-            (fdinfo_mount_id(dir_fd, &a) >= 0 && fdinfo_mount_id(fd, &b) >= 0 && a != b))
+        if (dst.st_dev != st->st_dev || (fdinfo_mount_id(dir_fd, &a) >= 0 && fdinfo_mount_id(fd, &b) >= 0 && a != b))
                 return set_errmsg(ret_msg, -EXDEV, "it is a mount point (a file mounted over it): not edited");
         return 0;
 }
@@ -99,7 +98,8 @@ static int look_at(const Context *ctx, const EditData *d, Look *l, char **ret_ms
         if (l->dir_fd == -ENOENT)
                 return 0;
         if (l->dir_fd == -ELOOP || l->dir_fd == -ENOTDIR)
-                return set_errmsg(ret_msg, -ELOOP, "%s (or a directory above it) is a symlink: not followed, kept", dir);
+                return set_errmsg(ret_msg, -ELOOP, "%s (or a directory above it) is a symlink: not followed, kept",
+                                  dir);
         if (l->dir_fd < 0)
                 return set_errmsg(ret_msg, l->dir_fd, "cannot open %s: %s", dir, strerror(-l->dir_fd));
         if (fstatat(l->dir_fd, base_name(d->path), &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -174,8 +174,10 @@ static int swap_in(const Look *l, const char *name, const char *tmp, char **ret_
                 return set_errmsg(ret_msg, r, "cannot exchange the new file with it: %s", strerror(-r));
         if (fstatat(l->dir_fd, tmp, &old, AT_SYMLINK_NOFOLLOW) < 0 || !same_inode(&old, &l->st)) {
                 if (exchange(l->dir_fd, tmp, name) < 0)
-                        return set_errmsg(ret_msg, -ESTALE, "it was replaced during the exchange, and the new "
-                                          "file stays under its name; the other is at %s", tmp);
+                        return set_errmsg(ret_msg, -ESTALE,
+                                          "it was replaced during the exchange, and the new "
+                                          "file stays under its name; the other is at %s",
+                                          tmp);
                 return set_errmsg(ret_msg, -ESTALE, "it was replaced during the exchange: put back, not edited");
         }
         /* The old inode goes; fileio_unlink_if_same() leaves anything else in place. */
@@ -201,7 +203,8 @@ static char *edited_message(const EditData *d, const Look *l) {
         if (!done || !resolv_conf_without_nameserver(d->path, l->cut.text))
                 return TAKE_PTR(done);
         log_warning("%s has no nameserver line left: the host resolves nothing until DHCP or its network manager "
-                    "rewrites it", d->path);
+                    "rewrites it",
+                    d->path);
         return strprintf("%s; no nameserver line is left in it", done);
 }
 

@@ -15,8 +15,8 @@
 #include "string-util.h"
 
 typedef struct FileData {
-        DirectiveType type;     /* DIRECTIVE_REMOVE or DIRECTIVE_EMPTY */
-        char *path;             /* a node path, or the pattern when nothing matched at plan time */
+        DirectiveType type; /* DIRECTIVE_REMOVE or DIRECTIVE_EMPTY */
+        char *path;         /* a node path, or the pattern when nothing matched at plan time */
         bool pattern;
 } FileData;
 
@@ -116,9 +116,9 @@ static int append(char **buf, const char *fmt, ...) {
 
 /* What a walk is for: its counts and its words differ. */
 typedef enum Walk {
-        WALK_APPLY,     /* remove */
-        WALK_PLAN,      /* count what the run will remove; the mounts phase has not run yet */
-        WALK_CHECK,     /* verify: count what is left; the mounts phase has run (or failed) */
+        WALK_APPLY, /* remove */
+        WALK_PLAN,  /* count what the run will remove; the mounts phase has not run yet */
+        WALK_CHECK, /* verify: count what is left; the mounts phase has run (or failed) */
 } Walk;
 
 /* Mounts met by the walk. Only a plan counts some as unmounted first: once the mounts phase has
@@ -150,8 +150,8 @@ static char *describe_stats(const Manifest *m, const RemoveStats *s, Walk walk) 
 
         if (s->top_missing)
                 return strdup("not present");
-        r = append(&buf, "%s%u file%s, %u director%s%s", dry_run ? "" : "removed ", s->files,
-                   s->files == 1 ? "" : "s", s->dirs, s->dirs == 1 ? "y" : "ies",
+        r = append(&buf, "%s%u file%s, %u director%s%s", dry_run ? "" : "removed ", s->files, s->files == 1 ? "" : "s",
+                   s->dirs, s->dirs == 1 ? "y" : "ies",
                    s->top_is_mount ? "; a mount point itself, so emptied and kept" : "");
         if (r >= 0 && s->flags_cleared > 0)
                 r = append(&buf, "; %s the immutable/append-only flag of %u", dry_run ? "will clear" : "cleared",
@@ -175,8 +175,7 @@ static char *describe_stats(const Manifest *m, const RemoveStats *s, Walk walk) 
 }
 
 /* *ret_symlink, when given, says a component above the target was seen to be a symlink. */
-static int remove_one(Context *ctx, const FileData *d, const char *path, Walk walk, char **ret_msg,
-                      bool *ret_symlink) {
+static int remove_one(Context *ctx, const FileData *d, const char *path, Walk walk, char **ret_msg, bool *ret_symlink) {
         RemoveOptions o = remove_options(ctx, d, walk != WALK_APPLY, walk == WALK_PLAN);
         RemoveStats s = {};
         int r;
@@ -289,9 +288,10 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
         }
         if (builtin_protects(ctx, path) == PROTECT_SELF) {
                 a->present = false;
-                return action_set_skip(a, "%s", ctx->etcd_keep_data_dir && path_startswith_dir(path, ctx->etcd_keep_data_dir) ?
-                                       "the data of an etcd cluster's last member: kept" :
-                                       "node-reset's backups (" BACKUP_DIR ") are never removed");
+                return action_set_skip(a, "%s",
+                                       ctx->etcd_keep_data_dir && path_startswith_dir(path, ctx->etcd_keep_data_dir)
+                                               ? "the data of an etcd cluster's last member: kept"
+                                               : "node-reset's backups (" BACKUP_DIR ") are never removed");
         }
         r = pattern ? remove_pattern(ctx, d, WALK_PLAN, &msg) : remove_one(ctx, d, path, WALK_PLAN, &msg, &symlink);
         a->present = r != 0;
@@ -323,8 +323,8 @@ int phase_files_plan(Context *ctx, Plan *plan, char **reterr) {
                         continue;
                 r = path_expand(ctx->root_fd, e->args[0], &matches);
                 if (r < 0)
-                        return set_errmsg(reterr, r, "%s:%u: cannot expand %s: %s", e->file, e->line,
-                                          e->args[0], strerror(-r));
+                        return set_errmsg(reterr, r, "%s:%u: cannot expand %s: %s", e->file, e->line, e->args[0],
+                                          strerror(-r));
                 if (!matches[0])
                         r = add_file_action(ctx, plan, e, e->args[0], true);
                 for (char **m = matches; r >= 0 && *m; m++)

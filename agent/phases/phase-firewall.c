@@ -49,13 +49,13 @@ typedef struct Snapshot {
 
 /* One nf_tables or legacy table, as an action's data. */
 typedef struct TableData {
-        int family;             /* NFPROTO_IPV4/IPV6/... for nf_tables, AF_INET/AF_INET6 for legacy */
+        int family; /* NFPROTO_IPV4/IPV6/... for nf_tables, AF_INET/AF_INET6 for legacy */
         char *table;
-        bool whole;             /* nf_tables: delete the whole table ("nft-table") */
+        bool whole; /* nf_tables: delete the whole table ("nft-table") */
         FwMode mode;
         FwClass *cls;
-        Snapshot *snap;         /* nf_tables only */
-        XtTable *xt;            /* legacy, flush mode: the plan's observation, reused (xtables.h) */
+        Snapshot *snap; /* nf_tables only */
+        XtTable *xt;    /* legacy, flush mode: the plan's observation, reused (xtables.h) */
 } TableData;
 
 /* What the manifest says for the whole phase. */
@@ -89,8 +89,8 @@ static int settings_read(const Manifest *m, Settings *ret) {
         MANIFEST_FOREACH(e, m, DIRECTIVE_CHAIN_PREFIX)
                 if (fwclass_add_prefix(ret->cls, e->args[0]) < 0)
                         return -ENOMEM;
-        ret->mode_reason = ret->mode_entry ? manifest_entry_reason(ret->mode_entry)
-                                           : strdup("built-in default: firewall owned");
+        ret->mode_reason =
+                ret->mode_entry ? manifest_entry_reason(ret->mode_entry) : strdup("built-in default: firewall owned");
         return ret->mode_reason ? 0 : -ENOMEM;
 }
 
@@ -112,8 +112,7 @@ static void table_data_free(void *p) {
         free(d);
 }
 
-static TableData *table_data_new(int family, const char *table, bool whole, const Settings *s,
-                                 Snapshot *snap) {
+static TableData *table_data_new(int family, const char *table, bool whole, const Settings *s, Snapshot *snap) {
         TableData *d = calloc(1, sizeof(TableData));
 
         if (!d)
@@ -150,16 +149,16 @@ static int set_counts_detail(Action *a, FwMode mode, const FwCounts *c) {
         if (mode == FW_MODE_FLUSH)
                 return action_set_detail(a, "flush: %s, %u user chains, %u polic%s to ACCEPT", rules_text(c, buf),
                                          c->chains, c->policies, c->policies == 1 ? "y" : "ies");
-        return action_set_detail(a, "%u owned chains, %u owned rules, %u kept rules", c->owned_chains,
-                                 c->owned_rules, c->kept_rules);
+        return action_set_detail(a, "%u owned chains, %u owned rules, %u kept rules", c->owned_chains, c->owned_rules,
+                                 c->kept_rules);
 }
 
 /* What verify and status say is left. */
 static int residue_msg(const FwCounts *c, char **ret_msg) {
         char buf[32];
 
-        *ret_msg = strprintf("still there: %u chains, %s, %u policies to reset", c->owned_chains,
-                             rules_text(c, buf), c->policies);
+        *ret_msg = strprintf("still there: %u chains, %s, %u policies to reset", c->owned_chains, rules_text(c, buf),
+                             c->policies);
         return 1;
 }
 
@@ -173,7 +172,7 @@ static void record_counts(Action *a, const FwCounts *c, bool changed, bool whole
                 action_recordf(a, 1, "deleted the table: %u chains, %s", c->chains, rules_text(c, buf));
         else if (c->policies > 0)
                 action_recordf(a, 1, "removed %s and %u chains, set %u polic%s to ACCEPT", rules_text(c, buf),
-                           c->owned_chains, c->policies, c->policies == 1 ? "y" : "ies");
+                               c->owned_chains, c->policies, c->policies == 1 ? "y" : "ies");
         else
                 action_recordf(a, 1, "removed %s and %u chains", rules_text(c, buf), c->owned_chains);
 }
@@ -212,7 +211,7 @@ static void nft_record_family(NftSession *session, Action **actions, size_t n, i
         for (size_t i = 0; i < k; i++) {
                 if (r < 0)
                         action_recordf(mine[i], r, "nf_tables transaction for family %s refused, nothing changed: %s",
-                                   strna(nft_family_to_string(family)), msg ?: strerror(-r));
+                                       strna(nft_family_to_string(family)), msg ?: strerror(-r));
                 else
                         record_counts(mine[i], &reqs[i].done, reqs[i].changed, ((TableData *) mine[i]->data)->whole);
         }
@@ -270,8 +269,8 @@ static bool nft_unavailable(int r) {
         return r == -EPROTONOSUPPORT || r == -EOPNOTSUPP || r == -EAFNOSUPPORT;
 }
 
-static int plan_nft_table(Plan *plan, Snapshot *snap, int family, const char *table, bool whole,
-                          const Settings *s, const char *reason) {
+static int plan_nft_table(Plan *plan, Snapshot *snap, int family, const char *table, bool whole, const Settings *s,
+                          const char *reason) {
         cleanup_free char *target = NULL;
         const NftRuleset *rs = snap->rs;
         FwCounts c = {};
@@ -378,7 +377,7 @@ static bool family_wanted(const Manifest *m, int family) {
 }
 
 static int plan_nft(Plan *plan, const Manifest *m, const Settings *s, char **reterr) {
-        static const int families[] = { NFPROTO_IPV4, NFPROTO_IPV6, NFPROTO_INET,
+        static const int families[] = { NFPROTO_IPV4, NFPROTO_IPV6,   NFPROTO_INET,
                                         NFPROTO_ARP,  NFPROTO_BRIDGE, NFPROTO_NETDEV };
         int r;
 
@@ -416,8 +415,9 @@ static void legacy_apply_batch(Action **actions, size_t n, Context *ctx) {
                 int k;
 
                 if (r == -ETIMEDOUT || r == -EWOULDBLOCK) {
-                        action_recordf(actions[i], r, "the xtables lock is held by another process%s%u s; nothing changed",
-                                   r == -ETIMEDOUT ? ", still after waiting " : ", not waiting: bound ", wait_sec);
+                        action_recordf(actions[i], r,
+                                       "the xtables lock is held by another process%s%u s; nothing changed",
+                                       r == -ETIMEDOUT ? ", still after waiting " : ", not waiting: bound ", wait_sec);
                         continue;
                 }
                 if (r < 0) {
@@ -499,12 +499,12 @@ static int plan_legacy(Plan *plan, const Settings *s, char **reterr) {
 
                 r = xt_tables_list(families[i], &tables);
                 if (r < 0)
-                        return set_errmsg(reterr, r, "cannot list the legacy %s tables: %s",
-                                          legacy_family(families[i]), strerror(-r));
+                        return set_errmsg(reterr, r, "cannot list the legacy %s tables: %s", legacy_family(families[i]),
+                                          strerror(-r));
                 if (tables[0]) {
                         r = libraries_plan_missing(plan, PHASE, families[i] == AF_INET ? SHIM_LIBIP4TC : SHIM_LIBIP6TC,
-                                                   families[i] == AF_INET ? "legacy iptables lines" :
-                                                                            "legacy ip6tables lines");
+                                                   families[i] == AF_INET ? "legacy iptables lines"
+                                                                          : "legacy ip6tables lines");
                         if (r != 0) {
                                 r = MIN(r, 0);
                                 continue;
@@ -591,8 +591,7 @@ static int plan_ipset(Plan *plan, const IpsetInfo *info, const ManifestEntry *e)
         if (!a)
                 return -ENOMEM;
         return action_set_detail(a, "%s, %u entr%s, %u reference%s", strna(info->type), info->entries,
-                                 info->entries == 1 ? "y" : "ies", info->references,
-                                 info->references == 1 ? "" : "s");
+                                 info->entries == 1 ? "y" : "ies", info->references, info->references == 1 ? "" : "s");
 }
 
 static int plan_ipset_placeholder(Plan *plan, const ManifestEntry *e, const char *skip) {
@@ -742,7 +741,8 @@ int phase_firewall_plan(Context *ctx, Plan *plan, char **reterr) {
                 if (!a)
                         return -ENOMEM;
                 a->present = false;
-                return action_set_skip_code(a, "kept", "firewall keep: netfilter state, ipsets and IPVS left as they are");
+                return action_set_skip_code(a, "kept",
+                                            "firewall keep: netfilter state, ipsets and IPVS left as they are");
         }
         r = plan_nft(plan, m, &s, reterr);
         if (r >= 0)

@@ -15,13 +15,13 @@
 #include "string-util.h"
 
 typedef struct UnmountData {
-        char *abs_path;         /* the mount point as this process sees it, to name its holders */
-        char *node_path;        /* the same beneath --root: the only way the act reaches it */
-        MountSeen seen;         /* what the plan saw there */
+        char *abs_path;  /* the mount point as this process sees it, to name its holders */
+        char *node_path; /* the same beneath --root: the only way the act reaches it */
+        MountSeen seen;  /* what the plan saw there */
         /* The mounts the plan saw at this same path, in plan order (non-owning): one may sit on
          * another, and which one is on top the listing does not always say. */
         struct UnmountData *group, *next;
-        bool done;              /* unmounted already, to reach another of its group */
+        bool done; /* unmounted already, to reach another of its group */
 } UnmountData;
 
 static void unmount_data_free(void *p) {
@@ -85,7 +85,7 @@ static int unmount_apply(Action *a, Context *ctx, char **ret_msg) {
         UnmountData *d = a->data;
 
         if (!d)
-                return 0;       /* the manifest line matched no mount when planned */
+                return 0; /* the manifest line matched no mount when planned */
         if (d->done)
                 return set_errmsg(ret_msg, 1, "unmounted first, to reach another mount the plan saw at this path");
         /* A busy mount often frees up a moment after the processes that held it exit. */
@@ -117,8 +117,8 @@ static const ManifestEntry *covering_entry(const Context *ctx, const char *node_
         return NULL;
 }
 
-static int add_unmount(Context *ctx, Plan *plan, const MountEntry *m, const char *node,
-                       const ManifestEntry *e, UnmountData **prev) {
+static int add_unmount(Context *ctx, Plan *plan, const MountEntry *m, const char *node, const ManifestEntry *e,
+                       UnmountData **prev) {
         cleanup_free char *reason = NULL;
         const MountEntry *cover;
         UnmountData *d;
@@ -135,8 +135,10 @@ static int add_unmount(Context *ctx, Plan *plan, const MountEntry *m, const char
                 if (!a)
                         return -ENOMEM;
                 a->present = false;
-                return action_set_skip(a, "mount id %d is hidden: a parent mount of it is covered by mount %d at %s, "
-                                       "so no path reaches it", m->mount_id, cover->mount_id, cover->mount_point);
+                return action_set_skip(a,
+                                       "mount id %d is hidden: a parent mount of it is covered by mount %d at %s, "
+                                       "so no path reaches it",
+                                       m->mount_id, cover->mount_id, cover->mount_point);
         }
         d = calloc(1, sizeof *d);
         if (!d)

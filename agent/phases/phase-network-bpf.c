@@ -103,8 +103,7 @@ static void netdev_apply_batch(Action **actions, size_t n, Context *ctx) {
                 else if (k == -EBUSY && p->link_id == 0 && p->hook != BPF_HOOK_TC_INGRESS &&
                          p->hook != BPF_HOOK_TC_EGRESS)
                         /* A BPF link this process cannot see (another namespace's) holds it. */
-                        record_errno(actions[i], k, "attached through a BPF link that was not found",
-                                     TAKE_PTR(extack));
+                        record_errno(actions[i], k, "attached through a BPF link that was not found", TAKE_PTR(extack));
                 else if (k < 0)
                         record_errno(actions[i], k, NULL, TAKE_PTR(extack));
                 else if (k > 0 && p->link_id > 0)
@@ -176,10 +175,9 @@ static int plan_netdev_prog(Plan *plan, const BpfNetdevProg *p, const ManifestEn
                                          : p->xdp_mode == XDP_FLAGS_DRV_MODE ? "driver"
                                                                              : "offload");
         if (p->hook == BPF_HOOK_TCX_INGRESS || p->hook == BPF_HOOK_TCX_EGRESS)
-                return p->link_id > 0 ? action_set_detail(a, "tcx program id %u, held by BPF link %u", p->prog_id,
-                                                          p->link_id)
-                                      : action_set_detail(a, "tcx program id %u, attached without a link",
-                                                          p->prog_id);
+                return p->link_id > 0
+                               ? action_set_detail(a, "tcx program id %u, held by BPF link %u", p->prog_id, p->link_id)
+                               : action_set_detail(a, "tcx program id %u, attached without a link", p->prog_id);
         return action_set_detail(a, "tc filter pref %u handle 0x%x, program id %u", p->info >> 16, p->handle,
                                  p->prog_id);
 }
@@ -208,8 +206,8 @@ static int plan_netdev(Plan *plan, const NetworkObservation *o, const Manifest *
 /* ---- cgroup programs ---- */
 
 typedef struct CgroupData {
-        char *path;             /* the cgroup2 mount point the plan found the program through */
-        dev_t dev;              /* the cgroup itself, wherever it is reachable from at apply time */
+        char *path; /* the cgroup2 mount point the plan found the program through */
+        dev_t dev;  /* the cgroup itself, wherever it is reachable from at apply time */
         ino_t ino;
         BpfCgroupProg prog;
 } CgroupData;
@@ -345,8 +343,10 @@ static int plan_cgroup_prog(Plan *plan, const ManifestEntry *root, const Manifes
         if (!a)
                 return -ENOMEM;
         if (p->link_id > 0)
-                return action_set_detail(a, "cgroup program id %u, held by BPF link %u on the root of the CNI's "
-                                         "cgroup2 mount", p->prog_id, p->link_id);
+                return action_set_detail(a,
+                                         "cgroup program id %u, held by BPF link %u on the root of the CNI's "
+                                         "cgroup2 mount",
+                                         p->prog_id, p->link_id);
         return action_set_detail(a, "cgroup program id %u, attached to the root of the CNI's cgroup2 mount%s",
                                  p->prog_id, p->attach_flags & BPF_F_ALLOW_MULTI ? " (multi)" : "");
 }
@@ -464,7 +464,7 @@ static int plan_pin(Plan *plan, const char *path, const char *reason) {
         if (k <= 0)
                 return action_set_skip(a, "refused: not on a bpf file system");
         return action_set_detail(a, S_ISDIR(st.st_mode) ? "a directory of pins, removed with everything beneath"
-                                                         : "a pinned BPF object");
+                                                        : "a pinned BPF object");
 }
 
 static int plan_pins(Plan *plan, const Manifest *m) {
@@ -512,7 +512,7 @@ static int plan_pins(Plan *plan, const Manifest *m) {
 
 typedef struct MountData {
         char *path;
-        bool cgroup;            /* cgroup2; else bpffs */
+        bool cgroup; /* cgroup2; else bpffs */
         MountSeen seen;
 } MountData;
 
@@ -538,8 +538,8 @@ static int cgroup_first_prog(int fd, char **ret) {
         k = bpf_cgroup_query(fd, &progs, &n);
         if (k < 0 || n == 0)
                 return k;
-        *ret = strprintf("program %s (id %u, %s) is still attached there", strna(progs[0].prog_name),
-                         progs[0].prog_id, strna(bpf_cgroup_attach_type_to_string(progs[0].attach_type)));
+        *ret = strprintf("program %s (id %u, %s) is still attached there", strna(progs[0].prog_name), progs[0].prog_id,
+                         strna(bpf_cgroup_attach_type_to_string(progs[0].attach_type)));
         return *ret ? 1 : -ENOMEM;
 }
 

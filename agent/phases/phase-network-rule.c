@@ -6,8 +6,8 @@
  * tables (main, local, default) can never be named. The shipped lines, from the CNIs' sources:
  * - cilium (pkg/datapath/linux/linux_defaults): pref 9 fwmark 0x200/0xf00 lookup 2004 (to the proxy),
  *   pref 10 fwmark 0xa00/0xf00 and 0xb00/0xf00 lookup 2005 (from the proxy; bpf/init.sh
- *   PROXY_RT_TABLE, whose table holds "default via <cilium_host ip> dev cilium_host"), IPsec table 200 behind marks 0xd00 and 0xe00, WireGuard table 201 behind 0xe00 (mask
- *   0xf00 each);
+ *   PROXY_RT_TABLE, whose table holds "default via <cilium_host ip> dev cilium_host"), IPsec table 200 behind marks
+ * 0xd00 and 0xe00, WireGuard table 201 behind 0xe00 (mask 0xf00 each);
  * - calico (felix config WireguardRoutingRulePriority = 99): pref 99 not fwmark 0x100000/0x100000
  *   lookup 1, the first table of its default RouteTableRange and the first bit of its mark mask;
  * - kube-router: tables 77 ("kube-router", from the pod CIDR), 78 ("kube-router-dsr", DSR fwmarks)
@@ -265,7 +265,8 @@ static int plan_table_routes(Plan *plan, const NetworkObservation *o, const Mani
                         if (foreign && manifest_names_table(m, rt->table) && !table_seen(warned, n_warned, rt->table)) {
                                 warned[n_warned++] = rt->table;
                                 log_info("network: table %u is also looked up by a rule the CNIs did not add; "
-                                         "its routes stay", rt->table);
+                                         "its routes stay",
+                                         rt->table);
                         }
                         continue;
                 }

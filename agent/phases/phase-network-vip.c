@@ -35,15 +35,15 @@
 
 /* What the static pod manifest says. */
 typedef struct KubeVip {
-        char *address;          /* "address" (kube-vip >= 0.5) or "vip_address": one or a comma list */
-        char *interface;        /* "vip_interface" */
-        char *subnet;           /* "vip_subnet" (or the older "vip_cidr"): the prefix length(s), "32" or "32,128";
-                                 * NULL = host prefix */
+        char *address;   /* "address" (kube-vip >= 0.5) or "vip_address": one or a comma list */
+        char *interface; /* "vip_interface" */
+        char *subnet;    /* "vip_subnet" (or the older "vip_cidr"): the prefix length(s), "32" or "32,128";
+                          * NULL = host prefix */
 } KubeVip;
 
 typedef struct VipData {
-        AddrInfo addr;          /* the address as the plan expects it: family, ifindex, host prefix, local */
-        uint8_t alt_prefix;     /* the manifest's vip_subnet/vip_cidr prefix (the host prefix when it says none) */
+        AddrInfo addr;      /* the address as the plan expects it: family, ifindex, host prefix, local */
+        uint8_t alt_prefix; /* the manifest's vip_subnet/vip_cidr prefix (the host prefix when it says none) */
         char ifname[IF_NAMESIZE];
 } VipData;
 
@@ -57,7 +57,8 @@ static void kube_vip_done(KubeVip *k) {
 static int env_collect(yaml_document_t *doc, yaml_node_t *env, KubeVip *k) {
         for (yaml_node_item_t *i = env->data.sequence.items.start; i < env->data.sequence.items.top; i++) {
                 yaml_node_t *e = yaml_document_get_node(doc, *i);
-                const char *name = yaml_scalar_of(yaml_map_get(doc, e, "name")), *value = yaml_scalar_of(yaml_map_get(doc, e, "value"));
+                const char *name = yaml_scalar_of(yaml_map_get(doc, e, "name")),
+                           *value = yaml_scalar_of(yaml_map_get(doc, e, "value"));
                 char **field = NULL;
 
                 if (!name || isempty(value))
@@ -276,8 +277,8 @@ static const char *vip_guarded(const NetworkObservation *o, const AddrList *l, c
         if (ssh_arrives_on(vip))
                 return "refused: this SSH session arrives on the VIP";
         if (why && !addr_has_other(l, vip)) {
-                *buf = strprintf("refused: the only IPv%c address of an interface that %s", vip->family == AF_INET ? '4' : '6',
-                                 why);
+                *buf = strprintf("refused: the only IPv%c address of an interface that %s",
+                                 vip->family == AF_INET ? '4' : '6', why);
                 return *buf ?: "refused";
         }
         return NULL;

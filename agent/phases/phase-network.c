@@ -46,9 +46,9 @@
 #define NETNS_PIDS_SHOWN 4
 
 typedef struct LinkData {
-        int ifindex;            /* 0: a placeholder for a manifest line that matched nothing */
+        int ifindex; /* 0: a placeholder for a manifest line that matched nothing */
         char name[IF_NAMESIZE];
-        bool fallback;          /* a tunnel driver's fallback device (tunl0, sit0, ...): reset, not deleted */
+        bool fallback; /* a tunnel driver's fallback device (tunl0, sit0, ...): reset, not deleted */
         /* Filled in when executing, from a fresh dump. */
         int peer;               /* a veth's peer in this namespace */
         uint32_t group;         /* the group it was in before we moved it */
@@ -56,8 +56,8 @@ typedef struct LinkData {
 } LinkData;
 
 typedef struct NetnsData {
-        char *path;             /* NULL: a placeholder */
-        int n_procs;            /* processes inside when planned */
+        char *path;  /* NULL: a placeholder */
+        int n_procs; /* processes inside when planned */
 } NetnsData;
 
 /* What the phase observes once (phase-network.h). */
@@ -75,8 +75,8 @@ static void observation_done(Observation *o) {
 static void record_errno(Action *a, int r, const char *what, const char *extack) {
         char *msg = NULL;
 
-        if (asprintf(&msg, "%s%s%s%s%s%s", strempty(what), what ? ": " : "", strerror(-r),
-                     isempty(extack) ? "" : " (", strempty(extack), isempty(extack) ? "" : ")") < 0)
+        if (asprintf(&msg, "%s%s%s%s%s%s", strempty(what), what ? ": " : "", strerror(-r), isempty(extack) ? "" : " (",
+                     strempty(extack), isempty(extack) ? "" : ")") < 0)
                 msg = NULL;
         action_record(a, r, msg);
 }
@@ -161,8 +161,10 @@ static int route_set_detail(Action *a, const RouteInfo *r, const LinkTable *link
         for (size_t i = 0; i < r->n_oifs && l < sizeof devs; i++)
                 l += (size_t) snprintf(devs + l, sizeof devs - l, "%sdev %s", i ? " " : "",
                                        link_name(links, r->oifs[i], buf));
-        return action_set_detail(a, "%s%s%s%s", r->has_gateway ? "via " : "", gw,
-                                 r->has_gateway && l ? " " : "", l ? devs : r->has_gateway ? "" : "no nexthop");
+        return action_set_detail(a, "%s%s%s%s", r->has_gateway ? "via " : "", gw, r->has_gateway && l ? " " : "",
+                                 l                ? devs
+                                 : r->has_gateway ? ""
+                                                  : "no nexthop");
 }
 
 int network_plan_route(Plan *plan, const Observation *o, const RouteInfo *r, const char *reason) {
@@ -204,8 +206,8 @@ static int plan_route_entry(Plan *plan, const Observation *o, const ManifestEntr
                 return -ENOMEM;
         proto = route_proto_from_string(e->args[0]);
         if (proto < 0)
-                return set_errmsg(reterr, -EINVAL, "%s:%u: unknown routing protocol '%s' (give its number)",
-                                  e->file, e->line, e->args[0]);
+                return set_errmsg(reterr, -EINVAL, "%s:%u: unknown routing protocol '%s' (give its number)", e->file,
+                                  e->line, e->args[0]);
         if (asprintf(&target, "proto %s", e->args[0]) < 0)
                 return -ENOMEM;
         if (proto == RTPROT_KERNEL || proto == RTPROT_UNSPEC) {
@@ -326,8 +328,8 @@ static int link_delete_as_group(NlSocket *rtnl, const LinkTable *now, Action **g
                 for (size_t i = 0; i < n; i++) {
                         if (round == 0)
                                 peer[i] = covering_peer(group, i);
-                        if (round == 0 ? peer[i] < 0 : peer[i] >= 0 && !moved[peer[i]] &&
-                                                       group[i]->result == ACTION_PENDING)
+                        if (round == 0 ? peer[i] < 0
+                                       : peer[i] >= 0 && !moved[peer[i]] && group[i]->result == ACTION_PENDING)
                                 pick[n_pick++] = i;
                 }
                 k = n_pick > 0 ? link_move_into_group(rtnl, group, pick, n_pick, g, moved) : 0;
@@ -349,8 +351,10 @@ static int link_delete_as_group(NlSocket *rtnl, const LinkTable *now, Action **g
                 if (moved[i])
                         action_recordf(group[i], 1, "deleted by group delete (%zu links, one RTM_DELLINK)", members);
                 else
-                        action_recordf(group[i], 1, "deleted with its veth peer %s by group delete (%zu links, one "
-                                       "RTM_DELLINK)", ((LinkData *) group[peer[i]]->data)->name, members);
+                        action_recordf(group[i], 1,
+                                       "deleted with its veth peer %s by group delete (%zu links, one "
+                                       "RTM_DELLINK)",
+                                       ((LinkData *) group[peer[i]]->data)->name, members);
         }
         return 0;
 }
@@ -373,8 +377,7 @@ static void link_delete_single(NlSocket *rtnl, Action *a, const char *why) {
         else if (r == 0)
                 link_record_gone(a);
         else {
-                record_errno(a, r, r == -EOPNOTSUPP ? "the kernel has no delete handler for this link" : NULL,
-                             extack);
+                record_errno(a, r, r == -EOPNOTSUPP ? "the kernel has no delete handler for this link" : NULL, extack);
                 /* Leave no trace of the group delete that was tried first. */
                 (void) link_set_group(rtnl, &d->ifindex, 1, d->group, &ignored);
         }
@@ -423,7 +426,7 @@ static void link_reset_fallback(NlSocket *rtnl, Action *a, const LinkInfo *l) {
                 action_recordf(a, 0, "fallback tunnel device: cannot be deleted; already down with no addresses");
         else
                 action_recordf(a, 1, "fallback tunnel device: cannot be deleted; set down and %d address%s removed", n,
-                           plural_es(n));
+                               plural_es(n));
 }
 
 /* The kernel acknowledges RTM_DELLINK (alone or by group) for a tunnel driver's fallback device and
@@ -590,10 +593,14 @@ static int link_set_fallback_plan_detail(Action *a, const Observation *o, const 
                 return r;
         a->present = r > 0;
         if (!a->present)
-                return action_set_detail(a, "%s ifindex %d, fallback tunnel device: cannot be deleted; already down "
-                                         "with no addresses", l->kind, l->ifindex);
-        return action_set_detail(a, "%s ifindex %d, fallback tunnel device: cannot be deleted; will be set down "
-                                 "and its %d address%s removed", l->kind, l->ifindex, n, plural_es(n));
+                return action_set_detail(a,
+                                         "%s ifindex %d, fallback tunnel device: cannot be deleted; already down "
+                                         "with no addresses",
+                                         l->kind, l->ifindex);
+        return action_set_detail(a,
+                                 "%s ifindex %d, fallback tunnel device: cannot be deleted; will be set down "
+                                 "and its %d address%s removed",
+                                 l->kind, l->ifindex, n, plural_es(n));
 }
 
 static int plan_link(Plan *plan, const Observation *o, const LinkInfo *l, const ManifestEntry *e,
@@ -657,8 +664,7 @@ static int plan_links(Plan *plan, const Observation *o, const Manifest *m) {
                         if (selected[i] && (selected[i]->type == DIRECTIVE_LINK_MASTER) == (pass == 0))
                                 k = plan_link(plan, o, &o->links->links[i], selected[i], selected);
         for (size_t i = 0; i < m->n_entries && k >= 0; i++)
-                if ((m->entries[i].type == DIRECTIVE_LINK || m->entries[i].type == DIRECTIVE_LINK_MASTER) &&
-                    !used[i])
+                if ((m->entries[i].type == DIRECTIVE_LINK || m->entries[i].type == DIRECTIVE_LINK_MASTER) && !used[i])
                         k = plan_link_placeholder(plan, &m->entries[i]);
         return k;
 }
@@ -686,11 +692,10 @@ static int netns_apply(Action *a, Context *ctx, char **ret_msg) {
         if (r == 0)
                 *ret_msg = strdup("already gone");
         else if (d->n_procs > 0) {
-                if (asprintf(ret_msg, "name deleted; %d process%s still inside keep%s the namespace alive",
-                             d->n_procs, d->n_procs == 1 ? "" : "es", d->n_procs == 1 ? "s" : "") < 0)
+                if (asprintf(ret_msg, "name deleted; %d process%s still inside keep%s the namespace alive", d->n_procs,
+                             d->n_procs == 1 ? "" : "es", d->n_procs == 1 ? "s" : "") < 0)
                         *ret_msg = NULL;
-        }
-        else
+        } else
                 *ret_msg = strdup("deleted");
         return r;
 }
@@ -729,8 +734,10 @@ static int netns_set_plan_detail(Action *a, NetnsData *d, const NetnsProcs *proc
                 return action_set_detail(a, "no process inside");
         for (int i = 0; i < n && i < NETNS_PIDS_SHOWN; i++)
                 l += (size_t) snprintf(list + l, sizeof list - l, "%s%d", i ? ", " : "", (int) pids[i]);
-        return action_set_detail(a, "%d process%s still inside (pid %s%s): the name goes, the namespace lives on "
-                                 "until they exit", n, n == 1 ? "" : "es", list, n > NETNS_PIDS_SHOWN ? ", ..." : "");
+        return action_set_detail(a,
+                                 "%d process%s still inside (pid %s%s): the name goes, the namespace lives on "
+                                 "until they exit",
+                                 n, n == 1 ? "" : "es", list, n > NETNS_PIDS_SHOWN ? ", ..." : "");
 }
 
 /* Each namespace path once, under the first line that names it. */
@@ -915,8 +922,7 @@ int phase_network_plan(Context *ctx, Plan *plan, char **reterr) {
 
         /* ctx->root is ignored: see the top of this file. */
         if (manifest_has(m, DIRECTIVE_LINK, DIRECTIVE_LINK_MASTER, DIRECTIVE_ROUTE_PROTO) ||
-            manifest_has(m, DIRECTIVE_RULE_TABLE, DIRECTIVE_RULE_TABLE, DIRECTIVE_KUBE_VIP) ||
-            network_bpf_wanted(m)) {
+            manifest_has(m, DIRECTIVE_RULE_TABLE, DIRECTIVE_RULE_TABLE, DIRECTIVE_KUBE_VIP) || network_bpf_wanted(m)) {
                 r = plan_observed(ctx, plan, &o, reterr);
                 observation_done(&o);
         }

@@ -46,7 +46,7 @@ typedef struct PodsTarget {
         CriClient *client;
         CriVersion version;
         RuntimeInfo info;
-        int probe_error;        /* Version's failure at plan time; 0 when it answered */
+        int probe_error; /* Version's failure at plan time; 0 when it answered */
         char *probe_message;
         unsigned concurrency;
         uint64_t budget_usec;
@@ -55,17 +55,17 @@ typedef struct PodsTarget {
         bool hung;              /* a call ran into its deadline: no more calls, rung 3 */
         bool needs_rung3;       /* the CRI could not finish, even with rung 2 */
         char *rung3_reason;
-        unsigned rescued;       /* stops and removes that rung 2 made possible */
-        char *rescue_path;      /* rung 2's conflist while it stands in: from the first stop that needs
-                                 * it to the end of the remove-pod batch (RemovePodSandbox tears the
-                                 * network down again) */
+        unsigned rescued;  /* stops and removes that rung 2 made possible */
+        char *rescue_path; /* rung 2's conflist while it stands in: from the first stop that needs
+                            * it to the end of the remove-pod batch (RemovePodSandbox tears the
+                            * network down again) */
 } PodsTarget;
 
 typedef struct PodData {
         PodsTarget *pt;
         CriOpKind op;
         char *id;
-        bool cni;               /* a pod-network sandbox: its stop and remove run the CNI DEL */
+        bool cni; /* a pod-network sandbox: its stop and remove run the CNI DEL */
 } PodData;
 
 static PodsTarget *target_unref(PodsTarget *pt) {
@@ -125,7 +125,7 @@ static void sleep_in_budget(const PodsTarget *pt, uint64_t usec) {
                 (void) usleep((useconds_t) usec);
 }
 
-__attribute__((format(printf, 2, 3)))
+static void need_rung3(PodsTarget *pt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void need_rung3(PodsTarget *pt, const char *fmt, ...) {
         va_list ap;
 
@@ -140,7 +140,7 @@ static void need_rung3(PodsTarget *pt, const char *fmt, ...) {
 /* CRI errors that come from the CNI plugin's teardown (containerd, CRI-O, cri-dockerd wording). */
 static bool is_cni_error(const char *msg) {
         static const char *const needles[] = {
-                "destroy network", "teardown", "tear down", "cni plugin not initialized",
+                "destroy network",          "teardown",          "tear down",    "cni plugin not initialized",
                 "cni config uninitialized", "networkplugin cni", "plugin type=",
         };
 
@@ -157,19 +157,19 @@ static bool is_cni_error(const char *msg) {
 typedef enum AttemptState {
         ATTEMPT_PENDING,
         ATTEMPT_DONE,
-        ATTEMPT_GONE,           /* NOT_FOUND: someone was first */
+        ATTEMPT_GONE, /* NOT_FOUND: someone was first */
 } AttemptState;
 
 typedef struct Attempt {
         Action *a;
         AttemptState state;
         int error;
-        char *message;          /* the last failure */
-        char *first_message;    /* the first failure, for the report */
+        char *message;       /* the last failure */
+        char *first_message; /* the first failure, for the report */
         unsigned tries;
-        unsigned rung;          /* what made it: 0 the first try, 1 a retry, 2 the rescue conflist */
+        unsigned rung; /* what made it: 0 the first try, 1 a retry, 2 the rescue conflist */
         bool cni;
-        bool cut;               /* the last call ran out of budget, not of its own deadline */
+        bool cut; /* the last call ran out of budget, not of its own deadline */
 } Attempt;
 
 static void attempts_free(Attempt *at, size_t n) {
@@ -322,9 +322,10 @@ static char *describe_done(const PodsTarget *pt, const Attempt *at) {
                 r = asprintf(&m, "%s on attempt %u (rung 1: retry with backoff) after: %s", verb, at->tries,
                              strna(at->first_message));
         else if (at->first_message)
-                r = asprintf(&m, "%s with the CNI rescue (rung 2): the CNI teardown failed (%s); the loopback-only "
-                             "conflist %s stood in, removed again after the last pod", verb, at->first_message,
-                             strna(pt->rescue_path));
+                r = asprintf(&m,
+                             "%s with the CNI rescue (rung 2): the CNI teardown failed (%s); the loopback-only "
+                             "conflist %s stood in, removed again after the last pod",
+                             verb, at->first_message, strna(pt->rescue_path));
         else
                 r = asprintf(&m, "%s while the rung 2 rescue conflist %s stood in (the CNI teardown had failed)", verb,
                              strna(pt->rescue_path));
@@ -337,20 +338,21 @@ static void settle_failed(PodsTarget *pt, Attempt *at) {
         if (at->cut) {
                 need_rung3(pt, "the pods budget was spent");
                 m = strprintf("cut off when the pods budget ran out: %s (%u attempt%s); rung 3 follows (see the "
-                         "runtime action)", strna(at->message), at->tries, at->tries == 1 ? "" : "s");
+                              "runtime action)",
+                              strna(at->message), at->tries, at->tries == 1 ? "" : "s");
                 action_record(at->a, -ETIME, m);
                 return;
         }
         if (at->tries == 0) {
                 need_rung3(pt, "the pods budget was spent");
                 m = strprintf("not attempted: %s; rung 3 follows (see the runtime action)",
-                         pt->hung ? "the runtime stopped answering" : "the pods budget is spent");
+                              pt->hung ? "the runtime stopped answering" : "the pods budget is spent");
                 action_record(at->a, at->error < 0 ? at->error : -ETIME, m);
                 return;
         }
         need_rung3(pt, "%s failed: %s", cri_op_kind_to_method(pod_data(at)->op), strna(at->message));
         m = strprintf("%s (%u attempt%s%s); rung 3 follows (see the runtime action)", strna(at->message), at->tries,
-                 at->tries == 1 ? "" : "s", at->cni ? ", the CNI rescue included" : "");
+                      at->tries == 1 ? "" : "s", at->cni ? ", the CNI rescue included" : "");
         action_record(at->a, at->error, m);
 }
 
@@ -453,8 +455,10 @@ static int runtime_apply(Action *a, Context *ctx, char **ret_msg) {
 
         rescue_release(pt);
         if (!why && pt->rescued > 0)
-                return set_errmsg(ret_msg, 0, "rung 3 not needed: every pod went through the CRI, %u calls with "
-                                  "the rung 2 rescue", pt->rescued);
+                return set_errmsg(ret_msg, 0,
+                                  "rung 3 not needed: every pod went through the CRI, %u calls with "
+                                  "the rung 2 rescue",
+                                  pt->rescued);
         if (!why)
                 return set_errmsg(ret_msg, 0, "no rescue needed: every pod went through the CRI");
         return ladder_rung3(ctx, pt->socket_path, &pt->info, pt->probe_error >= 0, why, ret_msg);
@@ -472,8 +476,8 @@ static int runtime_check(Action *a, Context *ctx, char **ret_msg) {
         if (pid <= 0 && shims == 0 && lu.rootfs + lu.shm + lu.netns == 0)
                 return 0;
         *ret_msg = strprintf("%s; %u shims; %u rootfs, %u shm, %u netns mounts left",
-                        pid > 0 ? "still listening without answering" : "not running", shims, lu.rootfs, lu.shm,
-                        lu.netns);
+                             pid > 0 ? "still listening without answering" : "not running", shims, lu.rootfs, lu.shm,
+                             lu.netns);
         return 1;
 }
 
@@ -506,8 +510,7 @@ static int kubelet_apply(Action *a, Context *ctx, char **ret_msg) {
         if (proc_find_exe_name("kubelet", &pid) <= 0)
                 return set_errmsg(ret_msg, 0, "not running any more");
         log_warning("kubelet (PID %d) still runs while the pods phase removes pods: it recreates them.", (int) pid);
-        return set_errmsg(ret_msg, 0, "warning: still running (PID %d); pods it recreates are left behind",
-                          (int) pid);
+        return set_errmsg(ret_msg, 0, "warning: still running (PID %d); pods it recreates are left behind", (int) pid);
 }
 
 static const ActionOps kubelet_ops = {
@@ -526,10 +529,10 @@ static const ActionOps no_runtime_ops = {
 
 /* --- Planning ---------------------------------------------------------------------------- */
 
-static int add_row(Plan *plan, const ActionOps *ops, const char *target, void *data, bool present,
-                   const char *skip, const char *detail_fmt, ...) __attribute__((format(printf, 7, 8)));
-static int add_row(Plan *plan, const ActionOps *ops, const char *target, void *data, bool present,
-                   const char *skip, const char *detail_fmt, ...) {
+static int add_row(Plan *plan, const ActionOps *ops, const char *target, void *data, bool present, const char *skip,
+                   const char *detail_fmt, ...) __attribute__((format(printf, 7, 8)));
+static int add_row(Plan *plan, const ActionOps *ops, const char *target, void *data, bool present, const char *skip,
+                   const char *detail_fmt, ...) {
         cleanup_free char *detail = NULL;
         va_list ap;
         Action *a;
@@ -671,10 +674,9 @@ static int plan_sandboxes(Plan *plan, PodsTarget *pt, const SandboxView *v, size
 
                 if (host_network >= 0 && v[i].host_network != (bool) host_network)
                         continue;
-                snprintf(detail, sizeof detail, "%s network%s, %s, %u container%s",
-                         v[i].host_network ? "host" : "pod", v[i].status_known ? "" : " (status unknown)",
-                         cri_sandbox_state_to_string(v[i].s->state), v[i].containers,
-                         v[i].containers == 1 ? "" : "s");
+                snprintf(detail, sizeof detail, "%s network%s, %s, %u container%s", v[i].host_network ? "host" : "pod",
+                         v[i].status_known ? "" : " (status unknown)", cri_sandbox_state_to_string(v[i].s->state),
+                         v[i].containers, v[i].containers == 1 ? "" : "s");
                 r = add_pod_action(plan, pt, ops, op, v[i].s->id, !v[i].host_network, v[i].target, detail);
                 if (r < 0)
                         return r;
@@ -710,8 +712,9 @@ static int runtime_row(Plan *plan, PodsTarget *pt, bool present, const char *fmt
                 return -ENOMEM;
         return add_row(plan, &runtime_ops, pt->socket_path, target_ref(pt), present, NULL,
                        "%s; %s PID %d, config %s, CNI conf dir %s, unit %s; rung 3 if needed: stop the unit, kill the "
-                       "shims, unmount what they left", what, runtime_kind_to_string(pt->info.kind), (int) pt->info.pid,
-                       strna(pt->info.config), strna(pt->info.cni_conf_dir), strna(pt->info.unit));
+                       "shims, unmount what they left",
+                       what, runtime_kind_to_string(pt->info.kind), (int) pt->info.pid, strna(pt->info.config),
+                       strna(pt->info.cni_conf_dir), strna(pt->info.unit));
 }
 
 /* A planning call that ran out of time says which bound cut it, so the report blames the budget the
@@ -722,8 +725,8 @@ static void note_cut(const Context *ctx, const PodsTarget *pt, int r, char **msg
 
         if ((r != -ETIMEDOUT && r != -ETIME) || pt->plan_deadline == 0 || now(CLOCK_MONOTONIC) < pt->plan_deadline)
                 return;
-        bound = ctx->deadline_usec > 0 && pt->plan_deadline >= ctx->deadline_usec ? "the run's --timeout" :
-                                                                                      "the pods budget (--pods-timeout)";
+        bound = ctx->deadline_usec > 0 && pt->plan_deadline >= ctx->deadline_usec ? "the run's --timeout"
+                                                                                  : "the pods budget (--pods-timeout)";
         m = strprintf("%s, cut by %s", strna(*msg), bound);
         if (!m)
                 return;

@@ -24,7 +24,7 @@
 
 typedef struct KillData {
         pid_t pid;
-        uint64_t starttime;     /* with pid, names the process seen when planning */
+        uint64_t starttime; /* with pid, names the process seen when planning */
 } KillData;
 
 static int pidfd_open_(pid_t pid) {
@@ -50,7 +50,7 @@ static bool kill_target_alive(const KillData *d) {
 typedef struct Victim {
         Action *action;
         KillData *data;
-        int pidfd;              /* -EBADF without pidfd support: then /proc is polled */
+        int pidfd; /* -EBADF without pidfd support: then /proc is polled */
         bool done;
 } Victim;
 
@@ -74,7 +74,7 @@ static void victim_pin(Victim *v) {
         if (v->pidfd < 0 && errno == ESRCH)
                 return victim_settle(v, 0, "already gone");
         if (v->pidfd < 0)
-                v->pidfd = -EBADF;      /* no pidfds (kernel < 5.3): signal by PID right after the check */
+                v->pidfd = -EBADF; /* no pidfds (kernel < 5.3): signal by PID right after the check */
         if (!kill_target_alive(v->data))
                 return victim_settle(v, 0, "already gone");
 }
@@ -145,7 +145,8 @@ static void kill_apply_batch(Action **actions, size_t n, Context *ctx) {
         if (victims_wait(vs, n, grace_end, "exited on SIGTERM") > 0) {
                 for (size_t i = 0; i < n; i++)
                         victim_signal(vs + i, SIGKILL);
-                (void) victims_wait(vs, n, now(CLOCK_MONOTONIC) + KILL_WAIT_USEC, "killed with SIGKILL after the grace period");
+                (void) victims_wait(vs, n, now(CLOCK_MONOTONIC) + KILL_WAIT_USEC,
+                                    "killed with SIGKILL after the grace period");
         }
         for (size_t i = 0; i < n; i++)
                 if (!vs[i].done)
@@ -180,7 +181,7 @@ static const ActionOps kill_ops = {
 typedef struct ProcScan {
         ProcTable table;
         pid_t *untouchable;
-        pid_t *planned;         /* 0-terminated: every PID that already has a row */
+        pid_t *planned; /* 0-terminated: every PID that already has a row */
         size_t n_planned, allocated_planned;
         const char *no_systemd; /* why systemd is out of reach, or NULL */
         const char *root;       /* ctx->root */
@@ -229,8 +230,8 @@ static int add_kill(Plan *plan, ProcScan *s, const ProcInfo *p, const char *reas
         if (root != p)
                 return action_set_detail(a, "in the tree of %s[%d]", display_exe(s, root), (int) root->pid);
         return action_set_detail(a, "%s%s", p->exe_deleted ? "its binary was deleted; " : "",
-                                 s->no_systemd ? "no systemd: killed here instead of stopped" :
-                                                 "SIGTERM, then SIGKILL after 5 s, with its children");
+                                 s->no_systemd ? "no systemd: killed here instead of stopped"
+                                               : "SIGTERM, then SIGKILL after 5 s, with its children");
 }
 
 /* A matching process and every descendant, each a row of its own: the report lists every PID. */
@@ -261,9 +262,10 @@ static int add_guarded(Plan *plan, const ProcScan *s, const ProcInfo *p, const c
         if (!a)
                 return -ENOMEM;
         a->present = false;
-        return action_set_skip(a, "%s", p->pid == 1 ? "PID 1 is never signalled" :
-                                        p->pid == getpid() ? "node-reset itself" :
-                                                             "an ancestor of node-reset: never signalled");
+        return action_set_skip(a, "%s",
+                               p->pid == 1          ? "PID 1 is never signalled"
+                               : p->pid == getpid() ? "node-reset itself"
+                                                    : "an ancestor of node-reset: never signalled");
 }
 
 /* A containerd shim serves one containerd namespace: only k8s.io's are Kubernetes' (Docker's are
@@ -297,7 +299,8 @@ static int plan_line(Plan *plan, ProcScan *s, const ManifestEntry *e) {
                     !shim_is_kubernetes(p))
                         continue;
                 matched = true;
-                r = proc_pid_in(s->untouchable, p->pid) ? add_guarded(plan, s, p, reason) : add_tree(plan, s, p, reason);
+                r = proc_pid_in(s->untouchable, p->pid) ? add_guarded(plan, s, p, reason)
+                                                        : add_tree(plan, s, p, reason);
         }
         if (r < 0 || matched)
                 return r;

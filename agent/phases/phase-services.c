@@ -22,7 +22,7 @@ static const char *const verb_names[_VERB_MAX] = { "stop", "disable", "mask" };
 
 /* Where unit files live: a change beneath these makes systemd want a reload. */
 static const char *const unit_dirs[] = {
-        "/etc/systemd/system", "/run/systemd/system", "/lib/systemd/system",
+        "/etc/systemd/system",     "/run/systemd/system",           "/lib/systemd/system",
         "/usr/lib/systemd/system", "/usr/local/lib/systemd/system",
 };
 
@@ -178,7 +178,7 @@ static int add_unit(Plan *plan, ServiceManager *m, const char *phase, UnitVerb v
         int r;
 
         if (already_planned(plan, &verb_ops[v], unit))
-                return 0;       /* two lines (or a name and a glob) name it: one row is enough */
+                return 0; /* two lines (or a name and a glob) name it: one row is enough */
         if (services_unit_is_protected(unit)) {
                 a = plan_add(plan, &verb_ops[v], phase, unit, reason, NULL);
                 if (!a)
@@ -196,8 +196,7 @@ static int add_unit(Plan *plan, ServiceManager *m, const char *phase, UnitVerb v
         return observe(m, v, unit, a);
 }
 
-static int add_line(Context *ctx, Plan *plan, const char *phase, UnitVerb v, const ManifestEntry *e,
-                    char **reterr) {
+static int add_line(Context *ctx, Plan *plan, const char *phase, UnitVerb v, const ManifestEntry *e, char **reterr) {
         cleanup_free char *reason = NULL;
         cleanup_strv char **units = NULL;
         ServiceManager *m = ctx->systemd;
@@ -294,9 +293,9 @@ int phase_services_late_plan(Context *ctx, Plan *plan, char **reterr) {
 /* ---- reload: once, when a unit file changed during the run; then reset-failed per unit ---- */
 
 typedef struct ReloadData {
-        Action **watch;         /* this run's actions that change unit files (owned by the plan) */
+        Action **watch; /* this run's actions that change unit files (owned by the plan) */
         size_t n_watch, allocated_watch;
-        char **units;           /* every unit the manifest names that systemd knows */
+        char **units; /* every unit the manifest names that systemd knows */
 } ReloadData;
 
 static void reload_data_free(void *p) {

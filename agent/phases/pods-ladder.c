@@ -56,7 +56,7 @@ static void on_fatal_signal(int sig) {
                 if (rescue_signals[i] == sig && rescue_installed[i])
                         (void) sigaction(sig, &rescue_saved[i], NULL);
         errno = saved_errno;
-        (void) raise(sig);      /* blocked until this handler returns, then delivered as before */
+        (void) raise(sig); /* blocked until this handler returns, then delivered as before */
 }
 
 static void handlers_arm(void) {
@@ -101,11 +101,11 @@ static int rescue_name(const char *conf_dir, char *buf, size_t size, char **rete
         if (!d)
                 return set_errmsg(reterr_msg, negative_errno(), "cannot open the CNI conf dir %s: %m", conf_dir);
         FOREACH_DIRENT(de, d)
-                if (is_cni_config(de->d_name) && !strstr(de->d_name, CNI_RESCUE_SUFFIX) &&
-                    (!first || strcmp(de->d_name, first) < 0)) {
-                        free(first);
-                        first = strdup(de->d_name);
-                }
+        if (is_cni_config(de->d_name) && !strstr(de->d_name, CNI_RESCUE_SUFFIX) &&
+            (!first || strcmp(de->d_name, first) < 0)) {
+                free(first);
+                first = strdup(de->d_name);
+        }
         for (size_t i = 0; i < ELEMENTSOF(prefixes); i++) {
                 snprintf(buf, size, "%s%s", prefixes[i], CNI_RESCUE_SUFFIX);
                 if (!first || strcmp(buf, first) < 0)
@@ -235,7 +235,7 @@ int cni_rescue_find_stale(const char *conf_dir, char ***ret) {
                 return -ENOMEM;
         d = opendir(conf_dir);
         if (!d) {
-                *ret = TAKE_PTR(l);     /* no conf dir: nothing stale */
+                *ret = TAKE_PTR(l); /* no conf dir: nothing stale */
                 return 0;
         }
         FOREACH_DIRENT(de, d) {
@@ -251,9 +251,9 @@ int cni_rescue_find_stale(const char *conf_dir, char ***ret) {
 }
 
 typedef struct ShimKill {
-        unsigned shims;         /* containerd-shim* processes of the namespace */
-        unsigned processes;     /* everything killed, shims and their descendants */
-        unsigned survivors;     /* still there after SIGKILL and the wait */
+        unsigned shims;     /* containerd-shim* processes of the namespace */
+        unsigned processes; /* everything killed, shims and their descendants */
+        unsigned survivors; /* still there after SIGKILL and the wait */
 } ShimKill;
 
 /* The process table, just what the shim kill needs. */
@@ -412,7 +412,7 @@ static int unmount_beneath(int root_fd, const MountTable *t, const char *prefix,
                 if (dry_run || unmount_leftover(root_fd, l[i]) >= 0)
                         (*count)++;
                 else
-                        (*busy)++;      /* busy, or no longer what the table said: left mounted */
+                        (*busy)++; /* busy, or no longer what the table said: left mounted */
         }
         return 0;
 }
@@ -427,7 +427,7 @@ static bool same_dir(const char *a, const char *b) {
         struct stat sa, sb;
 
         if (stat(b, &sb) < 0)
-                return true;    /* nothing there to scan */
+                return true; /* nothing there to scan */
         if (stat(a, &sa) < 0)
                 return false;
         return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
@@ -541,12 +541,13 @@ int ladder_rung3(Context *ctx, const char *socket_path, const RuntimeInfo *info,
         }
         if (info->state_dir || info->root_dir)
                 leftover = strprintf("; left for the files phase: %s%s%s", strempty(info->state_dir),
-                                info->state_dir && info->root_dir ? ", " : "", strempty(info->root_dir));
+                                     info->state_dir && info->root_dir ? ", " : "", strempty(info->root_dir));
         *ret_msg = strprintf("rung 3 (%s): %s; killed %u shim%s with %u processes%s%s; unmounted %u rootfs, %u shm, "
-                        "%u netns%s%s%s", why, strna(stop), sk.shims, sk.shims == 1 ? "" : "s", sk.processes,
-                        sk.survivors ? ", some survived" : "", k < 0 ? " (could not scan /proc)" : "", lu.rootfs,
-                        lu.shm, lu.netns, lu.busy ? ", some busy" : "", u < 0 ? " (could not read the mounts)" : "",
-                        strempty(leftover));
+                             "%u netns%s%s%s",
+                             why, strna(stop), sk.shims, sk.shims == 1 ? "" : "s", sk.processes,
+                             sk.survivors ? ", some survived" : "", k < 0 ? " (could not scan /proc)" : "", lu.rootfs,
+                             lu.shm, lu.netns, lu.busy ? ", some busy" : "",
+                             u < 0 ? " (could not read the mounts)" : "", strempty(leftover));
         log_warning("Pods phase, rung 3 on %s: %s", socket_path, strna(*ret_msg));
         if (r < 0)
                 return r;

@@ -29,7 +29,7 @@ int cni_rescue_remove_stale(const char *path, char **reterr_msg);
 
 typedef struct LeftoverUnmount {
         unsigned rootfs, shm, netns;
-        unsigned busy;          /* could not be unmounted */
+        unsigned busy; /* could not be unmounted */
 } LeftoverUnmount;
 
 /* Rung 3 for the runtime listening on socket_path: stop its systemd unit (through phase_systemd(),

@@ -23,10 +23,10 @@ static size_t discard(char *ptr, size_t size, size_t nmemb, void *userdata) {
 }
 
 /* Collect the first failure of a run of curl_easy_setopt() calls. */
-#define SETOPT(h, ok, opt, val)                                              \
-        do {                                                                 \
-                if ((ok) == CURLE_OK)                                        \
-                        (ok) = curl_easy_setopt((h), (opt), (val));          \
+#define SETOPT(h, ok, opt, val)                                     \
+        do {                                                        \
+                if ((ok) == CURLE_OK)                               \
+                        (ok) = curl_easy_setopt((h), (opt), (val)); \
         } while (0)
 
 HttpFeatures http_features_for(unsigned version_num) {
@@ -73,8 +73,7 @@ static CURLcode set_memfd(CURL *h, CURLoption opt, const HttpBlob *b, int *fd) {
         return curl_easy_setopt(h, opt, path);
 }
 
-static CURLcode set_blob(CURL *h, CURLoption opt, CURLoption file_opt, bool have_blob, const HttpBlob *b,
-                         int *fd) {
+static CURLcode set_blob(CURL *h, CURLoption opt, CURLoption file_opt, bool have_blob, const HttpBlob *b, int *fd) {
         struct curl_blob blob = {
                 .data = (void *) b->data,
                 .len = b->size,

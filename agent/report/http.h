@@ -10,24 +10,24 @@
 
 typedef struct HttpBlob {
         const void *data;
-        size_t size;            /* 0: not given */
+        size_t size; /* 0: not given */
 } HttpBlob;
 
 typedef struct HttpRequest {
         const char *url;
-        const char *body;       /* POST this (as application/json) when non-NULL, else GET */
+        const char *body; /* POST this (as application/json) when non-NULL, else GET */
         size_t body_size;
-        char *const *headers;   /* "Name: value", NULL-terminated or NULL; never logged */
-        HttpBlob ca;            /* PEM trust anchors; not given: the system's store */
-        HttpBlob cert, key;     /* PEM client certificate and key */
-        bool insecure;          /* no server verification (kubeconfig insecure-skip-tls-verify) */
-        const char *proxy;      /* NULL: no proxy at all, whatever the environment says */
+        char *const *headers; /* "Name: value", NULL-terminated or NULL; never logged */
+        HttpBlob ca;          /* PEM trust anchors; not given: the system's store */
+        HttpBlob cert, key;   /* PEM client certificate and key */
+        bool insecure;        /* no server verification (kubeconfig insecure-skip-tls-verify) */
+        const char *proxy;    /* NULL: no proxy at all, whatever the environment says */
         uint64_t connect_timeout_ms, timeout_ms;
 } HttpRequest;
 
 typedef struct HttpResult {
-        CURLcode code;          /* CURLE_OK: a response arrived */
-        long status;            /* the HTTP status, 0 when none arrived */
+        CURLcode code;               /* CURLE_OK: a response arrived */
+        long status;                 /* the HTTP status, 0 when none arrived */
         char error[CURL_ERROR_SIZE]; /* curl's own words, "" when none */
 } HttpResult;
 

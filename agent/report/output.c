@@ -12,12 +12,8 @@
 #include "string-util.h"
 
 static const char *const color_codes[] = {
-        [COLOR_NONE] = "",
-        [COLOR_GREEN] = "\033[32m",
-        [COLOR_YELLOW] = "\033[33m",
-        [COLOR_RED] = "\033[1;31m",
-        [COLOR_BOLD] = "\033[1m",
-        [COLOR_GREY] = "\033[2m",
+        [COLOR_NONE] = "",          [COLOR_GREEN] = "\033[32m", [COLOR_YELLOW] = "\033[33m",
+        [COLOR_RED] = "\033[1;31m", [COLOR_BOLD] = "\033[1m",   [COLOR_GREY] = "\033[2m",
 };
 
 void emitter_init(Emitter *e, FILE *f, OutputMode mode, bool color) {

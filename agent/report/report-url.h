@@ -14,11 +14,11 @@
 
 typedef struct ReportUrl {
         char *url;
-        char **headers;         /* "Name: value"; never logged or reported */
-        char *ca;               /* --report-cacert's PEM, NULL: the system's trust store */
+        char **headers; /* "Name: value"; never logged or reported */
+        char *ca;       /* --report-cacert's PEM, NULL: the system's trust store */
         size_t ca_size;
-        const char *proxy;      /* NULL: none */
-        unsigned backoff_ms;    /* before the 2nd attempt; doubles after each */
+        const char *proxy;        /* NULL: none */
+        unsigned backoff_ms;      /* before the 2nd attempt; doubles after each */
         ReportUrlOutcome outcome; /* what the report shows */
 } ReportUrl;
 

@@ -9,11 +9,8 @@
 #include "string-util.h"
 
 static const Color result_colors[_ACTION_RESULT_MAX] = {
-        [ACTION_PENDING] = COLOR_NONE,
-        [ACTION_UNCHANGED] = COLOR_GREY,
-        [ACTION_CHANGED] = COLOR_GREEN,
-        [ACTION_FAILED] = COLOR_RED,
-        [ACTION_SKIPPED] = COLOR_YELLOW,
+        [ACTION_PENDING] = COLOR_NONE, [ACTION_UNCHANGED] = COLOR_GREY, [ACTION_CHANGED] = COLOR_GREEN,
+        [ACTION_FAILED] = COLOR_RED,   [ACTION_SKIPPED] = COLOR_YELLOW,
 };
 
 static void format_time(uint64_t usec, char *buf, size_t size) {
@@ -126,9 +123,9 @@ static void emit_summary(Emitter *e, const ReportInfo *info, const Plan *plan, c
         emit_bool(e, "changed", NULL, changed > 0);
         emit_bool(e, "failed", NULL, failed > 0 || (residue && residue->n_actions > 0));
         if (plan && info->executed)
-                emit_text(e, failed ? COLOR_RED : COLOR_NONE, "\nsummary: %zu changed, %zu unchanged, %zu failed, %zu skipped\n",
-                          changed, plan_count(plan, NULL, ACTION_UNCHANGED), failed,
-                          plan_count(plan, NULL, ACTION_SKIPPED));
+                emit_text(e, failed ? COLOR_RED : COLOR_NONE,
+                          "\nsummary: %zu changed, %zu unchanged, %zu failed, %zu skipped\n", changed,
+                          plan_count(plan, NULL, ACTION_UNCHANGED), failed, plan_count(plan, NULL, ACTION_SKIPPED));
         else if (plan)
                 emit_text(e, COLOR_NONE, "\nplan: %zu actions, %zu with something to do (dry run, nothing changed)\n",
                           plan->n_actions, plan_count_present(plan));

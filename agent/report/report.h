@@ -12,29 +12,29 @@
 /* The outcome of one POST, retries included. */
 typedef struct ReportUrlPost {
         bool attempted;
-        bool ok;                /* a 2xx answer */
+        bool ok; /* a 2xx answer */
         unsigned attempts;
-        long http_status;       /* of the last attempt, 0 when none arrived */
-        char *error;            /* why it failed; NULL when ok */
+        long http_status; /* of the last attempt, 0 when none arrived */
+        char *error;      /* why it failed; NULL when ok */
 } ReportUrlPost;
 
 /* What --report-url delivered, for the report: report-url.c fills it in, the report shows it. */
 typedef struct ReportUrlOutcome {
-        char *redacted;         /* the URL without user info, query and fragment */
+        char *redacted; /* the URL without user info, query and fragment */
         ReportUrlPost start, final;
 } ReportUrlOutcome;
 
 typedef struct ReportInfo {
-        const char *command;    /* "plan", "run", "status" */
+        const char *command; /* "plan", "run", "status" */
         const char *root;
-        char *const *manifests; /* files the manifest came from */
+        char *const *manifests;               /* files the manifest came from */
         uint64_t started_usec, finished_usec; /* CLOCK_REALTIME */
-        bool executed;          /* results, not a plan */
-        bool verified;          /* residue was looked for */
+        bool executed;                        /* results, not a plan */
+        bool verified;                        /* residue was looked for */
         int exit_status;
         const ReportUrlOutcome *report_url; /* NULL when --report-url is not given */
-        const Detection *detection; /* what the node looks like: installer, runtime, ...; NULL = not looked */
-        const char *profile, *profile_why; /* the built-in profile in use and why; NULL with a manifest */
+        const Detection *detection;         /* what the node looks like: installer, runtime, ...; NULL = not looked */
+        const char *profile, *profile_why;  /* the built-in profile in use and why; NULL with a manifest */
 } ReportInfo;
 
 /* plan may be NULL (status); residue may be NULL (nothing verified). */
