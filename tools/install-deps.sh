@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
         # build
-        build-essential pkg-config clang libclang-rt-14-dev
+        build-essential pkg-config clang libclang-rt-14-dev clang-format
         libsystemd-dev libcurl4-openssl-dev libssl-dev libyaml-dev
         libmnl-dev libnftnl-dev
         libip4tc-dev libip6tc-dev libipset-dev libbpf-dev
