@@ -45,6 +45,7 @@ typedef struct VipData {
         AddrInfo addr;      /* the address as the plan expects it: family, ifindex, host prefix, local */
         uint8_t alt_prefix; /* the manifest's vip_subnet/vip_cidr prefix (the host prefix when it says none) */
         char ifname[IF_NAMESIZE];
+        int error; /* < 0: the VIP could not be known (an unreadable manifest): the row fails with it */
 } VipData;
 
 static void kube_vip_done(KubeVip *k) {
@@ -200,6 +201,8 @@ static int vip_apply(Action *a, Context *ctx, char **ret_msg) {
 
         if (!d)
                 return set_errmsg(ret_msg, 0, "%s", strna(a->detail));
+        if (d->error < 0)
+                return set_errmsg(ret_msg, d->error, "%s", strna(a->detail));
         if (!if_indextoname((unsigned) d->addr.ifindex, name))
                 return set_errmsg(ret_msg, 0, "interface %s is gone, and the address with it", d->ifname);
         if (!streq(name, d->ifname))
@@ -227,6 +230,8 @@ static int vip_check(Action *a, Context *ctx, char **ret_msg) {
 
         if (!d)
                 return 0;
+        if (d->error < 0)
+                return d->error;
         r = nl_open(NETLINK_ROUTE, &rtnl);
         if (r >= 0)
                 r = addr_list_read(rtnl, d->addr.ifindex, &l, NULL);
@@ -247,24 +252,31 @@ static const ActionOps vip_ops = {
         .free_data = free,
 };
 
-/* A row that acts on nothing: what was looked at, and why there is nothing to do (or why not). */
-static int plan_note(Plan *plan, const char *target, const char *reason, bool skip, const char *fmt, ...)
-        _printf_(5, 6);
-static int plan_note(Plan *plan, const char *target, const char *reason, bool skip, const char *fmt, ...) {
+/* A row that acts on nothing: what was looked at, and why there is nothing to do (or why not).
+ * With error < 0 the row is a failure to come: what could not be read is never "nothing to do". */
+static int plan_note(Plan *plan, const char *target, const char *reason, bool skip, int error, const char *fmt, ...)
+        _printf_(6, 7);
+static int plan_note(Plan *plan, const char *target, const char *reason, bool skip, int error, const char *fmt, ...) {
         cleanup_free char *msg = NULL;
+        VipData *d = NULL;
         va_list ap;
         Action *a;
-        int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
+        msg = vstrprintf(fmt, ap);
         va_end(ap);
-        if (r < 0)
+        if (!msg)
                 return -ENOMEM;
-        a = plan_add(plan, &vip_ops, PHASE, target, reason, NULL);
+        if (error < 0) {
+                d = calloc(1, sizeof *d);
+                if (!d)
+                        return -ENOMEM;
+                d->error = error;
+        }
+        a = plan_add(plan, &vip_ops, PHASE, target, reason, d);
         if (!a)
                 return -ENOMEM;
-        a->present = false;
+        a->present = error < 0;
         if (skip)
                 return action_set_skip(a, "%s", msg);
         return action_set_detail(a, "%s", msg);
@@ -297,7 +309,7 @@ static int plan_vip(Plan *plan, const NetworkObservation *o, const KubeVip *k, c
 
         want.addr.family = strchr(ip, ':') ? AF_INET6 : AF_INET;
         if (inet_pton(want.addr.family, ip, want.addr.local) != 1)
-                return plan_note(plan, ip, reason, true,
+                return plan_note(plan, ip, reason, true, 0,
                                  "'%s' is a DNS name, not an address: the VIP it resolved to is not known", ip);
         want.addr.ifindex = link->ifindex;
         want.addr.has_local = true;
@@ -312,7 +324,7 @@ static int plan_vip(Plan *plan, const NetworkObservation *o, const KubeVip *k, c
         if (!target)
                 return -ENOMEM;
         if (!found)
-                return plan_note(plan, target, reason, false, "not present");
+                return plan_note(plan, target, reason, false, 0, "not present");
         d = malloc(sizeof *d);
         if (!d)
                 return -ENOMEM;
@@ -340,7 +352,7 @@ static int plan_vips(Plan *plan, const NetworkObservation *o, const KubeVip *k, 
                 if (++n > VIP_MAX)
                         break;
                 if (!link)
-                        r = plan_note(plan, ip, reason, false, "no interface %s: not present", k->interface);
+                        r = plan_note(plan, ip, reason, false, 0, "no interface %s: not present", k->interface);
                 else
                         r = plan_vip(plan, o, k, ip, link, reason);
         }
@@ -356,11 +368,11 @@ int network_vip_plan(Context *ctx, Plan *plan, const NetworkObservation *o, cons
                 return -ENOMEM;
         r = kube_vip_read(ctx->root_fd, e->args[0], &k, &err);
         if (r == 0)
-                r = plan_note(plan, e->args[0], reason, false, "no kube-vip manifest");
+                r = plan_note(plan, e->args[0], reason, false, 0, "no kube-vip manifest");
         else if (r < 0 && r != -ENOMEM)
-                r = plan_note(plan, e->args[0], reason, true, "the VIP is not known: %s", strna(err));
+                r = plan_note(plan, e->args[0], reason, false, r, "the VIP is not known: %s", strna(err));
         else if (r > 0 && (!k.address || !k.interface))
-                r = plan_note(plan, e->args[0], reason, false, "the manifest names no %s: nothing to remove",
+                r = plan_note(plan, e->args[0], reason, false, 0, "the manifest names no %s: nothing to remove",
                               !k.address ? "address (or vip_address)" : "vip_interface");
         else if (r > 0)
                 r = plan_vips(plan, o, &k, reason);

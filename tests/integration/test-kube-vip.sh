@@ -115,6 +115,13 @@ nr --root "$root" -m "$WORK/m3.conf" --phases network --yes -o json run > "$WORK
 assert "DNS name: skipped, nothing deleted" jq_ "$WORK/run6.json" 'any(a["result"] == "skipped" and "DNS name" in a["message"] for a in actions(r, kind="address")) and not r["changed"]'
 assert "DNS name: the address stays" has nr-mgmt 192.0.2.100/32
 
+# A manifest that cannot be read is a failure, never "nothing to do": the VIP may still be there.
+printf 'spec:\n  containers: [\n' > "$root/etc/kubernetes/manifests/kube-vip.yaml"
+nr --root "$root" -m "$WORK/m3.conf" --phases network --yes -o json run > "$WORK/run7.json" 2> "$WORK/run7.err"; rc=$?
+assert "malformed manifest: the run fails" test $rc -ne 0
+assert "malformed manifest: the row failed, saying why" jq_ "$WORK/run7.json" 'any(a["result"] == "failed" and "not known" in a["message"] for a in actions(r, kind="address"))'
+assert "malformed manifest: the address stays" has nr-mgmt 192.0.2.100/32
+
 # The file each tool writes: kube-vip's guide (kubeadm), kubespray's kube-vip.yml, kubekey v4's kubevip.yaml.
 for pf in kubeadm:kube-vip.yaml kubespray:kube-vip.yml kubekey:kubevip.yaml all:kube-vip.yaml all:kube-vip.yml all:kubevip.yaml; do
         assert "profile ${pf%%:*}: kube-vip line for ${pf#*:}" eval "nr --profile ${pf%%:*} manifest print | grep -qx 'kube-vip /etc/kubernetes/manifests/${pf#*:}'"
