@@ -60,6 +60,9 @@ pkg_config  = $(if $(shell command -v $(PKG_CONFIG) 2>/dev/null),,$(error $(PKG_
               $(strip $(call pkg_missing,$(2))); run "sudo make deps"))$(shell $(PKG_CONFIG) $(1) $(2))
 pkg_once    = $(eval $(1) := $$(call pkg_config,$(2),$(3)))$($(1))
 PKG_CFLAGS  = $(call pkg_once,PKG_CFLAGS,--cflags,$(ALL_PKGS))
+# Every package is checked before the first compile, whatever its module: a missing one stops the
+# build before anything compiles, not halfway through (pkg-config --exists prints nothing).
+PKG_CHECKED = $(call pkg_once,PKG_CHECKED,--exists,$(ALL_PKGS))
 # The flags of one module's list (MODULE is set per object below); an empty list has none.
 MODULE_CFLAGS = $(if $(strip $($(MODULE)_PKGS)),$(call pkg_once,PKG_CFLAGS_$(MODULE),--cflags,$($(MODULE)_PKGS)))
 PKG_LIBS    = $(call pkg_once,PKG_LIBS,--libs,$(ALL_PKGS))
@@ -87,7 +90,7 @@ BASE_CFLAGS  = -std=gnu11 $(OPT) $(WARNINGS) $(HARDEN_CFLAGS) -D_GNU_SOURCE \
                -DNODE_RESET_VERSION='"$(VERSION)"' -Iinclude -I.
 # Modules' objects: their own libraries' flags. Tests and helpers: every library's.
 MODULE       ?= ALL
-OBJ_CFLAGS   = $(BASE_CFLAGS) $(MODULE_CFLAGS) $(CFLAGS)
+OBJ_CFLAGS   = $(PKG_CHECKED)$(BASE_CFLAGS) $(MODULE_CFLAGS) $(CFLAGS)
 ALL_CFLAGS   = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS := $(HARDEN_LDFLAGS) $(LDFLAGS)
 
