@@ -8,7 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -90,11 +92,51 @@ static void test_walks_find_self(void **state) {
         assert_int_equal(rmdir(dir), 0);
 }
 
+/* A child whose working directory is the tree is listed with "cwd"; this process, holding an open
+ * file there too, never is (a mount the agent itself holds is not someone else's). */
+static void test_path_holders(void **state) {
+        char dir[] = "/tmp/test-proc-holders.XXXXXX", want[64], *l;
+        int fd, p[2];
+        pid_t child;
+        char c;
+
+        assert_non_null(mkdtemp(dir));
+        assert_null(proc_path_holders(dir, 8));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_null(proc_path_holders(dir, 8));
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                /* Only the working directory: the fd the parent holds is not inherited as a holder. */
+                close(fd);
+                if (chdir(dir) < 0 || write(p[1], "x", 1) != 1)
+                        _exit(1);
+                pause();
+                _exit(0);
+        }
+        assert_int_equal(read(p[0], &c, 1), 1);
+        l = proc_path_holders(dir, 8);
+        snprintf(want, sizeof want, "%d (cwd)", (int) child);
+        /* Reap the child before any assertion can end the test. */
+        assert_int_equal(kill(child, SIGKILL), 0);
+        assert_int_equal(waitpid(child, NULL, 0), child);
+        assert_non_null(l);
+        assert_string_equal(l, want);
+        free(l);
+        close(p[0]);
+        close(p[1]);
+        close(fd);
+        assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_stat),
                 cmocka_unit_test(test_cmdline_option),
                 cmocka_unit_test(test_walks_find_self),
+                cmocka_unit_test(test_path_holders),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
