@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -11,101 +10,13 @@
 #include <time.h>
 
 #include "agent/node/fileio.h"
+#include "chase.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
 #include "alloc-util.h"
 
 #define XATTR_SELINUX "security.selinux"
-
-static bool same_inode(int a, int b) {
-        struct stat sa, sb;
-
-        return fstat(a, &sa) >= 0 && fstat(b, &sb) >= 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-/* Replace the path still to walk by a symlink's target followed by the rest. */
-static int follow_link(int dir_fd, const char *name, const char *rest, char **todo) {
-        char target[PATH_MAX];
-        ssize_t n;
-        char *t;
-
-        n = readlinkat(dir_fd, name, target, sizeof target - 1);
-        if (n < 0)
-                return negative_errno();
-        target[n] = '\0';
-        if (asprintf(&t, "%s/%s", target, rest) < 0)
-                return -ENOMEM;
-        free(*todo);
-        *todo = t;
-        return 0;
-}
-
-/* RESOLVE_IN_ROOT by hand, for kernels before 5.6 (and valgrind): one component at a time, never
- * following a symlink with the kernel, ".." stopping at the root, an absolute target restarting there. */
-int fileio_open_resolve_beneath_by_hand(int root_fd, const char *path, int flags) {
-        cleanup_free char *todo = strdup(path);
-        cleanup_close int fd = -EBADF;
-        unsigned links = 0;
-        int r;
-
-        if (!todo)
-                return -ENOMEM;
-        fd = openat(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        for (char *p = todo; fd >= 0;) {
-                cleanup_free char *name = NULL;
-                bool last;
-                int next;
-
-                p += strspn(p, "/");
-                if (!*p)
-                        return RET_NERRNO(openat(fd, ".", flags | O_CLOEXEC));
-                name = strndup(p, strcspn(p, "/"));
-                if (!name)
-                        return -ENOMEM;
-                p += strlen(name);
-                last = p[strspn(p, "/")] == '\0';
-                if (streq(name, ".") || (streq(name, "..") && same_inode(fd, root_fd)))
-                        continue;
-                next = openat(fd, name, (last ? flags : O_PATH | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC);
-                if (next < 0 && (errno == ELOOP || errno == ENOTDIR)) {
-                        /* A symlink (or, when ENOTDIR, maybe one to a directory). */
-                        if (++links > 40)
-                                return -ELOOP;
-                        r = follow_link(fd, name, p, &todo);
-                        if (r == -EINVAL) /* not a symlink after all */
-                                return -ENOTDIR;
-                        if (r < 0)
-                                return r;
-                        p = todo;
-                        if (*p == '/') {
-                                (void) close(fd);
-                                fd = openat(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                        }
-                        continue;
-                }
-                if (next < 0)
-                        return negative_errno();
-                if (last)
-                        return next;
-                (void) close(fd);
-                fd = next;
-        }
-        return negative_errno();
-}
-
-int fileio_open_resolve_beneath(int root_fd, const char *path, int flags) {
-        struct open_how how = {
-                .flags = (uint64_t) (flags | O_CLOEXEC),
-                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-        };
-        long fd;
-
-        fd = syscall(SYS_openat2, root_fd, path, &how, sizeof how);
-        if (fd < 0 && errno == ENOSYS)
-                return fileio_open_resolve_beneath_by_hand(root_fd, path, flags);
-        return fd < 0 ? negative_errno() : (int) fd;
-}
 
 static int read_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         cleanup_free char *buf = NULL;
@@ -160,7 +71,7 @@ int fileio_read_regular(int fd, size_t max, char **ret, size_t *ret_size, struct
 int fileio_read_beneath(int root_fd, const char *path, size_t max, char **ret, size_t *ret_size) {
         cleanup_close int fd = -EBADF;
 
-        fd = fileio_open_resolve_beneath(root_fd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+        fd = chaseat(root_fd, path, 0, O_RDONLY | O_NOCTTY | O_NONBLOCK, NULL, NULL);
         if (fd < 0)
                 return fd;
         return fileio_read_regular(fd, max, ret, ret_size, NULL);

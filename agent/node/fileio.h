@@ -7,15 +7,6 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-/* Open node path "path" beneath root_fd, resolving every symlink (absolute ones too) as if root_fd
- * were "/" (RESOLVE_IN_ROOT): kubeadm's kubelet-client-current.pem is an absolute symlink, and
- * beneath --root it must not lead to the host's file. flags are O_RDONLY, O_DIRECTORY, ... (O_CLOEXEC is added). */
-int fileio_open_resolve_beneath(int root_fd, const char *path, int flags);
-
-/* The same without openat2(2) (Linux < 5.6, valgrind): what fileio_open_resolve_beneath() falls back
- * to. */
-int fileio_open_resolve_beneath_by_hand(int root_fd, const char *path, int flags);
-
 /* Read a whole file of at most max bytes (-EFBIG beyond) into a NUL-terminated buffer. */
 int fileio_read_beneath(int root_fd, const char *path, size_t max, char **ret, size_t *ret_size);
 

@@ -65,7 +65,6 @@ int remove_tree(int root_fd, const char *node_path, const RemoveOptions *o, Remo
  * is returned as is if it exists (lstat). */
 int path_expand(int root_fd, const char *pattern, char ***ret);
 
-/* Open the directory at node path beneath root_fd, refusing a symlink in every component (the
- * opposite rule to fileio_open_resolve_beneath(), which follows them inside the root).
- * O_CLOEXEC|O_DIRECTORY|O_NOFOLLOW. -ELOOP/-ENOTDIR on a symlink component. */
+/* Open the directory at node path (normalized first: "." and ".." are -EINVAL) beneath root_fd by
+ * chaseat(CHASE_NO_SYMLINKS | CHASE_MUST_BE_DIRECTORY): -ELOOP on a symlink component, -ENOTDIR. */
 int open_nofollow_beneath(int root_fd, const char *node_path, int flags);

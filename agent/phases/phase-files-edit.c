@@ -25,7 +25,7 @@
 #include "agent/config/textblock.h"
 #include "agent/engine/log.h"
 #include "errno-util.h"
-#include "fdinfo-util.h"
+#include "mountid-util.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -73,13 +73,18 @@ static const char *base_name(const char *path) {
 
 /* The file and its directory are on the same mount: not a bind-mounted file (a container's
  * resolv.conf), whose name a rename could not replace and whose content belongs to another tree. */
-static int check_same_mount(int dir_fd, int fd, const struct stat *st, char **ret_msg) {
-        struct stat dst;
-        int a, b;
+static int check_same_mount(int dir_fd, int fd, char **ret_msg) {
+        MountIdentity dir, file;
+        int r;
 
-        if (fstat(dir_fd, &dst) < 0)
-                return set_errmsg(ret_msg, negative_errno(), "cannot stat its directory: %m");
-        if (dst.st_dev != st->st_dev || (fdinfo_mount_id(dir_fd, &a) >= 0 && fdinfo_mount_id(fd, &b) >= 0 && a != b))
+        r = mount_identity_at(dir_fd, "", 0, &dir);
+        if (r >= 0)
+                r = mount_identity_at(fd, "", 0, &file);
+        if (r < 0)
+                return set_errmsg(ret_msg, r, "cannot stat it or its directory: %s", strerror(-r));
+        /* Without a mount id (no statx, no /proc) only the device can tell: a file on another one is refused. */
+        if (mount_identity_other_mount(&dir, &file) ||
+            (!(dir.has_mount_id && file.has_mount_id) && dir.dev != file.dev))
                 return set_errmsg(ret_msg, -EXDEV, "it is a mount point (a file mounted over it): not edited");
         return 0;
 }
@@ -111,7 +116,7 @@ static int look_at(const Context *ctx, const EditData *d, Look *l, char **ret_ms
                 return 0;
         if (l->fd < 0)
                 return set_errmsg(ret_msg, l->fd, "%s: not edited", why ?: strerror(-l->fd));
-        r = check_same_mount(l->dir_fd, l->fd, &l->st, ret_msg);
+        r = check_same_mount(l->dir_fd, l->fd, ret_msg);
         if (r < 0)
                 return r;
         r = fileio_read_regular(l->fd, EDIT_SIZE_MAX, &l->text, &l->size, NULL);
