@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -15,8 +17,6 @@
 #include "macro.h"
 #include "string-util.h"
 #include "alloc-util.h"
-
-#define XATTR_SELINUX "security.selinux"
 
 static int read_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         cleanup_free char *buf = NULL;
@@ -238,19 +238,71 @@ static int write_all(int fd, const void *data, size_t size) {
         return 0;
 }
 
-/* The label goes with the content (net_conf_t for resolv.conf: a new file would get its directory's);
- * a file system without xattrs, or a file without a label, has none to keep. */
-static int copy_label(int from_fd, int to_fd) {
-        char label[256];
+/* One extended attribute of from_fd, set on to_fd as it is. */
+static int copy_xattr(int from_fd, int to_fd, const char *name) {
+        cleanup_free char *value = NULL;
         ssize_t n;
 
-        n = fgetxattr(from_fd, XATTR_SELINUX, label, sizeof label);
+        n = fgetxattr(from_fd, name, NULL, 0);
         if (n < 0)
-                return errno == ENODATA || errno == EOPNOTSUPP ? 0 : negative_errno();
-        return RET_NERRNO(fsetxattr(to_fd, XATTR_SELINUX, label, (size_t) n, 0));
+                return negative_errno();
+        value = malloc((size_t) n + 1);
+        if (!value)
+                return -ENOMEM;
+        n = fgetxattr(from_fd, name, value, (size_t) n);
+        if (n < 0)
+                return negative_errno();
+        return RET_NERRNO(fsetxattr(to_fd, name, value, (size_t) n, 0));
 }
 
-/* Owner, then mode (fchown() clears the set-id bits), then label of like_fd's file. */
+/* Every extended attribute goes with the content: the SELinux label (net_conf_t for resolv.conf: a new
+ * file would get its directory's), IMA's hash, POSIX ACLs (system.posix_acl_*), trusted.* and user.*.
+ * One that cannot be set on the new file fails the write: an edit that drops an ACL is refused. */
+static int copy_xattrs(int from_fd, int to_fd) {
+        cleanup_free char *names = NULL;
+        ssize_t n;
+        int r;
+
+        n = flistxattr(from_fd, NULL, 0);
+        if (n < 0)
+                return errno == EOPNOTSUPP ? 0 : negative_errno();
+        if (n == 0)
+                return 0;
+        names = malloc((size_t) n);
+        if (!names)
+                return -ENOMEM;
+        n = flistxattr(from_fd, names, (size_t) n);
+        if (n < 0)
+                return negative_errno();
+        for (const char *p = names; p < names + n; p += strlen(p) + 1) {
+                r = copy_xattr(from_fd, to_fd, p);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The inode flags a user may set (FS_IOC_SETFLAGS), copied; immutable or append-only is refused (the
+ * file could not be replaced anyway). A file system without flags has none to keep. */
+static int copy_inode_flags(int from_fd, int to_fd) {
+        int old = 0, now = 0, want;
+
+        if (ioctl(from_fd, FS_IOC_GETFLAGS, &old) < 0)
+                return errno == ENOTTY || errno == EOPNOTSUPP || errno == EINVAL ? 0 : negative_errno();
+        if (old & (FS_IMMUTABLE_FL | FS_APPEND_FL))
+                return -EPERM;
+        if (ioctl(to_fd, FS_IOC_GETFLAGS, &now) < 0)
+                return negative_errno();
+        want = (now & ~FS_FL_USER_MODIFIABLE) | (old & FS_FL_USER_MODIFIABLE);
+        if (want == now)
+                return 0;
+        if (ioctl(to_fd, FS_IOC_SETFLAGS, &want) < 0 || ioctl(to_fd, FS_IOC_GETFLAGS, &now) < 0)
+                return negative_errno();
+        return (now & FS_FL_USER_MODIFIABLE) == (old & FS_FL_USER_MODIFIABLE) ? 0 : -EOPNOTSUPP;
+}
+
+/* Owner, then mode (fchown() clears the set-id bits), then every xattr and the inode flags of like_fd's
+ * file. */
 static int copy_attributes(int like_fd, int fd) {
         struct stat st;
         int r;
@@ -261,7 +313,9 @@ static int copy_attributes(int like_fd, int fd) {
         if (r >= 0)
                 r = RET_NERRNO(fchmod(fd, st.st_mode & 07777));
         if (r >= 0)
-                r = copy_label(like_fd, fd);
+                r = copy_xattrs(like_fd, fd);
+        if (r >= 0)
+                r = copy_inode_flags(like_fd, fd);
         return r;
 }
 

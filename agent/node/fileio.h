@@ -45,7 +45,9 @@ int fileio_unlink_if_same(int dir_fd, const char *name, const struct stat *st);
 
 /* A fresh inode beneath dir_fd, under a name nobody could have prepared (O_EXCL: an existing file,
  * whatever it is, is never opened), holding data on disk; with like_fd >= 0, with that file's owner,
- * mode and SELinux label instead of mode. Its name is written to tmp (tmp_size >= NAME_MAX + 1), its
+ * mode, every extended attribute (SELinux label, IMA, POSIX ACLs, trusted.*, user.*) and inode flags
+ * instead of mode: one that cannot be carried over fails it (-EPERM for an immutable or append-only
+ * file, -EOPNOTSUPP or the xattr call's error otherwise). Its name is written to tmp (tmp_size >= NAME_MAX + 1), its
  * identity to *ret_st; on failure nothing is left. */
 int fileio_write_tmp(int dir_fd, const char *name, const void *data, size_t size, mode_t mode, int like_fd, char *tmp,
                      size_t tmp_size, struct stat *ret_st);

@@ -557,10 +557,28 @@ static int remove_top_node(Walk *w, int pfd, const char *name, const MountIdenti
         return remove_node(w, pfd, false, name, id->mode);
 }
 
-/* Open the directory holding the last component of a normalised node path, one component at a
- * time with O_NOFOLLOW (mounts may be crossed, symlinks may not). ret_symlink, when given, gets
- * the node path of a component seen to be a symlink. Returns the fd; *ret_last points into path. */
 static int open_parent(int root_fd, const char *path, char **ret_symlink, const char **ret_last);
+
+/* The target is what the plan saw, or nothing is touched: a directory bind-mounted over it (or a
+ * mount put where nothing was) between the plan and the run is another tree, not the planned one.
+ * The one change allowed is the planned mount point gone (the mounts phase unmounted it), leaving
+ * the directory beneath it, on its parent's mount. */
+static int walk_verify_top(Walk *w, const MountIdentity *parent, const MountIdentity *id) {
+        const RemoveTop *e = w->o->expect_top;
+        bool mount_point = mount_identity_other_mount(parent, id);
+
+        w->s->top = (RemoveTop) { .present = true, .mount_point = mount_point, .id = *id };
+        if (!e)
+                return 0;
+        if (!e->present && mount_point)
+                return walk_fail_why(w, -ESTALE, "not there when planned, a mount point now: nothing removed");
+        if (!e->present || mount_identity_same(&e->id, id) || (e->mount_point && !mount_point))
+                return 0;
+        return walk_fail_why(w, -ESTALE,
+                             mount_point ? "another mount than the plan saw is there now (mounted over it since): "
+                                           "nothing removed"
+                                         : "another file or directory than the plan saw is there now: nothing removed");
+}
 
 static int remove_target(Walk *w, int root_fd) {
         cleanup_free char *symlink = NULL, *name = NULL;
@@ -593,6 +611,9 @@ static int remove_target(Walk *w, int root_fd) {
         }
         if (r < 0)
                 return walk_fail(w, r);
+        r = walk_verify_top(w, &parent, &id);
+        if (r < 0)
+                return r;
         if (!S_ISDIR(id.mode))
                 return remove_top_node(w, pfd, name, &parent, &id, p);
         return remove_dir_tree(w, pfd, name, &parent);

@@ -36,6 +36,7 @@ typedef struct EditData {
         char *path;              /* node path */
         const char *begin, *end; /* the manifest entry's words (the manifest outlives the plan) */
         bool seen;               /* a file was there when planned: dev/ino are the inode to edit */
+        bool system_path;        /* allow-system-path let this line reach a system path */
         dev_t dev;
         ino_t ino;
 } EditData;
@@ -230,7 +231,10 @@ static int edit_looked(const EditData *d, const Look *l, char **ret_msg) {
                 return set_errmsg(ret_msg, 0, "no block '%s'..'%s': already clean", d->begin, d->end);
         r = fileio_write_tmp(l->dir_fd, name, l->cut.text, l->cut.size, 0600, l->fd, tmp, sizeof tmp, &tmp_st);
         if (r < 0)
-                return set_errmsg(ret_msg, r, "cannot write the new content beside it: %s", strerror(-r));
+                return set_errmsg(ret_msg, r,
+                                  "cannot write the new content beside it with all of its metadata (owner, mode, "
+                                  "xattrs, ACLs, inode flags): %s: not edited",
+                                  strerror(-r));
         r = swap_in(l, name, tmp, ret_msg);
         if (r < 0) {
                 (void) fileio_unlink_if_same(l->dir_fd, tmp, &tmp_st);
@@ -245,6 +249,9 @@ static int edit_apply(Action *a, Context *ctx, char **ret_msg) {
         Look l = { .dir_fd = -EBADF, .fd = -EBADF };
         int r;
 
+        /* The manifest's guard, once more where the file is written. */
+        if (!d->system_path && path_is_guarded(d->path))
+                return set_errmsg(ret_msg, -EPERM, "a system path that no allow-system-path names: not edited");
         r = look_at(ctx, d, &l, ret_msg);
         if (r > 0)
                 r = edit_looked(d, &l, ret_msg);
@@ -327,6 +334,7 @@ int files_edit_plan(Context *ctx, Plan *plan, const ManifestEntry *e) {
         }
         d->begin = e->args[1];
         d->end = e->args[2];
+        d->system_path = e->system_path;
         a = plan_add(plan, &edit_ops, "files", d->path, reason, d);
         if (!a)
                 return -ENOMEM;
