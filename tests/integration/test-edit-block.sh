@@ -163,4 +163,22 @@ chattr -a "$root/etc/meta.conf"
 assert "append-only: the run exits 1, the file untouched" test $rc -eq 1 -a "$(wc -l < "$root/etc/meta.conf")" -eq 4
 assert "append-only: the row says why" jq_ "$WORK/meta.json" \
         'any(a["result"] == "failed" and "metadata" in a["message"] for a in actions(r, kind="edit"))'
+# --- Two manifests naming one file: one action, every block cut in one replacement (issue 22) ------
+# A profile and a site manifest both name kubespray's block; the site's names another one too.
+root=$WORK/twice
+mkdir -p "$root/etc/dhcp"
+printf 'keep 1\n%s\nx\n%s\nkeep 2\n# site BEGIN\ny\n# site END\nkeep 3\n' "$B" "$E" > "$root/etc/dhcp/dhclient.conf"
+printf 'remove-block /etc/dhcp/dhclient.conf "%s" "%s"\n' "$B" "$E" > "$WORK/profile.conf"
+printf 'remove-block /etc/dhcp/dhclient.conf "%s" "%s"\nremove-block /etc/dhcp/dhclient.conf "# site BEGIN" "# site END"\n' \
+        "$B" "$E" > "$WORK/site.conf"
+nr --root "$root" -m "$WORK/profile.conf" -m "$WORK/site.conf" --yes -o json run > "$WORK/twice.json" 2> "$WORK/twice.err"; rc=$?
+echo "  edit said: $("$REPORT" "$WORK/twice.json" '[a["message"] for a in actions(r, kind="edit")]')"
+assert "two manifests, one file: the run exits 0" test $rc -eq 0
+assert "two manifests, one file: one edit action, changed" jq_ "$WORK/twice.json" \
+        'len(actions(r, kind="edit")) == 1 and actions(r, kind="edit")[0]["result"] == "changed"'
+assert "two manifests, one file: both blocks are gone, every other line stays" \
+        test "$(cat "$root/etc/dhcp/dhclient.conf")" = "$(printf 'keep 1\nkeep 2\nkeep 3')"
+nr --root "$root" -m "$WORK/profile.conf" -m "$WORK/site.conf" --yes run > /dev/null 2>&1
+assert "two manifests, one file: a second run exits 0" test $? -eq 0
+
 finish
