@@ -102,9 +102,10 @@ int fileio_mkdir_beneath(int root_fd, const char *path, mode_t mode) {
 
                 if (mkdirat(fd, c, mode) < 0 && errno != EEXIST)
                         return negative_errno();
-                next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                /* The resolver's rule for the step: no symlink, no "..". */
+                next = chaseat(fd, c, CHASE_NO_SYMLINKS | CHASE_MUST_BE_DIRECTORY, O_RDONLY, NULL, NULL);
                 if (next < 0)
-                        return negative_errno();
+                        return next;
                 (void) close(fd);
                 fd = next;
         }

@@ -17,44 +17,34 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "chase.h"
 #include "macro.h"
 #include "string-util.h"
+#include "tests/support/child.h"
 
 static char dir[] = "/tmp/test-chase.XXXXXX";
 static int root_fd = -EBADF;
 
-static void sh(const char *fmt, ...) {
-        char cmd[1024];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(cmd, sizeof cmd, fmt, ap);
-        va_end(ap);
-        assert_int_equal(system(cmd), 0);
-}
-
 static int setup(void **state) {
         if (!mkdtemp(dir))
                 return -1;
-        sh("cd %s && mkdir -p etc/k var/lib/pki d a/b/c real/x && echo -n conf > etc/k/conf && "
-           "echo -n pem > var/lib/pki/real.pem && echo -n file > d/file && touch a/file && "
-           "ln -s /var/lib/pki/real.pem var/lib/pki/current.pem && " /* absolute: beneath the root */
-           "ln -s ../../etc/k/conf var/lib/rel && "                  /* relative */
-           "ln -s ../../../../../../etc/k/conf d/escape && "         /* ".." stops at the root */
-           "ln -s /var/lib d/libdir && ln -s loop2 d/loop1 && ln -s loop1 d/loop2 && "
-           "ln -s /nonexistent d/dangling && ln -s real link && ln -s b a/lb && ln -s /etc/passwd d/abs",
-           dir);
+        test_sh("cd %s && mkdir -p etc/k var/lib/pki d a/b/c real/x && echo -n conf > etc/k/conf && "
+                "echo -n pem > var/lib/pki/real.pem && echo -n file > d/file && touch a/file && "
+                "ln -s /var/lib/pki/real.pem var/lib/pki/current.pem && " /* absolute: beneath the root */
+                "ln -s ../../etc/k/conf var/lib/rel && "                  /* relative */
+                "ln -s ../../../../../../etc/k/conf d/escape && "         /* ".." stops at the root */
+                "ln -s /var/lib d/libdir && ln -s loop2 d/loop1 && ln -s loop1 d/loop2 && "
+                "ln -s /nonexistent d/dangling && ln -s real link && ln -s b a/lb && ln -s /etc/passwd d/abs",
+                dir);
         root_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         return root_fd >= 0 ? 0 : -1;
 }
 
 static int teardown(void **state) {
         close(root_fd);
-        sh("rm -rf %s", dir);
+        test_sh("rm -rf %s", dir);
         return 0;
 }
 
@@ -198,14 +188,6 @@ static void test_parent_and_stop(void **state) {
         set_mode(0);
 }
 
-#define CHECK(expr)                                                                              \
-        do {                                                                                     \
-                if (!(expr)) {                                                                   \
-                        fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #expr); \
-                        return 1;                                                                \
-                }                                                                                \
-        } while (0)
-
 static int chase_result(const char *path, unsigned flags, int open_flags) {
         int fd = chaseat(root_fd, path, flags, open_flags, NULL, NULL);
 
@@ -216,19 +198,20 @@ static int chase_result(const char *path, unsigned flags, int open_flags) {
 
 /* In a private mount namespace: an outside directory bind-mounted into the tree, a tmpfs on the way,
  * and a symlink leading onto a mount. CHASE_NO_XDEV refuses each crossing, both ways alike. */
-static int child_xdev(void) {
+static int child_xdev(void *userdata) {
         char p[512];
 
         if (unshare(CLONE_NEWNS) < 0)
                 return errno == EPERM ? 77 : 1;
         CHECK(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0);
-        sh("mkdir -p %s/m/bind %s/m/tmp %s-outside/sub && echo -n out > %s-outside/sub/f && ln -s /m/bind %s/m/lnk",
-           dir, dir, dir, dir, dir);
+        test_sh("mkdir -p %s/m/bind %s/m/tmp %s-outside/sub && echo -n out > %s-outside/sub/f && ln -s /m/bind "
+                "%s/m/lnk",
+                dir, dir, dir, dir, dir);
         snprintf(p, sizeof p, "%s/m/bind", dir);
-        sh("mount --bind %s-outside %s", dir, p);
+        test_sh("mount --bind %s-outside %s", dir, p);
         snprintf(p, sizeof p, "%s/m/tmp", dir);
         CHECK(mount("tmpfs", p, "tmpfs", 0, NULL) == 0);
-        sh("mkdir %s/m/tmp/d", dir);
+        test_sh("mkdir %s/m/tmp/d", dir);
         /* The fd opened before unshare() walks the old namespace's mounts: take the root again. */
         close(root_fd);
         root_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -244,26 +227,12 @@ static int child_xdev(void) {
                 CHECK(chase_result("/m/tmp/d/../../m", CHASE_NO_XDEV, O_RDONLY) == -EXDEV);
                 CHECK(chase_result("/m", CHASE_NO_XDEV | CHASE_NO_SYMLINKS, O_RDONLY) == 0);
         }
-        sh("umount -l %s/m/bind; rm -rf %s-outside", dir, dir);
+        test_sh("umount -l %s/m/bind; rm -rf %s-outside", dir, dir);
         return 0;
 }
 
 static void test_no_xdev(void **state) {
-        int status;
-        pid_t pid;
-
-        if (geteuid() != 0)
-                skip();
-        fflush(NULL);
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0)
-                _exit(child_xdev());
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        assert_true(WIFEXITED(status));
-        if (WEXITSTATUS(status) == 77)
-                skip();
-        assert_int_equal(WEXITSTATUS(status), 0);
+        test_run_in_child(child_xdev, NULL);
 }
 
 int main(void) {

@@ -16,45 +16,27 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent/node/mount-util.h"
 #include "agent/node/mountinfo.h"
 #include "macro.h"
 #include "string-util.h"
+#include "tests/support/child.h"
 
 static char dir[] = "/tmp/test-mount-util.XXXXXX";
-
-static void sh(const char *fmt, ...) {
-        char cmd[1024];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(cmd, sizeof cmd, fmt, ap);
-        va_end(ap);
-        assert_int_equal(system(cmd), 0);
-}
 
 static int setup(void **state) {
         if (!mkdtemp(dir))
                 return -1;
-        sh("cd %s && mkdir -p a/b/c real/x && ln -s real link && ln -s b a/lb && touch a/file", dir);
+        test_sh("cd %s && mkdir -p a/b/c real/x && ln -s real link && ln -s b a/lb && touch a/file", dir);
         return 0;
 }
 
 static int teardown(void **state) {
-        sh("rm -rf %s", dir);
+        test_sh("rm -rf %s", dir);
         return 0;
 }
-
-#define CHECK(expr)                                                                              \
-        do {                                                                                     \
-                if (!(expr)) {                                                                   \
-                        fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #expr); \
-                        return 1;                                                                \
-                }                                                                                \
-        } while (0)
 
 static int mount_entry_at(const char *abs, MountEntry *ret) {
         MountTable *t = NULL;
@@ -80,7 +62,7 @@ static bool mounted(const char *abs) {
 }
 
 /* Plan (observe), swap a directory on the way for a symlink to a tree with its own mount, act. */
-static int child_swap(void) {
+static int child_swap(void *userdata) {
         char p[512], out[512];
         MountEntry m;
         MountSeen seen;
@@ -90,7 +72,7 @@ static int child_swap(void) {
         if (unshare(CLONE_NEWNS) < 0)
                 return errno == EPERM ? 77 : 1;
         CHECK(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0); /* "none": valgrind */
-        sh("mkdir -p %s/t/pods/p1/v %s/outside/v", dir, dir);
+        test_sh("mkdir -p %s/t/pods/p1/v %s/outside/v", dir, dir);
         snprintf(p, sizeof p, "%s/t/pods/p1/v", dir);
         snprintf(out, sizeof out, "%s/outside/v", dir);
         CHECK(mount("tmpfs", p, "tmpfs", 0, NULL) == 0);
@@ -101,7 +83,7 @@ static int child_swap(void) {
         mount_seen_observe(root_fd, "/t/pods/p1/v", &m, &seen);
         CHECK(seen.mount_id == m.mount_id);
 
-        sh("cd %s/t/pods && mv p1 p1.old && ln -s ../outside p1", dir);
+        test_sh("cd %s/t/pods && mv p1 p1.old && ln -s ../outside p1", dir);
         for (int flags = 0; flags <= MNT_DETACH; flags += MNT_DETACH) {
                 r = mount_unmount_seen(root_fd, "/t/pods/p1/v", &seen, flags, &msg);
                 CHECK(r == -ELOOP);
@@ -110,7 +92,7 @@ static int child_swap(void) {
                 CHECK(mounted(out));
         }
         /* A mount of another file system in the planned one's place: left alone, planned one still there. */
-        sh("cd %s/t/pods && rm p1 && mkdir -p p1/v", dir);
+        test_sh("cd %s/t/pods && rm p1 && mkdir -p p1/v", dir);
         snprintf(p, sizeof p, "%s/t/pods/p1/v", dir);
         CHECK(mount("tmpfs", p, "tmpfs", 0, NULL) == 0);
         r = mount_unmount_seen(root_fd, "/t/pods/p1/v", &seen, 0, &msg);
@@ -120,7 +102,7 @@ static int child_swap(void) {
         CHECK(umount(p) == 0);
 
         /* Back in place: it goes, once; then it is verifiably gone. */
-        sh("cd %s/t/pods && rm -r p1 && mv p1.old p1", dir);
+        test_sh("cd %s/t/pods && rm -r p1 && mv p1.old p1", dir);
         fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         CHECK(fd >= 0);
         CHECK(mount_unmount_seen(root_fd, "/t/pods/p1/v", &seen, 0, &msg) == -EBUSY && !msg);
@@ -136,7 +118,7 @@ static int child_swap(void) {
 }
 
 /* Stacked mounts go topmost first, each by its own id; a bind-mounted file too. */
-static int child_stacked(void) {
+static int child_stacked(void *userdata) {
         char p[512], f[512];
         MountEntry lower, upper, file;
         MountSeen s_lower, s_upper, s_file;
@@ -146,14 +128,14 @@ static int child_stacked(void) {
         if (unshare(CLONE_NEWNS) < 0)
                 return errno == EPERM ? 77 : 1;
         CHECK(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0); /* "none": valgrind */
-        sh("mkdir -p %s/s/v && touch %s/s/file %s/s/src", dir, dir, dir);
+        test_sh("mkdir -p %s/s/v && touch %s/s/file %s/s/src", dir, dir, dir);
         snprintf(p, sizeof p, "%s/s/v", dir);
         snprintf(f, sizeof f, "%s/s/file", dir);
         root_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         CHECK(root_fd >= 0);
         CHECK(mount("tmpfs", p, "tmpfs", 0, NULL) == 0 && mount_entry_at(p, &lower) == 0);
         CHECK(mount("tmpfs", p, "tmpfs", 0, NULL) == 0 && mount_entry_at(p, &upper) == 0);
-        sh("mount --bind %s/s/src %s", dir, f);
+        test_sh("mount --bind %s/s/src %s", dir, f);
         CHECK(mount_entry_at(f, &file) == 0);
         mount_seen_observe(root_fd, "/s/v", &lower, &s_lower);
         mount_seen_observe(root_fd, "/s/v", &upper, &s_upper);
@@ -169,30 +151,12 @@ static int child_stacked(void) {
         return 0;
 }
 
-static void run_in_child(int (*fn)(void)) {
-        int status;
-        pid_t pid;
-
-        if (geteuid() != 0)
-                skip();
-        fflush(NULL);
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0)
-                _exit(fn());
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        assert_true(WIFEXITED(status));
-        if (WEXITSTATUS(status) == 77)
-                skip();
-        assert_int_equal(WEXITSTATUS(status), 0);
-}
-
 static void test_unmount_swap(void **state) {
-        run_in_child(child_swap);
+        test_run_in_child(child_swap, NULL);
 }
 
 static void test_unmount_stacked(void **state) {
-        run_in_child(child_stacked);
+        test_run_in_child(child_stacked, NULL);
 }
 
 int main(void) {
