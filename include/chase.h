@@ -139,45 +139,60 @@ static inline int chase_dotdot(int root_fd, int *fd, unsigned flags, MountIdenti
         return 0;
 }
 
+/* *fd becomes root_fd's directory again (the start, or an absolute symlink's target), *id its identity. */
+static inline int chase_at_root(int root_fd, int *fd, MountIdentity *id) {
+        int nfd = openat(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        if (nfd < 0)
+                return negative_errno();
+        if (*fd >= 0)
+                (void) close(*fd);
+        *fd = nfd;
+        return mount_identity_at(nfd, "", 0, id);
+}
+
+/* The next component of *p into name (advancing *p past it): its length, 0 at the end of the path. */
+static inline int chase_component(char **p, char name[static NAME_MAX + 1], bool *ret_last) {
+        size_t n;
+
+        *p += strspn(*p, "/");
+        n = strcspn(*p, "/");
+        if (n > NAME_MAX)
+                return -ENAMETOOLONG;
+        memcpy(name, *p, n);
+        name[n] = '\0';
+        *p += n;
+        *ret_last = (*p)[strspn(*p, "/")] == '\0';
+        return (int) n;
+}
+
 /* The walk by hand, one component at a time with O_PATH|O_NOFOLLOW, for kernels without openat2
  * (before 5.6, a seccomp filter, valgrind). *ret_stop: the length of path reached when it stopped. */
 static inline int chase_by_hand(int root_fd, const char *path, unsigned flags, int open_flags, size_t *ret_stop) {
         cleanup_free char *todo = strdup(path);
         cleanup_close int fd = -EBADF;
-        MountIdentity id;
         unsigned links = 0;
+        MountIdentity id;
         int r;
 
         if (!todo)
                 return -ENOMEM;
-        fd = openat(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0 || mount_identity_at(fd, "", 0, &id) < 0)
-                return negative_errno();
-        for (char *p = todo;;) {
+        r = chase_at_root(root_fd, &fd, &id);
+        for (char *p = todo; r >= 0;) {
                 char name[NAME_MAX + 1];
                 MountIdentity next_id;
                 bool last, link = false;
-                size_t n;
                 int next;
 
-                p += strspn(p, "/");
-                n = strcspn(p, "/");
-                if (n == 0)
-                        return RET_NERRNO(openat(fd, ".", open_flags | O_CLOEXEC));
-                if (ret_stop && links == 0)
-                        *ret_stop = (size_t) (p - todo) + n;
-                if (n > NAME_MAX)
-                        return -ENAMETOOLONG;
-                memcpy(name, p, n);
-                name[n] = '\0';
-                p += n;
-                last = p[strspn(p, "/")] == '\0';
+                r = chase_component(&p, name, &last);
+                if (ret_stop && links == 0 && r != 0)
+                        *ret_stop = (size_t) (p - todo);
+                if (r <= 0)
+                        return r < 0 ? r : RET_NERRNO(openat(fd, ".", open_flags | O_CLOEXEC));
                 if (streq(name, "."))
                         continue;
                 if (streq(name, "..")) {
                         r = chase_dotdot(root_fd, &fd, flags, &id);
-                        if (r < 0)
-                                return r;
                         continue;
                 }
                 next = chase_step(fd, name, flags, &id, last, &next_id, &link);
@@ -186,15 +201,9 @@ static inline int chase_by_hand(int root_fd, const char *path, unsigned flags, i
                 if (link) {
                         r = ++links > CHASE_LINKS_MAX ? -ELOOP : chase_splice_link(next, p, &todo);
                         (void) close(next);
-                        if (r < 0)
-                                return r;
                         p = todo;
-                        if (*p == '/') {
-                                (void) close(fd);
-                                fd = openat(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                                if (fd < 0 || mount_identity_at(fd, "", 0, &id) < 0)
-                                        return negative_errno();
-                        }
+                        if (r >= 0 && *p == '/')
+                                r = chase_at_root(root_fd, &fd, &id);
                         continue;
                 }
                 if (last) {
@@ -206,6 +215,7 @@ static inline int chase_by_hand(int root_fd, const char *path, unsigned flags, i
                 fd = next;
                 id = next_id;
         }
+        return r;
 }
 
 /* ".." anywhere in path. */
