@@ -17,6 +17,7 @@
 #include "agent/config/detect.h"
 #include "agent/node/fileio.h"
 #include "agent/config/kubeconfig.h"
+#include "chase.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -78,7 +79,7 @@ static const InstallerMark installer_marks[] = {
 };
 
 static bool node_exists(int root_fd, const char *path) {
-        int fd = fileio_open_resolve_beneath(root_fd, path, O_PATH);
+        int fd = chaseat(root_fd, path, 0, O_PATH, NULL, NULL);
 
         if (fd < 0)
                 return false;
@@ -294,7 +295,7 @@ static int dir_list(int root_fd, const char *dir, const char *glob, char ***ret)
         int fd, r = 0;
 
         *ret = NULL;
-        fd = fileio_open_resolve_beneath(root_fd, dir, O_RDONLY | O_DIRECTORY);
+        fd = chaseat(root_fd, dir, 0, O_RDONLY | O_DIRECTORY, NULL, NULL);
         if (fd < 0)
                 return 0;
         dp = fdopendir(fd);
@@ -533,7 +534,7 @@ static int detect_kubelet_dir(int root_fd, Detection *d) {
 
         if (fstatat(root_fd, "var/lib/kubelet", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
                 return 0;
-        fd = fileio_open_resolve_beneath(root_fd, "/var/lib/kubelet", O_PATH | O_DIRECTORY);
+        fd = chaseat(root_fd, "/var/lib/kubelet", 0, O_PATH | O_DIRECTORY, NULL, NULL);
         if (fd < 0)
                 return 0;
         snprintf(self, sizeof self, "/proc/self/fd/%d", fd);

@@ -11,6 +11,7 @@
 #include "agent/phases/etcd-member.h"
 #include "agent/node/fileio.h"
 #include "agent/config/path.h"
+#include "chase.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -85,7 +86,7 @@ static const char *flag(char **flags, const char *name) {
 }
 
 static bool node_file_exists(const Context *ctx, const char *path) {
-        int fd = fileio_open_resolve_beneath(ctx->root_fd, path, O_RDONLY);
+        int fd = chaseat(ctx->root_fd, path, 0, O_RDONLY, NULL, NULL);
 
         if (fd < 0)
                 return false;
