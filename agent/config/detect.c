@@ -14,11 +14,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/config/cni-conf.h"
 #include "agent/config/detect.h"
 #include "agent/node/fileio.h"
 #include "agent/config/kubeconfig.h"
 #include "errno-util.h"
 #include "macro.h"
+#include "netreset/link.h"
+#include "netreset/nl.h"
 #include "string-util.h"
 #include "strv.h"
 
@@ -286,7 +289,8 @@ static int detect_runtime(int root_fd, Detection *d) {
         return 0;
 }
 
-/* The names in node directory dir matching glob, sorted; an unreadable directory has none. */
+/* The names in node directory dir matching glob, sorted; an unreadable directory has none. A NULL
+ * glob: every name, dot files included. */
 static int dir_list(int root_fd, const char *dir, const char *glob, char ***ret) {
         cleanup_strv char **l = NULL;
         struct dirent *de;
@@ -303,7 +307,8 @@ static int dir_list(int root_fd, const char *dir, const char *glob, char ***ret)
                 return 0;
         }
         while (r >= 0 && (de = readdir(dp)))
-                if (de->d_name[0] != '.' && fnmatch(glob, de->d_name, FNM_PERIOD) == 0)
+                if (glob ? de->d_name[0] != '.' && fnmatch(glob, de->d_name, FNM_PERIOD) == 0
+                         : !streq(de->d_name, ".") && !streq(de->d_name, ".."))
                         r = strv_extend(&l, de->d_name);
         closedir(dp);
         if (r < 0)
@@ -314,69 +319,171 @@ static int dir_list(int root_fd, const char *dir, const char *glob, char ***ret)
         return 0;
 }
 
-/* Every "type": "X" in a CNI config, in order, comma separated. A plain scan: a conflist is JSON and
- * "type" means a plugin type at every level the CNI spec defines (ipam's type is one too). */
-static char *cni_types(const char *text) {
-        cleanup_strv char **types = NULL;
-        char *joined = NULL;
-        size_t size = 0;
-        FILE *f;
-
-        for (const char *p = text; (p = strstr(p, "\"type\""));) {
-                cleanup_free char *v = NULL;
-                size_t n;
-
-                p += strlen("\"type\"");
-                p += strspn(p, " \t\r\n");
-                if (*p != ':')
-                        continue;
-                p++;
-                p += strspn(p, " \t\r\n");
-                if (*p != '"')
-                        continue;
-                n = strcspn(++p, "\"");
-                v = strndup(p, n);
-                if (!v || strv_extend_unique(&types, v) < 0)
-                        return NULL;
-        }
-        f = open_memstream(&joined, &size);
-        if (!f)
-                return NULL;
-        STRV_FOREACH(t, types)
-                fprintf(f, "%s%s", t == types ? "" : ",", *t);
-        if (fclose(f) != 0)
-                return mfree(joined);
-        return joined;
-}
-
 static const char *const cni_dirs[] = { "/etc/cni/net.d", "/var/lib/rancher/k3s/agent/etc/cni/net.d" };
 
-/* The runtime uses the first configuration in name order: its plugins are the node's CNI. */
-static int detect_cni(int root_fd, Detection *d) {
+/* One file of a CNI conf dir: 1 when it is a configuration libcni loads (then it decides), 0 when
+ * libcni would skip it (said in the evidence: a file that does not parse is evidence of nothing). */
+static int cni_from_file(int root_fd, const char *path, Detection *d) {
+        cleanup_free char *text = NULL, *types = NULL;
+        const char *why = NULL;
+        size_t size;
+        int r;
+
+        r = fileio_read_beneath(root_fd, path, DETECT_FILE_MAX, &text, &size);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return evidence_add(&d->cni.evidence, path, "cannot be read (%s): not evidence", strerror(-r));
+        r = cni_conf_types(strrchr(path, '/') + 1, text, size, &types, &why);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return evidence_add(&d->cni.evidence, path, "%s: skipped, as the runtime's libcni skips it", why);
+        r = evidence_add(&d->cni.evidence, path, "plugins %s (the first configuration the runtime loads)", types);
+        if (r >= 0)
+                r = finding_set(&d->cni, types);
+        if (r >= 0 && !(d->cni_config = strdup(path)))
+                r = -ENOMEM;
+        return r < 0 ? r : 1;
+}
+
+/* The runtime uses the first configuration libcni loads from its conf dir (names ending .conf,
+ * .conflist or .json, in byte order, dot files included): its plugins are the node's CNI. */
+static int cni_from_config(int root_fd, Detection *d) {
         int r = 0;
 
-        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(cni_dirs); i++) {
+        for (size_t i = 0; r >= 0 && !d->cni.value && i < ELEMENTSOF(cni_dirs); i++) {
                 cleanup_strv char **names = NULL;
 
-                r = dir_list(root_fd, cni_dirs[i], "*.conf*", &names);
+                r = dir_list(root_fd, cni_dirs[i], NULL, &names);
                 STRV_FOREACH(n, names) {
-                        cleanup_free char *path = strprintf("%s/%s", cni_dirs[i], *n), *text = NULL, *types = NULL;
+                        cleanup_free char *path = NULL;
 
-                        if (!path)
-                                return -ENOMEM;
-                        if (r < 0 || startswith(*n, "00-node-reset-rescue") || !(text = node_read(root_fd, path)))
+                        if (r != 0)
+                                break;
+                        if (!cni_conf_name_loaded(*n) || startswith(*n, "00-node-reset-rescue"))
                                 continue;
-                        types = cni_types(text);
-                        if (!types)
-                                return -ENOMEM;
-                        r = evidence_add(&d->cni.evidence, path, "plugins %s", isempty(types) ? "(none)" : types);
-                        if (r >= 0 && !d->cni.value && !isempty(types)) {
-                                r = finding_set(&d->cni, types);
-                                if (r >= 0 && !(d->cni_config = strdup(path)))
-                                        r = -ENOMEM;
-                        }
+                        path = strprintf("%s/%s", cni_dirs[i], *n);
+                        r = path ? cni_from_file(root_fd, path, d) : -ENOMEM;
                 }
         }
+        return r < 0 ? r : 0;
+}
+
+/* What a CNI leaves on a node besides its configuration: its own links (the running system only),
+ * its BPF pins and its state directories. Names no other software uses. */
+typedef struct CniMark {
+        const char *cni; /* the CNI's name, as the profile's fragment is named */
+        const char *what;
+        const char *dir;  /* node path; with glob, the directory whose entries are looked at */
+        const char *glob; /* a link name pattern (dir NULL) or an entry name pattern */
+} CniMark;
+
+static const CniMark cni_marks[] = {
+        { "cilium", "cilium's host link", NULL, "cilium_host" },
+        { "cilium", "cilium's link", NULL, "cilium_net" },
+        { "cilium", "cilium's tunnel link", NULL, "cilium_vxlan" },
+        { "cilium", "cilium's BPF pins", "/sys/fs/bpf/tc/globals", "cilium_*" },
+        { "cilium", "cilium's state directory", "/var/run/cilium", NULL },
+        { "cilium", "cilium's state directory", "/run/cilium", NULL },
+        { "cilium", "cilium's state directory", "/var/lib/cilium", NULL },
+        { "calico", "a calico workload link", NULL, "cali*" },
+        { "calico", "calico's VXLAN link", NULL, "vxlan.calico" },
+        { "calico", "calico's VXLAN link", NULL, "vxlan-v6.calico" },
+        { "calico", "calico's BPF pins", "/sys/fs/bpf/tc/globals", "cali_*" },
+        { "calico", "calico's state directory", "/var/lib/calico", NULL },
+        { "calico", "calico's state directory", "/run/calico", NULL },
+        { "flannel", "flannel's VXLAN link", NULL, "flannel.*" },
+        { "flannel", "flannel's VXLAN link", NULL, "flannel-v6.*" },
+        { "flannel", "flannel's WireGuard link", NULL, "flannel-wg*" },
+        { "flannel", "flannel's subnet lease", "/run/flannel", NULL },
+        { "flannel", "the flannel plugin's state", "/var/lib/cni/flannel", NULL },
+        { "kube-router", "kube-router's bridge", NULL, "kube-bridge" },
+        { "kube-router", "kube-router's dummy link", NULL, "kube-dummy-if" },
+        { "kube-router", "kube-router's state directory", "/var/lib/kube-router", NULL },
+        { "weave", "weave's bridge", NULL, "weave" },
+        { "weave", "a weave link", NULL, "vethwe-*" },
+        { "weave", "weave's state directory", "/var/lib/weave", NULL },
+};
+
+static int cni_mark_seen(Detection *d, char ***seen, const CniMark *m, const char *where) {
+        int r = evidence_add(&d->cni.evidence, where, "%s exists (%s's)", m->what, m->cni);
+
+        return r < 0 ? r : strv_extend_unique(seen, m->cni);
+}
+
+/* The links of the namespace this runs in: only for the running system, never for a --root tree. */
+static int cni_from_links(Detection *d, char ***seen) {
+        CLEANUP(nl_freep) NlSocket *rtnl = NULL;
+        CLEANUP(link_table_freep) LinkTable *t = NULL;
+        cleanup_free char *err = NULL;
+        int r;
+
+        r = nl_open(NETLINK_ROUTE, &rtnl);
+        if (r >= 0)
+                r = link_table_read(rtnl, &t, &err);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return evidence_add(&d->cni.evidence, "links", "cannot be listed (%s): not evidence",
+                                    err ?: strerror(-r));
+        for (size_t i = 0; r >= 0 && i < t->n; i++)
+                for (size_t k = 0; r >= 0 && k < ELEMENTSOF(cni_marks); k++)
+                        if (!cni_marks[k].dir && fnmatch(cni_marks[k].glob, t->links[i].name, 0) == 0) {
+                                cleanup_free char *where = strprintf("link %s", t->links[i].name);
+
+                                r = where ? cni_mark_seen(d, seen, cni_marks + k, where) : -ENOMEM;
+                                break;
+                        }
+        return r;
+}
+
+static int cni_from_paths(int root_fd, Detection *d, char ***seen) {
+        int r = 0;
+
+        for (size_t k = 0; r >= 0 && k < ELEMENTSOF(cni_marks); k++) {
+                const CniMark *m = cni_marks + k;
+                cleanup_strv char **names = NULL;
+                cleanup_free char *where = NULL;
+
+                if (!m->dir || (!m->glob && !node_exists(root_fd, m->dir)))
+                        continue;
+                if (m->glob && ((r = dir_list(root_fd, m->dir, m->glob, &names)) < 0 || !names))
+                        continue;
+                where = names ? strprintf("%s/%s", m->dir, names[0]) : strdup(m->dir);
+                r = where ? cni_mark_seen(d, seen, m, where) : -ENOMEM;
+        }
+        return r;
+}
+
+/* No configuration the runtime loads: the CNI's own state on the node is the evidence (a rerun after
+ * /etc/cni/net.d went, or an operator deleted it). One CNI's state decides; canal is calico's and
+ * flannel's together; any other mix is ambiguous, and no CNI's state goes on a guess. */
+static int cni_from_state(int root_fd, bool live, Detection *d) {
+        cleanup_strv char **seen = NULL;
+        int r = 0;
+
+        if (live)
+                r = cni_from_links(d, &seen);
+        if (r >= 0)
+                r = cni_from_paths(root_fd, d, &seen);
+        if (r < 0 || !seen)
+                return r;
+        strv_sort(seen);
+        if (strv_length(seen) == 2 && streq(seen[0], "calico") && streq(seen[1], "flannel"))
+                return finding_set(&d->cni, "calico,flannel");
+        STRV_FOREACH(c, seen)
+                if ((r = finding_set(&d->cni, *c)) < 0)
+                        return r;
+        finding_settle(&d->cni);
+        return 0;
+}
+
+static int detect_cni(int root_fd, bool live, Detection *d) {
+        int r = cni_from_config(root_fd, d);
+
+        if (r >= 0 && !d->cni.value)
+                r = cni_from_state(root_fd, live, d);
         return r;
 }
 
@@ -601,7 +708,7 @@ int detect_node(int root_fd, bool live, Detection *ret) {
         if (r >= 0)
                 r = detect_runtime(root_fd, &d);
         if (r >= 0)
-                r = detect_cni(root_fd, &d);
+                r = detect_cni(root_fd, live, &d);
         if (r >= 0)
                 r = detect_kube_proxy(root_fd, live, &d);
         if (r >= 0)

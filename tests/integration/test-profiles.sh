@@ -37,7 +37,7 @@ common_node() {
         put /etc/containerd/certs.d/registry.local/hosts.toml "mirror credentials"
         put /var/lib/containerd/io.containerd.content.v1.content/blobs/sha256/aa "image layer"
         put /opt/cni/bin/bridge
-        put /etc/cni/net.d/10-flannel.conflist '{"plugins":[{"type":"flannel"},{"type":"portmap"}]}'
+        put /etc/cni/net.d/10-flannel.conflist '{"name":"cbr0","plugins":[{"type":"flannel"},{"type":"portmap"}]}'
         put /var/lib/cni/networks/cbr0/10.244.1.5
         put /var/backups/kube_etcd/etcd-2026-12-01/snapshot.db "etcd backup"
         put /var/openebs/local/pvc-1/data "PV data"
