@@ -16,6 +16,8 @@
 
 #include "agent/config/cni-conf.h"
 #include "agent/config/detect.h"
+#include "agent/config/envfile.h"
+#include "agent/config/yaml-util.h"
 #include "agent/node/fileio.h"
 #include "agent/config/kubeconfig.h"
 #include "errno-util.h"
@@ -196,37 +198,138 @@ static const char *runtime_of_endpoint(const char *ep) {
         return NULL;
 }
 
+typedef enum EndpointFormat {
+        ENDPOINT_YAML, /* a top-level key of a YAML mapping (kubelet's config file, k3s's and rke2's) */
+        ENDPOINT_ENV,  /* an environment file whose KUBELET_*ARGS variables are kubelet's command line */
+} EndpointFormat;
+
 typedef struct EndpointSource {
         const char *path;
+        EndpointFormat format;
         const char *key;
 } EndpointSource;
 
 static const EndpointSource endpoint_sources[] = {
-        { "/var/lib/kubelet/config.yaml", "containerRuntimeEndpoint:" },
-        { "/etc/kubernetes/kubelet-config.yaml", "containerRuntimeEndpoint:" }, /* kubespray */
-        { "/var/lib/kubelet/kubeadm-flags.env", "--container-runtime-endpoint=" },
-        { "/etc/kubernetes/kubelet.env", "--container-runtime-endpoint=" }, /* kubespray */
-        { "/etc/rancher/k3s/config.yaml", "container-runtime-endpoint:" },
-        { "/etc/rancher/rke2/config.yaml", "container-runtime-endpoint:" },
+        { "/var/lib/kubelet/config.yaml", ENDPOINT_YAML, "containerRuntimeEndpoint" },
+        { "/etc/kubernetes/kubelet-config.yaml", ENDPOINT_YAML, "containerRuntimeEndpoint" }, /* kubespray */
+        { "/var/lib/kubelet/kubeadm-flags.env", ENDPOINT_ENV, NULL },
+        { "/etc/kubernetes/kubelet.env", ENDPOINT_ENV, NULL }, /* kubespray */
+        { "/etc/default/kubelet", ENDPOINT_ENV, NULL },        /* kubeadm's drop-in reads both */
+        { "/etc/sysconfig/kubelet", ENDPOINT_ENV, NULL },
+        { "/etc/rancher/k3s/config.yaml", ENDPOINT_YAML, "container-runtime-endpoint" },
+        { "/etc/rancher/rke2/config.yaml", ENDPOINT_YAML, "container-runtime-endpoint" },
 };
 
-/* What kubelet is told to talk to, wherever an installer wrote it. */
+static int endpoint_found(Detection *d, const char *path, const char *key, const char *ep) {
+        const char *rt = runtime_of_endpoint(ep);
+        int r = evidence_add(&d->runtime.evidence, path, "kubelet's endpoint %s (%s)", ep, key);
+
+        if (r >= 0)
+                r = finding_set(&d->runtime, rt ?: ep);
+        if (r >= 0 && !d->runtime_endpoint && !(d->runtime_endpoint = strdup(ep)))
+                r = -ENOMEM;
+        return r;
+}
+
+/* Every value of key in the document's top-level mapping (a key given twice with two values is
+ * ambiguous, not the first one's). */
+static int endpoint_in_yaml_doc(Detection *d, const char *path, yaml_document_t *doc, const char *key) {
+        yaml_node_t *root = yaml_document_get_root_node(doc);
+        int r = 0;
+
+        if (!root)
+                return 0;
+        if (root->type != YAML_MAPPING_NODE)
+                return evidence_add(&d->runtime.evidence, path, "%s", "not a YAML mapping: not evidence");
+        for (yaml_node_pair_t *i = root->data.mapping.pairs.start; r >= 0 && i < root->data.mapping.pairs.top; i++) {
+                const char *k = yaml_scalar_of(yaml_document_get_node(doc, i->key));
+                const char *ep = yaml_scalar_of(yaml_document_get_node(doc, i->value));
+
+                if (k && streq(k, key) && !isempty(ep))
+                        r = endpoint_found(d, path, key, ep);
+        }
+        return r;
+}
+
+static int endpoint_from_yaml(Detection *d, const char *path, const char *text, size_t size, const char *key) {
+        yaml_parser_t parser;
+        yaml_document_t doc;
+        int r;
+
+        if (!yaml_parser_initialize(&parser))
+                return evidence_add(&d->runtime.evidence, path, "%s",
+                                    "not read (libyaml is not available): not evidence");
+        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
+        if (!yaml_parser_load(&parser, &doc))
+                r = parser.error == YAML_MEMORY_ERROR
+                            ? -ENOMEM
+                            : evidence_add(&d->runtime.evidence, path, "not valid YAML (line %zu: %s): not evidence",
+                                           parser.problem_mark.line + 1, strempty(parser.problem));
+        else {
+                r = endpoint_in_yaml_doc(d, path, &doc, key);
+                yaml_document_delete(&doc);
+        }
+        yaml_parser_delete(&parser);
+        return r;
+}
+
+/* A KUBELET_*ARGS variable: kubelet's systemd unit expands it unbraced, so it is split at blanks. */
+static bool is_kubelet_args(const char *pair) {
+        const char *eq = strchr(pair, '=');
+
+        return startswith(pair, "KUBELET_") && eq && eq - pair >= 12 && strncmp(eq - 4, "ARGS", 4) == 0;
+}
+
+static int endpoint_from_env(Detection *d, const char *path, const char *text, size_t size) {
+        cleanup_strv char **pairs = NULL;
+        unsigned line = 0;
+        int r;
+
+        r = env_file_parse(text, size, &pairs, &line);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return evidence_add(&d->runtime.evidence, path, "not an environment file (line %u): not evidence",
+                                    line);
+        STRV_FOREACH(p, pairs) {
+                cleanup_free char *line_argv = NULL, *key = NULL;
+                cleanup_strv char **argv = NULL;
+                const char *eq = strchr(*p, '='), *ep;
+
+                if (!is_kubelet_args(*p))
+                        continue;
+                line_argv = strprintf("kubelet %s", eq + 1);
+                key = strndup(*p, (size_t) (eq - *p));
+                if (!line_argv || !key || argv_split_blanks(line_argv, &argv) < 0)
+                        return -ENOMEM;
+                ep = argv_flag(argv, "container-runtime-endpoint");
+                if (!isempty(ep) && (r = endpoint_found(d, path, key, ep)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* What kubelet is told to talk to, wherever an installer wrote it, each file read as what it is. */
 static int runtime_from_endpoints(int root_fd, Detection *d) {
         int r = 0;
 
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(endpoint_sources); i++) {
                 const EndpointSource *s = endpoint_sources + i;
-                cleanup_free char *text = node_read(root_fd, s->path), *ep = NULL;
-                const char *rt;
+                cleanup_free char *text = NULL;
+                size_t size;
 
-                if (!text || !(ep = text_value_after(text, s->key)))
+                r = fileio_read_beneath(root_fd, s->path, DETECT_FILE_MAX, &text, &size);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        r = r == -ENOENT || r == -ENOTDIR
+                                    ? 0
+                                    : evidence_add(&d->runtime.evidence, s->path, "cannot be read (%s): not evidence",
+                                                   strerror(-r));
                         continue;
-                rt = runtime_of_endpoint(ep);
-                r = evidence_add(&d->runtime.evidence, s->path, "kubelet's endpoint %s", ep);
-                if (r >= 0)
-                        r = finding_set(&d->runtime, rt ?: ep);
-                if (r >= 0 && !d->runtime_endpoint)
-                        d->runtime_endpoint = TAKE_PTR(ep);
+                }
+                r = s->format == ENDPOINT_YAML ? endpoint_from_yaml(d, s->path, text, size, s->key)
+                                               : endpoint_from_env(d, s->path, text, size);
         }
         return r;
 }

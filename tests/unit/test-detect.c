@@ -306,6 +306,75 @@ static void test_runtime_ambiguous(void **state) {
         detection_done(&d);
 }
 
+/* A commented-out cri-dockerd endpoint above the real one (the node moved to containerd) is no
+ * endpoint: the runtime is containerd, and the Docker next to it is co-hosted, left alone. */
+static void test_runtime_commented_yaml(void **state) {
+        Detection d;
+
+        put("/etc/systemd/system/kubelet.service.d/10-kubeadm.conf", "[Service]\n");
+        put("/var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--pod-infra-container-image=pause:3.9\"\n");
+        put("/var/lib/kubelet/config.yaml",
+            "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+            "# containerRuntimeEndpoint: unix:///var/run/cri-dockerd.sock\n"
+            "containerRuntimeEndpoint: \"unix:///run/containerd/containerd.sock\" # moved\n"
+            "authentication:\n  containerRuntimeEndpoint: unix:///run/cri-dockerd.sock\n");
+        put("/usr/bin/dockerd", "");
+        mkdir_p("/var/lib/docker");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "containerd");
+        assert_string_equal(d.runtime_endpoint, "unix:///run/containerd/containerd.sock");
+        assert_true(d.docker_cohosted);
+        assert_false(evidence_has(d.runtime.evidence, "cri-dockerd"));
+        detection_done(&d);
+}
+
+/* Environment files as systemd reads them, KUBELET_*ARGS as kubelet's argument vector: comments are
+ * not assignments, the last assignment wins, "--flag value" is a flag too, other variables are not
+ * kubelet's command line. */
+static void test_runtime_env_file(void **state) {
+        Detection d;
+
+        put("/var/lib/kubelet/kubeadm-flags.env",
+            "# KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///var/run/cri-dockerd.sock\"\n"
+            "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///var/run/crio/crio.sock\"\n"
+            "KUBELET_KUBEADM_ARGS=\"--cgroup-driver=systemd --container-runtime-endpoint "
+            "unix:///run/containerd/containerd.sock\"\n"
+            "DOCKER_ARGS=--container-runtime-endpoint=unix:///var/run/cri-dockerd.sock\n");
+        put("/etc/default/kubelet", "KUBELET_EXTRA_ARGS='--node-ip=10.0.0.5 "
+                                    "--container-runtime-endpoint=unix:///run/containerd/containerd.sock'\n");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "containerd");
+        assert_false(d.runtime.ambiguous);
+        assert_string_equal(d.runtime_endpoint, "unix:///run/containerd/containerd.sock");
+        assert_true(evidence_has(d.runtime.evidence, "(KUBELET_KUBEADM_ARGS)"));
+        assert_true(evidence_has(d.runtime.evidence, "/etc/default/kubelet: kubelet's endpoint"));
+        assert_false(evidence_has(d.runtime.evidence, "crio"));
+        assert_false(evidence_has(d.runtime.evidence, "cri-dockerd"));
+        detection_done(&d);
+}
+
+/* A file that does not parse is evidence of nothing, and the evidence says so. */
+static void test_runtime_unparsable(void **state) {
+        Detection d;
+
+        put("/var/lib/kubelet/config.yaml", "kind: KubeletConfiguration\n"
+                                            "containerRuntimeEndpoint: \"unix:///var/run/cri-dockerd.sock\n"
+                                            "x: [\n");
+        put("/var/lib/kubelet/kubeadm-flags.env",
+            "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///var/run/cri-dockerd.sock\n");
+        put("/etc/kubernetes/kubelet-config.yaml", "just a scalar\n");
+        put("/etc/containerd/config.toml", "version = 2\n");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "containerd");
+        assert_null(d.runtime_endpoint);
+        assert_true(evidence_has(d.runtime.evidence, "/var/lib/kubelet/config.yaml: not valid YAML (line"));
+        assert_true(
+                evidence_has(d.runtime.evidence, "/var/lib/kubelet/kubeadm-flags.env: not an environment file (line"));
+        assert_true(evidence_has(d.runtime.evidence, "/etc/kubernetes/kubelet-config.yaml: not a YAML mapping"));
+        assert_true(evidence_has(d.runtime.evidence, "containerd is installed"));
+        detection_done(&d);
+}
+
 static const char calico_conflist[] =
         "{\"name\":\"k8s-pod-network\",\"plugins\":[{\"type\":\"calico\",\"ipam\":{\"type\":\"calico-ipam\"}}]}";
 static const char cilium_conflist[] = "{\"name\":\"cilium\",\"plugins\":[{\"type\":\"cilium-cni\"}]}";
@@ -572,6 +641,9 @@ int main(void) {
                 T(test_symlinked_kubelet),
                 T(test_ambiguous),
                 T(test_runtime_ambiguous),
+                T(test_runtime_commented_yaml),
+                T(test_runtime_env_file),
+                T(test_runtime_unparsable),
                 T(test_cni_stale_backup),
                 T(test_cni_invalid_first),
                 T(test_cni_from_state),
