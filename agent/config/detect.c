@@ -490,7 +490,9 @@ static const CniMark cni_marks[] = {
         { "cilium", "cilium's state directory", "/var/run/cilium", NULL },
         { "cilium", "cilium's state directory", "/run/cilium", NULL },
         { "cilium", "cilium's state directory", "/var/lib/cilium", NULL },
-        { "calico", "a calico workload link", NULL, "cali*" },
+        /* calico names a workload's link "cali" and 11 hex digits of a hash */
+        { "calico", "a calico workload link", NULL,
+          "cali[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]" },
         { "calico", "calico's VXLAN link", NULL, "vxlan.calico" },
         { "calico", "calico's VXLAN link", NULL, "vxlan-v6.calico" },
         { "calico", "calico's BPF pins", "/sys/fs/bpf/tc/globals", "cali_*" },

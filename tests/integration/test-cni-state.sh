@@ -148,6 +148,16 @@ if ip link add cilium_host type bridge 2>/dev/null; then
                 "r['cni']['name'] is None and r['cni']['ambiguous'] and 'profile:cni-cilium' not in r['manifests'] and 'profile:cni-flannel' not in r['manifests']"
         ip link del flannel.1
         ip link del cilium_host
+        # calico's workload links are "cali" and 11 hex digits: a host's "calibre0" is no evidence.
+        ip link add calibre0 type bridge
+        "$NODE_RESET" -o json plan >"$WORK/links3.json" 2>"$WORK/links3.err"
+        assert "links: calibre0 is not calico's" jq_ "$WORK/links3.json" "r['cni']['name'] is None and not r['cni']['ambiguous']"
+        ip link add cali0a1b2c3d4e5 type bridge
+        "$NODE_RESET" -o json plan >"$WORK/links4.json" 2>"$WORK/links4.err"
+        assert "links: cali0a1b2c3d4e5 says calico" jq_ "$WORK/links4.json" \
+                "r['cni']['name'] == 'calico' and 'profile:cni-calico' in r['manifests']"
+        ip link del cali0a1b2c3d4e5
+        ip link del calibre0
 else
         fail "cannot add a bridge named cilium_host in the test's network namespace"
 fi
