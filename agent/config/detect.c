@@ -17,6 +17,7 @@
 #include "agent/config/cni-conf.h"
 #include "agent/config/detect.h"
 #include "agent/config/envfile.h"
+#include "agent/config/toml.h"
 #include "agent/config/yaml-util.h"
 #include "agent/node/fileio.h"
 #include "agent/config/kubeconfig.h"
@@ -424,6 +425,43 @@ static int dir_list(int root_fd, const char *dir, const char *glob, char ***ret)
 
 static const char *const cni_dirs[] = { "/etc/cni/net.d", "/var/lib/rancher/k3s/agent/etc/cni/net.d" };
 
+/* The conf dir kubelet's runtime is configured with, when its configuration names one: containerd's
+ * CRI cni conf_dir (config version 2, 1 and 3), CRI-O's network_dir (drop-ins override the file). */
+static int cni_runtime_dir(int root_fd, const Detection *d, char **ret) {
+        static const char *const containerd[] = { "plugins.io.containerd.grpc.v1.cri.cni", "plugins.cri.cni",
+                                                  "plugins.io.containerd.cri.v1.runtime.cni", NULL };
+        static const char *const crio[] = { "crio.network", NULL };
+        bool is_crio = streq_ptr(d->runtime.value, "crio");
+        cleanup_strv char **files = NULL;
+        int r = 0;
+
+        *ret = NULL;
+        if (!streq_ptr(d->runtime.value, "containerd") && !is_crio)
+                return 0;
+        if (strv_extend(&files, is_crio ? "/etc/crio/crio.conf" : "/etc/containerd/config.toml") < 0)
+                return -ENOMEM;
+        if (is_crio) {
+                cleanup_strv char **names = NULL;
+
+                r = dir_list(root_fd, "/etc/crio/crio.conf.d", "*", &names);
+                STRV_FOREACH(n, names)
+                        if (r >= 0)
+                                r = strv_consume(&files, strprintf("/etc/crio/crio.conf.d/%s", *n));
+        }
+        STRV_FOREACH(f, files) {
+                cleanup_free char *text = node_read(root_fd, *f), *v = NULL;
+
+                if (r >= 0 && text &&
+                    (r = toml_find_string(text, is_crio ? crio : containerd, is_crio ? "network_dir" : "conf_dir",
+                                          &v)) > 0 &&
+                    v[0] == '/') {
+                        free(*ret);
+                        *ret = TAKE_PTR(v);
+                }
+        }
+        return r < 0 ? r : 0;
+}
+
 /* One file of a CNI conf dir: 1 when it is a configuration libcni loads (then it decides), 0 when
  * libcni would skip it (said in the evidence: a file that does not parse is evidence of nothing). */
 static int cni_from_file(int root_fd, const char *path, Detection *d) {
@@ -453,12 +491,22 @@ static int cni_from_file(int root_fd, const char *path, Detection *d) {
 /* The runtime uses the first configuration libcni loads from its conf dir (names ending .conf,
  * .conflist or .json, in byte order, dot files included): its plugins are the node's CNI. */
 static int cni_from_config(int root_fd, Detection *d) {
-        int r = 0;
+        cleanup_strv char **dirs = NULL;
+        cleanup_free char *own = NULL;
+        int r;
 
-        for (size_t i = 0; r >= 0 && !d->cni.value && i < ELEMENTSOF(cni_dirs); i++) {
+        /* The runtime's own conf dir first, then the default ones. */
+        r = cni_runtime_dir(root_fd, d, &own);
+        if (r >= 0 && own)
+                r = strv_extend(&dirs, own);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(cni_dirs); i++)
+                r = strv_extend_unique(&dirs, cni_dirs[i]);
+        STRV_FOREACH(dir, dirs) {
                 cleanup_strv char **names = NULL;
 
-                r = dir_list(root_fd, cni_dirs[i], NULL, &names);
+                if (r < 0 || d->cni.value)
+                        break;
+                r = dir_list(root_fd, *dir, NULL, &names);
                 STRV_FOREACH(n, names) {
                         cleanup_free char *path = NULL;
 
@@ -466,7 +514,7 @@ static int cni_from_config(int root_fd, Detection *d) {
                                 break;
                         if (!cni_conf_name_loaded(*n) || startswith(*n, "00-node-reset-rescue"))
                                 continue;
-                        path = strprintf("%s/%s", cni_dirs[i], *n);
+                        path = strprintf("%s/%s", *dir, *n);
                         r = path ? cni_from_file(root_fd, path, d) : -ENOMEM;
                 }
         }

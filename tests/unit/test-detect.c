@@ -414,6 +414,32 @@ static void test_cni_stale_backup(void **state) {
         detection_done(&d);
 }
 
+/* The runtime's own conf dir is the one it loads: containerd's conf_dir, CRI-O's network_dir (a
+ * drop-in overriding the file) come before /etc/cni/net.d. */
+static void test_cni_runtime_dir(void **state) {
+        Detection d;
+
+        kubeadm_worker();
+        put("/etc/containerd/config.toml", "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".cni]\n"
+                                           "  bin_dir = \"/opt/cni/bin\"\n  conf_dir = \"/etc/cni/custom\"\n");
+        put("/etc/cni/net.d/05-cilium.conflist", cilium_conflist);
+        put("/etc/cni/custom/10-calico.conflist", calico_conflist);
+        detect(&d);
+        assert_string_equal(d.cni.value, "calico,calico-ipam");
+        assert_string_equal(d.cni_config, "/etc/cni/custom/10-calico.conflist");
+        detection_done(&d);
+
+        put("/var/lib/kubelet/config.yaml", "containerRuntimeEndpoint: unix:///var/run/crio/crio.sock\n");
+        put("/var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"\"\n");
+        put("/etc/crio/crio.conf", "[crio.network]\nnetwork_dir = \"/etc/cni/custom\"\n");
+        put("/etc/crio/crio.conf.d/10-net.conf", "[crio.network]\nnetwork_dir = \"/etc/cni/crio\"\n");
+        put("/etc/cni/crio/20-flannel.conflist", "{\"name\":\"cbr0\",\"plugins\":[{\"type\":\"flannel\"}]}");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "crio");
+        assert_string_equal(d.cni.value, "flannel");
+        detection_done(&d);
+}
+
 /* A file libcni cannot parse is skipped, and said: the next valid one decides. */
 static void test_cni_invalid_first(void **state) {
         Detection d;
@@ -645,6 +671,7 @@ int main(void) {
                 T(test_runtime_env_file),
                 T(test_runtime_unparsable),
                 T(test_cni_stale_backup),
+                T(test_cni_runtime_dir),
                 T(test_cni_invalid_first),
                 T(test_cni_from_state),
                 T(test_cni_from_pins),
