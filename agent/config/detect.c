@@ -252,25 +252,66 @@ static int endpoint_in_yaml_doc(Detection *d, const char *path, yaml_document_t 
         return r;
 }
 
-static int endpoint_from_yaml(Detection *d, const char *path, const char *text, size_t size, const char *key) {
+/* Every document of a YAML file, parsed whole before any is read: a file that does not parse is
+ * evidence of nothing (said in f's evidence, then -EINVAL). The first YAML_DOCS_MAX are kept. */
+#define YAML_DOCS_MAX 8U
+
+typedef struct YamlFile {
+        yaml_document_t docs[YAML_DOCS_MAX];
+        size_t n;
+} YamlFile;
+
+static void yaml_file_done(YamlFile *y) {
+        for (size_t i = 0; i < y->n; i++)
+                yaml_document_delete(&y->docs[i]);
+        y->n = 0;
+}
+
+static int yaml_file_next(yaml_parser_t *parser, YamlFile *y, bool *done) {
+        yaml_document_t extra, *doc = y->n < YAML_DOCS_MAX ? &y->docs[y->n] : &extra;
+
+        if (!yaml_parser_load(parser, doc))
+                return parser->error == YAML_MEMORY_ERROR ? -ENOMEM : -EINVAL;
+        *done = !yaml_document_get_root_node(doc);
+        if (*done || doc == &extra)
+                yaml_document_delete(doc);
+        else
+                y->n++;
+        return 0;
+}
+
+static int yaml_file_load(Finding *f, const char *path, const char *text, size_t size, YamlFile *y) {
         yaml_parser_t parser;
-        yaml_document_t doc;
+        bool done = false;
+        int r = 0;
+
+        y->n = 0;
+        if (!yaml_parser_initialize(&parser)) {
+                r = evidence_add(&f->evidence, path, "%s", "not read (libyaml is not available): not evidence");
+                return r < 0 ? r : -EINVAL;
+        }
+        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
+        while (r >= 0 && !done)
+                r = yaml_file_next(&parser, y, &done);
+        if (r == -EINVAL && evidence_add(&f->evidence, path, "not valid YAML (line %zu: %s): not evidence",
+                                         parser.problem_mark.line + 1, strempty(parser.problem)) < 0)
+                r = -ENOMEM;
+        yaml_parser_delete(&parser);
+        if (r < 0)
+                yaml_file_done(y);
+        return r;
+}
+
+/* kubelet reads the first document of its configuration file. */
+static int endpoint_from_yaml(Detection *d, const char *path, const char *text, size_t size, const char *key) {
+        YamlFile y;
         int r;
 
-        if (!yaml_parser_initialize(&parser))
-                return evidence_add(&d->runtime.evidence, path, "%s",
-                                    "not read (libyaml is not available): not evidence");
-        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
-        if (!yaml_parser_load(&parser, &doc))
-                r = parser.error == YAML_MEMORY_ERROR
-                            ? -ENOMEM
-                            : evidence_add(&d->runtime.evidence, path, "not valid YAML (line %zu: %s): not evidence",
-                                           parser.problem_mark.line + 1, strempty(parser.problem));
-        else {
-                r = endpoint_in_yaml_doc(d, path, &doc, key);
-                yaml_document_delete(&doc);
-        }
-        yaml_parser_delete(&parser);
+        r = yaml_file_load(&d->runtime, path, text, size, &y);
+        if (r < 0)
+                return r == -EINVAL ? 0 : r;
+        r = y.n > 0 ? endpoint_in_yaml_doc(d, path, &y.docs[0], key) : 0;
+        yaml_file_done(&y);
         return r;
 }
 
@@ -640,29 +681,41 @@ static int detect_cni(int root_fd, bool live, Detection *d) {
         return r;
 }
 
-/* kube-proxy's "mode:" in a KubeProxyConfiguration (a top-level key); "" is iptables on Linux. */
-static const char *proxy_mode_in(const char *text, char **buf) {
-        const char *doc = strstr(text, "KubeProxyConfiguration"), *p;
-
-        if (!doc)
-                return NULL;
-        for (p = text; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-                if (startswith(p, "mode:")) {
-                        *buf = text_value_after(p, "mode:");
-                        return *buf && !startswith(*buf, "#") ? *buf : "iptables";
-                }
-        return "iptables";
-}
-
-static int proxy_mode_from_file(int root_fd, const char *path, Detection *d) {
-        cleanup_free char *text = node_read(root_fd, path), *buf = NULL;
-        const char *mode;
+/* The YAML file at path, every document parsed (-EINVAL: absent, unreadable or not YAML). */
+static int node_read_yaml(int root_fd, const char *path, Finding *f, YamlFile *y) {
+        cleanup_free char *text = NULL;
+        size_t size;
         int r;
 
-        if (!text || !(mode = proxy_mode_in(text, &buf)))
-                return 0;
-        r = evidence_add(&d->kube_proxy_mode.evidence, path, "KubeProxyConfiguration mode %s", mode);
-        return r < 0 ? r : finding_set(&d->kube_proxy_mode, mode);
+        r = fileio_read_beneath(root_fd, path, DETECT_FILE_MAX, &text, &size);
+        if (r == -ENOMEM)
+                return r;
+        return r < 0 ? -EINVAL : yaml_file_load(f, path, text, size, y);
+}
+
+/* kube-proxy's mode: the top-level "mode" of the document whose kind is KubeProxyConfiguration;
+ * absent or "" is iptables on Linux. */
+static int proxy_mode_from_file(int root_fd, const char *path, Detection *d) {
+        YamlFile y;
+        int r;
+
+        r = node_read_yaml(root_fd, path, &d->kube_proxy_mode, &y);
+        if (r < 0)
+                return r == -EINVAL ? 0 : r;
+        for (size_t i = 0; r >= 0 && i < y.n; i++) {
+                yaml_node_t *root = yaml_document_get_root_node(&y.docs[i]);
+                const char *mode;
+
+                if (!streq_ptr(yaml_scalar_of(yaml_map_get(&y.docs[i], root, "kind")), "KubeProxyConfiguration"))
+                        continue;
+                mode = yaml_scalar_of(yaml_map_get(&y.docs[i], root, "mode"));
+                mode = isempty(mode) ? "iptables" : mode;
+                r = evidence_add(&d->kube_proxy_mode.evidence, path, "KubeProxyConfiguration mode %s", mode);
+                if (r >= 0)
+                        r = finding_set(&d->kube_proxy_mode, mode);
+        }
+        yaml_file_done(&y);
+        return r;
 }
 
 /* The ConfigMap kubelet projected into the kube-proxy pod is on disk on every kubeadm-built node. */
@@ -683,14 +736,36 @@ static int proxy_mode_from_pods(int root_fd, Detection *d) {
         return r;
 }
 
+/* k3s's and rke2's kube-proxy-arg: a string or a list of them, "proxy-mode=X" (the last one wins). */
+static const char *k3s_proxy_mode(yaml_document_t *doc) {
+        yaml_node_t *args = yaml_map_get(doc, yaml_document_get_root_node(doc), "kube-proxy-arg");
+        const char *mode = NULL, *a;
+
+        if (args && args->type == YAML_SCALAR_NODE)
+                return startswith(strempty(yaml_scalar_of(args)), "proxy-mode=");
+        for (yaml_node_item_t *i = args && args->type == YAML_SEQUENCE_NODE ? args->data.sequence.items.start : NULL;
+             i && i < args->data.sequence.items.top; i++)
+                if ((a = startswith(strempty(yaml_scalar_of(yaml_document_get_node(doc, *i))), "proxy-mode=")))
+                        mode = a;
+        return mode;
+}
+
 static int proxy_mode_from_k3s(int root_fd, const char *path, Detection *d) {
-        cleanup_free char *text = node_read(root_fd, path), *mode = NULL;
+        const char *mode;
+        YamlFile y;
         int r;
 
-        if (!text || !(mode = text_value_after(text, "proxy-mode=")))
-                return 0;
-        r = evidence_add(&d->kube_proxy_mode.evidence, path, "kube-proxy-arg proxy-mode=%s", mode);
-        return r < 0 ? r : finding_set(&d->kube_proxy_mode, mode);
+        r = node_read_yaml(root_fd, path, &d->kube_proxy_mode, &y);
+        if (r < 0)
+                return r == -EINVAL ? 0 : r;
+        mode = y.n > 0 ? k3s_proxy_mode(&y.docs[0]) : NULL;
+        if (!isempty(mode)) {
+                r = evidence_add(&d->kube_proxy_mode.evidence, path, "kube-proxy-arg proxy-mode=%s", mode);
+                if (r >= 0)
+                        r = finding_set(&d->kube_proxy_mode, mode);
+        }
+        yaml_file_done(&y);
+        return r;
 }
 
 /* The running kernel's view, only for the live system: IPVS virtual services, the dummy link. */

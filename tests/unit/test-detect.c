@@ -375,6 +375,33 @@ static void test_runtime_unparsable(void **state) {
         detection_done(&d);
 }
 
+/* kube-proxy's mode from YAML: the KubeProxyConfiguration document's own top-level key, k3s's
+ * kube-proxy-arg list; a commented-out argument or another document's "mode" is no evidence. */
+static void test_proxy_mode_yaml(void **state) {
+        Detection d;
+
+        put("/usr/local/bin/k3s", "");
+        put("/etc/rancher/k3s/config.yaml", "kube-proxy-arg:\n# - proxy-mode=ipvs\n- metrics-bind-address=0.0.0.0\n"
+                                            "- proxy-mode=nftables\n");
+        detect(&d);
+        assert_string_equal(d.kube_proxy_mode.value, "nftables");
+        detection_done(&d);
+
+        put("/etc/rancher/k3s/config.yaml", "# kube-proxy-arg: proxy-mode=ipvs\nwrite-kubeconfig-mode: 644\n");
+        put("/etc/kubernetes/kubeadm-config.yaml", "kind: ClusterConfiguration\nmode: ipvs\n---\n"
+                                                   "kind: KubeProxyConfiguration\n# mode: ipvs\nipvs:\n  mode: x\n");
+        detect(&d);
+        assert_string_equal(d.kube_proxy_mode.value, "iptables");
+        detection_done(&d);
+
+        put("/etc/kubernetes/kubeadm-config.yaml", "kind: KubeProxyConfiguration\nmode: \"ipvs\n");
+        put("/etc/rancher/k3s/config.yaml", "kube-proxy-arg: proxy-mode=ipvs\n");
+        detect(&d);
+        assert_string_equal(d.kube_proxy_mode.value, "ipvs");
+        assert_true(evidence_has(d.kube_proxy_mode.evidence, "kubeadm-config.yaml: not valid YAML"));
+        detection_done(&d);
+}
+
 static const char calico_conflist[] =
         "{\"name\":\"k8s-pod-network\",\"plugins\":[{\"type\":\"calico\",\"ipam\":{\"type\":\"calico-ipam\"}}]}";
 static const char cilium_conflist[] = "{\"name\":\"cilium\",\"plugins\":[{\"type\":\"cilium-cni\"}]}";
@@ -670,6 +697,7 @@ int main(void) {
                 T(test_runtime_commented_yaml),
                 T(test_runtime_env_file),
                 T(test_runtime_unparsable),
+                T(test_proxy_mode_yaml),
                 T(test_cni_stale_backup),
                 T(test_cni_runtime_dir),
                 T(test_cni_invalid_first),
