@@ -476,6 +476,11 @@ static void test_cni_invalid_first(void **state) {
         put("/etc/cni/net.d/03-cilium.conflist", "{\"plugins\":[{\"type\":\"cilium-cni\"}]}"); /* no name */
         put("/etc/cni/net.d/04-cilium.json", "// \"type\": \"cilium-cni\"\n{}");
         put("/etc/cni/net.d/10-calico.conflist", calico_conflist);
+        /* The pods phase's rescue list left by a killed run, under any of its prefixes, is no CNI's. */
+        put("/etc/cni/net.d/!node-reset-rescue.conflist",
+            "{\"cniVersion\":\"0.4.0\",\"name\":\"node-reset-rescue\",\"plugins\":[{\"type\":\"loopback\"}]}");
+        put("/etc/cni/net.d/0-node-reset-rescue.conflist",
+            "{\"cniVersion\":\"0.4.0\",\"name\":\"node-reset-rescue\",\"plugins\":[{\"type\":\"loopback\"}]}");
         detect(&d);
         assert_string_equal(d.cni.value, "calico,calico-ipam");
         assert_true(evidence_has(d.cni.evidence, "01-cilium.conflist: not valid JSON: skipped"));
