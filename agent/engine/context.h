@@ -25,9 +25,13 @@ typedef struct Context {
         usec_t kill_grace_usec;         /* processes: from SIGTERM to SIGKILL (0 = at once) */
         struct ServiceManager *systemd; /* services: how systemd is reached, found by the first phase that asks */
         usec_t unit_timeout_usec;       /* services: how long to wait for one unit's stop job; 0 = default */
-        usec_t etcd_timeout_usec; /* etcd: a bound on the phase's calls, each time it observes or acts (0 = 30 s) */
-        char **etcd_endpoints;    /* etcd: the other members' client URLs, learned while the local one answered */
-        char *etcd_keep_data_dir; /* etcd: the last member's data directory (node path): files keeps it */
-        bool no_backup;           /* backup: --no-backup */
-        char *backup_dir;         /* backup: the node path of this run's backup, once chosen */
+        usec_t etcd_timeout_usec;   /* etcd: a bound on the phase's calls, each time it observes or acts (0 = 30 s) */
+        char **etcd_endpoints;      /* etcd: the other members' client URLs, learned while the local one answered */
+        char *etcd_keep_data_dir;   /* etcd: the last member's data directory (node path): files keeps it */
+        bool no_backup;             /* backup: --no-backup */
+        char *backup_dir;           /* backup: the node path of this run's backup, once chosen */
+        bool delete_node;           /* node-object: --delete-node */
+        const char *api_kubeconfig; /* node-object: --kubeconfig, the operator's credentials; NULL = the node's */
+        const char *node_name;      /* node-object: --node-name; NULL = from the kubelet's certificate */
+        void *node_api;             /* node-object: the credentials and name found, kept for verify */
 } Context;
