@@ -38,6 +38,12 @@ typedef struct EditData {
         bool seen;               /* a file was there when planned: dev/ino are the inode to edit */
         dev_t dev;
         ino_t ino;
+        /* An earlier edit of the same file in this plan (kubekey's several /etc/hosts blocks): once it
+         * has replaced the file, the inode to edit is the one it put in place, edited_dev/ino. */
+        const struct EditData *prev;
+        bool edited;
+        dev_t edited_dev;
+        ino_t edited_ino;
 } EditData;
 
 /* One read-only look at the file. */
@@ -209,16 +215,20 @@ static char *edited_message(const EditData *d, const Look *l) {
 }
 
 /* What to do with the file looked at: the very inode planned, a block to cut, then the swap. */
-static int edit_looked(const EditData *d, const Look *l, char **ret_msg) {
+static int edit_looked(EditData *d, const Look *l, char **ret_msg) {
         const char *name = base_name(d->path);
+        bool after_prev = d->prev && d->prev->edited;
+        dev_t dev = after_prev ? d->prev->edited_dev : d->dev;
+        ino_t ino = after_prev ? d->prev->edited_ino : d->ino;
         char tmp[NAME_MAX + 1];
         struct stat tmp_st;
         int r;
 
-        if (d->seen && (l->st.st_dev != d->dev || l->st.st_ino != d->ino))
+        if ((d->seen || after_prev) && (l->st.st_dev != dev || l->st.st_ino != ino))
                 return set_errmsg(ret_msg, -ESTALE,
-                                  "it is another file (inode %ju) than the plan saw (inode %ju): not edited",
-                                  (uintmax_t) l->st.st_ino, (uintmax_t) d->ino);
+                                  "it is another file (inode %ju) than the %s (inode %ju): not edited",
+                                  (uintmax_t) l->st.st_ino, after_prev ? "run's previous edit left" : "plan saw",
+                                  (uintmax_t) ino);
         if (l->cut_r < 0)
                 return l->cut_r;
         if (l->cut_r == 0)
@@ -231,12 +241,15 @@ static int edit_looked(const EditData *d, const Look *l, char **ret_msg) {
                 (void) fileio_unlink_if_same(l->dir_fd, tmp, &tmp_st);
                 return r;
         }
+        d->edited = true;
+        d->edited_dev = tmp_st.st_dev;
+        d->edited_ino = tmp_st.st_ino;
         *ret_msg = edited_message(d, l);
         return 1;
 }
 
 static int edit_apply(Action *a, Context *ctx, char **ret_msg) {
-        const EditData *d = a->data;
+        EditData *d = a->data;
         Look l = { .dir_fd = -EBADF, .fd = -EBADF };
         int r;
 
@@ -309,6 +322,17 @@ static int edit_observe(Context *ctx, Action *a, EditData *d) {
         return a->detail ? 0 : -ENOMEM;
 }
 
+/* The last edit of the same file already in the plan, if any. */
+static const EditData *earlier_edit(const Plan *plan, const char *path) {
+        for (size_t i = plan->n_actions; i > 0; i--) {
+                const Action *a = plan->actions[i - 1];
+
+                if (a->ops == &edit_ops && streq(((const EditData *) a->data)->path, path))
+                        return a->data;
+        }
+        return NULL;
+}
+
 int files_edit_plan(Context *ctx, Plan *plan, const ManifestEntry *e) {
         cleanup_free char *reason = manifest_entry_reason(e);
         const ManifestEntry *p;
@@ -322,6 +346,7 @@ int files_edit_plan(Context *ctx, Plan *plan, const ManifestEntry *e) {
         }
         d->begin = e->args[1];
         d->end = e->args[2];
+        d->prev = earlier_edit(plan, d->path);
         a = plan_add(plan, &edit_ops, "files", d->path, reason, d);
         if (!a)
                 return -ENOMEM;
