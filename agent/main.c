@@ -47,6 +47,7 @@ static const char *arg_skip_phases;
 static bool arg_yes;
 static bool arg_step;
 static OutputMode arg_output = OUTPUT_TEXT;
+static bool arg_all_actions; /* -v: the text report lists every action */
 static unsigned arg_timeout_sec;
 static uint64_t started_usec; /* CLOCK_MONOTONIC at start: --timeout counts from here */
 static bool arg_lazy_unmount;
@@ -96,7 +97,7 @@ static void help(void) {
                "Options:\n"
                "  -h --help             Show this help\n"
                "  -V --version          Show the version\n"
-               "  -v --verbose          Log debug messages too\n"
+               "  -v --verbose          Log debug messages too; the text report lists every action\n"
                "  -q --quiet            Log only warnings and errors\n"
                "     --root=DIR         Act on the tree beneath DIR (only mounts, files unless --phases)\n"
                "  -m --manifest=FILE    Use FILE instead of the detected profile (repeatable)\n"
@@ -357,6 +358,7 @@ static int parse_argv(int argc, char *argv[]) {
                         return 0;
                 case 'v':
                         log_set_max_level(LOG_DEBUG);
+                        arg_all_actions = true;
                         break;
                 case 'q':
                         log_set_max_level(LOG_WARNING);
@@ -548,6 +550,7 @@ static void emit_report(const Setup *s, ReportInfo *info, const Plan *plan, cons
         if (info->finished_usec == 0)
                 info->finished_usec = now(CLOCK_REALTIME);
         emitter_init(&e, stdout, arg_output, color_wanted(stdout));
+        e.all_actions = arg_all_actions;
         report_emit(&e, info, plan, residue);
 }
 
@@ -586,6 +589,7 @@ static void show_plan(const Setup *s, const Plan *plan) {
         Emitter e;
 
         emitter_init(&e, f, OUTPUT_TEXT, color_wanted(f));
+        e.all_actions = arg_all_actions;
         detection_emit(&e, &s->detection, s->selection.profile, s->selection.why);
         report_plan_text(&e, plan);
         fflush(f);

@@ -351,6 +351,29 @@ static int validate_kube_vip(char **args, char **ret_reason) {
         return 0;
 }
 
+/* A symlink to remove and the one file it must lead to: two literal paths. The link is checked like
+ * any removal target (system paths refused); the target is only compared, never touched. */
+static int validate_remove_symlink_to(char **args, char **ret_reason) {
+        int r;
+
+        r = validate_target(args, ret_reason);
+        if (r < 0)
+                return r;
+        if (path_is_glob(args[0]))
+                return set_errmsg(ret_reason, -EINVAL, "needs the exact path of a symlink, not a glob, got '%s'",
+                                  args[0]);
+        r = validate_absolute(args + 1, ret_reason);
+        if (r < 0)
+                return r;
+        if (path_is_glob(args[1]) || streq(args[1], "/"))
+                return set_errmsg(ret_reason, -EINVAL, "needs the exact path of the file it leads to, got '%s'",
+                                  args[1]);
+        if (streq(args[0], args[1]))
+                return set_errmsg(ret_reason, -EINVAL, "needs a target other than the symlink itself, got '%s' twice",
+                                  args[0]);
+        return 0;
+}
+
 /* A new directive is one enum value in manifest.h plus one row here; the unit test checks that
  * every enum value has its row. */
 static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
@@ -377,6 +400,7 @@ static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
         [DIRECTIVE_ALLOW_SYSTEM_PATH] = { "allow-system-path", 1, 2, validate_allow_system_path },
         [DIRECTIVE_REMOVE_BLOCK] = { "remove-block", 3, 3, validate_remove_block, .writes = true },
         [DIRECTIVE_KUBE_VIP] = { "kube-vip", 1, 1, validate_kube_vip },
+        [DIRECTIVE_REMOVE_SYMLINK_TO] = { "remove-symlink-to", 2, 2, validate_remove_symlink_to, .writes = true },
 };
 
 const char *directive_type_to_string(DirectiveType t) {
@@ -630,7 +654,7 @@ static int entry_check_length(const char *name, char **args, const Where *w, cha
 }
 
 /* The system-path guard of every directive that writes or deletes (the rows marked .writes: remove,
- * empty, unmount, bpf-pin, remove-block; the rule is path_guard_check()'s). It is checked here rather
+ * empty, unmount, bpf-pin, remove-block, remove-symlink-to; the rule is path_guard_check()'s). It is checked here rather
  * than in the rows' validators because its opt-in is another line: an
  * "allow-system-path" naming exactly this path, read before it (in this file, an include, or an
  * earlier --manifest), so that the opt-in is in front of whoever reads the manifest. */

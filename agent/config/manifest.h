@@ -40,6 +40,9 @@ typedef enum DirectiveType {
         /* network phase */
         DIRECTIVE_KUBE_VIP, /* kube-vip PATH: the VIP that kube-vip's static pod manifest at PATH put on its
                              * interface */
+        /* files phase */
+        DIRECTIVE_REMOVE_SYMLINK_TO, /* remove-symlink-to PATH TARGET: the symlink PATH, only while it leads to TARGET
+                                      * and TARGET is gone or removed by this run */
         _DIRECTIVE_MAX,
         _DIRECTIVE_INVALID = -1,
 } DirectiveType;

@@ -28,6 +28,7 @@ EMBED(node_reset_profile_cni_kube_router, "manifests/profiles/cni-kube-router.co
 EMBED(node_reset_profile_cni_weave, "manifests/profiles/cni-weave.conf");
 EMBED(node_reset_profile_kube_proxy, "manifests/profiles/kube-proxy.conf");
 EMBED(node_reset_profile_runtime_keep, "manifests/profiles/runtime-keep.conf");
+EMBED(node_reset_profile_runtime_keep_base, "manifests/profiles/runtime-keep-base.conf");
 EMBED(node_reset_profile_runtime_containerd, "manifests/profiles/runtime-containerd.conf");
 EMBED(node_reset_profile_runtime_crio, "manifests/profiles/runtime-crio.conf");
 EMBED(node_reset_profile_runtime_docker, "manifests/profiles/runtime-docker.conf");
@@ -49,6 +50,7 @@ const ProfileText profile_texts[] = {
         { "cni-weave", node_reset_profile_cni_weave },
         { "kube-proxy", node_reset_profile_kube_proxy },
         { "runtime-keep", node_reset_profile_runtime_keep },
+        { "runtime-keep-base", node_reset_profile_runtime_keep_base },
         { "runtime-containerd", node_reset_profile_runtime_containerd },
         { "runtime-crio", node_reset_profile_runtime_crio },
         { "runtime-docker", node_reset_profile_runtime_docker },

@@ -54,6 +54,14 @@ static const char *embedded_text(const char *name) {
         return NULL;
 }
 
+/* The runtime kept (no --with-runtime): on a k3s node crictl and ctr in /usr/local/bin are k3s's links
+ * to its own binary, not a kept runtime's tools, so they are not protected there. */
+static const char *keep_fragment(void) {
+        const Detection *d = settings ? settings->detection : NULL;
+
+        return d && d->installer == INSTALLER_K3S ? "runtime-keep-base" : "runtime-keep";
+}
+
 /* --with-runtime: the fragment of the runtime kubelet used; k3s and rke2 embed theirs. */
 static int runtime_fragment(const char **ret, char **reterr) {
         const Detection *d = settings->detection;
@@ -225,7 +233,7 @@ int profile_text(const char *name, const char **ret_name, char **ret, char **ret
                 return cni_detected_text(ret);
         if (streq(name, "runtime")) {
                 if (!settings || !settings->with_runtime)
-                        name = "runtime-keep";
+                        name = keep_fragment();
                 else if ((r = runtime_fragment(&name, reterr)) < 0)
                         return r;
         }

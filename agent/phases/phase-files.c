@@ -9,6 +9,7 @@
 #include "agent/config/path.h"
 #include "agent/engine/phase.h"
 #include "agent/phases/phase-files-edit.h"
+#include "agent/phases/phase-files-symlink.h"
 #include "agent/node/remove.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -327,8 +328,9 @@ int phase_files_plan(Context *ctx, Plan *plan, char **reterr) {
                 cleanup_strv char **matches = NULL;
                 int r;
 
-                if (e->type == DIRECTIVE_REMOVE_BLOCK) {
-                        r = files_edit_plan(ctx, plan, e);
+                if (e->type == DIRECTIVE_REMOVE_BLOCK || e->type == DIRECTIVE_REMOVE_SYMLINK_TO) {
+                        r = e->type == DIRECTIVE_REMOVE_BLOCK ? files_edit_plan(ctx, plan, e)
+                                                              : files_symlink_plan(ctx, plan, e);
                         if (r < 0)
                                 return r;
                         continue;

@@ -32,6 +32,7 @@ typedef struct Emitter {
         bool color;
         unsigned depth;
         bool need_comma[16];
+        bool all_actions; /* text: list every action (-v), not only those with something to do */
 } Emitter;
 
 void emitter_init(Emitter *e, FILE *f, OutputMode mode, bool color);

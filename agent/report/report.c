@@ -58,18 +58,37 @@ static void emit_counts(Emitter *e, const Plan *plan, const char *phase, bool ex
         emit_close_object(e);
 }
 
+/* An action the text leaves out unless -v: a line that matched nothing or found its target clean
+ * (planned), or that changed nothing (run). What changes, fails, is refused or could not be
+ * observed is always listed; JSON lists everything. */
+static bool action_quiet(const Emitter *e, const Action *a, bool executed) {
+        if (e->mode != OUTPUT_TEXT || e->all_actions)
+                return false;
+        if (executed)
+                return a->result == ACTION_UNCHANGED;
+        return !a->present && !a->skip_reason;
+}
+
 /* Actions are grouped by phase in the plan's order; a phase is a run of equal phase names. */
 static void emit_phases(Emitter *e, const Plan *plan, bool executed) {
         emit_open_array(e, "phases");
         for (size_t i = 0; i < plan->n_actions;) {
                 const char *phase = plan->actions[i]->phase;
+                size_t quiet = 0;
 
                 emit_open_object(e, NULL);
                 emit_string(e, COLOR_BOLD, "name", "\n%s", phase);
                 emit_counts(e, plan, phase, executed);
                 emit_open_array(e, "actions");
-                for (; i < plan->n_actions && streq(plan->actions[i]->phase, phase); i++)
-                        emit_action(e, plan->actions[i], executed);
+                for (; i < plan->n_actions && streq(plan->actions[i]->phase, phase); i++) {
+                        if (action_quiet(e, plan->actions[i], executed))
+                                quiet++;
+                        else
+                                emit_action(e, plan->actions[i], executed);
+                }
+                if (quiet > 0)
+                        emit_text(e, COLOR_GREY, "  %s: %zu %s (-v lists %s)\n", phase, quiet,
+                                  executed ? "unchanged" : "with nothing to do", quiet == 1 ? "it" : "them");
                 emit_close_array(e);
                 emit_close_object(e);
         }

@@ -125,4 +125,22 @@ assert "plan: the protected line has its skip_reason, no message" \
 assert "the validator rejects a report without schema_version" eval '
         python3 -c "import json,sys; r=json.load(open(sys.argv[1])); del r[\"schema_version\"]; json.dump(r, sys.stdout)" \
                 "$WORK/run.json" > "$WORK/bad.json" && ! schema_valid "$WORK/bad.json" 2> /dev/null'
+# --- the text report lists what changes; the rest is counted per phase, -v lists it, JSON keeps it --
+root=$WORK/text
+make_tree "$root"
+printf '%s\n' 'unmount /var/lib/kubelet/*' 'empty /var/lib/kubelet' 'remove /etc/nr-absent-1' 'remove /etc/nr-absent-2' \
+        'remove /etc/nr-absent-3' > "$WORK/text.conf"
+nr --root "$root" --manifest "$WORK/text.conf" plan > "$WORK/text.plan" 2> /dev/null
+assert "text plan: what will change is listed" grep -q "empty     /var/lib/kubelet" "$WORK/text.plan"
+assert "text plan: the lines that matched nothing are not" eval '! grep -q "nr-absent" "$WORK/text.plan"'
+assert "text plan: they are counted in their phase" grep -qx "  files: 3 with nothing to do (-v lists them)" "$WORK/text.plan"
+nr -v --root "$root" --manifest "$WORK/text.conf" plan > "$WORK/text-v.plan" 2> /dev/null
+assert "-v plan: every action is listed" test "$(grep -c "nr-absent" "$WORK/text-v.plan")" -eq 3
+assert "-v plan: no count line" eval '! grep -q "with nothing to do" "$WORK/text-v.plan"'
+nr --root "$root" --manifest "$WORK/text.conf" --output=json plan > "$WORK/text.json" 2> /dev/null
+assert "JSON plan: every action is there" jq_ "$WORK/text.json" \
+        "sum(1 for a in actions(r) if 'nr-absent' in a['target']) == 3"
+nr --root "$root" --manifest "$WORK/text.conf" --yes run > "$WORK/text.run" 2> /dev/null
+assert "text run: the changes are listed" grep -q "changed     empty     /var/lib/kubelet" "$WORK/text.run"
+assert "text run: the unchanged ones are counted" grep -qx "  files: 3 unchanged (-v lists them)" "$WORK/text.run"
 finish

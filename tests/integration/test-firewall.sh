@@ -195,4 +195,49 @@ assert "keep: exit 0, the phase is one skipped action" jq_ "$WORK/keep.json" \
         'len(actions(r, phase="firewall")) == 1 and actions(r, phase="firewall")[0]["result"] == "skipped"'
 assert "keep: nothing changed" cmp -s "$WORK/keep.before" <(fw_all_part)
 
+# --- calico in nftables mode (felix 3.29+): its "calico" tables go with the shipped profiles --------
+if [ "$HAVE_NFT" = 1 ]; then
+        nft -f - <<'NFT'
+table ip calico {
+        set cali40this-host { type ipv4_addr; elements = { 10.0.0.1 } }
+        map filter-cali-from-wl-dispatch { type ifname : verdict; }
+        chain cali-fw-dispatch { ip saddr @cali40this-host accept; }
+        chain filter-FORWARD { type filter hook forward priority filter; policy accept; jump cali-fw-dispatch; }
+        chain nat-POSTROUTING { type nat hook postrouting priority srcnat; policy accept; }
+}
+table ip6 calico {
+        chain filter-INPUT { type filter hook input priority filter; policy accept; }
+}
+table inet nr-host {
+        chain input {
+                type filter hook input priority filter; policy accept;
+                tcp dport 22 accept
+        }
+}
+table ip calico-site {
+        chain c {
+        }
+}
+NFT
+        assert "calico nft: the fixture is loaded" eval "{ nft list table ip calico && nft list table ip6 calico && nft list table ip calico-site; } > /dev/null"
+        nft list table inet nr-host > "$WORK/nr-host.before"
+        "$NODE_RESET" --root "$WORK/root" --profile kubeadm --phases firewall,verify --yes --output=json run \
+                > "$WORK/calico-nft.json" 2> "$WORK/calico-nft.err"; rc=$?
+        assert "calico nft: exit 0" test $rc -eq 0
+        assert "calico nft: ip calico is gone" test -z "$(nft list tables | grep -x 'table ip calico')"
+        assert "calico nft: ip6 calico is gone" test -z "$(nft list tables | grep -x 'table ip6 calico')"
+        assert "calico nft: the host's table stays byte for byte" cmp -s "$WORK/nr-host.before" <(nft list table inet nr-host)
+        assert "calico nft: a host table merely named like it stays" eval "nft list table ip calico-site > /dev/null"
+        assert "calico nft: the report names the shipped line" jq_ "$WORK/calico-nft.json" \
+                'any(a["target"] == "nft ip calico" and a["result"] == "changed" and "profile:cni:" in a["reason"] for a in actions(r, phase="firewall"))'
+        "$NODE_RESET" --root "$WORK/root" --profile kubeadm --phases firewall --yes --output=json run \
+                > "$WORK/calico-nft2.json" 2> /dev/null
+        assert "calico nft: a second run changes nothing" jq_ "$WORK/calico-nft2.json" \
+                'not any(a["result"] == "changed" and "calico" in a["target"] for a in actions(r, phase="firewall"))'
+        nft delete table inet nr-host
+        nft delete table ip calico-site
+else
+        echo "note: nft is not installed: calico's nftables tables are not part of this run"
+fi
+
 finish

@@ -122,8 +122,8 @@ assert "malformed manifest: the run fails" test $rc -ne 0
 assert "malformed manifest: the row failed, saying why" jq_ "$WORK/run7.json" 'any(a["result"] == "failed" and "not known" in a["message"] for a in actions(r, kind="address"))'
 assert "malformed manifest: the address stays" has nr-mgmt 192.0.2.100/32
 
-# The file each tool writes: kube-vip's guide (kubeadm), kubespray's kube-vip.yml, kubekey v4's kubevip.yaml.
-for pf in kubeadm:kube-vip.yaml kubespray:kube-vip.yml kubekey:kubevip.yaml all:kube-vip.yaml all:kube-vip.yml all:kubevip.yaml; do
+# The file each tool writes: kube-vip's guide (kubeadm), kubespray's kube-vip.yml, kubekey's kube-vip.yaml (v3 and v4).
+for pf in kubeadm:kube-vip.yaml kubespray:kube-vip.yml kubekey:kube-vip.yaml all:kube-vip.yaml all:kube-vip.yml all:kubevip.yaml; do
         assert "profile ${pf%%:*}: kube-vip line for ${pf#*:}" eval "nr --profile ${pf%%:*} manifest print | grep -qx 'kube-vip /etc/kubernetes/manifests/${pf#*:}'"
 done
 finish

@@ -106,6 +106,9 @@ kubespray_node() {
                 put /usr/local/bin/$b
         done
         put /etc/nginx/nginx.conf "the host's nginx"
+        # /etc/hosts as kubespray <= 2.29 left it: its inventory block between the host's own lines.
+        printf '127.0.0.1 localhost\n# Ansible inventory hosts BEGIN\n10.0.0.11 node1.cluster.local node1\n# Ansible inventory hosts END\n192.0.2.9 nas.site\n' \
+                > "$root/etc/hosts"
         put /etc/sysctl.d/99-sysctl.conf "vm.swappiness=1"
         # Docker for other workloads, next to kubelet's containerd.
         put /usr/bin/dockerd
@@ -124,6 +127,18 @@ stays /etc/containerd/config.toml /var/lib/containerd/io.containerd.content.v1.c
         /usr/local/bin/containerd /usr/local/bin/runc /usr/local/bin/crictl /usr/local/bin/ctr \
         /etc/nginx/nginx.conf /etc/sysctl.d/99-sysctl.conf /var/backups/kube_etcd/etcd-2026-12-01/snapshot.db \
         /root/.kube/other-cluster /var/lib/docker/image/overlay2/repositories.json /etc/docker/daemon.json
+
+assert "kubespray: the inventory block left /etc/hosts, the host's lines stayed" \
+        test "$(cat "$root/etc/hosts")" = "$(printf '127.0.0.1 localhost\n192.0.2.9 nas.site')"
+
+# calico's dummy0 (this test's own network namespace) goes; a host's dummy link stays.
+# (The kernel here may lack the dummy driver: a veth named dummy0 stands in, as the name is what counts.)
+ip link add dummy0 type veth peer name nr-peer0 && ip link add nr-site0 type veth peer name nr-peer1
+assert "kubespray: dummy0 is there to begin with" eval "ip link show dummy0 > /dev/null"
+nr --root "$root" --profile kubespray --phases network --yes run > /dev/null 2>&1
+assert "kubespray: calico's dummy0 is gone" eval "! ip link show dummy0 > /dev/null 2>&1"
+assert "kubespray: the host's own link stays" eval "ip link show nr-site0 > /dev/null"
+ip link del nr-site0
 
 # NodeLocal DNS's rules (this test's own network namespace) are Kubernetes': "firewall owned"
 # removes them in every table, the host's SSH rule stays.
@@ -177,12 +192,40 @@ put /etc/systemd/system/backup-etcd.timer "[Timer]"
 put /etc/systemd/system/backup-etcd.service "[Service]"
 put /var/lib/kubelet/kubeadm-flags.env 'KUBELET_KUBEADM_ARGS=""'
 put /var/lib/rook/osd0/block "ceph data"
+put /usr/local/bin/calicoctl
+put /etc/cri-dockerd/config "cri-dockerd"
+printf '%s\n' '127.0.0.1 localhost' '# kubekey hosts BEGIN' '10.0.0.11  node1.cluster.local node1' '# kubekey hosts END' \
+        '192.0.2.9 nas.site' '# kubekey kubernetes control_plane_endpoint BEGIN' '10.0.0.100  lb.kubesphere.local' \
+        '# kubekey kubernetes control_plane_endpoint END' > "$root/etc/hosts"
+ip link add docker0 type bridge
+assert "kubekey: docker0 is there to begin with" eval "ip link show docker0 > /dev/null"
 run_detected
 profile_is kubekey detected
 gone /usr/local/bin/kube-scripts /etc/kubekey /etc/systemd/system/backup-etcd.timer /etc/systemd/system/backup-etcd.service \
-        /etc/kubernetes /etc/cni
+        /etc/kubernetes /etc/cni /usr/local/bin/calicoctl
 stays /var/backups/kube_etcd/etcd-2026-12-01/snapshot.db /var/lib/rook/osd0/block /var/openebs/local/pvc-1/data \
-        /etc/containerd/config.toml /opt/cni/bin/bridge
+        /etc/containerd/config.toml /opt/cni/bin/bridge /etc/cri-dockerd/config
+assert "kubekey: its /etc/hosts blocks are gone, the host's lines stay" \
+        test "$(cat "$root/etc/hosts")" = "$(printf '127.0.0.1 localhost\n192.0.2.9 nas.site')"
+nr --root "$root" --profile kubekey --phases network --yes run > /dev/null 2>&1
+assert "kubekey: docker0 stays while the runtime is kept" eval "ip link show docker0 > /dev/null"
+
+# kk --with-cri on a Docker node: /etc/cri-dockerd and docker0 go with Docker.
+new_node kubekey-docker
+put /var/lib/kubelet/kubeadm-flags.env 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/cri-dockerd.sock"'
+mkdir -p "$root/etc/kubekey"
+put /etc/cri-dockerd/config "cri-dockerd"
+put /usr/local/bin/cri-dockerd
+put /etc/docker/daemon.json "{}"
+run_detected --with-runtime=docker
+profile_is kubekey detected
+gone /etc/cri-dockerd /usr/local/bin/cri-dockerd /etc/docker
+stays /var/backups/kube_etcd/etcd-2026-12-01/snapshot.db /var/openebs/local/pvc-1/data
+ip link add nr-site0 type bridge
+nr --root "$root" --profile kubekey --with-runtime=docker --phases network --yes run > /dev/null 2>&1
+assert "kubekey --with-runtime=docker: docker0 is gone" eval "! ip link show docker0 > /dev/null 2>&1"
+assert "kubekey --with-runtime=docker: the host's own bridge stays" eval "ip link show nr-site0 > /dev/null"
+ip link del nr-site0
 
 # --- k3s (server) ----------------------------------------------------------------------------------
 k3s_node() {
@@ -202,17 +245,56 @@ k3s_node() {
         put /var/lib/rancher/k3s/storage/pvc-2_default_data/file "local-path PV"
         mkdir -p "$root/var/lib/rancher/k3s/agent/containerd/io.containerd.runtime.v2.task/k8s.io/c1/rootfs"
         mount -t tmpfs nr-k3s-rootfs "$root/var/lib/rancher/k3s/agent/containerd/io.containerd.runtime.v2.task/k8s.io/c1/rootfs"
+        # A named install (INSTALL_K3S_NAME=edge) next to the default one, and its OpenRC twin.
+        put /etc/systemd/system/k3s-edge.service "[Service]"
+        put /etc/systemd/system/k3s-edge.service.env "K3S_TOKEN=edge-secret"
+        put /usr/local/bin/k3s-edge-uninstall.sh
+        put /etc/init.d/k3s-edge "#!/sbin/openrc-run"
+        mkdir -p "$root/etc/runlevels/default"
+        ln -s /etc/init.d/k3s-edge "$root/etc/runlevels/default/k3s-edge"
+        put /etc/init.d/sshd "#!/sbin/openrc-run"
+        ln -s /etc/init.d/sshd "$root/etc/runlevels/default/sshd"
+        # create_symlinks: kubectl leads to k3s; crictl is the host's own binary, ctr leads elsewhere.
+        ln -s k3s "$root/usr/local/bin/kubectl"
+        put /usr/local/bin/crictl "the host's crictl"
+        put /usr/bin/ctr "the host's ctr"
+        ln -s /usr/bin/ctr "$root/usr/local/bin/ctr"
 }
 k3s_node k3s
 run_detected
 profile_is k3s detected
 gone /usr/local/bin/k3s /usr/local/bin/k3s-killall.sh /usr/local/bin/k3s-uninstall.sh /etc/systemd/system/k3s.service \
         /etc/systemd/system/k3s.service.env /etc/systemd/system/k3s-agent.service.env /etc/rancher/k3s \
-        /var/lib/rancher/k3s/server /var/lib/rancher/k3s/data /var/lib/kubelet
+        /var/lib/rancher/k3s/server /var/lib/rancher/k3s/data /var/lib/kubelet \
+        /etc/systemd/system/k3s-edge.service /etc/systemd/system/k3s-edge.service.env /usr/local/bin/k3s-edge-uninstall.sh \
+        /etc/init.d/k3s-edge /etc/runlevels/default/k3s-edge /usr/local/bin/kubectl
 stays /etc/rancher/node/password /var/lib/rancher/k3s/storage/pvc-2_default_data/file \
         /var/lib/rancher/k3s/agent/containerd/io.containerd.content.v1.content/blobs/sha256/bb \
-        /var/lib/rancher/k3s/agent/images/airgap.tar
+        /var/lib/rancher/k3s/agent/images/airgap.tar /usr/local/bin/crictl /usr/bin/ctr /etc/init.d/sshd
+assert "k3s: the host's crictl is untouched" grep -qx "the host's crictl" "$root/usr/local/bin/crictl"
+assert "k3s: ctr, a symlink leading elsewhere, stays" test "$(readlink "$root/usr/local/bin/ctr")" = /usr/bin/ctr
+assert "k3s: another service's runlevel link stays" test -L "$root/etc/runlevels/default/sshd"
+assert "k3s: the report says why ctr was kept" jq_ "$WORK/$name.json" \
+        "any(a['target'] == '/usr/local/bin/ctr' and 'not /usr/local/bin/k3s: kept' in a['message'] for a in actions(r, kind='unlink'))"
 assert "k3s: the container rootfs was unmounted" test -z "$(mounts_beneath "$root")"
+
+# A rerun after the binary went (or a node where it was deleted by hand): the dangling link to it goes;
+# a link to a k3s binary that stays (no line removes /usr/local/bin/k3s) is kept.
+name=k3s-dangling root=$WORK/k3s-dangling
+mkdir -p "$root/usr/local/bin" "$root/etc/rancher/k3s"
+put /etc/rancher/k3s/config.yaml "write-kubeconfig-mode: 644"
+ln -s k3s "$root/usr/local/bin/kubectl"
+run_detected --profile k3s
+gone /usr/local/bin/kubectl
+name=k3s-kept root=$WORK/k3s-kept
+mkdir -p "$root/usr/local/bin"
+put /usr/local/bin/k3s "k3s binary"
+ln -s /usr/local/bin/k3s "$root/usr/local/bin/kubectl"
+printf 'remove-symlink-to /usr/local/bin/kubectl /usr/local/bin/k3s\n' > "$WORK/k3s-kept.conf"
+nr --root "$root" -m "$WORK/k3s-kept.conf" --yes -o json run > "$WORK/$name.json" 2>/dev/null
+assert "k3s-kept: a link whose target stays is kept" test -L "$root/usr/local/bin/kubectl" -a -f "$root/usr/local/bin/k3s"
+assert "k3s-kept: and said so" jq_ "$WORK/$name.json" \
+        "any('/usr/local/bin/k3s stays' in a['message'] for a in actions(r, kind='unlink'))"
 k3s_node k3s-with-runtime
 run_detected --with-runtime
 gone /var/lib/rancher/k3s/agent/containerd /var/lib/rancher/k3s/agent/images
@@ -229,11 +311,37 @@ put /etc/rancher/rke2/config.yaml "token: secret"
 put /etc/rancher/node/password "node password"
 put /var/lib/rancher/rke2/server/token
 put /var/lib/rancher/rke2/agent/images/rke2-images.tar "air-gap images"
+put /etc/yum.repos.d/rancher-rke2-common.repo "[rancher-rke2-common-latest]"
+put /etc/yum.repos.d/rancher-rke2-1-31-latest.repo "[rancher-rke2-1-31-latest]"
+put /etc/yum.repos.d/epel.repo "[epel]"
+put /etc/zypp/repos.d/rancher-rke2-common.repo "[rancher-rke2-common-latest]"
+put /etc/fapolicyd/rules.d/80-rke2.rules "allow perm=any all : dir=/var/lib/rancher/"
+put /etc/fapolicyd/rules.d/90-site.rules "the site's rule"
 run_detected
 profile_is rke2 detected
 gone /usr/local/bin/rke2 /usr/local/lib/systemd/system/rke2-server.service /usr/local/lib/systemd/system/rke2-server.env \
-        /usr/local/share/rke2 /etc/rancher/rke2 /var/lib/rancher/rke2/server
-stays /etc/rancher/node/password /var/lib/rancher/rke2/agent/images/rke2-images.tar
+        /usr/local/share/rke2 /etc/rancher/rke2 /var/lib/rancher/rke2/server /etc/yum.repos.d/rancher-rke2-common.repo \
+        /etc/yum.repos.d/rancher-rke2-1-31-latest.repo /etc/zypp/repos.d/rancher-rke2-common.repo \
+        /etc/fapolicyd/rules.d/80-rke2.rules
+stays /etc/rancher/node/password /var/lib/rancher/rke2/agent/images/rke2-images.tar /etc/yum.repos.d/epel.repo \
+        /etc/fapolicyd/rules.d/90-site.rules
+
+# --- rke2 under /opt/rke2 (SUSE, /usr/local read-only: INSTALL_RKE2_TAR_PREFIX) --------------------
+new_node rke2-opt k3s
+put /opt/rke2/bin/rke2
+put /opt/rke2/bin/rke2-killall.sh
+put /opt/rke2/bin/rke2-uninstall.sh
+put /opt/rke2/bin/site-tool "the site's own tool"
+put /opt/rke2/lib/systemd/system/rke2-agent.service "[Service]"
+put /opt/rke2/lib/systemd/system/rke2-agent.env "RKE2_TOKEN=secret"
+put /opt/rke2/share/rke2/rke2-cis-sysctl.conf
+put /etc/systemd/system/rke2-agent.service "[Service]"
+put /etc/rancher/rke2/config.yaml "token: secret"
+put /var/lib/rancher/rke2/agent/images/rke2-images.tar "air-gap images"
+run_detected --profile rke2
+gone /opt/rke2/bin/rke2 /opt/rke2/bin/rke2-killall.sh /opt/rke2/bin/rke2-uninstall.sh /opt/rke2/lib/systemd/system/rke2-agent.service \
+        /opt/rke2/lib/systemd/system/rke2-agent.env /opt/rke2/share/rke2 /etc/systemd/system/rke2-agent.service /etc/rancher/rke2
+stays /opt/rke2/bin/site-tool /var/lib/rancher/rke2/agent/images/rke2-images.tar
 
 # --- a symlinked /var/lib/kubelet (data disk): followed, its target emptied and unmounted ---------
 name=symlink root=$WORK/symlink

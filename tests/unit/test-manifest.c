@@ -424,6 +424,30 @@ static void test_error_system_paths(void **state) {
         assert_int_equal(m->n_entries, 3);
 }
 
+/* remove-symlink-to: two literal paths, the link under the system-path guard, the target compared only. */
+static void test_remove_symlink_to(void **state) {
+        cleanup_manifest Manifest *m = parse_ok("remove-symlink-to /usr/local/bin/kubectl //usr/local/bin//k3s\n");
+
+        assert_int_equal(m->n_entries, 1);
+        assert_int_equal(m->entries[0].type, DIRECTIVE_REMOVE_SYMLINK_TO);
+        assert_string_equal(m->entries[0].args[0], "/usr/local/bin/kubectl");
+        assert_string_equal(m->entries[0].args[1], "/usr/local/bin/k3s");
+        check_error("remove /a\nremove-symlink-to /usr/local/bin/kubectl",
+                    "t.conf:2: 'remove-symlink-to' takes exactly 2 arguments, got 1");
+        check_error("remove-symlink-to /usr/local/bin/k* /usr/local/bin/k3s",
+                    "t.conf:1: 'remove-symlink-to' needs the exact path of a symlink, not a glob, got '/usr/local/bin/k*'");
+        check_error("remove-symlink-to /usr/local/bin/kubectl k3s",
+                    "t.conf:1: 'remove-symlink-to' needs an absolute path, got 'k3s'");
+        check_error("remove-symlink-to /usr/local/bin/kubectl /usr/local/bin/../k3s",
+                    "t.conf:1: 'remove-symlink-to' refuses '.' and '..' components, got '/usr/local/bin/../k3s'");
+        check_error("remove-symlink-to /usr/local/bin/kubectl /usr/local/bin/*",
+                    "t.conf:1: 'remove-symlink-to' needs the exact path of the file it leads to, got '/usr/local/bin/*'");
+        check_error("remove-symlink-to /usr/local/bin/k3s /usr/local/bin/k3s",
+                    "t.conf:1: 'remove-symlink-to' needs a target other than the symlink itself, got "
+                    "'/usr/local/bin/k3s' twice");
+        check_error("remove-symlink-to /usr/local/bin /opt/k3s", SYSTEM_PATH("remove-symlink-to", "/usr/local/bin"));
+}
+
 /* The opt-in: the exact literal path, before the line it lets through, which is then marked. */
 static void test_allow_system_path(void **state) {
         cleanup_manifest Manifest *m = NULL;
@@ -938,6 +962,7 @@ int main(void) {
                 cmocka_unit_test(test_shipped_manifests),
                 cmocka_unit_test(test_print_write_error),
                 cmocka_unit_test(test_entry_reason),
+                cmocka_unit_test(test_remove_symlink_to),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
