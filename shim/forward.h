@@ -25,6 +25,11 @@ extern const ShimLibrary shim_library_libsystemd, shim_library_libmnl, shim_libr
         shim_library_libip6tc, shim_library_libipset, shim_library_libcurl, shim_library_libcrypto,
         shim_library_libyaml, shim_library_libbpf;
 
+/* 1 when the loader would find soname (already mapped, in LD_LIBRARY_PATH, its cache or a system
+ * directory, and an ELF object of this program's class and machine), 0 when not, -EBADMSG when its
+ * cache cannot be read. Loads nothing. */
+int shim_soname_locate(const char *soname);
+
 /* A symbol list is SYMS(X, V, R): X(ret, name, (params), (args), value returned when the library
  * is missing) for functions with a result, V(...) for void ones, R(...) for variadic ones, which
  * are resolved here but forwarded by hand (through the library's va_list variant, or by the
