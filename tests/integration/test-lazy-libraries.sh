@@ -4,7 +4,8 @@
 # shared objects each run has mapped when it exits, read from its own /proc/PID/maps (maps-at-exit
 # stops it at exit under ptrace). --version and a plan beneath --root map the loader and libc only;
 # an idle firewall-only run maps libc and the netfilter libraries only, with a peak RSS under 4 MiB;
-# a pods phase with no runtime to call maps no libcurl, and one whose CRI socket answers does.
+# the services phases of a tree without systemd map no libsystemd; a pods phase with no runtime to
+# call maps no libcurl, and one whose CRI socket answers does.
 . "$(dirname "$0")/lib.sh"
 in_private_ns -n "$@"
 require_cmd python3
@@ -65,6 +66,11 @@ if [ $sanitizer = 0 ]; then
         hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "$WORK/idle.maps")
         assert "idle firewall run: peak RSS ${hwm:-?} kB is under 4 MiB" test "${hwm:-99999}" -lt 4096
 fi
+
+# The services phases and processes chosen, but no systemd in the tree: no unit touched, no libsystemd.
+mapped services --root "$ROOT" --phases services-early,processes,services-late,reload plan
+assert "services plan without systemd exits 0" test "$(rc_of services)" -eq 0
+assert "services plan without systemd maps no libsystemd ($(count services) objects)" only services
 
 # The pods phase chosen, but no runtime to call: no CRI call, no libcurl.
 mapped pods-none --root "$ROOT" --phases pods --cri-endpoint "unix://$WORK/none.sock" plan
