@@ -123,6 +123,17 @@ static int find_locked(const ShimLibrary *l, ShimState *st) {
         return -EOPNOTSUPP;
 }
 
+/* Every library at once: the loader's cache is read once, whichever is asked about first. */
+static void find_all_locked(void) {
+        shim_soname_begin();
+        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++)
+                if (!states[l].looked) {
+                        states[l].find_result = find_locked(libraries[l], &states[l]);
+                        states[l].looked = true;
+                }
+        shim_soname_end();
+}
+
 int shim_find(ShimLib lib, const char **ret_soname, const char **ret_why) {
         const char *soname = NULL, *why = NULL;
         ShimState *st;
@@ -137,10 +148,8 @@ int shim_find(ShimLib lib, const char **ret_soname, const char **ret_why) {
                 soname = st->soname;
                 why = st->why;
         } else {
-                if (!st->looked) {
-                        st->find_result = find_locked(libraries[lib], st);
-                        st->looked = true;
-                }
+                if (!st->looked)
+                        find_all_locked();
                 r = st->find_result;
                 soname = st->found;
                 why = st->find_why;

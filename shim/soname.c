@@ -2,7 +2,6 @@
 /* Find a library by soname where the dynamic loader would, without loading it: no dependency
  * closure mapped, no constructor run. */
 
-#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -132,36 +131,50 @@ static int in_cache_data(const uint8_t *data, size_t size, const char *soname) {
         return 0;
 }
 
-/* No cache is a system that has none (a chroot): the directories decide. */
-static int in_cache(const char *soname) {
+/* The loader's cache, mapped between shim_soname_begin() and _end(): one read for all lookups.
+ * NULL with cache_error 0 when there is none (a chroot: the directories decide). */
+static const uint8_t *cache_data;
+static size_t cache_size;
+static int cache_error;
+
+void shim_soname_begin(void) {
         struct stat st;
         void *p;
-        int fd, r;
+        int fd;
 
         fd = open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC);
         if (fd < 0)
-                return 0;
-        if (fstat(fd, &st) < 0 || st.st_size <= 0) {
-                (void) close(fd);
-                return 0;
+                return;
+        if (fstat(fd, &st) >= 0 && st.st_size > 0) {
+                p = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+                if (p == MAP_FAILED)
+                        cache_error = -errno;
+                else {
+                        cache_data = p;
+                        cache_size = (size_t) st.st_size;
+                }
         }
-        p = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         (void) close(fd);
-        if (p == MAP_FAILED)
-                return -errno;
-        r = in_cache_data(p, (size_t) st.st_size, soname);
-        (void) munmap(p, (size_t) st.st_size);
-        return r;
 }
 
+void shim_soname_end(void) {
+        if (cache_data)
+                (void) munmap((void *) cache_data, cache_size);
+        cache_data = NULL;
+        cache_size = 0;
+        cache_error = 0;
+}
+
+static int in_cache(const char *soname) {
+        if (cache_error < 0)
+                return cache_error;
+        return cache_data ? in_cache_data(cache_data, cache_size, soname) : 0;
+}
+
+/* Not dlopen(RTLD_NOLOAD): the loader reads its cache and opens the file for that too. */
 int shim_soname_locate(const char *soname) {
-        void *h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
         int r;
 
-        if (h) { /* already mapped: dlopen only took a reference */
-                (void) dlclose(h);
-                return 1;
-        }
         if (in_library_path(soname))
                 return 1;
         r = in_cache(soname);
