@@ -119,8 +119,8 @@ TEST_SUPPORT_LIB := $(O)/libtestsupport.a
 
 objs = $(patsubst %.c,$(O)/%.o,$(1))
 
-.PHONY: all check check-unit check-integration check-fuzz check-asan check-valgrind check-all \
-        fuzz analyze tidy cppcheck format-check install uninstall clean deps demo bench e2e-vm
+.PHONY: all check check-fast check-repo check-unit check-integration check-fuzz check-asan check-valgrind \
+        check-all fuzz analyze tidy cppcheck format-check install uninstall clean deps demo bench e2e-vm
 
 all: $(O)/node-reset
 
@@ -174,6 +174,15 @@ check: $(O)/node-reset $(UNIT_TESTS) $(TEST_HELPERS)
 check-unit: $(UNIT_TESTS)
 	$(Q)O=$(O) tests/run-tests.sh unit
 
+# The tiers of check: check-fast for the edit-compile-test loop (unit tests and the plan-only and
+# --root phase tests, under two minutes), check-repo for the repository itself (format, layers,
+# man page, package, install, make deps); tests/run-tests.sh lists which test is in which.
+check-fast: $(O)/node-reset $(UNIT_TESTS) $(TEST_HELPERS)
+	$(Q)O=$(O) tests/run-tests.sh fast
+
+check-repo: $(O)/node-reset
+	$(Q)O=$(O) tests/run-tests.sh repo
+
 check-asan:
 	$(Q)$(MAKE) --no-print-directory O=$(O)-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 		CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
@@ -223,7 +232,7 @@ deps:
 	$(Q)tools/install-deps.sh
 
 # Targets whose recipe runs a build or a test without a compile of this make's own before it.
-check check-unit check-asan check-valgrind demo e2e-vm bench analyze tidy fuzz fuzz-build: | $(DEPS_FIRST)
+check check-fast check-repo check-unit check-asan check-valgrind demo e2e-vm bench analyze tidy fuzz fuzz-build: | $(DEPS_FIRST)
 
 bench: $(O)/node-reset
 	$(Q)for b in bench/*.sh; do O=$(O) $$b || exit 1; done

@@ -22,6 +22,11 @@ typedef struct ShimState {
         int result;
         const char *soname;
         char why[256];
+        /* shim_find()'s answer, under the lock, until shim_load() decides for good. */
+        bool looked;
+        int find_result;
+        const char *found;
+        char find_why[64];
 } ShimState;
 
 static ShimState states[_SHIM_LIB_MAX];
@@ -97,6 +102,69 @@ int shim_load(ShimLib lib) {
         }
         (void) pthread_mutex_unlock(&lock);
         return st->result;
+}
+
+/* -EAGAIN when the loader's cache cannot be read: only a real load can tell then. */
+static int find_locked(const ShimLibrary *l, ShimState *st) {
+        bool undecided = false;
+
+        for (const char *const *s = l->sonames; *s; s++) {
+                int k = shim_soname_locate(*s);
+
+                if (k > 0) {
+                        st->found = *s;
+                        return 0;
+                }
+                undecided = undecided || k < 0;
+        }
+        if (undecided)
+                return -EAGAIN;
+        (void) snprintf(st->find_why, sizeof st->find_why, "%s not found", l->sonames[0]);
+        return -EOPNOTSUPP;
+}
+
+/* Every library at once: the loader's cache is read once, whichever is asked about first. */
+static void find_all_locked(void) {
+        shim_soname_begin();
+        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++)
+                if (!states[l].looked) {
+                        states[l].find_result = find_locked(libraries[l], &states[l]);
+                        states[l].looked = true;
+                }
+        shim_soname_end();
+}
+
+int shim_find(ShimLib lib, const char **ret_soname, const char **ret_why) {
+        const char *soname = NULL, *why = NULL;
+        ShimState *st;
+        int r;
+
+        if (lib < 0 || lib >= _SHIM_LIB_MAX)
+                return -EINVAL;
+        st = &states[lib];
+        (void) pthread_mutex_lock(&lock);
+        if (st->done) {
+                r = st->result;
+                soname = st->soname;
+                why = st->why;
+        } else {
+                if (!st->looked)
+                        find_all_locked();
+                r = st->find_result;
+                soname = st->found;
+                why = st->find_why;
+        }
+        (void) pthread_mutex_unlock(&lock);
+        if (r == -EAGAIN) {
+                r = shim_load(lib);
+                soname = shim_soname(lib);
+                why = shim_why(lib);
+        }
+        if (ret_soname)
+                *ret_soname = r >= 0 ? soname : NULL;
+        if (ret_why)
+                *ret_why = r < 0 ? why : NULL;
+        return r;
 }
 
 const char *shim_soname(ShimLib lib) {

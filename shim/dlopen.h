@@ -26,6 +26,13 @@ typedef enum ShimLib {
  * which. Never logs: the caller says what is skipped for it. */
 int shim_load(ShimLib lib);
 
+/* Is lib on this node? Its sonames are looked up where the loader would look (LD_LIBRARY_PATH,
+ * /etc/ld.so.cache, the system directories) without loading anything: no dependency closure is
+ * mapped. 0 and the soname found (the loaded one after shim_load()), or -EOPNOTSUPP and why
+ * ("libipset.so.13 not found", or the reason an earlier shim_load() failed). A library found can
+ * still fail to load (a missing dependency or symbol): its first call says so. Thread-safe. */
+int shim_find(ShimLib lib, const char **ret_soname, const char **ret_why);
+
 /* The loaded soname ("libnftnl.so.11") after a successful shim_load(), else NULL. */
 const char *shim_soname(ShimLib lib);
 

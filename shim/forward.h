@@ -25,6 +25,14 @@ extern const ShimLibrary shim_library_libsystemd, shim_library_libmnl, shim_libr
         shim_library_libip6tc, shim_library_libipset, shim_library_libcurl, shim_library_libcrypto,
         shim_library_libyaml, shim_library_libbpf;
 
+/* 1 when the loader would find soname (in LD_LIBRARY_PATH, its cache or a system directory, as an
+ * ELF object of this program's class and machine), 0 when not, <0 when its cache cannot be read.
+ * Loads nothing. Called between shim_soname_begin() and _end(), which map the loader's cache once
+ * for a whole round of lookups, under shim/dlopen.c's lock. */
+void shim_soname_begin(void);
+int shim_soname_locate(const char *soname);
+void shim_soname_end(void);
+
 /* A symbol list is SYMS(X, V, R): X(ret, name, (params), (args), value returned when the library
  * is missing) for functions with a result, V(...) for void ones, R(...) for variadic ones, which
  * are resolved here but forwarded by hand (through the library's va_list variant, or by the

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Runs the unit tests, the integration tests and the fuzz corpus replay; prints one closing line
-# "N passed, N failed, N skipped". Usage: tests/run-tests.sh [unit|integration|fuzz]...
+# "N passed, N failed, N skipped". Usage: tests/run-tests.sh [unit|integration|fuzz|fast|repo]...
+# Tiers: "fast" is the unit tests and the integration tests that plan or reset --root trees and
+# private namespaces without real components (make check-fast, under two minutes); "repo" checks
+# the repository itself (make check-repo); "integration" is every integration test, the slow
+# real-component suites (containerd, etcd, systemd in nspawn, the VM) among them (make check).
 set -u
 cd "$(dirname "$0")/.."
 O=${O:-build}
 what=${*:-unit integration fuzz}
+FAST_TESTS="plan-phases lazy-libraries escape manifest-rules edit-block cni-state lock"
+REPO_TESTS="format layers man deb install make-deps"
 passed=0 failed=0 skipped=0
 failed_names=()
 
@@ -32,10 +38,11 @@ run_unit() {
         done
 }
 
-run_integration() {
+run_integration() { # [NAME...]: only tests/integration/test-NAME.sh, else all of them
         local t rc
         for t in tests/integration/test-*.sh; do
                 [ -f "$t" ] || continue
+                [ $# -eq 0 ] || [[ " $* " == *" $(basename "$t" .sh | sed 's/^test-//') "* ]] || continue
                 echo "=== integration $(basename "$t")"
                 O="$O" timeout --kill-after=10 "${TEST_TIMEOUT:-900}" bash "$t"
                 rc=$?
@@ -71,6 +78,8 @@ for w in $what; do
         unit) run_unit ;;
         integration) run_integration ;;
         fuzz) run_fuzz ;;
+        fast) run_unit; run_integration $FAST_TESTS ;;
+        repo) run_integration $REPO_TESTS ;;
         *) echo "unknown test group: $w" >&2; exit 2 ;;
         esac
 done

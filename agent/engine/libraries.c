@@ -27,6 +27,15 @@ int libraries_check(ShimLib lib, const char **ret_why) {
         return r;
 }
 
+int libraries_find(ShimLib lib, const char **ret_why) {
+        const char *why;
+        int r = shim_find(lib, NULL, &why);
+
+        if (ret_why)
+                *ret_why = r < 0 ? strna(why) : NULL;
+        return r;
+}
+
 static int skip_row_apply(Action *a, Context *ctx, char **reterr_msg) {
         return 0;
 }
@@ -36,13 +45,10 @@ static const ActionOps library_ops = {
         .apply = skip_row_apply,
 };
 
-int libraries_plan_missing(Plan *plan, const char *phase, ShimLib lib, const char *what) {
-        const char *why;
+static int plan_skip_row(Plan *plan, const char *phase, ShimLib lib, const char *why, const char *what) {
         Action *a;
         int r;
 
-        if (libraries_check(lib, &why) >= 0)
-                return 0;
         a = plan_add(plan, &library_ops, phase, shim_lib_sonames(lib)[0], NULL, NULL);
         if (!a)
                 return -ENOMEM;
@@ -51,6 +57,14 @@ int libraries_plan_missing(Plan *plan, const char *phase, ShimLib lib, const cha
         if (r >= 0)
                 r = action_set_skip(a, "%s: %s skipped", why, what);
         return r < 0 ? r : 1;
+}
+
+int libraries_plan_missing(Plan *plan, const char *phase, ShimLib lib, const char *what) {
+        const char *why;
+
+        if (libraries_check(lib, &why) >= 0)
+                return 0;
+        return plan_skip_row(plan, phase, lib, why, what);
 }
 
 int libraries_plan_phase(Plan *plan, const char *phase, unsigned needs) {
@@ -63,10 +77,11 @@ int libraries_plan_phase(Plan *plan, const char *phase, unsigned needs) {
                 return -ENOMEM;
         for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++)
                 if (needs & SHIM_MASK(l)) {
-                        int r = libraries_plan_missing(plan, phase, l, what);
+                        const char *why;
 
-                        if (r != 0)
-                                return r;
+                        /* Looked up, not loaded: the phase may never call it. */
+                        if (libraries_find(l, &why) < 0)
+                                return plan_skip_row(plan, phase, l, why, what);
                 }
         return 0;
 }
@@ -78,7 +93,7 @@ void libraries_emit_unavailable(Emitter *e) {
         for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++) {
                 const char *why;
 
-                if (libraries_check(l, &why) >= 0)
+                if (libraries_find(l, &why) >= 0)
                         continue;
                 if (!any)
                         emit_text(e, COLOR_YELLOW, "\nunavailable on this node:\n");
@@ -94,11 +109,11 @@ void libraries_emit_unavailable(Emitter *e) {
 
 void libraries_print(FILE *f) {
         for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++) {
-                const char *why;
+                const char *soname, *why;
 
-                if (libraries_check(l, &why) >= 0)
-                        fprintf(f, "  %-11s %s\n", shim_lib_name(l), shim_soname(l));
+                if (shim_find(l, &soname, &why) >= 0)
+                        fprintf(f, "  %-11s %s\n", shim_lib_name(l), soname);
                 else
-                        fprintf(f, "  %-11s not loaded: %s (%s)\n", shim_lib_name(l), why, effects[l]);
+                        fprintf(f, "  %-11s not loaded: %s (%s)\n", shim_lib_name(l), strna(why), effects[l]);
         }
 }

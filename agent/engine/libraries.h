@@ -11,19 +11,25 @@
 
 #define SHIM_MASK(lib) (1u << (lib))
 
-/* Is lib loadable? 0 yes; else -EOPNOTSUPP and *ret_why (static) says why. */
+/* Is lib loadable? Loads it: for the moment of its first call. 0 yes; else -EOPNOTSUPP and
+ * *ret_why (static) says why. */
 int libraries_check(ShimLib lib, const char **ret_why);
+
+/* Is lib on this node? Looks its sonames up without loading it (shim_find()): for what is said
+ * before any call (a phase's first row, the "unavailable" list, --version). */
+int libraries_find(ShimLib lib, const char **ret_why);
 
 /* For a phase (or a part of one, what = "ipset lines"): when lib does not load, add one skipped
  * "library" row naming it ("libipset.so.13 not found: ipset lines skipped") and return 1; 0 when
  * it loads; -ENOMEM. */
 int libraries_plan_missing(Plan *plan, const char *phase, ShimLib lib, const char *what);
 
-/* The first library in the mask that does not load, with its skip row added (1), or 0. */
+/* The first library in the mask that is not on this node, with its skip row added (1), or 0. Looks
+ * up, loads nothing: a phase that calls a library checks it at that call (libraries_plan_missing). */
 int libraries_plan_phase(Plan *plan, const char *phase, unsigned needs);
 
-/* The "unavailable" list of a report: every library that does not load and what it costs. */
+/* The "unavailable" list of a report: every library not on this node or that failed to load. */
 void libraries_emit_unavailable(Emitter *e);
 
-/* --version: one line per library, the soname loaded or why none did. */
+/* --version: one line per library, the soname found (not loaded) or why none is. */
 void libraries_print(FILE *f);

@@ -56,7 +56,9 @@ static int manager_absent(ServiceManager *m, const char *fmt, ...) _printf_(2, 3
 static int manager_absent(ServiceManager *m, const char *fmt, ...) {
         va_list ap;
 
-        m->bus = sd_bus_flush_close_unref(m->bus);
+        /* No bus, no call: a forwarder called even with NULL loads libsystemd. */
+        if (m->bus)
+                m->bus = sd_bus_flush_close_unref(m->bus);
         va_start(ap, fmt);
         m->why_absent = vstrprintf(fmt, ap);
         va_end(ap);
@@ -125,16 +127,16 @@ static int manager_connect(ServiceManager *m, const char *root) {
         struct stat st;
         int r;
 
+        if (!marker || !private || !system)
+                return -ENOMEM;
+        /* sd_booted()'s test, made on the tree's /run: without systemd, libsystemd is not loaded. */
+        if (isempty(env) && (stat(marker, &st) < 0 || !S_ISDIR(st.st_mode)))
+                return manager_absent(m, "not booted with systemd (no %s)", marker);
         /* Without libsystemd nothing can be asked: the same as no systemd, with the reason. */
         if (shim_load(SHIM_LIBSYSTEMD) < 0)
                 return manager_absent(m, "%s", shim_why(SHIM_LIBSYSTEMD));
         if (!isempty(env))
                 return manager_try(m, false, env);
-        if (!marker || !private || !system)
-                return -ENOMEM;
-        /* sd_booted()'s test, made on the tree's /run. */
-        if (stat(marker, &st) < 0 || !S_ISDIR(st.st_mode))
-                return manager_absent(m, "not booted with systemd (no %s)", marker);
         /* As root, talk to PID 1 directly, as systemctl does: it works while dbus is down too. */
         if (geteuid() == 0) {
                 r = manager_try(m, true, private);
@@ -164,7 +166,8 @@ int services_manager_open(const char *root, ServiceManager **ret) {
 ServiceManager *services_manager_free(ServiceManager *m) {
         if (!m)
                 return NULL;
-        sd_bus_flush_close_unref(m->bus);
+        if (m->bus)
+                sd_bus_flush_close_unref(m->bus);
         free(m->why_absent);
         free(m->description);
         return mfree(m);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "agent/phases/etcd-member.h"
+#include "agent/engine/libraries.h"
 #include "agent/node/fileio.h"
 #include "agent/config/path.h"
 #include "chase.h"
@@ -346,6 +347,10 @@ int etcd_local_client(const EtcdLocal *l, const char *endpoint, uint64_t deadlin
         EtcdTls tls = { .ca_file = l->ca_file, .cert_file = l->cert_file, .key_file = l->key_file };
         int r;
 
+        /* The first etcd call loads libcurl; one that does not load is no client ("Can not access a
+         * needed shared library"), and the report's unavailable list says why. */
+        if (libraries_check(SHIM_LIBCURL, NULL) < 0)
+                return -ELIBACC;
         r = etcd_client_new(endpoint, &tls, ret);
         if (r < 0)
                 return r;

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 
+#include "agent/engine/libraries.h"
 #include "agent/engine/log.h"
 #include "agent/engine/phase.h"
 #include "agent/phases/pods-ladder.h"
@@ -947,6 +948,9 @@ int phase_pods_plan(Context *ctx, Plan *plan, char **reterr) {
                 if (!is_socket(paths[i]) || seen_before(paths, i))
                         continue;
                 found++;
+                /* The first CRI call: libcurl is loaded here, not when the phase was chosen. */
+                if (found == 1 && (r = libraries_plan_missing(plan, "pods", SHIM_LIBCURL, "the pods phase")) != 0)
+                        return r < 0 ? r : 0;
                 r = plan_target(ctx, plan, paths[i], deadline, reterr);
         }
         if (r < 0)

@@ -5,6 +5,7 @@
 
 #define SD_JOURNAL_SUPPRESS_LOCATION 1
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <libiptc/libiptc.h>
 #include <libmnl/libmnl.h>
 #include <libnftnl/table.h>
@@ -36,6 +37,11 @@ static void probe_missing(void) {
         struct iovec iov = { (char *) "MESSAGE=x", 9 };
         sd_bus *bus = NULL;
 
+        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++) {
+                const char *so = "x", *why = NULL;
+
+                check("shim_find: not found", shim_find(l, &so, &why) == -EOPNOTSUPP && !so && says_not_found(why));
+        }
         errno = 0;
         check("mnl_socket_open2: NULL, errno EOPNOTSUPP", !mnl_socket_open2(NETLINK_ROUTE, 0) && errno == EOPNOTSUPP);
         check("nftnl_table_alloc: NULL", !nftnl_table_alloc());
@@ -43,15 +49,15 @@ static void probe_missing(void) {
         check("iptc_strerror: names the library", streq(iptc_strerror(0), "libip4tc is not loaded"));
         check("curl_version_info: NULL", !curl_version_info(CURLVERSION_NOW));
         check("curl_easy_init: NULL", !curl_easy_init());
-        check("curl_easy_setopt (variadic): CURLE_FAILED_INIT", curl_easy_setopt(NULL, CURLOPT_URL, "x") == CURLE_FAILED_INIT);
+        check("curl_easy_setopt (variadic): CURLE_FAILED_INIT",
+              curl_easy_setopt(NULL, CURLOPT_URL, "x") == CURLE_FAILED_INIT);
         check("BIO_new_mem_buf: NULL", !BIO_new_mem_buf("x", 1));
         check("sd_bus_new: -EOPNOTSUPP", sd_bus_new(&bus) == -EOPNOTSUPP && !bus);
         check("sd_bus_message_append (variadic): -EOPNOTSUPP", sd_bus_message_append(NULL, "s", "x") == -EOPNOTSUPP);
         check("sd_bus_error_has_names (variadic): 0", sd_bus_error_has_names(&e, "a.b", "c.d") == 0);
         check("sd_journal_sendv: -EOPNOTSUPP", sd_journal_sendv(&iov, 1) == -EOPNOTSUPP);
         for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++)
-                check(shim_lib_name(l), shim_load(l) == -EOPNOTSUPP && !shim_soname(l) &&
-                                                says_not_found(shim_why(l)));
+                check(shim_lib_name(l), shim_load(l) == -EOPNOTSUPP && !shim_soname(l) && says_not_found(shim_why(l)));
 }
 
 static void probe_loaded(void) {
@@ -60,22 +66,35 @@ static void probe_loaded(void) {
         const curl_version_info_data *v;
         CURL *h;
 
-        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++)
+        /* Found by soname without being mapped; then loaded, and found as what was loaded. */
+        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++) {
+                const char *so = NULL, *why = "x";
+
+                check("shim_find: found, not loaded",
+                      shim_find(l, &so, &why) == 0 && so && !why && !dlopen(so, RTLD_LAZY | RTLD_NOLOAD));
+        }
+        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++) {
+                const char *so = NULL;
+
                 check(shim_lib_name(l), shim_load(l) == 0 && shim_soname(l) && !shim_why(l));
+                check("shim_find after the load: the loaded soname",
+                      shim_find(l, &so, NULL) == 0 && so && streq(so, shim_soname(l)));
+        }
         v = curl_version_info(CURLVERSION_NOW);
         check("curl_version_info answers", v && v->version_num > 0);
         h = curl_easy_init();
         /* Each argument class of the variadic forwarder: long, pointer, curl_off_t. */
         check("curl_easy_setopt long", h && curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) == CURLE_OK);
         check("curl_easy_setopt pointer", h && curl_easy_setopt(h, CURLOPT_URL, "http://x/") == CURLE_OK);
-        check("curl_easy_setopt curl_off_t", h && curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) 3) == CURLE_OK);
+        check("curl_easy_setopt curl_off_t",
+              h && curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) 3) == CURLE_OK);
         check("curl_easy_setopt unknown option: not OK", h && curl_easy_setopt(h, (CURLoption) 9999, 0L) != CURLE_OK);
         curl_easy_cleanup(h);
         check("sd_bus_error_has_names: the second name matches",
               sd_bus_error_has_names(&e, "org.example.A", "org.example.B") > 0);
         check("sd_bus_error_has_names: no name matches", sd_bus_error_has_names(&e, "org.example.C") == 0);
-        check("shim_lib_from_name", shim_lib_from_name("libipset") == SHIM_LIBIPSET &&
-                                            shim_lib_from_name("libfoo") == _SHIM_LIB_INVALID);
+        check("shim_lib_from_name",
+              shim_lib_from_name("libipset") == SHIM_LIBIPSET && shim_lib_from_name("libfoo") == _SHIM_LIB_INVALID);
 }
 
 int main(int argc, char *argv[]) {

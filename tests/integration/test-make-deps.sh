@@ -41,6 +41,9 @@ exec pkg-config "\$@"
 EOF
 chmod +x "$fake"/* "$WORK/pkg-config"
 
+# The make this test runs is a fresh one: a calling "make -s check" would hand it -s through
+# MAKEFLAGS, and the compile lines asserted below would never be printed.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 t0=$(date +%s)
 PATH=$fake:$PATH E2E_CACHE=$WORK/e2e make -C "$TOP" --no-print-directory -j2 O="$WORK/build" \
         PKG_CONFIG="$WORK/pkg-config" V=1 deps demo > "$WORK/make.log" 2>&1; rc=$?
