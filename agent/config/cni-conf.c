@@ -389,6 +389,12 @@ static int list_types(const JsonValue *list, char ***types, const char **why) {
         return r;
 }
 
+bool cni_conf_name_is_rescue(const char *name) {
+        size_t n = strlen(name), k = strlen(CNI_RESCUE_SUFFIX);
+
+        return n >= k && streq(name + n - k, CNI_RESCUE_SUFFIX);
+}
+
 bool cni_conf_name_loaded(const char *name) {
         const char *ext = strrchr(name, '.');
 

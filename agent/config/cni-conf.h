@@ -10,6 +10,11 @@
  * exactly .conf, .conflist or .json. */
 bool cni_conf_name_loaded(const char *name);
 
+/* Every rescue conflist of the pods phase ends so, whatever prefix made it sort first; an
+ * interrupted run's is found by it, and it is no CNI's. */
+#define CNI_RESCUE_SUFFIX "node-reset-rescue.conflist"
+bool cni_conf_name_is_rescue(const char *name);
+
 /* The plugin types of the configuration file name holding text (size bytes, any bytes): each
  * plugin's type and its IPAM's type, in order, once each, comma separated ("calico,calico-ipam,portmap").
  * A name ending in .conflist is read as a list, any other as one plugin, as libcni does. Returns 0,

@@ -20,7 +20,6 @@
 #include "agent/config/toml.h"
 #include "agent/config/yaml-util.h"
 #include "agent/node/fileio.h"
-#include "agent/phases/pods-ladder.h"
 #include "agent/config/kubeconfig.h"
 #include "chase.h"
 #include "errno-util.h"
@@ -531,14 +530,6 @@ static int cni_from_file(int root_fd, const char *path, Detection *d) {
         return r < 0 ? r : 1;
 }
 
-/* The pods phase's own rescue conflist (left by a killed run) is no CNI's: whatever prefix made it
- * sort first. */
-static bool is_rescue_conf(const char *name) {
-        size_t n = strlen(name), k = strlen(CNI_RESCUE_SUFFIX);
-
-        return n >= k && streq(name + n - k, CNI_RESCUE_SUFFIX);
-}
-
 /* The runtime uses the first configuration libcni loads from its conf dir (names ending .conf,
  * .conflist or .json, in byte order, dot files included): its plugins are the node's CNI. */
 static int cni_from_config(int root_fd, Detection *d) {
@@ -563,7 +554,7 @@ static int cni_from_config(int root_fd, Detection *d) {
 
                         if (r != 0)
                                 break;
-                        if (!cni_conf_name_loaded(*n) || is_rescue_conf(*n))
+                        if (!cni_conf_name_loaded(*n) || cni_conf_name_is_rescue(*n))
                                 continue;
                         path = strprintf("%s/%s", *dir, *n);
                         r = path ? cni_from_file(root_fd, path, d) : -ENOMEM;

@@ -83,13 +83,6 @@ static void handlers_disarm(void) {
                 }
 }
 
-static bool is_cni_config(const char *name) {
-        size_t l = strlen(name);
-
-        return (l > 5 && streq(name + l - 5, ".conf")) || (l > 9 && streq(name + l - 9, ".conflist")) ||
-               (l > 5 && streq(name + l - 5, ".json"));
-}
-
 /* A name that sorts (bytewise, as libcni sorts) before every config in the directory: "00-" first,
  * then prefixes of ever smaller bytes for a directory that already has "00-..." names. */
 static int rescue_name(const char *conf_dir, char *buf, size_t size, char **reterr_msg) {
@@ -101,7 +94,7 @@ static int rescue_name(const char *conf_dir, char *buf, size_t size, char **rete
         if (!d)
                 return set_errmsg(reterr_msg, negative_errno(), "cannot open the CNI conf dir %s: %m", conf_dir);
         FOREACH_DIRENT(de, d)
-        if (is_cni_config(de->d_name) && !strstr(de->d_name, CNI_RESCUE_SUFFIX) &&
+        if (cni_conf_name_loaded(de->d_name) && !cni_conf_name_is_rescue(de->d_name) &&
             (!first || strcmp(de->d_name, first) < 0)) {
                 free(first);
                 first = strdup(de->d_name);
@@ -239,9 +232,7 @@ int cni_rescue_find_stale(const char *conf_dir, char ***ret) {
                 return 0;
         }
         FOREACH_DIRENT(de, d) {
-                size_t len = strlen(de->d_name), sl = strlen(CNI_RESCUE_SUFFIX);
-
-                if (len < sl || !streq(de->d_name + len - sl, CNI_RESCUE_SUFFIX))
+                if (!cni_conf_name_is_rescue(de->d_name))
                         continue;
                 if (strv_consume(&l, strprintf("%s/%s", conf_dir, de->d_name)) < 0)
                         return -ENOMEM;

@@ -7,11 +7,9 @@
 
 #include <stdbool.h>
 
+#include "agent/config/cni-conf.h"
 #include "agent/engine/context.h"
 #include "agent/node/runtime-info.h"
-
-/* Every rescue conflist ends so; an interrupted run's is found by it. */
-#define CNI_RESCUE_SUFFIX "node-reset-rescue.conflist"
 
 /* Write a conflist whose only plugin is loopback into conf_dir, under a name that sorts before every
  * other config there (libcni loads the first), and arm SIGINT/SIGTERM/SIGHUP/SIGQUIT handlers and an
