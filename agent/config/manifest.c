@@ -120,8 +120,8 @@ static int validate_rule_table(char **args, char **ret_reason) {
 
         if (rule_match_from_args(args, n, &m) < 0)
                 return set_errmsg(ret_reason, -EINVAL,
-                                  "needs TABLE (1-4294967295, not 253, 254 or 255), then optionally MARK/MASK "
-                                  "(the mark within a non-zero mask) and PREF, got '%s%s%s'",
+                                  "needs TABLE (1-4294967295, not 253, 254 or 255), then optionally [!]MARK/MASK "
+                                  "(the mark within a non-zero mask, '!' for 'not fwmark') and PREF, got '%s%s%s'",
                                   args[0], n > 1 ? " " : "", n > 1 ? args[1] : "");
         return 0;
 }

@@ -289,4 +289,24 @@ assert "run 4: the machine's cgroup2 mount stays" is_mount "$NR_BPF_CG2"
 assert "run 4: /sys/fs/bpf stays" is_mount /sys/fs/bpf
 run_net r5
 assert "run 5 changes nothing" test "$(rq "$WORK/r5.json" count '*' changed):$(rq "$WORK/r5.json" count '*' failed)" = "0:0"
+
+# Policy rules of another shape than the CNI's are the host's: "not fwmark" with cilium's mark, the
+# same mark behind an iif (IPv6). They stay, and so does the host's default route in table 2004,
+# which they make the host's table too; cilium's own IPv6 rule goes.
+ip rule add pref 9 fwmark 0x200/0xf00 lookup 2004
+ip rule add pref 50 not fwmark 0x200/0xf00 lookup 2004
+ip -6 rule add pref 9 fwmark 0x200/0xf00 lookup 2004
+ip -6 rule add pref 51 iif eth1 fwmark 0x200/0xf00 lookup 2004
+ip route add default via 192.0.2.1 dev eth0 table 2004
+run_net r6
+assert "run 6 exits 0" test $? -eq 0
+assert "run 6: the host's 'not fwmark 0x200/0xf00 lookup 2004' stays" \
+        sh -c "ip rule show | grep -q '^50:.*not from all fwmark 0x200/0xf00 lookup 2004'"
+assert "run 6: the host's IPv6 'iif eth1 fwmark 0x200/0xf00 lookup 2004' stays" \
+        sh -c "ip -6 rule show | grep -q '^51:.*fwmark 0x200/0xf00 iif eth1 lookup 2004'"
+assert "run 6: the host's default route in table 2004 stays" \
+        test "$(ip route show table 2004)" = "default via 192.0.2.1 dev eth0 "
+assert "run 6: cilium's IPv6 rule goes" sh -c "! ip -6 rule show | grep -q '^9:'"
+assert "run 6: cilium's IPv4 rule, whose table holds the host's default route, is refused" \
+        test "$(rq "$WORK/r6.json" targets rule skipped)" = "ipv4 pref 9 fwmark 0x200/0xf00 lookup 2004"
 finish
