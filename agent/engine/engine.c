@@ -222,33 +222,44 @@ static int action_is_residue(Context *ctx, Action *a) {
         return r > 0;
 }
 
-int engine_verify(Context *ctx, const PhaseSelection *sel, Plan **ret_residue, char **reterr) {
-        Plan *fresh = NULL, *residue = NULL;
+/* A row that stands for what could not be looked at: the skipped "library" row of a phase, or of a
+ * part of one, whose library does not load (libraries_plan_missing()). */
+static bool action_is_unobserved(const Action *a) {
+        return a->skip_reason && streq(a->ops->kind, "library");
+}
+
+int engine_verify(Context *ctx, const PhaseSelection *sel, Plan **ret_residue, Plan **ret_unobserved, char **reterr) {
+        Plan *fresh = NULL, *residue = NULL, *unobserved = NULL;
         int r;
 
         fresh = plan_new();
         residue = plan_new();
-        if (!fresh || !residue) {
+        unobserved = plan_new();
+        if (!fresh || !residue || !unobserved) {
                 r = -ENOMEM;
                 goto finish;
         }
         r = engine_plan(ctx, sel, fresh, reterr);
         if (r < 0)
                 goto finish;
-        /* Move the residue over to its own plan, leaving the rest to be freed. */
+        /* Move the residue and the unobserved rows over to their own plans, leaving the rest to be freed. */
         for (size_t i = 0; i < fresh->n_actions; i++) {
                 Action *a = fresh->actions[i];
+                Plan *to = action_is_unobserved(a) ? unobserved : action_is_residue(ctx, a) > 0 ? residue : NULL;
 
-                if (action_is_residue(ctx, a) <= 0)
+                if (!to)
                         continue;
-                r = plan_append(residue, a);
+                r = plan_append(to, a);
                 if (r < 0)
                         goto finish;
                 fresh->actions[i] = NULL;
         }
         *ret_residue = TAKE_PTR(residue);
+        if (ret_unobserved)
+                *ret_unobserved = TAKE_PTR(unobserved);
         r = 0;
 finish:
+        plan_free(unobserved);
         plan_free(residue);
         plan_free(fresh);
         return r;
