@@ -180,8 +180,9 @@ static int validate_ipset(char **args, char **ret_reason) {
 }
 
 static int validate_ipvs(char **args, char **ret_reason) {
-        if (!streq(args[0], "clear"))
-                return set_errmsg(ret_reason, -EINVAL, "needs 'clear', got '%s'", args[0]);
+        if (!streq(args[0], "clear") && !streq(args[0], "flush-all"))
+                return set_errmsg(ret_reason, -EINVAL, "needs 'clear' (kube-proxy's services) or 'flush-all', got '%s'",
+                                  args[0]);
         return 0;
 }
 
