@@ -357,6 +357,7 @@ static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
         [DIRECTIVE_BPF_PROG] = { "bpf-prog", 1, 1, validate_bpf_prog },
         [DIRECTIVE_BPF_CGROUP] = { "bpf-cgroup", 1, 1, validate_absolute },
         [DIRECTIVE_BPF_PIN] = { "bpf-pin", 1, 1, validate_target },
+        [DIRECTIVE_BPF_MOUNT] = { "bpf-mount", 1, 1, validate_absolute },
         [DIRECTIVE_FIREWALL] = { "firewall", 1, 1, validate_firewall },
         [DIRECTIVE_CHAIN_PREFIX] = { "chain-prefix", 1, 1, validate_chain_prefix },
         [DIRECTIVE_NFT_TABLE] = { "nft-table", 2, 2, validate_nft_table },

@@ -46,7 +46,7 @@ if [ "$(stat -c %d:%i "$CGROOT")" != "$(stat -c %d:%i "$NR_BPF_CHILD")" ] ||
         exit 1
 fi
 mount -t bpf bpf /sys/fs/bpf || { echo "FAIL: cannot mount a private bpffs"; exit 1; }
-trap 'cd /; umount /run/cilium/bpffs /sys/fs/bpf "$CGROOT" 2>/dev/null; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
+trap 'cd /; umount /sys/fs/bpf/tc /run/cilium/bpffs /sys/fs/bpf "$CGROOT" 2>/dev/null; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
 
 clang -O2 -g -target bpf -I/usr/include/"$(uname -m)"-linux-gnu \
         -c "$TOP/tests/integration/fixtures/bpf-progs.c" -o "$WORK/progs.o" ||
@@ -309,4 +309,18 @@ assert "run 6: the host's default route in table 2004 stays" \
 assert "run 6: cilium's IPv6 rule goes" sh -c "! ip -6 rule show | grep -q '^9:'"
 assert "run 6: cilium's IPv4 rule, whose table holds the host's default route, is refused" \
         test "$(rq "$WORK/r6.json" targets rule skipped)" = "ipv4 pref 9 fwmark 0x200/0xf00 lookup 2004"
+
+# A bpffs is the CNI's only where the manifest says cilium mounts its own ("bpf-mount
+# /run/cilium/bpffs"): the host's bpffs nested at /sys/fs/bpf/tc, which a cilium pin pattern lies
+# in, loses that pin and stays mounted, empty as it is.
+mkdir -p /sys/fs/bpf/tc
+mount -t bpf bpf /sys/fs/bpf/tc
+mkdir -p /sys/fs/bpf/tc/globals
+bpftool map create /sys/fs/bpf/tc/globals/cilium_nested type hash key 4 value 4 entries 8 name cilium_nested
+run_net r7
+assert "run 7 exits 0" test $? -eq 0
+assert "run 7: cilium's pin in the nested bpffs is gone" test ! -e /sys/fs/bpf/tc/globals/cilium_nested
+assert "run 7: the host's nested bpffs at /sys/fs/bpf/tc stays mounted" is_mount /sys/fs/bpf/tc
+assert "run 7: no bpf-mount row for it" test "$(rq "$WORK/r7.json" targets bpf-mount '*')" = ""
+umount /sys/fs/bpf/tc
 finish
