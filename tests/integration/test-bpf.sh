@@ -292,16 +292,18 @@ assert "run 5 changes nothing" test "$(rq "$WORK/r5.json" count '*' changed):$(r
 
 # Policy rules of another shape than the CNI's are the host's: "not fwmark" with cilium's mark, the
 # same mark behind an iif (IPv6). They stay, and so does the host's default route in table 2004,
-# which they make the host's table too; cilium's own IPv6 rule goes.
+# which they make the host's table too; cilium's own IPv6 rule goes. (The "not" rule comes after the
+# main table, so the management path does not run through table 2004 and the guard alone would not
+# keep it.)
 ip rule add pref 9 fwmark 0x200/0xf00 lookup 2004
-ip rule add pref 50 not fwmark 0x200/0xf00 lookup 2004
+ip rule add pref 32800 not fwmark 0x200/0xf00 lookup 2004
 ip -6 rule add pref 9 fwmark 0x200/0xf00 lookup 2004
 ip -6 rule add pref 51 iif eth1 fwmark 0x200/0xf00 lookup 2004
 ip route add default via 192.0.2.1 dev eth0 table 2004
 run_net r6
 assert "run 6 exits 0" test $? -eq 0
 assert "run 6: the host's 'not fwmark 0x200/0xf00 lookup 2004' stays" \
-        sh -c "ip rule show | grep -q '^50:.*not from all fwmark 0x200/0xf00 lookup 2004'"
+        sh -c "ip rule show | grep -q '^32800:.*not from all fwmark 0x200/0xf00 lookup 2004'"
 assert "run 6: the host's IPv6 'iif eth1 fwmark 0x200/0xf00 lookup 2004' stays" \
         sh -c "ip -6 rule show | grep -q '^51:.*fwmark 0x200/0xf00 iif eth1 lookup 2004'"
 assert "run 6: the host's default route in table 2004 stays" \
