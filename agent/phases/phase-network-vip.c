@@ -8,7 +8,11 @@
  * entries, so there are none to remove. When the node is reset, kubelet and the pod go, the address
  * stays: the old leader keeps answering for the VIP next to the new one. The manifest is read while
  * planning, before the files phase removes /etc/kubernetes/manifests, and exactly that address on
- * exactly that interface goes, nothing else of the interface. */
+ * exactly that interface goes, nothing else of the interface. Without vip_interface kube-vip takes
+ * the default route's interface, and so does this. Whatever the manifest says, an address the node
+ * depends on stays: one an SSH session arrives on, the node's own (node-addresses.c), one a route
+ * prefers as its source or whose prefix alone reaches a route's gateway; sessions and routes are
+ * read again at apply time. */
 
 #include <arpa/inet.h>
 #include <errno.h>
