@@ -12,7 +12,8 @@
  *   PROXY_RT_TABLE, whose table holds "default via <cilium_host ip> dev cilium_host"), IPsec table 200 behind marks
  * 0xd00 and 0xe00, WireGuard table 201 behind 0xe00 (mask 0xf00 each);
  * - calico (felix config WireguardRoutingRulePriority = 99): pref 99 not fwmark 0x100000/0x100000
- *   lookup 1 ("rule-table 1 !0x100000/0x100000 99"), the first table of its default RouteTableRange and the first bit of its mark mask;
+ *   lookup 1 ("rule-table 1 !0x100000/0x100000 99"), the first table of its default RouteTableRange and the first bit
+ * of its mark mask;
  * - kube-router: tables 77 ("kube-router", from the pod CIDR), 78 ("kube-router-dsr", DSR fwmarks)
  *   and 79 ("external_ip"), with no mark of their own to match.
  * The routes of a table go with it when the table is the CNI's: a line without a mark owns its
