@@ -9,6 +9,8 @@
  * director's (keepalived, a hand-made LVS) and is not the reset's to remove. */
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,4 +46,34 @@ char *ipvs_service_to_string(const IpvsService *svc) {
                 return strprintf("FWM %u (IPv%c)", svc->fwmark, svc->family == AF_INET ? '4' : '6');
         (void) inet_ntop(svc->family, svc->addr, a, sizeof a);
         return strprintf(svc->family == AF_INET6 ? "%s [%s]:%u" : "%s %s:%u", proto, a, svc->port);
+}
+
+static int parse_port(const char *s, const char **ret_end, unsigned long *ret) {
+        char *end;
+
+        if (!ascii_isdigit(*s))
+                return -EINVAL;
+        errno = 0;
+        *ret = strtoul(s, &end, 10);
+        *ret_end = end;
+        return errno != 0 || *ret > 65535 ? -EINVAL : 0;
+}
+
+int ipvs_port_range_parse(const char *s, uint16_t *ret_min, uint16_t *ret_max) {
+        unsigned long base, other;
+        const char *end;
+        char sep;
+
+        if (!s || parse_port(s, &end, &base) < 0)
+                return -EINVAL;
+        sep = *end;
+        if ((sep != '-' && sep != '+') || parse_port(end + 1, &end, &other) < 0 || *end)
+                return -EINVAL;
+        if (sep == '+')
+                other += base;
+        if (other < base || other > 65535)
+                return -EINVAL;
+        *ret_min = (uint16_t) base;
+        *ret_max = (uint16_t) other;
+        return 0;
 }

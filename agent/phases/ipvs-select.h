@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "agent/config/manifest.h"
+#include "agent/engine/context.h"
 #include "agent/engine/plan.h"
 #include "netreset/ipvs.h"
 
@@ -33,10 +34,15 @@ typedef struct IpvsOwnerView {
  * else's (keepalived, an LVS director) and stays. */
 const char *ipvs_service_owner(const IpvsService *svc, const IpvsOwnerView *v);
 
+/* The API server's --service-node-port-range ("30000-32767", or "30000+2767" as Kubernetes'
+ * PortRange also reads it). -EINVAL when malformed. */
+int ipvs_port_range_parse(const char *s, uint16_t *ret_min, uint16_t *ret_max);
+
 /* "TCP 10.96.0.1:443", "UDP [fd00::a]:53", "FWM 7 (IPv4)". malloc'd, NULL on OOM. */
 char *ipvs_service_to_string(const IpvsService *svc);
 
 /* The firewall phase's "ipvs" lines (phase-firewall-ipvs.c): "ipvs clear" plans one row per
- * virtual service of kube-proxy's and keeps the others; "ipvs flush-all" (the "all" profile, or a
+ * virtual service of kube-proxy's and keeps the others (the NodePort range is the API server's
+ * --service-node-port-range where its static pod says one); "ipvs flush-all" (the "all" profile, or a
  * manifest that says so) clears every one. */
-int phase_firewall_ipvs_plan(Plan *plan, const Manifest *m);
+int phase_firewall_ipvs_plan(Context *ctx, Plan *plan, const Manifest *m);

@@ -194,7 +194,8 @@ static int sequence_words(yaml_document_t *doc, yaml_node_t *seq, char ***words)
 }
 
 /* --advertise-address in the command and args of every container of a static pod. */
-static int pod_advertise(yaml_document_t *doc, const char *path, NodeAddresses *l) {
+static int pod_advertise(yaml_document_t *doc, const char *path, void *userdata) {
+        NodeAddresses *l = userdata;
         yaml_node_t *root = yaml_document_get_root_node(doc);
         yaml_node_t *cs = yaml_map_get(doc, yaml_map_get(doc, root, "spec"), "containers");
 
@@ -216,7 +217,8 @@ static int pod_advertise(yaml_document_t *doc, const char *path, NodeAddresses *
 }
 
 /* kubeadm's InitConfiguration / JoinConfiguration (controlPlane.localAPIEndpoint). */
-static int kubeadm_advertise(yaml_document_t *doc, const char *path, NodeAddresses *l) {
+static int kubeadm_advertise(yaml_document_t *doc, const char *path, void *userdata) {
+        NodeAddresses *l = userdata;
         yaml_node_t *root = yaml_document_get_root_node(doc);
         yaml_node_t *eps[] = { yaml_map_get(doc, root, "localAPIEndpoint"),
                                yaml_map_get(doc, yaml_map_get(doc, root, "controlPlane"), "localAPIEndpoint") };
@@ -231,8 +233,8 @@ static int kubeadm_advertise(yaml_document_t *doc, const char *path, NodeAddress
 }
 
 /* Every document of a YAML file, each given to fn; a file that does not parse gives nothing more. */
-static int read_yaml(int root_fd, const char *path, NodeAddresses *l,
-                     int (*fn)(yaml_document_t *, const char *, NodeAddresses *)) {
+static int read_yaml(int root_fd, const char *path, void *userdata,
+                     int (*fn)(yaml_document_t *, const char *, void *)) {
         cleanup_free char *text = NULL;
         yaml_parser_t parser;
         size_t size;
@@ -249,13 +251,56 @@ static int read_yaml(int root_fd, const char *path, NodeAddresses *l,
                         break;
                 empty = !yaml_document_get_root_node(&doc);
                 if (!empty)
-                        r = fn(&doc, path, l);
+                        r = fn(&doc, path, userdata);
                 yaml_document_delete(&doc);
                 if (empty)
                         break;
         }
         yaml_parser_delete(&parser);
         return r;
+}
+
+typedef struct FlagQuery {
+        const char *flag;
+        char *value;
+} FlagQuery;
+
+static int pod_flag(yaml_document_t *doc, const char *path, void *userdata) {
+        yaml_node_t *cs = yaml_map_get(doc, yaml_map_get(doc, yaml_document_get_root_node(doc), "spec"), "containers");
+        FlagQuery *q = userdata;
+
+        if (!cs || cs->type != YAML_SEQUENCE_NODE)
+                return 0;
+        for (yaml_node_item_t *i = cs->data.sequence.items.start; i < cs->data.sequence.items.top; i++) {
+                yaml_node_t *c = yaml_document_get_node(doc, *i);
+                cleanup_strv char **argv = NULL;
+                const char *v;
+
+                if (sequence_words(doc, yaml_map_get(doc, c, "command"), &argv) < 0 ||
+                    sequence_words(doc, yaml_map_get(doc, c, "args"), &argv) < 0)
+                        return -ENOMEM;
+                v = node_flag_value(argv, q->flag);
+                if (v) {
+                        free(q->value);
+                        q->value = strdup(v);
+                        if (!q->value)
+                                return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+int node_apiserver_flag(int root_fd, const char *flag, char **ret) {
+        FlagQuery q = { flag, NULL };
+        int r;
+
+        r = read_yaml(root_fd, "/etc/kubernetes/manifests/kube-apiserver.yaml", &q, pod_flag);
+        if (r < 0) {
+                free(q.value);
+                return r;
+        }
+        *ret = q.value;
+        return 0;
 }
 
 int node_addresses_read(int root_fd, NodeAddresses *ret) {

@@ -27,6 +27,11 @@ void node_addresses_done(NodeAddresses *l);
 /* The source that names addr as the node's own, or NULL. */
 const char *node_addresses_find(const NodeAddresses *l, int family, const uint8_t *addr);
 
+/* The value of --FLAG in the API server's static pod (/etc/kubernetes/manifests/kube-apiserver.yaml
+ * beneath root_fd, its command and args), malloc'd in *ret; 0 and NULL when the file or the flag is
+ * not there or the file does not parse; -ENOMEM. */
+int node_apiserver_flag(int root_fd, const char *flag, char **ret);
+
 /* Exposed for tests: the words of one env file's assignments to any of names (the last assignment
  * of a name wins, comments and blank lines skipped, '…' and "…" quoting, backslash escapes in
  * double quotes), appended to *words (a NULL-terminated strv). -ENOMEM only. */

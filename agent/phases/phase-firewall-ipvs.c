@@ -10,6 +10,7 @@
 
 #include "agent/engine/log.h"
 #include "agent/phases/ipvs-select.h"
+#include "agent/phases/node-addresses.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/addr.h"
@@ -97,6 +98,7 @@ static const ActionOps service_ops = {
 typedef struct View {
         IpvsAddr *ipvs0, *node;
         size_t n_ipvs0, n_node;
+        uint16_t port_min, port_max;
 } View;
 
 static void view_done(View *v) {
@@ -170,7 +172,24 @@ static int plan_services(Plan *plan, const IpvsService *svcs, size_t n, const Vi
         return r;
 }
 
-static int plan_clear(Plan *plan, const char *reason) {
+/* kube-proxy's NodePort range: the API server's, where its static pod is on this node. */
+static int view_port_range(Context *ctx, View *v) {
+        cleanup_free char *range = NULL;
+        int r;
+
+        v->port_min = KUBE_PROXY_NODEPORT_MIN;
+        v->port_max = KUBE_PROXY_NODEPORT_MAX;
+        r = node_apiserver_flag(ctx->root_fd, "service-node-port-range", &range);
+        if (r < 0)
+                return r;
+        if (range && ipvs_port_range_parse(range, &v->port_min, &v->port_max) < 0)
+                log_warning("firewall: the API server's --service-node-port-range '%s' does not parse; "
+                            "NodePorts are taken as %u-%u",
+                            range, KUBE_PROXY_NODEPORT_MIN, KUBE_PROXY_NODEPORT_MAX);
+        return 0;
+}
+
+static int plan_clear(Context *ctx, Plan *plan, const char *reason) {
         cleanup_free IpvsService *svcs = NULL;
         cleanup_free char *err = NULL;
         View v = {};
@@ -179,6 +198,8 @@ static int plan_clear(Plan *plan, const char *reason) {
         int r;
 
         r = ipvs_list_services(&svcs, &n, &err);
+        if (r >= 0 && n > 0)
+                r = view_port_range(ctx, &v);
         if (r >= 0 && n > 0)
                 r = view_read(&v, &err);
         if (r >= 0 && n > 0)
@@ -222,7 +243,7 @@ static int plan_flush(Plan *plan, const char *reason) {
         return action_set_detail(a, "every virtual service (flush-all): %u", n);
 }
 
-int phase_firewall_ipvs_plan(Plan *plan, const Manifest *m) {
+int phase_firewall_ipvs_plan(Context *ctx, Plan *plan, const Manifest *m) {
         const ManifestEntry *last = NULL, *all = NULL;
         cleanup_free char *reason = NULL;
 
@@ -236,5 +257,5 @@ int phase_firewall_ipvs_plan(Plan *plan, const Manifest *m) {
         reason = manifest_entry_reason(all ?: last);
         if (!reason)
                 return -ENOMEM;
-        return all ? plan_flush(plan, reason) : plan_clear(plan, reason);
+        return all ? plan_flush(plan, reason) : plan_clear(ctx, plan, reason);
 }

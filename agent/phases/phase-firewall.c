@@ -683,6 +683,6 @@ int phase_firewall_plan(Context *ctx, Plan *plan, char **reterr) {
         if (r >= 0)
                 r = plan_ipsets(plan, m);
         if (r >= 0)
-                r = phase_firewall_ipvs_plan(plan, m);
+                r = phase_firewall_ipvs_plan(ctx, plan, m);
         return r;
 }

@@ -154,11 +154,30 @@ static void test_service_parse_and_delete(void **state) {
         assert_int_equal(out.port, 0);
 }
 
+/* --service-node-port-range as the API server takes it: "A-B" or "A+N". */
+static void test_port_range(void **state) {
+        uint16_t lo = 0, hi = 0;
+
+        assert_int_equal(ipvs_port_range_parse("30000-32767", &lo, &hi), 0);
+        assert_int_equal(lo, 30000);
+        assert_int_equal(hi, 32767);
+        assert_int_equal(ipvs_port_range_parse("20000+999", &lo, &hi), 0);
+        assert_int_equal(lo, 20000);
+        assert_int_equal(hi, 20999);
+        assert_int_equal(ipvs_port_range_parse("30000", &lo, &hi), -EINVAL);
+        assert_int_equal(ipvs_port_range_parse("32767-30000", &lo, &hi), -EINVAL);
+        assert_int_equal(ipvs_port_range_parse("30000-70000", &lo, &hi), -EINVAL);
+        assert_int_equal(ipvs_port_range_parse("-1-5", &lo, &hi), -EINVAL);
+        assert_int_equal(ipvs_port_range_parse("1-5x", &lo, &hi), -EINVAL);
+        assert_int_equal(lo, 20000);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_messages),
                 cmocka_unit_test(test_absent_is_not_supported),
                 cmocka_unit_test(test_owner),
+                cmocka_unit_test(test_port_range),
                 cmocka_unit_test(test_service_parse_and_delete),
         };
 

@@ -83,7 +83,8 @@ static void test_read_root(void **state) {
         assert_int_equal(mkdirat(root, "etc/kubernetes/manifests", 0755), 0);
         write_file(root, "var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--node-ip=10.0.0.5,fd00::5\"\n");
         write_file(root, "etc/kubernetes/manifests/kube-apiserver.yaml",
-                   "spec:\n  containers:\n  - command: [kube-apiserver, --advertise-address=10.0.0.6]\n");
+                   "spec:\n  containers:\n  - command: [kube-apiserver, --advertise-address=10.0.0.6]\n"
+                   "    args: [--service-node-port-range, 20000-22767]\n");
         write_file(root, "etc/kubernetes/kubeadm-config.yaml",
                    "kind: ClusterConfiguration\n---\nkind: InitConfiguration\nlocalAPIEndpoint:\n"
                    "  advertiseAddress: 10.0.0.7\n# advertiseAddress: 10.0.0.8\n");
@@ -101,6 +102,14 @@ static void test_read_root(void **state) {
         assert_int_equal(inet_pton(AF_INET, "10.0.0.8", a), 1);
         assert_null(node_addresses_find(&l, AF_INET, a));
         node_addresses_done(&l);
+        {
+                cleanup_free char *range = NULL, *none = NULL;
+
+                assert_int_equal(node_apiserver_flag(root, "service-node-port-range", &range), 0);
+                assert_string_equal(range, "20000-22767");
+                assert_int_equal(node_apiserver_flag(root, "no-such-flag", &none), 0);
+                assert_null(none);
+        }
         (void) unlinkat(root, "var/lib/kubelet/kubeadm-flags.env", 0);
         (void) unlinkat(root, "etc/kubernetes/manifests/kube-apiserver.yaml", 0);
         (void) unlinkat(root, "etc/kubernetes/kubeadm-config.yaml", 0);
