@@ -677,10 +677,11 @@ static void post_final_report(const Setup *s, ReportInfo *info, ReportUrl *u, co
         report_url_post_final(u, info, plan, residue);
 }
 
-static int exit_status_of(const Plan *plan, const Plan *residue) {
+/* Residue, and a verdict of "unknown" (a phase that could not observe), are both not clean. */
+static int exit_status_of(const Plan *plan, const Plan *residue, const Plan *unobserved) {
         if (plan && plan_count(plan, NULL, ACTION_FAILED) > 0)
                 return EXIT_RESIDUE;
-        if (residue && residue->n_actions > 0)
+        if (residue && !streq(report_verdict(residue, unobserved), "clean"))
                 return EXIT_RESIDUE;
         return EXIT_CLEAN;
 }
@@ -726,16 +727,18 @@ static void explain_backup_failure(Plan *plan) {
                 }
 }
 
-static void log_run_result(const Setup *s, const Plan *plan, const Plan *residue, int status) {
+static void log_run_result(const Setup *s, const Plan *plan, const Plan *residue, const Plan *unobserved, int status) {
+        const char *verdict = report_verdict(residue, unobserved);
         size_t failed = plan_count(plan, NULL, ACTION_FAILED);
 
         log_event(status == EXIT_CLEAN ? LOG_NOTICE : LOG_ERR, LOG_MESSAGE_RUN_RESULT,
                   "Reset of %s finished: %zu changed, %zu unchanged, %zu failed, %zu skipped, %s; exit status %d.",
                   s->root, plan_count(plan, NULL, ACTION_CHANGED), plan_count(plan, NULL, ACTION_UNCHANGED), failed,
                   plan_count(plan, NULL, ACTION_SKIPPED),
-                  !residue             ? "not verified"
-                  : residue->n_actions ? "residue remains"
-                                       : "no residue",
+                  !verdict                    ? "not verified"
+                  : streq(verdict, "residue") ? "residue remains"
+                  : streq(verdict, "unknown") ? "no residue seen, but a phase could not observe (verdict unknown)"
+                                              : "no residue",
                   status);
 }
 
@@ -746,7 +749,7 @@ static int verb_run(int argc, char *argv[]) {
         Console console;
         cleanup_close int lock_fd = -EBADF;
         cleanup_free char *err = NULL;
-        Plan *plan = NULL, *residue = NULL;
+        Plan *plan = NULL, *residue = NULL, *unobserved = NULL;
         ReportUrl *report_url = NULL;
         Setup s;
         int r;
@@ -783,18 +786,20 @@ static int verb_run(int argc, char *argv[]) {
         if (run_hooks.backup_failed)
                 explain_backup_failure(plan);
         console_done(&console);
-        if (s.sel.verify && engine_verify(&s.ctx, &s.sel, &residue, &err) < 0)
+        if (s.sel.verify && engine_verify(&s.ctx, &s.sel, &residue, &unobserved, &err) < 0)
                 log_error("Cannot verify the result: %s", err ?: "out of memory");
         info.verified = residue != NULL;
-        info.exit_status = r = exit_status_of(plan, residue);
+        info.unobserved = unobserved;
+        info.exit_status = r = exit_status_of(plan, residue, unobserved);
         if (s.sel.verify && !residue)
                 info.exit_status = r = EXIT_RESIDUE;
-        log_run_result(&s, plan, residue, r);
+        log_run_result(&s, plan, residue, unobserved, r);
         post_final_report(&s, &info, report_url, plan, residue);
         emit_report(&s, &info, plan, residue);
 finish:
         plan_free(plan);
         plan_free(residue);
+        plan_free(unobserved);
         report_url_free(report_url);
         setup_done(&s);
         return r;
@@ -803,23 +808,25 @@ finish:
 static int verb_status(int argc, char *argv[]) {
         ReportInfo info = { .command = "status", .started_usec = now(CLOCK_REALTIME), .verified = true };
         cleanup_free char *err = NULL;
-        Plan *residue = NULL;
+        Plan *residue = NULL, *unobserved = NULL;
         Setup s;
         int r;
 
         r = setup(&s);
         if (r > 0)
                 goto finish;
-        r = engine_verify(&s.ctx, &s.sel, &residue, &err);
+        r = engine_verify(&s.ctx, &s.sel, &residue, &unobserved, &err);
         if (r < 0) {
                 log_error("Cannot observe the node: %s", err ?: strerror(-r));
                 r = EXIT_RESIDUE;
                 goto finish;
         }
-        info.exit_status = r = exit_status_of(NULL, residue);
+        info.unobserved = unobserved;
+        info.exit_status = r = exit_status_of(NULL, residue, unobserved);
         emit_report(&s, &info, NULL, residue);
 finish:
         plan_free(residue);
+        plan_free(unobserved);
         setup_done(&s);
         return r;
 }

@@ -265,6 +265,26 @@ static int collect_sessions(const GuardOptions *o, Session **ret, size_t *ret_n)
         return 0;
 }
 
+int guard_address_in_session(const GuardOptions *o, int family, const uint8_t *addr, char **ret_reason) {
+        cleanup_free Session *s = NULL;
+        size_t n = 0;
+        int r;
+
+        r = collect_sessions(o, &s, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                char peer[INET6_ADDRSTRLEN] = "?";
+
+                if (s[i].local.family != family || memcmp(s[i].local.addr.bytes, addr, family == AF_INET ? 4 : 16) != 0)
+                        continue;
+                (void) inet_ntop(s[i].remote.family, s[i].remote.addr.bytes, peer, sizeof peer);
+                *ret_reason = strprintf("an established SSH session from %s arrives on it", peer);
+                return *ret_reason ? 1 : -ENOMEM;
+        }
+        return 0;
+}
+
 static int collect_address(const struct nlmsghdr *nlh, void *userdata) {
         const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
         const struct nlattr *a, *local = NULL, *address = NULL;

@@ -45,6 +45,12 @@ int guard_new(NlSocket *rtnl, const LinkTable *links, const RouteTable *routes, 
 Guard *guard_free(Guard *g);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Guard *, guard_free);
 
+/* The established sessions the guard reads (o as for guard_new(): the SSH port's sessions in
+ * /proc/net/tcp and tcp6, and $SSH_CONNECTION's), read again now: 1 and a reason ("an established SSH
+ * session from 203.0.113.9 arrives on it") in *ret_reason when one arrives on the local address addr
+ * (family AF_INET or AF_INET6, IPv4-mapped addresses count as IPv4), 0 when none, -errno. */
+int guard_address_in_session(const GuardOptions *o, int family, const uint8_t *addr, char **ret_reason);
+
 /* Why this link or route must stay ("carries the default route"), or NULL when it may go. */
 const char *guard_link_reason(const Guard *g, int ifindex);
 const char *guard_route_reason(const Guard *g, const RouteInfo *r);

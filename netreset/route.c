@@ -182,6 +182,9 @@ static int parse_attrs(const struct nlmsghdr *nlh, RouteInfo *r) {
                 case RTA_GATEWAY:
                         copy_addr(a, r->family, &r->gateway, &r->has_gateway);
                         break;
+                case RTA_PREFSRC:
+                        copy_addr(a, r->family, &r->prefsrc, &r->has_prefsrc);
+                        break;
                 case RTA_OIF:
                         if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
                                 k = add_oif(r, (int) mnl_attr_get_u32(a));

@@ -26,6 +26,8 @@ typedef struct RouteInfo {
         RouteAddr dst;
         RouteAddr gateway; /* the first nexthop's, when has_gateway */
         bool has_gateway;
+        RouteAddr prefsrc; /* the source address it prefers ("src"), when has_prefsrc */
+        bool has_prefsrc;
         int *oifs; /* the device of every nexthop (multipath too) */
         size_t n_oifs;
         struct nlmsghdr *msg; /* the message as dumped: echoed back to delete exactly this route */

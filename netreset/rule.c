@@ -46,7 +46,33 @@ int rule_info_copy(const RuleInfo *src, RuleInfo *ret) {
         return 0;
 }
 
+static void parse_name(const struct nlattr *a, char *ret) {
+        if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
+                snprintf(ret, IF_NAMESIZE, "%s", mnl_attr_get_str(a));
+}
+
 static void parse_attr(const struct nlattr *a, RuleInfo *r) {
+        switch (mnl_attr_get_type(a)) {
+        case FRA_IIFNAME:
+                return parse_name(a, r->iif);
+        case FRA_OIFNAME:
+                return parse_name(a, r->oif);
+        case FRA_FLOW:
+        case FRA_L3MDEV:
+        case FRA_UID_RANGE:
+        case FRA_IP_PROTO:
+        case FRA_SPORT_RANGE:
+        case FRA_DPORT_RANGE:
+        case FRA_TUN_ID:
+                r->has_other = true;
+                return;
+        case FRA_SUPPRESS_PREFIXLEN:
+        case FRA_SUPPRESS_IFGROUP:
+                /* Always dumped; -1 means unset. */
+                if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0 && mnl_attr_get_u32(a) != UINT32_MAX)
+                        r->has_other = true;
+                return;
+        }
         if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
                 return;
         switch (mnl_attr_get_type(a)) {
@@ -80,6 +106,7 @@ int rule_info_parse(const struct nlmsghdr *nlh, RuleInfo *ret) {
         r.table = frh->table;
         r.src_len = frh->src_len;
         r.dst_len = frh->dst_len;
+        r.has_other = frh->tos != 0;
         mnl_attr_for_each(a, nlh, sizeof *frh) {
                 parse_attr(a, &r);
         }
@@ -153,9 +180,11 @@ int rule_table_read(NlSocket *rtnl, RuleTable **ret, char **reterr_msg) {
 }
 
 bool rule_matches(const RuleInfo *r, const RuleMatch *m) {
-        if (r->action != FR_ACT_TO_TBL || r->table != m->table)
+        if (r->action != FR_ACT_TO_TBL || r->table != m->table || r->invert != m->invert)
                 return false;
-        if (m->fwmask != 0 && (!r->has_mark || r->fwmark != m->fwmark || r->fwmask != m->fwmask))
+        if (r->has_other || r->dst_len != 0 || !isempty(r->iif) || !isempty(r->oif))
+                return false;
+        if (m->fwmask != 0 && (!r->has_mark || r->fwmark != m->fwmark || r->fwmask != m->fwmask || r->src_len != 0))
                 return false;
         return m->priority == 0 || r->priority == m->priority;
 }
@@ -163,7 +192,8 @@ bool rule_matches(const RuleInfo *r, const RuleMatch *m) {
 bool rule_same(const RuleInfo *a, const RuleInfo *b) {
         return a->family == b->family && a->priority == b->priority && a->table == b->table && a->action == b->action &&
                a->invert == b->invert && a->has_mark == b->has_mark && a->fwmark == b->fwmark &&
-               a->fwmask == b->fwmask && a->src_len == b->src_len && a->dst_len == b->dst_len;
+               a->fwmask == b->fwmask && a->src_len == b->src_len && a->dst_len == b->dst_len &&
+               streq(a->iif, b->iif) && streq(a->oif, b->oif) && a->has_other == b->has_other;
 }
 
 char *rule_to_string(const RuleInfo *r) {
@@ -175,9 +205,10 @@ char *rule_to_string(const RuleInfo *r) {
                 snprintf(table, sizeof table, "lookup %u", r->table);
         else
                 snprintf(table, sizeof table, "action %u", r->action);
-        return strprintf("%s pref %u%s%s%s %s", r->family == AF_INET ? "ipv4" : "ipv6", r->priority,
+        return strprintf("%s pref %u%s%s%s%s%s%s%s %s", r->family == AF_INET ? "ipv4" : "ipv6", r->priority,
                          r->invert && !r->has_mark ? " not" : "", mark,
-                         r->src_len || r->dst_len ? " (with a selector)" : "", table);
+                         r->src_len || r->dst_len || r->has_other ? " (with a selector)" : "",
+                         isempty(r->iif) ? "" : " iif ", r->iif, isempty(r->oif) ? "" : " oif ", r->oif, table);
 }
 
 /* The kernel matches a delete against every attribute given, so the dumped message itself names
@@ -228,7 +259,8 @@ int rule_match_from_args(char *const *args, size_t n_args, RuleMatch *ret) {
 
                 if (strlen(args[1]) >= sizeof mark)
                         return -EINVAL;
-                strcpy(mark, args[1]);
+                m.invert = args[1][0] == '!';
+                strcpy(mark, args[1] + m.invert);
                 slash = strchr(mark, '/');
                 if (!slash)
                         return -EINVAL;

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <net/if.h>
 #include <stdint.h>
 
 #include "netreset/nl.h"
@@ -18,6 +19,9 @@ typedef struct RuleInfo {
         uint32_t fwmark;
         uint32_t fwmask; /* 0xffffffff when the rule gave no mask */
         uint8_t src_len, dst_len;
+        char iif[IF_NAMESIZE], oif[IF_NAMESIZE]; /* FRA_IIFNAME, FRA_OIFNAME; "" when none */
+        bool has_other;       /* any other selector or modifier: tos, l3mdev, uid range, ip_proto, ports, tun_id,
+                               * suppress_prefixlen/ifgroup */
         struct nlmsghdr *msg; /* the message as dumped: echoed back to delete exactly this rule */
 } RuleInfo;
 
@@ -37,13 +41,17 @@ int rule_info_copy(const RuleInfo *src, RuleInfo *ret);
 /* Parse one RTM_NEWRULE message (exposed for tests). -EBADMSG when it is not a rule of either family. */
 int rule_info_parse(const struct nlmsghdr *nlh, RuleInfo *ret);
 
-/* What makes a rule someone's: the table it looks up, and, when mask != 0, exactly this fwmark/mask
- * (the "not" flag aside); when priority != 0, also that priority. */
+/* What makes a rule someone's: the CNI's own rule shape. A rule matches only when it looks up table
+ * with no iif, oif, destination or other selector and the same "not" flag; when mask != 0, with
+ * exactly this fwmark/mask and no source prefix; when priority != 0, at that priority. A shape without
+ * a mark (kube-router's tables) accepts a source prefix (its pod CIDR) and any mark (its per-service
+ * DSR marks), never "not". */
 typedef struct RuleMatch {
         uint32_t table;
         uint32_t fwmark;
         uint32_t fwmask;
         uint32_t priority;
+        bool invert; /* "!MARK/MASK": the CNI writes "not fwmark" */
 } RuleMatch;
 
 bool rule_matches(const RuleInfo *r, const RuleMatch *m);
@@ -56,6 +64,6 @@ char *rule_to_string(const RuleInfo *r);
 /* Delete exactly this rule: 1 deleted, 0 already gone (ENOENT), -errno with the extack text. */
 int rule_delete(NlSocket *rtnl, const RuleInfo *r, char **reterr_msg);
 
-/* "TABLE[ MARK/MASK[ PREF]]" as a manifest gives it: -EINVAL when malformed or when TABLE is one of
- * the kernel's own (0, 253 default, 254 main, 255 local), which no CNI owns. */
+/* "TABLE[ [!]MARK/MASK[ PREF]]" as a manifest gives it ("!" for "not fwmark"): -EINVAL when malformed or when TABLE is
+ * one of the kernel's own (0, 253 default, 254 main, 255 local), which no CNI owns. */
 int rule_match_from_args(char *const *args, size_t n_args, RuleMatch *ret);

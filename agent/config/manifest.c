@@ -121,8 +121,8 @@ static int validate_rule_table(char **args, char **ret_reason) {
 
         if (rule_match_from_args(args, n, &m) < 0)
                 return set_errmsg(ret_reason, -EINVAL,
-                                  "needs TABLE (1-4294967295, not 253, 254 or 255), then optionally MARK/MASK "
-                                  "(the mark within a non-zero mask) and PREF, got '%s%s%s'",
+                                  "needs TABLE (1-4294967295, not 253, 254 or 255), then optionally [!]MARK/MASK "
+                                  "(the mark within a non-zero mask, '!' for 'not fwmark') and PREF, got '%s%s%s'",
                                   args[0], n > 1 ? " " : "", n > 1 ? args[1] : "");
         return 0;
 }
@@ -181,8 +181,9 @@ static int validate_ipset(char **args, char **ret_reason) {
 }
 
 static int validate_ipvs(char **args, char **ret_reason) {
-        if (!streq(args[0], "clear"))
-                return set_errmsg(ret_reason, -EINVAL, "needs 'clear', got '%s'", args[0]);
+        if (!streq(args[0], "clear") && !streq(args[0], "flush-all"))
+                return set_errmsg(ret_reason, -EINVAL, "needs 'clear' (kube-proxy's services) or 'flush-all', got '%s'",
+                                  args[0]);
         return 0;
 }
 
@@ -389,6 +390,7 @@ static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
         [DIRECTIVE_BPF_PROG] = { "bpf-prog", 1, 1, validate_bpf_prog },
         [DIRECTIVE_BPF_CGROUP] = { "bpf-cgroup", 1, 1, validate_absolute },
         [DIRECTIVE_BPF_PIN] = { "bpf-pin", 1, 1, validate_target, .writes = true },
+        [DIRECTIVE_BPF_MOUNT] = { "bpf-mount", 1, 1, validate_absolute, .writes = true },
         [DIRECTIVE_FIREWALL] = { "firewall", 1, 1, validate_firewall },
         [DIRECTIVE_CHAIN_PREFIX] = { "chain-prefix", 1, 1, validate_chain_prefix },
         [DIRECTIVE_NFT_TABLE] = { "nft-table", 2, 2, validate_nft_table },
@@ -654,7 +656,7 @@ static int entry_check_length(const char *name, char **args, const Where *w, cha
 }
 
 /* The system-path guard of every directive that writes or deletes (the rows marked .writes: remove,
- * empty, unmount, bpf-pin, remove-block, remove-symlink-to; the rule is path_guard_check()'s). It is checked here rather
+ * empty, unmount, bpf-pin, bpf-mount, remove-block, remove-symlink-to; the rule is path_guard_check()'s). It is checked here rather
  * than in the rows' validators because its opt-in is another line: an
  * "allow-system-path" naming exactly this path, read before it (in this file, an include, or an
  * earlier --manifest), so that the opt-in is in front of whoever reads the manifest. */

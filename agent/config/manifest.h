@@ -16,10 +16,11 @@ typedef enum DirectiveType {
         DIRECTIVE_LINK_MASTER, /* link-master BRIDGE: every link enslaved to BRIDGE */
         DIRECTIVE_NETNS,       /* netns GLOB: named network namespaces */
         DIRECTIVE_ROUTE_PROTO, /* route-proto NAME|NUMBER */
-        DIRECTIVE_RULE_TABLE,  /* rule-table TABLE [MARK/MASK [PREF]]: a CNI's policy rules and its table */
+        DIRECTIVE_RULE_TABLE,  /* rule-table TABLE [[!]MARK/MASK [PREF]]: a CNI's policy rules and its table */
         DIRECTIVE_BPF_PROG,    /* bpf-prog PREFIX: tc, XDP and cgroup programs named so are a CNI's */
         DIRECTIVE_BPF_CGROUP,  /* bpf-cgroup PATH: the cgroup2 mount a CNI attached its programs beneath */
         DIRECTIVE_BPF_PIN,     /* bpf-pin PATH|GLOB: pins (or directories of pins) on a bpf file system */
+        DIRECTIVE_BPF_MOUNT,   /* bpf-mount PATH: a CNI's own bpffs, mounted exactly at PATH */
         /* firewall phase */
         DIRECTIVE_FIREWALL,     /* firewall owned|flush|keep */
         DIRECTIVE_CHAIN_PREFIX, /* chain-prefix PREFIX: another owned chain prefix */

@@ -70,10 +70,26 @@ int engine_plan(Context *ctx, const PhaseSelection *sel, Plan *plan, char **rete
         if (r < 0)
                 return set_errmsg(reterr, r, "cannot read /proc/self/mountinfo: %s", strerror(-r));
         for (size_t i = 0; i < sel->n; i++) {
-                /* A phase whose library does not load on this node is one skipped row, not a failure. */
-                r = libraries_plan_phase(plan, sel->phases[i]->name, sel->phases[i]->needs);
+                const Phase *ph = sel->phases[i];
+                size_t before = plan->n_actions;
+                int k;
+
+                /* A phase whose library is not on this node is one skipped row, not a failure; so is
+                 * one whose library is there but fails to load at the phase's first call. */
+                r = libraries_plan_phase(plan, ph->name, ph->needs);
                 if (r == 0)
-                        r = sel->phases[i]->plan(ctx, plan, reterr);
+                        r = ph->plan(ctx, plan, reterr);
+                if (r < 0 && r != -ENOMEM && (k = libraries_plan_failed(plan, ph->name, ph->needs)) != 0) {
+                        if (k < 0)
+                                return k;
+                        /* Its rows so far rest on a library it cannot call: none of them may act. */
+                        Action *row = plan->actions[--plan->n_actions];
+
+                        plan_truncate(plan, before);
+                        r = plan_append(plan, row);
+                        if (reterr)
+                                *reterr = mfree(*reterr);
+                }
                 if (r < 0)
                         return r;
         }
@@ -222,33 +238,44 @@ static int action_is_residue(Context *ctx, Action *a) {
         return r > 0;
 }
 
-int engine_verify(Context *ctx, const PhaseSelection *sel, Plan **ret_residue, char **reterr) {
-        Plan *fresh = NULL, *residue = NULL;
+/* A row that stands for what could not be looked at: the skipped "library" row of a phase, or of a
+ * part of one, whose library does not load (libraries_plan_missing()). */
+static bool action_is_unobserved(const Action *a) {
+        return a->skip_reason && streq(a->ops->kind, "library");
+}
+
+int engine_verify(Context *ctx, const PhaseSelection *sel, Plan **ret_residue, Plan **ret_unobserved, char **reterr) {
+        Plan *fresh = NULL, *residue = NULL, *unobserved = NULL;
         int r;
 
         fresh = plan_new();
         residue = plan_new();
-        if (!fresh || !residue) {
+        unobserved = plan_new();
+        if (!fresh || !residue || !unobserved) {
                 r = -ENOMEM;
                 goto finish;
         }
         r = engine_plan(ctx, sel, fresh, reterr);
         if (r < 0)
                 goto finish;
-        /* Move the residue over to its own plan, leaving the rest to be freed. */
+        /* Move the residue and the unobserved rows over to their own plans, leaving the rest to be freed. */
         for (size_t i = 0; i < fresh->n_actions; i++) {
                 Action *a = fresh->actions[i];
+                Plan *to = action_is_unobserved(a) ? unobserved : action_is_residue(ctx, a) > 0 ? residue : NULL;
 
-                if (action_is_residue(ctx, a) <= 0)
+                if (!to)
                         continue;
-                r = plan_append(residue, a);
+                r = plan_append(to, a);
                 if (r < 0)
                         goto finish;
                 fresh->actions[i] = NULL;
         }
         *ret_residue = TAKE_PTR(residue);
+        if (ret_unobserved)
+                *ret_unobserved = TAKE_PTR(unobserved);
         r = 0;
 finish:
+        plan_free(unobserved);
         plan_free(residue);
         plan_free(fresh);
         return r;

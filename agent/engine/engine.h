@@ -37,5 +37,7 @@ typedef struct ExecuteHooks {
 /* Execute every action in order, going on past failures. Returns the first action error, or 0. */
 int engine_execute(Context *ctx, Plan *plan, const ExecuteHooks *hooks);
 
-/* Observe again and keep only what the manifest says should be gone and is not. */
-int engine_verify(Context *ctx, const PhaseSelection *sel, Plan **ret_residue, char **reterr);
+/* Observe again and keep only what the manifest says should be gone and is not (ret_residue), and,
+ * apart, the rows of what could not be observed at all (a phase or part skipped for a library that
+ * does not load: ret_unobserved, may be NULL). With any of those the node is not known to be clean. */
+int engine_verify(Context *ctx, const PhaseSelection *sel, Plan **ret_residue, Plan **ret_unobserved, char **reterr);

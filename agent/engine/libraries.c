@@ -86,6 +86,20 @@ int libraries_plan_phase(Plan *plan, const char *phase, unsigned needs) {
         return 0;
 }
 
+int libraries_plan_failed(Plan *plan, const char *phase, unsigned needs) {
+        cleanup_free char *what = strprintf("the %s phase", phase);
+
+        if (!what)
+                return -ENOMEM;
+        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++) {
+                const char *why;
+
+                if ((needs & SHIM_MASK(l)) && libraries_check(l, &why) < 0)
+                        return plan_skip_row(plan, phase, l, why, what);
+        }
+        return 0;
+}
+
 void libraries_emit_unavailable(Emitter *e) {
         bool any = false;
 

@@ -28,6 +28,11 @@ int libraries_plan_missing(Plan *plan, const char *phase, ShimLib lib, const cha
  * up, loads nothing: a phase that calls a library checks it at that call (libraries_plan_missing). */
 int libraries_plan_phase(Plan *plan, const char *phase, unsigned needs);
 
+/* After a phase's planning failed: when one of the libraries in needs was found but does not load
+ * (a missing symbol or dependency, met at the phase's first call), the phase could not observe, which
+ * is no reason to refuse the whole run: its skip row is added (1). 0 when every one loads. */
+int libraries_plan_failed(Plan *plan, const char *phase, unsigned needs);
+
 /* The "unavailable" list of a report: every library not on this node or that failed to load. */
 void libraries_emit_unavailable(Emitter *e);
 

@@ -47,6 +47,11 @@ Plan *plan_free(Plan *p) {
         return mfree(p);
 }
 
+void plan_truncate(Plan *p, size_t n) {
+        while (p->n_actions > n)
+                action_free(p->actions[--p->n_actions]);
+}
+
 static int plan_grow(Plan *p) {
         return GREEDY_REALLOC(p->actions, p->allocated, p->n_actions + 1);
 }

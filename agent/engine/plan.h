@@ -67,6 +67,9 @@ Plan *plan_free(Plan *p);
  * copied; detail and reason may be NULL. Returns the action (owned by the plan) or NULL on OOM. */
 Action *plan_add(Plan *p, const ActionOps *ops, const char *phase, const char *target, const char *reason, void *data);
 
+/* Drop (free) every action from index n on: a phase's rows when it turns out not to have observed. */
+void plan_truncate(Plan *p, size_t n);
+
 /* Move an existing action (e.g. out of another plan) into p. */
 int plan_append(Plan *p, Action *a);
 

@@ -27,11 +27,11 @@
 #include "agent/config/path.h"
 #include "agent/engine/libraries.h"
 #include "agent/engine/phase.h"
+#include "agent/phases/ipvs-select.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/fwclass.h"
 #include "netreset/ipset.h"
-#include "netreset/ipvs.h"
 #include "netreset/nft.h"
 #include "netreset/xtables.h"
 #include "string-util.h"
@@ -649,73 +649,6 @@ static int plan_ipsets(Plan *plan, const Manifest *m) {
         return r;
 }
 
-/* ---- IPVS ---- */
-
-static int ipvs_apply(Action *a, Context *ctx, char **ret_msg) {
-        int r;
-
-        r = ipvs_flush(ret_msg);
-        if (r == -EPROTONOSUPPORT) {
-                free(*ret_msg);
-                *ret_msg = strdup("IPVS not present in this kernel");
-                return 0;
-        }
-        if (r >= 0)
-                *ret_msg = strdup(r > 0 ? "cleared every virtual service" : "no virtual services");
-        return r;
-}
-
-static int ipvs_check(Action *a, Context *ctx, char **ret_msg) {
-        unsigned n = 0;
-        int r;
-
-        r = ipvs_count_services(&n, NULL);
-        if (r == -EPROTONOSUPPORT)
-                return 0;
-        if (r < 0)
-                return r;
-        if (n > 0)
-                *ret_msg = strprintf("%u virtual service%s remain", n, n == 1 ? "" : "s");
-        return n > 0;
-}
-
-static const ActionOps ipvs_ops = {
-        .kind = "ipvs",
-        .apply = ipvs_apply,
-        .check = ipvs_check,
-};
-
-static int plan_ipvs(Plan *plan, const Manifest *m) {
-        const ManifestEntry *last = NULL;
-        cleanup_free char *reason = NULL, *err = NULL;
-        unsigned n = 0;
-        Action *a;
-        int r;
-
-        MANIFEST_FOREACH(e, m, DIRECTIVE_IPVS)
-                last = e;
-        if (!last)
-                return 0;
-        reason = manifest_entry_reason(last);
-        if (!reason)
-                return -ENOMEM;
-        a = plan_add(plan, &ipvs_ops, PHASE, "ipvs", reason, NULL);
-        if (!a)
-                return -ENOMEM;
-        /* ipvs_count_services() looks at /proc/net/ip_vs first and never resolves the family then. */
-        r = ipvs_count_services(&n, &err);
-        if (r == -EPROTONOSUPPORT) {
-                a->present = false;
-                return action_set_skip_code(a, "unsupported", "IPVS not present in this kernel");
-        }
-        if (r < 0) {
-                a->present = false;
-                return action_set_skip(a, "cannot list IPVS services: %s", err ?: strerror(-r));
-        }
-        a->present = n > 0;
-        return action_set_detail(a, "%u virtual service%s", n, n == 1 ? "" : "s");
-}
-
 /* ---- the phase ---- */
 
 static int keep_apply(Action *a, Context *ctx, char **ret_msg) {
@@ -750,6 +683,6 @@ int phase_firewall_plan(Context *ctx, Plan *plan, char **reterr) {
         if (r >= 0)
                 r = plan_ipsets(plan, m);
         if (r >= 0)
-                r = plan_ipvs(plan, m);
+                r = phase_firewall_ipvs_plan(ctx, plan, m);
         return r;
 }

@@ -57,7 +57,7 @@
 bool network_bpf_wanted(const Manifest *m) {
         for (size_t i = 0; i < m->n_entries; i++)
                 if (m->entries[i].type == DIRECTIVE_BPF_PROG || m->entries[i].type == DIRECTIVE_BPF_CGROUP ||
-                    m->entries[i].type == DIRECTIVE_BPF_PIN)
+                    m->entries[i].type == DIRECTIVE_BPF_PIN || m->entries[i].type == DIRECTIVE_BPF_MOUNT)
                         return true;
         return false;
 }
@@ -685,17 +685,15 @@ static int plan_mount(Context *ctx, Plan *plan, const MountEntry *m, const Manif
                                         : "no pin is left in it and no process holds it");
 }
 
-/* The deepest bpffs mount a bpf-pin pattern lies in. */
-static const MountEntry *bpffs_mount_of(const MountTable *t, const char *pattern) {
+/* The bpffs mounted exactly at path (the topmost one there), or NULL: a bpffs is the CNI's only at
+ * the CNI's own path ("bpf-mount"), never because a pin pattern lies in it (a host's nested bpffs). */
+static const MountEntry *bpffs_mount_at(const MountTable *t, const char *path) {
         const MountEntry *best = NULL;
 
         for (size_t i = 0; t && i < t->n_entries; i++) {
                 const MountEntry *m = &t->entries[i];
 
-                if (!streq(m->fstype, "bpf") || !path_startswith_dir(pattern, m->mount_point))
-                        continue;
-                if (!best || strlen(m->mount_point) > strlen(best->mount_point) ||
-                    (streq(m->mount_point, best->mount_point) && m->order > best->order))
+                if (streq(m->fstype, "bpf") && streq(m->mount_point, path) && (!best || m->order > best->order))
                         best = m;
         }
         return best;
@@ -713,8 +711,8 @@ static int plan_mounts(Context *ctx, Plan *plan, const Manifest *m, const bool *
                         k = plan_mount(ctx, plan, me, e, true, foreign[i]);
                 i++;
         }
-        MANIFEST_FOREACH(e, m, DIRECTIVE_BPF_PIN) {
-                const MountEntry *me = bpffs_mount_of(ctx->mounts, e->args[0]);
+        MANIFEST_FOREACH(e, m, DIRECTIVE_BPF_MOUNT) {
+                const MountEntry *me = bpffs_mount_at(ctx->mounts, e->args[0]);
 
                 if (k < 0 || !me || strv_contains(seen, me->mount_point) || streq(me->mount_point, "/sys/fs/bpf"))
                         continue;

@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The network phase's policy routing: the rules a CNI added ("rule-table" lines) and the routes of its tables. */
 
-/* Ownership. A rule is a CNI's when it looks up a table a "rule-table" line names and, when the line
- * gives MARK/MASK (and PREF), carries exactly that fwmark and mask (and priority): the kernel's own
- * tables (main, local, default) can never be named. The shipped lines, from the CNIs' sources:
+/* Ownership. A rule is a CNI's only when every selector has the shape of the CNI's own rule
+ * (rule_matches()): it looks up a table a "rule-table" line names, with the same "not" flag
+ * ("!MARK/MASK"), no iif, oif, "to" or other selector, and, when the line gives MARK/MASK (and
+ * PREF), exactly that fwmark and mask, no "from" (and that priority): a host rule "not fwmark
+ * 0x200/0xf00 lookup 2004" is not cilium's, and it makes table 2004 the host's too. The kernel's
+ * own tables (main, local, default) can never be named. The shipped lines, from the CNIs' sources:
  * - cilium (pkg/datapath/linux/linux_defaults): pref 9 fwmark 0x200/0xf00 lookup 2004 (to the proxy),
  *   pref 10 fwmark 0xa00/0xf00 and 0xb00/0xf00 lookup 2005 (from the proxy; bpf/init.sh
  *   PROXY_RT_TABLE, whose table holds "default via <cilium_host ip> dev cilium_host"), IPsec table 200 behind marks
  * 0xd00 and 0xe00, WireGuard table 201 behind 0xe00 (mask 0xf00 each);
  * - calico (felix config WireguardRoutingRulePriority = 99): pref 99 not fwmark 0x100000/0x100000
- *   lookup 1, the first table of its default RouteTableRange and the first bit of its mark mask;
+ *   lookup 1 ("rule-table 1 !0x100000/0x100000 99"), the first table of its default RouteTableRange and the first bit
+ * of its mark mask;
  * - kube-router: tables 77 ("kube-router", from the pod CIDR), 78 ("kube-router-dsr", DSR fwmarks)
  *   and 79 ("external_ip"), with no mark of their own to match.
  * The routes of a table go with it when the table is the CNI's: a line without a mark owns its

@@ -95,21 +95,53 @@ static void emit_phases(Emitter *e, const Plan *plan, bool executed) {
         emit_close_array(e);
 }
 
-static void emit_residue(Emitter *e, const Plan *residue) {
-        emit_open_array(e, "residue");
-        emit_text(e, residue->n_actions ? COLOR_RED : COLOR_GREEN, "\nresidue: %s\n",
-                  residue->n_actions ? "" : "none, the node is clean");
-        PLAN_FOREACH(a, residue) {
+const char *report_verdict(const Plan *residue, const Plan *unobserved) {
+        if (!residue)
+                return NULL;
+        if (residue->n_actions > 0)
+                return "residue";
+        return unobserved && unobserved->n_actions > 0 ? "unknown" : "clean";
+}
+
+static void emit_rows(Emitter *e, const char *key, const Plan *rows) {
+        emit_open_array(e, key);
+        PLAN_FOREACH(a, rows) {
+                const char *msg = a->message ?: a->skip_reason ?: a->detail;
+
                 emit_open_object(e, NULL);
                 emit_string(e, COLOR_NONE, "phase", "  %s", a->phase);
                 emit_string(e, COLOR_BOLD, "kind", " %s", a->ops->kind);
                 emit_string(e, COLOR_NONE, "target", " %s", a->target);
-                emit_string(e, COLOR_GREY, "message", a->message ? ": %s" : NULL, a->message ?: a->detail);
+                emit_string(e, COLOR_GREY, "message", a->message || a->skip_reason ? ": %s" : NULL, msg);
                 emit_string(e, COLOR_GREY, "reason", NULL, a->reason);
                 emit_text(e, COLOR_NONE, "\n");
                 emit_close_object(e);
         }
         emit_close_array(e);
+}
+
+/* Residue first; then what could not be observed, which keeps "none" from meaning "clean". */
+static void emit_residue(Emitter *e, const Plan *residue, const Plan *unobserved) {
+        const char *verdict = report_verdict(residue, unobserved);
+        bool unknown = unobserved && unobserved->n_actions > 0;
+
+        emit_text(e,
+                  residue->n_actions ? COLOR_RED
+                  : unknown          ? COLOR_YELLOW
+                                     : COLOR_GREEN,
+                  "\nresidue: %s\n",
+                  residue->n_actions ? ""
+                  : unknown          ? "none seen, but not every phase could observe the node"
+                                     : "none, the node is clean");
+        emit_rows(e, "residue", residue);
+        if (unknown)
+                emit_text(e, COLOR_YELLOW, "not observed:\n");
+        if (unobserved)
+                emit_rows(e, "unobserved", unobserved);
+        else
+                emit_null(e, "unobserved");
+        emit_string(e, streq(verdict, "clean") ? COLOR_GREEN : COLOR_RED, "verdict",
+                    streq(verdict, "clean") ? NULL : "verdict: %s\n", verdict);
 }
 
 static void emit_header(Emitter *e, const ReportInfo *info) {
@@ -140,7 +172,8 @@ static void emit_summary(Emitter *e, const ReportInfo *info, const Plan *plan, c
         size_t failed = plan ? plan_count(plan, NULL, ACTION_FAILED) : 0;
 
         emit_bool(e, "changed", NULL, changed > 0);
-        emit_bool(e, "failed", NULL, failed > 0 || (residue && residue->n_actions > 0));
+        emit_bool(e, "failed", NULL,
+                  failed > 0 || (residue && !streq(report_verdict(residue, info->unobserved), "clean")));
         if (plan && info->executed)
                 emit_text(e, failed ? COLOR_RED : COLOR_NONE,
                           "\nsummary: %zu changed, %zu unchanged, %zu failed, %zu skipped\n", changed,
@@ -159,9 +192,12 @@ void report_emit(Emitter *e, const ReportInfo *info, const Plan *plan, const Pla
         if (plan)
                 emit_phases(e, plan, info->executed);
         if (residue)
-                emit_residue(e, residue);
-        else
+                emit_residue(e, residue, info->unobserved);
+        else {
                 emit_null(e, "residue");
+                emit_null(e, "unobserved");
+                emit_null(e, "verdict");
+        }
         if (info->report_url)
                 report_url_outcome_emit(e, info->report_url);
         /* What this node cannot do for lack of a library: plan, run and status say so alike. */

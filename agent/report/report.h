@@ -31,11 +31,16 @@ typedef struct ReportInfo {
         uint64_t started_usec, finished_usec; /* CLOCK_REALTIME */
         bool executed;                        /* results, not a plan */
         bool verified;                        /* residue was looked for */
+        const Plan *unobserved;               /* verified: what could not be observed (NULL = nothing) */
         int exit_status;
         const ReportUrlOutcome *report_url; /* NULL when --report-url is not given */
         const Detection *detection;         /* what the node looks like: installer, runtime, ...; NULL = not looked */
         const char *profile, *profile_why;  /* the built-in profile in use and why; NULL with a manifest */
 } ReportInfo;
+
+/* The verdict of a verification: "residue" when something is left, else "unknown" when something
+ * could not be observed, else "clean"; NULL when nothing was verified (residue NULL). */
+const char *report_verdict(const Plan *residue, const Plan *unobserved);
 
 /* plan may be NULL (status); residue may be NULL (nothing verified). */
 void report_emit(Emitter *e, const ReportInfo *info, const Plan *plan, const Plan *residue);

@@ -46,7 +46,7 @@ if [ "$(stat -c %d:%i "$CGROOT")" != "$(stat -c %d:%i "$NR_BPF_CHILD")" ] ||
         exit 1
 fi
 mount -t bpf bpf /sys/fs/bpf || { echo "FAIL: cannot mount a private bpffs"; exit 1; }
-trap 'cd /; umount /run/cilium/bpffs /sys/fs/bpf "$CGROOT" 2>/dev/null; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
+trap 'cd /; umount /sys/fs/bpf/tc /run/cilium/bpffs /sys/fs/bpf "$CGROOT" 2>/dev/null; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
 
 clang -O2 -g -target bpf -I/usr/include/"$(uname -m)"-linux-gnu \
         -c "$TOP/tests/integration/fixtures/bpf-progs.c" -o "$WORK/progs.o" ||
@@ -289,4 +289,40 @@ assert "run 4: the machine's cgroup2 mount stays" is_mount "$NR_BPF_CG2"
 assert "run 4: /sys/fs/bpf stays" is_mount /sys/fs/bpf
 run_net r5
 assert "run 5 changes nothing" test "$(rq "$WORK/r5.json" count '*' changed):$(rq "$WORK/r5.json" count '*' failed)" = "0:0"
+
+# Policy rules of another shape than the CNI's are the host's: "not fwmark" with cilium's mark, the
+# same mark behind an iif (IPv6). They stay, and so does the host's default route in table 2004,
+# which they make the host's table too; cilium's own IPv6 rule goes. (The "not" rule comes after the
+# main table, so the management path does not run through table 2004 and the guard alone would not
+# keep it.)
+ip rule add pref 9 fwmark 0x200/0xf00 lookup 2004
+ip rule add pref 32800 not fwmark 0x200/0xf00 lookup 2004
+ip -6 rule add pref 9 fwmark 0x200/0xf00 lookup 2004
+ip -6 rule add pref 51 iif eth1 fwmark 0x200/0xf00 lookup 2004
+ip route add default via 192.0.2.1 dev eth0 table 2004
+run_net r6
+assert "run 6 exits 0" test $? -eq 0
+assert "run 6: the host's 'not fwmark 0x200/0xf00 lookup 2004' stays" \
+        sh -c "ip rule show | grep -q '^32800:.*not from all fwmark 0x200/0xf00 lookup 2004'"
+assert "run 6: the host's IPv6 'iif eth1 fwmark 0x200/0xf00 lookup 2004' stays" \
+        sh -c "ip -6 rule show | grep -q '^51:.*fwmark 0x200/0xf00 iif eth1 lookup 2004'"
+assert "run 6: the host's default route in table 2004 stays" \
+        test "$(ip route show table 2004)" = "default via 192.0.2.1 dev eth0 "
+assert "run 6: cilium's IPv6 rule goes" sh -c "! ip -6 rule show | grep -q '^9:'"
+assert "run 6: cilium's IPv4 rule, whose table holds the host's default route, is refused" \
+        test "$(rq "$WORK/r6.json" targets rule skipped)" = "ipv4 pref 9 fwmark 0x200/0xf00 lookup 2004"
+
+# A bpffs is the CNI's only where the manifest says cilium mounts its own ("bpf-mount
+# /run/cilium/bpffs"): the host's bpffs nested at /sys/fs/bpf/tc, which a cilium pin pattern lies
+# in, loses that pin and stays mounted, empty as it is.
+mkdir -p /sys/fs/bpf/tc
+mount -t bpf bpf /sys/fs/bpf/tc
+mkdir -p /sys/fs/bpf/tc/globals
+bpftool map create /sys/fs/bpf/tc/globals/cilium_nested type hash key 4 value 4 entries 8 name cilium_nested
+run_net r7
+assert "run 7 exits 0" test $? -eq 0
+assert "run 7: cilium's pin in the nested bpffs is gone" test ! -e /sys/fs/bpf/tc/globals/cilium_nested
+assert "run 7: the host's nested bpffs at /sys/fs/bpf/tc stays mounted" is_mount /sys/fs/bpf/tc
+assert "run 7: no bpf-mount row for it" test "$(rq "$WORK/r7.json" targets bpf-mount '*')" = ""
+umount /sys/fs/bpf/tc
 finish

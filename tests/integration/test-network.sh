@@ -224,4 +224,47 @@ unshare -n -- "$BASH" "$0" --scenario fallback
 r=$?
 assert "fallback scenario passed" test "$r" -eq 0
 
+# A phase that cannot observe makes the verdict "unknown", never clean: a libmnl.so.0 that lacks the
+# symbols used (first on the loader's path) skips the network and firewall phases; status and a run
+# exit 1 with verdict "unknown" while cni0 is left, and the text never says "the node is clean".
+command -v cc >/dev/null || skip "no C compiler for the broken libmnl.so.0"
+mkdir -p "$WORK/badlib"
+printf 'int mnl_socket_open(int bus) { return bus; }\n' >"$WORK/badlib/mnl.c"
+cc -shared -fPIC -Wl,-soname,libmnl.so.0 -o "$WORK/badlib/libmnl.so.0" "$WORK/badlib/mnl.c" ||
+        { fail "cannot build the broken libmnl.so.0"; finish; }
+ip link add cni0 type bridge 2>/dev/null
+printf 'link cni0\n' >"$WORK/unobs.conf"
+jget() { python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1])).get(sys.argv[2])))' "$@"; }
+badlib() { LD_LIBRARY_PATH="$WORK/badlib" "$NODE_RESET" --root "$WORK/root" --manifest "$WORK/unobs.conf" \
+        --phases network,firewall "$@"; }
+badlib status >"$WORK/unobs.txt" 2>&1
+assert "unobserved: status exits 1" test $? -eq 1
+assert "unobserved: status does not say clean" sh -c "! grep -q 'the node is clean' '$WORK/unobs.txt'"
+assert "unobserved: status says the verdict is unknown" grep -qx "verdict: unknown" "$WORK/unobs.txt"
+assert "unobserved: status names the network phase's library" \
+        grep -q "network library libmnl.so.0: libmnl.so.0 lacks the symbol" "$WORK/unobs.txt"
+badlib --output=json status >"$WORK/unobs.json" 2>/dev/null
+assert "unobserved: JSON status exits 1" test $? -eq 1
+assert "unobserved: the JSON report is valid" schema_valid "$WORK/unobs.json"
+assert "unobserved: JSON verdict unknown, failed, exit 1, both phases unobserved, residue empty" \
+        python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["verdict"] == "unknown" and r["failed"] is True and r["exit_status"] == 1 and r["residue"] == []
+assert sorted((u["phase"], u["kind"]) for u in r["unobserved"]) == [("firewall", "library"), ("network", "library")]' \
+        "$WORK/unobs.json"
+LD_LIBRARY_PATH="$WORK/badlib" "$NODE_RESET" --root "$WORK/root" --manifest "$WORK/unobs.conf" \
+        --phases network,verify --yes --output=json run >"$WORK/unobs-run.json" 2>/dev/null
+assert "unobserved: a verified run exits 1 with verdict unknown" \
+        test "$?:$(jget "$WORK/unobs-run.json" verdict)" = '1:"unknown"'
+assert "unobserved: cni0 is still there" sh -c 'ip link show cni0 >/dev/null'
+"$NODE_RESET" --root "$WORK/root" --manifest "$WORK/unobs.conf" --phases network --output=json status \
+        >"$WORK/obs.json" 2>/dev/null
+assert "observed: status with the real libmnl says residue, exit 1" \
+        test "$?:$(jget "$WORK/obs.json" verdict)" = '1:"residue"'
+ip link del cni0
+"$NODE_RESET" --root "$WORK/root" --manifest "$WORK/unobs.conf" --phases network --output=json status \
+        >"$WORK/obs2.json" 2>/dev/null
+assert "observed: status with cni0 gone says clean, exit 0" \
+        test "$?:$(jget "$WORK/obs2.json" verdict):$(jget "$WORK/obs2.json" unobserved)" = '0:"clean":[]'
+
 finish

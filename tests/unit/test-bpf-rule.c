@@ -91,11 +91,16 @@ static RuleMatch match_of(const char *a, const char *b, const char *c) {
 
 static void test_rule_match_args(void **state) {
         char *bad[][4] = {
-                { (char *) "254" }, { (char *) "255" }, { (char *) "253" }, { (char *) "0" },
-                { (char *) "main" }, { (char *) "-1" }, { (char *) "4294967296" },
-                { (char *) "2004", (char *) "0x200" },          /* no mask */
-                { (char *) "2004", (char *) "0x200/0" },        /* empty mask */
-                { (char *) "2004", (char *) "0x300/0x100" },    /* the mark outside its mask */
+                { (char *) "254" },
+                { (char *) "255" },
+                { (char *) "253" },
+                { (char *) "0" },
+                { (char *) "main" },
+                { (char *) "-1" },
+                { (char *) "4294967296" },
+                { (char *) "2004", (char *) "0x200" },       /* no mask */
+                { (char *) "2004", (char *) "0x200/0" },     /* empty mask */
+                { (char *) "2004", (char *) "0x300/0x100" }, /* the mark outside its mask */
                 { (char *) "2004", (char *) "0x200/0xf00", (char *) "0" },
         };
         RuleMatch m;
@@ -112,17 +117,92 @@ static void test_rule_match_args(void **state) {
         assert_int_equal(m.priority, 0);
         m = match_of("1", "0x100000/0x100000", "99");
         assert_int_equal(m.priority, 99);
+        assert_false(m.invert);
+        m = match_of("1", "!0x100000/0x100000", "99");
+        assert_true(m.invert);
+        assert_int_equal(m.fwmark, 0x100000);
         m = match_of("77", NULL, NULL);
         assert_int_equal(m.fwmask, 0);
+}
+
+/* Every selector must have the CNI's shape: the host's "not fwmark 0x200/0xf00 lookup 2004", or the
+ * same mark with an iif, oif, from, to or other selector, is not cilium's. */
+static void test_rule_matches_shape(void **state) {
+        const RuleInfo cil = { .family = AF_INET,
+                               .action = FR_ACT_TO_TBL,
+                               .table = 2004,
+                               .priority = 9,
+                               .has_mark = true,
+                               .fwmark = 0x200,
+                               .fwmask = 0xf00 };
+        RuleMatch cilium = match_of("2004", "0x200/0xf00", NULL), kr = match_of("77", NULL, NULL);
+        RuleInfo r = cil;
+
+        assert_true(rule_matches(&r, &cilium));
+        r.invert = true;
+        assert_false(rule_matches(&r, &cilium));
+        r = cil;
+        r.src_len = 24;
+        assert_false(rule_matches(&r, &cilium));
+        r = cil;
+        r.dst_len = 16;
+        assert_false(rule_matches(&r, &cilium));
+        r = cil;
+        strcpy(r.iif, "eth0");
+        assert_false(rule_matches(&r, &cilium));
+        r = cil;
+        strcpy(r.oif, "eth0");
+        assert_false(rule_matches(&r, &cilium));
+        r = cil;
+        r.has_other = true;
+        assert_false(rule_matches(&r, &cilium));
+        /* kube-router's shape: "from <pod CIDR> lookup 77", never "not", no iif. */
+        r = (RuleInfo) { .family = AF_INET, .action = FR_ACT_TO_TBL, .table = 77, .priority = 100, .src_len = 24 };
+        assert_true(rule_matches(&r, &kr));
+        r.invert = true;
+        assert_false(rule_matches(&r, &kr));
+        r.invert = false;
+        strcpy(r.iif, "eth0");
+        assert_false(rule_matches(&r, &kr));
+}
+
+/* iif and oif come from their attributes; a uid range is another selector. */
+static void test_rule_parse_selectors(void **state) {
+        uint8_t buf[256] = {};
+        struct nlmsghdr *nlh = build_rule(buf, AF_INET, 2004, 9, true, true);
+        struct fib_rule_uid_range uid = { 1000, 2000 };
+        cleanup_free char *s = NULL;
+        RuleInfo r;
+
+        mnl_attr_put_u32(nlh, FRA_SUPPRESS_PREFIXLEN, UINT32_MAX); /* the kernel dumps "unset" */
+        mnl_attr_put_strz(nlh, FRA_IIFNAME, "eth0");
+        mnl_attr_put_strz(nlh, FRA_OIFNAME, "eth1");
+        assert_int_equal(rule_info_parse(nlh, &r), 0);
+        assert_string_equal(r.iif, "eth0");
+        assert_string_equal(r.oif, "eth1");
+        assert_true(r.invert);
+        assert_false(r.has_other);
+        s = rule_to_string(&r);
+        assert_string_equal(s, "ipv4 pref 9 not fwmark 0x200/0xf00 iif eth0 oif eth1 lookup 2004");
+        rule_info_done(&r);
+        mnl_attr_put(nlh, FRA_UID_RANGE, sizeof uid, &uid);
+        assert_int_equal(rule_info_parse(nlh, &r), 0);
+        assert_true(r.has_other);
+        rule_info_done(&r);
 }
 
 /* cilium's rule is matched by table and mark; the host's rule with the same mark and another table,
  * or the same table and another mark, is not. */
 static void test_rule_matches(void **state) {
-        RuleInfo r = { .family = AF_INET, .action = FR_ACT_TO_TBL, .table = 2004, .priority = 9,
-                       .has_mark = true, .fwmark = 0x200, .fwmask = 0xf00 };
+        RuleInfo r = { .family = AF_INET,
+                       .action = FR_ACT_TO_TBL,
+                       .table = 2004,
+                       .priority = 9,
+                       .has_mark = true,
+                       .fwmark = 0x200,
+                       .fwmask = 0xf00 };
         RuleMatch cilium = match_of("2004", "0x200/0xf00", NULL), any2004 = match_of("2004", NULL, NULL);
-        RuleMatch calico = match_of("1", "0x100000/0x100000", "99");
+        RuleMatch calico = match_of("1", "!0x100000/0x100000", "99");
 
         assert_true(rule_matches(&r, &cilium));
         assert_true(rule_matches(&r, &any2004));
@@ -137,8 +217,13 @@ static void test_rule_matches(void **state) {
         r.action = FR_ACT_BLACKHOLE;
         assert_false(rule_matches(&r, &any2004));
 
-        r = (RuleInfo) { .action = FR_ACT_TO_TBL, .table = 1, .priority = 99, .invert = true,
-                         .has_mark = true, .fwmark = 0x100000, .fwmask = 0x100000 };
+        r = (RuleInfo) { .action = FR_ACT_TO_TBL,
+                         .table = 1,
+                         .priority = 99,
+                         .invert = true,
+                         .has_mark = true,
+                         .fwmark = 0x100000,
+                         .fwmask = 0x100000 };
         assert_true(rule_matches(&r, &calico));
         r.priority = 98;
         assert_false(rule_matches(&r, &calico));
@@ -179,18 +264,27 @@ static void test_bpf_pin_remove_refuses(void **state) {
 /* The shipped default manifest parses, and the new directives refuse what no CNI owns. */
 static void test_manifest_directives(void **state) {
         static const char *const bad[] = {
-                "rule-table 254\n", "rule-table 2004 0x200\n", "rule-table 1 0x1/0x1 99 extra\n",
-                "bpf-prog\n", "bpf-prog cil-\n", "bpf-prog a_name_far_too_long\n",
-                "bpf-cgroup relative\n", "bpf-pin /sys\n", "bpf-pin /\n",
+                "rule-table 254\n",
+                "rule-table 2004 0x200\n",
+                "rule-table 1 0x1/0x1 99 extra\n",
+                "bpf-prog\n",
+                "bpf-prog cil-\n",
+                "bpf-prog a_name_far_too_long\n",
+                "bpf-cgroup relative\n",
+                "bpf-pin /sys\n",
+                "bpf-pin /\n",
         };
         Manifest *m = manifest_new();
         char *err = NULL;
 
-        assert_int_equal(manifest_parse_string(m, "t", "bpf-prog cil_\nbpf-cgroup /run/cilium/cgroupv2\n"
-                                                       "bpf-pin /sys/fs/bpf/tc/globals/cilium_*\n"
-                                                       "rule-table 2004 0x200/0xf00\n"
-                                                       "rule-table 1 0x100000/0x100000 99\n"
-                                                       "rule-table 77\n", NULL, &err), 0);
+        assert_int_equal(manifest_parse_string(m, "t",
+                                               "bpf-prog cil_\nbpf-cgroup /run/cilium/cgroupv2\n"
+                                               "bpf-pin /sys/fs/bpf/tc/globals/cilium_*\n"
+                                               "rule-table 2004 0x200/0xf00\n"
+                                               "rule-table 1 !0x100000/0x100000 99\n"
+                                               "rule-table 77\n",
+                                               NULL, &err),
+                         0);
         assert_int_equal(m->n_entries, 6);
         assert_int_equal(m->entries[0].type, DIRECTIVE_BPF_PROG);
         assert_int_equal(m->entries[1].type, DIRECTIVE_BPF_CGROUP);
@@ -213,6 +307,8 @@ int main(void) {
                 cmocka_unit_test(test_rule_parse_invalid),
                 cmocka_unit_test(test_rule_match_args),
                 cmocka_unit_test(test_rule_matches),
+                cmocka_unit_test(test_rule_matches_shape),
+                cmocka_unit_test(test_rule_parse_selectors),
                 cmocka_unit_test(test_rule_same),
                 cmocka_unit_test(test_bpf_names),
                 cmocka_unit_test(test_bpf_pin_remove_refuses),

@@ -326,7 +326,7 @@ static void test_network_directive_errors(void **state) {
                     "t.conf:1: 'nft-table' needs a table name of 1 to 255 bytes without whitespace, got ''");
         check_error("ipset abcdefghijklmnopqrstuvwxyz123456",
                     "t.conf:1: 'ipset' needs a set name of at most 31 bytes, got 'abcdefghijklmnopqrstuvwxyz123456'");
-        check_error("ipvs flush", "t.conf:1: 'ipvs' needs 'clear', got 'flush'");
+        check_error("ipvs flush", "t.conf:1: 'ipvs' needs 'clear' (kube-proxy's services) or 'flush-all', got 'flush'");
 }
 
 /* ---- errors ---- */

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for agent/phases/node-addresses.c: env files as systemd reads them, flags from argument vectors, the files
+ * beneath a root. */
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/phases/node-addresses.h"
+#include "macro.h"
+#include "string-util.h"
+#include "strv.h"
+
+static const char *const kubelet_names[] = { "KUBELET_KUBEADM_ARGS", "KUBELET_EXTRA_ARGS", NULL };
+
+static void test_env_words(void **state) {
+        cleanup_strv char **w = NULL;
+
+        /* A comment is no assignment; the last assignment wins; quotes go, the value splits into words. */
+        assert_int_equal(node_env_words("# KUBELET_KUBEADM_ARGS=\"--node-ip=10.9.9.9\"\n"
+                                        "KUBELET_KUBEADM_ARGS=--old\n"
+                                        "KUBELET_KUBEADM_ARGS=\"--a=b --node-ip=10.0.0.5\"\n"
+                                        "OTHER=--node-ip=10.1.1.1\n"
+                                        "  KUBELET_EXTRA_ARGS = '--x \"y z\"'  \n",
+                                        kubelet_names, &w),
+                         0);
+        assert_int_equal(strv_length(w), 4);
+        assert_string_equal(w[0], "--a=b");
+        assert_string_equal(w[1], "--node-ip=10.0.0.5");
+        assert_string_equal(w[2], "--x");
+        assert_string_equal(w[3], "y z");
+        assert_string_equal(node_flag_value(w, "node-ip"), "10.0.0.5");
+        assert_null(node_flag_value(w, "node"));
+}
+
+static void test_flag_value(void **state) {
+        char *argv[] = { (char *) "kube-apiserver",
+                         (char *) "--advertise-address",
+                         (char *) "10.0.0.1",
+                         (char *) "-advertise-address=10.0.0.2",
+                         (char *) "--advertise-addresses=x",
+                         NULL };
+
+        assert_string_equal(node_flag_value(argv, "advertise-address"), "10.0.0.2");
+        argv[3] = NULL;
+        assert_string_equal(node_flag_value(argv, "advertise-address"), "10.0.0.1");
+        argv[2] = NULL;
+        assert_null(node_flag_value(argv, "advertise-address"));
+}
+
+static void write_file(int dir, const char *path, const char *text) {
+        int fd = openat(dir, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        close(fd);
+}
+
+/* Beneath a root: kubelet's dual-stack --node-ip, the API server's and kubeadm's advertise address. */
+static void test_read_root(void **state) {
+        char tmpl[] = "/tmp/nr-node-addr-XXXXXX";
+        NodeAddresses l = {};
+        uint8_t a[16];
+        int root;
+
+        assert_non_null(mkdtemp(tmpl));
+        root = open(tmpl, O_DIRECTORY | O_CLOEXEC);
+        assert_true(root >= 0);
+        assert_int_equal(mkdirat(root, "var", 0755), 0);
+        assert_int_equal(mkdirat(root, "var/lib", 0755), 0);
+        assert_int_equal(mkdirat(root, "var/lib/kubelet", 0755), 0);
+        assert_int_equal(mkdirat(root, "etc", 0755), 0);
+        assert_int_equal(mkdirat(root, "etc/kubernetes", 0755), 0);
+        assert_int_equal(mkdirat(root, "etc/kubernetes/manifests", 0755), 0);
+        write_file(root, "var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--node-ip=10.0.0.5,fd00::5\"\n");
+        write_file(root, "etc/kubernetes/manifests/kube-apiserver.yaml",
+                   "spec:\n  containers:\n  - command: [kube-apiserver, --advertise-address=10.0.0.6]\n"
+                   "    args: [--service-node-port-range, 20000-22767]\n");
+        write_file(root, "etc/kubernetes/kubeadm-config.yaml",
+                   "kind: ClusterConfiguration\n---\nkind: InitConfiguration\nlocalAPIEndpoint:\n"
+                   "  advertiseAddress: 10.0.0.7\n# advertiseAddress: 10.0.0.8\n");
+        assert_int_equal(node_addresses_read(root, &l), 0);
+        assert_int_equal(l.n, 4);
+        assert_int_equal(inet_pton(AF_INET, "10.0.0.5", a), 1);
+        assert_string_equal(node_addresses_find(&l, AF_INET, a),
+                            "kubelet's --node-ip (/var/lib/kubelet/kubeadm-flags.env)");
+        assert_int_equal(inet_pton(AF_INET6, "fd00::5", a), 1);
+        assert_non_null(node_addresses_find(&l, AF_INET6, a));
+        assert_int_equal(inet_pton(AF_INET, "10.0.0.6", a), 1);
+        assert_non_null(strstr(node_addresses_find(&l, AF_INET, a), "--advertise-address"));
+        assert_int_equal(inet_pton(AF_INET, "10.0.0.7", a), 1);
+        assert_non_null(strstr(node_addresses_find(&l, AF_INET, a), "advertiseAddress"));
+        assert_int_equal(inet_pton(AF_INET, "10.0.0.8", a), 1);
+        assert_null(node_addresses_find(&l, AF_INET, a));
+        node_addresses_done(&l);
+        {
+                cleanup_free char *range = NULL, *none = NULL;
+
+                assert_int_equal(node_apiserver_flag(root, "service-node-port-range", &range), 0);
+                assert_string_equal(range, "20000-22767");
+                assert_int_equal(node_apiserver_flag(root, "no-such-flag", &none), 0);
+                assert_null(none);
+        }
+        (void) unlinkat(root, "var/lib/kubelet/kubeadm-flags.env", 0);
+        (void) unlinkat(root, "etc/kubernetes/manifests/kube-apiserver.yaml", 0);
+        (void) unlinkat(root, "etc/kubernetes/kubeadm-config.yaml", 0);
+        static const char *const dirs[] = { "var/lib/kubelet",          "var/lib",        "var",
+                                            "etc/kubernetes/manifests", "etc/kubernetes", "etc" };
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
+                (void) unlinkat(root, dirs[i], AT_REMOVEDIR);
+        close(root);
+        (void) rmdir(tmpl);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_env_words),
+                cmocka_unit_test(test_flag_value),
+                cmocka_unit_test(test_read_root),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
