@@ -363,6 +363,30 @@ static int append_reason(char **buf, const char *endpoint, const char *why) {
         return 0;
 }
 
+int etcd_local_status(const EtcdLocal *l, uint64_t deadline, EtcdStatus *ret, char **reterr) {
+        cleanup_free char *reasons = NULL;
+        int r = -ENOENT;
+
+        for (size_t i = 0; i < l->n_own; i++) {
+                cleanup_free char *msg = NULL;
+                EtcdClient *c = NULL;
+
+                r = etcd_local_client(l, l->endpoints[i], deadline, &c);
+                if (r >= 0)
+                        r = etcd_status(c, ret, &msg);
+                etcd_client_free(c);
+                if (r >= 0 && ret->member_id != 0)
+                        return 0;
+                if (r >= 0)
+                        r = set_errmsg(&msg, -EBADMSG, "an answer without a member ID");
+                if (append_reason(&reasons, l->endpoints[i], msg ?: strerror(-r)) < 0)
+                        return -ENOMEM;
+                if (r == -ETIME)
+                        break;
+        }
+        return set_errmsg(reterr, r, "%s", reasons ?: "no client URL of its own");
+}
+
 int etcd_local_member_list(const EtcdLocal *l, uint64_t deadline, EtcdMemberList *ret, char **ret_endpoint,
                            char **reterr) {
         cleanup_free char *reasons = NULL;
