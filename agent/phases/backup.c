@@ -332,15 +332,12 @@ static int save_member_db(Context *ctx, int dst_fd, const char *data_dir, Backup
         return b->db_copy ? 0 : -ENOMEM;
 }
 
-/* One snapshot from one endpoint into fd, bounded like every etcd call (--etcd-timeout). */
-static int snapshot_from(Context *ctx, const EtcdLocal *l, const char *endpoint, int fd, uint64_t *size, char **msg) {
-        uint64_t budget = ctx->etcd_timeout_usec ?: SNAPSHOT_TIMEOUT_USEC;
-        uint64_t deadline = now(CLOCK_MONOTONIC) + budget;
+/* One snapshot from one endpoint into fd; deadline bounds every endpoint's call together. */
+static int snapshot_from(const EtcdLocal *l, const char *endpoint, uint64_t budget, uint64_t deadline, int fd,
+                         uint64_t *size, char **msg) {
         EtcdClient *c = NULL;
         int r;
 
-        if (ctx->deadline_usec > 0 && ctx->deadline_usec < deadline)
-                deadline = ctx->deadline_usec;
         if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)
                 return negative_errno();
         r = etcd_local_client(l, endpoint, deadline, &c);
@@ -359,9 +356,13 @@ static int save_snapshot(Context *ctx, int dst_fd, BackupRun *b) {
         cleanup_free char *msg = NULL;
         cleanup_close int fd = -EBADF;
         EtcdLocal l = {};
-        uint64_t size = 0;
+        /* Bounded like every etcd call (--etcd-timeout); without it, time for a large backend. */
+        uint64_t size = 0, budget = ctx->etcd_timeout_usec ?: SNAPSHOT_TIMEOUT_USEC;
+        uint64_t deadline = now(CLOCK_MONOTONIC) + budget;
         int r;
 
+        if (ctx->deadline_usec > 0 && ctx->deadline_usec < deadline)
+                deadline = ctx->deadline_usec;
         r = etcd_local_find(ctx, &l, NULL);
         if (r <= 0 || l.external) {
                 etcd_local_done(&l);
@@ -375,7 +376,7 @@ static int save_snapshot(Context *ctx, int dst_fd, BackupRun *b) {
         r = -ENOENT;
         for (size_t i = 0; i < l.n_own && r < 0 && r != -ENOSPC && r != -ETIME; i++) {
                 msg = mfree(msg);
-                r = snapshot_from(ctx, &l, l.endpoints[i], fd, &size, &msg);
+                r = snapshot_from(&l, l.endpoints[i], budget, deadline, fd, &size, &msg);
                 if (r >= 0)
                         b->snapshot = strprintf("etcd snapshot of member %s from %s, %" PRIu64 " bytes", l.name,
                                                 l.endpoints[i], size);

@@ -134,8 +134,13 @@ static int observe(Context *ctx, const EtcdLocal *l, uint64_t deadline, View *v)
         r = etcd_local_member_list(l, deadline, &v->list, &v->asked, &list_err);
         if (r < 0) {
                 v->error = r;
-                v->why = TAKE_PTR(list_err);
-                return rs >= 0 ? (v->standing = STANDING_UNKNOWN, 0) : view_unanswered(ctx, l, v);
+                if (rs >= 0) {
+                        v->standing = STANDING_UNKNOWN;
+                        return set_errmsg(&v->why, 0, "no member lists the cluster's members: %s", list_err);
+                }
+                /* Both reasons: the first call may have spent the deadline the second then lacked. */
+                r = set_errmsg(&v->why, 0, "%s; %s", status_err, list_err);
+                return r < 0 ? r : view_unanswered(ctx, l, v);
         }
         r = etcd_local_learn(ctx, (EtcdLocal *) l, &v->list, 0);
         if (r < 0)
@@ -215,7 +220,7 @@ static int remove_order(const EtcdLocal *l, const EtcdMemberList *list, const Et
 static int remove_member(const EtcdLocal *l, char **endpoints, uint64_t id, uint64_t deadline,
                          EtcdMemberList *ret_after, char **reterr) {
         cleanup_free char *reasons = NULL;
-        int r = -ENOENT;
+        int r = -ENOENT, busy = 0;
 
         STRV_FOREACH(e, endpoints) {
                 cleanup_free char *msg = NULL;
@@ -235,7 +240,12 @@ static int remove_member(const EtcdLocal *l, char **endpoints, uint64_t id, uint
                 reasons = n;
                 if (r == -ENOENT || r == -EBUSY || r == -EPERM || r == -ETIME)
                         break;
+                /* "Not healthy" from a member is worth asking again, whatever a later endpoint said. */
+                if (r == -EAGAIN)
+                        busy = r;
         }
+        if (r != -ETIME && busy < 0)
+                r = busy;
         return set_errmsg(reterr, r, "%s", reasons ?: "no client URL to ask");
 }
 

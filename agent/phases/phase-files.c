@@ -259,8 +259,8 @@ static int etcd_residue(const Context *ctx, const char *target, int r, char **ms
                 return r;
         if (fstatat(ctx->root_fd, keep + 1, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return r; /* nothing there to keep */
-        return set_errmsg(msg, -EBUSY, "%s%sthe etcd data directory %s: %s", strempty(*msg), *msg ? "; " : "", keep,
-                          reason);
+        r = append(msg, "%sthe etcd data directory %s: %s", *msg ? "; " : "", keep, reason);
+        return r < 0 ? r : -EBUSY;
 }
 
 static int file_apply(Action *a, Context *ctx, char **ret_msg) {
