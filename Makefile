@@ -196,8 +196,9 @@ FUZZ_SRCS_grpc      := grpc/proto.c grpc/grpc.c grpc/relay.c
 FUZZ_SRCS_cri       := cri/messages.c $(FUZZ_SRCS_grpc)
 FUZZ_SRCS_etcd      := etcd/messages.c $(FUZZ_SRCS_grpc)
 FUZZ_SRCS_textblock := agent/config/textblock.c
+FUZZ_SRCS_envfile   := agent/config/envfile.c
 $(O)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_SRCS_manifest) $(FUZZ_SRCS_mountinfo) $(FUZZ_SRCS_kubeconfig) \
-		$(FUZZ_SRCS_cri) $(FUZZ_SRCS_etcd) $(FUZZ_SRCS_textblock) | $(DEPS_FIRST)
+		$(FUZZ_SRCS_cri) $(FUZZ_SRCS_etcd) $(FUZZ_SRCS_textblock) $(FUZZ_SRCS_envfile) | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*) $(PKG_LIBS)
 
