@@ -393,7 +393,9 @@ static int save_snapshot(Context *ctx, int dst_fd, BackupRun *b) {
         else if (r < 0) {
                 ctx->etcd_facts.own_silent = true;
                 r = set_errmsg(&b->snapshot, 0, "no etcd snapshot: member %s did not answer: %s", l.name,
-                               msg ?: strerror(-r));
+                               msg
+                                       ?: l.n_own == 0 ? "its files name no client URL of its own"
+                                                       : strerror(-r));
                 r = save_member_db(ctx, dst_fd, l.data_dir, b);
         }
         etcd_local_done(&l);

@@ -385,6 +385,24 @@ assert "unreachable: exit 1 within the deadline ($ms ms)" test $rc -eq 1 -a "$ms
 assert "unreachable: the reason names the endpoints" jq_ "$WORK/down.json" \
         "any('https://127.0.0.11:2379' in a['message'] for a in actions(r, kind='etcd-member', result='failed'))"
 
+# --- a commented-out data directory is no data directory (a --root tree, detection as it runs) -----
+R="$WORK/nfs/root"
+mkdir -p "$R/etc" "$R/srv/nfs-export" "$R/var/lib/etcd/member/snap"
+printf '# moved off the NFS export in 2025:\n# ETCD_DATA_DIR=/srv/nfs-export\nETCD_DATA_DIR=/var/lib/etcd\nETCD_NAME=etcd1\n' \
+        > "$R/etc/etcd.env"
+echo "a PV's data" > "$R/srv/nfs-export/pv-data"
+echo "bbolt" > "$R/var/lib/etcd/member/snap/db"
+cp "$R/var/lib/etcd/member/snap/db" "$WORK/nfs-db"
+# kubespray's profile, with the lines detection adds ("empty" a data directory not /var/lib/etcd)
+agent --root "$R" --profile kubespray --yes -o json run > "$WORK/nfs.json"; rc=$?
+assert "commented-out ETCD_DATA_DIR: not detected as the data directory" jq_ "$WORK/nfs.json" \
+        "'/srv/nfs-export' not in str(r)"
+assert "commented-out ETCD_DATA_DIR: /srv/nfs-export keeps its data" test -f "$R/srv/nfs-export/pv-data"
+assert "no member answers (--root): member/snap/db copied into the backup" \
+        cmp -s "$(ls -d "$R"/var/backups/node-reset/*/ | tail -n 1)/etcd-member-snap-db" "$WORK/nfs-db"
+assert "no member answers, its db in the backup: the data directory is removed, exit 0 ($rc)" \
+        test $rc -eq 0 -a ! -e "$R/var/lib/etcd"
+
 # --- external etcd in kubeadm-config: never touched ----------------------------------------------
 printf 'apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\netcd:\n  external:\n    endpoints:\n    - https://10.0.0.1:2379\n' \
         > "$R/etc/kubernetes/kubeadm-config.yaml"

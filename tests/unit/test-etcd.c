@@ -315,6 +315,51 @@ static void test_local_env(void **state) {
         rm_rf(dir);
 }
 
+/* Formats, not substrings: a commented-out line, another container's flags, a key in the wrong
+ * place are no evidence; quotes are what the shell and YAML make of them; the last assignment wins. */
+static void test_local_formats(void **state) {
+        char dir[] = "/tmp/test-etcd.XXXXXX";
+        EtcdLocal l = {};
+
+        assert_non_null(mkdtemp(dir));
+        write_file(dir, ETCD_ENV,
+                   "# moved off the NFS export:\n"
+                   "# ETCD_DATA_DIR=/srv/nfs-export\n"
+                   "ETCD_DATA_DIR=/var/lib/old-etcd\n"
+                   "ETCD_NAME='etcd 1'\n"
+                   "ETCD_DATA_DIR=\"/var/lib/etcd\"\n"
+                   "ETCD_INITIAL_ADVERTISE_PEER_URLS=https://10.0.0.5:2380 # not a comment in an env file\n");
+        local_in(dir, &l, 1);
+        assert_string_equal(l.data_dir, "/var/lib/etcd");
+        assert_string_equal(l.name, "etcd 1");
+        etcd_local_done(&l);
+        /* An env file that does not parse says nothing: an error, never a guess. */
+        write_file(dir, ETCD_ENV, "ETCD_DATA_DIR=\"/srv/nfs-export\n");
+        local_in(dir, &l, -EBADMSG);
+        etcd_local_done(&l);
+
+        write_file(dir, ETCD_MANIFEST,
+                   "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n"
+                   "  - name: backup-sidecar\n    command: [/bin/sh, -c, 'etcd --data-dir=/srv/nfs-export']\n"
+                   "    args:\n    - --data-dir=/srv/nfs-export\n"
+                   "  - name: etcd\n    command:\n    - etcd\n"
+                   "    # - --data-dir=/srv/nfs-export\n"
+                   "    - --name=cp1\n"
+                   "    args: [\"--data-dir=/var/lib/etcd-data\"]\n");
+        local_in(dir, &l, 1);
+        assert_string_equal(l.source, ETCD_MANIFEST);
+        assert_string_equal(l.name, "cp1");
+        assert_string_equal(l.data_dir, "/var/lib/etcd-data");
+        etcd_local_done(&l);
+        write_file(dir, ETCD_MANIFEST, "spec:\n  containers:\n  - name: etcd\n    command: [etcd, \"--data-dir=/x\"\n");
+        local_in(dir, &l, -EBADMSG);
+        etcd_local_done(&l);
+        write_file(dir, ETCD_MANIFEST, "# - --data-dir=/srv/nfs-export\nspec:\n  containers: []\n");
+        local_in(dir, &l, -EBADMSG); /* a pod without an etcd container */
+        etcd_local_done(&l);
+        rm_rf(dir);
+}
+
 static void test_backup_protected(void **state) {
         bool contains;
 
@@ -422,6 +467,7 @@ int main(void) {
                 cmocka_unit_test(test_refused),
                 cmocka_unit_test(test_local_kubeadm),
                 cmocka_unit_test(test_local_env),
+                cmocka_unit_test(test_local_formats),
                 cmocka_unit_test(test_backup_protected),
                 cmocka_unit_test(test_decode_status),
                 cmocka_unit_test(test_data_dir_fate),
