@@ -124,7 +124,7 @@ static int view_unidentified(const Context *ctx, const EtcdLocal *l, View *v, co
 }
 
 /* Ask this node's own member who it is, then the cluster who is in it. */
-static int observe(Context *ctx, const EtcdLocal *l, uint64_t deadline, View *v) {
+static int observe(Context *ctx, EtcdLocal *l, uint64_t deadline, View *v) {
         cleanup_free char *status_err = NULL, *list_err = NULL;
         EtcdStatus st = {};
         int r, rs;
@@ -142,7 +142,7 @@ static int observe(Context *ctx, const EtcdLocal *l, uint64_t deadline, View *v)
                 r = set_errmsg(&v->why, 0, "%s; %s", status_err, list_err);
                 return r < 0 ? r : view_unanswered(ctx, l, v);
         }
-        r = etcd_local_learn(ctx, (EtcdLocal *) l, &v->list, 0);
+        r = etcd_local_learn(ctx, l, &v->list, 0);
         if (r < 0)
                 return r;
         v->cluster_id = v->list.cluster_id;
@@ -401,18 +401,18 @@ static int plan_view(Action *a, MemberData *d, const View *v) {
         cleanup_free char *what = NULL;
 
         d->standing = v->standing;
-        a->present = v->standing != STANDING_LEFT;
+        a->present = v->standing != STANDING_LEFT && !(v->standing == STANDING_NONE && v->remembered);
+        if (v->standing == STANDING_NONE && v->remembered)
+                return action_set_detail(a,
+                                         "member %016" PRIx64 " left cluster %016" PRIx64
+                                         " in an earlier run; no member answers now: %s",
+                                         v->self_id, v->cluster_id, strna(v->why));
         switch (v->standing) {
         case STANDING_NONE:
         case STANDING_UNKNOWN:
                 /* Reported, and tried again when applied: the phase never waits past its deadline. */
                 d->error = v->error ?: -ENXIO;
                 d->error_msg = strdup(strna(v->why));
-                if (v->standing == STANDING_NONE && v->remembered)
-                        return action_set_detail(a,
-                                                 "member %016" PRIx64 " left cluster %016" PRIx64
-                                                 " in an earlier run; no member answers now: %s",
-                                                 v->self_id, v->cluster_id, strna(v->why));
                 return action_set_detail(
                         a, "%s%s",
                         v->standing == STANDING_NONE ? "the cluster does not answer (no quorum, or unreachable): " : "",

@@ -385,6 +385,14 @@ assert "unreachable: exit 1 within the deadline ($ms ms)" test $rc -eq 1 -a "$ms
 assert "unreachable: the reason names the endpoints" jq_ "$WORK/down.json" \
         "any('https://127.0.0.11:2379' in a['message'] for a in actions(r, kind='etcd-member', result='failed'))"
 
+# --- external etcd in kubeadm-config: never touched ----------------------------------------------
+printf 'apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\netcd:\n  external:\n    endpoints:\n    - https://10.0.0.1:2379\n' \
+        > "$R/etc/kubernetes/kubeadm-config.yaml"
+agent --root "$R" --phases etcd -o json plan > "$WORK/external.json"
+assert "external etcd: skipped, never touched" jq_ "$WORK/external.json" \
+        "any('external etcd is never touched' in (a.get('skip_reason') or '') for a in actions(r, kind='etcd-member'))"
+rm -f "$R/etc/kubernetes/kubeadm-config.yaml"
+
 # --- a commented-out data directory is no data directory (a --root tree, detection as it runs) -----
 R="$WORK/nfs/root"
 mkdir -p "$R/etc" "$R/srv/nfs-export" "$R/var/lib/etcd/member/snap"
@@ -402,14 +410,6 @@ assert "no member answers (--root): member/snap/db copied into the backup" \
         cmp -s "$(ls -d "$R"/var/backups/node-reset/*/ | tail -n 1)/etcd-member-snap-db" "$WORK/nfs-db"
 assert "no member answers, its db in the backup: the data directory is removed, exit 0 ($rc)" \
         test $rc -eq 0 -a ! -e "$R/var/lib/etcd"
-
-# --- external etcd in kubeadm-config: never touched ----------------------------------------------
-printf 'apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\netcd:\n  external:\n    endpoints:\n    - https://10.0.0.1:2379\n' \
-        > "$R/etc/kubernetes/kubeadm-config.yaml"
-agent --root "$R" --phases etcd -o json plan > "$WORK/external.json"
-assert "external etcd: skipped, never touched" jq_ "$WORK/external.json" \
-        "any('external etcd is never touched' in (a.get('skip_reason') or '') for a in actions(r, kind='etcd-member'))"
-rm -f "$R/etc/kubernetes/kubeadm-config.yaml"
 
 # --- a backup that cannot be written stops the run before anything is deleted ---------------------
 R="$WORK/full/root"
