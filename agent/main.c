@@ -60,6 +60,7 @@ static unsigned arg_kill_grace_sec = 5;
 static unsigned arg_etcd_timeout_sec;
 static uint64_t arg_etcd_db_copy_max;
 static bool arg_no_backup;
+static bool arg_delete_node;
 static const char *arg_profile;
 static bool arg_with_runtime;
 static const char *arg_runtime;
@@ -119,10 +120,13 @@ static void help(void) {
                "     --etcd-timeout=SECONDS  Bound the etcd phase's calls each time it asks (30)\n"
                "     --etcd-db-copy-max=SIZE  When no etcd member answers, copy its member/snap/db\n"
                "                        into the backup up to SIZE (K, M, G suffixes; 8G)\n"
-               "     --no-backup        Do not save the PKI, configs and an etcd snapshot first\n\n"
+               "     --no-backup        Do not save the PKI, configs and an etcd snapshot first\n"
+               "     --delete-node      Delete this node's Node object (admin.conf or --kubeconfig), or with\n"
+               "                        only the kubelet's credentials set it NotReady, so it can join again\n\n"
                "Orphaned workers and status reporting:\n"
-               "     --kubeconfig=FILE  orphan-check: the kubelet's kubeconfig (" KUBECONFIG_DEFAULT ")\n"
-               "     --node-name=NAME   orphan-check: the node's name (from its client certificate)\n"
+               "     --kubeconfig=FILE  orphan-check: the kubelet's kubeconfig (" KUBECONFIG_DEFAULT ");\n"
+               "                        --delete-node: credentials that may delete Nodes\n"
+               "     --node-name=NAME   orphan-check, --delete-node: the node's name (from its client certificate)\n"
                "     --for=DURATION     orphan-check: how long the evidence must persist (30m)\n"
                "     --probe-timeout=DURATION  orphan-check: bound the API request (10s)\n"
                "     --proxy=URL        Use this HTTP proxy (none by default, whatever the environment)\n"
@@ -130,7 +134,7 @@ static void help(void) {
                "     --report-header='NAME: VALUE'  ... with this header (repeatable)\n"
                "     --report-header-file=FILE  ... with the headers in FILE, one per line\n"
                "     --report-cacert=FILE  ... trusting the CA certificates in FILE\n\n"
-               "Phases, in order: backup, etcd, services-early, pods, services-late, processes, mounts,\n"
+               "Phases, in order: backup, etcd, services-early, node-object, pods, services-late, processes, mounts,\n"
                "firewall, network, files, reload, verify.\n"
                "See node-reset(8) for the manifest grammar and the exit status.\n");
 }
@@ -213,6 +217,7 @@ enum {
         ARG_ETCD_TIMEOUT,
         ARG_NO_BACKUP,
         ARG_ETCD_DB_COPY_MAX,
+        ARG_DELETE_NODE,
         ARG_PROFILE,
         ARG_WITH_RUNTIME,
 };
@@ -310,6 +315,9 @@ static int parse_long_only(int c, const char *optarg_) {
                 if (parse_size(optarg_, &arg_etcd_db_copy_max) < 0 || arg_etcd_db_copy_max == 0)
                         return usage_error("invalid --etcd-db-copy-max '%s': expected a size such as 8G", optarg_);
                 return 0;
+        case ARG_DELETE_NODE:
+                arg_delete_node = true;
+                return 0;
         case ARG_KILL_GRACE:
                 if (parse_seconds(optarg_, &arg_kill_grace_sec) < 0 || arg_kill_grace_sec > 3600)
                         return usage_error("invalid --kill-grace '%s': expected 0 to 3600 seconds", optarg_);
@@ -365,6 +373,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "etcd-timeout", required_argument, NULL, ARG_ETCD_TIMEOUT },
                 { "no-backup", no_argument, NULL, ARG_NO_BACKUP },
                 { "etcd-db-copy-max", required_argument, NULL, ARG_ETCD_DB_COPY_MAX },
+                { "delete-node", no_argument, NULL, ARG_DELETE_NODE },
                 { "profile", required_argument, NULL, ARG_PROFILE },
                 { "with-runtime", optional_argument, NULL, ARG_WITH_RUNTIME },
                 {},
@@ -497,6 +506,7 @@ typedef struct Setup {
 static void setup_done(Setup *s) {
         mount_table_free(s->ctx.mounts);
         services_manager_free(s->ctx.systemd);
+        phase_node_object_done(&s->ctx);
         strv_free(s->ctx.etcd_endpoints);
         free(s->ctx.etcd_data_dir);
         free(s->ctx.etcd_facts.why);
@@ -557,6 +567,9 @@ static int setup(Setup *s) {
         s->ctx.etcd_timeout_usec = (usec_t) arg_etcd_timeout_sec * USEC_PER_SEC;
         s->ctx.etcd_db_copy_max = arg_etcd_db_copy_max;
         s->ctx.no_backup = arg_no_backup;
+        s->ctx.delete_node = arg_delete_node;
+        s->ctx.api_kubeconfig = arg_kubeconfig;
+        s->ctx.node_name = arg_node_name;
         if (arg_timeout_sec > 0)
                 s->ctx.deadline_usec = started_usec + (usec_t) arg_timeout_sec * USEC_PER_SEC;
         return 0;

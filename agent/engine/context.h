@@ -38,11 +38,15 @@ typedef struct Context {
         usec_t kill_grace_usec;         /* processes: from SIGTERM to SIGKILL (0 = at once) */
         struct ServiceManager *systemd; /* services: how systemd is reached, found by the first phase that asks */
         usec_t unit_timeout_usec;       /* services: how long to wait for one unit's stop job; 0 = default */
-        usec_t etcd_timeout_usec;  /* etcd: a bound on the phase's calls, each time it observes or acts (0 = 30 s) */
-        char **etcd_endpoints;     /* etcd: the other members' client URLs, learned while the local one answered */
-        char *etcd_data_dir;       /* etcd: this node's member's data directory (node path), once found */
-        EtcdFacts etcd_facts;      /* etcd: what decides that data directory's fate (etcd-datadir.h) */
-        uint64_t etcd_db_copy_max; /* backup: --etcd-db-copy-max, bytes (0: the default) */
-        bool no_backup;            /* backup: --no-backup */
-        char *backup_dir;          /* backup: the node path of this run's backup, once chosen */
+        usec_t etcd_timeout_usec;   /* etcd: a bound on the phase's calls, each time it observes or acts (0 = 30 s) */
+        char **etcd_endpoints;      /* etcd: the other members' client URLs, learned while the local one answered */
+        char *etcd_data_dir;        /* etcd: this node's member's data directory (node path), once found */
+        EtcdFacts etcd_facts;       /* etcd: what decides that data directory's fate (etcd-datadir.h) */
+        uint64_t etcd_db_copy_max;  /* backup: --etcd-db-copy-max, bytes (0: the default) */
+        bool no_backup;             /* backup: --no-backup */
+        char *backup_dir;           /* backup: the node path of this run's backup, once chosen */
+        bool delete_node;           /* node-object: --delete-node */
+        const char *api_kubeconfig; /* node-object: --kubeconfig, the operator's credentials; NULL = the node's */
+        const char *node_name;      /* node-object: --node-name; NULL = from the kubelet's certificate */
+        void *node_api;             /* node-object: the credentials and name found, kept for verify */
 } Context;

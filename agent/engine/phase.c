@@ -21,6 +21,10 @@ static const Phase phases[] = {
           phase_etcd_plan, SHIM_MASK(SHIM_LIBCURL) },
         { "services-early", "stop, disable and mask kubelet and the agents that feed pods", false,
           phase_services_early_plan, SHIM_MASK(SHIM_LIBSYSTEMD) },
+        /* After kubelet, which would register the Node again; before the pods, the static pods of a
+         * control plane's API server among them, and before the files phase removes the credentials. */
+        { "node-object", "delete this node's Node object from the API server (--delete-node)", false,
+          phase_node_object_plan, 0 },
         { "pods", "stop and remove every pod and container through the CRI, with the rescue ladder", false,
           phase_pods_plan, SHIM_MASK(SHIM_LIBCURL) },
         { "services-late", "stop, disable and mask the container runtime, etcd and the timers", false,

@@ -34,6 +34,9 @@ int phase_services_early_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_services_late_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_processes_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_reload_plan(Context *ctx, Plan *plan, char **reterr);
+int phase_node_object_plan(Context *ctx, Plan *plan, char **reterr);
+/* Free what the node-object phase kept in ctx for the run. */
+void phase_node_object_done(Context *ctx);
 
 const Phase *phase_table(size_t *ret_n);
 const Phase *phase_find(const char *name);

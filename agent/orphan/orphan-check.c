@@ -1,16 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* orphan-check's acting half: read the kubeconfig, probe the API server as the node, keep the state file, report. */
 
-#include <ctype.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 #include <time.h>
 
 #include "agent/node/fileio.h"
 #include "agent/config/kubeconfig.h"
+#include "agent/config/node-name.h"
 #include "agent/engine/log.h"
 #include "agent/orphan/orphan.h"
 #include "errno-util.h"
@@ -20,71 +16,17 @@
 #include "time-util.h"
 #include "string-util.h"
 
-#define NODE_CN_PREFIX "system:node:"
 #define STATE_PATH ORPHAN_STATE_DIR "/" ORPHAN_STATE_NAME
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(BIO *, BIO_free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(X509 *, X509_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Kubeconfig *, kubeconfig_free);
 
-/* The API server knows a node by its client certificate's subject, CN=system:node:NAME. Asking
- * under another name (a host name that differs from the node name) would get 403 or 404 from a
- * healthy control plane: evidence against it that is not true. Returns 1 and the name, or 0. */
-static int node_from_certificate(const KubeconfigPem *cert, char **ret) {
-        CLEANUP(BIO_freep) BIO *b = NULL;
-        CLEANUP(X509_freep) X509 *x = NULL;
-        const char *name;
-        char cn[256];
-
-        if (!cert->data || cert->size > INT_MAX)
-                return 0;
-        b = BIO_new_mem_buf(cert->data, (int) cert->size);
-        x = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
-        ERR_clear_error();
-        if (!x || X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn, sizeof cn) <= 0)
-                return 0;
-        name = startswith(cn, NODE_CN_PREFIX);
-        if (isempty(name))
-                return 0;
-        *ret = strdup(name);
-        return *ret ? 1 : -ENOMEM;
-}
-
-/* A node name is a DNS subdomain (RFC 1123): it goes into the URL as it is. */
-static bool node_name_is_valid(const char *s) {
-        size_t n = strlen(s);
-
-        if (n == 0 || n > 253 || !isalnum((unsigned char) s[0]) || !isalnum((unsigned char) s[n - 1]))
-                return false;
-        for (const char *p = s; *p; p++)
-                if (!islower((unsigned char) *p) && !isdigit((unsigned char) *p) && *p != '-' && *p != '.')
-                        return false;
-        return true;
-}
-
 static int pick_node(const OrphanOptions *o, const Kubeconfig *k, OrphanCheck *c) {
-        char host[HOST_NAME_MAX + 1] = "";
-        int r = 0;
+        int r = node_name_pick(o->node_name, &k->cert, &c->node, &c->node_source);
 
-        if (o->node_name) {
-                c->node = strdup(o->node_name);
-                c->node_source = "--node-name";
-        } else if ((r = node_from_certificate(&k->cert, &c->node)) > 0)
-                c->node_source = "client certificate";
-        else if (r == 0) {
-                /* The kubelet's default node name: the host name, lower-cased. */
-                (void) gethostname(host, sizeof host - 1);
-                for (char *p = host; *p; p++)
-                        *p = (char) tolower((unsigned char) *p);
-                c->node = strdup(host);
-                c->node_source = "hostname";
-        }
-        if (r < 0 || !c->node)
-                return -ENOMEM;
-        if (!node_name_is_valid(c->node))
+        if (r == -EINVAL)
                 return set_errmsg(&c->error, -EINVAL, "'%s' (from the %s) is not a valid node name; use --node-name",
                                   c->node, c->node_source);
-        return 0;
+        return r;
 }
 
 static int probe(const OrphanOptions *o, const Kubeconfig *k, OrphanCheck *c) {

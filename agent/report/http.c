@@ -6,9 +6,11 @@
 
 #include <ctype.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "agent/report/http.h"
+#include "alloc-util.h"
 #include "agent/engine/log.h"
 #include "macro.h"
 #include "shim/dlopen.h"
@@ -40,6 +42,37 @@ HttpFeatures http_features_for(unsigned version_num) {
 /* The libcurl this process loaded, or -EOPNOTSUPP. NODE_RESET_TEST_CURL_VERSION_NUM (tests only)
  * pretends an older one, so each fallback below runs against the real library; it can only take
  * features away, never claim one the library lacks. */
+typedef struct Sink {
+        HttpResult *result;
+        size_t max, allocated;
+} Sink;
+
+/* Keep up to max bytes of the response; past that the rest is counted as truncation, not an error,
+ * so the status line of an oversized answer still arrives. */
+static size_t keep(char *ptr, size_t size, size_t nmemb, void *userdata) {
+        Sink *s = userdata;
+        HttpResult *r = s->result;
+        size_t n = size * nmemb, take = n;
+
+        if (r->body_size + take > s->max) {
+                take = s->max - r->body_size;
+                r->truncated = true;
+        }
+        if (take > 0) {
+                if (GREEDY_REALLOC(r->body, s->allocated, r->body_size + take + 1) < 0)
+                        return 0;
+                memcpy(r->body + r->body_size, ptr, take);
+                r->body_size += take;
+                r->body[r->body_size] = '\0';
+        }
+        return n;
+}
+
+void http_result_done(HttpResult *r) {
+        r->body = mfree(r->body);
+        r->body_size = 0;
+}
+
 static int curl_version_num(unsigned *ret) {
         const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
         const char *e = secure_getenv("NODE_RESET_TEST_CURL_VERSION_NUM");
@@ -108,7 +141,8 @@ static CURLcode set_tls(CURL *h, const HttpRequest *req, const HttpFeatures *f, 
         return ok;
 }
 
-static CURLcode set_transport(CURL *h, const HttpRequest *req, const HttpFeatures *f, HttpResult *ret) {
+static CURLcode set_transport(CURL *h, const HttpRequest *req, const HttpFeatures *f, Sink *sink) {
+        HttpResult *ret = sink->result;
         CURLcode ok = CURLE_OK;
 
         SETOPT(h, ok, CURLOPT_URL, req->url);
@@ -123,7 +157,11 @@ static CURLcode set_transport(CURL *h, const HttpRequest *req, const HttpFeature
         SETOPT(h, ok, CURLOPT_USERAGENT, "node-reset/" NODE_RESET_VERSION);
         SETOPT(h, ok, CURLOPT_CONNECTTIMEOUT_MS, (long) req->connect_timeout_ms);
         SETOPT(h, ok, CURLOPT_TIMEOUT_MS, (long) req->timeout_ms);
-        SETOPT(h, ok, CURLOPT_WRITEFUNCTION, discard);
+        if (sink->max > 0) {
+                SETOPT(h, ok, CURLOPT_WRITEFUNCTION, keep);
+                SETOPT(h, ok, CURLOPT_WRITEDATA, sink);
+        } else
+                SETOPT(h, ok, CURLOPT_WRITEFUNCTION, discard);
         /* The environment's http_proxy is not for a root agent talking to its own control plane. */
         SETOPT(h, ok, CURLOPT_PROXY, req->proxy ?: "");
         SETOPT(h, ok, CURLOPT_NOPROXY, req->proxy ? "" : "*");
@@ -132,6 +170,8 @@ static CURLcode set_transport(CURL *h, const HttpRequest *req, const HttpFeature
                 SETOPT(h, ok, CURLOPT_POSTFIELDS, req->body);
                 SETOPT(h, ok, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->body_size);
         }
+        if (req->method)
+                SETOPT(h, ok, CURLOPT_CUSTOMREQUEST, req->method);
         return ok;
 }
 
@@ -141,7 +181,9 @@ static int build_headers(const HttpRequest *req, struct curl_slist **ret) {
         /* No "Expect: 100-continue" round trip for a body of a few KiB. */
         l = curl_slist_append(NULL, "Expect:");
         if (l && req->body) {
-                n = curl_slist_append(l, "Content-Type: application/json");
+                cleanup_free char *ct = strprintf("Content-Type: %s", req->content_type ?: "application/json");
+
+                n = ct ? curl_slist_append(l, ct) : NULL;
                 if (!n)
                         goto oom;
                 l = n;
@@ -170,6 +212,7 @@ int http_perform(const HttpRequest *req, HttpResult *ret) {
         CLEANUP(curl_slist_free_allp) struct curl_slist *headers = NULL;
         CLEANUP(curl_easy_cleanupp) CURL *h = NULL;
         CLEANUP(close_fds) int fds[3] = { -EBADF, -EBADF, -EBADF };
+        Sink sink = { .result = ret, .max = req->response_max };
         HttpFeatures f;
         unsigned version;
         CURLcode ok;
@@ -184,7 +227,7 @@ int http_perform(const HttpRequest *req, HttpResult *ret) {
         h = curl_easy_init();
         if (!h || build_headers(req, &headers) < 0)
                 return -ENOMEM;
-        ok = set_transport(h, req, &f, ret);
+        ok = set_transport(h, req, &f, &sink);
         if (ok == CURLE_OK)
                 ok = set_tls(h, req, &f, fds);
         if (ok == CURLE_OK)

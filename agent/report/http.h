@@ -15,13 +15,16 @@ typedef struct HttpBlob {
 
 typedef struct HttpRequest {
         const char *url;
-        const char *body; /* POST this (as application/json) when non-NULL, else GET */
+        const char *method; /* NULL: POST when there is a body, else GET; or "DELETE", "PATCH" */
+        const char *body;   /* send this (POST unless method says otherwise) when non-NULL */
         size_t body_size;
-        char *const *headers; /* "Name: value", NULL-terminated or NULL; never logged */
-        HttpBlob ca;          /* PEM trust anchors; not given: the system's store */
-        HttpBlob cert, key;   /* PEM client certificate and key */
-        bool insecure;        /* no server verification (kubeconfig insecure-skip-tls-verify) */
-        const char *proxy;    /* NULL: no proxy at all, whatever the environment says */
+        const char *content_type; /* of the body; NULL: application/json */
+        size_t response_max;      /* keep at most this much of the response body; 0: discard it */
+        char *const *headers;     /* "Name: value", NULL-terminated or NULL; never logged */
+        HttpBlob ca;              /* PEM trust anchors; not given: the system's store */
+        HttpBlob cert, key;       /* PEM client certificate and key */
+        bool insecure;            /* no server verification (kubeconfig insecure-skip-tls-verify) */
+        const char *proxy;        /* NULL: no proxy at all, whatever the environment says */
         uint64_t connect_timeout_ms, timeout_ms;
 } HttpRequest;
 
@@ -29,7 +32,13 @@ typedef struct HttpResult {
         CURLcode code;               /* CURLE_OK: a response arrived */
         long status;                 /* the HTTP status, 0 when none arrived */
         char error[CURL_ERROR_SIZE]; /* curl's own words, "" when none */
+        char *body;                  /* NUL-terminated response body when response_max was set */
+        size_t body_size;
+        bool truncated; /* the body was longer than response_max */
 } HttpResult;
+
+/* Free what a result holds (the response body); the result stays valid and empty. */
+void http_result_done(HttpResult *r);
 
 /* What the loaded libcurl can be asked, by its version_num: CURLOPT_PROTOCOLS_STR (7.85, else the
  * CURLOPT_PROTOCOLS bitmask), CURLOPT_CAINFO_BLOB (7.77) and CURLOPT_SSLCERT_BLOB/SSLKEY_BLOB
@@ -42,9 +51,9 @@ typedef struct HttpFeatures {
 
 HttpFeatures http_features_for(unsigned version_num);
 
-/* Perform the request; the outcome, failed transfers included, is in *ret. Returns < 0 only when
- * the request could not be set up (-ENOMEM, -EINVAL; -EOPNOTSUPP without libcurl, ret->error
- * saying so). The response body is discarded. */
+/* Perform the request; the outcome, failed transfers included, is in *ret (http_result_done() it). Returns < 0 only
+ * when the request could not be set up (-ENOMEM, -EINVAL; -EOPNOTSUPP without libcurl, ret->error saying so). The
+ * response body is kept only up to req->response_max. */
 int http_perform(const HttpRequest *req, HttpResult *ret);
 
 /* The URL without user info, query and fragment (they may carry secrets), for reports and logs.

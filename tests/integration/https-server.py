@@ -6,7 +6,10 @@
 #   https-server.py serve PORT CERT KEY CLIENT_CA RECORD_DIR NODE...
 #       GET /api/v1/nodes/NAME: 500 when NAME is "broken"; 401 without a client certificate;
 #       403 unless the certificate's CN is system:node:NAME; 404 unless NAME is one of NODE...;
-#       else 200 with a Node object. POST PATH: records {"path", "headers", "body"} as
+#       else 200 with a Node object whose Ready condition is True until a PATCH changed it. The
+#       CN "kubernetes-admin" (an admin.conf) may GET and DELETE any node; DELETE by a node is 403,
+#       as the node authorizer says; PATCH /api/v1/nodes/NAME/status by system:node:NAME merges its
+#       conditions by type (a strategic merge patch) and is recorded. POST PATH: records {"path", "headers", "body"} as
 #       RECORD_DIR/NNN.json and answers 200; a PATH starting with /flaky answers 503 on every
 #       odd-numbered request to it first.
 #   https-server.py blackhole PORT RECORD_DIR
@@ -56,21 +59,66 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     return value
         return ""
 
-    def do_GET(self):
-        m = re.fullmatch(r"/api/v1/nodes/([^/?]+)", self.path)
+    def node_request(self, verb, suffix=""):
+        """The node a request is for, or None once an error was answered."""
+        m = re.fullmatch(r"/api/v1/nodes/([^/?]+)" + suffix, self.path)
         if not m:
-            return self.status(404, "NotFound", "the server could not find the requested resource")
+            self.status(404, "NotFound", "the server could not find the requested resource")
+            return None
         node = m.group(1)
         if node == "broken":
-            return self.status(500, "InternalError", "etcdserver: request timed out")
+            self.status(500, "InternalError", "etcdserver: request timed out")
+            return None
         cn = self.client_cn()
         if cn is None:
-            return self.status(401, "Unauthorized", "Unauthorized")
-        if cn != "system:node:" + node:
-            return self.status(403, "Forbidden", f'nodes "{node}" is forbidden: User "{cn}" cannot get resource "nodes"')
+            self.status(401, "Unauthorized", "Unauthorized")
+            return None
+        admin = cn == "kubernetes-admin" and verb in ("get", "delete")
+        if not admin and (cn != "system:node:" + node or verb == "delete"):
+            self.status(403, "Forbidden", f'nodes "{node}" is forbidden: User "{cn}" cannot {verb} resource "nodes"')
+            return None
         if node not in self.server.nodes:
-            return self.status(404, "NotFound", f'nodes "{node}" not found')
+            self.status(404, "NotFound", f'nodes "{node}" not found')
+            return None
+        return node
+
+    def do_GET(self):
+        node = self.node_request("get")
+        if node is None:
+            return
+        ready = self.server.ready.get(node, "True")
+        self.reply(200, {"kind": "Node", "apiVersion": "v1", "metadata": {"name": node},
+                         "status": {"conditions": [{"type": "MemoryPressure", "status": "False"},
+                                                   {"type": "Ready", "status": ready}]}})
+
+    def do_DELETE(self):
+        node = self.node_request("delete")
+        if node is None:
+            return
+        self.server.nodes.discard(node)
+        self.record("")
+        self.reply(200, {"kind": "Status", "apiVersion": "v1", "status": "Success"})
+
+    def do_PATCH(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        body = self.rfile.read(length).decode("utf-8", "replace")
+        node = self.node_request("patch", "/status")
+        if node is None:
+            return
+        for c in json.loads(body).get("status", {}).get("conditions", []):
+            if c.get("type") == "Ready":
+                self.server.ready[node] = c.get("status")
+        self.record(body)
         self.reply(200, {"kind": "Node", "apiVersion": "v1", "metadata": {"name": node}})
+
+    def record(self, body):
+        with record_lock:
+            n = len([f for f in os.listdir(self.server.record_dir) if f.endswith(".json")])
+            path = os.path.join(self.server.record_dir, "%03d.json" % n)
+            with open(path + ".tmp", "w") as f:
+                json.dump({"method": self.command, "path": self.path, "headers": dict(self.headers.items()),
+                           "body": body}, f)
+            os.rename(path + ".tmp", path)
 
     def do_POST(self):
         global flaky_count
@@ -80,12 +128,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             flaky_count += 1
             if flaky_count % 2 == 1:
                 return self.status(503, "ServiceUnavailable", "try again")
-        with record_lock:
-            n = len([f for f in os.listdir(self.server.record_dir) if f.endswith(".json")])
-            path = os.path.join(self.server.record_dir, "%03d.json" % n)
-            with open(path + ".tmp", "w") as f:
-                json.dump({"path": self.path, "headers": dict(self.headers.items()), "body": body}, f)
-            os.rename(path + ".tmp", path)
+        self.record(body)
         self.reply(200, {"received": True})
 
 
@@ -99,6 +142,7 @@ def serve(port, cert, key, client_ca, record_dir, nodes):
     httpd.daemon_threads = True
     httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
     httpd.nodes = set(nodes)
+    httpd.ready = {}
     httpd.record_dir = record_dir
     ready(record_dir, port)
     httpd.serve_forever()

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The node's name as the API server knows it: from the kubelet's client certificate (libcrypto). */
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/config/node-name.h"
+#include "macro.h"
+#include "string-util.h"
+
+#define NODE_CN_PREFIX "system:node:"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(BIO *, BIO_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(X509 *, X509_free);
+
+/* The API server knows a node by its client certificate's subject, CN=system:node:NAME. Asking
+ * under another name (a host name that differs from the node name) would get 403 or 404 from a
+ * healthy control plane: evidence against it that is not true. Returns 1 and the name, or 0. */
+static int node_from_certificate(const KubeconfigPem *cert, char **ret) {
+        CLEANUP(BIO_freep) BIO *b = NULL;
+        CLEANUP(X509_freep) X509 *x = NULL;
+        const char *name;
+        char cn[256];
+
+        if (!cert || !cert->data || cert->size > INT_MAX)
+                return 0;
+        b = BIO_new_mem_buf(cert->data, (int) cert->size);
+        x = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+        ERR_clear_error();
+        if (!x || X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn, sizeof cn) <= 0)
+                return 0;
+        name = startswith(cn, NODE_CN_PREFIX);
+        if (isempty(name))
+                return 0;
+        *ret = strdup(name);
+        return *ret ? 1 : -ENOMEM;
+}
+
+bool node_name_is_valid(const char *s) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n > 253 || !isalnum((unsigned char) s[0]) || !isalnum((unsigned char) s[n - 1]))
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!islower((unsigned char) *p) && !isdigit((unsigned char) *p) && *p != '-' && *p != '.')
+                        return false;
+        return true;
+}
+
+int node_name_pick(const char *override, const KubeconfigPem *cert, char **ret, const char **ret_source) {
+        char host[HOST_NAME_MAX + 1] = "";
+        int r = 0;
+
+        *ret = NULL;
+        if (override) {
+                *ret = strdup(override);
+                *ret_source = "--node-name";
+        } else if ((r = node_from_certificate(cert, ret)) > 0)
+                *ret_source = "client certificate";
+        else if (r == 0) {
+                (void) gethostname(host, sizeof host - 1);
+                for (char *p = host; *p; p++)
+                        *p = (char) tolower((unsigned char) *p);
+                *ret = strdup(host);
+                *ret_source = "hostname";
+        }
+        if (r < 0 || !*ret)
+                return -ENOMEM;
+        return node_name_is_valid(*ret) ? 0 : -EINVAL;
+}

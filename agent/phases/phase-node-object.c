@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The node-object phase (--delete-node): this node's Node object leaves the API server, so that the
+ * node can join again at once. A join is refused while a Node of the same name is Ready, and that
+ * refused join leaves pki/ca.crt behind. With credentials that may (admin.conf on a control-plane
+ * node, or --kubeconfig) the object is deleted, as "kk delete node" does; with only the kubelet's own
+ * (the node authorizer grants it get/update/patch of its Node, never delete) its Ready condition is
+ * set to Unknown, as the node lifecycle controller would after its grace period. An API server that
+ * does not answer is said and the run goes on. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "agent/config/kubeconfig.h"
+#include "agent/config/node-name.h"
+#include "agent/config/yaml-util.h"
+#include "agent/engine/log.h"
+#include "agent/engine/phase.h"
+#include "agent/report/http.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "string-util.h"
+#include "time-util.h"
+
+#define PHASE "node-object"
+#define ADMIN_CONF "/etc/kubernetes/admin.conf"
+#define API_CALL_TIMEOUT_MS 10000ULL
+#define API_CONNECT_TIMEOUT_MS 3000ULL
+#define NODE_OBJECT_MAX (1U << 20)
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(Kubeconfig *, kubeconfig_free);
+
+/* The credentials and name, found once and kept for the run: verify asks again with the same ones
+ * after the files phase has removed the node's kubeconfigs. */
+typedef struct NodeApi {
+        Kubeconfig *kc;
+        char *node;
+        const char *node_source;
+        bool may_delete; /* not the kubelet's own credentials */
+} NodeApi;
+
+typedef enum NodeState {
+        NODE_UNREACHABLE, /* no answer, or an answer that says nothing about the object */
+        NODE_ABSENT,
+        NODE_READY,
+        NODE_NOT_READY,
+} NodeState;
+
+static void node_api_free(void *p) {
+        NodeApi *a = p;
+
+        if (!a)
+                return;
+        kubeconfig_free(a->kc);
+        free(a->node);
+        free(a);
+}
+
+static int load_kubeconfig(int root_fd, const char *path, Kubeconfig **ret, char **reterr) {
+        CLEANUP(kubeconfig_freep) Kubeconfig *k = NULL;
+        int r;
+
+        r = kubeconfig_load(root_fd, path, &k, reterr);
+        if (r >= 0)
+                r = kubeconfig_read_files(k, root_fd, reterr);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(k);
+        return 0;
+}
+
+/* --kubeconfig is the operator's file on the running system; admin.conf and kubelet.conf are the
+ * node's, beneath --root. The node's name comes from the kubelet's certificate either way. */
+static int node_api_open(Context *ctx, NodeApi **ret, char **reterr) {
+        CLEANUP(kubeconfig_freep) Kubeconfig *kubelet = NULL;
+        cleanup_close int slash = -EBADF;
+        NodeApi *a;
+        int r;
+
+        a = calloc(1, sizeof *a);
+        if (!a)
+                return -ENOMEM;
+        *ret = a;
+        r = load_kubeconfig(ctx->root_fd, KUBECONFIG_DEFAULT, &kubelet, reterr);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        if (reterr)
+                *reterr = mfree(*reterr);
+        if (ctx->api_kubeconfig) {
+                slash = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                r = slash < 0 ? -errno : load_kubeconfig(slash, ctx->api_kubeconfig, &a->kc, reterr);
+                a->may_delete = true;
+        } else {
+                r = load_kubeconfig(ctx->root_fd, ADMIN_CONF, &a->kc, reterr);
+                a->may_delete = r >= 0;
+                if (r == -ENOENT && kubelet) {
+                        if (reterr)
+                                *reterr = mfree(*reterr);
+                        a->kc = TAKE_PTR(kubelet);
+                        r = 0;
+                }
+        }
+        if (r < 0)
+                return r;
+        r = node_name_pick(ctx->node_name,
+                           kubelet         ? &kubelet->cert
+                           : a->may_delete ? NULL
+                                           : &a->kc->cert,
+                           &a->node, &a->node_source);
+        if (r == -EINVAL)
+                return set_errmsg(reterr, r, "'%s' (from the %s) is not a valid node name; use --node-name", a->node,
+                                  a->node_source);
+        return r;
+}
+
+static int api_call(const NodeApi *a, const Context *ctx, const char *method, const char *suffix, const char *body,
+                    const char *content_type, HttpResult *ret) {
+        cleanup_free char *url = NULL, *auth = NULL;
+        char *headers[3] = { (char *) "Accept: application/yaml" };
+        size_t n = strlen(a->kc->server);
+        uint64_t timeout = API_CALL_TIMEOUT_MS, left;
+        int r;
+
+        while (n > 0 && a->kc->server[n - 1] == '/')
+                n--;
+        url = strprintf("%.*s/api/v1/nodes/%s%s", (int) n, a->kc->server, a->node, suffix);
+        if (!url || (a->kc->token && !(auth = strprintf("Authorization: Bearer %s", a->kc->token))))
+                return -ENOMEM;
+        headers[1] = auth;
+        if (ctx->deadline_usec > 0) {
+                left = ctx->deadline_usec > now(CLOCK_MONOTONIC) ? (ctx->deadline_usec - now(CLOCK_MONOTONIC)) / 1000
+                                                                 : 1;
+                timeout = left < 1 ? 1 : left < timeout ? left : timeout;
+        }
+        r = http_perform(
+                &(HttpRequest) {
+                        .url = url,
+                        .method = method,
+                        .body = body,
+                        .body_size = body ? strlen(body) : 0,
+                        .content_type = content_type,
+                        .response_max = NODE_OBJECT_MAX,
+                        .headers = headers,
+                        .ca = { a->kc->ca.data, a->kc->ca.size },
+                        .cert = { a->kc->cert.data, a->kc->cert.size },
+                        .key = { a->kc->key.data, a->kc->key.size },
+                        .insecure = a->kc->insecure,
+                        .proxy = a->kc->proxy_url,
+                        .connect_timeout_ms = timeout < API_CONNECT_TIMEOUT_MS ? timeout : API_CONNECT_TIMEOUT_MS,
+                        .timeout_ms = timeout,
+                },
+                ret);
+        if (auth)
+                explicit_bzero(auth, strlen(auth));
+        return r;
+}
+
+/* status.conditions[type=Ready].status of a Node as the API server wrote it (YAML, asked for with
+ * Accept; JSON would read the same). 1 "True", 0 anything else or no such condition, -EBADMSG. */
+static int node_is_ready(const char *text, size_t size) {
+        yaml_parser_t p;
+        yaml_document_t doc;
+        yaml_node_t *conds;
+        int r = 0;
+
+        if (!yaml_parser_initialize(&p))
+                return -ENOMEM;
+        yaml_parser_set_input_string(&p, (const unsigned char *) text, size);
+        if (!yaml_parser_load(&p, &doc)) {
+                yaml_parser_delete(&p);
+                return -EBADMSG;
+        }
+        conds = yaml_map_get(&doc, yaml_map_get(&doc, yaml_document_get_root_node(&doc), "status"), "conditions");
+        if (conds && conds->type == YAML_SEQUENCE_NODE)
+                for (yaml_node_item_t *i = conds->data.sequence.items.start; i < conds->data.sequence.items.top; i++) {
+                        yaml_node_t *c = yaml_document_get_node(&doc, *i);
+
+                        if (streq_ptr(yaml_scalar_of(yaml_map_get(&doc, c, "type")), "Ready"))
+                                r = streq_ptr(yaml_scalar_of(yaml_map_get(&doc, c, "status")), "True");
+                }
+        yaml_document_delete(&doc);
+        yaml_parser_delete(&p);
+        return r;
+}
+
+/* What the API server says of the object now; *ret_why says it in words. */
+static int node_observe(const NodeApi *a, const Context *ctx, NodeState *ret, char **ret_why) {
+        HttpResult res;
+        int r;
+
+        r = api_call(a, ctx, NULL, "", NULL, NULL, &res);
+        if (r < 0) {
+                *ret = NODE_UNREACHABLE;
+                *ret_why = strprintf("cannot ask the API server: %s", res.error[0] ? res.error : strerror(-r));
+        } else if (res.code != CURLE_OK || res.status == 0) {
+                *ret = NODE_UNREACHABLE;
+                *ret_why = strprintf("the API server %s did not answer (%s)", a->kc->server, res.error);
+        } else if (res.status == 404) {
+                *ret = NODE_ABSENT;
+                *ret_why = strprintf("no Node object %s", a->node);
+        } else if (res.status != 200) {
+                *ret = NODE_UNREACHABLE;
+                *ret_why = strprintf("the API server answered HTTP %ld for Node %s with the credentials of %s",
+                                     res.status, a->node, a->kc->path);
+        } else {
+                r = res.truncated ? -EFBIG : node_is_ready(res.body ?: "", res.body_size);
+                *ret = r > 0 ? NODE_READY : NODE_NOT_READY;
+                *ret_why = r < 0 ? strprintf("Node %s: cannot read its status (%s)", a->node, strerror(-r))
+                                 : strprintf("Node %s is %s", a->node, r > 0 ? "Ready" : "not Ready");
+        }
+        http_result_done(&res);
+        return *ret_why ? 0 : -ENOMEM;
+}
+
+/* A strategic merge patch merges conditions by type: only Ready changes. */
+static char *ready_unknown_patch(void) {
+        char stamp[32];
+        time_t t = time(NULL);
+        struct tm tm;
+
+        if (!gmtime_r(&t, &tm) || strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+                return NULL;
+        return strprintf("{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\","
+                         "\"reason\":\"NodeReset\",\"message\":\"node-reset stopped the kubelet and reset this node\","
+                         "\"lastHeartbeatTime\":\"%s\",\"lastTransitionTime\":\"%s\"}]}}",
+                         stamp, stamp);
+}
+
+static int judge(const NodeApi *a, const HttpResult *res, const char *done, char **ret_msg) {
+        if (res->code != CURLE_OK || res->status == 0) {
+                log_warning("The API server %s stopped answering (%s): Node %s left to the operator.", a->kc->server,
+                            res->error, a->node);
+                *ret_msg = strprintf("the API server stopped answering (%s): Node %s left", res->error, a->node);
+                return 0;
+        }
+        if (res->status == 200 || res->status == 202) {
+                *ret_msg = strprintf("%s Node %s", done, a->node);
+                return 1;
+        }
+        if (res->status == 404)
+                return 0;
+        *ret_msg = strprintf("the API server refused: HTTP %ld with the credentials of %s", res->status, a->kc->path);
+        return res->status == 401 || res->status == 403 ? -EACCES : -EIO;
+}
+
+static int node_object_apply(Action *act, Context *ctx, char **ret_msg) {
+        const NodeApi *a = ctx->node_api;
+        cleanup_free char *why = NULL, *patch = NULL;
+        HttpResult res;
+        NodeState state;
+        int r;
+
+        /* What the plan saw is a claim: ask again, and act on what the API server says now. */
+        r = node_observe(a, ctx, &state, &why);
+        if (r < 0)
+                return r;
+        if (state == NODE_UNREACHABLE) {
+                log_warning("%s: Node %s left to the operator.", why, a->node);
+                *ret_msg = TAKE_PTR(why);
+                return 0;
+        }
+        if (state == NODE_ABSENT || (!a->may_delete && state == NODE_NOT_READY))
+                return 0;
+        if (!a->may_delete && !(patch = ready_unknown_patch()))
+                return -ENOMEM;
+        r = a->may_delete ? api_call(a, ctx, "DELETE", "", NULL, NULL, &res)
+                          : api_call(a, ctx, "PATCH", "/status", patch, "application/strategic-merge-patch+json", &res);
+        if (r >= 0)
+                r = judge(a, &res, a->may_delete ? "deleted" : "set Ready=Unknown on", ret_msg);
+        http_result_done(&res);
+        return r;
+}
+
+static const ActionOps node_object_ops = {
+        .kind = "node-object",
+        .apply = node_object_apply,
+};
+
+static int plan_row(Context *ctx, Plan *plan) {
+        const NodeApi *a = ctx->node_api;
+        cleanup_free char *why = NULL, *target = NULL;
+        NodeState state;
+        Action *act;
+        int r;
+
+        r = node_observe(a, ctx, &state, &why);
+        target = strprintf("Node/%s", a->node);
+        if (r < 0 || !target)
+                return -ENOMEM;
+        act = plan_add(plan, &node_object_ops, PHASE, target, "--delete-node", NULL);
+        if (!act)
+                return -ENOMEM;
+        act->present = state == NODE_READY || (a->may_delete && state == NODE_NOT_READY);
+        if (state == NODE_UNREACHABLE)
+                return action_set_skip_code(act, "unreachable", "%s: the Node object is left to the operator", why);
+        if (!act->present)
+                return action_set_detail(act, "%s", why);
+        if (a->may_delete)
+                return action_set_detail(act, "%s: delete it with the credentials of %s (node name from the %s)", why,
+                                         a->kc->path, a->node_source);
+        return action_set_detail(act,
+                                 "%s: set its Ready condition to Unknown (the kubelet's own credentials may not "
+                                 "delete it)",
+                                 why);
+}
+
+int phase_node_object_plan(Context *ctx, Plan *plan, char **reterr) {
+        cleanup_free char *err = NULL;
+        NodeApi *a = NULL;
+        Action *act;
+        int r;
+
+        if (!ctx->delete_node)
+                return 0;
+        if (!ctx->node_api) {
+                r = node_api_open(ctx, &a, &err);
+                if (r < 0) {
+                        node_api_free(a);
+                        act = plan_add(plan, &node_object_ops, PHASE, "Node", "--delete-node", NULL);
+                        if (!act)
+                                return -ENOMEM;
+                        if (r == -ENOENT)
+                                return action_set_skip_code(act, "no-credentials",
+                                                            "no %s, %s or --kubeconfig: the API server cannot be asked",
+                                                            ADMIN_CONF, KUBECONFIG_DEFAULT);
+                        return action_set_skip_code(act, "no-credentials", "%s", err ?: strerror(-r));
+                }
+                ctx->node_api = a;
+        }
+        r = plan_row(ctx, plan);
+        return r < 0 ? set_errmsg(reterr, r, "Cannot plan the Node object's removal: %s", strerror(-r)) : 0;
+}
+
+void phase_node_object_done(Context *ctx) {
+        node_api_free(ctx->node_api);
+        ctx->node_api = NULL;
+}
