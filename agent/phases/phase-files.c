@@ -54,12 +54,12 @@ static const char *etcd_kept(const Context *ctx, char **ret_reason) {
         return ctx->etcd_data_dir;
 }
 
-/* Does the node path hold the etcd data directory, or lie beneath it? */
-static bool reaches_etcd_data(const Context *ctx, const char *node_path) {
+/* Does the line's target (a path, or a pattern) hold the etcd data directory, or lie beneath it? */
+static bool reaches_etcd_data(const Context *ctx, const char *target) {
         const char *dir = ctx->etcd_data_dir;
 
-        return dir &&
-               (path_startswith_dir(node_path, dir) || path_startswith_dir(dir, node_path) || streq(node_path, "/"));
+        return dir && (path_startswith_dir(target, dir) || path_startswith_dir(dir, target) || streq(target, "/") ||
+                       path_pattern_covers(target, dir) || path_pattern_below(target, dir));
 }
 
 /* Beyond the manifest: node-reset's own backups, and the etcd data directory while the run keeps it

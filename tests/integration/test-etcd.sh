@@ -280,6 +280,14 @@ assert "last member, no snapshot: still a member" test "$(members "$R" "$(eps_of
 assert "last member, no snapshot: its data directory is kept" test -d "$R/var/lib/etcd/member"
 assert "last member, no snapshot: the files phase reports the data as residue, with the reason" jq_ "$WORK/last0.json" \
         "any('the etcd data directory /var/lib/etcd' in a['message'] and 'last voting member' in a['message'] for a in actions(r, phase='files', result='failed'))"
+# A line on an ancestor: the rest goes, the data directory stays, and the line says why.
+mkdir -p "$R/var/lib/other" && echo x > "$R/var/lib/other/file"
+printf 'allow-system-path /var/lib\nremove /var/lib\n' > "$WORK/wipe-varlib.conf"
+agent --root "$R" -m "$WORK/wipe-varlib.conf" --phases etcd,files --no-backup --yes -o json run > "$WORK/last0a.json"; rc=$?
+assert "last member, a line on /var/lib: exit 1, the rest removed, the data directory kept" \
+        test $rc -eq 1 -a ! -e "$R/var/lib/other" -a -d "$R/var/lib/etcd/member"
+assert "last member, a line on /var/lib: residue with the reason" jq_ "$WORK/last0a.json" \
+        "any('the etcd data directory /var/lib/etcd' in a['message'] for a in actions(r, phase='files', result='failed'))"
 agent --root "$R" -m "$WORK/wipe-data.conf" --phases backup,etcd,files --yes -o json run > "$WORK/last.json"; rc=$?
 assert "last member, snapshot in the backup: run exits 0" test $rc -eq 0
 assert "last member: the report says why" jq_ "$WORK/last.json" \
