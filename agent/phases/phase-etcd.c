@@ -429,9 +429,14 @@ static int plan_view(Action *a, MemberData *d, const View *v) {
         what = describe_member(v->m);
         if (!what)
                 return -ENOMEM;
+        /* Peer URLs confirm, or say where the files are stale; they never decide. */
         return action_set_detail(
-                a, "%s; cluster %016" PRIx64 " of %zu (%zu voting)%s; asked %s", what, v->cluster_id, v->list.n_members,
-                v->voters,
+                a, "%s%s; cluster %016" PRIx64 " of %zu (%zu voting)%s; asked %s", what,
+                etcd_local_is(&d->local, v->m) || v->remembered
+                        ? ""
+                        : " (this node's by the member ID its own client URL reports; its files name other peer "
+                          "URLs or another name)",
+                v->cluster_id, v->list.n_members, v->voters,
                 v->standing == STANDING_LAST_VOTER
                         ? "; the last voting member: kept unless the backup holds its snapshot, decided when run"
                         : "",

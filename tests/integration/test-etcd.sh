@@ -328,6 +328,9 @@ for _ in $(seq 50); do
         sleep 0.3
 done
 assert "peer URL updated: etcd lists the new peer URL" test "$(ctl "$R" "$(eps_of 1)" member list -w simple | grep -c ':2390')" = 1
+agent --root "$R" --phases etcd -o json plan > "$WORK/pu-plan.json"
+assert "peer URL updated: the plan names the member, found by its ID" jq_ "$WORK/pu-plan.json" \
+        "any('peer URLs https://127.0.0.11:2390' in a['detail'] and 'by the member ID its own client URL reports' in a['detail'] for a in actions(r, kind='etcd-member'))"
 agent --root "$R" -m "$WORK/wipe-data.conf" --phases etcd,files --no-backup --yes -o json run > "$WORK/pu.json"; rc=$?
 assert "peer URL updated: exit 1, not 'unchanged'" test $rc -eq 1
 assert "peer URL updated: recognised as the last voting member" jq_ "$WORK/pu.json" \
