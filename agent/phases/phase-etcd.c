@@ -97,6 +97,14 @@ static int view_unanswered(const Context *ctx, const EtcdLocal *l, View *v) {
         return 0;
 }
 
+/* Could m be this node's member, by name (and peer URLs)? Beside a recorded departure, only a member
+ * with this node's name and peer URLs and another ID: this node may have joined again. */
+static bool may_be_this_node(const EtcdLocal *l, const EtcdMember *m, const EtcdLeft *left) {
+        if (left)
+                return etcd_local_is(l, m) && m->id != left->member_id;
+        return etcd_local_is(l, m) || etcd_local_name_clash(l, m);
+}
+
 /* The list answered, this node's own client URL did not: only an ID an earlier run recorded for
  * this cluster names the member; a name and peer URLs alone never do. */
 static int view_unidentified(const Context *ctx, const EtcdLocal *l, View *v, const char *status_err) {
@@ -104,19 +112,20 @@ static int view_unidentified(const Context *ctx, const EtcdLocal *l, View *v, co
         int r;
 
         r = etcd_state_find_left(ctx, v->list.cluster_id, l->name, &e);
-        if (r > 0) {
-                v->self_id = e.member_id;
-                v->remembered = true;
-                return 0;
-        }
         v->standing = STANDING_UNKNOWN;
         for (size_t i = 0; i < v->list.n_members; i++)
-                if (etcd_local_is(l, &v->list.members[i]) || etcd_local_name_clash(l, &v->list.members[i]))
+                if (may_be_this_node(l, &v->list.members[i], r > 0 ? &e : NULL))
                         return set_errmsg(&v->why, 0,
                                           "this node's own client URL does not answer (%s): member %016" PRIx64
                                           " is named %s, but a name and peer URLs do not prove it is this "
                                           "node's; left in place",
                                           status_err, v->list.members[i].id, l->name);
+        if (r > 0) {
+                v->standing = STANDING_NONE; /* decided by the caller from the remembered ID */
+                v->self_id = e.member_id;
+                v->remembered = true;
+                return 0;
+        }
         return set_errmsg(&v->why, 0,
                           "this node's own client URL does not answer (%s): which member of cluster %016" PRIx64
                           " is this node's is not known; left in place",
