@@ -18,18 +18,11 @@
 #include "grpc/relay.h"
 #include "errno-util.h"
 #include "macro.h"
+#include "time-util.h"
 
 #define GRPC_TIMEOUT_DEFAULT_USEC (10ULL * 1000000ULL)
 #define POLL_SLICE_MS 100
 #define CURL_BACKSTOP_MS 250
-
-static inline size_t size_min(size_t a, size_t b) {
-        return a < b ? a : b;
-}
-
-static inline uint64_t u64_min(uint64_t a, uint64_t b) {
-        return a < b ? a : b;
-}
 
 struct GrpcChannel {
         char *socket_path; /* a unix socket channel, or */
@@ -546,13 +539,6 @@ void grpc_channel_set_max_response(GrpcChannel *ch, size_t max) {
         ch->max_response = max;
 }
 
-static uint64_t monotonic_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
-}
-
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata) {
         Transfer *t = userdata;
         int r;
@@ -594,7 +580,7 @@ static size_t on_header(char *ptr, size_t size, size_t nitems, void *userdata) {
 static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
         Transfer *t = userdata;
 
-        if (monotonic_usec() < t->deadline)
+        if (now(CLOCK_MONOTONIC) < t->deadline)
                 return 0;
         t->callback_error = -ETIMEDOUT;
         return 1;
@@ -702,13 +688,13 @@ static int transfer_options(Transfer *t, const char *url) {
         return cc == CURLE_OK ? 0 : cc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EINVAL;
 }
 
-static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, uint64_t now, uint64_t deadline) {
+static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, uint64_t start, uint64_t deadline) {
         cleanup_free char *url = NULL;
         int r;
 
         uint64_t max_body = call->on_message && call->max_stream ? call->max_stream : ch->max_response;
 
-        *t = (Transfer) { .ch = ch, .call = call, .timeout_usec = deadline - now, .deadline = deadline };
+        *t = (Transfer) { .ch = ch, .call = call, .timeout_usec = deadline - start, .deadline = deadline };
         /* A stream of many messages has as many more frames: one per 1 KiB of it is still far from a flood. */
         relay_init(&t->relay, max_body + GRPC_RESPONSE_OVERHEAD_MAX,
                    GRPC_RESPONSE_FRAMES_MAX + (call->on_message ? max_body / 1024 : 0));
@@ -892,19 +878,19 @@ static void transfer_finish(Transfer *t, CURLcode cc) {
 /* A call cut by the channel's deadline ends exactly at it, not a few microseconds before: the caller
  * can tell by the clock that it was the deadline that ended it. */
 static int start_next(GrpcChannel *ch, Transfer *t, GrpcCall *call) {
-        uint64_t now = monotonic_usec(), deadline = now + ch->timeout_usec;
+        uint64_t start = now(CLOCK_MONOTONIC), deadline = start + ch->timeout_usec;
         CURLMcode mc;
         int r;
 
         if (ch->deadline_usec > 0) {
-                if (ch->deadline_usec < now + GRPC_CALL_MIN_USEC) {
+                if (ch->deadline_usec < start + GRPC_CALL_MIN_USEC) {
                         call->grpc_status = -1;
                         call_fail(call, -ETIME, "not started: the deadline has passed");
                         return -ETIME;
                 }
                 deadline = u64_min(deadline, ch->deadline_usec);
         }
-        r = transfer_setup(t, ch, call, now, deadline);
+        r = transfer_setup(t, ch, call, start, deadline);
         if (r < 0) {
                 if (t->connect_error < 0)
                         fail_connect(t);
@@ -974,11 +960,11 @@ static size_t pump(GrpcChannel *ch, Transfer *ts, size_t n) {
  * 7.88 with nghttp2 1.52 keeps a transfer going past it while a peer streams empty DATA frames. A
  * call past its deadline is dropped; returns how many were. */
 static size_t expire(GrpcChannel *ch, Transfer *ts, size_t n) {
-        uint64_t now = monotonic_usec();
+        uint64_t t_now = now(CLOCK_MONOTONIC);
         size_t k = 0;
 
         for (size_t i = 0; i < n; i++)
-                if (ts[i].easy && now >= ts[i].deadline) {
+                if (ts[i].easy && t_now >= ts[i].deadline) {
                         drop(ch, &ts[i], fail_timeout);
                         k++;
                 }
@@ -987,7 +973,7 @@ static size_t expire(GrpcChannel *ch, Transfer *ts, size_t n) {
 
 /* Wait for libcurl's sockets and the relays', never past the nearest deadline of a call in flight. */
 static void wait_turn(GrpcChannel *ch, const Transfer *ts, size_t n, struct curl_waitfd *w) {
-        uint64_t now = monotonic_usec(), wait = POLL_SLICE_MS * 1000ULL;
+        uint64_t t_now = now(CLOCK_MONOTONIC), wait = POLL_SLICE_MS * 1000ULL;
         unsigned nw = 0;
 
         for (size_t i = 0; i < n; i++) {
@@ -997,7 +983,7 @@ static void wait_turn(GrpcChannel *ch, const Transfer *ts, size_t n, struct curl
 
                 if (!ts[i].easy)
                         continue;
-                wait = u64_min(wait, ts[i].deadline > now ? ts[i].deadline - now : 0);
+                wait = u64_min(wait, ts[i].deadline > t_now ? ts[i].deadline - t_now : 0);
                 k = relay_wait(&ts[i].relay, fds, ev);
                 for (size_t j = 0; j < k; j++)
                         w[nw++] = (struct curl_waitfd) { .fd = fds[j], .events = ev[j] };

@@ -20,10 +20,6 @@
 
 #define H2_FRAME_HEADER 9
 
-static size_t size_min(size_t a, size_t b) {
-        return a < b ? a : b;
-}
-
 void relay_init(Relay *r, uint64_t max_bytes, uint64_t max_frames) {
         *r = (Relay) { .peer_fd = -EBADF,
                        .listen_fd = -EBADF,

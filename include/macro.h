@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,14 @@
 #define _unlikely_(x) __builtin_expect(!!(x), 0)
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+static inline size_t size_min(size_t a, size_t b) {
+        return a < b ? a : b;
+}
+
+static inline uint64_t u64_min(uint64_t a, uint64_t b) {
+        return a < b ? a : b;
+}
 
 /* Hand ownership of a pointer or fd out of a cleanup-scoped variable. */
 #define TAKE_PTR(p)                       \

@@ -22,7 +22,8 @@
 #include "netreset/netns.h"
 #include "string-util.h"
 #include "strv.h"
-#include "fdinfo-util.h"
+#include "chase.h"
+#include "mountid-util.h"
 
 #define NETNS_RUN_DIR "/run/netns"
 #define NETNS_VAR_RUN_DIR "/var/run/netns"
@@ -81,67 +82,36 @@ int netns_list(const char *dir, const char *pattern, char ***ret) {
         return 0;
 }
 
-#ifndef STATX_MNT_ID
-#define STATX_MNT_ID 0x1000U
-#endif
-
-/* The directory holding path, opened without following its last component, and the name in it. A
- * name is deleted only through this fd: a directory swapped for a symlink on the way is refused. */
+/* The directory holding path (a host path), reached by chaseat() without any symlink: a name is
+ * deleted only through this fd, so a directory swapped for a symlink on the way is refused. */
 static int open_parent(const char *path, const char **ret_name) {
-        const char *slash = strrchr(path, '/');
-        cleanup_free char *dir = NULL;
-        int fd;
+        cleanup_close int root_fd = -EBADF;
 
-        if (!slash || isempty(slash + 1) || streq(slash + 1, ".") || streq(slash + 1, ".."))
-                return -EINVAL;
-        dir = slash == path ? strdup("/") : strndup(path, (size_t) (slash - path));
-        if (!dir)
-                return -ENOMEM;
-        fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) {
-                struct stat st;
-
-                /* O_DIRECTORY makes a symlink ENOTDIR rather than ELOOP: tell the two apart. */
-                if (errno == ENOTDIR && lstat(dir, &st) >= 0 && S_ISLNK(st.st_mode))
-                        return -ELOOP;
+        root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
                 return negative_errno();
-        }
-        *ret_name = slash + 1;
-        return fd;
-}
-
-/* Mount id and type of fd itself (""), never following anything nor asking a remote server. */
-static int stat_fd(int fd, int *ret_mount_id, mode_t *ret_mode) {
-        struct statx sx = {};
-
-        if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
-                  STATX_TYPE | STATX_MNT_ID, &sx) < 0)
-                return negative_errno();
-        *ret_mode = sx.stx_mode;
-        if (!(sx.stx_mask & STATX_MNT_ID))
-                return fdinfo_mount_id(fd, ret_mount_id);
-        *ret_mount_id = (int) sx.stx_mnt_id;
-        return 0;
+        return chaseat(root_fd, path, CHASE_NO_SYMLINKS | CHASE_PARENT, O_RDONLY, ret_name, NULL);
 }
 
 /* Detach the topmost mount on name, through a handle on exactly what was checked: an nsfs mount,
  * not a symlink, not some other file system. 1 when detached, 0 when name is no mount point. */
-static int detach_one(int dfd, int dir_mount_id, const char *path, const char *name, char **reterr_msg) {
+static int detach_one(int dfd, const MountIdentity *dir, const char *path, const char *name, char **reterr_msg) {
         cleanup_close int fd = -EBADF;
         char proc[sizeof("/proc/self/fd/") + 12];
         struct statfs sfs;
-        mode_t mode;
-        int id, r;
+        MountIdentity id;
+        int r;
 
         fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return errno == ENOENT ? 0 : negative_errno();
-        r = stat_fd(fd, &id, &mode);
+        r = mount_identity_at(fd, "", 0, &id);
         if (r < 0)
                 return r;
-        if (S_ISLNK(mode))
+        if (S_ISLNK(id.mode))
                 return set_errmsg(reterr_msg, -ELOOP, "%s is now a symlink, not a namespace: left alone", path);
-        if (id == dir_mount_id)
+        /* The device too: nsfs has its own, whether or not the kernel says the mount id. */
+        if (!mount_identity_other_mount(dir, &id) && id.dev == dir->dev)
                 return 0;
         if (fstatfs(fd, &sfs) < 0)
                 return negative_errno();
@@ -159,9 +129,9 @@ int netns_delete(const char *path, char **reterr_msg) {
         cleanup_close int dfd = -EBADF;
         const char *name = NULL;
         bool changed = false;
+        MountIdentity dir;
         struct stat st;
-        mode_t mode;
-        int dir_id, r;
+        int r;
 
         dfd = open_parent(path, &name);
         if (dfd == -ENOENT)
@@ -171,11 +141,11 @@ int netns_delete(const char *path, char **reterr_msg) {
                                   dfd == -ELOOP ? "a symlink" : "no directory");
         if (dfd < 0)
                 return dfd;
-        r = stat_fd(dfd, &dir_id, &mode);
+        r = mount_identity_at(dfd, "", 0, &dir);
         if (r < 0)
                 return r;
         for (unsigned i = 0; i < NETNS_UNMOUNT_MAX; i++) {
-                r = detach_one(dfd, dir_id, path, name, reterr_msg);
+                r = detach_one(dfd, &dir, path, name, reterr_msg);
                 if (r < 0)
                         return r;
                 if (r == 0)

@@ -14,13 +14,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/config/cni-conf.h"
 #include "agent/config/detect.h"
 #include "agent/config/envfile.h"
 #include "agent/config/etcd-flags.h"
+#include "agent/config/toml.h"
+#include "agent/config/yaml-util.h"
 #include "agent/node/fileio.h"
+#include "agent/phases/pods-ladder.h"
 #include "agent/config/kubeconfig.h"
+#include "chase.h"
 #include "errno-util.h"
 #include "macro.h"
+#include "netreset/link.h"
+#include "netreset/nl.h"
 #include "string-util.h"
 #include "strv.h"
 
@@ -80,7 +87,7 @@ static const InstallerMark installer_marks[] = {
 };
 
 static bool node_exists(int root_fd, const char *path) {
-        int fd = fileio_open_resolve_beneath(root_fd, path, O_PATH);
+        int fd = chaseat(root_fd, path, 0, O_PATH, NULL, NULL);
 
         if (fd < 0)
                 return false;
@@ -172,19 +179,6 @@ static int detect_installer(int root_fd, Detection *d) {
         return r;
 }
 
-/* The value after key in text ("key: value", "key=value"), unquoted, up to the end of the word. */
-static char *text_value_after(const char *text, const char *key) {
-        const char *p = strstr(text, key);
-        size_t n;
-
-        if (!p)
-                return NULL;
-        p += strlen(key);
-        p += strspn(p, " \t\"'");
-        n = strcspn(p, " \t\r\n\"'");
-        return n > 0 ? strndup(p, n) : NULL;
-}
-
 static const char *runtime_of_endpoint(const char *ep) {
         if (strstr(ep, "cri-dockerd") || strstr(ep, "dockershim"))
                 return "docker";
@@ -195,37 +189,179 @@ static const char *runtime_of_endpoint(const char *ep) {
         return NULL;
 }
 
+typedef enum EndpointFormat {
+        ENDPOINT_YAML, /* a top-level key of a YAML mapping (kubelet's config file, k3s's and rke2's) */
+        ENDPOINT_ENV,  /* an environment file whose KUBELET_*ARGS variables are kubelet's command line */
+} EndpointFormat;
+
 typedef struct EndpointSource {
         const char *path;
+        EndpointFormat format;
         const char *key;
 } EndpointSource;
 
 static const EndpointSource endpoint_sources[] = {
-        { "/var/lib/kubelet/config.yaml", "containerRuntimeEndpoint:" },
-        { "/etc/kubernetes/kubelet-config.yaml", "containerRuntimeEndpoint:" }, /* kubespray */
-        { "/var/lib/kubelet/kubeadm-flags.env", "--container-runtime-endpoint=" },
-        { "/etc/kubernetes/kubelet.env", "--container-runtime-endpoint=" }, /* kubespray */
-        { "/etc/rancher/k3s/config.yaml", "container-runtime-endpoint:" },
-        { "/etc/rancher/rke2/config.yaml", "container-runtime-endpoint:" },
+        { "/var/lib/kubelet/config.yaml", ENDPOINT_YAML, "containerRuntimeEndpoint" },
+        { "/etc/kubernetes/kubelet-config.yaml", ENDPOINT_YAML, "containerRuntimeEndpoint" }, /* kubespray */
+        { "/var/lib/kubelet/kubeadm-flags.env", ENDPOINT_ENV, NULL },
+        { "/etc/kubernetes/kubelet.env", ENDPOINT_ENV, NULL }, /* kubespray */
+        { "/etc/default/kubelet", ENDPOINT_ENV, NULL },        /* kubeadm's drop-in reads both */
+        { "/etc/sysconfig/kubelet", ENDPOINT_ENV, NULL },
+        { "/etc/rancher/k3s/config.yaml", ENDPOINT_YAML, "container-runtime-endpoint" },
+        { "/etc/rancher/rke2/config.yaml", ENDPOINT_YAML, "container-runtime-endpoint" },
 };
 
-/* What kubelet is told to talk to, wherever an installer wrote it. */
+static int endpoint_found(Detection *d, const char *path, const char *key, const char *ep) {
+        const char *rt = runtime_of_endpoint(ep);
+        int r = evidence_add(&d->runtime.evidence, path, "kubelet's endpoint %s (%s)", ep, key);
+
+        if (r >= 0)
+                r = finding_set(&d->runtime, rt ?: ep);
+        if (r >= 0 && !d->runtime_endpoint && !(d->runtime_endpoint = strdup(ep)))
+                r = -ENOMEM;
+        return r;
+}
+
+/* Every value of key in the document's top-level mapping (a key given twice with two values is
+ * ambiguous, not the first one's). */
+static int endpoint_in_yaml_doc(Detection *d, const char *path, yaml_document_t *doc, const char *key) {
+        yaml_node_t *root = yaml_document_get_root_node(doc);
+        int r = 0;
+
+        if (!root)
+                return 0;
+        if (root->type != YAML_MAPPING_NODE)
+                return evidence_add(&d->runtime.evidence, path, "%s", "not a YAML mapping: not evidence");
+        for (yaml_node_pair_t *i = root->data.mapping.pairs.start; r >= 0 && i < root->data.mapping.pairs.top; i++) {
+                const char *k = yaml_scalar_of(yaml_document_get_node(doc, i->key));
+                const char *ep = yaml_scalar_of(yaml_document_get_node(doc, i->value));
+
+                if (k && streq(k, key) && !isempty(ep))
+                        r = endpoint_found(d, path, key, ep);
+        }
+        return r;
+}
+
+/* Every document of a YAML file, parsed whole before any is read: a file that does not parse is
+ * evidence of nothing (said in f's evidence, then -EINVAL). The first YAML_DOCS_MAX are kept. */
+#define YAML_DOCS_MAX 8U
+
+typedef struct YamlFile {
+        yaml_document_t docs[YAML_DOCS_MAX];
+        size_t n;
+} YamlFile;
+
+static void yaml_file_done(YamlFile *y) {
+        for (size_t i = 0; i < y->n; i++)
+                yaml_document_delete(&y->docs[i]);
+        y->n = 0;
+}
+
+static int yaml_file_next(yaml_parser_t *parser, YamlFile *y, bool *done) {
+        yaml_document_t extra, *doc = y->n < YAML_DOCS_MAX ? &y->docs[y->n] : &extra;
+
+        if (!yaml_parser_load(parser, doc))
+                return parser->error == YAML_MEMORY_ERROR ? -ENOMEM : -EINVAL;
+        *done = !yaml_document_get_root_node(doc);
+        if (*done || doc == &extra)
+                yaml_document_delete(doc);
+        else
+                y->n++;
+        return 0;
+}
+
+static int yaml_file_load(Finding *f, const char *path, const char *text, size_t size, YamlFile *y) {
+        yaml_parser_t parser;
+        bool done = false;
+        int r = 0;
+
+        y->n = 0;
+        if (!yaml_parser_initialize(&parser)) {
+                r = evidence_add(&f->evidence, path, "%s", "not read (libyaml is not available): not evidence");
+                return r < 0 ? r : -EINVAL;
+        }
+        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
+        while (r >= 0 && !done)
+                r = yaml_file_next(&parser, y, &done);
+        if (r == -EINVAL && evidence_add(&f->evidence, path, "not valid YAML (line %zu: %s): not evidence",
+                                         parser.problem_mark.line + 1, strempty(parser.problem)) < 0)
+                r = -ENOMEM;
+        yaml_parser_delete(&parser);
+        if (r < 0)
+                yaml_file_done(y);
+        return r;
+}
+
+/* kubelet reads the first document of its configuration file. */
+static int endpoint_from_yaml(Detection *d, const char *path, const char *text, size_t size, const char *key) {
+        YamlFile y;
+        int r;
+
+        r = yaml_file_load(&d->runtime, path, text, size, &y);
+        if (r < 0)
+                return r == -EINVAL ? 0 : r;
+        r = y.n > 0 ? endpoint_in_yaml_doc(d, path, &y.docs[0], key) : 0;
+        yaml_file_done(&y);
+        return r;
+}
+
+/* A KUBELET_*ARGS variable: kubelet's systemd unit expands it unbraced, so it is split at blanks. */
+static bool is_kubelet_args(const char *pair) {
+        const char *eq = strchr(pair, '=');
+
+        return startswith(pair, "KUBELET_") && eq && eq - pair >= 12 && strncmp(eq - 4, "ARGS", 4) == 0;
+}
+
+static int endpoint_from_env(Detection *d, const char *path, const char *text, size_t size) {
+        cleanup_strv char **pairs = NULL;
+        unsigned line = 0;
+        int r;
+
+        r = env_file_parse(text, size, &pairs, &line);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return evidence_add(&d->runtime.evidence, path, "not an environment file (line %u): not evidence",
+                                    line);
+        STRV_FOREACH(p, pairs) {
+                cleanup_free char *line_argv = NULL, *key = NULL;
+                cleanup_strv char **argv = NULL;
+                const char *eq = strchr(*p, '='), *ep;
+
+                if (!is_kubelet_args(*p))
+                        continue;
+                line_argv = strprintf("kubelet %s", eq + 1);
+                key = strndup(*p, (size_t) (eq - *p));
+                if (!line_argv || !key || argv_split_blanks(line_argv, &argv) < 0)
+                        return -ENOMEM;
+                ep = argv_flag(argv, "container-runtime-endpoint");
+                if (!isempty(ep) && (r = endpoint_found(d, path, key, ep)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* What kubelet is told to talk to, wherever an installer wrote it, each file read as what it is. */
 static int runtime_from_endpoints(int root_fd, Detection *d) {
         int r = 0;
 
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(endpoint_sources); i++) {
                 const EndpointSource *s = endpoint_sources + i;
-                cleanup_free char *text = node_read(root_fd, s->path), *ep = NULL;
-                const char *rt;
+                cleanup_free char *text = NULL;
+                size_t size;
 
-                if (!text || !(ep = text_value_after(text, s->key)))
+                r = fileio_read_beneath(root_fd, s->path, DETECT_FILE_MAX, &text, &size);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        r = r == -ENOENT || r == -ENOTDIR
+                                    ? 0
+                                    : evidence_add(&d->runtime.evidence, s->path, "cannot be read (%s): not evidence",
+                                                   strerror(-r));
                         continue;
-                rt = runtime_of_endpoint(ep);
-                r = evidence_add(&d->runtime.evidence, s->path, "kubelet's endpoint %s", ep);
-                if (r >= 0)
-                        r = finding_set(&d->runtime, rt ?: ep);
-                if (r >= 0 && !d->runtime_endpoint)
-                        d->runtime_endpoint = TAKE_PTR(ep);
+                }
+                r = s->format == ENDPOINT_YAML ? endpoint_from_yaml(d, s->path, text, size, s->key)
+                                               : endpoint_from_env(d, s->path, text, size);
         }
         return r;
 }
@@ -288,7 +424,8 @@ static int detect_runtime(int root_fd, Detection *d) {
         return 0;
 }
 
-/* The names in node directory dir matching glob, sorted; an unreadable directory has none. */
+/* The names in node directory dir matching glob, sorted; an unreadable directory has none. A NULL
+ * glob: every name, dot files included. */
 static int dir_list(int root_fd, const char *dir, const char *glob, char ***ret) {
         cleanup_strv char **l = NULL;
         struct dirent *de;
@@ -296,7 +433,7 @@ static int dir_list(int root_fd, const char *dir, const char *glob, char ***ret)
         int fd, r = 0;
 
         *ret = NULL;
-        fd = fileio_open_resolve_beneath(root_fd, dir, O_RDONLY | O_DIRECTORY);
+        fd = chaseat(root_fd, dir, 0, O_RDONLY | O_DIRECTORY, NULL, NULL);
         if (fd < 0)
                 return 0;
         dp = fdopendir(fd);
@@ -305,7 +442,8 @@ static int dir_list(int root_fd, const char *dir, const char *glob, char ***ret)
                 return 0;
         }
         while (r >= 0 && (de = readdir(dp)))
-                if (de->d_name[0] != '.' && fnmatch(glob, de->d_name, FNM_PERIOD) == 0)
+                if (glob ? de->d_name[0] != '.' && fnmatch(glob, de->d_name, FNM_PERIOD) == 0
+                         : !streq(de->d_name, ".") && !streq(de->d_name, ".."))
                         r = strv_extend(&l, de->d_name);
         closedir(dp);
         if (r < 0)
@@ -316,95 +454,266 @@ static int dir_list(int root_fd, const char *dir, const char *glob, char ***ret)
         return 0;
 }
 
-/* Every "type": "X" in a CNI config, in order, comma separated. A plain scan: a conflist is JSON and
- * "type" means a plugin type at every level the CNI spec defines (ipam's type is one too). */
-static char *cni_types(const char *text) {
-        cleanup_strv char **types = NULL;
-        char *joined = NULL;
-        size_t size = 0;
-        FILE *f;
-
-        for (const char *p = text; (p = strstr(p, "\"type\""));) {
-                cleanup_free char *v = NULL;
-                size_t n;
-
-                p += strlen("\"type\"");
-                p += strspn(p, " \t\r\n");
-                if (*p != ':')
-                        continue;
-                p++;
-                p += strspn(p, " \t\r\n");
-                if (*p != '"')
-                        continue;
-                n = strcspn(++p, "\"");
-                v = strndup(p, n);
-                if (!v || strv_extend_unique(&types, v) < 0)
-                        return NULL;
-        }
-        f = open_memstream(&joined, &size);
-        if (!f)
-                return NULL;
-        STRV_FOREACH(t, types)
-                fprintf(f, "%s%s", t == types ? "" : ",", *t);
-        if (fclose(f) != 0)
-                return mfree(joined);
-        return joined;
-}
-
 static const char *const cni_dirs[] = { "/etc/cni/net.d", "/var/lib/rancher/k3s/agent/etc/cni/net.d" };
 
-/* The runtime uses the first configuration in name order: its plugins are the node's CNI. */
-static int detect_cni(int root_fd, Detection *d) {
+/* The conf dir kubelet's runtime is configured with, when its configuration names one: containerd's
+ * CRI cni conf_dir (config version 2, 1 and 3), CRI-O's network_dir (drop-ins override the file). */
+static int cni_runtime_dir(int root_fd, const Detection *d, char **ret) {
+        static const char *const containerd[] = { "plugins.io.containerd.grpc.v1.cri.cni", "plugins.cri.cni",
+                                                  "plugins.io.containerd.cri.v1.runtime.cni", NULL };
+        static const char *const crio[] = { "crio.network", NULL };
+        bool is_crio = streq_ptr(d->runtime.value, "crio");
+        cleanup_strv char **files = NULL;
         int r = 0;
 
-        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(cni_dirs); i++) {
+        *ret = NULL;
+        if (!streq_ptr(d->runtime.value, "containerd") && !is_crio)
+                return 0;
+        if (strv_extend(&files, is_crio ? "/etc/crio/crio.conf" : "/etc/containerd/config.toml") < 0)
+                return -ENOMEM;
+        if (is_crio) {
                 cleanup_strv char **names = NULL;
 
-                r = dir_list(root_fd, cni_dirs[i], "*.conf*", &names);
-                STRV_FOREACH(n, names) {
-                        cleanup_free char *path = strprintf("%s/%s", cni_dirs[i], *n), *text = NULL, *types = NULL;
+                r = dir_list(root_fd, "/etc/crio/crio.conf.d", "*", &names);
+                STRV_FOREACH(n, names)
+                        if (r >= 0)
+                                r = strv_consume(&files, strprintf("/etc/crio/crio.conf.d/%s", *n));
+        }
+        STRV_FOREACH(f, files) {
+                cleanup_free char *text = node_read(root_fd, *f), *v = NULL;
 
-                        if (!path)
-                                return -ENOMEM;
-                        if (r < 0 || startswith(*n, "00-node-reset-rescue") || !(text = node_read(root_fd, path)))
-                                continue;
-                        types = cni_types(text);
-                        if (!types)
-                                return -ENOMEM;
-                        r = evidence_add(&d->cni.evidence, path, "plugins %s", isempty(types) ? "(none)" : types);
-                        if (r >= 0 && !d->cni.value && !isempty(types)) {
-                                r = finding_set(&d->cni, types);
-                                if (r >= 0 && !(d->cni_config = strdup(path)))
-                                        r = -ENOMEM;
-                        }
+                if (r >= 0 && text &&
+                    (r = toml_find_string(text, is_crio ? crio : containerd, is_crio ? "network_dir" : "conf_dir",
+                                          &v)) > 0 &&
+                    v[0] == '/') {
+                        free(*ret);
+                        *ret = TAKE_PTR(v);
                 }
+        }
+        return r < 0 ? r : 0;
+}
+
+/* One file of a CNI conf dir: 1 when it is a configuration libcni loads (then it decides), 0 when
+ * libcni would skip it (said in the evidence: a file that does not parse is evidence of nothing). */
+static int cni_from_file(int root_fd, const char *path, Detection *d) {
+        cleanup_free char *text = NULL, *types = NULL;
+        const char *why = NULL;
+        size_t size;
+        int r;
+
+        r = fileio_read_beneath(root_fd, path, DETECT_FILE_MAX, &text, &size);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return evidence_add(&d->cni.evidence, path, "cannot be read (%s): not evidence", strerror(-r));
+        r = cni_conf_types(strrchr(path, '/') + 1, text, size, &types, &why);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return evidence_add(&d->cni.evidence, path, "%s: skipped, as the runtime's libcni skips it", why);
+        r = evidence_add(&d->cni.evidence, path, "plugins %s (the first configuration the runtime loads)", types);
+        if (r >= 0)
+                r = finding_set(&d->cni, types);
+        if (r >= 0 && !(d->cni_config = strdup(path)))
+                r = -ENOMEM;
+        return r < 0 ? r : 1;
+}
+
+/* The pods phase's own rescue conflist (left by a killed run) is no CNI's: whatever prefix made it
+ * sort first. */
+static bool is_rescue_conf(const char *name) {
+        size_t n = strlen(name), k = strlen(CNI_RESCUE_SUFFIX);
+
+        return n >= k && streq(name + n - k, CNI_RESCUE_SUFFIX);
+}
+
+/* The runtime uses the first configuration libcni loads from its conf dir (names ending .conf,
+ * .conflist or .json, in byte order, dot files included): its plugins are the node's CNI. */
+static int cni_from_config(int root_fd, Detection *d) {
+        cleanup_strv char **dirs = NULL;
+        cleanup_free char *own = NULL;
+        int r;
+
+        /* The runtime's own conf dir first, then the default ones. */
+        r = cni_runtime_dir(root_fd, d, &own);
+        if (r >= 0 && own)
+                r = strv_extend(&dirs, own);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(cni_dirs); i++)
+                r = strv_extend_unique(&dirs, cni_dirs[i]);
+        STRV_FOREACH(dir, dirs) {
+                cleanup_strv char **names = NULL;
+
+                if (r < 0 || d->cni.value)
+                        break;
+                r = dir_list(root_fd, *dir, NULL, &names);
+                STRV_FOREACH(n, names) {
+                        cleanup_free char *path = NULL;
+
+                        if (r != 0)
+                                break;
+                        if (!cni_conf_name_loaded(*n) || is_rescue_conf(*n))
+                                continue;
+                        path = strprintf("%s/%s", *dir, *n);
+                        r = path ? cni_from_file(root_fd, path, d) : -ENOMEM;
+                }
+        }
+        return r < 0 ? r : 0;
+}
+
+/* What a CNI leaves on a node besides its configuration: its own links (the running system only),
+ * its BPF pins and its state directories. Names no other software uses. */
+typedef struct CniMark {
+        const char *cni; /* the CNI's name, as the profile's fragment is named */
+        const char *what;
+        const char *dir;  /* node path; with glob, the directory whose entries are looked at */
+        const char *glob; /* a link name pattern (dir NULL) or an entry name pattern */
+} CniMark;
+
+static const CniMark cni_marks[] = {
+        { "cilium", "cilium's host link", NULL, "cilium_host" },
+        { "cilium", "cilium's link", NULL, "cilium_net" },
+        { "cilium", "cilium's tunnel link", NULL, "cilium_vxlan" },
+        { "cilium", "cilium's BPF pins", "/sys/fs/bpf/tc/globals", "cilium_*" },
+        { "cilium", "cilium's state directory", "/var/run/cilium", NULL },
+        { "cilium", "cilium's state directory", "/run/cilium", NULL },
+        { "cilium", "cilium's state directory", "/var/lib/cilium", NULL },
+        /* calico names a workload's link "cali" and 11 hex digits of a hash */
+        { "calico", "a calico workload link", NULL,
+          "cali[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]" },
+        { "calico", "calico's VXLAN link", NULL, "vxlan.calico" },
+        { "calico", "calico's VXLAN link", NULL, "vxlan-v6.calico" },
+        { "calico", "calico's BPF pins", "/sys/fs/bpf/tc/globals", "cali_*" },
+        { "calico", "calico's state directory", "/var/lib/calico", NULL },
+        { "calico", "calico's state directory", "/run/calico", NULL },
+        { "flannel", "flannel's VXLAN link", NULL, "flannel.*" },
+        { "flannel", "flannel's VXLAN link", NULL, "flannel-v6.*" },
+        { "flannel", "flannel's WireGuard link", NULL, "flannel-wg*" },
+        { "flannel", "flannel's subnet lease", "/run/flannel", NULL },
+        { "flannel", "the flannel plugin's state", "/var/lib/cni/flannel", NULL },
+        { "kube-router", "kube-router's bridge", NULL, "kube-bridge" },
+        { "kube-router", "kube-router's dummy link", NULL, "kube-dummy-if" },
+        { "kube-router", "kube-router's state directory", "/var/lib/kube-router", NULL },
+        { "weave", "weave's bridge", NULL, "weave" },
+        { "weave", "a weave link", NULL, "vethwe-*" },
+        { "weave", "weave's state directory", "/var/lib/weave", NULL },
+};
+
+static int cni_mark_seen(Detection *d, char ***seen, const CniMark *m, const char *where) {
+        int r = evidence_add(&d->cni.evidence, where, "%s exists (%s's)", m->what, m->cni);
+
+        return r < 0 ? r : strv_extend_unique(seen, m->cni);
+}
+
+/* The links of the namespace this runs in: only for the running system, never for a --root tree. */
+static int cni_from_links(Detection *d, char ***seen) {
+        CLEANUP(nl_freep) NlSocket *rtnl = NULL;
+        CLEANUP(link_table_freep) LinkTable *t = NULL;
+        cleanup_free char *err = NULL;
+        int r;
+
+        r = nl_open(NETLINK_ROUTE, &rtnl);
+        if (r >= 0)
+                r = link_table_read(rtnl, &t, &err);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return evidence_add(&d->cni.evidence, "links", "cannot be listed (%s): not evidence",
+                                    err ?: strerror(-r));
+        for (size_t i = 0; r >= 0 && i < t->n; i++)
+                for (size_t k = 0; r >= 0 && k < ELEMENTSOF(cni_marks); k++)
+                        if (!cni_marks[k].dir && fnmatch(cni_marks[k].glob, t->links[i].name, 0) == 0) {
+                                cleanup_free char *where = strprintf("link %s", t->links[i].name);
+
+                                r = where ? cni_mark_seen(d, seen, cni_marks + k, where) : -ENOMEM;
+                                break;
+                        }
+        return r;
+}
+
+static int cni_from_paths(int root_fd, Detection *d, char ***seen) {
+        int r = 0;
+
+        for (size_t k = 0; r >= 0 && k < ELEMENTSOF(cni_marks); k++) {
+                const CniMark *m = cni_marks + k;
+                cleanup_strv char **names = NULL;
+                cleanup_free char *where = NULL;
+
+                if (!m->dir || (!m->glob && !node_exists(root_fd, m->dir)))
+                        continue;
+                if (m->glob && ((r = dir_list(root_fd, m->dir, m->glob, &names)) < 0 || !names))
+                        continue;
+                where = names ? strprintf("%s/%s", m->dir, names[0]) : strdup(m->dir);
+                r = where ? cni_mark_seen(d, seen, m, where) : -ENOMEM;
         }
         return r;
 }
 
-/* kube-proxy's "mode:" in a KubeProxyConfiguration (a top-level key); "" is iptables on Linux. */
-static const char *proxy_mode_in(const char *text, char **buf) {
-        const char *doc = strstr(text, "KubeProxyConfiguration"), *p;
+/* No configuration the runtime loads: the CNI's own state on the node is the evidence (a rerun after
+ * /etc/cni/net.d went, or an operator deleted it). One CNI's state decides; canal is calico's and
+ * flannel's together; any other mix is ambiguous, and no CNI's state goes on a guess. */
+static int cni_from_state(int root_fd, bool live, Detection *d) {
+        cleanup_strv char **seen = NULL;
+        int r = 0;
 
-        if (!doc)
-                return NULL;
-        for (p = text; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-                if (startswith(p, "mode:")) {
-                        *buf = text_value_after(p, "mode:");
-                        return *buf && !startswith(*buf, "#") ? *buf : "iptables";
-                }
-        return "iptables";
+        if (live)
+                r = cni_from_links(d, &seen);
+        if (r >= 0)
+                r = cni_from_paths(root_fd, d, &seen);
+        if (r < 0 || !seen)
+                return r;
+        strv_sort(seen);
+        if (strv_length(seen) == 2 && streq(seen[0], "calico") && streq(seen[1], "flannel"))
+                return finding_set(&d->cni, "calico,flannel");
+        STRV_FOREACH(c, seen)
+                if ((r = finding_set(&d->cni, *c)) < 0)
+                        return r;
+        finding_settle(&d->cni);
+        return 0;
 }
 
-static int proxy_mode_from_file(int root_fd, const char *path, Detection *d) {
-        cleanup_free char *text = node_read(root_fd, path), *buf = NULL;
-        const char *mode;
+static int detect_cni(int root_fd, bool live, Detection *d) {
+        int r = cni_from_config(root_fd, d);
+
+        if (r >= 0 && !d->cni.value)
+                r = cni_from_state(root_fd, live, d);
+        return r;
+}
+
+/* The YAML file at path, every document parsed (-EINVAL: absent, unreadable or not YAML). */
+static int node_read_yaml(int root_fd, const char *path, Finding *f, YamlFile *y) {
+        cleanup_free char *text = NULL;
+        size_t size;
         int r;
 
-        if (!text || !(mode = proxy_mode_in(text, &buf)))
-                return 0;
-        r = evidence_add(&d->kube_proxy_mode.evidence, path, "KubeProxyConfiguration mode %s", mode);
-        return r < 0 ? r : finding_set(&d->kube_proxy_mode, mode);
+        r = fileio_read_beneath(root_fd, path, DETECT_FILE_MAX, &text, &size);
+        if (r == -ENOMEM)
+                return r;
+        return r < 0 ? -EINVAL : yaml_file_load(f, path, text, size, y);
+}
+
+/* kube-proxy's mode: the top-level "mode" of the document whose kind is KubeProxyConfiguration;
+ * absent or "" is iptables on Linux. */
+static int proxy_mode_from_file(int root_fd, const char *path, Detection *d) {
+        YamlFile y;
+        int r;
+
+        r = node_read_yaml(root_fd, path, &d->kube_proxy_mode, &y);
+        if (r < 0)
+                return r == -EINVAL ? 0 : r;
+        for (size_t i = 0; r >= 0 && i < y.n; i++) {
+                yaml_node_t *root = yaml_document_get_root_node(&y.docs[i]);
+                const char *mode;
+
+                if (!streq_ptr(yaml_scalar_of(yaml_map_get(&y.docs[i], root, "kind")), "KubeProxyConfiguration"))
+                        continue;
+                mode = yaml_scalar_of(yaml_map_get(&y.docs[i], root, "mode"));
+                mode = isempty(mode) ? "iptables" : mode;
+                r = evidence_add(&d->kube_proxy_mode.evidence, path, "KubeProxyConfiguration mode %s", mode);
+                if (r >= 0)
+                        r = finding_set(&d->kube_proxy_mode, mode);
+        }
+        yaml_file_done(&y);
+        return r;
 }
 
 /* The ConfigMap kubelet projected into the kube-proxy pod is on disk on every kubeadm-built node. */
@@ -425,14 +734,36 @@ static int proxy_mode_from_pods(int root_fd, Detection *d) {
         return r;
 }
 
+/* k3s's and rke2's kube-proxy-arg: a string or a list of them, "proxy-mode=X" (the last one wins). */
+static const char *k3s_proxy_mode(yaml_document_t *doc) {
+        yaml_node_t *args = yaml_map_get(doc, yaml_document_get_root_node(doc), "kube-proxy-arg");
+        const char *mode = NULL, *a;
+
+        if (args && args->type == YAML_SCALAR_NODE)
+                return startswith(strempty(yaml_scalar_of(args)), "proxy-mode=");
+        for (yaml_node_item_t *i = args && args->type == YAML_SEQUENCE_NODE ? args->data.sequence.items.start : NULL;
+             i && i < args->data.sequence.items.top; i++)
+                if ((a = startswith(strempty(yaml_scalar_of(yaml_document_get_node(doc, *i))), "proxy-mode=")))
+                        mode = a;
+        return mode;
+}
+
 static int proxy_mode_from_k3s(int root_fd, const char *path, Detection *d) {
-        cleanup_free char *text = node_read(root_fd, path), *mode = NULL;
+        const char *mode;
+        YamlFile y;
         int r;
 
-        if (!text || !(mode = text_value_after(text, "proxy-mode=")))
-                return 0;
-        r = evidence_add(&d->kube_proxy_mode.evidence, path, "kube-proxy-arg proxy-mode=%s", mode);
-        return r < 0 ? r : finding_set(&d->kube_proxy_mode, mode);
+        r = node_read_yaml(root_fd, path, &d->kube_proxy_mode, &y);
+        if (r < 0)
+                return r == -EINVAL ? 0 : r;
+        mode = y.n > 0 ? k3s_proxy_mode(&y.docs[0]) : NULL;
+        if (!isempty(mode)) {
+                r = evidence_add(&d->kube_proxy_mode.evidence, path, "kube-proxy-arg proxy-mode=%s", mode);
+                if (r >= 0)
+                        r = finding_set(&d->kube_proxy_mode, mode);
+        }
+        yaml_file_done(&y);
+        return r;
 }
 
 /* The running kernel's view, only for the live system: IPVS virtual services, the dummy link. */
@@ -548,7 +879,7 @@ static int detect_kubelet_dir(int root_fd, Detection *d) {
 
         if (fstatat(root_fd, "var/lib/kubelet", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
                 return 0;
-        fd = fileio_open_resolve_beneath(root_fd, "/var/lib/kubelet", O_PATH | O_DIRECTORY);
+        fd = chaseat(root_fd, "/var/lib/kubelet", 0, O_PATH | O_DIRECTORY, NULL, NULL);
         if (fd < 0)
                 return 0;
         snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
@@ -616,7 +947,7 @@ int detect_node(int root_fd, bool live, Detection *ret) {
         if (r >= 0)
                 r = detect_runtime(root_fd, &d);
         if (r >= 0)
-                r = detect_cni(root_fd, &d);
+                r = detect_cni(root_fd, live, &d);
         if (r >= 0)
                 r = detect_kube_proxy(root_fd, live, &d);
         if (r >= 0)

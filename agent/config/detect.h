@@ -35,8 +35,9 @@ typedef struct Detection {
         Finding runtime;          /* "containerd", "crio", "docker"; k3s/rke2 embed containerd */
         char *runtime_endpoint;   /* unix:///... as kubelet is configured, when said */
         bool docker_cohosted;     /* Docker is installed but is not kubelet's runtime */
-        Finding cni;              /* value: the plugin types, comma separated, of the first config */
-        char *cni_config;         /* node path of that first config, when one names a plugin type */
+        Finding cni;              /* value: the plugin types, comma separated, of the first config libcni
+                                   * loads; without one, the CNI whose own state is on the node */
+        char *cni_config;         /* node path of that first config; NULL when decided by state */
         Finding kube_proxy_mode;  /* "iptables", "ipvs", "nftables" */
         Finding etcd;             /* "none", "static-pod", "systemd", "external", "embedded" */
         char *etcd_data_dir;      /* a local etcd's data directory when it is not /var/lib/etcd */

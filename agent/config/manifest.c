@@ -43,6 +43,7 @@ typedef struct DirectiveRow {
         size_t min_args;
         size_t max_args;
         directive_validate_t validate;
+        bool writes; /* writes to or deletes its path argument: under the system-path guard */
 } DirectiveRow;
 
 /* Where a line came from, for every message. */
@@ -267,7 +268,10 @@ static int validate_unit(char **args, char **ret_reason) {
 /* The opt-in for a system path names it exactly, as the line it lets through will: a literal path
  * that path_guard_check() refuses, and never "/". Anything else would be an opt-in that allows
  * nothing, or more than it says. */
+static const DirectiveRow directive_table[_DIRECTIVE_MAX];
+
 static int validate_allow_system_path(char **args, char **ret_reason) {
+        DirectiveType t;
         int r;
 
         r = validate_target(args, ret_reason);
@@ -278,6 +282,12 @@ static int validate_allow_system_path(char **args, char **ret_reason) {
         if (!path_is_guarded(args[0]))
                 return set_errmsg(ret_reason, -EINVAL,
                                   "needs a system path (remove, empty and unmount may name '%s' without it)", args[0]);
+        /* An optional directive narrows the opt-in to its lines: "remove-block" lets an edit of
+         * /etc/resolv.conf through, never a "remove" of it. */
+        t = args[1] ? directive_type_from_string(args[1]) : _DIRECTIVE_INVALID;
+        if (args[1] && (t < 0 || !directive_table[t].writes))
+                return set_errmsg(ret_reason, -EINVAL, "takes a directive that writes or deletes a path, got '%s'",
+                                  args[1]);
         return 0;
 }
 
@@ -344,9 +354,9 @@ static int validate_kube_vip(char **args, char **ret_reason) {
 /* A new directive is one enum value in manifest.h plus one row here; the unit test checks that
  * every enum value has its row. */
 static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
-        [DIRECTIVE_REMOVE] = { "remove", 1, 1, validate_target },
-        [DIRECTIVE_EMPTY] = { "empty", 1, 1, validate_target },
-        [DIRECTIVE_UNMOUNT] = { "unmount", 1, 1, validate_target },
+        [DIRECTIVE_REMOVE] = { "remove", 1, 1, validate_target, .writes = true },
+        [DIRECTIVE_EMPTY] = { "empty", 1, 1, validate_target, .writes = true },
+        [DIRECTIVE_UNMOUNT] = { "unmount", 1, 1, validate_target, .writes = true },
         [DIRECTIVE_PROTECT] = { "protect", 1, 1, validate_absolute },
         [DIRECTIVE_LINK] = { "link", 1, 1, validate_ifname },
         [DIRECTIVE_LINK_MASTER] = { "link-master", 1, 1, validate_ifname },
@@ -355,7 +365,7 @@ static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
         [DIRECTIVE_RULE_TABLE] = { "rule-table", 1, 3, validate_rule_table },
         [DIRECTIVE_BPF_PROG] = { "bpf-prog", 1, 1, validate_bpf_prog },
         [DIRECTIVE_BPF_CGROUP] = { "bpf-cgroup", 1, 1, validate_absolute },
-        [DIRECTIVE_BPF_PIN] = { "bpf-pin", 1, 1, validate_target },
+        [DIRECTIVE_BPF_PIN] = { "bpf-pin", 1, 1, validate_target, .writes = true },
         [DIRECTIVE_FIREWALL] = { "firewall", 1, 1, validate_firewall },
         [DIRECTIVE_CHAIN_PREFIX] = { "chain-prefix", 1, 1, validate_chain_prefix },
         [DIRECTIVE_NFT_TABLE] = { "nft-table", 2, 2, validate_nft_table },
@@ -364,8 +374,8 @@ static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
         [DIRECTIVE_UNIT] = { "unit", 3, 3, validate_unit },
         [DIRECTIVE_PROCESS] = { "process", 1, 1, validate_process },
         [DIRECTIVE_CRI_ENDPOINT] = { "cri-endpoint", 1, 1, validate_cri_endpoint },
-        [DIRECTIVE_ALLOW_SYSTEM_PATH] = { "allow-system-path", 1, 1, validate_allow_system_path },
-        [DIRECTIVE_REMOVE_BLOCK] = { "remove-block", 3, 3, validate_remove_block },
+        [DIRECTIVE_ALLOW_SYSTEM_PATH] = { "allow-system-path", 1, 2, validate_allow_system_path },
+        [DIRECTIVE_REMOVE_BLOCK] = { "remove-block", 3, 3, validate_remove_block, .writes = true },
         [DIRECTIVE_KUBE_VIP] = { "kube-vip", 1, 1, validate_kube_vip },
 };
 
@@ -619,8 +629,9 @@ static int entry_check_length(const char *name, char **args, const Where *w, cha
         return 0;
 }
 
-/* The system-path guard of remove, empty, unmount and bpf-pin (the rule is path_guard_check()'s). It is
- * checked here rather than in the rows' validators because its opt-in is another line: an
+/* The system-path guard of every directive that writes or deletes (the rows marked .writes: remove,
+ * empty, unmount, bpf-pin, remove-block; the rule is path_guard_check()'s). It is checked here rather
+ * than in the rows' validators because its opt-in is another line: an
  * "allow-system-path" naming exactly this path, read before it (in this file, an include, or an
  * earlier --manifest), so that the opt-in is in front of whoever reads the manifest. */
 static int guard_apply(const Manifest *m, DirectiveType t, const char *path, bool *ret_system_path, const Where *w,
@@ -629,12 +640,12 @@ static int guard_apply(const Manifest *m, DirectiveType t, const char *path, boo
         int r;
 
         *ret_system_path = false;
-        if (t != DIRECTIVE_REMOVE && t != DIRECTIVE_EMPTY && t != DIRECTIVE_UNMOUNT && t != DIRECTIVE_BPF_PIN)
+        if (!directive_table[t].writes)
                 return 0;
         r = path_guard_check(path, &reason);
         if (r == -EPERM)
                 MANIFEST_FOREACH(e, m, DIRECTIVE_ALLOW_SYSTEM_PATH)
-                        if (streq(e->args[0], path)) {
+                        if (streq(e->args[0], path) && (!e->args[1] || directive_type_from_string(e->args[1]) == t)) {
                                 *ret_system_path = true;
                                 return 0;
                         }

@@ -32,8 +32,9 @@ typedef enum DirectiveType {
         /* pods phase */
         DIRECTIVE_CRI_ENDPOINT, /* cri-endpoint URI: unix:///PATH or /PATH, instead of probing the known sockets */
         /* files, mounts */
-        DIRECTIVE_ALLOW_SYSTEM_PATH, /* allow-system-path PATH: a later remove/empty/unmount of exactly PATH may
-                                      * reach that system path */
+        DIRECTIVE_ALLOW_SYSTEM_PATH, /* allow-system-path PATH [DIRECTIVE]: a later line that writes or deletes
+                                      * exactly PATH (remove/empty/unmount/bpf-pin/remove-block, or only
+                                      * DIRECTIVE's) may reach that system path */
         /* files phase */
         DIRECTIVE_REMOVE_BLOCK, /* remove-block PATH BEGIN END: the lines BEGIN..END inside a file, nothing else */
         /* network phase */
@@ -49,7 +50,7 @@ typedef struct ManifestEntry {
         size_t n_args;
         char *file; /* the file (or embedded name) the line came from */
         unsigned line;
-        bool system_path; /* a remove/empty/unmount of a system path, let through by allow-system-path */
+        bool system_path; /* a line that writes a system path, let through by allow-system-path */
 } ManifestEntry;
 
 typedef struct Manifest {

@@ -109,15 +109,14 @@ static bool detected_comment(FILE *f, const char *what, const char *path) {
 }
 
 /* Each CNI's own fragment, chosen from the plugin types of the node's first CNI configuration (the
- * one the runtime uses). */
+ * one the runtime uses), or, without one, from the CNI's name its own state on the node gave. */
 static const struct {
         const char *type;
         const char *fragment;
 } cni_fragments[] = {
-        { "cilium-cni", "cni-cilium" },
-        { "calico", "cni-calico" },
-        { "flannel", "cni-flannel" },
-        { "weave-net", "cni-weave" },
+        { "cilium-cni", "cni-cilium" },       { "cilium", "cni-cilium" },   { "calico", "cni-calico" },
+        { "flannel", "cni-flannel" },         { "weave-net", "cni-weave" }, { "weave", "cni-weave" },
+        { "kube-router", "cni-kube-router" },
 };
 
 /* CNIs whose configuration names another one's plugin, told by the configuration's file name:
@@ -162,8 +161,10 @@ static int cni_detected_text(char **ret) {
         f = open_memstream(&buf, &size);
         if (!f)
                 return -ENOMEM;
-        if (types)
-                fprintf(f, "# The node's CNI configuration %s names the plugins %s.\n", strna(d->cni_config), types);
+        if (types && d->cni_config)
+                fprintf(f, "# The node's CNI configuration %s names the plugins %s.\n", d->cni_config, types);
+        else if (types)
+                fprintf(f, "# No CNI configuration: the node's own state is %s's.\n", types);
         for (size_t i = 0; types && i < ELEMENTSOF(cni_fragments); i++)
                 if (cni_has_type(types, cni_fragments[i].type)) {
                         fprintf(f, "include " PROFILE_PREFIX "%s\n", cni_fragments[i].fragment);
@@ -173,7 +174,11 @@ static int cni_detected_text(char **ret) {
                 fprintf(f, "include " PROFILE_PREFIX "%s\n", cni_fragment_by_file_name(d));
                 n++;
         }
-        if (n == 0)
+        if (n == 0 && d && d->cni.ambiguous)
+                fputs("# No known CNI detected: the evidence names several CNIs (ambiguous), so no CNI's own state "
+                      "is removed.\n",
+                      f);
+        else if (n == 0)
                 fputs("# No known CNI detected: no CNI's own state is removed.\n", f);
         if (fclose(f) != 0) {
                 free(buf);

@@ -3,7 +3,8 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -11,101 +12,11 @@
 #include <time.h>
 
 #include "agent/node/fileio.h"
+#include "chase.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
 #include "alloc-util.h"
-
-#define XATTR_SELINUX "security.selinux"
-
-static bool same_inode(int a, int b) {
-        struct stat sa, sb;
-
-        return fstat(a, &sa) >= 0 && fstat(b, &sb) >= 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-/* Replace the path still to walk by a symlink's target followed by the rest. */
-static int follow_link(int dir_fd, const char *name, const char *rest, char **todo) {
-        char target[PATH_MAX];
-        ssize_t n;
-        char *t;
-
-        n = readlinkat(dir_fd, name, target, sizeof target - 1);
-        if (n < 0)
-                return negative_errno();
-        target[n] = '\0';
-        if (asprintf(&t, "%s/%s", target, rest) < 0)
-                return -ENOMEM;
-        free(*todo);
-        *todo = t;
-        return 0;
-}
-
-/* RESOLVE_IN_ROOT by hand, for kernels before 5.6 (and valgrind): one component at a time, never
- * following a symlink with the kernel, ".." stopping at the root, an absolute target restarting there. */
-int fileio_open_resolve_beneath_by_hand(int root_fd, const char *path, int flags) {
-        cleanup_free char *todo = strdup(path);
-        cleanup_close int fd = -EBADF;
-        unsigned links = 0;
-        int r;
-
-        if (!todo)
-                return -ENOMEM;
-        fd = openat(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        for (char *p = todo; fd >= 0;) {
-                cleanup_free char *name = NULL;
-                bool last;
-                int next;
-
-                p += strspn(p, "/");
-                if (!*p)
-                        return RET_NERRNO(openat(fd, ".", flags | O_CLOEXEC));
-                name = strndup(p, strcspn(p, "/"));
-                if (!name)
-                        return -ENOMEM;
-                p += strlen(name);
-                last = p[strspn(p, "/")] == '\0';
-                if (streq(name, ".") || (streq(name, "..") && same_inode(fd, root_fd)))
-                        continue;
-                next = openat(fd, name, (last ? flags : O_PATH | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC);
-                if (next < 0 && (errno == ELOOP || errno == ENOTDIR)) {
-                        /* A symlink (or, when ENOTDIR, maybe one to a directory). */
-                        if (++links > 40)
-                                return -ELOOP;
-                        r = follow_link(fd, name, p, &todo);
-                        if (r == -EINVAL) /* not a symlink after all */
-                                return -ENOTDIR;
-                        if (r < 0)
-                                return r;
-                        p = todo;
-                        if (*p == '/') {
-                                (void) close(fd);
-                                fd = openat(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                        }
-                        continue;
-                }
-                if (next < 0)
-                        return negative_errno();
-                if (last)
-                        return next;
-                (void) close(fd);
-                fd = next;
-        }
-        return negative_errno();
-}
-
-int fileio_open_resolve_beneath(int root_fd, const char *path, int flags) {
-        struct open_how how = {
-                .flags = (uint64_t) (flags | O_CLOEXEC),
-                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-        };
-        long fd;
-
-        fd = syscall(SYS_openat2, root_fd, path, &how, sizeof how);
-        if (fd < 0 && errno == ENOSYS)
-                return fileio_open_resolve_beneath_by_hand(root_fd, path, flags);
-        return fd < 0 ? negative_errno() : (int) fd;
-}
 
 static int read_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         cleanup_free char *buf = NULL;
@@ -160,7 +71,7 @@ int fileio_read_regular(int fd, size_t max, char **ret, size_t *ret_size, struct
 int fileio_read_beneath(int root_fd, const char *path, size_t max, char **ret, size_t *ret_size) {
         cleanup_close int fd = -EBADF;
 
-        fd = fileio_open_resolve_beneath(root_fd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+        fd = chaseat(root_fd, path, 0, O_RDONLY | O_NOCTTY | O_NONBLOCK, NULL, NULL);
         if (fd < 0)
                 return fd;
         return fileio_read_regular(fd, max, ret, ret_size, NULL);
@@ -191,9 +102,10 @@ int fileio_mkdir_beneath(int root_fd, const char *path, mode_t mode) {
 
                 if (mkdirat(fd, c, mode) < 0 && errno != EEXIST)
                         return negative_errno();
-                next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                /* The resolver's rule for the step: no symlink, no "..". */
+                next = chaseat(fd, c, CHASE_NO_SYMLINKS | CHASE_MUST_BE_DIRECTORY, O_RDONLY, NULL, NULL);
                 if (next < 0)
-                        return negative_errno();
+                        return next;
                 (void) close(fd);
                 fd = next;
         }
@@ -327,19 +239,71 @@ static int write_all(int fd, const void *data, size_t size) {
         return 0;
 }
 
-/* The label goes with the content (net_conf_t for resolv.conf: a new file would get its directory's);
- * a file system without xattrs, or a file without a label, has none to keep. */
-static int copy_label(int from_fd, int to_fd) {
-        char label[256];
+/* One extended attribute of from_fd, set on to_fd as it is. */
+static int copy_xattr(int from_fd, int to_fd, const char *name) {
+        cleanup_free char *value = NULL;
         ssize_t n;
 
-        n = fgetxattr(from_fd, XATTR_SELINUX, label, sizeof label);
+        n = fgetxattr(from_fd, name, NULL, 0);
         if (n < 0)
-                return errno == ENODATA || errno == EOPNOTSUPP ? 0 : negative_errno();
-        return RET_NERRNO(fsetxattr(to_fd, XATTR_SELINUX, label, (size_t) n, 0));
+                return negative_errno();
+        value = malloc((size_t) n + 1);
+        if (!value)
+                return -ENOMEM;
+        n = fgetxattr(from_fd, name, value, (size_t) n);
+        if (n < 0)
+                return negative_errno();
+        return RET_NERRNO(fsetxattr(to_fd, name, value, (size_t) n, 0));
 }
 
-/* Owner, then mode (fchown() clears the set-id bits), then label of like_fd's file. */
+/* Every extended attribute goes with the content: the SELinux label (net_conf_t for resolv.conf: a new
+ * file would get its directory's), IMA's hash, POSIX ACLs (system.posix_acl_*), trusted.* and user.*.
+ * One that cannot be set on the new file fails the write: an edit that drops an ACL is refused. */
+static int copy_xattrs(int from_fd, int to_fd) {
+        cleanup_free char *names = NULL;
+        ssize_t n;
+        int r;
+
+        n = flistxattr(from_fd, NULL, 0);
+        if (n < 0)
+                return errno == EOPNOTSUPP ? 0 : negative_errno();
+        if (n == 0)
+                return 0;
+        names = malloc((size_t) n);
+        if (!names)
+                return -ENOMEM;
+        n = flistxattr(from_fd, names, (size_t) n);
+        if (n < 0)
+                return negative_errno();
+        for (const char *p = names; p < names + n; p += strlen(p) + 1) {
+                r = copy_xattr(from_fd, to_fd, p);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The inode flags a user may set (FS_IOC_SETFLAGS), copied; immutable or append-only is refused (the
+ * file could not be replaced anyway). A file system without flags has none to keep. */
+static int copy_inode_flags(int from_fd, int to_fd) {
+        int old = 0, now = 0, want;
+
+        if (ioctl(from_fd, FS_IOC_GETFLAGS, &old) < 0)
+                return errno == ENOTTY || errno == EOPNOTSUPP || errno == EINVAL ? 0 : negative_errno();
+        if (old & (FS_IMMUTABLE_FL | FS_APPEND_FL))
+                return -EPERM;
+        if (ioctl(to_fd, FS_IOC_GETFLAGS, &now) < 0)
+                return negative_errno();
+        want = (now & ~FS_FL_USER_MODIFIABLE) | (old & FS_FL_USER_MODIFIABLE);
+        if (want == now)
+                return 0;
+        if (ioctl(to_fd, FS_IOC_SETFLAGS, &want) < 0 || ioctl(to_fd, FS_IOC_GETFLAGS, &now) < 0)
+                return negative_errno();
+        return (now & FS_FL_USER_MODIFIABLE) == (old & FS_FL_USER_MODIFIABLE) ? 0 : -EOPNOTSUPP;
+}
+
+/* Owner, then mode (fchown() clears the set-id bits), then every xattr and the inode flags of like_fd's
+ * file. */
 static int copy_attributes(int like_fd, int fd) {
         struct stat st;
         int r;
@@ -350,7 +314,9 @@ static int copy_attributes(int like_fd, int fd) {
         if (r >= 0)
                 r = RET_NERRNO(fchmod(fd, st.st_mode & 07777));
         if (r >= 0)
-                r = copy_label(like_fd, fd);
+                r = copy_xattrs(like_fd, fd);
+        if (r >= 0)
+                r = copy_inode_flags(like_fd, fd);
         return r;
 }
 

@@ -7,15 +7,6 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-/* Open node path "path" beneath root_fd, resolving every symlink (absolute ones too) as if root_fd
- * were "/" (RESOLVE_IN_ROOT): kubeadm's kubelet-client-current.pem is an absolute symlink, and
- * beneath --root it must not lead to the host's file. flags are O_RDONLY, O_DIRECTORY, ... (O_CLOEXEC is added). */
-int fileio_open_resolve_beneath(int root_fd, const char *path, int flags);
-
-/* The same without openat2(2) (Linux < 5.6, valgrind): what fileio_open_resolve_beneath() falls back
- * to. */
-int fileio_open_resolve_beneath_by_hand(int root_fd, const char *path, int flags);
-
 /* Read a whole file of at most max bytes (-EFBIG beyond) into a NUL-terminated buffer. */
 int fileio_read_beneath(int root_fd, const char *path, size_t max, char **ret, size_t *ret_size);
 
@@ -54,7 +45,9 @@ int fileio_unlink_if_same(int dir_fd, const char *name, const struct stat *st);
 
 /* A fresh inode beneath dir_fd, under a name nobody could have prepared (O_EXCL: an existing file,
  * whatever it is, is never opened), holding data on disk; with like_fd >= 0, with that file's owner,
- * mode and SELinux label instead of mode. Its name is written to tmp (tmp_size >= NAME_MAX + 1), its
+ * mode, every extended attribute (SELinux label, IMA, POSIX ACLs, trusted.*, user.*) and inode flags
+ * instead of mode: one that cannot be carried over fails it (-EPERM for an immutable or append-only
+ * file, -EOPNOTSUPP or the xattr call's error otherwise). Its name is written to tmp (tmp_size >= NAME_MAX + 1), its
  * identity to *ret_st; on failure nothing is left. */
 int fileio_write_tmp(int dir_fd, const char *name, const void *data, size_t size, mode_t mode, int like_fd, char *tmp,
                      size_t tmp_size, struct stat *ret_st);

@@ -4,7 +4,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -17,11 +17,9 @@
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
-#include "fdinfo-util.h"
+#include "chase.h"
+#include "mountid-util.h"
 
-#ifndef STATX_MNT_ID
-#define STATX_MNT_ID 0x1000U
-#endif
 #ifdef __NR_statmount
 #define NR_statmount __NR_statmount
 #elif defined(__alpha__)
@@ -29,134 +27,23 @@
 #else
 #define NR_statmount 457 /* the same on every other architecture */
 #endif
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x4000U
-#endif
-
-/* Stat without following, without triggering an automount, and without asking a network file
- * system's server (a dead NFS server must not hang the reset). */
-#define STATX_FLAGS (AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC)
-
-/* One component at a time, never following a symlink. *ret_stop gets the length of the prefix of
- * path that was reached when it fails, so a caller can name the component that stopped it. */
-static int walk_nofollow(int root_fd, const char *path, int flags, size_t *ret_stop) {
-        cleanup_close int fd = -EBADF;
-        const char *p = path;
-
-        fd = openat(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        for (;;) {
-                char name[NAME_MAX + 1];
-                struct statx sx;
-                size_t n;
-                bool last;
-                int nfd;
-
-                p += strspn(p, "/");
-                n = strcspn(p, "/");
-                if (n == 0)
-                        return TAKE_FD(fd);
-                if (ret_stop)
-                        *ret_stop = (size_t) (p - path) + n;
-                if (n > NAME_MAX)
-                        return -ENAMETOOLONG;
-                memcpy(name, p, n);
-                name[n] = 0;
-                p += n;
-                last = p[strspn(p, "/")] == 0;
-                if (streq(name, "."))
-                        continue;
-                if (streq(name, ".."))
-                        return -EXDEV; /* RESOLVE_BENEATH's answer; mountinfo never says ".." */
-                nfd = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-                if (nfd < 0)
-                        return negative_errno();
-                (void) close(fd);
-                fd = nfd;
-                /* The type only, from the cached inode: fstat() could ask a dead NFS server. */
-                if (statx(fd, "", STATX_FLAGS, STATX_TYPE, &sx) < 0)
-                        return negative_errno();
-                if (S_ISLNK(sx.stx_mode))
-                        return -ELOOP;
-                if (!S_ISDIR(sx.stx_mode) && (!last || (flags & O_DIRECTORY)))
-                        return -ENOTDIR;
-        }
-}
-
-int mount_open_nofollow_by_hand(int root_fd, const char *path, int flags) {
-        return walk_nofollow(root_fd, path, flags, NULL);
-}
-
-static bool has_dotdot(const char *path) {
-        for (const char *p = path;;) {
-                size_t n;
-
-                p += strspn(p, "/");
-                n = strcspn(p, "/");
-                if (n == 0)
-                        return false;
-                if (n == 2 && p[0] == '.' && p[1] == '.')
-                        return true;
-                p += n;
-        }
-}
 
 int mount_open_nofollow(int root_fd, const char *path, int flags) {
-        /* No O_NOFOLLOW: with it a final symlink is opened itself instead of refusing with ELOOP. */
-        struct open_how how = {
-                .flags = (uint64_t) (flags | O_PATH | O_CLOEXEC),
-                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH,
-        };
-        const char *rel = path + strspn(path, "/");
-        long fd;
-
-        /* RESOLVE_BENEATH lets ".." through while it stays beneath; a mount point never needs one. */
-        if (has_dotdot(rel))
-                return -EXDEV;
-        fd = syscall(SYS_openat2, root_fd, isempty(rel) ? "." : rel, &how, sizeof how);
-        if (fd < 0 && errno == ENOSYS)
-                return mount_open_nofollow_by_hand(root_fd, path, flags);
-        return fd < 0 ? negative_errno() : (int) fd;
+        return chaseat(root_fd, path, CHASE_NO_SYMLINKS, flags | O_PATH, NULL, NULL);
 }
 
-typedef struct Seen {
-        mode_t mode;
-        int mount_id;
-        dev_t dev;
-        uint64_t unique_id; /* 0: the kernel does not say (before 6.8) */
-} Seen;
-
 /* Type, mount id, device and (where the kernel has it) the never-reused mount id of an O_PATH fd. */
-static int seen_fd(int fd, Seen *ret) {
-        struct statx sx = {};
-        int r;
-
-        if (statx(fd, "", STATX_FLAGS, STATX_TYPE | STATX_MNT_ID, &sx) < 0)
-                return negative_errno();
-        *ret = (Seen) {
-                .mode = sx.stx_mode,
-                .mount_id = (int) sx.stx_mnt_id,
-                .dev = makedev(sx.stx_dev_major, sx.stx_dev_minor),
-        };
-        if (!(sx.stx_mask & STATX_MNT_ID)) {
-                r = fdinfo_mount_id(fd, &ret->mount_id);
-                if (r < 0)
-                        return r;
-        }
-        /* Asking for the unique id makes the kernel put it in stx_mnt_id instead: a second call. */
-        if (statx(fd, "", STATX_FLAGS, STATX_MNT_ID_UNIQUE, &sx) >= 0 && (sx.stx_mask & STATX_MNT_ID_UNIQUE))
-                ret->unique_id = sx.stx_mnt_id;
-        return 0;
+static int seen_fd(int fd, MountIdentity *ret) {
+        return mount_identity_at(fd, "", MOUNT_ID_UNIQUE, ret);
 }
 
 void mount_seen_observe(int root_fd, const char *path, const MountEntry *m, MountSeen *ret) {
         cleanup_close int fd = -EBADF;
-        Seen s;
+        MountIdentity s;
 
         *ret = (MountSeen) { .mount_id = m->mount_id, .dev = makedev(m->major, m->minor) };
         fd = mount_open_nofollow(root_fd, path, 0);
-        if (fd < 0 || seen_fd(fd, &s) < 0 || s.mount_id != m->mount_id)
+        if (fd < 0 || seen_fd(fd, &s) < 0 || !s.has_mount_id || s.mount_id != (uint64_t) m->mount_id)
                 return; /* covered, swapped or gone already: the act decides, against mountinfo */
         ret->dev = s.dev;
         ret->unique_id = s.unique_id;
@@ -218,7 +105,7 @@ static int refuse_symlink(int root_fd, const char *path, char **ret_msg) {
         cleanup_close int fd = -EBADF;
         size_t stop = 0;
 
-        fd = walk_nofollow(root_fd, path, 0, &stop);
+        fd = chaseat(root_fd, path, CHASE_NO_SYMLINKS, O_PATH, NULL, &stop);
         if (fd == -ELOOP)
                 return set_errmsg(ret_msg, -ELOOP,
                                   "mount point changed since the plan: %.*s is now a symlink; nothing unmounted",
@@ -228,9 +115,10 @@ static int refuse_symlink(int root_fd, const char *path, char **ret_msg) {
 }
 
 /* The mount at fd is the planned one: same mount id, same device, same unique id when known. */
-static int check_seen(int root_fd, const char *path, int fd, const MountSeen *seen, Seen *ret_now, char **ret_msg) {
+static int check_seen(int root_fd, const char *path, int fd, const MountSeen *seen, MountIdentity *ret_now,
+                      char **ret_msg) {
         cleanup_free char *why = NULL;
-        Seen s;
+        MountIdentity s;
         int r;
 
         r = seen_fd(fd, &s);
@@ -238,31 +126,19 @@ static int check_seen(int root_fd, const char *path, int fd, const MountSeen *se
                 return set_errmsg(ret_msg, r, "cannot stat %s: %s", path, strerror(-r));
         if (S_ISLNK(s.mode))
                 return refuse_symlink(root_fd, path, ret_msg);
-        if (s.mount_id != seen->mount_id) {
-                why = strprintf("now leads to mount %d, which is left alone", s.mount_id);
+        if (!s.has_mount_id)
+                return set_errmsg(ret_msg, -EOPNOTSUPP, "cannot tell which mount %s is: nothing unmounted", path);
+        if (s.mount_id != (uint64_t) seen->mount_id) {
+                why = strprintf("now leads to mount %" PRIu64 ", which is left alone", s.mount_id);
                 return unreachable(seen, path, why ?: "leads to another mount", ret_msg);
         }
         if (s.dev != seen->dev || (seen->unique_id && s.unique_id && s.unique_id != seen->unique_id))
                 return set_errmsg(ret_msg, -ESTALE,
                                   "mount point changed since the plan: %s leads to a mount with the planned id %d "
                                   "that is not the planned one (device %u:%u, planned %u:%u); nothing unmounted",
-                                  path, s.mount_id, major(s.dev), minor(s.dev), major(seen->dev), minor(seen->dev));
+                                  path, seen->mount_id, major(s.dev), minor(s.dev), major(seen->dev), minor(seen->dev));
         *ret_now = s;
         return 1;
-}
-
-/* "/a/b/c" -> "/a/b" and "c"; the root itself has no parent to unmount it from. */
-static int split_last(const char *path, char **ret_parent, const char **ret_name) {
-        const char *slash = strrchr(path, '/');
-        const char *name = slash ? slash + 1 : path;
-
-        if (isempty(name) || streq(name, ".") || streq(name, ".."))
-                return -EINVAL;
-        *ret_parent = strndup(path, slash ? (size_t) (slash - path) : 0);
-        if (!*ret_parent)
-                return -ENOMEM;
-        *ret_name = name;
-        return 0;
 }
 
 /* What umount2(2) said, once the mount was checked. */
@@ -308,15 +184,14 @@ static int detach_fd(int fd, const MountSeen *seen, const char *path, char **ret
 
 int mount_unmount_seen(int root_fd, const char *path, const MountSeen *seen, int flags, char **ret_msg) {
         cleanup_close int pfd = -EBADF, fd = -EBADF;
-        cleanup_free char *parent = NULL;
-        const char *name;
-        Seen now = {};
+        const char *name = NULL;
+        MountIdentity now = {};
         int r;
 
-        r = split_last(path, &parent, &name);
-        if (r < 0)
+        /* The root itself has no parent to unmount it from: -EINVAL. */
+        r = pfd = chaseat(root_fd, path, CHASE_NO_SYMLINKS | CHASE_PARENT, O_PATH, &name, NULL);
+        if (r == -EINVAL)
                 return set_errmsg(ret_msg, r, "cannot unmount '%s': %s", path, strerror(-r));
-        r = pfd = mount_open_nofollow(root_fd, parent, O_DIRECTORY);
         if (pfd >= 0)
                 r = fd = RET_NERRNO(openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
         if (r == -ELOOP)

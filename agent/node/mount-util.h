@@ -17,12 +17,9 @@ typedef struct MountSeen {
         uint64_t unique_id;
 } MountSeen;
 
-/* Open "path" beneath root_fd (leading slashes ignored) refusing every symlink and magic link on
- * the way and at the end, and any escape from root_fd: openat2(RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH),
- * or one component at a time with O_NOFOLLOW when openat2 is missing. O_PATH is added to flags.
+/* chaseat(CHASE_NO_SYMLINKS) with O_PATH added to flags: the way every mount point is reached.
  * -ELOOP on a symlink, -ENOENT, -ENOTDIR, -EXDEV on "..", -errno. */
 int mount_open_nofollow(int root_fd, const char *path, int flags);
-int mount_open_nofollow_by_hand(int root_fd, const char *path, int flags);
 
 /* Record m as seen at node path "path" beneath root_fd (read-only; never fails: what cannot be
  * observed is left to mountinfo's figures). */

@@ -16,8 +16,11 @@
 #include "agent/config/path.h"
 #include "agent/node/remove.h"
 #include "alloc-util.h"
+#include "chase.h"
+#include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"
+#include "mountid-util.h"
 #include "string-util.h"
 #include "strv.h"
 #include "time-util.h"
@@ -33,16 +36,6 @@
 /* remove_entry(): the entry is a directory now on the walk's stack, to be finished there. */
 #define WALK_ENTERED 2
 
-/* What the walk compares to tell a mount point from a plain directory, and a directory from the one
- * it was when entered. */
-typedef struct NodeId {
-        mode_t mode;
-        dev_t dev;
-        ino_t ino;
-        uint64_t mnt_id;
-        bool has_mnt_id;
-} NodeId;
-
 /* A node path grown and cut back in place as the walk descends and returns. */
 typedef struct PathBuf {
         char *p;
@@ -51,7 +44,7 @@ typedef struct PathBuf {
 
 /* A directory on the walk's stack, from the target down to where the walk is. */
 typedef struct Level {
-        NodeId id;
+        MountIdentity id;
         DIR *d;                 /* NULL while closed to bound the fds held */
         size_t saved;           /* the path's length before this directory's name */
         long pos;               /* dry run: where the stream was when closed, to seek back to */
@@ -75,12 +68,6 @@ typedef struct Walk {
         bool timed_out;
         bool aborted; /* the walk cannot go on: the levels left only unwind, as failures */
 } Walk;
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
-
-static bool dot_or_dot_dot(const char *n) {
-        return n[0] == '.' && (n[1] == 0 || (n[1] == '.' && n[2] == 0));
-}
 
 /* An absolute node path with no empty, "." or ".." components ("/a//b/" becomes "/a/b"). */
 static int node_path_normalize(const char *path, char **ret) {
@@ -195,43 +182,6 @@ static int walk_keep_protected(Walk *w) {
 
 static ProtectState walk_protect(Walk *w) {
         return w->o->protect ? w->o->protect(w->path.p, w->o->userdata) : PROTECT_NONE;
-}
-
-static int node_id_at(int dfd, const char *name, int flags, NodeId *ret) {
-        struct statx sx;
-        struct stat st;
-
-        /* AT_NO_AUTOMOUNT: looking at an automount point must not mount it. */
-        if (statx(dfd, name, flags | AT_NO_AUTOMOUNT, STATX_TYPE | STATX_INO | STATX_MNT_ID, &sx) >= 0) {
-                *ret = (NodeId) {
-                        .mode = sx.stx_mode,
-                        .dev = makedev(sx.stx_dev_major, sx.stx_dev_minor),
-                        .ino = sx.stx_ino,
-                        .mnt_id = sx.stx_mnt_id,
-                        .has_mnt_id = sx.stx_mask & STATX_MNT_ID,
-                };
-                return 0;
-        }
-        if (errno != ENOSYS && errno != EPERM)
-                return negative_errno();
-        /* No statx (a kernel before 4.11, or a seccomp filter saying ENOSYS or EPERM): st_dev alone. */
-        if (fstatat(dfd, name, &st, flags | AT_NO_AUTOMOUNT) < 0)
-                return negative_errno();
-        *ret = (NodeId) { .mode = st.st_mode, .dev = st.st_dev, .ino = st.st_ino };
-        return 0;
-}
-
-/* Is child, an entry of the directory parent, on another mount? Only the mount id tells a bind
- * mount of the same file system. st_dev is compared for directories only: overlayfs reports the
- * underlying file system's st_dev for non-directories. */
-static bool node_other_mount(const NodeId *parent, const NodeId *child) {
-        if (parent->has_mnt_id && child->has_mnt_id && parent->mnt_id != child->mnt_id)
-                return true;
-        return S_ISDIR(child->mode) && parent->dev != child->dev;
-}
-
-static bool node_same(const NodeId *a, const NodeId *b) {
-        return a->dev == b->dev && a->ino == b->ino && !node_other_mount(a, b);
 }
 
 /* The immutable/append-only flags of fd; 0 when the file system has no such flags. */
@@ -418,10 +368,10 @@ static int walk_grow(Walk *w) {
 /* Enter the directory name, an entry of dfd: check it is on the same mount as its parent and put it
  * on the stack, closing the shallowest open level when too many are. The target ("top") may be a
  * mount point itself: then it is emptied and kept. WALK_ENTERED, or the entry's result. */
-static int walk_enter(Walk *w, int dfd, const char *name, const NodeId *parent, bool top, size_t saved) {
+static int walk_enter(Walk *w, int dfd, const char *name, const MountIdentity *parent, bool top, size_t saved) {
         cleanup_close int fd = -EBADF;
         bool keep = top && w->o->keep_top;
-        NodeId id = {};
+        MountIdentity id = {};
         DIR *d;
         int r;
 
@@ -429,10 +379,10 @@ static int walk_enter(Walk *w, int dfd, const char *name, const NodeId *parent, 
         if (fd < 0)
                 return errno == ENOENT ? 1 : walk_fail(w, negative_errno());
         /* The authoritative check is on the fd that will be walked: nothing can swap it now. */
-        r = node_id_at(fd, "", AT_EMPTY_PATH, &id);
+        r = mount_identity_at(fd, "", 0, &id);
         if (r < 0)
                 return walk_fail(w, r);
-        if (node_other_mount(parent, &id)) {
+        if (mount_identity_other_mount(parent, &id)) {
                 if (!top)
                         return walk_meet_mount(w, S_IFDIR);
                 w->s->top_is_mount = true;
@@ -456,16 +406,16 @@ static int walk_enter(Walk *w, int dfd, const char *name, const NodeId *parent, 
  * directory that was entered: one moved elsewhere meanwhile is not followed, and the walk stops. */
 static int level_reopen(Walk *w, Level *p, int child_fd) {
         cleanup_close int fd = -EBADF;
-        NodeId id = {};
+        MountIdentity id = {};
         int r;
 
         fd = openat(child_fd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
                 return walk_fail(w, negative_errno());
-        r = node_id_at(fd, "", AT_EMPTY_PATH, &id);
+        r = mount_identity_at(fd, "", 0, &id);
         if (r < 0)
                 return walk_fail(w, r);
-        if (!node_same(&p->id, &id))
+        if (!mount_identity_same(&p->id, &id))
                 return walk_fail_why(w, -ESTALE, "moved out of its directory during the walk, which stopped there");
         p->d = fdopendir(fd);
         if (!p->d)
@@ -516,10 +466,10 @@ static void walk_leave(Walk *w) {
  * WALK_ENTERED for a directory to walk, -errno on residue. */
 static int remove_entry_at(Walk *w, Level *l, const char *name, size_t saved) {
         ProtectState p;
-        NodeId id = {};
+        MountIdentity id = {};
         int r;
 
-        r = node_id_at(dirfd(l->d), name, AT_SYMLINK_NOFOLLOW, &id);
+        r = mount_identity_at(dirfd(l->d), name, 0, &id);
         if (r == -ENOENT)
                 return 1;
         if (r < 0)
@@ -529,7 +479,7 @@ static int remove_entry_at(Walk *w, Level *l, const char *name, size_t saved) {
         if (p == PROTECT_SELF || (p == PROTECT_CONTAINS && !S_ISDIR(id.mode)))
                 return walk_keep_protected(w);
         /* Checked before opening it, so that an automount point is not triggered. */
-        if (node_other_mount(&l->id, &id))
+        if (mount_identity_other_mount(&l->id, &id))
                 return walk_meet_mount(w, id.mode);
         /* PROTECT_CONTAINS only says a protected path could be beneath: the directory stays
          * exactly when the walk really kept something in it (its level ends with 0). */
@@ -581,7 +531,7 @@ static void walk_step(Walk *w) {
 }
 
 /* The target is a directory: walk it without recursion, to any depth. */
-static int remove_dir_tree(Walk *w, int pfd, const char *name, const NodeId *parent) {
+static int remove_dir_tree(Walk *w, int pfd, const char *name, const MountIdentity *parent) {
         int r;
 
         w->top_pfd = pfd;
@@ -595,27 +545,46 @@ static int remove_dir_tree(Walk *w, int pfd, const char *name, const NodeId *par
 }
 
 /* The target is not a directory: a symlink or file is unlinked, never followed. */
-static int remove_top_node(Walk *w, int pfd, const char *name, const NodeId *parent, const NodeId *id, ProtectState p) {
+static int remove_top_node(Walk *w, int pfd, const char *name, const MountIdentity *parent, const MountIdentity *id,
+                           ProtectState p) {
         if (p == PROTECT_CONTAINS)
                 return walk_keep_protected(w);
         if (w->o->keep_top) /* "empty" needs a directory; a symlink to one is not followed */
                 return walk_fail(w, -ENOTDIR);
         /* A bind-mounted file: nothing to empty, and unlinking the mount point is refused anyway. */
-        if (node_other_mount(parent, id))
+        if (mount_identity_other_mount(parent, id))
                 return walk_meet_mount(w, id->mode);
         return remove_node(w, pfd, false, name, id->mode);
 }
 
-/* Open the directory holding the last component of a normalised node path, one component at a
- * time with O_NOFOLLOW (mounts may be crossed, symlinks may not). ret_symlink, when given, gets
- * the node path of a component seen to be a symlink. Returns the fd; *ret_last points into path. */
 static int open_parent(int root_fd, const char *path, char **ret_symlink, const char **ret_last);
+
+/* The target is what the plan saw, or nothing is touched: a directory bind-mounted over it (or a
+ * mount put where nothing was) between the plan and the run is another tree, not the planned one.
+ * The one change allowed is the planned mount point gone (the mounts phase unmounted it), leaving
+ * the directory beneath it, on its parent's mount. */
+static int walk_verify_top(Walk *w, const MountIdentity *parent, const MountIdentity *id) {
+        const RemoveTop *e = w->o->expect_top;
+        bool mount_point = mount_identity_other_mount(parent, id);
+
+        w->s->top = (RemoveTop) { .present = true, .mount_point = mount_point, .id = *id };
+        if (!e)
+                return 0;
+        if (!e->present && mount_point)
+                return walk_fail_why(w, -ESTALE, "not there when planned, a mount point now: nothing removed");
+        if (!e->present || mount_identity_same(&e->id, id) || (e->mount_point && !mount_point))
+                return 0;
+        return walk_fail_why(w, -ESTALE,
+                             mount_point ? "another mount than the plan saw is there now (mounted over it since): "
+                                           "nothing removed"
+                                         : "another file or directory than the plan saw is there now: nothing removed");
+}
 
 static int remove_target(Walk *w, int root_fd) {
         cleanup_free char *symlink = NULL, *name = NULL;
         cleanup_close int pfd = -EBADF;
         const char *last = NULL;
-        NodeId parent = {}, id = {};
+        MountIdentity parent = {}, id = {};
         ProtectState p;
         int r;
 
@@ -633,15 +602,18 @@ static int remove_target(Walk *w, int root_fd) {
         /* A copy: "last" points into the path buffer, which the walk may move. */
         if (pfd >= 0 && !(name = strdup(last)))
                 return walk_fail(w, -ENOMEM);
-        r = pfd < 0 ? pfd : node_id_at(pfd, "", AT_EMPTY_PATH, &parent);
+        r = pfd < 0 ? pfd : mount_identity_at(pfd, "", 0, &parent);
         if (r >= 0)
-                r = node_id_at(pfd, name, AT_SYMLINK_NOFOLLOW, &id);
+                r = mount_identity_at(pfd, name, 0, &id);
         if (r == -ENOENT) {
                 w->s->top_missing = true;
                 return 0;
         }
         if (r < 0)
                 return walk_fail(w, r);
+        r = walk_verify_top(w, &parent, &id);
+        if (r < 0)
+                return r;
         if (!S_ISDIR(id.mode))
                 return remove_top_node(w, pfd, name, &parent, &id, p);
         return remove_dir_tree(w, pfd, name, &parent);
@@ -687,73 +659,29 @@ int remove_tree(int root_fd, const char *node_path, const RemoveOptions *o, Remo
         return r;
 }
 
-/* O_NOFOLLOW gives ELOOP for a symlink and O_DIRECTORY ENOTDIR for anything else; with both set
- * the kernel may say either, so look: -ELOOP means a symlink was seen there (and sets
- * *ret_symlink), -ENOTDIR another non-directory; a directory again (swapped meanwhile) -EAGAIN. */
-static int open_dir_nofollow(int dfd, const char *name, int flags, bool *ret_symlink) {
-        struct stat st;
+/* The directory holding path, by chaseat() without symlinks; *ret_symlink (optional) names the
+ * component that was one. */
+static int open_parent(int root_fd, const char *path, char **ret_symlink, const char **ret_last) {
+        size_t stop = 0;
         int fd;
 
-        fd = openat(dfd, name, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd >= 0)
-                return fd;
-        if (errno != ELOOP && errno != ENOTDIR)
-                return negative_errno();
-        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return negative_errno();
-        if (S_ISLNK(st.st_mode)) {
-                if (ret_symlink)
-                        *ret_symlink = true;
-                return -ELOOP;
-        }
-        return S_ISDIR(st.st_mode) ? -EAGAIN : -ENOTDIR;
-}
-
-static int open_parent(int root_fd, const char *path, char **ret_symlink, const char **ret_last) {
-        cleanup_close int fd = -EBADF;
-        const char *p = path + 1, *slash;
-
-        fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        while ((slash = strchr(p, '/'))) {
-                cleanup_free char *comp = strndup(p, (size_t) (slash - p));
-                bool symlink = false;
-                int nfd;
-
-                if (!comp)
+        fd = chaseat(root_fd, path, CHASE_NO_SYMLINKS | CHASE_PARENT, O_RDONLY, ret_last, ret_symlink ? &stop : NULL);
+        if (fd == -ELOOP && ret_symlink) {
+                *ret_symlink = strndup(path, stop);
+                if (!*ret_symlink)
                         return -ENOMEM;
-                nfd = open_dir_nofollow(fd, comp, O_RDONLY, &symlink);
-                if (symlink && ret_symlink) {
-                        *ret_symlink = strndup(path, (size_t) (slash - path));
-                        if (!*ret_symlink)
-                                return -ENOMEM;
-                }
-                if (nfd < 0)
-                        return nfd;
-                (void) close_nointr(fd);
-                fd = nfd;
-                p = slash + 1;
         }
-        *ret_last = p;
-        return TAKE_FD(fd);
+        return fd;
 }
 
 int open_nofollow_beneath(int root_fd, const char *node_path, int flags) {
         cleanup_free char *path = NULL;
-        cleanup_close int pfd = -EBADF;
-        const char *name = NULL;
         int r;
 
         r = node_path_normalize(node_path, &path);
         if (r < 0)
                 return r;
-        if (streq(path, "/"))
-                return RET_NERRNO(openat(root_fd, ".", flags | O_DIRECTORY | O_CLOEXEC));
-        pfd = open_parent(root_fd, path, NULL, &name);
-        if (pfd < 0)
-                return pfd;
-        return open_dir_nofollow(pfd, name, flags, NULL);
+        return chaseat(root_fd, path, CHASE_NO_SYMLINKS | CHASE_MUST_BE_DIRECTORY, flags, NULL, NULL);
 }
 
 /* The characters path_name_match() treats specially: a component without them is a literal name. */
@@ -785,7 +713,7 @@ static int expand_entry(Expand *e, int dfd, const char *name, char *const *comps
                         r = 0;
         } else {
                 /* A symlink (or a file) as an intermediate component simply does not match. */
-                fd = open_dir_nofollow(dfd, name, O_RDONLY, NULL);
+                fd = chaseat(dfd, name, CHASE_NO_SYMLINKS | CHASE_MUST_BE_DIRECTORY, O_RDONLY, NULL, NULL);
                 if (fd >= 0) {
                         r = expand_at(e, fd, comps + 1);
                         (void) close_nointr(fd);
@@ -797,7 +725,7 @@ static int expand_entry(Expand *e, int dfd, const char *name, char *const *comps
 }
 
 static int expand_at(Expand *e, int dfd, char *const *comps) {
-        CLEANUP(closedirp) DIR *d = NULL;
+        cleanup_closedir DIR *d = NULL;
         int fd;
 
         if (!component_is_glob(comps[0]))

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "mountid-util.h"
+
 typedef enum ProtectState {
         PROTECT_NONE,     /* free to remove */
         PROTECT_SELF,     /* this path is protected: leave it and everything beneath */
@@ -13,6 +15,14 @@ typedef enum ProtectState {
 
 /* Given a node path ("/var/lib/kubelet/pods"), say whether it is protected. */
 typedef ProtectState (*protect_func_t)(const char *node_path, void *userdata);
+
+/* What a plan saw at the target, for the run to take again (RemoveOptions.expect_top). */
+typedef struct RemoveTop {
+        bool present;     /* something was there; else whatever is there now must not be a mount point */
+        bool mount_point; /* it was a mount point (it may be unmounted before the run: a plain
+                           * directory of its parent's mount in its place is then expected) */
+        MountIdentity id;
+} RemoveTop;
 
 typedef struct RemoveOptions {
         bool dry_run;  /* count what would go, change nothing */
@@ -23,6 +33,9 @@ typedef struct RemoveOptions {
         bool (*unmounted_first)(const char *node_path, void *userdata);
         void *userdata;
         uint64_t deadline_usec; /* CLOCK_MONOTONIC; 0 = none. Past it the walk stops with -ETIME */
+        /* Optional: the target as the plan saw it (RemoveStats.top). Another inode, device or mount
+         * there now fails the walk with -ESTALE before anything is touched. */
+        const RemoveTop *expect_top;
 } RemoveOptions;
 
 typedef struct RemoveStats {
@@ -35,6 +48,7 @@ typedef struct RemoveStats {
         char **kept_protected;          /* node paths left because protected */
         bool top_is_mount;              /* the target itself is a mount point: emptied, not removed */
         bool top_missing;               /* nothing at the target path */
+        RemoveTop top;                  /* what was at the target (for RemoveOptions.expect_top) */
         char **kept_linked;             /* node paths of immutable/append-only files left because their
                                          * inode has other names (clearing the flag would change those) */
         char *first_error_path;         /* node path of the first failure */
@@ -65,7 +79,6 @@ int remove_tree(int root_fd, const char *node_path, const RemoveOptions *o, Remo
  * is returned as is if it exists (lstat). */
 int path_expand(int root_fd, const char *pattern, char ***ret);
 
-/* Open the directory at node path beneath root_fd, refusing a symlink in every component (the
- * opposite rule to fileio_open_resolve_beneath(), which follows them inside the root).
- * O_CLOEXEC|O_DIRECTORY|O_NOFOLLOW. -ELOOP/-ENOTDIR on a symlink component. */
+/* Open the directory at node path (normalized first: "." and ".." are -EINVAL) beneath root_fd by
+ * chaseat(CHASE_NO_SYMLINKS | CHASE_MUST_BE_DIRECTORY): -ELOOP on a symlink component, -ENOTDIR. */
 int open_nofollow_beneath(int root_fd, const char *node_path, int flags);

@@ -9,6 +9,7 @@
 #include "agent/config/node-name.h"
 #include "agent/engine/log.h"
 #include "agent/orphan/orphan.h"
+#include "chase.h"
 #include "errno-util.h"
 #include "escape.h"
 #include "macro.h"
@@ -92,7 +93,7 @@ static int state_save(const OrphanOptions *o, const OrphanState *s, char **reter
         int r;
 
         if (s->first_seen == 0) {
-                dfd = fileio_open_resolve_beneath(o->root_fd, ORPHAN_STATE_DIR, O_RDONLY | O_DIRECTORY);
+                dfd = chaseat(o->root_fd, ORPHAN_STATE_DIR, 0, O_RDONLY | O_DIRECTORY, NULL, NULL);
                 if (dfd == -ENOENT)
                         return 0;
                 r = dfd < 0 ? dfd : RET_NERRNO(unlinkat(dfd, ORPHAN_STATE_NAME, 0));

@@ -20,6 +20,7 @@
 #include "agent/phases/etcd-datadir.h"
 #include "agent/node/fileio.h"
 #include "agent/engine/phase.h"
+#include "chase.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "time-util.h"
@@ -165,33 +166,6 @@ static int copy_tree(int src_dir, int dst_dir, dev_t dev, unsigned depth, Backup
         return r;
 }
 
-/* The directory holding node path "path", reached component by component without following a
- * symlink; *ret_name points at the last component in path. */
-static int open_parent(int root_fd, const char *path, const char **ret_name) {
-        cleanup_free char *copy = strdup(path);
-        cleanup_close int fd = -EBADF;
-        char *slash;
-
-        if (!copy)
-                return -ENOMEM;
-        slash = strrchr(copy, '/');
-        *ret_name = path + (slash - copy) + 1;
-        *slash = '\0';
-        fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                /* cppcheck-suppress memleak ; cleanup_free (cppcheck does not know the attribute) */
-                return negative_errno();
-        for (char *save = NULL, *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-                int next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-                if (next < 0)
-                        return negative_errno();
-                (void) close(fd);
-                fd = next;
-        }
-        return TAKE_FD(fd);
-}
-
 /* One source, saved beneath dst_fd at its own node path. */
 static int save_source(const Context *ctx, int dst_fd, const char *path, BackupRun *b) {
         cleanup_close int src_parent = -EBADF, dst_parent = -EBADF;
@@ -201,7 +175,7 @@ static int save_source(const Context *ctx, int dst_fd, const char *path, BackupR
 
         if (!parent)
                 return -ENOMEM;
-        src_parent = open_parent(ctx->root_fd, path, &name);
+        src_parent = chaseat(ctx->root_fd, path, CHASE_NO_SYMLINKS | CHASE_PARENT, O_RDONLY, &name, NULL);
         if (src_parent < 0)
                 /* cppcheck-suppress memleak ; cleanup_free (cppcheck does not know the attribute) */
                 return src_parent == -ENOENT ? 0 : src_parent;
@@ -311,7 +285,7 @@ static int save_member_db(Context *ctx, int dst_fd, const char *data_dir, Backup
 
         if (!path)
                 return -ENOMEM;
-        parent = open_parent(ctx->root_fd, path, &name);
+        parent = chaseat(ctx->root_fd, path, CHASE_NO_SYMLINKS | CHASE_PARENT, O_RDONLY, &name, NULL);
         in = parent < 0 ? parent : openat(parent, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
         if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
                 return 0; /* nothing to copy */

@@ -14,6 +14,7 @@
 #include "agent/config/etcd-flags.h"
 #include "agent/node/fileio.h"
 #include "agent/config/path.h"
+#include "chase.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -53,7 +54,7 @@ static const char *flag(char **argv, const char *name) {
 }
 
 static bool node_file_exists(const Context *ctx, const char *path) {
-        int fd = fileio_open_resolve_beneath(ctx->root_fd, path, O_RDONLY);
+        int fd = chaseat(ctx->root_fd, path, 0, O_RDONLY, NULL, NULL);
 
         if (fd < 0)
                 return false;

@@ -25,17 +25,26 @@
 #include "agent/config/textblock.h"
 #include "agent/engine/log.h"
 #include "errno-util.h"
-#include "fdinfo-util.h"
+#include "mountid-util.h"
 #include "macro.h"
 #include "string-util.h"
 
 /* resolv.conf and dhclient.conf are a few hundred bytes; a file this large is not what the line meant. */
 #define EDIT_SIZE_MAX (1024U * 1024U)
 
+/* One block to cut: a manifest entry's words (the manifest outlives the plan). */
+typedef struct EditBlock {
+        const char *begin, *end;
+} EditBlock;
+
+/* Every remove-block line naming one file is one action (a profile and a site manifest may both name
+ * it): its blocks are cut in the order of the lines, from one read of the file, in one replacement. */
 typedef struct EditData {
-        char *path;              /* node path */
-        const char *begin, *end; /* the manifest entry's words (the manifest outlives the plan) */
-        bool seen;               /* a file was there when planned: dev/ino are the inode to edit */
+        char *path; /* node path */
+        EditBlock *blocks;
+        size_t n_blocks;
+        bool seen;        /* a file was there when planned: dev/ino are the inode to edit */
+        bool system_path; /* allow-system-path let this line reach a system path */
         dev_t dev;
         ino_t ino;
 } EditData;
@@ -47,14 +56,18 @@ typedef struct Look {
         struct stat st; /* of the file, as opened */
         char *text;
         size_t size;
-        TextBlockCut cut;
-        int cut_r; /* text_block_cut()'s answer */
+        TextBlockCut *cuts; /* one per block, each cut from what the ones before left */
+        size_t n_cuts;
+        const char *result; /* the text once every block is cut */
+        size_t result_size;
+        int cut_r; /* -EBADMSG a block's markers do not pair up, 0 nothing to cut, 1 something cut */
 } Look;
 
 static void edit_data_free(void *p) {
         EditData *d = p;
 
         free(d->path);
+        free(d->blocks);
         free(d);
 }
 
@@ -64,7 +77,40 @@ static void look_done(Look *l) {
         if (l->fd >= 0)
                 (void) close(l->fd);
         free(l->text);
-        text_block_cut_done(&l->cut);
+        for (size_t i = 0; i < l->n_cuts; i++)
+                text_block_cut_done(&l->cuts[i]);
+        free(l->cuts);
+}
+
+/* Cut each block in turn from what the ones before left. */
+static int cut_blocks(const EditData *d, Look *l, char **ret_msg) {
+        cleanup_free char *why = NULL;
+
+        l->cuts = calloc(d->n_blocks, sizeof *l->cuts);
+        if (!l->cuts)
+                return -ENOMEM;
+        l->n_cuts = d->n_blocks;
+        l->result = l->text;
+        l->result_size = l->size;
+        l->cut_r = 0;
+        for (size_t i = 0; i < d->n_blocks; i++) {
+                int r = text_block_cut(l->result, l->result_size, d->blocks[i].begin, d->blocks[i].end, &l->cuts[i],
+                                       &why);
+
+                if (r == -EBADMSG) {
+                        l->cut_r = r;
+                        return set_errmsg(ret_msg, r, "block '%s'..'%s': %s: refused, file untouched",
+                                          d->blocks[i].begin, d->blocks[i].end, why);
+                }
+                if (r < 0)
+                        return r;
+                if (r > 0) {
+                        l->result = l->cuts[i].text;
+                        l->result_size = l->cuts[i].size;
+                        l->cut_r = 1;
+                }
+        }
+        return 0;
 }
 
 static const char *base_name(const char *path) {
@@ -73,13 +119,18 @@ static const char *base_name(const char *path) {
 
 /* The file and its directory are on the same mount: not a bind-mounted file (a container's
  * resolv.conf), whose name a rename could not replace and whose content belongs to another tree. */
-static int check_same_mount(int dir_fd, int fd, const struct stat *st, char **ret_msg) {
-        struct stat dst;
-        int a, b;
+static int check_same_mount(int dir_fd, int fd, char **ret_msg) {
+        MountIdentity dir, file;
+        int r;
 
-        if (fstat(dir_fd, &dst) < 0)
-                return set_errmsg(ret_msg, negative_errno(), "cannot stat its directory: %m");
-        if (dst.st_dev != st->st_dev || (fdinfo_mount_id(dir_fd, &a) >= 0 && fdinfo_mount_id(fd, &b) >= 0 && a != b))
+        r = mount_identity_at(dir_fd, "", 0, &dir);
+        if (r >= 0)
+                r = mount_identity_at(fd, "", 0, &file);
+        if (r < 0)
+                return set_errmsg(ret_msg, r, "cannot stat it or its directory: %s", strerror(-r));
+        /* Without a mount id (no statx, no /proc) only the device can tell: a file on another one is refused. */
+        if (mount_identity_other_mount(&dir, &file) ||
+            (!(dir.has_mount_id && file.has_mount_id) && dir.dev != file.dev))
                 return set_errmsg(ret_msg, -EXDEV, "it is a mount point (a file mounted over it): not edited");
         return 0;
 }
@@ -111,7 +162,7 @@ static int look_at(const Context *ctx, const EditData *d, Look *l, char **ret_ms
                 return 0;
         if (l->fd < 0)
                 return set_errmsg(ret_msg, l->fd, "%s: not edited", why ?: strerror(-l->fd));
-        r = check_same_mount(l->dir_fd, l->fd, &l->st, ret_msg);
+        r = check_same_mount(l->dir_fd, l->fd, ret_msg);
         if (r < 0)
                 return r;
         r = fileio_read_regular(l->fd, EDIT_SIZE_MAX, &l->text, &l->size, NULL);
@@ -119,16 +170,36 @@ static int look_at(const Context *ctx, const EditData *d, Look *l, char **ret_ms
                 return set_errmsg(ret_msg, r, "it is larger than %u KiB: not edited", EDIT_SIZE_MAX / 1024);
         if (r < 0)
                 return set_errmsg(ret_msg, r, "cannot read it: %s", strerror(-r));
-        l->cut_r = text_block_cut(l->text, l->size, d->begin, d->end, &l->cut, &why);
-        if (l->cut_r == -EBADMSG)
-                (void) set_errmsg(ret_msg, l->cut_r, "%s: refused, file untouched", why);
-        return 1;
+        r = cut_blocks(d, l, ret_msg);
+        return r < 0 && r != -EBADMSG ? r : 1;
 }
 
-static char *describe_block(const EditData *d, const TextBlockCut *c, bool done) {
-        return strprintf("%s block '%s'..'%s' (%u line%s from line %u%s)", done ? "removed" : "remove", d->begin,
-                         d->end, c->lines, c->lines == 1 ? "" : "s", c->first_line,
-                         c->blocks > 1 ? ", several blocks" : "");
+/* "remove block 'B'..'E' (N lines from line L)", one such part per block that has something to cut
+ * (a later block's line counts in the text the earlier ones left); "no block ..." when none has. */
+static char *describe_blocks(const EditData *d, const Look *l, bool done) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < l->n_cuts; i++) {
+                const TextBlockCut *c = &l->cuts[i];
+
+                if (!c->text)
+                        continue;
+                fprintf(f, "%s%s block '%s'..'%s' (%u line%s from line %u%s)", ftell(f) > 0 ? "; " : "",
+                        done ? "removed" : "remove", d->blocks[i].begin, d->blocks[i].end, c->lines,
+                        c->lines == 1 ? "" : "s", c->first_line, c->blocks > 1 ? ", several blocks" : "");
+        }
+        for (size_t i = 0; l->cut_r == 0 && i < d->n_blocks; i++)
+                fprintf(f, "%sno block '%s'..'%s'", i > 0 ? ", " : "", d->blocks[i].begin, d->blocks[i].end);
+        if (l->cut_r == 0)
+                fputs(": already clean", f);
+        if (fclose(f) != 0)
+                return mfree(buf);
+        return buf;
 }
 
 static bool same_inode(const struct stat *a, const struct stat *b) {
@@ -198,9 +269,9 @@ static bool resolv_conf_without_nameserver(const char *path, const char *text) {
 }
 
 static char *edited_message(const EditData *d, const Look *l) {
-        cleanup_free char *done = describe_block(d, &l->cut, true);
+        cleanup_free char *done = describe_blocks(d, l, true);
 
-        if (!done || !resolv_conf_without_nameserver(d->path, l->cut.text))
+        if (!done || !resolv_conf_without_nameserver(d->path, l->result))
                 return TAKE_PTR(done);
         log_warning("%s has no nameserver line left: the host resolves nothing until DHCP or its network manager "
                     "rewrites it",
@@ -221,11 +292,16 @@ static int edit_looked(const EditData *d, const Look *l, char **ret_msg) {
                                   (uintmax_t) l->st.st_ino, (uintmax_t) d->ino);
         if (l->cut_r < 0)
                 return l->cut_r;
-        if (l->cut_r == 0)
-                return set_errmsg(ret_msg, 0, "no block '%s'..'%s': already clean", d->begin, d->end);
-        r = fileio_write_tmp(l->dir_fd, name, l->cut.text, l->cut.size, 0600, l->fd, tmp, sizeof tmp, &tmp_st);
+        if (l->cut_r == 0) {
+                *ret_msg = describe_blocks(d, l, false);
+                return 0;
+        }
+        r = fileio_write_tmp(l->dir_fd, name, l->result, l->result_size, 0600, l->fd, tmp, sizeof tmp, &tmp_st);
         if (r < 0)
-                return set_errmsg(ret_msg, r, "cannot write the new content beside it: %s", strerror(-r));
+                return set_errmsg(ret_msg, r,
+                                  "cannot write the new content beside it with all of its metadata (owner, mode, "
+                                  "xattrs, ACLs, inode flags): %s: not edited",
+                                  strerror(-r));
         r = swap_in(l, name, tmp, ret_msg);
         if (r < 0) {
                 (void) fileio_unlink_if_same(l->dir_fd, tmp, &tmp_st);
@@ -240,6 +316,9 @@ static int edit_apply(Action *a, Context *ctx, char **ret_msg) {
         Look l = { .dir_fd = -EBADF, .fd = -EBADF };
         int r;
 
+        /* The manifest's guard, once more where the file is written. */
+        if (!d->system_path && path_is_guarded(d->path))
+                return set_errmsg(ret_msg, -EPERM, "a system path that no allow-system-path names: not edited");
         r = look_at(ctx, d, &l, ret_msg);
         if (r > 0)
                 r = edit_looked(d, &l, ret_msg);
@@ -258,7 +337,7 @@ static int edit_check(Action *a, Context *ctx, char **ret_msg) {
         r = look_at(ctx, d, &l, ret_msg);
         if (r > 0 && l.cut_r != 0) {
                 if (l.cut_r > 0)
-                        *ret_msg = describe_block(d, &l.cut, false);
+                        *ret_msg = describe_blocks(d, &l, false);
                 r = 1;
         } else if (r > 0)
                 r = 0;
@@ -294,10 +373,8 @@ static int edit_observe(Context *ctx, Action *a, EditData *d) {
                 d->seen = true;
                 d->dev = l.st.st_dev;
                 d->ino = l.st.st_ino;
-                if (l.cut_r > 0)
-                        msg = describe_block(d, &l.cut, false);
-                else if (l.cut_r == 0)
-                        msg = strprintf("no block '%s'..'%s': already clean", d->begin, d->end);
+                if (l.cut_r >= 0)
+                        msg = describe_blocks(d, &l, false);
         } else if (r == 0)
                 msg = strdup("not present");
         look_done(&l);
@@ -309,19 +386,61 @@ static int edit_observe(Context *ctx, Action *a, EditData *d) {
         return a->detail ? 0 : -ENOMEM;
 }
 
+/* The action already planned for this file, if another remove-block line named it. */
+static Action *edit_action_of(const Plan *plan, const char *path) {
+        for (size_t i = 0; i < plan->n_actions; i++)
+                if (plan->actions[i]->ops == &edit_ops && streq(plan->actions[i]->target, path))
+                        return plan->actions[i];
+        return NULL;
+}
+
+/* Another line for a file already planned: its block joins the action (the same markers once), its
+ * line the reason, and the file is looked at again with every block. */
+static int edit_join(Context *ctx, Action *a, const ManifestEntry *e) {
+        EditData *d = a->data;
+        EditBlock *blocks;
+        char *reason;
+
+        reason = strprintf("%s; %s:%u", a->reason, e->file, e->line);
+        if (!reason)
+                return -ENOMEM;
+        free(a->reason);
+        a->reason = reason;
+        for (size_t i = 0; i < d->n_blocks; i++)
+                if (streq(d->blocks[i].begin, e->args[1]) && streq(d->blocks[i].end, e->args[2]))
+                        return 0;
+        blocks = reallocarray(d->blocks, d->n_blocks + 1, sizeof *blocks);
+        if (!blocks)
+                return -ENOMEM;
+        d->blocks = blocks;
+        d->blocks[d->n_blocks++] = (EditBlock) { e->args[1], e->args[2] };
+        /* Every line needs the opt-in: the action reaches the system path only if each does. */
+        d->system_path = d->system_path && e->system_path;
+        if (a->skip_reason)
+                return 0;
+        a->detail = mfree(a->detail);
+        return edit_observe(ctx, a, d);
+}
+
 int files_edit_plan(Context *ctx, Plan *plan, const ManifestEntry *e) {
-        cleanup_free char *reason = manifest_entry_reason(e);
+        cleanup_free char *reason = NULL;
         const ManifestEntry *p;
         EditData *d;
         Action *a;
 
+        a = edit_action_of(plan, e->args[0]);
+        if (a)
+                return edit_join(ctx, a, e);
+        reason = manifest_entry_reason(e);
         d = calloc(1, sizeof *d);
-        if (!d || !reason || !(d->path = strdup(e->args[0]))) {
-                free(d);
+        if (!d || !reason || !(d->path = strdup(e->args[0])) || !(d->blocks = calloc(1, sizeof *d->blocks))) {
+                if (d)
+                        edit_data_free(d);
                 return -ENOMEM;
         }
-        d->begin = e->args[1];
-        d->end = e->args[2];
+        d->blocks[0] = (EditBlock) { e->args[1], e->args[2] };
+        d->n_blocks = 1;
+        d->system_path = e->system_path;
         a = plan_add(plan, &edit_ops, "files", d->path, reason, d);
         if (!a)
                 return -ENOMEM;

@@ -21,6 +21,8 @@ typedef struct FileData {
         DirectiveType type; /* DIRECTIVE_REMOVE or DIRECTIVE_EMPTY */
         char *path;         /* a node path, or the pattern when nothing matched at plan time */
         bool pattern;
+        bool system_path; /* allow-system-path let this line reach a system path */
+        RemoveTop top;    /* what the plan saw at path (nothing, for a pattern) */
 } FileData;
 
 static void file_data_free(void *p) {
@@ -99,7 +101,16 @@ static const ManifestEntry *protecting_entry(const Manifest *m, const char *node
 
 static bool unmounted_first(const char *node_path, void *userdata);
 
-static RemoveOptions remove_options(const Context *ctx, const FileData *d, bool dry_run, bool plan) {
+/* What a walk is for: its counts and its words differ. */
+typedef enum Walk {
+        WALK_APPLY, /* remove */
+        WALK_PLAN,  /* count what the run will remove; the mounts phase has not run yet */
+        WALK_CHECK, /* verify: count what is left; the mounts phase has run (or failed) */
+} Walk;
+
+static RemoveOptions remove_options(const Context *ctx, const FileData *d, Walk walk) {
+        bool dry_run = walk != WALK_APPLY, plan = walk == WALK_PLAN;
+
         return (RemoveOptions) {
                 .dry_run = dry_run,
                 .keep_top = d->type == DIRECTIVE_EMPTY,
@@ -107,6 +118,9 @@ static RemoveOptions remove_options(const Context *ctx, const FileData *d, bool 
                 .unmounted_first = plan ? unmounted_first : NULL,
                 .userdata = (void *) ctx,
                 .deadline_usec = ctx->deadline_usec,
+                /* The run takes the target again: what the plan saw (for a pattern: nothing, so no mount
+                 * point), or nothing is touched. */
+                .expect_top = walk == WALK_APPLY ? &d->top : NULL,
         };
 }
 
@@ -136,13 +150,6 @@ static int append(char **buf, const char *fmt, ...) {
         *buf = t;
         return 0;
 }
-
-/* What a walk is for: its counts and its words differ. */
-typedef enum Walk {
-        WALK_APPLY, /* remove */
-        WALK_PLAN,  /* count what the run will remove; the mounts phase has not run yet */
-        WALK_CHECK, /* verify: count what is left; the mounts phase has run (or failed) */
-} Walk;
 
 /* Mounts met by the walk. Only a plan counts some as unmounted first: once the mounts phase has
  * run, one still there was left alone, whatever the manifest asked. */
@@ -198,12 +205,18 @@ static char *describe_stats(const Manifest *m, const RemoveStats *s, Walk walk) 
 }
 
 /* *ret_symlink, when given, says a component above the target was seen to be a symlink. */
-static int remove_one(Context *ctx, const FileData *d, const char *path, Walk walk, char **ret_msg, bool *ret_symlink) {
-        RemoveOptions o = remove_options(ctx, d, walk != WALK_APPLY, walk == WALK_PLAN);
+static int remove_one(Context *ctx, FileData *d, const char *path, Walk walk, char **ret_msg, bool *ret_symlink) {
+        RemoveOptions o = remove_options(ctx, d, walk);
         RemoveStats s = {};
         int r;
 
+        /* The manifest's guard, once more where the tree is removed (a pattern's match included). */
+        if (walk == WALK_APPLY && !d->system_path && path_is_guarded(path))
+                return set_errmsg(ret_msg, -EPERM,
+                                  "%s is a system path that no allow-system-path names: nothing removed", path);
         r = remove_tree(ctx->root_fd, path, &o, &s);
+        if (walk == WALK_PLAN && !d->pattern)
+                d->top = s.top;
         if (ret_symlink)
                 *ret_symlink = s.symlink_component != NULL;
         if (ret_msg) {
@@ -220,7 +233,7 @@ static int remove_one(Context *ctx, const FileData *d, const char *path, Walk wa
 }
 
 /* A line that matched nothing when planned is expanded again: whatever matches now goes too. */
-static int remove_pattern(Context *ctx, const FileData *d, Walk walk, char **ret_msg) {
+static int remove_pattern(Context *ctx, FileData *d, Walk walk, char **ret_msg) {
         cleanup_strv char **matches = NULL;
         int r, result = 0;
         unsigned n = 0;
@@ -264,7 +277,7 @@ static int etcd_residue(const Context *ctx, const char *target, int r, char **ms
 }
 
 static int file_apply(Action *a, Context *ctx, char **ret_msg) {
-        const FileData *d = a->data;
+        FileData *d = a->data;
         int r;
 
         if (d->pattern)
@@ -276,7 +289,7 @@ static int file_apply(Action *a, Context *ctx, char **ret_msg) {
 
 /* Residue: a dry run that still finds something to remove, or a mount it must leave alone. */
 static int file_check(Action *a, Context *ctx, char **ret_msg) {
-        const FileData *d = a->data;
+        FileData *d = a->data;
         int r;
 
         if (d->pattern)
@@ -318,6 +331,7 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
         }
         d->type = e->type;
         d->pattern = pattern;
+        d->system_path = e->system_path;
         a = plan_add(plan, e->type == DIRECTIVE_EMPTY ? &empty_ops : &remove_ops, "files", path, reason, d);
         if (!a)
                 return -ENOMEM;

@@ -102,10 +102,6 @@ static void target_data_free(void *p) {
         target_unref(p);
 }
 
-static uint64_t u64_min(uint64_t a, uint64_t b) {
-        return a < b ? a : b;
-}
-
 /* The phase budget starts when the first action of this runtime runs. */
 static void budget_start(PodsTarget *pt, const Context *ctx) {
         if (pt->deadline > 0)

@@ -44,6 +44,7 @@ mkdir -p "$root/etc/only"
 printf '%s\nnameserver 169.254.25.10\n%s\n' "$B" "$E" > "$root/etc/only/resolv.conf"
 
 cat > "$WORK/m.conf" <<EOM
+allow-system-path /etc/resolv.conf remove-block
 remove-block /etc/resolv.conf "$B" "$E"
 remove-block /etc/only/resolv.conf "$B" "$E"
 remove-block /etc/dhcp/dhclient.conf "$B" "$E"
@@ -91,7 +92,7 @@ mkdir -p "$root/etc" "$root/run/systemd/resolve"
 printf '%s\nnameserver 169.254.25.10\n%s\nnameserver 127.0.0.53\n' "$B" "$E" > "$root/run/systemd/resolve/stub-resolv.conf"
 cp "$root/run/systemd/resolve/stub-resolv.conf" "$WORK/stub.expected"
 ln -s ../run/systemd/resolve/stub-resolv.conf "$root/etc/resolv.conf"
-printf 'remove-block /etc/resolv.conf "%s" "%s"\n' "$B" "$E" > "$WORK/m2.conf"
+printf 'allow-system-path /etc/resolv.conf remove-block\nremove-block /etc/resolv.conf "%s" "%s"\n' "$B" "$E" > "$WORK/m2.conf"
 nr --root "$root" -m "$WORK/m2.conf" --yes -o json run > "$WORK/run3.json" 2> "$WORK/run3.err"; rc=$?
 assert "symlinked resolv.conf: run exits 0" test $rc -eq 0
 assert "symlinked resolv.conf: still the symlink" test -L "$root/etc/resolv.conf"
@@ -113,4 +114,71 @@ nr --profile kubespray manifest print > "$WORK/kubespray.conf"
 for f in /etc/resolv.conf /etc/dhcp/dhclient.conf /etc/dhclient.conf; do
         assert "profile kubespray: remove-block $f" grep -qF "remove-block $f \"$B\" \"$E\"" "$WORK/kubespray.conf"
 done
+# --- The system-path guard holds for remove-block too (issue 22) ----------------------------------
+root=$WORK/guard
+mkdir -p "$root/etc"
+printf 'root:x:0:0:root:/root:/bin/bash\n%s\nx\n%s\n' "$B" "$E" > "$root/etc/passwd"
+cp "$root/etc/passwd" "$WORK/passwd.expected"
+printf 'remove-block /etc/passwd "%s" "%s"\n' "$B" "$E" > "$WORK/passwd.conf"
+nr manifest check "$WORK/passwd.conf" 2> "$WORK/passwd.err"; rc=$?
+assert "remove-block /etc/passwd: manifest check fails with file:line" test $rc -ne 0 -a -n \
+        "$(grep -F "$WORK/passwd.conf:1: 'remove-block' refuses the system path '/etc/passwd'" "$WORK/passwd.err")"
+nr --root "$root" -m "$WORK/passwd.conf" --yes run > /dev/null 2>&1
+assert "remove-block /etc/passwd: the run refuses it and /etc/passwd is byte-identical" cmp "$root/etc/passwd" "$WORK/passwd.expected"
+printf 'allow-system-path /etc/passwd remove-block\nremove /etc/passwd\n' > "$WORK/passwd2.conf"
+nr manifest check "$WORK/passwd2.conf" 2> /dev/null
+assert "an opt-in for remove-block does not let a remove of the same path through" test $? -ne 0
+
+# --- The new file carries every xattr, the ACL and the inode flags (issue 22) ---------------------
+# tmpfs on this kernel keeps user.*, trusted.*, security.* and POSIX ACLs and the nodump flag; the
+# ACL is written as the kernel's system.posix_acl_access xattr (no setfacl needed).
+root=$WORK/meta
+mkdir -p "$root/etc"
+printf 'keep\n%s\nx\n%s\n' "$B" "$E" > "$root/etc/meta.conf"
+xattrs() { python3 -c 'import os, sys
+for n in sorted(os.listxattr(sys.argv[1])):
+    print(n, os.getxattr(sys.argv[1], n).hex())' "$1"; }
+python3 - "$root/etc/meta.conf" <<'PY'
+import os, struct, sys
+f = sys.argv[1]
+acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", t, p, i) for t, p, i in
+      [(1, 6, 0xffffffff), (2, 4, 1000), (4, 4, 0xffffffff), (0x10, 4, 0xffffffff), (0x20, 4, 0xffffffff)])
+os.setxattr(f, "system.posix_acl_access", acl)
+for n, v in [("user.site", b"keep me"), ("trusted.overlay.x", b"t"), ("security.ima", b"\x03\x02hash")]:
+    os.setxattr(f, n, v)
+PY
+chattr +d "$root/etc/meta.conf"
+xattrs "$root/etc/meta.conf" > "$WORK/meta.before"
+printf 'remove-block /etc/meta.conf "%s" "%s"\n' "$B" "$E" > "$WORK/meta.conf"
+nr --root "$root" -m "$WORK/meta.conf" --yes run > /dev/null 2>&1; rc=$?
+assert "xattrs: the edit succeeds" test $rc -eq 0 -a "$(cat "$root/etc/meta.conf")" = keep
+assert "xattrs: ACL, user.*, trusted.* and security.ima are on the new file" \
+        test "$(xattrs "$root/etc/meta.conf")" = "$(cat "$WORK/meta.before")" -a "$(wc -l < "$WORK/meta.before")" -eq 4
+assert "xattrs: the nodump flag is on the new file" test "$(lsattr -d "$root/etc/meta.conf" | cut -c7)" = d
+# An append-only file cannot be replaced: refused, untouched, with the reason.
+printf 'keep\n%s\nx\n%s\n' "$B" "$E" > "$root/etc/meta.conf"
+chattr +a "$root/etc/meta.conf"
+nr --root "$root" -m "$WORK/meta.conf" --yes -o json run > "$WORK/meta.json" 2> /dev/null; rc=$?
+chattr -a "$root/etc/meta.conf"
+assert "append-only: the run exits 1, the file untouched" test $rc -eq 1 -a "$(wc -l < "$root/etc/meta.conf")" -eq 4
+assert "append-only: the row says why" jq_ "$WORK/meta.json" \
+        'any(a["result"] == "failed" and "metadata" in a["message"] for a in actions(r, kind="edit"))'
+# --- Two manifests naming one file: one action, every block cut in one replacement (issue 22) ------
+# A profile and a site manifest both name kubespray's block; the site's names another one too.
+root=$WORK/twice
+mkdir -p "$root/etc/dhcp"
+printf 'keep 1\n%s\nx\n%s\nkeep 2\n# site BEGIN\ny\n# site END\nkeep 3\n' "$B" "$E" > "$root/etc/dhcp/dhclient.conf"
+printf 'remove-block /etc/dhcp/dhclient.conf "%s" "%s"\n' "$B" "$E" > "$WORK/profile.conf"
+printf 'remove-block /etc/dhcp/dhclient.conf "%s" "%s"\nremove-block /etc/dhcp/dhclient.conf "# site BEGIN" "# site END"\n' \
+        "$B" "$E" > "$WORK/site.conf"
+nr --root "$root" -m "$WORK/profile.conf" -m "$WORK/site.conf" --yes -o json run > "$WORK/twice.json" 2> "$WORK/twice.err"; rc=$?
+echo "  edit said: $("$REPORT" "$WORK/twice.json" '[a["message"] for a in actions(r, kind="edit")]')"
+assert "two manifests, one file: the run exits 0" test $rc -eq 0
+assert "two manifests, one file: one edit action, changed" jq_ "$WORK/twice.json" \
+        'len(actions(r, kind="edit")) == 1 and actions(r, kind="edit")[0]["result"] == "changed"'
+assert "two manifests, one file: both blocks are gone, every other line stays" \
+        test "$(cat "$root/etc/dhcp/dhclient.conf")" = "$(printf 'keep 1\nkeep 2\nkeep 3')"
+nr --root "$root" -m "$WORK/profile.conf" -m "$WORK/site.conf" --yes run > /dev/null 2>&1
+assert "two manifests, one file: a second run exits 0" test $? -eq 0
+
 finish

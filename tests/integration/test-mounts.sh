@@ -192,4 +192,31 @@ for how in cwd root map fd; do
         assert "holders: the $how-held mount and its data stay" grep -q "$how data" "$hk/$how/data"
 done
 
+# --- 6. The files phase takes its target again (issue 22) -------------------------------------------
+# The plan saw /etc/kubernetes as a plain directory. Between the plan and the "yes" an outside
+# directory is bind-mounted over it: that is another tree, and "a mount point itself, so emptied"
+# must not empty it. The same for a line whose target was not there when planned.
+froot=$WORK/files-node fout=$WORK/files-outside
+mkdir -p "$froot/etc/kubernetes/pki" "$fout/keep" "$froot/var/lib/cni"
+echo "kubeadm's" > "$froot/etc/kubernetes/admin.conf"
+echo "precious outside data" > "$fout/keep/data"
+printf 'remove /etc/kubernetes\nremove /var/lib/calico\n' > "$WORK/files.conf"
+bind_over() {
+        mount --bind "$fout" "$froot/etc/kubernetes"
+        mkdir -p "$froot/var/lib/calico" && mount --bind "$fout" "$froot/var/lib/calico"
+}
+OPTS=--phases=files
+run_paused "$froot" "$WORK/files.conf" "$WORK/f6.json" bind_over
+OPTS=
+echo "  files said: $("$REPORT" "$WORK/f6.json" '[a["message"] for a in actions(r, phase="files")]')"
+assert "files: exit status 1" test "$rc" = 1
+assert "files: the directory mounted over the target after the plan keeps its data" \
+        grep -q "precious outside data" "$fout/keep/data"
+assert "files: the row failed, saying the mount is not the planned one" jq_ "$WORK/f6.json" \
+        'any(a["target"] == "/etc/kubernetes" and a["result"] == "failed" and "than the plan saw" in a["message"] for a in actions(r, phase="files"))'
+assert "files: a mount where the plan saw nothing is refused too" jq_ "$WORK/f6.json" \
+        'any(a["target"] == "/var/lib/calico" and a["result"] == "failed" and "not there when planned" in a["message"] for a in actions(r, phase="files"))'
+umount "$froot/etc/kubernetes" "$froot/var/lib/calico"
+assert "files: the planned directory itself is untouched" grep -q "kubeadm's" "$froot/etc/kubernetes/admin.conf"
+
 finish

@@ -37,7 +37,7 @@ common_node() {
         put /etc/containerd/certs.d/registry.local/hosts.toml "mirror credentials"
         put /var/lib/containerd/io.containerd.content.v1.content/blobs/sha256/aa "image layer"
         put /opt/cni/bin/bridge
-        put /etc/cni/net.d/10-flannel.conflist '{"plugins":[{"type":"flannel"},{"type":"portmap"}]}'
+        put /etc/cni/net.d/10-flannel.conflist '{"name":"cbr0","plugins":[{"type":"flannel"},{"type":"portmap"}]}'
         put /var/lib/cni/networks/cbr0/10.244.1.5
         put /var/backups/kube_etcd/etcd-2026-12-01/snapshot.db "etcd backup"
         put /var/openebs/local/pvc-1/data "PV data"
@@ -147,6 +147,28 @@ stays /var/lib/docker/image/overlay2/repositories.json /etc/docker/daemon.json /
         /var/backups/kube_etcd/etcd-2026-12-01/snapshot.db
 assert "--with-runtime: containerd.service is stopped, docker.service is not" jq_ "$WORK/$name.json" \
         "'profile:runtime-containerd' in r['manifests'] and not any('docker' in a['target'] for a in actions(r, kind='remove'))"
+
+# A commented-out cri-dockerd endpoint in kubelet's config.yaml is no endpoint, and a file that does
+# not parse is evidence of nothing: the runtime is containerd, so --with-runtime removes containerd's
+# state and never the co-hosted Docker's /var/lib/docker.
+new_node commented-endpoint
+put /etc/systemd/system/kubelet.service.d/10-kubeadm.conf "[Service]"
+put /var/lib/kubelet/kubeadm-flags.env 'KUBELET_KUBEADM_ARGS="--pod-infra-container-image=registry.k8s.io/pause:3.9"'
+put /var/lib/kubelet/config.yaml "$(printf '%s\n' 'kind: KubeletConfiguration' \
+        '# containerRuntimeEndpoint: unix:///var/run/cri-dockerd.sock (before the move to containerd)' \
+        'containerRuntimeEndpoint: unix:///run/containerd/containerd.sock')"
+put /etc/kubernetes/kubelet-config.yaml "$(printf '%s\n' 'containerRuntimeEndpoint: "unix:///var/run/cri-dockerd.sock' 'x: [')"
+put /usr/bin/dockerd
+put /var/lib/docker/image/overlay2/repositories.json "{}"
+put /etc/docker/daemon.json "{}"
+nr --root "$root" --with-runtime plan > "$WORK/$name.plan" 2>&1
+assert "commented-endpoint: the plan says the unparsable file is no evidence" \
+        grep -q "/etc/kubernetes/kubelet-config.yaml: not valid YAML (line .*): not evidence" "$WORK/$name.plan"
+run_detected --with-runtime
+assert "commented-endpoint: the runtime is containerd, Docker co-hosted" jq_ "$WORK/$name.json" \
+        "r['runtime']['name'] == 'containerd' and r['runtime']['docker_cohosted'] and 'profile:runtime-containerd' in r['manifests']"
+gone /var/lib/containerd /etc/containerd
+stays /var/lib/docker/image/overlay2/repositories.json /etc/docker/daemon.json /usr/bin/dockerd
 
 # --- kubekey v3 ------------------------------------------------------------------------------------
 new_node kubekey

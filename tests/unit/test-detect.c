@@ -39,6 +39,14 @@ static void put(const char *path, const char *text) {
         assert_int_equal(fclose(f), 0);
 }
 
+/* The host path of node path "path" in the fixture tree (a static buffer). */
+static const char *tree_path(const char *path) {
+        static char full[PATH_MAX];
+
+        snprintf(full, sizeof full, "%s%s", tree, path);
+        return full;
+}
+
 static void mkdir_p(const char *path) {
         char cmd[PATH_MAX * 2];
 
@@ -86,7 +94,7 @@ static void kubeadm_worker(void) {
         put("/var/lib/kubelet/kubeadm-flags.env",
             "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock\"\n");
         put("/var/lib/kubelet/config.yaml", "kind: KubeletConfiguration\n"
-            "containerRuntimeEndpoint: unix:///run/containerd/containerd.sock\n");
+                                            "containerRuntimeEndpoint: unix:///run/containerd/containerd.sock\n");
         put("/etc/kubernetes/kubelet.conf", kubelet_conf);
         put("/etc/containerd/config.toml", "version = 2\n");
         put("/etc/cni/net.d/10-flannel.conflist",
@@ -101,8 +109,10 @@ static void test_kubeadm(void **state) {
 
         kubeadm_worker();
         put("/root/.kube/config", kubelet_conf);
-        put("/root/.kube/other-cluster", "apiVersion: v1\nclusters:\n- cluster:\n    server: https://192.0.2.1:6443\n  name: o\n"
-            "contexts:\n- context:\n    cluster: o\n    user: u\n  name: c\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: t\n");
+        put("/root/.kube/other-cluster",
+            "apiVersion: v1\nclusters:\n- cluster:\n    server: https://192.0.2.1:6443\n  name: o\n"
+            "contexts:\n- context:\n    cluster: o\n    user: u\n  name: c\ncurrent-context: c\nusers:\n- name: u\n  "
+            "user:\n    token: t\n");
         detect(&d);
         assert_int_equal(d.installer, INSTALLER_KUBEADM);
         assert_false(d.installer_ambiguous);
@@ -127,7 +137,7 @@ static void test_kubeadm_control_plane(void **state) {
 
         kubeadm_worker();
         put("/etc/kubernetes/manifests/etcd.yaml", "spec:\n  containers:\n  - command:\n    - etcd\n"
-            "    - --data-dir=/data/etcd\n");
+                                                   "    - --data-dir=/data/etcd\n");
         detect(&d);
         assert_string_equal(d.etcd.value, "static-pod");
         assert_string_equal(d.etcd_data_dir, "/data/etcd");
@@ -138,7 +148,8 @@ static void test_external_etcd(void **state) {
         Detection d;
 
         kubeadm_worker();
-        put("/etc/kubernetes/kubeadm-config.yaml", "kind: ClusterConfiguration\netcd:\n  external:\n"
+        put("/etc/kubernetes/kubeadm-config.yaml",
+            "kind: ClusterConfiguration\netcd:\n  external:\n"
             "    endpoints:\n    - https://10.0.0.9:2379\nnetworking:\n  podSubnet: 10.244.0.0/16\n---\n"
             "kind: KubeProxyConfiguration\nmode: ipvs\n");
         detect(&d);
@@ -152,14 +163,17 @@ static void test_kubespray(void **state) {
         Detection d;
         const char *why;
 
-        put("/etc/kubernetes/kubelet.env", "KUBELET_ARGS=\"--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock\"\n");
-        put("/etc/kubernetes/kubelet-config.yaml", "containerRuntimeEndpoint: unix:///var/run/containerd/containerd.sock\n");
+        put("/etc/kubernetes/kubelet.env",
+            "KUBELET_ARGS=\"--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock\"\n");
+        put("/etc/kubernetes/kubelet-config.yaml",
+            "containerRuntimeEndpoint: unix:///var/run/containerd/containerd.sock\n");
         put("/var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"\"\n");
         put("/etc/kubernetes/kubelet.conf", kubelet_conf);
         put("/etc/etcd.env", "ETCD_DATA_DIR=/var/lib/etcd\nETCD_NAME=etcd1\n");
         put("/etc/systemd/resolved.conf.d/kubespray.conf", "[Resolve]\nDNS=169.254.25.10\n");
         mkdir_p("/usr/local/bin/kubernetes-scripts");
-        put("/etc/cni/net.d/10-calico.conflist", "{\"plugins\":[{\"type\":\"calico\",\"ipam\":{\"type\":\"calico-ipam\"}},{\"type\":\"bandwidth\"}]}");
+        put("/etc/cni/net.d/10-calico.conflist", "{\"name\":\"k8s-pod-network\",\"plugins\":[{\"type\":\"calico\","
+                                                 "\"ipam\":{\"type\":\"calico-ipam\"}},{\"type\":\"bandwidth\"}]}");
         detect(&d);
         assert_int_equal(d.installer, INSTALLER_KUBESPRAY);
         assert_false(d.installer_ambiguous);
@@ -216,7 +230,8 @@ static void test_k3s(void **state) {
         put("/etc/systemd/system/k3s.service.env", "K3S_TOKEN=secret\n");
         put("/etc/rancher/k3s/config.yaml", "kube-proxy-arg:\n- proxy-mode=ipvs\n");
         mkdir_p("/var/lib/rancher/k3s/server/db/etcd");
-        put("/var/lib/rancher/k3s/agent/etc/cni/net.d/10-flannel.conflist", "{\"plugins\":[{\"type\":\"flannel\"}]}");
+        put("/var/lib/rancher/k3s/agent/etc/cni/net.d/10-flannel.conflist",
+            "{\"name\":\"cbr0\",\"plugins\":[{\"type\":\"flannel\"}]}");
         detect(&d);
         assert_int_equal(d.installer, INSTALLER_K3S);
         assert_string_equal(d.runtime.value, "containerd");
@@ -282,11 +297,257 @@ static void test_runtime_ambiguous(void **state) {
         Detection d;
 
         put("/var/lib/kubelet/config.yaml", "containerRuntimeEndpoint: unix:///run/containerd/containerd.sock\n");
-        put("/var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///var/run/crio/crio.sock\"\n");
+        put("/var/lib/kubelet/kubeadm-flags.env",
+            "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///var/run/crio/crio.sock\"\n");
         detect(&d);
         assert_null(d.runtime.value);
         assert_true(d.runtime.ambiguous);
         assert_int_equal(strv_length(d.runtime.evidence), 2);
+        detection_done(&d);
+}
+
+/* A commented-out cri-dockerd endpoint above the real one (the node moved to containerd) is no
+ * endpoint: the runtime is containerd, and the Docker next to it is co-hosted, left alone. */
+static void test_runtime_commented_yaml(void **state) {
+        Detection d;
+
+        put("/etc/systemd/system/kubelet.service.d/10-kubeadm.conf", "[Service]\n");
+        put("/var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--pod-infra-container-image=pause:3.9\"\n");
+        put("/var/lib/kubelet/config.yaml",
+            "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+            "# containerRuntimeEndpoint: unix:///var/run/cri-dockerd.sock\n"
+            "containerRuntimeEndpoint: \"unix:///run/containerd/containerd.sock\" # moved\n"
+            "authentication:\n  containerRuntimeEndpoint: unix:///run/cri-dockerd.sock\n");
+        put("/usr/bin/dockerd", "");
+        mkdir_p("/var/lib/docker");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "containerd");
+        assert_string_equal(d.runtime_endpoint, "unix:///run/containerd/containerd.sock");
+        assert_true(d.docker_cohosted);
+        assert_false(evidence_has(d.runtime.evidence, "cri-dockerd"));
+        detection_done(&d);
+}
+
+/* Environment files as systemd reads them, KUBELET_*ARGS as kubelet's argument vector: comments are
+ * not assignments, the last assignment wins, "--flag value" is a flag too, other variables are not
+ * kubelet's command line. */
+static void test_runtime_env_file(void **state) {
+        Detection d;
+
+        put("/var/lib/kubelet/kubeadm-flags.env",
+            "# KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///var/run/cri-dockerd.sock\"\n"
+            "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///var/run/crio/crio.sock\"\n"
+            "KUBELET_KUBEADM_ARGS=\"--cgroup-driver=systemd --container-runtime-endpoint "
+            "unix:///run/containerd/containerd.sock\"\n"
+            "DOCKER_ARGS=--container-runtime-endpoint=unix:///var/run/cri-dockerd.sock\n");
+        put("/etc/default/kubelet", "KUBELET_EXTRA_ARGS='--node-ip=10.0.0.5 "
+                                    "--container-runtime-endpoint=unix:///run/containerd/containerd.sock'\n");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "containerd");
+        assert_false(d.runtime.ambiguous);
+        assert_string_equal(d.runtime_endpoint, "unix:///run/containerd/containerd.sock");
+        assert_true(evidence_has(d.runtime.evidence, "(KUBELET_KUBEADM_ARGS)"));
+        assert_true(evidence_has(d.runtime.evidence, "/etc/default/kubelet: kubelet's endpoint"));
+        assert_false(evidence_has(d.runtime.evidence, "crio"));
+        assert_false(evidence_has(d.runtime.evidence, "cri-dockerd"));
+        detection_done(&d);
+}
+
+/* A file that does not parse is evidence of nothing, and the evidence says so. */
+static void test_runtime_unparsable(void **state) {
+        Detection d;
+
+        put("/var/lib/kubelet/config.yaml", "kind: KubeletConfiguration\n"
+                                            "containerRuntimeEndpoint: \"unix:///var/run/cri-dockerd.sock\n"
+                                            "x: [\n");
+        put("/var/lib/kubelet/kubeadm-flags.env",
+            "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///var/run/cri-dockerd.sock\n");
+        put("/etc/kubernetes/kubelet-config.yaml", "just a scalar\n");
+        put("/etc/containerd/config.toml", "version = 2\n");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "containerd");
+        assert_null(d.runtime_endpoint);
+        assert_true(evidence_has(d.runtime.evidence, "/var/lib/kubelet/config.yaml: not valid YAML (line"));
+        assert_true(
+                evidence_has(d.runtime.evidence, "/var/lib/kubelet/kubeadm-flags.env: not an environment file (line"));
+        assert_true(evidence_has(d.runtime.evidence, "/etc/kubernetes/kubelet-config.yaml: not a YAML mapping"));
+        assert_true(evidence_has(d.runtime.evidence, "containerd is installed"));
+        detection_done(&d);
+}
+
+/* kube-proxy's mode from YAML: the KubeProxyConfiguration document's own top-level key, k3s's
+ * kube-proxy-arg list; a commented-out argument or another document's "mode" is no evidence. */
+static void test_proxy_mode_yaml(void **state) {
+        Detection d;
+
+        put("/usr/local/bin/k3s", "");
+        put("/etc/rancher/k3s/config.yaml", "kube-proxy-arg:\n# - proxy-mode=ipvs\n- metrics-bind-address=0.0.0.0\n"
+                                            "- proxy-mode=nftables\n");
+        detect(&d);
+        assert_string_equal(d.kube_proxy_mode.value, "nftables");
+        detection_done(&d);
+
+        put("/etc/rancher/k3s/config.yaml", "# kube-proxy-arg: proxy-mode=ipvs\nwrite-kubeconfig-mode: 644\n");
+        put("/etc/kubernetes/kubeadm-config.yaml", "kind: ClusterConfiguration\nmode: ipvs\n---\n"
+                                                   "kind: KubeProxyConfiguration\n# mode: ipvs\nipvs:\n  mode: x\n");
+        detect(&d);
+        assert_string_equal(d.kube_proxy_mode.value, "iptables");
+        detection_done(&d);
+
+        put("/etc/kubernetes/kubeadm-config.yaml", "kind: KubeProxyConfiguration\nmode: \"ipvs\n");
+        put("/etc/rancher/k3s/config.yaml", "kube-proxy-arg: proxy-mode=ipvs\n");
+        detect(&d);
+        assert_string_equal(d.kube_proxy_mode.value, "ipvs");
+        assert_true(evidence_has(d.kube_proxy_mode.evidence, "kubeadm-config.yaml: not valid YAML"));
+        detection_done(&d);
+}
+
+static const char calico_conflist[] =
+        "{\"name\":\"k8s-pod-network\",\"plugins\":[{\"type\":\"calico\",\"ipam\":{\"type\":\"calico-ipam\"}}]}";
+static const char cilium_conflist[] = "{\"name\":\"cilium\",\"plugins\":[{\"type\":\"cilium-cni\"}]}";
+
+/* Profile text of cni-detected for d. */
+static char *cni_profile(Detection *d) {
+        ProfileSettings s = { .detection = d };
+        const char *name;
+        char *text = NULL, *err = NULL;
+
+        profile_configure(&s);
+        assert_int_equal(profile_text("cni-detected", &name, &text, &err), 0);
+        profile_configure(NULL);
+        assert_null(err);
+        return text;
+}
+
+/* libcni loads only .conf, .conflist and .json names: a stale backup of cilium's list that sorts
+ * first is no configuration, calico's is the node's CNI. */
+static void test_cni_stale_backup(void **state) {
+        cleanup_free char *text = NULL;
+        Detection d;
+
+        kubeadm_worker();
+        put("/etc/cni/net.d/05-cilium.conflist.cilium_bak", cilium_conflist);
+        put("/etc/cni/net.d/06-cilium.conflist~", cilium_conflist);
+        put("/etc/cni/net.d/10-calico.conflist", calico_conflist);
+        put("/etc/cni/net.d/10-flannel.conflist", "{\"name\":\"cbr0\",\"plugins\":[{\"type\":\"flannel\"}]}");
+        detect(&d);
+        assert_string_equal(d.cni.value, "calico,calico-ipam");
+        assert_string_equal(d.cni_config, "/etc/cni/net.d/10-calico.conflist");
+        assert_false(evidence_has(d.cni.evidence, "cilium"));
+        text = cni_profile(&d);
+        assert_non_null(strstr(text, "include profile:cni-calico"));
+        assert_null(strstr(text, "cni-cilium"));
+        assert_null(strstr(text, "cni-flannel"));
+        detection_done(&d);
+}
+
+/* The runtime's own conf dir is the one it loads: containerd's conf_dir, CRI-O's network_dir (a
+ * drop-in overriding the file) come before /etc/cni/net.d. */
+static void test_cni_runtime_dir(void **state) {
+        Detection d;
+
+        kubeadm_worker();
+        put("/etc/containerd/config.toml", "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".cni]\n"
+                                           "  bin_dir = \"/opt/cni/bin\"\n  conf_dir = \"/etc/cni/custom\"\n");
+        put("/etc/cni/net.d/05-cilium.conflist", cilium_conflist);
+        put("/etc/cni/custom/10-calico.conflist", calico_conflist);
+        detect(&d);
+        assert_string_equal(d.cni.value, "calico,calico-ipam");
+        assert_string_equal(d.cni_config, "/etc/cni/custom/10-calico.conflist");
+        detection_done(&d);
+
+        put("/var/lib/kubelet/config.yaml", "containerRuntimeEndpoint: unix:///var/run/crio/crio.sock\n");
+        put("/var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"\"\n");
+        put("/etc/crio/crio.conf", "[crio.network]\nnetwork_dir = \"/etc/cni/custom\"\n");
+        put("/etc/crio/crio.conf.d/10-net.conf", "[crio.network]\nnetwork_dir = \"/etc/cni/crio\"\n");
+        put("/etc/cni/crio/20-flannel.conflist", "{\"name\":\"cbr0\",\"plugins\":[{\"type\":\"flannel\"}]}");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "crio");
+        assert_string_equal(d.cni.value, "flannel");
+        detection_done(&d);
+}
+
+/* A file libcni cannot parse is skipped, and said: the next valid one decides. */
+static void test_cni_invalid_first(void **state) {
+        Detection d;
+
+        put("/etc/cni/net.d/01-cilium.conflist", "{\"name\":\"cilium\",\"plugins\":[{\"type\":\"cilium-cni\"}]");
+        put("/etc/cni/net.d/02-cilium.conf", cilium_conflist); /* a list in a .conf: no top-level type */
+        put("/etc/cni/net.d/03-cilium.conflist", "{\"plugins\":[{\"type\":\"cilium-cni\"}]}"); /* no name */
+        put("/etc/cni/net.d/04-cilium.json", "// \"type\": \"cilium-cni\"\n{}");
+        put("/etc/cni/net.d/10-calico.conflist", calico_conflist);
+        /* The pods phase's rescue list left by a killed run, under any of its prefixes, is no CNI's. */
+        put("/etc/cni/net.d/!node-reset-rescue.conflist",
+            "{\"cniVersion\":\"0.4.0\",\"name\":\"node-reset-rescue\",\"plugins\":[{\"type\":\"loopback\"}]}");
+        put("/etc/cni/net.d/0-node-reset-rescue.conflist",
+            "{\"cniVersion\":\"0.4.0\",\"name\":\"node-reset-rescue\",\"plugins\":[{\"type\":\"loopback\"}]}");
+        detect(&d);
+        assert_string_equal(d.cni.value, "calico,calico-ipam");
+        assert_true(evidence_has(d.cni.evidence, "01-cilium.conflist: not valid JSON: skipped"));
+        assert_true(evidence_has(d.cni.evidence, "02-cilium.conf: a plugin has no type: skipped"));
+        assert_true(evidence_has(d.cni.evidence, "03-cilium.conflist: the list has no name"));
+        assert_true(evidence_has(d.cni.evidence, "04-cilium.json: not valid JSON"));
+        detection_done(&d);
+}
+
+/* No configuration left (a rerun after /etc/cni/net.d went): the CNI's own state says which. */
+static void test_cni_from_state(void **state) {
+        cleanup_free char *text = NULL;
+        Detection d;
+
+        kubeadm_worker();
+        assert_int_equal(unlink(tree_path("/etc/cni/net.d/10-flannel.conflist")), 0);
+        put("/etc/cni/net.d/10-calico.conflist.bak", calico_conflist);
+        put("/var/lib/calico/nodename", "node-1\n");
+        put("/var/lib/cni/networks/k8s-pod-network/10.0.0.5", "x\n");
+        detect(&d);
+        assert_string_equal(d.cni.value, "calico");
+        assert_null(d.cni_config);
+        assert_true(evidence_has(d.cni.evidence, "/var/lib/calico: calico's state directory exists"));
+        text = cni_profile(&d);
+        assert_non_null(strstr(text, "include profile:cni-calico"));
+        assert_non_null(strstr(text, "No CNI configuration"));
+        detection_done(&d);
+}
+
+/* cilium's BPF pins in the tree are its evidence too. */
+static void test_cni_from_pins(void **state) {
+        cleanup_free char *text = NULL;
+        Detection d;
+
+        put("/sys/fs/bpf/tc/globals/cilium_calls_00042", "");
+        detect(&d);
+        assert_string_equal(d.cni.value, "cilium");
+        assert_true(evidence_has(d.cni.evidence, "/sys/fs/bpf/tc/globals/cilium_calls_00042: cilium's BPF pins"));
+        text = cni_profile(&d);
+        assert_non_null(strstr(text, "include profile:cni-cilium"));
+        detection_done(&d);
+}
+
+/* Two CNIs' state: ambiguous, said, and no CNI's fragment; calico's with flannel's is canal. */
+static void test_cni_state_ambiguous(void **state) {
+        cleanup_free char *text = NULL;
+        Detection d;
+
+        put("/var/lib/calico/nodename", "node-1\n");
+        put("/run/flannel/subnet.env", "FLANNEL_NETWORK=10.244.0.0/16\n");
+        detect(&d);
+        assert_string_equal(d.cni.value, "calico,flannel");
+        text = cni_profile(&d);
+        assert_non_null(strstr(text, "include profile:cni-calico"));
+        assert_non_null(strstr(text, "include profile:cni-flannel"));
+        detection_done(&d);
+        text = mfree(text);
+
+        put("/var/run/cilium/state/x", "");
+        detect(&d);
+        assert_null(d.cni.value);
+        assert_true(d.cni.ambiguous);
+        assert_true(evidence_has(d.cni.evidence, "cilium's state directory"));
+        assert_true(evidence_has(d.cni.evidence, "calico's state directory"));
+        text = cni_profile(&d);
+        assert_null(strstr(text, "include "));
+        assert_non_null(strstr(text, "ambiguous"));
         detection_done(&d);
 }
 
@@ -305,7 +566,8 @@ static void test_nothing(void **state) {
 }
 
 static void test_shim_cmdline(void **state) {
-        static const char k8s[] = "/usr/bin/containerd-shim-runc-v2\0-namespace\0k8s.io\0-id\0abc\0-address\0/run/containerd/containerd.sock";
+        static const char k8s[] = "/usr/bin/containerd-shim-runc-v2\0-namespace\0k8s.io\0-id\0abc\0-address\0/run/"
+                                  "containerd/containerd.sock";
         static const char moby[] = "/usr/bin/containerd-shim-runc-v2\0-namespace\0moby\0-id\0abc";
         static const char eq[] = "/usr/bin/containerd-shim\0--namespace=k8s.io";
         static const char none[] = "/usr/bin/containerd-shim-runc-v2\0-id\0k8s.io";
@@ -398,7 +660,8 @@ static void test_profile_runtime_scope(void **state) {
 
 static void test_profile_detected(void **state) {
         char *kube[] = { (char *) "/root/.kube/config", NULL };
-        Detection d = { .kubelet_dir_target = (char *) "/data/kubelet", .etcd_data_dir = (char *) "/srv/etcd",
+        Detection d = { .kubelet_dir_target = (char *) "/data/kubelet",
+                        .etcd_data_dir = (char *) "/srv/etcd",
                         .root_kubeconfigs = kube };
         ProfileSettings s = { .detection = &d };
         Manifest *m;
@@ -436,6 +699,16 @@ int main(void) {
                 T(test_symlinked_kubelet),
                 T(test_ambiguous),
                 T(test_runtime_ambiguous),
+                T(test_runtime_commented_yaml),
+                T(test_runtime_env_file),
+                T(test_runtime_unparsable),
+                T(test_proxy_mode_yaml),
+                T(test_cni_stale_backup),
+                T(test_cni_runtime_dir),
+                T(test_cni_invalid_first),
+                T(test_cni_from_state),
+                T(test_cni_from_pins),
+                T(test_cni_state_ambiguous),
                 T(test_nothing),
                 cmocka_unit_test(test_shim_cmdline),
                 cmocka_unit_test(test_profiles_parse),

@@ -122,8 +122,7 @@ static char *join(const char *dir, const char *name) {
 
 /* Parse dir/name as a file and expect it to fail with r and the message fmt, where every "%1$s"
  * stands for the temporary directory. */
-_printf_(4, 5)
-static void check_file_error(const char *dir, const char *name, int r, const char *fmt, ...) {
+_printf_(4, 5) static void check_file_error(const char *dir, const char *name, int r, const char *fmt, ...) {
         cleanup_manifest Manifest *m = manifest_new();
         cleanup_free char *path = join(dir, name), *err = NULL, *want = NULL;
         va_list ap;
@@ -161,15 +160,14 @@ static void test_directive_names(void **state) {
 }
 
 static void test_basic(void **state) {
-        cleanup_manifest Manifest *m = parse_ok(
-                "# a comment\n"
-                "\n"
-                "remove /etc/kubernetes\n"
-                "   empty\t/var/lib/kubelet  \n"
-                "\t\n"
-                "unmount /var/lib/kubelet/pods\n"
-                "protect /var/lib/kubelet/pods/*/volumes\n"
-                "remove /run/netns/cni-*");
+        cleanup_manifest Manifest *m = parse_ok("# a comment\n"
+                                                "\n"
+                                                "remove /etc/kubernetes\n"
+                                                "   empty\t/var/lib/kubelet  \n"
+                                                "\t\n"
+                                                "unmount /var/lib/kubelet/pods\n"
+                                                "protect /var/lib/kubelet/pods/*/volumes\n"
+                                                "remove /run/netns/cni-*");
         size_t n = 0;
 
         assert_int_equal(m->n_entries, 5);
@@ -206,14 +204,13 @@ static void test_empty_text(void **state) {
 }
 
 static void test_comments(void **state) {
-        cleanup_manifest Manifest *m = parse_ok(
-                "remove /a # trailing comment\n"
-                "remove /b\t# after a tab\n"
-                "remove /c#d\n"
-                "remove \"/e #f\"\n"
-                "remove \"/g\" # comment \"with quotes\n"
-                "    # indented comment\n"
-                "#remove /h\n");
+        cleanup_manifest Manifest *m = parse_ok("remove /a # trailing comment\n"
+                                                "remove /b\t# after a tab\n"
+                                                "remove /c#d\n"
+                                                "remove \"/e #f\"\n"
+                                                "remove \"/g\" # comment \"with quotes\n"
+                                                "    # indented comment\n"
+                                                "#remove /h\n");
 
         assert_int_equal(m->n_entries, 5);
         check_entry(m, 0, DIRECTIVE_REMOVE, "/a", 1);
@@ -225,16 +222,15 @@ static void test_comments(void **state) {
 }
 
 static void test_quoting(void **state) {
-        cleanup_manifest Manifest *m = parse_ok(
-                "remove \"/var/lib/a b\"\n"
-                "remove \"/x/q\\\"uote\"\n"
-                "remove \"/x/back\\\\slash\"\n"
-                "remove \"/x/new\\nline\"\n"
-                "remove \"/x/tab\\there\"\n"
-                "remove \"/x/raw\ttab\"\n"
-                "\"remove\" /x/quoted-directive\n"
-                "remove \"/x/unicode-\xc3\xa9\"\n"
-                "remove /x/bare\\backslash\n");
+        cleanup_manifest Manifest *m = parse_ok("remove \"/var/lib/a b\"\n"
+                                                "remove \"/x/q\\\"uote\"\n"
+                                                "remove \"/x/back\\\\slash\"\n"
+                                                "remove \"/x/new\\nline\"\n"
+                                                "remove \"/x/tab\\there\"\n"
+                                                "remove \"/x/raw\ttab\"\n"
+                                                "\"remove\" /x/quoted-directive\n"
+                                                "remove \"/x/unicode-\xc3\xa9\"\n"
+                                                "remove /x/bare\\backslash\n");
 
         assert_int_equal(m->n_entries, 9);
         check_entry(m, 0, DIRECTIVE_REMOVE, "/var/lib/a b", 1);
@@ -250,10 +246,9 @@ static void test_quoting(void **state) {
 }
 
 static void test_simplify(void **state) {
-        cleanup_manifest Manifest *m = parse_ok(
-                "remove /var/lib//kubelet/\n"
-                "protect //data///keep/\n"
-                "empty \"/var/log/pods/\"\n");
+        cleanup_manifest Manifest *m = parse_ok("remove /var/lib//kubelet/\n"
+                                                "protect //data///keep/\n"
+                                                "empty \"/var/log/pods/\"\n");
 
         check_entry(m, 0, DIRECTIVE_REMOVE, "/var/lib/kubelet", 1);
         check_entry(m, 1, DIRECTIVE_PROTECT, "/data/keep", 2);
@@ -262,11 +257,10 @@ static void test_simplify(void **state) {
 
 static void test_protect_rules(void **state) {
         /* "protect" only needs an absolute, normalised path: system directories and globs are fine. */
-        cleanup_manifest Manifest *m = parse_ok(
-                "protect /etc\n"
-                "protect /\n"
-                "protect /*\n"
-                "protect /d*/keep\n");
+        cleanup_manifest Manifest *m = parse_ok("protect /etc\n"
+                                                "protect /\n"
+                                                "protect /*\n"
+                                                "protect /d*/keep\n");
 
         assert_int_equal(m->n_entries, 4);
         check_entry(m, 1, DIRECTIVE_PROTECT, "/", 2);
@@ -276,18 +270,17 @@ static void test_protect_rules(void **state) {
 }
 
 static void test_network_directives(void **state) {
-        cleanup_manifest Manifest *m = parse_ok(
-                "link kube-ipvs0\n"
-                "link cali[a-f0-9]*\n"
-                "link-master cni0\n"
-                "netns cni-*\n"
-                "route-proto bird\n"
-                "route-proto 186\n"
-                "firewall owned\n"
-                "chain-prefix KUBE-\n"
-                "nft-table ip kube-proxy\n"
-                "ipset cali40*\n"
-                "ipvs clear\n");
+        cleanup_manifest Manifest *m = parse_ok("link kube-ipvs0\n"
+                                                "link cali[a-f0-9]*\n"
+                                                "link-master cni0\n"
+                                                "netns cni-*\n"
+                                                "route-proto bird\n"
+                                                "route-proto 186\n"
+                                                "firewall owned\n"
+                                                "chain-prefix KUBE-\n"
+                                                "nft-table ip kube-proxy\n"
+                                                "ipset cali40*\n"
+                                                "ipvs clear\n");
         const ManifestEntry *e = m->entries + 8;
 
         assert_int_equal(m->n_entries, 11);
@@ -317,9 +310,10 @@ static void test_network_directive_errors(void **state) {
                     "t.conf:1: 'link' needs an interface name of at most 15 bytes, got 'abcdefghijklmnop'");
         check_error("netns /run/netns/x",
                     "t.conf:1: 'netns' needs a network namespace name or glob without '/', got '/run/netns/x'");
-        check_error("route-proto 256", "t.conf:1: 'route-proto' needs a routing protocol name (bird, bgp, zebra, ...) or a number 0-255, got '256'");
-        check_error("route-proto 9bird",
-                    "t.conf:1: 'route-proto' needs a routing protocol name (bird, bgp, zebra, ...) or a number 0-255, got '9bird'");
+        check_error("route-proto 256", "t.conf:1: 'route-proto' needs a routing protocol name (bird, bgp, zebra, ...) "
+                                       "or a number 0-255, got '256'");
+        check_error("route-proto 9bird", "t.conf:1: 'route-proto' needs a routing protocol name (bird, bgp, zebra, "
+                                         "...) or a number 0-255, got '9bird'");
         check_error("firewall all", "t.conf:1: 'firewall' needs one of owned, flush, keep; got 'all'");
         check_error("firewall", "t.conf:1: 'firewall' takes exactly 1 argument, got 0");
         check_error("chain-prefix abcdefghijklmnopqrstuvwxyz123",
@@ -364,8 +358,9 @@ static void test_error_paths(void **state) {
         check_error("empty //", "t.conf:1: 'empty' refuses the root directory '/'");
 }
 
-#define SYSTEM_PATH(d, p) \
-        "t.conf:1: '" d "' refuses the system path '" p "' (name it in an 'allow-system-path' line before this one to mean it)"
+#define SYSTEM_PATH(d, p)                               \
+        "t.conf:1: '" d "' refuses the system path '" p \
+        "' (name it in an 'allow-system-path' line before this one to mean it)"
 
 static void test_error_top_level(void **state) {
         check_error("remove /etc", SYSTEM_PATH("remove", "/etc"));
@@ -381,18 +376,24 @@ static void test_error_top_level(void **state) {
  * whichever directive carries it and wherever it stands in the file. */
 static void test_error_system_paths(void **state) {
         static const char *const literal[] = {
-                "/var/lib", "/usr/bin", "/usr/lib", "/lib/modules", "/etc/ssh", "/lost+found", "/usr/local/bin",
-                "/etc/systemd", "/etc/passwd", "/root/.ssh", "/home/alice",
+                "/var/lib",       "/usr/bin",     "/usr/lib",    "/lib/modules", "/etc/ssh",    "/lost+found",
+                "/usr/local/bin", "/etc/systemd", "/etc/passwd", "/root/.ssh",   "/home/alice",
         };
         static const struct {
                 const char *line, *want;
         } glob[] = {
-                { "remove /etc/*", "t.conf:3: 'remove' refuses '/etc/*': the glob could match the system path '/etc/alternatives'" },
-                { "remove /usr/*", "t.conf:3: 'remove' refuses '/usr/*': the glob could match the system path '/usr/bin'" },
-                { "remove /var/*", "t.conf:3: 'remove' refuses '/var/*': the glob could match the system path '/var/backups'" },
-                { "empty /root/*", "t.conf:3: 'empty' refuses '/root/*': the glob could match the system path '/root/.bashrc'" },
-                { "remove /home/*", "t.conf:3: 'remove' refuses '/home/*': the glob could match the system path '/home/*'" },
-                { "unmount /var/lib/*", "t.conf:3: 'unmount' refuses '/var/lib/*': the glob could match the system path '/var/lib/apt'" },
+                { "remove /etc/*",
+                  "t.conf:3: 'remove' refuses '/etc/*': the glob could match the system path '/etc/alternatives'" },
+                { "remove /usr/*",
+                  "t.conf:3: 'remove' refuses '/usr/*': the glob could match the system path '/usr/bin'" },
+                { "remove /var/*",
+                  "t.conf:3: 'remove' refuses '/var/*': the glob could match the system path '/var/backups'" },
+                { "empty /root/*",
+                  "t.conf:3: 'empty' refuses '/root/*': the glob could match the system path '/root/.bashrc'" },
+                { "remove /home/*",
+                  "t.conf:3: 'remove' refuses '/home/*': the glob could match the system path '/home/*'" },
+                { "unmount /var/lib/*",
+                  "t.conf:3: 'unmount' refuses '/var/lib/*': the glob could match the system path '/var/lib/apt'" },
                 { "remove /usr/local/bin/*",
                   "t.conf:3: 'remove' refuses '/usr/local/bin/*': a glob right beneath the system directory "
                   "'/usr/local/bin' could match every entry in it (start it with a literal character)" },
@@ -408,7 +409,8 @@ static void test_error_system_paths(void **state) {
                         assert_true(asprintf(&text, "remove /etc/kubernetes\n# x\n%s %s\n", *d, literal[i]) > 0);
                         assert_true(asprintf(&want,
                                              "t.conf:3: '%s' refuses the system path '%s' (name it in an "
-                                             "'allow-system-path' line before this one to mean it)", *d, literal[i]) > 0);
+                                             "'allow-system-path' line before this one to mean it)",
+                                             *d, literal[i]) > 0);
                         check_error(text, want);
                 }
         for (size_t i = 0; i < ELEMENTSOF(glob); i++) {
@@ -447,13 +449,25 @@ static void test_allow_system_path(void **state) {
                     "t.conf:2: 'remove' refuses the system path '/etc' (name it in an 'allow-system-path' line "
                     "before this one to mean it)");
         /* The opt-in itself names one system path, literally; "/" is never one. */
-        check_error("allow-system-path /etc/*", "t.conf:1: 'allow-system-path' needs the exact path, not a glob, got '/etc/*'");
+        check_error("allow-system-path /etc/*",
+                    "t.conf:1: 'allow-system-path' needs the exact path, not a glob, got '/etc/*'");
         check_error("allow-system-path /etc/kubernetes",
                     "t.conf:1: 'allow-system-path' needs a system path (remove, empty and unmount may name "
                     "'/etc/kubernetes' without it)");
         check_error("allow-system-path /", "t.conf:1: 'allow-system-path' refuses the root directory '/'");
         check_error("allow-system-path etc", "t.conf:1: 'allow-system-path' needs an absolute path, got 'etc'");
-        check_error("allow-system-path /etc/ssh /etc/ssl", "t.conf:1: 'allow-system-path' takes exactly 1 argument, got 2");
+        check_error("allow-system-path /etc/ssh /etc/ssl",
+                    "t.conf:1: 'allow-system-path' takes a directive that writes or deletes a path, got '/etc/ssl'");
+        check_error("allow-system-path /etc/ssh kube-vip",
+                    "t.conf:1: 'allow-system-path' takes a directive that writes or deletes a path, got 'kube-vip'");
+        check_error("allow-system-path /etc/ssh remove x",
+                    "t.conf:1: 'allow-system-path' takes 1 to 2 arguments, got 3");
+        check_error("allow-system-path /etc/passwd remove-block\nremove /etc/passwd",
+                    "t.conf:2: 'remove' refuses the system path '/etc/passwd' (name it in an 'allow-system-path' line "
+                    "before this one to mean it)");
+        check_error("remove-block /etc/passwd a b",
+                    "t.conf:1: 'remove-block' refuses the system path '/etc/passwd' "
+                    "(name it in an 'allow-system-path' line before this one to mean it)");
 }
 
 static void test_error_glob_first(void **state) {
@@ -596,7 +610,8 @@ static void test_file_errors(void **state) {
         write_text(dir, "bad.conf", "remove /a\n# fine\nremove /etc\n");
         check_file_error(dir, "bad.conf", -EINVAL,
                          "%s/bad.conf:3: 'remove' refuses the system path '/etc' (name it in an "
-                         "'allow-system-path' line before this one to mean it)", dir);
+                         "'allow-system-path' line before this one to mean it)",
+                         dir);
 }
 
 static void on_alarm(int sig) {
@@ -618,8 +633,8 @@ static void test_file_not_regular(void **state) {
         alarm(5);
         check_file_error(dir, "fifo.conf", -EINVAL, "%s/fifo.conf: not a regular file", dir);
         write_text(dir, "inc.conf", "remove /a\ninclude fifo.conf\n");
-        check_file_error(dir, "inc.conf", -EINVAL, "%s/inc.conf:2: cannot read include '%s/fifo.conf': not a regular file",
-                         dir, dir);
+        check_file_error(dir, "inc.conf", -EINVAL,
+                         "%s/inc.conf:2: cannot read include '%s/fifo.conf': not a regular file", dir, dir);
         assert_int_equal(symlink("fifo.conf", link), 0);
         check_file_error(dir, "link.conf", -EINVAL, "%s/link.conf: not a regular file", dir);
         alarm(0);
@@ -761,41 +776,38 @@ static void assert_same_entries(const Manifest *a, const Manifest *b) {
 }
 
 static void test_print(void **state) {
-        cleanup_manifest Manifest *m = parse_ok(
-                "remove /var/lib/kubelet//\n"
-                "remove \"/var/lib/a b\"\n"
-                "empty \"/x/tab\there\"\n"
-                "unmount \"/x/new\\nline\"\n"
-                "protect \"/x/q\\\"uote\"\n"
-                "protect /x/back\\slash\n"
-                "remove /x/hash#\n"
-                "remove \"/x/#lead\"\n"
-                "remove /x/unicode-\xc3\xa9\n");
+        cleanup_manifest Manifest *m = parse_ok("remove /var/lib/kubelet//\n"
+                                                "remove \"/var/lib/a b\"\n"
+                                                "empty \"/x/tab\there\"\n"
+                                                "unmount \"/x/new\\nline\"\n"
+                                                "protect \"/x/q\\\"uote\"\n"
+                                                "protect /x/back\\slash\n"
+                                                "remove /x/hash#\n"
+                                                "remove \"/x/#lead\"\n"
+                                                "remove /x/unicode-\xc3\xa9\n");
         cleanup_free char *out = print_to_string(m);
 
-        assert_string_equal(out,
-                            "# node-reset manifest, read from:\n"
-                            "#   t.conf\n"
-                            "remove /var/lib/kubelet\n"
-                            "remove \"/var/lib/a b\"\n"
-                            "empty \"/x/tab\\there\"\n"
-                            "unmount \"/x/new\\nline\"\n"
-                            "protect \"/x/q\\\"uote\"\n"
-                            "protect \"/x/back\\\\slash\"\n"
-                            "remove \"/x/hash#\"\n"
-                            "remove \"/x/#lead\"\n"
-                            "remove /x/unicode-\xc3\xa9\n");
+        assert_string_equal(out, "# node-reset manifest, read from:\n"
+                                 "#   t.conf\n"
+                                 "remove /var/lib/kubelet\n"
+                                 "remove \"/var/lib/a b\"\n"
+                                 "empty \"/x/tab\\there\"\n"
+                                 "unmount \"/x/new\\nline\"\n"
+                                 "protect \"/x/q\\\"uote\"\n"
+                                 "protect \"/x/back\\\\slash\"\n"
+                                 "remove \"/x/hash#\"\n"
+                                 "remove \"/x/#lead\"\n"
+                                 "remove /x/unicode-\xc3\xa9\n");
 }
 
 static void test_print_round_trip(void **state) {
-        cleanup_manifest Manifest *m = parse_ok(
-                "remove \"/var/lib/a b\"\n"
-                "remove \"/  \t\\t\\n\\\\\\\"#x/y\"\n"
-                "empty /x/back\\slash\\\n"
-                "unmount /var/lib/kubelet/pods\n"
-                "protect /var/lib/kubelet/pods/*/volumes\n"
-                "protect \"/x/#\"\n"
-                "remove /x/cali[a-f0-9]*\n");
+        cleanup_manifest Manifest *m = parse_ok("remove \"/var/lib/a b\"\n"
+                                                "remove \"/  \t\\t\\n\\\\\\\"#x/y\"\n"
+                                                "empty /x/back\\slash\\\n"
+                                                "unmount /var/lib/kubelet/pods\n"
+                                                "protect /var/lib/kubelet/pods/*/volumes\n"
+                                                "protect \"/x/#\"\n"
+                                                "remove /x/cali[a-f0-9]*\n");
         cleanup_manifest Manifest *again = manifest_new();
         cleanup_free char *out = print_to_string(m), *out2 = NULL, *err = NULL;
 
@@ -828,8 +840,8 @@ static void test_print_files_header(void **state) {
         assert_same_entries(m, again);
 }
 
-/* Every shipped manifest must parse (the system-path guard included: none may need an opt-in) and
- * survive the round trip (tests run from the source root). */
+/* Every shipped manifest must parse (the system-path guard included: none may need an opt-in but for
+ * an edit, remove-block, of /etc/resolv.conf) and survive the round trip (tests run from the source root). */
 static void test_shipped_manifests(void **state) {
         glob_t g = {};
 
@@ -843,9 +855,15 @@ static void test_shipped_manifests(void **state) {
                 if (manifest_parse_file(m, g.gl_pathv[i], &err) < 0)
                         fail_msg("%s", err);
                 assert_true(m->n_entries > 0);
-                for (size_t j = 0; j < m->n_entries; j++)
-                        if (m->entries[j].system_path || m->entries[j].type == DIRECTIVE_ALLOW_SYSTEM_PATH)
-                                fail_msg("%s:%u needs allow-system-path", g.gl_pathv[i], m->entries[j].line);
+                for (size_t j = 0; j < m->n_entries; j++) {
+                        const ManifestEntry *e = &m->entries[j];
+                        bool edit_opt_in = e->type == DIRECTIVE_ALLOW_SYSTEM_PATH && e->args[1] &&
+                                           streq(e->args[1], "remove-block");
+
+                        if ((e->system_path && e->type != DIRECTIVE_REMOVE_BLOCK) ||
+                            (e->type == DIRECTIVE_ALLOW_SYSTEM_PATH && !edit_opt_in))
+                                fail_msg("%s:%u needs allow-system-path", g.gl_pathv[i], e->line);
+                }
                 out = print_to_string(m);
                 assert_int_equal(manifest_parse_string(again, "printed", out, NULL, &err), 0);
                 assert_same_entries(m, again);

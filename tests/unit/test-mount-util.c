@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for mount-util: the no-symlink open (openat2 and by hand agree), and, as root in a
- * private mount namespace, unmounting only what was seen, never through a symlink swapped in. */
+/* Unit tests for mount-util, as root in a private mount namespace: unmounting only what was seen,
+ * never through a symlink swapped in (the resolver it reaches mounts by is test-chase.c's). */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,90 +16,27 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent/node/mount-util.h"
 #include "agent/node/mountinfo.h"
 #include "macro.h"
 #include "string-util.h"
+#include "tests/support/child.h"
 
 static char dir[] = "/tmp/test-mount-util.XXXXXX";
-
-static void sh(const char *fmt, ...) {
-        char cmd[1024];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(cmd, sizeof cmd, fmt, ap);
-        va_end(ap);
-        assert_int_equal(system(cmd), 0);
-}
 
 static int setup(void **state) {
         if (!mkdtemp(dir))
                 return -1;
-        sh("cd %s && mkdir -p a/b/c real/x && ln -s real link && ln -s b a/lb && touch a/file", dir);
+        test_sh("cd %s && mkdir -p a/b/c real/x && ln -s real link && ln -s b a/lb && touch a/file", dir);
         return 0;
 }
 
 static int teardown(void **state) {
-        sh("rm -rf %s", dir);
+        test_sh("rm -rf %s", dir);
         return 0;
 }
-
-typedef int (*OpenFn)(int root_fd, const char *path, int flags);
-
-static int open_result(OpenFn fn, int root_fd, const char *path, int flags) {
-        int fd = fn(root_fd, path, flags);
-
-        if (fd >= 0) {
-                close(fd);
-                return 0;
-        }
-        return fd;
-}
-
-/* Both ways refuse a symlink anywhere, ".." and a file on the way, and agree on everything. */
-static void test_open_nofollow(void **state) {
-        static const struct {
-                const char *path;
-                int flags, want;
-        } cases[] = {
-                { "/", O_DIRECTORY, 0 },
-                { "/a/b/c", O_DIRECTORY, 0 },
-                { "a//b/", 0, 0 },
-                { "/a/file", 0, 0 },
-                { "/a/file", O_DIRECTORY, -ENOTDIR },
-                { "/a/file/x", 0, -ENOTDIR },
-                { "/link", 0, -ELOOP },
-                { "/link/x", 0, -ELOOP },
-                { "/a/lb/c", O_DIRECTORY, -ELOOP },
-                { "/a/missing/c", 0, -ENOENT },
-                { "/a/../a", 0, -EXDEV },
-        };
-        OpenFn fns[] = { mount_open_nofollow, mount_open_nofollow_by_hand };
-        int root_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-        assert_true(root_fd >= 0);
-        for (size_t f = 0; f < ELEMENTSOF(fns); f++)
-                for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                        int r = open_result(fns[f], root_fd, cases[i].path, cases[i].flags);
-
-                        if (r != cases[i].want)
-                                fail_msg("%s %s: got %d, want %d", f ? "by hand" : "openat2", cases[i].path, r,
-                                         cases[i].want);
-                }
-        close(root_fd);
-}
-
-#define CHECK(expr)                                                                              \
-        do {                                                                                     \
-                if (!(expr)) {                                                                   \
-                        fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #expr); \
-                        return 1;                                                                \
-                }                                                                                \
-        } while (0)
 
 static int mount_entry_at(const char *abs, MountEntry *ret) {
         MountTable *t = NULL;
@@ -125,7 +62,7 @@ static bool mounted(const char *abs) {
 }
 
 /* Plan (observe), swap a directory on the way for a symlink to a tree with its own mount, act. */
-static int child_swap(void) {
+static int child_swap(void *userdata) {
         char p[512], out[512];
         MountEntry m;
         MountSeen seen;
@@ -135,7 +72,7 @@ static int child_swap(void) {
         if (unshare(CLONE_NEWNS) < 0)
                 return errno == EPERM ? 77 : 1;
         CHECK(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0); /* "none": valgrind */
-        sh("mkdir -p %s/t/pods/p1/v %s/outside/v", dir, dir);
+        test_sh("mkdir -p %s/t/pods/p1/v %s/outside/v", dir, dir);
         snprintf(p, sizeof p, "%s/t/pods/p1/v", dir);
         snprintf(out, sizeof out, "%s/outside/v", dir);
         CHECK(mount("tmpfs", p, "tmpfs", 0, NULL) == 0);
@@ -146,7 +83,7 @@ static int child_swap(void) {
         mount_seen_observe(root_fd, "/t/pods/p1/v", &m, &seen);
         CHECK(seen.mount_id == m.mount_id);
 
-        sh("cd %s/t/pods && mv p1 p1.old && ln -s ../outside p1", dir);
+        test_sh("cd %s/t/pods && mv p1 p1.old && ln -s ../outside p1", dir);
         for (int flags = 0; flags <= MNT_DETACH; flags += MNT_DETACH) {
                 r = mount_unmount_seen(root_fd, "/t/pods/p1/v", &seen, flags, &msg);
                 CHECK(r == -ELOOP);
@@ -155,7 +92,7 @@ static int child_swap(void) {
                 CHECK(mounted(out));
         }
         /* A mount of another file system in the planned one's place: left alone, planned one still there. */
-        sh("cd %s/t/pods && rm p1 && mkdir -p p1/v", dir);
+        test_sh("cd %s/t/pods && rm p1 && mkdir -p p1/v", dir);
         snprintf(p, sizeof p, "%s/t/pods/p1/v", dir);
         CHECK(mount("tmpfs", p, "tmpfs", 0, NULL) == 0);
         r = mount_unmount_seen(root_fd, "/t/pods/p1/v", &seen, 0, &msg);
@@ -165,7 +102,7 @@ static int child_swap(void) {
         CHECK(umount(p) == 0);
 
         /* Back in place: it goes, once; then it is verifiably gone. */
-        sh("cd %s/t/pods && rm -r p1 && mv p1.old p1", dir);
+        test_sh("cd %s/t/pods && rm -r p1 && mv p1.old p1", dir);
         fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         CHECK(fd >= 0);
         CHECK(mount_unmount_seen(root_fd, "/t/pods/p1/v", &seen, 0, &msg) == -EBUSY && !msg);
@@ -181,7 +118,7 @@ static int child_swap(void) {
 }
 
 /* Stacked mounts go topmost first, each by its own id; a bind-mounted file too. */
-static int child_stacked(void) {
+static int child_stacked(void *userdata) {
         char p[512], f[512];
         MountEntry lower, upper, file;
         MountSeen s_lower, s_upper, s_file;
@@ -191,14 +128,14 @@ static int child_stacked(void) {
         if (unshare(CLONE_NEWNS) < 0)
                 return errno == EPERM ? 77 : 1;
         CHECK(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0); /* "none": valgrind */
-        sh("mkdir -p %s/s/v && touch %s/s/file %s/s/src", dir, dir, dir);
+        test_sh("mkdir -p %s/s/v && touch %s/s/file %s/s/src", dir, dir, dir);
         snprintf(p, sizeof p, "%s/s/v", dir);
         snprintf(f, sizeof f, "%s/s/file", dir);
         root_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         CHECK(root_fd >= 0);
         CHECK(mount("tmpfs", p, "tmpfs", 0, NULL) == 0 && mount_entry_at(p, &lower) == 0);
         CHECK(mount("tmpfs", p, "tmpfs", 0, NULL) == 0 && mount_entry_at(p, &upper) == 0);
-        sh("mount --bind %s/s/src %s", dir, f);
+        test_sh("mount --bind %s/s/src %s", dir, f);
         CHECK(mount_entry_at(f, &file) == 0);
         mount_seen_observe(root_fd, "/s/v", &lower, &s_lower);
         mount_seen_observe(root_fd, "/s/v", &upper, &s_upper);
@@ -214,35 +151,16 @@ static int child_stacked(void) {
         return 0;
 }
 
-static void run_in_child(int (*fn)(void)) {
-        int status;
-        pid_t pid;
-
-        if (geteuid() != 0)
-                skip();
-        fflush(NULL);
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0)
-                _exit(fn());
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        assert_true(WIFEXITED(status));
-        if (WEXITSTATUS(status) == 77)
-                skip();
-        assert_int_equal(WEXITSTATUS(status), 0);
-}
-
 static void test_unmount_swap(void **state) {
-        run_in_child(child_swap);
+        test_run_in_child(child_swap, NULL);
 }
 
 static void test_unmount_stacked(void **state) {
-        run_in_child(child_stacked);
+        test_run_in_child(child_stacked, NULL);
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_open_nofollow),
                 cmocka_unit_test(test_unmount_swap),
                 cmocka_unit_test(test_unmount_stacked),
         };

@@ -19,12 +19,12 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent/node/remove.h"
 #include "macro.h"
 #include "string-util.h"
+#include "tests/support/child.h"
 
 typedef struct Fixture {
         char dir[64];
@@ -204,10 +204,10 @@ static bool strv_equal_set(char **l, const char *const *expected, size_t n) {
         return true;
 }
 
-#define assert_strv_set(l, ...)                                                                       \
-        do {                                                                                          \
-                static const char *const _e[] = { __VA_ARGS__ };                                      \
-                assert_true(strv_equal_set((l), _e, ELEMENTSOF(_e)));                                 \
+#define assert_strv_set(l, ...)                                       \
+        do {                                                          \
+                static const char *const _e[] = { __VA_ARGS__ };      \
+                assert_true(strv_equal_set((l), _e, ELEMENTSOF(_e))); \
         } while (0)
 
 static unsigned path_depth_of(const char *path) {
@@ -841,14 +841,6 @@ static void test_open_nofollow_beneath(void **state) {
 
 /* Tests that need mounts run in a forked child, in a private mount namespace of its own: nothing
  * is ever mounted in the host's. The child reports through its exit status. */
-#define CHECK(expr)                                                                                   \
-        do {                                                                                          \
-                if (!(expr)) {                                                                        \
-                        fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #expr);     \
-                        return 1;                                                                     \
-                }                                                                                     \
-        } while (0)
-
 /* In the child: a private mount namespace, and the temp dir opened again inside it (an fd opened
  * before unshare() refers to the host namespace's mounts and would not see the child's). */
 static int child_enter(const char *dir, int *ret_fd) {
@@ -863,8 +855,7 @@ static int child_enter(const char *dir, int *ret_fd) {
         return *ret_fd < 0 ? 1 : 0;
 }
 
-static int mount_at(const char *dir, const char *source, const char *rel, const char *fstype,
-                    unsigned long flags) {
+static int mount_at(const char *dir, const char *source, const char *rel, const char *fstype, unsigned long flags) {
         char target[256];
 
         snprintf(target, sizeof(target), "%s/%s", dir, rel);
@@ -886,25 +877,24 @@ static uint64_t mount_id_of(int fd, const char *path) {
         return sx.stx_mnt_id;
 }
 
+typedef struct DirCall {
+        int (*fn)(const char *dir);
+        const char *dir;
+} DirCall;
+
+static int call_with_dir(void *userdata) {
+        const DirCall *c = userdata;
+
+        return c->fn(c->dir);
+}
+
 static void run_in_child(void **state, int (*fn)(const char *dir)) {
         Fixture *f = *state;
+        DirCall c = { fn, f->dir };
         char line[4096];
-        int status;
         FILE *mi;
-        pid_t pid;
 
-        if (geteuid() != 0)
-                skip();
-        fflush(NULL);
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0)
-                _exit(fn(f->dir));
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        assert_true(WIFEXITED(status));
-        if (WEXITSTATUS(status) == 77)
-                skip();
-        assert_int_equal(WEXITSTATUS(status), 0);
+        test_run_in_child(call_with_dir, &c);
         /* The host namespace never saw any of it. */
         mi = fopen("/proc/self/mountinfo", "re");
         assert_non_null(mi);
