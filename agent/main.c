@@ -59,6 +59,7 @@ static unsigned arg_concurrency; /* 0: the pods phase's default */
 static unsigned arg_pods_timeout_sec;
 static unsigned arg_kill_grace_sec = 5;
 static unsigned arg_etcd_timeout_sec;
+static uint64_t arg_etcd_db_copy_max;
 static bool arg_no_backup;
 static bool arg_delete_node;
 static const char *arg_profile;
@@ -118,6 +119,8 @@ static void help(void) {
                "     --pods-timeout=SECONDS  Bound the pods phase, its rescue ladder included (120)\n"
                "     --kill-grace=SECONDS    From SIGTERM to SIGKILL in the processes phase (5)\n"
                "     --etcd-timeout=SECONDS  Bound the etcd phase's calls each time it asks (30)\n"
+               "     --etcd-db-copy-max=SIZE  When no etcd member answers, copy its member/snap/db\n"
+               "                        into the backup up to SIZE (K, M, G suffixes; 8G)\n"
                "     --no-backup        Do not save the PKI, configs and an etcd snapshot first\n"
                "     --delete-node      Delete this node's Node object (admin.conf or --kubeconfig), or with\n"
                "                        only the kubelet's credentials set it NotReady, so it can join again\n\n"
@@ -165,6 +168,33 @@ static int parse_seconds(const char *s, unsigned *ret) {
         return 0;
 }
 
+/* "8G", "512M", "4096": bytes, with binary K/M/G/T suffixes. */
+static int parse_size(const char *s, uint64_t *ret) {
+        static const char units[] = "KMGT";
+        unsigned long long v;
+        const char *u;
+        char *end;
+
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno || end == s || s[0] == '-')
+                return -EINVAL;
+        if (*end) {
+                if (end[1] && !streq(end + 1, "iB") && !streq(end + 1, "B"))
+                        return -EINVAL;
+                u = strchr(units, end[0] & ~0x20);
+                if (!u || end[0] == '\0')
+                        return -EINVAL;
+                for (const char *k = units; k <= u; k++) {
+                        if (v > UINT64_MAX / 1024)
+                                return -ERANGE;
+                        v *= 1024;
+                }
+        }
+        *ret = v;
+        return 0;
+}
+
 static int add_manifest_arg(const char *path) {
         int r = strv_extend(&arg_manifests, path);
 
@@ -187,6 +217,7 @@ enum {
         ARG_KILL_GRACE,
         ARG_ETCD_TIMEOUT,
         ARG_NO_BACKUP,
+        ARG_ETCD_DB_COPY_MAX,
         ARG_DELETE_NODE,
         ARG_PROFILE,
         ARG_WITH_RUNTIME,
@@ -281,6 +312,10 @@ static int parse_long_only(int c, const char *optarg_) {
         case ARG_NO_BACKUP:
                 arg_no_backup = true;
                 return 0;
+        case ARG_ETCD_DB_COPY_MAX:
+                if (parse_size(optarg_, &arg_etcd_db_copy_max) < 0 || arg_etcd_db_copy_max == 0)
+                        return usage_error("invalid --etcd-db-copy-max '%s': expected a size such as 8G", optarg_);
+                return 0;
         case ARG_DELETE_NODE:
                 arg_delete_node = true;
                 return 0;
@@ -338,6 +373,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "kill-grace", required_argument, NULL, ARG_KILL_GRACE },
                 { "etcd-timeout", required_argument, NULL, ARG_ETCD_TIMEOUT },
                 { "no-backup", no_argument, NULL, ARG_NO_BACKUP },
+                { "etcd-db-copy-max", required_argument, NULL, ARG_ETCD_DB_COPY_MAX },
                 { "delete-node", no_argument, NULL, ARG_DELETE_NODE },
                 { "profile", required_argument, NULL, ARG_PROFILE },
                 { "with-runtime", optional_argument, NULL, ARG_WITH_RUNTIME },
@@ -474,7 +510,8 @@ static void setup_done(Setup *s) {
         services_manager_free(s->ctx.systemd);
         phase_node_object_done(&s->ctx);
         strv_free(s->ctx.etcd_endpoints);
-        free(s->ctx.etcd_keep_data_dir);
+        free(s->ctx.etcd_data_dir);
+        free(s->ctx.etcd_facts.why);
         free(s->ctx.backup_dir);
         (void) close_nointr(s->ctx.root_fd);
         manifest_free(s->manifest);
@@ -530,6 +567,7 @@ static int setup(Setup *s) {
         s->ctx.pods_budget_usec = (usec_t) arg_pods_timeout_sec * USEC_PER_SEC;
         s->ctx.kill_grace_usec = (usec_t) arg_kill_grace_sec * USEC_PER_SEC;
         s->ctx.etcd_timeout_usec = (usec_t) arg_etcd_timeout_sec * USEC_PER_SEC;
+        s->ctx.etcd_db_copy_max = arg_etcd_db_copy_max;
         s->ctx.no_backup = arg_no_backup;
         s->ctx.delete_node = arg_delete_node;
         s->ctx.api_kubeconfig = arg_kubeconfig;

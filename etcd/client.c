@@ -15,6 +15,7 @@
 #define ETCD_PATH_MEMBER_LIST "/etcdserverpb.Cluster/MemberList"
 #define ETCD_PATH_MEMBER_REMOVE "/etcdserverpb.Cluster/MemberRemove"
 #define ETCD_PATH_SNAPSHOT "/etcdserverpb.Maintenance/Snapshot"
+#define ETCD_PATH_STATUS "/etcdserverpb.Maintenance/Status"
 
 struct EtcdClient {
         GrpcChannel *channel;
@@ -126,6 +127,20 @@ int etcd_member_remove(EtcdClient *c, uint64_t id, EtcdMemberList *ret_after, ch
         if (r >= 0)
                 r = unary_member_list(c, ETCD_PATH_MEMBER_REMOVE, &w, ret_after, reterr_msg);
         proto_writer_done(&w);
+        return r;
+}
+
+int etcd_status(EtcdClient *c, EtcdStatus *ret, char **reterr_msg) {
+        GrpcCall call = { .path = ETCD_PATH_STATUS }; /* StatusRequest is empty */
+        int r;
+
+        r = run_call(c, &call, reterr_msg);
+        if (r >= 0) {
+                r = etcd_decode_status(call.response, call.response_len, ret);
+                if (r == -EBADMSG || r == -E2BIG)
+                        r = set_errmsg(reterr_msg, -EBADMSG, "malformed answer to %s", ETCD_PATH_STATUS);
+        }
+        grpc_call_done(&call);
         return r;
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* An etcd v3 client for what a node reset needs: Cluster.MemberList, Cluster.MemberRemove and
- * Maintenance.Snapshot, over the gRPC library (HTTP/2 + TLS with a client certificate). A library: no
- * printing; failures are -errno with etcd's grpc-message (or the transport's reason) through
- * reterr_msg. Field numbers from etcd's api/etcdserverpb/rpc.proto. */
+/* An etcd v3 client for what a node reset needs: Cluster.MemberList, Cluster.MemberRemove,
+ * Maintenance.Status and Maintenance.Snapshot, over the gRPC library (HTTP/2 + TLS with a client certificate). A
+ * library: no printing; failures are -errno with etcd's grpc-message (or the transport's reason) through reterr_msg.
+ * Field numbers from etcd's api/etcdserverpb/rpc.proto. */
 #pragma once
 
 #include <stdbool.h>
@@ -45,6 +45,16 @@ int etcd_encode_member_remove_request(uint64_t id, ProtoWriter *w);
  * -EBADMSG for anything malformed, -E2BIG past the bounds above. */
 int etcd_decode_member_list(const void *p, size_t n, EtcdMemberList *ret);
 
+/* What a member says of itself in a StatusResponse{header=1, ..., isLearner=10}: the response
+ * header's cluster_id and member_id are the answering member's own. */
+typedef struct EtcdStatus {
+        uint64_t cluster_id;
+        uint64_t member_id;
+        bool is_learner;
+} EtcdStatus;
+
+int etcd_decode_status(const void *p, size_t n, EtcdStatus *ret);
+
 /* One SnapshotResponse{header=1, remaining_bytes=2, blob=3}: blob points into p. */
 typedef struct EtcdSnapshotChunk {
         uint64_t remaining_bytes;
@@ -70,6 +80,8 @@ void etcd_client_set_timeout(EtcdClient *c, uint64_t usec);
 void etcd_client_set_deadline(EtcdClient *c, uint64_t monotonic_usec);
 
 int etcd_member_list(EtcdClient *c, EtcdMemberList *ret, char **reterr_msg);
+/* Maintenance.Status: who answers (a learner answers it too, unlike MemberList). */
+int etcd_status(EtcdClient *c, EtcdStatus *ret, char **reterr_msg);
 /* ret_after (may be NULL): the members after the removal, as the answering member says. */
 int etcd_member_remove(EtcdClient *c, uint64_t id, EtcdMemberList *ret_after, char **reterr_msg);
 /* The member's backend as a stream of chunks written to fd, at most max_bytes (the stream is refused

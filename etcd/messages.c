@@ -24,6 +24,8 @@ enum {
         MEMBER_IS_LEARNER = 5,
         RESPONSE_HEADER_CLUSTER_ID = 1,
         RESPONSE_HEADER_MEMBER_ID = 2,
+        STATUS_RESPONSE_HEADER = 1,
+        STATUS_RESPONSE_IS_LEARNER = 10,
         SNAPSHOT_RESPONSE_REMAINING_BYTES = 2,
         SNAPSHOT_RESPONSE_BLOB = 3,
 };
@@ -189,6 +191,29 @@ int etcd_decode_member_list(const void *p, size_t n, EtcdMemberList *ret) {
                 return k;
         }
         *ret = l;
+        return 0;
+}
+
+int etcd_decode_status(const void *p, size_t n, EtcdStatus *ret) {
+        ProtoReader r = proto_reader(p, n);
+        EtcdMemberList header = {};
+        EtcdStatus s = {};
+        ProtoField f;
+        int k;
+
+        while ((k = proto_next(&r, &f)) > 0) {
+                if (f.number == STATUS_RESPONSE_HEADER)
+                        k = decode_header(&f, &header);
+                else if (f.number == STATUS_RESPONSE_IS_LEARNER && f.wire_type == PROTO_WIRE_VARINT)
+                        s.is_learner = f.value != 0;
+                if (k < 0)
+                        return k;
+        }
+        if (k < 0)
+                return k;
+        s.cluster_id = header.cluster_id;
+        s.member_id = header.member_id;
+        *ret = s;
         return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "agent/config/cni-conf.h"
 #include "agent/config/detect.h"
 #include "agent/config/envfile.h"
+#include "agent/config/etcd-flags.h"
 #include "agent/config/toml.h"
 #include "agent/config/yaml-util.h"
 #include "agent/node/fileio.h"
@@ -175,19 +176,6 @@ static int detect_installer(int root_fd, Detection *d) {
         for (Installer i = 0; i < _INSTALLER_MAX; i++)
                 strv_free(own[i]);
         return r;
-}
-
-/* The value after key in text ("key: value", "key=value"), unquoted, up to the end of the word. */
-static char *text_value_after(const char *text, const char *key) {
-        const char *p = strstr(text, key);
-        size_t n;
-
-        if (!p)
-                return NULL;
-        p += strlen(key);
-        p += strspn(p, " \t\"'");
-        n = strcspn(p, " \t\r\n\"'");
-        return n > 0 ? strndup(p, n) : NULL;
 }
 
 static const char *runtime_of_endpoint(const char *ep) {
@@ -823,12 +811,25 @@ static int etcd_mark(Detection *d, const char *path, const char *kind, const cha
         return r < 0 ? r : finding_set(&d->etcd, kind);
 }
 
-static int etcd_data_dir(Detection *d, const char *text, const char *key) {
-        cleanup_free char *dir = text_value_after(text, key);
+/* --data-dir as etcd reads it: from the etcd container's command line, or ETCD_DATA_DIR as systemd
+ * passes it. A file that does not parse names no directory, and says so. */
+static int etcd_data_dir(Detection *d, const char *path, const char *text, bool pod) {
+        cleanup_strv char **argv = NULL;
+        const char *dir;
+        int r;
 
+        r = pod ? pod_container_argv(text, strlen(text), "etcd", &argv)
+                : etcd_env_argv(text, strlen(text), &argv, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || (pod && r == 0))
+                return evidence_add(&d->etcd.evidence, path, "%s", "does not parse: no data directory read from it");
+        dir = argv_flag(argv, "data-dir");
         if (!dir || streq(dir, "/var/lib/etcd") || d->etcd_data_dir)
                 return 0;
-        d->etcd_data_dir = TAKE_PTR(dir);
+        d->etcd_data_dir = strdup(dir);
+        if (!d->etcd_data_dir)
+                return -ENOMEM;
         return evidence_add(&d->etcd.evidence, "data directory", "%s", d->etcd_data_dir);
 }
 
@@ -840,10 +841,10 @@ static int detect_etcd(int root_fd, Detection *d) {
 
         if (pod &&
             (r = etcd_mark(d, "/etc/kubernetes/manifests/etcd.yaml", "static-pod", "kubeadm's etcd static pod")) >= 0)
-                r = etcd_data_dir(d, pod, "--data-dir=");
+                r = etcd_data_dir(d, "/etc/kubernetes/manifests/etcd.yaml", pod, true);
         if (r >= 0 && env &&
             (r = etcd_mark(d, "/etc/etcd.env", "systemd", "etcd run by systemd (kubespray, kubekey)")) >= 0)
-                r = etcd_data_dir(d, env, "ETCD_DATA_DIR=");
+                r = etcd_data_dir(d, "/etc/etcd.env", env, false);
         if (r >= 0 && !env && node_exists(root_fd, "/etc/systemd/system/etcd.service"))
                 r = etcd_mark(d, "/etc/systemd/system/etcd.service", "systemd", "an etcd unit");
         if (r >= 0 && cfg && kubeadm_etcd_external(cfg))

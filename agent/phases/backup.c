@@ -17,6 +17,7 @@
 
 #include "agent/phases/backup.h"
 #include "agent/phases/etcd-member.h"
+#include "agent/phases/etcd-datadir.h"
 #include "agent/node/fileio.h"
 #include "agent/engine/phase.h"
 #include "chase.h"
@@ -35,6 +36,8 @@
 #define SNAPSHOT_MAX (8ULL << 30) /* etcd's largest backend quota */
 #define SNAPSHOT_TIMEOUT_USEC (120ULL * 1000000ULL)
 #define SNAPSHOT_NAME "etcd-snapshot.db"
+#define DB_COPY_NAME "etcd-member-snap-db"
+#define DB_COPY_MAX_DEFAULT (8ULL << 30) /* --etcd-db-copy-max */
 
 /* What is saved: kubeadm, kubespray and kubekey put their PKI, kubeconfigs and configs here. */
 static const char *const backup_sources[] = {
@@ -61,6 +64,7 @@ typedef struct BackupRun {
         uint64_t files, bytes;
         char **saved;   /* the sources saved */
         char *snapshot; /* what happened to the snapshot */
+        char *db_copy;  /* what happened to the copy of member/snap/db, when there is no snapshot */
 } BackupRun;
 
 static bool node_path_exists(const Context *ctx, const char *path) {
@@ -240,43 +244,113 @@ static int open_backup_dir(Context *ctx, int *ret_fd, char **ret_node_path) {
         return 0;
 }
 
+static int copy_stream(int in, int out, uint64_t size) {
+        uint8_t buf[1U << 16];
+        uint64_t done = 0;
+
+        while (done < size) {
+                ssize_t k = read(in, buf, sizeof buf);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return negative_errno();
+                if (k == 0)
+                        return -EBADMSG; /* shorter than fstat said: not a whole copy */
+                if ((uint64_t) k > size - done)
+                        k = (ssize_t) (size - done);
+                for (ssize_t w = 0; w < k;) {
+                        ssize_t n = write(out, buf + w, (size_t) (k - w));
+
+                        if (n < 0 && errno == EINTR)
+                                continue;
+                        if (n < 0)
+                                return negative_errno();
+                        w += n;
+                }
+                done += (uint64_t) k;
+        }
+        return fsync(out) < 0 ? negative_errno() : 0;
+}
+
+/* No member answered: etcd's own backend file (member/snap/db, which "etcdctl snapshot restore"
+ * accepts with --skip-hash-check) is the copy the data directory's fate then depends on. */
+static int save_member_db(Context *ctx, int dst_fd, const char *data_dir, BackupRun *b) {
+        cleanup_free char *path = strprintf("%s/member/snap/db", data_dir);
+        cleanup_close int parent = -EBADF, in = -EBADF, out = -EBADF;
+        uint64_t max = ctx->etcd_db_copy_max ?: DB_COPY_MAX_DEFAULT;
+        const char *name;
+        struct stat st;
+        int r;
+
+        if (!path)
+                return -ENOMEM;
+        parent = chaseat(ctx->root_fd, path, CHASE_NO_SYMLINKS | CHASE_PARENT, O_RDONLY, &name, NULL);
+        in = parent < 0 ? parent : openat(parent, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+        if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
+                return 0; /* nothing to copy */
+        if ((uint64_t) st.st_size > max)
+                return set_errmsg(&b->db_copy, 0,
+                                  "%s is %" PRIu64 " bytes, over --etcd-db-copy-max (%" PRIu64 "): not copied", path,
+                                  (uint64_t) st.st_size, max);
+        out = openat(dst_fd, DB_COPY_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (out < 0)
+                return negative_errno();
+        r = copy_stream(in, out, (uint64_t) st.st_size);
+        if (r < 0) {
+                (void) unlinkat(dst_fd, DB_COPY_NAME, 0);
+                return set_errmsg(&b->db_copy, r, "%s could not be copied: %s", path, strerror(-r));
+        }
+        ctx->etcd_facts.db_copied = true;
+        b->db_copy = strprintf("a copy of %s (%" PRIu64 " bytes) as %s", path, (uint64_t) st.st_size, DB_COPY_NAME);
+        return b->db_copy ? 0 : -ENOMEM;
+}
+
+/* One snapshot from one endpoint into fd; deadline bounds every endpoint's call together. */
+static int snapshot_from(const EtcdLocal *l, const char *endpoint, uint64_t budget, uint64_t deadline, int fd,
+                         uint64_t *size, char **msg) {
+        EtcdClient *c = NULL;
+        int r;
+
+        if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)
+                return negative_errno();
+        r = etcd_local_client(l, endpoint, deadline, &c);
+        if (r >= 0) {
+                etcd_client_set_timeout(c, budget);
+                r = etcd_snapshot(c, fd, SNAPSHOT_MAX, size, msg);
+        }
+        etcd_client_free(c);
+        return r;
+}
+
 /* The snapshot is asked of this node's own member only: a snapshot is of what it holds. A member
- * that does not answer is noted, not a failure; a snapshot that cannot be written is one. */
+ * that does not answer is noted, not a failure (its member/snap/db is copied instead); a snapshot
+ * that cannot be written is one. */
 static int save_snapshot(Context *ctx, int dst_fd, BackupRun *b) {
         cleanup_free char *msg = NULL;
         cleanup_close int fd = -EBADF;
         EtcdLocal l = {};
-        uint64_t size = 0, deadline = now(CLOCK_MONOTONIC) + SNAPSHOT_TIMEOUT_USEC;
+        /* Bounded like every etcd call (--etcd-timeout); without it, time for a large backend. */
+        uint64_t size = 0, budget = ctx->etcd_timeout_usec ?: SNAPSHOT_TIMEOUT_USEC;
+        uint64_t deadline = now(CLOCK_MONOTONIC) + budget;
         int r;
 
+        if (ctx->deadline_usec > 0 && ctx->deadline_usec < deadline)
+                deadline = ctx->deadline_usec;
         r = etcd_local_find(ctx, &l, NULL);
         if (r <= 0 || l.external) {
                 etcd_local_done(&l);
                 return 0;
         }
-        if (ctx->deadline_usec > 0 && ctx->deadline_usec < deadline)
-                deadline = ctx->deadline_usec;
         fd = openat(dst_fd, SNAPSHOT_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0) {
                 etcd_local_done(&l);
                 return negative_errno();
         }
         r = -ENOENT;
-        for (size_t i = 0; i < l.n_own && r < 0 && r != -ENOSPC; i++) {
-                EtcdClient *c = NULL;
-
-                free(msg);
-                msg = NULL;
-                if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
-                        r = negative_errno();
-                        break;
-                }
-                r = etcd_local_client(&l, l.endpoints[i], deadline, &c);
-                if (r >= 0) {
-                        etcd_client_set_timeout(c, SNAPSHOT_TIMEOUT_USEC);
-                        r = etcd_snapshot(c, fd, SNAPSHOT_MAX, &size, &msg);
-                }
-                etcd_client_free(c);
+        for (size_t i = 0; i < l.n_own && r < 0 && r != -ENOSPC && r != -ETIME; i++) {
+                msg = mfree(msg);
+                r = snapshot_from(&l, l.endpoints[i], budget, deadline, fd, &size, &msg);
                 if (r >= 0)
                         b->snapshot = strprintf("etcd snapshot of member %s from %s, %" PRIu64 " bytes", l.name,
                                                 l.endpoints[i], size);
@@ -285,13 +359,19 @@ static int save_snapshot(Context *ctx, int dst_fd, BackupRun *b) {
                 r = negative_errno();
         if (r < 0)
                 (void) unlinkat(dst_fd, SNAPSHOT_NAME, 0);
+        ctx->etcd_facts.snapshot = r >= 0;
         /* A write that failed is the disk's fault, and fails the backup; a member that did not answer
          * leaves the backup without a snapshot. */
         if (r == -ENOSPC || r == -EDQUOT || r == -EIO || r == -EFBIG)
                 r = set_errmsg(&b->snapshot, r, "etcd snapshot could not be written: %s", msg ?: strerror(-r));
-        else if (r < 0)
+        else if (r < 0) {
+                ctx->etcd_facts.own_silent = true;
                 r = set_errmsg(&b->snapshot, 0, "no etcd snapshot: member %s did not answer: %s", l.name,
-                               msg ?: strerror(-r));
+                               msg
+                                       ?: l.n_own == 0 ? "its files name no client URL of its own"
+                                                       : strerror(-r));
+                r = save_member_db(ctx, dst_fd, l.data_dir, b);
+        }
         etcd_local_done(&l);
         return r;
 }
@@ -307,6 +387,7 @@ bool backup_dir_protects(const char *path, bool *ret_contains) {
 static void backup_run_done(BackupRun *b) {
         strv_free(b->saved);
         free(b->snapshot);
+        free(b->db_copy);
 }
 
 static char *describe_saved(const BackupRun *b, const char *dir) {
@@ -320,8 +401,9 @@ static char *describe_saved(const BackupRun *b, const char *dir) {
                 free(list);
                 list = n;
         }
-        return strprintf("saved %" PRIu64 " files (%" PRIu64 " bytes) into %s: %s%s%s", b->files, b->bytes, dir,
-                         list ?: "no configuration files", b->snapshot ? "; " : "", strempty(b->snapshot));
+        return strprintf("saved %" PRIu64 " files (%" PRIu64 " bytes) into %s: %s%s%s%s%s", b->files, b->bytes, dir,
+                         list ?: "no configuration files", b->snapshot ? "; " : "", strempty(b->snapshot),
+                         b->db_copy ? "; " : "", strempty(b->db_copy));
 }
 
 /* The sources present on the node, as a list for the plan; 1 when there is something to save (an etcd

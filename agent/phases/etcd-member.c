@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Find this node's etcd member in its own files and reach its cluster. The files are read as text,
- * flag by flag: kubeadm writes its static pod manifest one "- --flag=value" line each, kubespray and
- * kubekey write /etc/etcd.env as ETCD_FLAG=value lines, and these are etcd's own flag names. */
+/* Find this node's etcd member in its own files and reach its cluster. The files are read as what
+ * they are: kubeadm's static pod manifest as a pod spec (the etcd container's command and args, an
+ * argument vector), kubespray's and kubekey's /etc/etcd.env as an environment file; a comment is no
+ * flag. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +11,8 @@
 
 #include "agent/phases/etcd-member.h"
 #include "agent/engine/libraries.h"
+#include "agent/config/envfile.h"
+#include "agent/config/etcd-flags.h"
 #include "agent/node/fileio.h"
 #include "agent/config/path.h"
 #include "chase.h"
@@ -47,43 +50,8 @@ static char *trim(char *s) {
         return s;
 }
 
-/* "flag=value" lines out of either file, flag names as etcd spells them on its command line. */
-static int parse_flags(char *text, bool env, char ***ret) {
-        char *save = NULL;
-
-        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                char *s = trim(line), *eq;
-
-                if (env) {
-                        s = (char *) startswith(s, "ETCD_");
-                        if (!s)
-                                continue;
-                        for (char *p = s; *p && *p != '='; p++)
-                                *p = *p == '_' ? '-' : (char) (*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
-                } else {
-                        if (!(s = (char *) startswith(s, "-")))
-                                continue;
-                        s = trim(s);
-                        if (!(s = (char *) startswith(s, "--")))
-                                continue;
-                }
-                eq = strchr(s, '=');
-                if (!eq)
-                        continue;
-                *eq = '\0';
-                if (strv_consume(ret, strprintf("%s=%s", s, trim(eq + 1))) < 0)
-                        return -ENOMEM;
-        }
-        return 0;
-}
-
-static const char *flag(char **flags, const char *name) {
-        size_t l = strlen(name);
-
-        STRV_FOREACH(f, flags)
-                if (strncmp(*f, name, l) == 0 && (*f)[l] == '=')
-                        return *f + l + 1;
-        return NULL;
+static const char *flag(char **argv, const char *name) {
+        return argv_flag(argv, name);
 }
 
 static bool node_file_exists(const Context *ctx, const char *path) {
@@ -167,18 +135,17 @@ static int add_initial_cluster(const char *list, const char *own_name, char ***l
         return 0;
 }
 
-/* kube-apiserver's --etcd-servers: kubespray lists every member there. */
+/* kube-apiserver's --etcd-servers: kubespray lists every member there. A manifest that does not
+ * parse names no server. */
 static int add_apiserver_urls(const Context *ctx, char ***l) {
         cleanup_free char *text = NULL;
-        cleanup_strv char **flags = NULL;
-        int r;
+        cleanup_strv char **argv = NULL;
+        size_t size;
 
-        if (fileio_read_beneath(ctx->root_fd, KUBE_APISERVER_MANIFEST, NODE_FILE_MAX, &text, NULL) < 0)
+        if (fileio_read_beneath(ctx->root_fd, KUBE_APISERVER_MANIFEST, NODE_FILE_MAX, &text, &size) < 0 ||
+            pod_container_argv(text, size, "kube-apiserver", &argv) <= 0)
                 return 0;
-        r = parse_flags(text, false, &flags);
-        if (r < 0)
-                return r;
-        return split_urls(flag(flags, "etcd-servers"), l);
+        return split_urls(flag(argv, "etcd-servers"), l);
 }
 
 static int set_host_path(const Context *ctx, const char *node_path, char **ret) {
@@ -236,21 +203,26 @@ static bool kubeadm_external(const char *text) {
 
 static int read_member_files(const Context *ctx, EtcdLocal *l, char ***ret_flags, bool *ret_kubeadm) {
         cleanup_free char *text = NULL;
+        unsigned line = 0;
+        size_t size;
         int r;
 
-        r = fileio_read_beneath(ctx->root_fd, ETCD_MANIFEST, NODE_FILE_MAX, &text, NULL);
+        r = fileio_read_beneath(ctx->root_fd, ETCD_MANIFEST, NODE_FILE_MAX, &text, &size);
         *ret_kubeadm = r >= 0;
         if (r >= 0)
                 l->source = ETCD_MANIFEST;
         else if (r == -ENOENT || r == -ENOTDIR) {
-                r = fileio_read_beneath(ctx->root_fd, ETCD_ENV, NODE_FILE_MAX, &text, NULL);
+                r = fileio_read_beneath(ctx->root_fd, ETCD_ENV, NODE_FILE_MAX, &text, &size);
                 if (r == -ENOENT || r == -ENOTDIR)
                         return 0;
                 l->source = ETCD_ENV;
         }
         if (r < 0)
                 return r;
-        r = parse_flags(text, !*ret_kubeadm, ret_flags);
+        if (!*ret_kubeadm)
+                r = etcd_env_argv(text, size, ret_flags, &line);
+        else if ((r = pod_container_argv(text, size, "etcd", ret_flags)) == 0)
+                r = -EBADMSG; /* a pod without an etcd container */
         return r < 0 ? r : 1;
 }
 
@@ -297,6 +269,13 @@ int etcd_local_find(const Context *ctx, EtcdLocal *ret, char **reterr) {
                 l.external_source = KUBEADM_CONFIG;
         }
         r = read_member_files(ctx, &l, &flags, &kubeadm);
+        if (r == -EBADMSG) {
+                *ret = l;
+                return set_errmsg(reterr, r,
+                                  "%s does not parse as %s: it says nothing of this node's etcd member, and "
+                                  "nothing is done on its word",
+                                  l.source, kubeadm ? "a static pod with an etcd container" : "an environment file");
+        }
         if (r <= 0) {
                 *ret = l;
                 return r < 0 ? set_errmsg(reterr, r, "cannot read the etcd member's files: %s", strerror(-r)) : 0;
@@ -367,6 +346,30 @@ static int append_reason(char **buf, const char *endpoint, const char *why) {
         free(*buf);
         *buf = s;
         return 0;
+}
+
+int etcd_local_status(const EtcdLocal *l, uint64_t deadline, EtcdStatus *ret, char **reterr) {
+        cleanup_free char *reasons = NULL;
+        int r = -ENOENT;
+
+        for (size_t i = 0; i < l->n_own; i++) {
+                cleanup_free char *msg = NULL;
+                EtcdClient *c = NULL;
+
+                r = etcd_local_client(l, l->endpoints[i], deadline, &c);
+                if (r >= 0)
+                        r = etcd_status(c, ret, &msg);
+                etcd_client_free(c);
+                if (r >= 0 && ret->member_id != 0)
+                        return 0;
+                if (r >= 0)
+                        r = set_errmsg(&msg, -EBADMSG, "an answer without a member ID");
+                if (append_reason(&reasons, l->endpoints[i], msg ?: strerror(-r)) < 0)
+                        return -ENOMEM;
+                if (r == -ETIME)
+                        break;
+        }
+        return set_errmsg(reterr, r, "%s", reasons ?: "no client URL of its own");
 }
 
 int etcd_local_member_list(const EtcdLocal *l, uint64_t deadline, EtcdMemberList *ret, char **ret_endpoint,

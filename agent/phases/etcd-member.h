@@ -43,5 +43,8 @@ int etcd_local_learn(Context *ctx, EtcdLocal *l, const EtcdMemberList *list, uin
 int etcd_local_client(const EtcdLocal *l, const char *endpoint, uint64_t deadline, EtcdClient **ret);
 /* MemberList from the first endpoint that answers, in l->endpoints' order: 0, the list and the
  * endpoint that answered, or the last failure with every endpoint's reason in *reterr. */
+/* Maintenance.Status from this member's own client URLs (the first l->n_own endpoints): the member
+ * ID in the answer's header is this node's member, whatever its peer URLs are now. */
+int etcd_local_status(const EtcdLocal *l, uint64_t deadline, EtcdStatus *ret, char **reterr);
 int etcd_local_member_list(const EtcdLocal *l, uint64_t deadline, EtcdMemberList *ret, char **ret_endpoint,
                            char **reterr);

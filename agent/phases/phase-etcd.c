@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The etcd phase: this node's member leaves its cluster before etcd is stopped and its data wiped,
- * as kubeadm reset's remove-etcd-member phase does, made safer: only the member the node's own files
- * name (by name and peer URLs), never the last one, never an external etcd, and within a deadline
- * whatever state the cluster is in. */
+ * as kubeadm reset's remove-etcd-member phase does, made safer: only the member this node's own client
+ * URL says it is (the member ID in its answer's header), never the last voting one, never an external
+ * etcd, decided again from what the run reads, and within a deadline whatever state the cluster is
+ * in. What it finds feeds the data directory rule (etcd-datadir.h). */
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include "agent/phases/etcd-member.h"
+#include "agent/phases/etcd-datadir.h"
+#include "agent/phases/etcd-state.h"
+#include "agent/engine/log.h"
 #include "agent/engine/phase.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -19,12 +23,42 @@
 #define ETCD_PHASE_TIMEOUT_DEFAULT_USEC (30ULL * 1000000ULL)
 #define REMOVE_RETRY_USEC (1000U * 1000U)
 
+/* Where this node's member stands, from what one observation read. */
+typedef enum Standing {
+        STANDING_NONE,       /* no member answered */
+        STANDING_UNKNOWN,    /* members answered, but which one is this node's is not known */
+        STANDING_LEFT,       /* its cluster does not list this member's ID */
+        STANDING_MEMBER,     /* a member, and other voting members remain */
+        STANDING_LAST_VOTER, /* the last voting member of its cluster */
+} Standing;
+
+typedef struct View {
+        Standing standing;
+        EtcdMemberList list;
+        const EtcdMember *m; /* this member in list */
+        uint64_t self_id;    /* this member's ID: from its own client URL, or remembered */
+        uint64_t cluster_id;
+        bool remembered; /* self_id is what an earlier run recorded (etcd-state.h) */
+        size_t voters;
+        char *asked; /* the endpoint whose list this is */
+        char *why;   /* NONE, UNKNOWN: the reason */
+        int error;
+} View;
+
 typedef struct MemberData {
         EtcdLocal local;
         uint64_t id; /* the member as planned; 0 when it was none or not known */
-        int error;   /* why the cluster could not be asked, at plan time */
+        Standing standing;
+        int error; /* why the cluster could not be asked, at plan time */
         char *error_msg;
 } MemberData;
+
+static void view_done(View *v) {
+        etcd_member_list_done(&v->list);
+        free(v->asked);
+        free(v->why);
+        *v = (View) {};
+}
 
 static void member_data_free(void *p) {
         MemberData *d = p;
@@ -40,11 +74,107 @@ static uint64_t phase_deadline(const Context *ctx) {
         return ctx->deadline_usec > 0 && ctx->deadline_usec < d ? ctx->deadline_usec : d;
 }
 
-static const EtcdMember *find_local(const EtcdLocal *l, const EtcdMemberList *list) {
+static size_t count_voters(const EtcdMemberList *list) {
+        size_t n = 0;
+
         for (size_t i = 0; i < list->n_members; i++)
-                if (etcd_local_is(l, &list->members[i]))
-                        return &list->members[i];
-        return NULL;
+                n += !list->members[i].is_learner;
+        return n;
+}
+
+/* No member answered: an earlier run may have seen this member leave. */
+static int view_unanswered(const Context *ctx, const EtcdLocal *l, View *v) {
+        EtcdLeft e;
+        int r;
+
+        v->standing = STANDING_NONE;
+        r = etcd_state_find_left(ctx, 0, l->name, &e);
+        if (r > 0) {
+                v->self_id = e.member_id;
+                v->cluster_id = e.cluster_id;
+                v->remembered = true;
+        }
+        return 0;
+}
+
+/* Could m be this node's member, by name (and peer URLs)? Beside a recorded departure, only a member
+ * with this node's name and peer URLs and another ID: this node may have joined again. */
+static bool may_be_this_node(const EtcdLocal *l, const EtcdMember *m, const EtcdLeft *left) {
+        if (left)
+                return etcd_local_is(l, m) && m->id != left->member_id;
+        return etcd_local_is(l, m) || etcd_local_name_clash(l, m);
+}
+
+/* The list answered, this node's own client URL did not: only an ID an earlier run recorded for
+ * this cluster names the member; a name and peer URLs alone never do. */
+static int view_unidentified(const Context *ctx, const EtcdLocal *l, View *v, const char *status_err) {
+        EtcdLeft e;
+        int r;
+
+        r = etcd_state_find_left(ctx, v->list.cluster_id, l->name, &e);
+        v->standing = STANDING_UNKNOWN;
+        for (size_t i = 0; i < v->list.n_members; i++)
+                if (may_be_this_node(l, &v->list.members[i], r > 0 ? &e : NULL))
+                        return set_errmsg(&v->why, 0,
+                                          "this node's own client URL does not answer (%s): member %016" PRIx64
+                                          " is named %s, but a name and peer URLs do not prove it is this "
+                                          "node's; left in place",
+                                          status_err, v->list.members[i].id, l->name);
+        if (r > 0) {
+                v->standing = STANDING_NONE; /* decided by the caller from the remembered ID */
+                v->self_id = e.member_id;
+                v->remembered = true;
+                return 0;
+        }
+        return set_errmsg(&v->why, 0,
+                          "this node's own client URL does not answer (%s): which member of cluster %016" PRIx64
+                          " is this node's is not known; left in place",
+                          status_err, v->list.cluster_id);
+}
+
+/* Ask this node's own member who it is, then the cluster who is in it. */
+static int observe(Context *ctx, EtcdLocal *l, uint64_t deadline, View *v) {
+        cleanup_free char *status_err = NULL, *list_err = NULL;
+        EtcdStatus st = {};
+        int r, rs;
+
+        *v = (View) {};
+        rs = etcd_local_status(l, deadline, &st, &status_err);
+        r = etcd_local_member_list(l, deadline, &v->list, &v->asked, &list_err);
+        if (r < 0) {
+                v->error = r;
+                if (rs >= 0) {
+                        v->standing = STANDING_UNKNOWN;
+                        return set_errmsg(&v->why, 0, "no member lists the cluster's members: %s", list_err);
+                }
+                /* Both reasons: the first call may have spent the deadline the second then lacked. */
+                r = set_errmsg(&v->why, 0, "%s; %s", status_err, list_err);
+                return r < 0 ? r : view_unanswered(ctx, l, v);
+        }
+        r = etcd_local_learn(ctx, l, &v->list, 0);
+        if (r < 0)
+                return r;
+        v->cluster_id = v->list.cluster_id;
+        if (rs >= 0 && st.cluster_id != v->list.cluster_id) {
+                v->standing = STANDING_UNKNOWN;
+                return set_errmsg(&v->why, 0,
+                                  "this node's member belongs to cluster %016" PRIx64 ", the answer came from cluster "
+                                  "%016" PRIx64 ": left in place",
+                                  st.cluster_id, v->list.cluster_id);
+        }
+        if (rs >= 0)
+                v->self_id = st.member_id;
+        else if ((r = view_unidentified(ctx, l, v, status_err)) < 0 || v->standing == STANDING_UNKNOWN)
+                return r;
+        v->m = etcd_member_list_find(&v->list, v->self_id);
+        v->voters = count_voters(&v->list);
+        if (!v->m)
+                v->standing = STANDING_LEFT;
+        else if (!v->m->is_learner && v->voters == 1)
+                v->standing = STANDING_LAST_VOTER;
+        else
+                v->standing = STANDING_MEMBER;
+        return 0;
 }
 
 static char *join_urls(char **l) {
@@ -99,7 +229,7 @@ static int remove_order(const EtcdLocal *l, const EtcdMemberList *list, const Et
 static int remove_member(const EtcdLocal *l, char **endpoints, uint64_t id, uint64_t deadline,
                          EtcdMemberList *ret_after, char **reterr) {
         cleanup_free char *reasons = NULL;
-        int r = -ENOENT;
+        int r = -ENOENT, busy = 0;
 
         STRV_FOREACH(e, endpoints) {
                 cleanup_free char *msg = NULL;
@@ -119,7 +249,12 @@ static int remove_member(const EtcdLocal *l, char **endpoints, uint64_t id, uint
                 reasons = n;
                 if (r == -ENOENT || r == -EBUSY || r == -EPERM || r == -ETIME)
                         break;
+                /* "Not healthy" from a member is worth asking again, whatever a later endpoint said. */
+                if (r == -EAGAIN)
+                        busy = r;
         }
+        if (r != -ETIME && busy < 0)
+                r = busy;
         return set_errmsg(reterr, r, "%s", reasons ?: "no client URL to ask");
 }
 
@@ -148,52 +283,103 @@ static int remove_member_retrying(const EtcdLocal *l, char **endpoints, uint64_t
         }
 }
 
-static int member_apply(Action *a, Context *ctx, char **reterr_msg) {
-        MemberData *d = a->data;
-        uint64_t deadline = phase_deadline(ctx);
-        cleanup_free char *err = NULL, *asked = NULL, *left = NULL;
-        cleanup_strv char **order = NULL;
-        EtcdMemberList list = {}, after = {};
-        const EtcdMember *m;
-        uint64_t id;
+/* This member is gone from its cluster: the facts say so, and the state file remembers it. */
+static void note_left(Context *ctx, const MemberData *d, uint64_t cluster_id, uint64_t id) {
         int r;
 
-        /* The plan may be old: the cluster is asked again, and only what it says now is acted on. */
-        r = etcd_local_member_list(&d->local, deadline, &list, &asked, &err);
+        ctx->etcd_facts.left = true;
+        r = etcd_state_record_left(ctx, cluster_id, id, d->local.name);
         if (r < 0)
-                return set_errmsg(reterr_msg, r,
-                                  "the cluster did not answer (no quorum, or unreachable), member left "
-                                  "in place: %s",
-                                  err);
-        (void) etcd_local_learn(ctx, &d->local, &list, 0);
-        m = find_local(&d->local, &list);
-        if (!m) {
-                etcd_member_list_done(&list);
-                return set_errmsg(reterr_msg, 0, "not a member of cluster %016" PRIx64 " (asked %s)", list.cluster_id,
-                                  asked);
-        }
-        if (d->id != 0 && m->id != d->id)
-                r = set_errmsg(reterr_msg, -ESTALE,
-                               "the member is %016" PRIx64 " now, not %016" PRIx64 " as planned: left in place", m->id,
-                               d->id);
-        else if (list.n_members == 1)
-                r = set_errmsg(reterr_msg, -EBUSY, "the last member of its cluster: left in place");
-        else
-                r = remove_order(&d->local, &list, m, &order);
-        id = m->id;
-        etcd_member_list_done(&list);
+                (void) log_warning_errno(r, "Cannot record in %s/%s that member %016" PRIx64 " left, ignoring: %m",
+                                         ETCD_STATE_DIR, ETCD_STATE_NAME, id);
+}
+
+/* The member leaves: through another member first, retried while etcd says it is not healthy. */
+static int leave(Context *ctx, MemberData *d, View *v, uint64_t deadline, char **reterr_msg) {
+        cleanup_free char *left = NULL;
+        cleanup_strv char **order = NULL;
+        EtcdMemberList after = {};
+        uint64_t id = v->m->id;
+        int r;
+
+        if (d->id != 0 && id != d->id)
+                return set_errmsg(reterr_msg, -ESTALE,
+                                  "the member is %016" PRIx64 " now, not %016" PRIx64 " as planned: left in place", id,
+                                  d->id);
+        r = remove_order(&d->local, &v->list, v->m, &order);
         if (r < 0)
                 return r;
         r = remove_member_retrying(&d->local, order, id, deadline, &after, reterr_msg);
-        if (r == -ENOENT)
-                return set_errmsg(reterr_msg, 0, "member %016" PRIx64 " was removed meanwhile", id);
+        if (r == -ENOENT) {
+                note_left(ctx, d, v->cluster_id, id);
+                return set_errmsg(reterr_msg, 0,
+                                  "member %016" PRIx64 " was removed from cluster %016" PRIx64 " meanwhile", id,
+                                  v->cluster_id);
+        }
         if (r < 0)
                 return r;
+        note_left(ctx, d, v->cluster_id, id);
         left = names_of(&after);
-        (void) set_errmsg(reterr_msg, 0, "member %016" PRIx64 " removed; %zu left: %s", id, after.n_members,
-                          strna(left));
+        (void) set_errmsg(reterr_msg, 0, "member %016" PRIx64 " removed from cluster %016" PRIx64 "; %zu left: %s", id,
+                          v->cluster_id, after.n_members, strna(left));
         etcd_member_list_done(&after);
         return 1;
+}
+
+/* What the run does from where the member stands now; every outcome feeds the data directory rule. */
+static int act_on(Context *ctx, MemberData *d, View *v, uint64_t deadline, char **reterr_msg) {
+        switch (v->standing) {
+        case STANDING_NONE:
+                ctx->etcd_facts.none_answered = true;
+                if (v->remembered)
+                        return set_errmsg(reterr_msg, 0,
+                                          "not a member: member %016" PRIx64 " left cluster %016" PRIx64
+                                          " in an earlier run (%s/%s); no member answers now: %s",
+                                          v->self_id, v->cluster_id, ETCD_STATE_DIR, ETCD_STATE_NAME, strna(v->why));
+                return set_errmsg(reterr_msg, v->error ?: -EHOSTUNREACH,
+                                  "the cluster did not answer (no quorum, or unreachable), member left in place: %s",
+                                  strna(v->why));
+        case STANDING_UNKNOWN:
+                free(ctx->etcd_facts.why);
+                ctx->etcd_facts.why = strdup(strna(v->why));
+                return set_errmsg(reterr_msg, v->error ?: -ENXIO, "%s", strna(v->why));
+        case STANDING_LEFT:
+                note_left(ctx, d, v->cluster_id, v->self_id);
+                return set_errmsg(
+                        reterr_msg, 0,
+                        "not a member of cluster %016" PRIx64 ": it does not list member %016" PRIx64 "%s (asked %s)",
+                        v->cluster_id, v->self_id, v->remembered ? ", which left in an earlier run" : "", v->asked);
+        case STANDING_LAST_VOTER:
+                ctx->etcd_facts.last_voter = true;
+                if (ctx->etcd_facts.snapshot)
+                        return set_errmsg(reterr_msg, 0,
+                                          "member %016" PRIx64 " is the last voting member of cluster %016" PRIx64
+                                          ": the cluster ends with this node; its snapshot is in the backup",
+                                          v->m->id, v->cluster_id);
+                return set_errmsg(reterr_msg, -EBUSY,
+                                  "member %016" PRIx64 " is the last voting member of cluster %016" PRIx64
+                                  ": removing it would end the cluster, and the backup holds no complete snapshot "
+                                  "of it; the member and its data directory are left in place",
+                                  v->m->id, v->cluster_id);
+        case STANDING_MEMBER:
+                return leave(ctx, d, v, deadline, reterr_msg);
+        }
+        return -EINVAL;
+}
+
+static int member_apply(Action *a, Context *ctx, char **reterr_msg) {
+        MemberData *d = a->data;
+        uint64_t deadline = phase_deadline(ctx);
+        View v;
+        int r;
+
+        /* The plan may be old: the cluster is asked again, and only what it says now is acted on. */
+        ctx->etcd_facts.observed = true;
+        r = observe(ctx, &d->local, deadline, &v);
+        if (r >= 0)
+                r = act_on(ctx, d, &v, deadline, reterr_msg);
+        view_done(&v);
+        return r;
 }
 
 static int member_check(Action *a, Context *ctx, char **ret_msg) {
@@ -202,6 +388,11 @@ static int member_check(Action *a, Context *ctx, char **ret_msg) {
         if (d->error < 0) {
                 *ret_msg = d->error_msg ? strdup(d->error_msg) : NULL;
                 return d->error;
+        }
+        if (d->standing == STANDING_LAST_VOTER) {
+                /* The last member never leaves; its data directory is what is residue, or not. */
+                *ret_msg = strprintf("member %016" PRIx64 " is the last voting member of its cluster", d->id);
+                return 0;
         }
         *ret_msg = strprintf("still member %016" PRIx64 " of its cluster", d->id);
         return 1;
@@ -214,46 +405,58 @@ static const ActionOps member_ops = {
         .free_data = member_data_free,
 };
 
-/* What the plan says about the member the cluster listed (or did not). */
-static int plan_listed(Context *ctx, Action *a, MemberData *d, const EtcdMemberList *list, const char *asked) {
-        const EtcdMember *m = find_local(&d->local, list);
+/* What the plan says about where the member stands. */
+static int plan_view(Action *a, MemberData *d, const View *v) {
         cleanup_free char *what = NULL;
 
-        if (!m) {
-                a->present = false;
-                for (size_t i = 0; i < list->n_members; i++)
-                        if (etcd_local_name_clash(&d->local, &list->members[i]))
-                                return action_set_detail(a,
-                                                         "not a member of cluster %016" PRIx64 " (a member named %s "
-                                                         "has other peer URLs: not this node's, never touched)",
-                                                         list->cluster_id, d->local.name);
-                return action_set_detail(a, "not a member of cluster %016" PRIx64 " (asked %s)", list->cluster_id,
-                                         asked);
+        d->standing = v->standing;
+        a->present = v->standing != STANDING_LEFT && !(v->standing == STANDING_NONE && v->remembered);
+        if (v->standing == STANDING_NONE && v->remembered)
+                return action_set_detail(a,
+                                         "member %016" PRIx64 " left cluster %016" PRIx64
+                                         " in an earlier run; no member answers now: %s",
+                                         v->self_id, v->cluster_id, strna(v->why));
+        switch (v->standing) {
+        case STANDING_NONE:
+        case STANDING_UNKNOWN:
+                /* Reported, and tried again when applied: the phase never waits past its deadline. */
+                d->error = v->error ?: -ENXIO;
+                d->error_msg = strdup(strna(v->why));
+                return action_set_detail(
+                        a, "%s%s",
+                        v->standing == STANDING_NONE ? "the cluster does not answer (no quorum, or unreachable): " : "",
+                        strna(v->why));
+        case STANDING_LEFT:
+                return action_set_detail(
+                        a, "not a member of cluster %016" PRIx64 ": it does not list member %016" PRIx64 " (asked %s)",
+                        v->cluster_id, v->self_id, v->asked);
+        case STANDING_MEMBER:
+        case STANDING_LAST_VOTER:
+                break;
         }
-        d->id = m->id;
-        a->present = true;
-        what = describe_member(m);
-        if (!what || action_set_detail(a, "%s; cluster %016" PRIx64 " of %zu; asked %s", what, list->cluster_id,
-                                       list->n_members, asked) < 0)
+        d->id = v->m->id;
+        what = describe_member(v->m);
+        if (!what)
                 return -ENOMEM;
-        if (list->n_members > 1)
-                return 0;
-        /* The last member holds the whole cluster: it stays, and so does its data. */
-        free(ctx->etcd_keep_data_dir);
-        ctx->etcd_keep_data_dir = strdup(d->local.data_dir);
-        if (!ctx->etcd_keep_data_dir)
-                return -ENOMEM;
-        return action_set_skip(a,
-                               "the last member of its cluster: removing it would end the cluster; the member "
-                               "and its data directory %s are kept",
-                               d->local.data_dir);
+        /* Peer URLs confirm, or say where the files are stale; they never decide. */
+        return action_set_detail(
+                a, "%s%s; cluster %016" PRIx64 " of %zu (%zu voting)%s; asked %s", what,
+                etcd_local_is(&d->local, v->m) || v->remembered
+                        ? ""
+                        : " (this node's by the member ID its own client URL reports; its files name other peer "
+                          "URLs or another name)",
+                v->cluster_id, v->list.n_members, v->voters,
+                v->standing == STANDING_LAST_VOTER
+                        ? "; the last voting member: kept unless the backup holds its snapshot, decided when run"
+                        : "",
+                v->asked);
 }
 
 static int plan_member(Context *ctx, Plan *plan, EtcdLocal *l) {
-        cleanup_free char *err = NULL, *asked = NULL, *target = NULL;
-        EtcdMemberList list = {};
+        cleanup_free char *target = NULL;
         MemberData *d;
         Action *a;
+        View v;
         int r;
 
         d = calloc(1, sizeof *d);
@@ -267,19 +470,14 @@ static int plan_member(Context *ctx, Plan *plan, EtcdLocal *l) {
         a = plan_add(plan, &member_ops, "etcd", target, d->local.source, d);
         if (!a)
                 return -ENOMEM;
-        r = etcd_local_member_list(&d->local, phase_deadline(ctx), &list, &asked, &err);
-        if (r < 0) {
-                /* Reported, and tried again when applied: the phase never waits past its deadline. */
-                a->present = true;
-                d->error = r;
-                d->error_msg = TAKE_PTR(err);
-                return action_set_detail(a, "the cluster does not answer (no quorum, or unreachable): %s",
-                                         strna(d->error_msg));
-        }
-        r = etcd_local_learn(ctx, &d->local, &list, 0);
+        free(ctx->etcd_data_dir);
+        ctx->etcd_data_dir = strdup(d->local.data_dir);
+        if (!ctx->etcd_data_dir)
+                return -ENOMEM;
+        r = observe(ctx, &d->local, phase_deadline(ctx), &v);
         if (r >= 0)
-                r = plan_listed(ctx, a, d, &list, asked);
-        etcd_member_list_done(&list);
+                r = plan_view(a, d, &v);
+        view_done(&v);
         return r;
 }
 

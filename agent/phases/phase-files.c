@@ -2,9 +2,12 @@
 /* The files phase: apply the manifest's remove/empty lines, never crossing a mount, never following
  * a symlink, never touching a protected path. */
 
+#include <fcntl.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 
 #include "agent/phases/backup.h"
+#include "agent/phases/etcd-datadir.h"
 #include "agent/engine/log.h"
 #include "agent/config/path.h"
 #include "agent/engine/phase.h"
@@ -42,10 +45,30 @@ static ProtectState manifest_protects(const Manifest *m, const char *node_path) 
         return state;
 }
 
-/* Beyond the manifest: node-reset's own backups, and the data of an etcd cluster's last member (the
- * etcd phase decided to keep it), whatever a manifest says. */
+/* The etcd data directory when the rule keeps it now (node path), with the rule's reason. Only a
+ * run acts on it: while planning, its fate is not known yet. */
+static const char *etcd_kept(const Context *ctx, char **ret_reason) {
+        cleanup_free char *reason = NULL;
+
+        if (!ctx->etcd_data_dir || etcd_data_dir_fate(&ctx->etcd_facts, &reason) != 0)
+                return NULL;
+        if (ret_reason)
+                *ret_reason = TAKE_PTR(reason);
+        return ctx->etcd_data_dir;
+}
+
+/* Does the line's target (a path, or a pattern) hold the etcd data directory, or lie beneath it? */
+static bool reaches_etcd_data(const Context *ctx, const char *target) {
+        const char *dir = ctx->etcd_data_dir;
+
+        return dir && (path_startswith_dir(target, dir) || path_startswith_dir(dir, target) || streq(target, "/") ||
+                       path_pattern_covers(target, dir) || path_pattern_below(target, dir));
+}
+
+/* Beyond the manifest: node-reset's own backups, and the etcd data directory while the run keeps it
+ * (etcd-datadir.h), whatever a manifest says. */
 static ProtectState builtin_protects(const Context *ctx, const char *node_path) {
-        const char *keep = ctx->etcd_keep_data_dir;
+        const char *keep = ctx->executing ? etcd_kept(ctx, NULL) : NULL;
         bool contains;
 
         if (backup_dir_protects(node_path, &contains))
@@ -239,12 +262,30 @@ static int remove_pattern(Context *ctx, FileData *d, Walk walk, char **ret_msg) 
         return result;
 }
 
+/* A kept etcd data directory that the line reaches is residue, with the rule's reason: never
+ * "unchanged", never clean. */
+static int etcd_residue(const Context *ctx, const char *target, int r, char **msg) {
+        cleanup_free char *reason = NULL;
+        const char *keep;
+        struct stat st;
+
+        if (r < 0 || !reaches_etcd_data(ctx, target) || !(keep = etcd_kept(ctx, &reason)))
+                return r;
+        if (fstatat(ctx->root_fd, keep + 1, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return r; /* nothing there to keep */
+        r = append(msg, "%sthe etcd data directory %s: %s", *msg ? "; " : "", keep, reason);
+        return r < 0 ? r : -EBUSY;
+}
+
 static int file_apply(Action *a, Context *ctx, char **ret_msg) {
         FileData *d = a->data;
+        int r;
 
         if (d->pattern)
-                return remove_pattern(ctx, d, WALK_APPLY, ret_msg);
-        return remove_one(ctx, d, d->path, WALK_APPLY, ret_msg, NULL);
+                r = remove_pattern(ctx, d, WALK_APPLY, ret_msg);
+        else
+                r = remove_one(ctx, d, d->path, WALK_APPLY, ret_msg, NULL);
+        return etcd_residue(ctx, d->path, r, ret_msg);
 }
 
 /* Residue: a dry run that still finds something to remove, or a mount it must leave alone. */
@@ -258,7 +299,7 @@ static int file_check(Action *a, Context *ctx, char **ret_msg) {
                 r = remove_one(ctx, d, d->path, WALK_CHECK, ret_msg, NULL);
         if (r == -EBUSY)
                 return 1;
-        return r;
+        return etcd_residue(ctx, d->path, r, ret_msg) == -EBUSY ? 1 : r;
 }
 
 static const ActionOps remove_ops = {
@@ -303,14 +344,16 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
         }
         if (builtin_protects(ctx, path) == PROTECT_SELF) {
                 a->present = false;
-                return action_set_skip(a, "%s",
-                                       ctx->etcd_keep_data_dir && path_startswith_dir(path, ctx->etcd_keep_data_dir)
-                                               ? "the data of an etcd cluster's last member: kept"
-                                               : "node-reset's backups (" BACKUP_DIR ") are never removed");
+                return action_set_skip(a, "node-reset's backups (" BACKUP_DIR ") are never removed");
         }
         r = pattern ? remove_pattern(ctx, d, WALK_PLAN, &msg) : remove_one(ctx, d, path, WALK_PLAN, &msg, &symlink);
         a->present = r != 0;
         a->detail = TAKE_PTR(msg);
+        if (reaches_etcd_data(ctx, path))
+                (void) action_set_detail(a,
+                                         "%s; holds the etcd data directory %s: its fate is decided when run "
+                                         "(the etcd data-directory rule)",
+                                         strna(a->detail), ctx->etcd_data_dir);
         if (e->system_path) {
                 log_warning("%s: the manifest opted in to removing a system path", reason);
                 (void) action_set_detail(a, "SYSTEM PATH; %s", strna(a->detail));
@@ -323,6 +366,13 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
 }
 
 int phase_files_plan(Context *ctx, Plan *plan, char **reterr) {
+        const char *etcd_dir;
+        int k;
+
+        k = etcd_data_dir_find(ctx, &etcd_dir);
+        if (k < 0)
+                return set_errmsg(reterr, k, "cannot tell where this node's etcd member keeps its data: %s",
+                                  strerror(-k));
         for (size_t i = 0; i < ctx->manifest->n_entries; i++) {
                 const ManifestEntry *e = &ctx->manifest->entries[i];
                 cleanup_strv char **matches = NULL;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libFuzzer target for what an etcd member sends back: the MemberList/MemberRemove decoder, the
- * snapshot chunk decoder, and a snapshot stream through the gRPC frame parser in streaming mode, fed
- * in two pieces, on any bytes. Never a crash, never a leak, never an allocation past the bounds. */
+ * Status decoder, the snapshot chunk decoder, and a snapshot stream through the gRPC frame parser in streaming mode,
+ * fed in two pieces, on any bytes. Never a crash, never a leak, never an allocation past the bounds. */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -54,8 +54,10 @@ static void parse_stream(const uint8_t *data, size_t size) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         EtcdSnapshotChunk c;
+        EtcdStatus st;
 
         decode_list(data, size);
+        (void) etcd_decode_status(data, size, &st);
         (void) etcd_decode_snapshot_chunk(data, size, &c);
         parse_stream(data, size);
         return 0;

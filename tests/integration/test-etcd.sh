@@ -3,8 +3,11 @@
 # The backup and etcd phases against a real etcd (Debian's etcd-server 3.4) in a private network
 # namespace: 3-member TLS clusters on 127.0.0.1x:2379/2380 with kubeadm's file layout under --root
 # (member m1 is "this node"). The node leaves and a healthy 2-member cluster remains; a rerun is
-# unchanged; the last member is kept with its data; two members down end within the deadline with the
-# reason; hostile TLS peers stay bounded; the backup is 0700/0600 with a valid etcd snapshot, is never
+# unchanged, also when the others listen on client ports the files do not name; the data directory
+# follows one rule (removed when the member left, or when the last voter's snapshot is in the backup;
+# kept and reported otherwise: a voter plus a learner, a member whose peer URL was updated, a cluster
+# that answers only when run); a frozen member holds the backup no longer than --etcd-timeout, and its
+# member/snap/db is copied instead; two members down end within the deadline with the reason; hostile TLS peers stay bounded; the backup is 0700/0600 with a valid etcd snapshot, is never
 # removed by a manifest, and a backup that cannot be written stops the run before anything is deleted.
 # etcdctl and openssl only build and check the fixtures.
 
@@ -44,6 +47,8 @@ member_certs() { # DIR IP
 
 # --- a cluster: member i listens on 127.0.0.1i; m1's files are the node's (kubeadm layout) --------
 ip_of() { echo "127.0.0.1$1"; }
+OTHER_CPORT=2379 # the client port of every member but m1
+cport_of() { if [ "$1" = 1 ]; then echo 2379; else echo "$OTHER_CPORT"; fi; }
 cluster_of() { local s="" i; for i in "$@"; do s="$s${s:+,}m$i=https://$(ip_of "$i"):2380"; done; echo "$s"; }
 
 # new_root ROOT: kubeadm's tree for member m1
@@ -98,10 +103,11 @@ start_member() {
         if [ "$i" = 1 ]; then pki="$root/etc/kubernetes/pki/etcd"; data="$root/var/lib/etcd"
         else pki="$root/../m$i/pki"; data="$root/../m$i/data"; member_certs "$pki" "$ip" || return 1; fi
         mkdir -p "$data"
-        local listen="https://$ip:2379"
+        local cport; cport=$(cport_of "$i")
+        local listen="https://$ip:$cport"
         [ "$i" = 1 ] && listen="https://127.0.0.1:2379,$listen"
         etcd --name "m$i" --data-dir "$data" --listen-client-urls "$listen" \
-                --advertise-client-urls "https://$ip:2379" --listen-peer-urls "https://$ip:2380" \
+                --advertise-client-urls "https://$ip:$cport" --listen-peer-urls "https://$ip:2380" \
                 --initial-advertise-peer-urls "https://$ip:2380" --initial-cluster "$3" \
                 --initial-cluster-state "${4:-new}" --initial-cluster-token "$(basename "$root")" \
                 --client-cert-auth --trusted-ca-file "$pki/ca.crt" --cert-file "$pki/server.crt" --key-file "$pki/server.key" \
@@ -120,7 +126,34 @@ ctl() {
         ETCDCTL_API=3 etcdctl --endpoints "$eps" --cacert "$pki/ca.crt" --cert "$pki/healthcheck-client.crt" \
                 --key "$pki/healthcheck-client.key" --dial-timeout 2s --command-timeout 5s "$@"
 }
-eps_of() { local s="" i; for i in "$@"; do s="$s${s:+,}https://$(ip_of "$i"):2379"; done; echo "$s"; }
+eps_of() { local s="" i; for i in "$@"; do s="$s${s:+,}https://$(ip_of "$i"):$(cport_of "$i")"; done; echo "$s"; }
+# cluster_id ROOT ENDPOINTS: the cluster's ID in hex, as node-reset and etcdctl print it
+cluster_id() { ctl "$1" "$2" member list -w json | python3 -c 'import json,sys; print("%016x" % json.load(sys.stdin)["header"]["cluster_id"])'; }
+# member_id ROOT ENDPOINTS NAME
+member_id() { ctl "$1" "$2" member list -w simple | awk -F', ' -v n="$3" '$3 == n {print $1}'; }
+# confirm_after HOOK ARGS...: run node-reset without --yes on a terminal; once it asks, run HOOK (a
+# shell command), then answer "yes". Plan and run are one process, so what changed between them is
+# what the run must read again. Report on $WORK/confirm.json, log on $WORK/confirm.err.
+confirm_after() {
+        local hook=$1
+        shift
+        HOOK=$hook python3 - "$WORK/confirm.json" "$WORK/confirm.err" "$NODE_RESET" "$@" << 'PY'
+import os, pty, subprocess, sys, time
+out, err, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+m, s = pty.openpty()
+with open(out, "wb") as o, open(err, "wb") as e:
+    p = subprocess.Popen(args, stdin=s, stdout=o, stderr=e)
+    os.close(s)
+    while p.poll() is None and b"Type 'yes'" not in open(err, "rb").read():
+        time.sleep(0.05)
+    subprocess.run(["sh", "-c", os.environ["HOOK"]])
+    if p.poll() is None:
+        os.write(m, b"yes\n")
+    sys.exit(p.wait())
+PY
+}
+# datadir_available ROOT: kubeadm init's DirAvailable--var-lib-etcd: absent or empty
+datadir_available() { [ ! -e "$1/var/lib/etcd" ] || [ -z "$(ls -A "$1/var/lib/etcd")" ]; }
 
 # cluster ROOT I...: start these members and wait until every one is healthy
 cluster() {
@@ -156,12 +189,17 @@ assert "plan shows the member: ID in hex, name, peer URLs" jq_ "$WORK/plan.json"
 assert "plan changed nothing" test "$(members "$R" "$(eps_of 2)")" = "m1 m2 m3 "
 assert "plan wrote no backup" test ! -e "$R/var/backups/node-reset"
 
+CID=$(cluster_id "$R" "$(eps_of 2)")
+MID=$(printf '%016x' "0x$(member_id "$R" "$(eps_of 2)" m1)")
 t=$(date +%s%N)
 agent --root "$R" --phases backup,etcd --yes -o json run > "$WORK/run1.json"; rc=$?
 echo "  leave + backup in $(elapsed_ms "$t") ms"
 assert "run exits 0" test $rc -eq 0
 assert "the member was removed" jq_ "$WORK/run1.json" "actions(r, kind='etcd-member', result='changed')"
 assert "2 members remain: m2 m3" test "$(members "$R" "$(eps_of 2 3)")" = "m2 m3 "
+assert "the run names the real cluster ID ($CID), not 0000000000000000" jq_ "$WORK/run1.json" \
+        "any('$MID removed from cluster $CID' in a['message'] for a in actions(r, kind='etcd-member', result='changed'))"
+assert "the departure is remembered in the run's state" grep -qx "left $CID $MID m1" "$R/var/lib/node-reset/etcd.state"
 assert "the 2-member cluster is healthy" ctl "$R" "$(eps_of 2 3)" endpoint health
 assert "the backup is listed in the report" jq_ "$WORK/run1.json" \
         "any('/etc/kubernetes/pki' in a['message'] and 'etcd snapshot of member m1' in a['message'] for a in actions(r, kind='backup', result='changed'))"
@@ -182,6 +220,21 @@ assert "rerun: the member is unchanged (not a member)" jq_ "$WORK/run2.json" \
         "any('not a member' in a['message'] for a in actions(r, kind='etcd-member', result='unchanged'))"
 assert "rerun: still m2 m3" test "$(members "$R" "$(eps_of 2 3)")" = "m2 m3 "
 stop_cluster "$R"
+
+# --- a rerun after the member left, the others on client ports the files do not name -------------
+OTHER_CPORT=2479
+R="$WORK/np/root"
+mkdir -p "$R"
+cluster "$R" 1 2 3 || { echo "FAIL: cannot start a 3-member etcd cluster on port 2479"; exit 1; }
+agent --root "$R" --phases etcd --yes -o json run > "$WORK/np1.json"; rc=$?
+assert "other ports: the member left" test $rc -eq 0 -a "$(members "$R" "$(eps_of 2 3)")" = "m2 m3 "
+for _ in $(seq 50); do (exec 3<> "/dev/tcp/$(ip_of 1)/2379") 2> /dev/null || break; sleep 0.2; done
+agent --root "$R" --phases etcd --yes -o json run > "$WORK/np2.json"; rc=$?
+assert "other ports: the rerun exits 0" test $rc -eq 0
+assert "other ports: unchanged, from the departure the first run recorded" jq_ "$WORK/np2.json" \
+        "any('not a member' in a['message'] and 'earlier run' in a['message'] for a in actions(r, kind='etcd-member', result='unchanged'))"
+stop_cluster "$R"
+OTHER_CPORT=2379
 
 # --- a learner member is removed too --------------------------------------------------------------
 R="$WORK/cl/root"
@@ -205,7 +258,9 @@ assert "learner: removed" jq_ "$WORK/learner.json" "actions(r, kind='etcd-member
 assert "learner: m2 m3 remain, healthy" test "$(members "$R" "$(eps_of 2 3)")" = "m2 m3 "
 stop_cluster "$R"
 
-# --- the last member is kept, and so is its data; backups survive a manifest that removes them ----
+# --- the last member: without a snapshot it and its data are kept (residue, exit 1); with one in the
+# backup the whole cluster goes, as kubeadm's reset does, and kubeadm init finds its directory free.
+# Backups survive a manifest that removes them. ---------------------------------------------------
 R="$WORK/c1/root"
 mkdir -p "$R"
 cluster "$R" 1 || { echo "FAIL: cannot start a 1-member etcd cluster"; exit 1; }
@@ -217,17 +272,103 @@ remove /etc/kubernetes" > "$WORK/wipe.conf"
 # (etcd reads its certificates at every handshake: this run keeps them, for the check below)
 printf 'allow-system-path /var/backups\nremove /var/lib/etcd\nremove /var/backups\nremove /etc/kubernetes/admin.conf\n' \
         > "$WORK/wipe-data.conf"
+agent --root "$R" -m "$WORK/wipe-data.conf" --phases etcd,files --no-backup --yes -o json run > "$WORK/last0.json"; rc=$?
+assert "last member, no snapshot: run exits 1 (residue)" test $rc -eq 1
+assert "last member, no snapshot: the member says why it stays" jq_ "$WORK/last0.json" \
+        "any('the last voting member' in a['message'] and 'no complete snapshot' in a['message'] for a in actions(r, kind='etcd-member', result='failed'))"
+assert "last member, no snapshot: still a member" test "$(members "$R" "$(eps_of 1)")" = "m1 "
+assert "last member, no snapshot: its data directory is kept" test -d "$R/var/lib/etcd/member"
+assert "last member, no snapshot: the files phase reports the data as residue, with the reason" jq_ "$WORK/last0.json" \
+        "any('the etcd data directory /var/lib/etcd' in a['message'] and 'last voting member' in a['message'] for a in actions(r, phase='files', result='failed'))"
+# A line on an ancestor: the rest goes, the data directory stays, and the line says why.
+mkdir -p "$R/var/lib/other" && echo x > "$R/var/lib/other/file"
+printf 'allow-system-path /var/lib\nremove /var/lib\n' > "$WORK/wipe-varlib.conf"
+agent --root "$R" -m "$WORK/wipe-varlib.conf" --phases etcd,files --no-backup --yes -o json run > "$WORK/last0a.json"; rc=$?
+assert "last member, a line on /var/lib: exit 1, the rest removed, the data directory kept" \
+        test $rc -eq 1 -a ! -e "$R/var/lib/other" -a -d "$R/var/lib/etcd/member"
+assert "last member, a line on /var/lib: residue with the reason" jq_ "$WORK/last0a.json" \
+        "any('the etcd data directory /var/lib/etcd' in a['message'] for a in actions(r, phase='files', result='failed'))"
 agent --root "$R" -m "$WORK/wipe-data.conf" --phases backup,etcd,files --yes -o json run > "$WORK/last.json"; rc=$?
-assert "last member: run exits 0" test $rc -eq 0
-assert "last member: skipped, and the report says why" jq_ "$WORK/last.json" \
-        "any('the last member of its cluster' in a['message'] for a in actions(r, kind='etcd-member', result='skipped'))"
-assert "last member: still a member" test "$(members "$R" "$(eps_of 1)")" = "m1 "
-assert "last member: its data directory is kept" test -d "$R/var/lib/etcd/member"
-assert "last member: the report says the data is kept" jq_ "$WORK/last.json" \
-        "any('last member' in a['message'] for a in actions(r, phase='files', result='skipped'))"
+assert "last member, snapshot in the backup: run exits 0" test $rc -eq 0
+assert "last member: the report says why" jq_ "$WORK/last.json" \
+        "any('the last voting member of cluster' in a['message'] and 'snapshot is in the backup' in a['message'] for a in actions(r, kind='etcd-member', result='unchanged'))"
+assert "last member: its data directory is removed with the cluster" test ! -e "$R/var/lib/etcd"
+assert "last member: kubeadm init's DirAvailable--var-lib-etcd would pass" datadir_available "$R"
 assert "the manifest's other lines ran (admin.conf removed)" test ! -e "$R/etc/kubernetes/admin.conf"
 assert "'remove /var/backups' left node-reset's backups" test -f "$(ls -d "$R"/var/backups/node-reset/*/ | head -n 1)/etc/kubernetes/pki/etcd/ca.crt"
-assert "the single member's snapshot was saved" env ETCDCTL_API=3 etcdctl snapshot status "$(ls -d "$R"/var/backups/node-reset/*/ | head -n 1)/etcd-snapshot.db"
+assert "the single member's snapshot was saved" env ETCDCTL_API=3 etcdctl snapshot status "$(ls -d "$R"/var/backups/node-reset/*/ | tail -n 1)/etcd-snapshot.db"
+stop_cluster "$R"
+
+# --- one voting member (this node) and one learner: the last voter; its data stays ---------------
+R="$WORK/vl/root"
+mkdir -p "$R"
+cluster "$R" 1 || { echo "FAIL: cannot start a 1-member etcd cluster"; exit 1; }
+for _ in $(seq 50); do
+        ctl "$R" "$(eps_of 1)" member add m2 --learner --peer-urls "https://$(ip_of 2):2380" > /dev/null 2>&1 && break
+        sleep 0.3
+done
+start_member "$R" 2 "$(cluster_of 1 2)" existing
+for _ in $(seq 100); do [ "$(members "$R" "$(eps_of 1)")" = "m1 m2 " ] && break; sleep 0.2; done
+assert "voter+learner: m2 is a learner" test "$(ctl "$R" "$(eps_of 1)" member list -w simple | grep -c ', m2, .*, true$')" = 1
+agent --root "$R" -m "$WORK/wipe-data.conf" --phases etcd,files --no-backup --yes -o json run > "$WORK/vl.json"; rc=$?
+assert "voter+learner: exit 1 (residue)" test $rc -eq 1
+assert "voter+learner: the last voting member, said so" jq_ "$WORK/vl.json" \
+        "any('the last voting member' in a['message'] for a in actions(r, kind='etcd-member', result='failed'))"
+assert "voter+learner: the data directory is kept" test -d "$R/var/lib/etcd/member"
+assert "voter+learner: m1 and m2 still members" test "$(members "$R" "$(eps_of 1)")" = "m1 m2 "
+stop_cluster "$R"
+
+# --- the only member, its peer URL changed by "member update": still this node's (by member ID) ---
+R="$WORK/pu/root"
+mkdir -p "$R"
+cluster "$R" 1 || { echo "FAIL: cannot start a 1-member etcd cluster"; exit 1; }
+for _ in $(seq 50); do
+        ctl "$R" "$(eps_of 1)" member update "$(member_id "$R" "$(eps_of 1)" m1)" \
+                --peer-urls "https://$(ip_of 1):2390" > /dev/null 2>&1 && break
+        sleep 0.3
+done
+assert "peer URL updated: etcd lists the new peer URL" test "$(ctl "$R" "$(eps_of 1)" member list -w simple | grep -c ':2390')" = 1
+agent --root "$R" --phases etcd -o json plan > "$WORK/pu-plan.json"
+assert "peer URL updated: the plan names the member, found by its ID" jq_ "$WORK/pu-plan.json" \
+        "any('peer URLs https://127.0.0.11:2390' in a['detail'] and 'by the member ID its own client URL reports' in a['detail'] for a in actions(r, kind='etcd-member'))"
+agent --root "$R" -m "$WORK/wipe-data.conf" --phases etcd,files --no-backup --yes -o json run > "$WORK/pu.json"; rc=$?
+assert "peer URL updated: exit 1, not 'unchanged'" test $rc -eq 1
+assert "peer URL updated: recognised as the last voting member" jq_ "$WORK/pu.json" \
+        "any('the last voting member' in a['message'] for a in actions(r, kind='etcd-member', result='failed'))"
+assert "peer URL updated: the data directory is kept" test -d "$R/var/lib/etcd/member"
+stop_cluster "$R"
+
+# --- no answer while planning, an answer when run: the run decides from what it reads ------------
+R="$WORK/late/root"
+mkdir -p "$R"
+cluster "$R" 1 || { echo "FAIL: cannot start a 1-member etcd cluster"; exit 1; }
+kill -STOP "$PID_root_1"
+confirm_after "kill -CONT $PID_root_1; sleep 1" --root "$R" -m "$WORK/wipe-data.conf" --phases etcd,files \
+        --no-backup --etcd-timeout 3 -o json run; rc=$?
+kill -CONT "$PID_root_1" 2> /dev/null
+assert "late answer: the plan saw no answer" grep -q "does not answer" "$WORK/confirm.err"
+assert "late answer: exit 1 (residue)" test $rc -eq 1
+assert "late answer: the run found the last voting member" jq_ "$WORK/confirm.json" \
+        "any('the last voting member' in a['message'] for a in actions(r, kind='etcd-member', result='failed'))"
+assert "late answer: the data directory is kept" test -d "$R/var/lib/etcd/member"
+
+# --- a frozen member: the backup's snapshot ends at --etcd-timeout, and member/snap/db is copied ----
+kill -STOP "$PID_root_1"
+t=$(date +%s%N)
+timeout 60 "$NODE_RESET" --root "$R" --phases backup --etcd-timeout 3 --yes -o json run > "$WORK/frozen.json"; rc=$?
+ms=$(elapsed_ms "$t")
+echo "  frozen member: backup ended in $ms ms (--etcd-timeout 3)"
+assert "frozen member: the backup ends within --etcd-timeout ($ms ms)" test "$ms" -lt 8000
+assert "frozen member: the backup succeeds without a snapshot" test $rc -eq 0
+B=$(ls -d "$R"/var/backups/node-reset/*/ 2> /dev/null | tail -n 1)
+assert "frozen member: member/snap/db copied, byte for byte" cmp -s "$B/etcd-member-snap-db" "$R/var/lib/etcd/member/snap/db"
+assert "frozen member: the report names the copy" jq_ "$WORK/frozen.json" \
+        "any('a copy of /var/lib/etcd/member/snap/db' in a['message'] for a in actions(r, kind='backup', result='changed'))"
+timeout 60 "$NODE_RESET" --root "$R" --phases backup --etcd-timeout 3 --etcd-db-copy-max 1K --yes -o json run \
+        > "$WORK/frozen-max.json"
+assert "frozen member: --etcd-db-copy-max bounds the copy, said so" jq_ "$WORK/frozen-max.json" \
+        "any('over --etcd-db-copy-max' in a['message'] for a in actions(r, kind='backup', result='changed'))"
+kill -CONT "$PID_root_1"
 stop_cluster "$R"
 
 # --- two members down: no quorum, the phase ends within its deadline with the reason -------------
@@ -262,6 +403,24 @@ agent --root "$R" --phases etcd -o json plan > "$WORK/external.json"
 assert "external etcd: skipped, never touched" jq_ "$WORK/external.json" \
         "any('external etcd is never touched' in (a.get('skip_reason') or '') for a in actions(r, kind='etcd-member'))"
 rm -f "$R/etc/kubernetes/kubeadm-config.yaml"
+
+# --- a commented-out data directory is no data directory (a --root tree, detection as it runs) -----
+R="$WORK/nfs/root"
+mkdir -p "$R/etc" "$R/srv/nfs-export" "$R/var/lib/etcd/member/snap"
+printf '# moved off the NFS export in 2025:\n# ETCD_DATA_DIR=/srv/nfs-export\nETCD_DATA_DIR=/var/lib/etcd\nETCD_NAME=etcd1\n' \
+        > "$R/etc/etcd.env"
+echo "a PV's data" > "$R/srv/nfs-export/pv-data"
+echo "bbolt" > "$R/var/lib/etcd/member/snap/db"
+cp "$R/var/lib/etcd/member/snap/db" "$WORK/nfs-db"
+# kubespray's profile, with the lines detection adds ("empty" a data directory not /var/lib/etcd)
+agent --root "$R" --profile kubespray --yes -o json run > "$WORK/nfs.json"; rc=$?
+assert "commented-out ETCD_DATA_DIR: not detected as the data directory" jq_ "$WORK/nfs.json" \
+        "'/srv/nfs-export' not in str(r)"
+assert "commented-out ETCD_DATA_DIR: /srv/nfs-export keeps its data" test -f "$R/srv/nfs-export/pv-data"
+assert "no member answers (--root): member/snap/db copied into the backup" \
+        cmp -s "$(ls -d "$R"/var/backups/node-reset/*/ | tail -n 1)/etcd-member-snap-db" "$WORK/nfs-db"
+assert "no member answers, its db in the backup: the data directory is removed, exit 0 ($rc)" \
+        test $rc -eq 0 -a ! -e "$R/var/lib/etcd"
 
 # --- a backup that cannot be written stops the run before anything is deleted ---------------------
 R="$WORK/full/root"

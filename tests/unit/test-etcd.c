@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests for the etcd client's codec (golden bytes from rpc.proto's field numbers, bounds,
  * malformed answers), the gRPC frame parser's streaming mode, and how the agent finds this node's
- * member in kubeadm's and kubespray's files and matches it, and protects the backups. */
+ * member in kubeadm's and kubespray's files and matches it, protects the backups, decides the data
+ * directory's fate (every case of the rule) and remembers a departure. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,7 +19,9 @@
 #include <unistd.h>
 
 #include "agent/phases/backup.h"
+#include "agent/phases/etcd-datadir.h"
 #include "agent/phases/etcd-member.h"
+#include "agent/phases/etcd-state.h"
 #include "etcd/etcd.h"
 #include "grpc/grpc.h"
 #include "grpc/proto.h"
@@ -33,14 +36,15 @@ static void test_encode_requests(void **state) {
         proto_writer_init(&w);
         assert_int_equal(etcd_encode_member_list_request(true, &w), 0);
         assert_int_equal(w.len, 2);
-        assert_memory_equal(w.buf, ((const uint8_t[]) { 0x08, 0x01 }), 2);     /* linearizable = 1 */
+        assert_memory_equal(w.buf, ((const uint8_t[]) { 0x08, 0x01 }), 2); /* linearizable = 1 */
         proto_writer_done(&w);
 
         proto_writer_init(&w);
         assert_int_equal(etcd_encode_member_remove_request(0x8e9e05c52164694dULL, &w), 0);
         /* ID = 1, varint */
         assert_int_equal(w.len, 11);
-        assert_memory_equal(w.buf, ((const uint8_t[]) { 0x08, 0xcd, 0xd2, 0x91, 0x8b, 0xd2, 0xb8, 0x81, 0xcf, 0x8e, 0x01 }), 11);
+        assert_memory_equal(
+                w.buf, ((const uint8_t[]) { 0x08, 0xcd, 0xd2, 0x91, 0x8b, 0xd2, 0xb8, 0x81, 0xcf, 0x8e, 0x01 }), 11);
         proto_writer_done(&w);
 
         proto_writer_init(&w);
@@ -51,11 +55,9 @@ static void test_encode_requests(void **state) {
 /* MemberListResponse{header{cluster_id 7, member_id 9}, members [{ID 5, name "m1", peerURLs
  * ["https://a:2380"], clientURLs ["https://a:2379"]}, {ID 6, isLearner}]} */
 static const uint8_t member_list[] = {
-        0x0a, 0x04, 0x08, 0x07, 0x10, 0x09,
-        0x12, 0x26, 0x08, 0x05, 0x12, 0x02, 'm', '1',
-        0x1a, 0x0e, 'h', 't', 't', 'p', 's', ':', '/', '/', 'a', ':', '2', '3', '8', '0',
-        0x22, 0x0e, 'h', 't', 't', 'p', 's', ':', '/', '/', 'a', ':', '2', '3', '7', '9',
-        0x12, 0x04, 0x08, 0x06, 0x28, 0x01,
+        0x0a, 0x04, 0x08, 0x07, 0x10, 0x09, 0x12, 0x26, 0x08, 0x05, 0x12, 0x02, 'm',  '1',  0x1a, 0x0e, 'h', 't',
+        't',  'p',  's',  ':',  '/',  '/',  'a',  ':',  '2',  '3',  '8',  '0',  0x22, 0x0e, 'h',  't',  't', 'p',
+        's',  ':',  '/',  '/',  'a',  ':',  '2',  '3',  '7',  '9',  0x12, 0x04, 0x08, 0x06, 0x28, 0x01,
 };
 
 static void test_decode_member_list(void **state) {
@@ -87,7 +89,7 @@ static void test_decode_member_list_malformed(void **state) {
 
         for (size_t n = 1; n < sizeof member_list; n++)
                 if (etcd_decode_member_list(member_list, n, &l) >= 0)
-                        etcd_member_list_done(&l);      /* some prefixes are whole messages */
+                        etcd_member_list_done(&l); /* some prefixes are whole messages */
         assert_int_equal(etcd_decode_member_list(member_list, sizeof member_list - 1, &l), -EBADMSG);
         /* An embedded NUL in a name. */
         assert_int_equal(etcd_decode_member_list(BYTES(0x12, 0x06, 0x08, 0x01, 0x12, 0x02, 'm', 0x00), &l), -EBADMSG);
@@ -233,19 +235,22 @@ static void test_local_kubeadm(void **state) {
         char dir[] = "/tmp/test-etcd.XXXXXX";
         EtcdLocal l = {};
         EtcdMember same = { .name = (char *) "cp1" }, other = { .name = (char *) "cp1" };
-        char *peers[] = { (char *) "https://10.0.0.1:2380", NULL }, *elsewhere[] = { (char *) "https://10.0.0.9:2380", NULL };
+        char *peers[] = { (char *) "https://10.0.0.1:2380", NULL },
+             *elsewhere[] = { (char *) "https://10.0.0.9:2380", NULL };
 
         assert_non_null(mkdtemp(dir));
-        write_file(dir, ETCD_MANIFEST,
-                   "spec:\n  containers:\n  - command:\n    - etcd\n"
-                   "    - --advertise-client-urls=https://10.0.0.1:2379\n"
-                   "    - --cert-file=/etc/kubernetes/pki/etcd/server.crt\n"
-                   "    - --initial-advertise-peer-urls=https://10.0.0.1:2380\n"
-                   "    - \"--initial-cluster=cp1=https://10.0.0.1:2380,cp2=https://10.0.0.2:2380,cp3=https://10.0.0.3:2390\"\n"
-                   "    - --key-file=/etc/kubernetes/pki/etcd/server.key\n"
-                   "    - --listen-client-urls=https://127.0.0.1:2379,https://10.0.0.1:2379\n"
-                   "    - --name=cp1\n"
-                   "    - --trusted-ca-file=/etc/kubernetes/pki/etcd/ca.crt\n");
+        write_file(
+                dir, ETCD_MANIFEST,
+                "spec:\n  containers:\n  - command:\n    - etcd\n"
+                "    - --advertise-client-urls=https://10.0.0.1:2379\n"
+                "    - --cert-file=/etc/kubernetes/pki/etcd/server.crt\n"
+                "    - --initial-advertise-peer-urls=https://10.0.0.1:2380\n"
+                "    - "
+                "\"--initial-cluster=cp1=https://10.0.0.1:2380,cp2=https://10.0.0.2:2380,cp3=https://10.0.0.3:2390\"\n"
+                "    - --key-file=/etc/kubernetes/pki/etcd/server.key\n"
+                "    - --listen-client-urls=https://127.0.0.1:2379,https://10.0.0.1:2379\n"
+                "    - --name=cp1\n"
+                "    - --trusted-ca-file=/etc/kubernetes/pki/etcd/ca.crt\n");
         write_file(dir, "/etc/kubernetes/pki/etcd/healthcheck-client.crt", "x");
         write_file(dir, "/etc/kubernetes/pki/etcd/healthcheck-client.key", "x");
         local_in(dir, &l, 1);
@@ -274,7 +279,8 @@ static void test_local_kubeadm(void **state) {
         local_in(dir, &l, 1);
         assert_true(l.external);
         etcd_local_done(&l);
-        write_file(dir, KUBEADM_CONFIG, "kind: ClusterConfiguration\netcd:\n  local:\n    dataDir: /var/lib/etcd\nexternal: x\n");
+        write_file(dir, KUBEADM_CONFIG,
+                   "kind: ClusterConfiguration\netcd:\n  local:\n    dataDir: /var/lib/etcd\nexternal: x\n");
         local_in(dir, &l, 1);
         assert_false(l.external);
         etcd_local_done(&l);
@@ -286,7 +292,7 @@ static void test_local_env(void **state) {
         EtcdLocal l = {};
 
         assert_non_null(mkdtemp(dir));
-        local_in(dir, &l, 0);   /* no member files: not an etcd node */
+        local_in(dir, &l, 0); /* no member files: not an etcd node */
         etcd_local_done(&l);
         write_file(dir, ETCD_ENV,
                    "# Environment file for etcd v3.5\n"
@@ -303,8 +309,53 @@ static void test_local_env(void **state) {
         assert_string_equal(l.name, "etcd1");
         assert_string_equal(l.peer_urls[0], "https://10.0.0.5:2380");
         assert_string_equal(l.endpoints[0], "https://10.0.0.5:2379");
-        assert_string_equal(l.endpoints[1], "https://127.0.0.1:2379");   /* 0.0.0.0 is reached on loopback */
+        assert_string_equal(l.endpoints[1], "https://127.0.0.1:2379"); /* 0.0.0.0 is reached on loopback */
         assert_non_null(strstr(l.cert_file, "/etc/ssl/etcd/ssl/member-node1.pem"));
+        etcd_local_done(&l);
+        rm_rf(dir);
+}
+
+/* Formats, not substrings: a commented-out line, another container's flags, a key in the wrong
+ * place are no evidence; quotes are what the shell and YAML make of them; the last assignment wins. */
+static void test_local_formats(void **state) {
+        char dir[] = "/tmp/test-etcd.XXXXXX";
+        EtcdLocal l = {};
+
+        assert_non_null(mkdtemp(dir));
+        write_file(dir, ETCD_ENV,
+                   "# moved off the NFS export:\n"
+                   "# ETCD_DATA_DIR=/srv/nfs-export\n"
+                   "ETCD_DATA_DIR=/var/lib/old-etcd\n"
+                   "ETCD_NAME='etcd 1'\n"
+                   "ETCD_DATA_DIR=\"/var/lib/etcd\"\n"
+                   "ETCD_INITIAL_ADVERTISE_PEER_URLS=https://10.0.0.5:2380 # not a comment in an env file\n");
+        local_in(dir, &l, 1);
+        assert_string_equal(l.data_dir, "/var/lib/etcd");
+        assert_string_equal(l.name, "etcd 1");
+        etcd_local_done(&l);
+        /* An env file that does not parse says nothing: an error, never a guess. */
+        write_file(dir, ETCD_ENV, "ETCD_DATA_DIR=\"/srv/nfs-export\n");
+        local_in(dir, &l, -EBADMSG);
+        etcd_local_done(&l);
+
+        write_file(dir, ETCD_MANIFEST,
+                   "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n"
+                   "  - name: backup-sidecar\n    command: [/bin/sh, -c, 'etcd --data-dir=/srv/nfs-export']\n"
+                   "    args:\n    - --data-dir=/srv/nfs-export\n"
+                   "  - name: etcd\n    command:\n    - etcd\n"
+                   "    # - --data-dir=/srv/nfs-export\n"
+                   "    - --name=cp1\n"
+                   "    args: [\"--data-dir=/var/lib/etcd-data\"]\n");
+        local_in(dir, &l, 1);
+        assert_string_equal(l.source, ETCD_MANIFEST);
+        assert_string_equal(l.name, "cp1");
+        assert_string_equal(l.data_dir, "/var/lib/etcd-data");
+        etcd_local_done(&l);
+        write_file(dir, ETCD_MANIFEST, "spec:\n  containers:\n  - name: etcd\n    command: [etcd, \"--data-dir=/x\"\n");
+        local_in(dir, &l, -EBADMSG);
+        etcd_local_done(&l);
+        write_file(dir, ETCD_MANIFEST, "# - --data-dir=/srv/nfs-export\nspec:\n  containers: []\n");
+        local_in(dir, &l, -EBADMSG); /* a pod without an etcd container */
         etcd_local_done(&l);
         rm_rf(dir);
 }
@@ -324,6 +375,87 @@ static void test_backup_protected(void **state) {
         assert_false(backup_dir_protects("/var/backups/node-reset-old", &contains));
 }
 
+/* StatusResponse{header{cluster_id 7, member_id 0x8e9e05c52164694d}, version "3.4.23", isLearner} */
+static void test_decode_status(void **state) {
+        EtcdStatus st;
+
+        assert_int_equal(
+                etcd_decode_status(BYTES(0x0a, 0x0d, 0x08, 0x07, 0x10, 0xcd, 0xd2, 0x91, 0x8b, 0xd2, 0xb8, 0x81, 0xcf,
+                                         0x8e, 0x01, 0x12, 0x06, '3', '.', '4', '.', '2', '3', 0x50, 0x01),
+                                   &st),
+                0);
+        assert_int_equal(st.cluster_id, 7);
+        assert_int_equal(st.member_id, 0x8e9e05c52164694dULL);
+        assert_true(st.is_learner);
+        /* A version string is not a member, and an unknown field is left alone. */
+        assert_int_equal(etcd_decode_status(BYTES(0x12, 0x01, 'x', 0x58, 0x05), &st), 0);
+        assert_int_equal(st.member_id, 0);
+        assert_false(st.is_learner);
+        assert_int_equal(etcd_decode_status(BYTES(0x0a, 0x05, 0x08), &st), -EBADMSG);
+}
+
+typedef struct FateCase {
+        EtcdFacts f;
+        int remove;
+        const char *why;
+} FateCase;
+
+static void test_data_dir_fate(void **state) {
+        static const FateCase cases[] = {
+                { { .observed = true, .left = true }, 1, "left" },
+                { { .left = true, .last_voter = true }, 1, "left" },
+                { { .observed = true, .last_voter = true, .snapshot = true }, 1, "whole cluster" },
+                { { .observed = true, .last_voter = true, .db_copied = true }, 0, "no complete snapshot" },
+                { { .observed = true, .last_voter = true }, 0, "no complete snapshot" },
+                { { .observed = true, .none_answered = true, .db_copied = true }, 1, "member/snap/db" },
+                { { .observed = true, .none_answered = true }, 0, "no copy" },
+                /* A snapshot is of a member that answered: "none answered" needs its own copy. */
+                { { .observed = true, .none_answered = true, .snapshot = true }, 0, "no copy" },
+                { { .own_silent = true, .db_copied = true }, 1, "did not run" },
+                { { .own_silent = true }, 0, "no copy" },
+                { { .snapshot = true }, 0, "did not ask" },
+                { { .observed = true }, 0, "still part" },
+                { { .observed = true, .snapshot = true, .db_copied = true }, 0, "still part" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                cleanup_free char *why = NULL;
+
+                assert_int_equal(etcd_data_dir_fate(&cases[i].f, &why), cases[i].remove);
+                if (!strstr(why, cases[i].why))
+                        fail_msg("case %zu: '%s' does not say '%s'", i, why, cases[i].why);
+        }
+}
+
+static void test_state_left(void **state) {
+        char dir[] = "/tmp/test-etcd.XXXXXX";
+        Context ctx = { .root = dir };
+        EtcdLeft e;
+
+        assert_non_null(mkdtemp(dir));
+        ctx.root_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        assert_int_equal(etcd_state_find_left(&ctx, 0, "m1", &e), 0);
+        assert_int_equal(etcd_state_record_left(&ctx, 0xc1, 0x8e9e05c52164694dULL, "m1"), 0);
+        assert_int_equal(etcd_state_record_left(&ctx, 0xc2, 0x22, "m1"), 0);
+        assert_int_equal(etcd_state_record_left(&ctx, 0xc1, 0x33, "other"), 0);
+        assert_int_equal(etcd_state_find_left(&ctx, 0xc1, "m1", &e), 1);
+        assert_int_equal(e.member_id, 0x8e9e05c52164694dULL);
+        assert_int_equal(etcd_state_find_left(&ctx, 0, "m1", &e), 1); /* the newest */
+        assert_int_equal(e.cluster_id, 0xc2);
+        assert_int_equal(etcd_state_find_left(&ctx, 0xc3, "m1", &e), 0);
+        assert_int_equal(etcd_state_record_left(&ctx, 0xc1, 0x1, "two\nlines"), -EINVAL);
+        /* A line that does not parse is evidence of nothing; the file stays bounded. */
+        write_file(dir, ETCD_STATE_DIR "/" ETCD_STATE_NAME,
+                   "# left 00000000000000c9 0000000000000009 m9\nleft zz m9\n");
+        assert_int_equal(etcd_state_find_left(&ctx, 0, "m9", &e), 0);
+        for (unsigned i = 0; i < 100; i++)
+                assert_int_equal(etcd_state_record_left(&ctx, i + 1, i + 1, "m1"), 0);
+        assert_int_equal(etcd_state_find_left(&ctx, 100, "m1", &e), 1);
+        assert_int_equal(etcd_state_find_left(&ctx, 1, "m1", &e), 0); /* dropped */
+        close(ctx.root_fd);
+        rm_rf(dir);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_encode_requests),
@@ -335,7 +467,11 @@ int main(void) {
                 cmocka_unit_test(test_refused),
                 cmocka_unit_test(test_local_kubeadm),
                 cmocka_unit_test(test_local_env),
+                cmocka_unit_test(test_local_formats),
                 cmocka_unit_test(test_backup_protected),
+                cmocka_unit_test(test_decode_status),
+                cmocka_unit_test(test_data_dir_fate),
+                cmocka_unit_test(test_state_left),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* etcd's flags from the files that start it: a commented-out line, a key in another mapping or a
+ * flag in another container is no flag. */
+
+#include <errno.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "agent/config/envfile.h"
+#include "agent/config/etcd-flags.h"
+#include "agent/config/yaml-util.h"
+#include "macro.h"
+#include "string-util.h"
+#include "strv.h"
+
+/* A sequence of scalars appended to *argv; anything else in it is no command line. */
+static int append_seq(yaml_document_t *doc, yaml_node_t *seq, char ***argv) {
+        if (!seq)
+                return 0;
+        if (seq->type != YAML_SEQUENCE_NODE)
+                return -EBADMSG;
+        for (yaml_node_item_t *i = seq->data.sequence.items.start; i < seq->data.sequence.items.top; i++) {
+                const char *s = yaml_scalar_of(yaml_document_get_node(doc, *i));
+
+                if (!s)
+                        return -EBADMSG;
+                if (strv_extend(argv, s) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static bool container_is(yaml_document_t *doc, yaml_node_t *c, const char *container) {
+        const char *name = yaml_scalar_of(yaml_map_get(doc, c, "name"));
+        yaml_node_t *cmd = yaml_map_get(doc, c, "command");
+        const char *prog = NULL, *slash;
+
+        if (streq_ptr(name, container))
+                return true;
+        if (cmd && cmd->type == YAML_SEQUENCE_NODE && cmd->data.sequence.items.start < cmd->data.sequence.items.top)
+                prog = yaml_scalar_of(yaml_document_get_node(doc, *cmd->data.sequence.items.start));
+        if (!prog)
+                return false;
+        slash = strrchr(prog, '/');
+        return streq(slash ? slash + 1 : prog, container);
+}
+
+static int doc_container_argv(yaml_document_t *doc, const char *container, char ***ret) {
+        yaml_node_t *root = yaml_document_get_root_node(doc);
+        yaml_node_t *spec = yaml_map_get(doc, root, "spec");
+        yaml_node_t *list = yaml_map_get(doc, spec, "containers");
+        int r;
+
+        if (!list || list->type != YAML_SEQUENCE_NODE)
+                return -EBADMSG;
+        for (yaml_node_item_t *i = list->data.sequence.items.start; i < list->data.sequence.items.top; i++) {
+                yaml_node_t *c = yaml_document_get_node(doc, *i);
+                cleanup_strv char **argv = NULL;
+
+                if (!c || c->type != YAML_MAPPING_NODE || !container_is(doc, c, container))
+                        continue;
+                r = append_seq(doc, yaml_map_get(doc, c, "command"), &argv);
+                if (r >= 0)
+                        r = append_seq(doc, yaml_map_get(doc, c, "args"), &argv);
+                if (r < 0)
+                        return r;
+                if (!argv && strv_extend(&argv, container) < 0)
+                        return -ENOMEM;
+                *ret = TAKE_PTR(argv);
+                return 1;
+        }
+        return 0;
+}
+
+int pod_container_argv(const char *text, size_t size, const char *container, char ***ret) {
+        yaml_parser_t parser;
+        yaml_document_t doc;
+        int r;
+
+        if (!yaml_parser_initialize(&parser))
+                return -EOPNOTSUPP;
+        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
+        if (!yaml_parser_load(&parser, &doc))
+                r = -EBADMSG;
+        else {
+                r = doc_container_argv(&doc, container, ret);
+                yaml_document_delete(&doc);
+        }
+        yaml_parser_delete(&parser);
+        return r;
+}
+
+int etcd_env_argv(const char *text, size_t size, char ***ret, unsigned *ret_line) {
+        cleanup_strv char **pairs = NULL, **argv = NULL;
+        int r;
+
+        r = env_file_parse(text, size, &pairs, ret_line);
+        if (r < 0)
+                return r;
+        if (strv_extend(&argv, "etcd") < 0)
+                return -ENOMEM;
+        STRV_FOREACH(p, pairs) {
+                const char *k = startswith(*p, "ETCD_");
+                const char *eq = k ? strchr(k, '=') : NULL;
+                char *flag;
+
+                if (!eq || eq == k)
+                        continue;
+                flag = strprintf("--%.*s=%s", (int) (eq - k), k, eq + 1);
+                if (!flag)
+                        return -ENOMEM;
+                for (char *c = flag + 2; *c != '='; c++)
+                        *c = *c == '_' ? '-' : (char) (*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+                r = strv_consume(&argv, flag);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(argv);
+        return 0;
+}
