@@ -118,21 +118,25 @@ static int copy_symlink(int src_dir, const char *name, int dst_dir, BackupRun *b
         return RET_NERRNO(symlinkat(target, dst_dir, name));
 }
 
-static int copy_tree(int src_dir, int dst_dir, dev_t dev, unsigned depth, BackupRun *b);
+static int copy_tree(int src_dir, int dst_dir, const MountIdentity *top, unsigned depth, BackupRun *b);
 
 /* One entry of a directory being saved: files and symlinks as they are, directories recursively
- * when they are on the same file system; devices, FIFOs and sockets are not configuration. */
-static int copy_entry(int src_dir, const char *name, int dst_dir, dev_t dev, unsigned depth, BackupRun *b) {
+ * when they are on the mount the source is on (a bind mount of the same file system counts as
+ * another: the mount id tells); devices, FIFOs and sockets are not configuration. */
+static int copy_entry(int src_dir, const char *name, int dst_dir, const MountIdentity *top, unsigned depth,
+                      BackupRun *b) {
         cleanup_close int sub = -EBADF, dsub = -EBADF;
-        struct stat st;
+        MountIdentity mi;
+        int r;
 
-        if (fstatat(src_dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return negative_errno();
-        if (S_ISLNK(st.st_mode))
+        r = mount_identity_at(src_dir, name, 0, &mi);
+        if (r < 0)
+                return r;
+        if (S_ISLNK(mi.mode))
                 return copy_symlink(src_dir, name, dst_dir, b);
-        if (S_ISREG(st.st_mode))
+        if (S_ISREG(mi.mode))
                 return copy_file(src_dir, name, dst_dir, b);
-        if (!S_ISDIR(st.st_mode) || st.st_dev != dev)
+        if (!S_ISDIR(mi.mode) || (top && mount_identity_other_mount(top, &mi)))
                 return 0; /* never across a mount */
         if (depth >= BACKUP_DEPTH_MAX)
                 return -ELOOP;
@@ -144,10 +148,10 @@ static int copy_entry(int src_dir, const char *name, int dst_dir, dev_t dev, uns
         dsub = openat(dst_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (dsub < 0)
                 return negative_errno();
-        return copy_tree(sub, dsub, dev, depth + 1, b);
+        return copy_tree(sub, dsub, top ?: &mi, depth + 1, b);
 }
 
-static int copy_tree(int src_dir, int dst_dir, dev_t dev, unsigned depth, BackupRun *b) {
+static int copy_tree(int src_dir, int dst_dir, const MountIdentity *top, unsigned depth, BackupRun *b) {
         int dfd = fcntl(src_dir, F_DUPFD_CLOEXEC, 3);
         DIR *d;
         int r = 0;
@@ -161,7 +165,7 @@ static int copy_tree(int src_dir, int dst_dir, dev_t dev, unsigned depth, Backup
         }
         for (struct dirent *de; r >= 0 && (de = readdir(d));)
                 if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-                        r = copy_entry(src_dir, de->d_name, dst_dir, dev, depth, b);
+                        r = copy_entry(src_dir, de->d_name, dst_dir, top, depth, b);
         (void) closedir(d);
         return r;
 }
@@ -179,6 +183,8 @@ static int save_source(const Context *ctx, int dst_fd, const char *path, BackupR
         if (src_parent < 0)
                 /* cppcheck-suppress memleak ; cleanup_free (cppcheck does not know the attribute) */
                 return src_parent == -ENOENT ? 0 : src_parent;
+        /* The source itself may be a mount point (a dedicated /etc/kubernetes): its own mount is the
+         * one the copy stays on, set by copy_entry() from what it finds there. */
         if (fstatat(src_parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 /* cppcheck-suppress memleak ; cleanup_free (cppcheck does not know the attribute) */
                 return errno == ENOENT ? 0 : negative_errno();
@@ -186,7 +192,7 @@ static int save_source(const Context *ctx, int dst_fd, const char *path, BackupR
         dst_parent = fileio_mkdir_beneath(dst_fd, parent, 0700);
         if (dst_parent < 0)
                 return dst_parent;
-        return copy_entry(src_parent, name, dst_parent, st.st_dev, 0, b);
+        return copy_entry(src_parent, name, dst_parent, NULL, 0, b);
 }
 
 /* A name no earlier run used: the time, then ".1", ".2", ... for runs within the same second. */

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The backup phase never copies across a mount, also a bind mount of the same file system (one
+# st_dev, another mount id): in a private mount namespace, a --root tree whose /etc/kubernetes/pki
+# holds a bind mount of a directory from elsewhere on the same tmpfs, and a tmpfs mounted at
+# pki/etcd; the backup has the tree's own files and neither mount's. A source that is itself a mount
+# point (a dedicated /etc/kubernetes/manifests) is saved: its own mount is the one the copy stays on.
+. "$(dirname "$0")/lib.sh"
+require_cmd unshare
+in_private_ns -n "$@"
+
+R=$WORK/root
+mkdir -p "$R/etc/kubernetes/pki/outside" "$R/etc/kubernetes/pki/etcd" "$R/etc/kubernetes/manifests" "$WORK/elsewhere"
+echo ca > "$R/etc/kubernetes/pki/ca.crt"
+echo kubelet > "$R/etc/kubernetes/kubelet.conf"
+echo "not the node's" > "$WORK/elsewhere/secret"
+mount --bind "$WORK/elsewhere" "$R/etc/kubernetes/pki/outside" || { echo "FAIL: cannot bind mount"; exit 1; }
+mount -t tmpfs nr-etcd "$R/etc/kubernetes/pki/etcd" && mount -t tmpfs nr-manifests "$R/etc/kubernetes/manifests" ||
+        { echo "FAIL: cannot mount tmpfs"; exit 1; }
+echo key > "$R/etc/kubernetes/pki/etcd/ca.key"
+echo pod > "$R/etc/kubernetes/manifests/etcd.yaml"
+[ "$(stat -c %d "$R/etc/kubernetes/pki")" = "$(stat -c %d "$R/etc/kubernetes/pki/outside")" ] ||
+        skip "the bind mount shows another st_dev here: the case this test is for cannot be built"
+
+"$NODE_RESET" --root "$R" --phases backup --yes -o json run > "$WORK/run.json" 2> "$WORK/run.err"; rc=$?
+assert "backup run exits 0" [ "$rc" -eq 0 ] || cat "$WORK/run.err"
+b=$(find "$R/var/backups/node-reset" -mindepth 1 -maxdepth 1 -type d | head -1)
+assert "a backup directory was made" [ -n "$b" ]
+assert "the tree's own files are saved" [ -f "$b/etc/kubernetes/pki/ca.crt" ] && [ -f "$b/etc/kubernetes/kubelet.conf" ]
+assert "a bind mount of the same file system is not crossed" [ ! -e "$b/etc/kubernetes/pki/outside/secret" ]
+assert "another file system's mount beneath a source is not crossed" [ ! -e "$b/etc/kubernetes/pki/etcd/ca.key" ]
+assert "a source that is a mount point itself is saved" [ -f "$b/etc/kubernetes/manifests/etcd.yaml" ]
+assert "the bind-mounted data is untouched" [ "$(cat "$WORK/elsewhere/secret")" = "not the node's" ]
+schema_valid "$WORK/run.json" >/dev/null || fail "the report does not match docs/report.schema.json"
+umount "$R/etc/kubernetes/pki/outside" "$R/etc/kubernetes/pki/etcd" "$R/etc/kubernetes/manifests"
+finish
