@@ -15,6 +15,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "agent/config/envfile.h"
+#include "agent/config/etcd-flags.h"
 #include "agent/config/yaml-util.h"
 #include "agent/node/fileio.h"
 #include "agent/phases/node-addresses.h"
@@ -23,115 +25,7 @@
 #include "strv.h"
 
 #define NODE_FILE_MAX (256U * 1024U)
-
-/* One shell-style word from *p (whole: the rest of the text, as an env file's value, trailing
- * blanks cut): quotes removed, backslash escapes outside single quotes kept literal. NULL at the end
- * of the text; *ret_oom on allocation failure. */
-static char *next_word(const char **p, bool whole, bool *ret_oom) {
-        const char *s = *p + strspn(*p, " \t");
-        char *w, *o, q = 0;
-
-        if (!*s)
-                return NULL;
-        w = o = malloc(strlen(s) + 1);
-        if (!w) {
-                *ret_oom = true;
-                return NULL;
-        }
-        for (; *s && (q || whole || !strchr(" \t", *s)); s++) {
-                if (!q && (*s == '\'' || *s == '"'))
-                        q = *s;
-                else if (q && *s == q)
-                        q = 0;
-                else if (*s == '\\' && q != '\'' && s[1])
-                        *o++ = *++s;
-                else
-                        *o++ = *s;
-        }
-        while (whole && o > w && strchr(" \t\r", o[-1]))
-                o--;
-        *o = 0;
-        *p = s;
-        return w;
-}
-
-static int split_words(const char *s, char ***words) {
-        bool oom = false;
-        char *w;
-
-        while ((w = next_word(&s, false, &oom)))
-                if (strv_consume(words, w) < 0)
-                        return -ENOMEM;
-        return oom ? -ENOMEM : 0;
-}
-
-/* The value of one "NAME=VALUE" line when NAME is one of names: quotes removed as systemd does. */
-static int env_line(const char *line, const char *const *names, char **last) {
-        const char *eq = strchr(line, '='), *p;
-        bool oom = false;
-        size_t klen;
-
-        line += strspn(line, " \t");
-        if (!eq || *line == '#' || *line == ';')
-                return 0;
-        klen = (size_t) (eq - line);
-        while (klen > 0 && strchr(" \t", line[klen - 1]))
-                klen--;
-        for (size_t i = 0; names[i]; i++) {
-                if (strlen(names[i]) != klen || strncmp(line, names[i], klen) != 0)
-                        continue;
-                p = eq + 1;
-                free(last[i]);
-                last[i] = next_word(&p, true, &oom);
-                if (!last[i] && !oom)
-                        last[i] = strdup("");
-                return last[i] ? 0 : -ENOMEM;
-        }
-        return 0;
-}
-
-int node_env_words(const char *text, const char *const *names, char ***words) {
-        size_t n = strv_length((char *const *) names);
-        char **last = calloc(n + 1, sizeof(char *));
-        cleanup_free char *copy = strdup(text);
-        char *save = NULL;
-        int r = 0;
-
-        if (!last || !copy) {
-                free(last);
-                return -ENOMEM;
-        }
-        for (char *line = strtok_r(copy, "\n", &save); line && r >= 0; line = strtok_r(NULL, "\n", &save))
-                r = env_line(line, names, last);
-        for (size_t i = 0; i < n && r >= 0; i++)
-                if (last[i])
-                        r = split_words(last[i], words);
-        for (size_t i = 0; i < n; i++)
-                free(last[i]);
-        free(last);
-        return r;
-}
-
-const char *node_flag_value(char *const *argv, const char *flag) {
-        const char *value = NULL;
-
-        for (size_t i = 0; argv && argv[i]; i++) {
-                const char *a = argv[i], *rest;
-                size_t len = strlen(flag);
-
-                if (a[0] != '-')
-                        continue;
-                a += a[1] == '-' ? 2 : 1;
-                if (strncmp(a, flag, len) != 0)
-                        continue;
-                rest = a + len;
-                if (*rest == '=')
-                        value = rest + 1;
-                else if (!*rest && argv[i + 1])
-                        value = argv[++i];
-        }
-        return value;
-}
+#define APISERVER_POD "/etc/kubernetes/manifests/kube-apiserver.yaml"
 
 static int add_address(NodeAddresses *l, const char *text, const char *what, const char *path) {
         NodeAddress a = {};
@@ -164,56 +58,48 @@ static int add_list(NodeAddresses *l, const char *list, const char *what, const 
         return r;
 }
 
+/* kubelet's flags from an environment file its unit reads: each KUBELET_*ARGS value split at blanks,
+ * as systemd expands an unbraced $VAR in ExecStart=, in the order kubeadm's drop-in names them. */
 static int read_kubelet_env(int root_fd, const char *path, NodeAddresses *l) {
         static const char *const names[] = { "KUBELET_KUBEADM_ARGS", "KUBELET_EXTRA_ARGS", "KUBELET_ARGS",
-                                             "KUBELET_ADDRESS", NULL };
+                                             "KUBELET_ADDRESS" };
         cleanup_free char *text = NULL;
-        cleanup_strv char **words = NULL;
+        cleanup_strv char **pairs = NULL, **argv = NULL;
         const char *ip;
         size_t size;
 
-        if (fileio_read_beneath(root_fd, path, NODE_FILE_MAX, &text, &size) < 0 || memchr(text, 0, size))
-                return 0;
-        if (node_env_words(text, names, &words) < 0)
+        if (fileio_read_beneath(root_fd, path, NODE_FILE_MAX, &text, &size) < 0 ||
+            env_file_parse(text, size, &pairs, NULL) < 0)
+                return 0; /* no file, or not an environment file: it names no address */
+        if (strv_extend(&argv, "kubelet") < 0)
                 return -ENOMEM;
-        ip = node_flag_value(words, "node-ip");
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                cleanup_strv char **words = NULL;
+                const char *v = env_get(pairs, names[i]);
+
+                if (!v)
+                        continue;
+                if (argv_split_blanks(v, &words) < 0)
+                        return -ENOMEM;
+                STRV_FOREACH(w, words)
+                        if (strv_extend(&argv, *w) < 0)
+                                return -ENOMEM;
+        }
+        ip = argv_flag(argv, "node-ip");
         return ip ? add_list(l, ip, "kubelet's --node-ip", path) : 0;
 }
 
-/* The scalars of a sequence node, as a strv (non-scalars skipped). */
-static int sequence_words(yaml_document_t *doc, yaml_node_t *seq, char ***words) {
-        if (!seq || seq->type != YAML_SEQUENCE_NODE)
+/* The API server's command line from its static pod: 1 with it, 0 when there is none or the file is
+ * no pod spec. */
+static int apiserver_argv(int root_fd, char ***ret) {
+        cleanup_free char *text = NULL;
+        size_t size;
+        int r;
+
+        if (fileio_read_beneath(root_fd, APISERVER_POD, NODE_FILE_MAX, &text, &size) < 0)
                 return 0;
-        for (yaml_node_item_t *i = seq->data.sequence.items.start; i < seq->data.sequence.items.top; i++) {
-                const char *s = yaml_scalar_of(yaml_document_get_node(doc, *i));
-
-                if (s && strv_extend(words, s) < 0)
-                        return -ENOMEM;
-        }
-        return 0;
-}
-
-/* --advertise-address in the command and args of every container of a static pod. */
-static int pod_advertise(yaml_document_t *doc, const char *path, void *userdata) {
-        NodeAddresses *l = userdata;
-        yaml_node_t *root = yaml_document_get_root_node(doc);
-        yaml_node_t *cs = yaml_map_get(doc, yaml_map_get(doc, root, "spec"), "containers");
-
-        if (!cs || cs->type != YAML_SEQUENCE_NODE)
-                return 0;
-        for (yaml_node_item_t *i = cs->data.sequence.items.start; i < cs->data.sequence.items.top; i++) {
-                yaml_node_t *c = yaml_document_get_node(doc, *i);
-                cleanup_strv char **argv = NULL;
-                const char *ip;
-
-                if (sequence_words(doc, yaml_map_get(doc, c, "command"), &argv) < 0 ||
-                    sequence_words(doc, yaml_map_get(doc, c, "args"), &argv) < 0)
-                        return -ENOMEM;
-                ip = node_flag_value(argv, "advertise-address");
-                if (ip && add_address(l, ip, "the API server's --advertise-address", path) < 0)
-                        return -ENOMEM;
-        }
-        return 0;
+        r = pod_container_argv(text, size, "kube-apiserver", ret);
+        return r == -ENOMEM ? r : r > 0;
 }
 
 /* kubeadm's InitConfiguration / JoinConfiguration (controlPlane.localAPIEndpoint). */
@@ -260,47 +146,29 @@ static int read_yaml(int root_fd, const char *path, void *userdata,
         return r;
 }
 
-typedef struct FlagQuery {
-        const char *flag;
-        char *value;
-} FlagQuery;
-
-static int pod_flag(yaml_document_t *doc, const char *path, void *userdata) {
-        yaml_node_t *cs = yaml_map_get(doc, yaml_map_get(doc, yaml_document_get_root_node(doc), "spec"), "containers");
-        FlagQuery *q = userdata;
-
-        if (!cs || cs->type != YAML_SEQUENCE_NODE)
-                return 0;
-        for (yaml_node_item_t *i = cs->data.sequence.items.start; i < cs->data.sequence.items.top; i++) {
-                yaml_node_t *c = yaml_document_get_node(doc, *i);
-                cleanup_strv char **argv = NULL;
-                const char *v;
-
-                if (sequence_words(doc, yaml_map_get(doc, c, "command"), &argv) < 0 ||
-                    sequence_words(doc, yaml_map_get(doc, c, "args"), &argv) < 0)
-                        return -ENOMEM;
-                v = node_flag_value(argv, q->flag);
-                if (v) {
-                        free(q->value);
-                        q->value = strdup(v);
-                        if (!q->value)
-                                return -ENOMEM;
-                }
-        }
-        return 0;
-}
-
 int node_apiserver_flag(int root_fd, const char *flag, char **ret) {
-        FlagQuery q = { flag, NULL };
+        cleanup_strv char **argv = NULL;
+        const char *v;
         int r;
 
-        r = read_yaml(root_fd, "/etc/kubernetes/manifests/kube-apiserver.yaml", &q, pod_flag);
-        if (r < 0) {
-                free(q.value);
-                return r;
-        }
-        *ret = q.value;
-        return 0;
+        *ret = NULL;
+        r = apiserver_argv(root_fd, &argv);
+        if (r <= 0 || !(v = argv_flag(argv, flag)))
+                return r < 0 ? r : 0;
+        *ret = strdup(v);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* --advertise-address of the API server's static pod. */
+static int read_apiserver(int root_fd, NodeAddresses *l) {
+        cleanup_strv char **argv = NULL;
+        const char *ip;
+        int r;
+
+        r = apiserver_argv(root_fd, &argv);
+        if (r <= 0 || !(ip = argv_flag(argv, "advertise-address")))
+                return r < 0 ? r : 0;
+        return add_address(l, ip, "the API server's --advertise-address", APISERVER_POD);
 }
 
 int node_addresses_read(int root_fd, NodeAddresses *ret) {
@@ -314,7 +182,7 @@ int node_addresses_read(int root_fd, NodeAddresses *ret) {
         for (size_t i = 0; i < ELEMENTSOF(env_files) && r >= 0; i++)
                 r = read_kubelet_env(root_fd, env_files[i], &l);
         if (r >= 0)
-                r = read_yaml(root_fd, "/etc/kubernetes/manifests/kube-apiserver.yaml", &l, pod_advertise);
+                r = read_apiserver(root_fd, &l);
         for (size_t i = 0; i < ELEMENTSOF(kubeadm_files) && r >= 0; i++)
                 r = read_yaml(root_fd, kubeadm_files[i], &l, kubeadm_advertise);
         if (r < 0) {

@@ -27,14 +27,7 @@ void node_addresses_done(NodeAddresses *l);
 /* The source that names addr as the node's own, or NULL. */
 const char *node_addresses_find(const NodeAddresses *l, int family, const uint8_t *addr);
 
-/* The value of --FLAG in the API server's static pod (/etc/kubernetes/manifests/kube-apiserver.yaml
- * beneath root_fd, its command and args), malloc'd in *ret; 0 and NULL when the file or the flag is
- * not there or the file does not parse; -ENOMEM. */
+/* The value of one flag on the API server's command line (its static pod's kube-apiserver
+ * container, command and args): 0 with it in *ret, or NULL when there is no such pod, container or
+ * flag; -ENOMEM. */
 int node_apiserver_flag(int root_fd, const char *flag, char **ret);
-
-/* Exposed for tests: the words of one env file's assignments to any of names (the last assignment
- * of a name wins, comments and blank lines skipped, '…' and "…" quoting, backslash escapes in
- * double quotes), appended to *words (a NULL-terminated strv). -ENOMEM only. */
-int node_env_words(const char *text, const char *const *names, char ***words);
-/* Exposed for tests: the value of --FLAG=V, --FLAG V, -FLAG=V or -FLAG V in argv (the last wins), or NULL. */
-const char *node_flag_value(char *const *argv, const char *flag);

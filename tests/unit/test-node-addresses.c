@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/phases/node-addresses.c: env files as systemd reads them, flags from argument vectors, the files
- * beneath a root. */
+/* Unit tests for agent/phases/node-addresses.c: the node's own addresses from kubelet's env files, the API server's
+ * static pod and kubeadm's configuration, beneath a root. */
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -19,43 +19,6 @@
 #include "macro.h"
 #include "string-util.h"
 #include "strv.h"
-
-static const char *const kubelet_names[] = { "KUBELET_KUBEADM_ARGS", "KUBELET_EXTRA_ARGS", NULL };
-
-static void test_env_words(void **state) {
-        cleanup_strv char **w = NULL;
-
-        /* A comment is no assignment; the last assignment wins; quotes go, the value splits into words. */
-        assert_int_equal(node_env_words("# KUBELET_KUBEADM_ARGS=\"--node-ip=10.9.9.9\"\n"
-                                        "KUBELET_KUBEADM_ARGS=--old\n"
-                                        "KUBELET_KUBEADM_ARGS=\"--a=b --node-ip=10.0.0.5\"\n"
-                                        "OTHER=--node-ip=10.1.1.1\n"
-                                        "  KUBELET_EXTRA_ARGS = '--x \"y z\"'  \n",
-                                        kubelet_names, &w),
-                         0);
-        assert_int_equal(strv_length(w), 4);
-        assert_string_equal(w[0], "--a=b");
-        assert_string_equal(w[1], "--node-ip=10.0.0.5");
-        assert_string_equal(w[2], "--x");
-        assert_string_equal(w[3], "y z");
-        assert_string_equal(node_flag_value(w, "node-ip"), "10.0.0.5");
-        assert_null(node_flag_value(w, "node"));
-}
-
-static void test_flag_value(void **state) {
-        char *argv[] = { (char *) "kube-apiserver",
-                         (char *) "--advertise-address",
-                         (char *) "10.0.0.1",
-                         (char *) "-advertise-address=10.0.0.2",
-                         (char *) "--advertise-addresses=x",
-                         NULL };
-
-        assert_string_equal(node_flag_value(argv, "advertise-address"), "10.0.0.2");
-        argv[3] = NULL;
-        assert_string_equal(node_flag_value(argv, "advertise-address"), "10.0.0.1");
-        argv[2] = NULL;
-        assert_null(node_flag_value(argv, "advertise-address"));
-}
 
 static void write_file(int dir, const char *path, const char *text) {
         int fd = openat(dir, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -121,10 +84,48 @@ static void test_read_root(void **state) {
         (void) rmdir(tmpl);
 }
 
+/* kubelet's env files as systemd reads them: a comment is no assignment, the last assignment wins, a
+ * quoted value splits at blanks into flags, KUBELET_EXTRA_ARGS comes after KUBELET_KUBEADM_ARGS, and a
+ * file that is no environment file names nothing. */
+static void test_kubelet_env(void **state) {
+        char tmpl[] = "/tmp/nr-node-addr-XXXXXX";
+        NodeAddresses l = {};
+        uint8_t a[16];
+        int root;
+
+        assert_non_null(mkdtemp(tmpl));
+        root = open(tmpl, O_DIRECTORY | O_CLOEXEC);
+        assert_true(root >= 0);
+        assert_int_equal(mkdirat(root, "var", 0755), 0);
+        assert_int_equal(mkdirat(root, "var/lib", 0755), 0);
+        assert_int_equal(mkdirat(root, "var/lib/kubelet", 0755), 0);
+        assert_int_equal(mkdirat(root, "etc", 0755), 0);
+        assert_int_equal(mkdirat(root, "etc/default", 0755), 0);
+        write_file(root, "var/lib/kubelet/kubeadm-flags.env",
+                   "# KUBELET_KUBEADM_ARGS=\"--node-ip=10.9.9.9\"\n"
+                   "KUBELET_KUBEADM_ARGS=--node-ip=10.8.8.8\n"
+                   "KUBELET_KUBEADM_ARGS=\"--a=b --node-ip=10.0.0.5\"\n"
+                   "OTHER=--node-ip=10.1.1.1\n"
+                   "  KUBELET_EXTRA_ARGS = '--x --node-ip 10.0.0.9'  \n");
+        write_file(root, "etc/default/kubelet", "KUBELET_EXTRA_ARGS='--node-ip=10.7.7.7\n");
+        assert_int_equal(node_addresses_read(root, &l), 0);
+        assert_int_equal(l.n, 1);
+        assert_int_equal(inet_pton(AF_INET, "10.0.0.9", a), 1);
+        assert_string_equal(node_addresses_find(&l, AF_INET, a),
+                            "kubelet's --node-ip (/var/lib/kubelet/kubeadm-flags.env)");
+        node_addresses_done(&l);
+        (void) unlinkat(root, "var/lib/kubelet/kubeadm-flags.env", 0);
+        (void) unlinkat(root, "etc/default/kubelet", 0);
+        static const char *const dirs[] = { "var/lib/kubelet", "var/lib", "var", "etc/default", "etc" };
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
+                (void) unlinkat(root, dirs[i], AT_REMOVEDIR);
+        close(root);
+        (void) rmdir(tmpl);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_env_words),
-                cmocka_unit_test(test_flag_value),
+                cmocka_unit_test(test_kubelet_env),
                 cmocka_unit_test(test_read_root),
         };
 
