@@ -46,6 +46,7 @@ bool services_status_is_stopped(const UnitStatus *s);
 
 typedef struct UnitStop {
         const char *unit;
+        bool restart;  /* RestartUnit instead of StopUnit: the unit runs again once its job is done */
         int result;    /* out: 0 was not running, 1 stopped, -errno failed */
         char *message; /* out, malloc'd: what happened, the job result of a failure */
 } UnitStop;
@@ -56,6 +57,11 @@ typedef struct UnitStop {
  * the units' dependencies. A unit that does not exist or does not run is result 0; a job that ends
  * "done" is 1; any other job result (canceled, timeout, failed, dependency) fails. */
 void services_stop_many(ServiceManager *m, UnitStop *stops, size_t n, uint64_t timeout_usec, uint64_t deadline_usec);
+
+/* RestartUnit(unit, "replace") and wait for its job, as services_stop_many() does: 1 restarted,
+ * -errno with the job's result in *ret_msg. */
+int services_restart(ServiceManager *m, const char *unit, uint64_t timeout_usec, uint64_t deadline_usec,
+                     char **ret_msg);
 
 /* DisableUnitFiles(runtime=false, and runtime=true for an "-runtime" state): 1 with the changes
  * ("removed /etc/systemd/system/multi-user.target.wants/kubelet.service") in *ret_msg, 0 when
