@@ -16,6 +16,8 @@ packages=(
         # tests: cmocka, valgrind, the JSON Schema validator of every report, and the real tools the fixtures use to build state
         libcmocka-dev valgrind python3 python3-jsonschema util-linux e2fsprogs procps openssl
         iproute2 iptables ipset nftables tmux bpftool strace
+        # the conntrack test inserts and lists entries with the real CLI (the agent uses netlink)
+        conntrack
         # the pods test: a real containerd in private namespaces (the pause image is built static with
         # build-essential's libc.a); it never talks to a containerd the package may start on the host
         containerd runc containernetworking-plugins

@@ -17,6 +17,7 @@
 #include "agent/config/manifest.h"
 #include "agent/config/path.h"
 #include "agent/config/profile.h"
+#include "netreset/conntrack.h"
 #include "netreset/route.h"
 #include "netreset/rule.h"
 #include "alloc-util.h"
@@ -341,6 +342,14 @@ static int validate_kube_vip(char **args, char **ret_reason) {
         return 0;
 }
 
+static int validate_conntrack(char **args, char **ret_reason) {
+        CtPrefix p;
+
+        if (!streq(args[0], "cluster") && ct_prefix_parse(args[0], &p) < 0)
+                return set_errmsg(ret_reason, -EINVAL, "needs 'cluster' or an address or prefix, got '%s'", args[0]);
+        return 0;
+}
+
 /* A new directive is one enum value in manifest.h plus one row here; the unit test checks that
  * every enum value has its row. */
 static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
@@ -367,6 +376,7 @@ static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
         [DIRECTIVE_ALLOW_SYSTEM_PATH] = { "allow-system-path", 1, 1, validate_allow_system_path },
         [DIRECTIVE_REMOVE_BLOCK] = { "remove-block", 3, 3, validate_remove_block },
         [DIRECTIVE_KUBE_VIP] = { "kube-vip", 1, 1, validate_kube_vip },
+        [DIRECTIVE_CONNTRACK] = { "conntrack", 1, 1, validate_conntrack },
 };
 
 const char *directive_type_to_string(DirectiveType t) {

@@ -37,8 +37,10 @@ typedef enum DirectiveType {
         /* files phase */
         DIRECTIVE_REMOVE_BLOCK, /* remove-block PATH BEGIN END: the lines BEGIN..END inside a file, nothing else */
         /* network phase */
-        DIRECTIVE_KUBE_VIP, /* kube-vip PATH: the VIP that kube-vip's static pod manifest at PATH put on its
-                             * interface */
+        DIRECTIVE_KUBE_VIP,  /* kube-vip PATH: the VIP that kube-vip's static pod manifest at PATH put on its
+                              * interface */
+        DIRECTIVE_CONNTRACK, /* conntrack cluster|ADDRESS[/LEN]: connection tracking entries to or from the
+                              * cluster's pod and service ranges, or this range */
         _DIRECTIVE_MAX,
         _DIRECTIVE_INVALID = -1,
 } DirectiveType;
