@@ -19,6 +19,7 @@ void cni_keep_set_done(CniKeepSet *s) {
                 free(s->items[i].conf_dir);
                 free(s->items[i].unit);
                 free(s->items[i].runtime);
+                free(s->items[i].socket);
         }
         free(s->items);
         *s = (CniKeepSet) {};
@@ -61,7 +62,7 @@ static char *node_path_of(const Context *ctx, const char *dir) {
         return strdup(dir[strlen(ctx->root)] ? dir + strlen(ctx->root) : "/");
 }
 
-static int add_runtime(const Context *ctx, CniKeepSet *s, const RuntimeInfo *info) {
+static int add_runtime(const Context *ctx, CniKeepSet *s, const RuntimeInfo *info, const char *socket) {
         cleanup_free char *dir = NULL;
         CniKeep *k;
 
@@ -77,9 +78,10 @@ static int add_runtime(const Context *ctx, CniKeepSet *s, const RuntimeInfo *inf
         k = s->items + s->n;
         *k = (CniKeep) { .conf_dir = TAKE_PTR(dir),
                          .unit = strdup(info->unit),
-                         .runtime = strdup(runtime_kind_to_string(info->kind)) };
+                         .runtime = strdup(runtime_kind_to_string(info->kind)),
+                         .socket = strdup(socket) };
         s->n++;
-        return k->unit && k->runtime ? 0 : -ENOMEM;
+        return k->unit && k->runtime && k->socket ? 0 : -ENOMEM;
 }
 
 int cni_keep_find(const Context *ctx, CniKeepSet *ret) {
@@ -99,7 +101,7 @@ int cni_keep_find(const Context *ctx, CniKeepSet *ret) {
                         continue;
                 r = runtime_info_probe(path, NULL, &info);
                 if (r >= 0)
-                        r = add_runtime(ctx, &s, &info);
+                        r = add_runtime(ctx, &s, &info, path);
                 runtime_info_done(&info);
         }
         if (r < 0) {

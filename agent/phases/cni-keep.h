@@ -9,6 +9,7 @@ typedef struct CniKeep {
         char *conf_dir; /* node path of the directory the runtime watches */
         char *unit;     /* the runtime's systemd unit */
         char *runtime;  /* "containerd", "cri-o", ... */
+        char *socket;   /* its CRI socket */
 } CniKeep;
 
 typedef struct CniKeepSet {

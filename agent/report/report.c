@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "agent/engine/libraries.h"
+#include "agent/phases/rejoin-check.h"
 #include "agent/report/report.h"
 #include "macro.h"
 #include "string-util.h"
@@ -143,6 +144,8 @@ void report_emit(Emitter *e, const ReportInfo *info, const Plan *plan, const Pla
                 emit_residue(e, residue);
         else
                 emit_null(e, "residue");
+        if (info->rejoin)
+                rejoin_emit(e, info->rejoin);
         if (info->report_url)
                 report_url_outcome_emit(e, info->report_url);
         /* What this node cannot do for lack of a library: plan, run and status say so alike. */

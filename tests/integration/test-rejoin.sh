@@ -84,6 +84,33 @@ assert "containerd's config stays" test -s "$WORK/node/etc/containerd/config.tom
 assert "the CNI plugin binaries stay" test -x "$WORK/node/opt/cni/bin/bridge" -a -e "$WORK/node/opt/cni/bin/host-local" -a -x "$WORK/node/opt/cni/bin/loopback"
 assert "containerd kept running" cd_enter kill -0 "$(cd_containerd_pid)"
 
+# --- the verdict: rejoinable, each check with its reason -------------------------------------------
+check_() { "$REPORT" "$1" "[c['state'] for c in r['rejoin']['checks'] if c['name'] == '$2'] == ['$3']" > /dev/null; }
+assert "rejoinable: yes" jq_ "$WORK/reset.json" "r['rejoin']['rejoinable'] is True"
+assert "... the kept containerd answers CRI Status, its CNI conf dir in place" jq_ "$WORK/reset.json" \
+        "any(c['name'] == 'runtime' and c['state'] == 'ok' and 'answers CRI Status' in c['message'] for c in r['rejoin']['checks'])"
+for c in static-pods kubelet-kubeconfig etcd-data cni-network ports; do
+        assert "... $c: ok" check_ "$WORK/reset.json" $c ok
+done
+assert "... kubelet's unit: unchecked, with the reason (no services phase beneath --root)" jq_ "$WORK/reset.json" \
+        "any(c['name'] == 'kubelet' and c['state'] == 'unchecked' and 'services-early' in c['message'] for c in r['rejoin']['checks'])"
+assert "... the resolver: unchecked (the tree has no resolv.conf)" check_ "$WORK/reset.json" resolver unchecked
+# Clean but not rejoinable: something listens on kubelet's port. Exit 1, no residue, and why.
+cd_spawn python3 -c 'import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", 10250)); s.listen(); time.sleep(60)'
+for _ in $(seq 50); do grep -q ':280A .* 0A ' <(cd_enter cat /proc/net/tcp) && break; sleep 0.1; done
+cd_enter "$NODE_RESET" --root "$NODE" --cri-endpoint "unix://$CD_SOCK" --phases pods,mounts,firewall,network,files,verify \
+        -o json status > "$WORK/busy.json" 2> "$WORK/busy.err"; rc=$?
+assert "port 10250 in use: exit 1" test $rc -eq 1
+assert "... with no residue" jq_ "$WORK/busy.json" "r['residue'] == []"
+assert "... rejoinable: no, ports failed, saying which" jq_ "$WORK/busy.json" \
+        "r['rejoin']['rejoinable'] is False and [c['message'] for c in r['rejoin']['checks'] if c['state'] == 'failed'] == ['in use (LISTEN): 10250']"
+assert "... and the log says why" grep -q "Not rejoinable: ports: in use (LISTEN): 10250" "$WORK/busy.err"
+cd_enter "$NODE_RESET" --root "$NODE" --cri-endpoint "unix://$CD_SOCK" --phases pods,network,files,verify status \
+        > "$WORK/busy.txt" 2> /dev/null
+assert "... in text too" grep -q "^rejoinable: no" "$WORK/busy.txt"
+kill "$(cd_spawned_child)"
+wait "$CD_SPAWNED" 2> /dev/null
+
 # --- the rejoin: what a join writes comes back, containerd is NOT restarted, a pod runs ------------
 cd_pid=$(cd_containerd_pid)
 mkdir -p "$WORK/node/etc/cni/net.d" "$WORK/node/var/lib/kubelet"
