@@ -50,6 +50,14 @@ else
         apt-get -o Acquire::Retries=3 install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# The resolver test unpacks Debian's systemd-resolved into its nspawn tree, offline: the .deb only,
+# never installed here (its postinst would take over this host's /etc/resolv.conf).
+if [ "$(id -u)" -eq 0 ] && ! ls /var/cache/node-reset-tests/systemd-resolved_*.deb > /dev/null 2>&1; then
+        mkdir -p /var/cache/node-reset-tests
+        (cd /var/cache/node-reset-tests && apt-get -o Acquire::Retries=3 download systemd-resolved) ||
+                echo "deps: cannot download systemd-resolved's .deb: test-resolver.sh will skip" >&2
+fi
+
 # The e2e guest's packages, once, into /var/cache/node-reset-e2e (E2E_CACHE): the image itself is
 # built from them at test time, offline.
 if [ "$(id -u)" -eq 0 ]; then

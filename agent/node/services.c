@@ -538,6 +538,31 @@ int services_restart(ServiceManager *m, const char *unit, uint64_t timeout_usec,
         return u.result;
 }
 
+int services_networkmanager_reload(ServiceManager *m, const char *root, char **reterr_msg) {
+        CLEANUP(sd_bus_flush_close_unrefp) sd_bus *own = NULL;
+        cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+        cleanup_free char *address = NULL;
+        const char *env = getenv("DBUS_SYSTEM_BUS_ADDRESS");
+        sd_bus *bus = m->bus;
+        int r;
+
+        if (m->direct) {
+                address = isempty(env) ? root_address(root ?: "/", "/run/dbus/system_bus_socket") : strdup(env);
+                if (!address)
+                        return -ENOMEM;
+                r = bus_open_address(address, true, &own);
+                if (r < 0)
+                        return set_errmsg(reterr_msg, r, "cannot connect to the system bus at %s: %s", address,
+                                          strerror(-r));
+                bus = own;
+        }
+        r = sd_bus_call_method(bus, "org.freedesktop.NetworkManager", "/org/freedesktop/NetworkManager",
+                               "org.freedesktop.NetworkManager", "Reload", &e, NULL, "u", (uint32_t) 0);
+        if (r < 0)
+                return bus_fail(reterr_msg, r, &e, "Reload");
+        return 1;
+}
+
 /* ---- unit files ---- */
 
 /* The a(sss) changes list of an install method, as "removed X; created Y -> Z". */

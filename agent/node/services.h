@@ -63,6 +63,12 @@ void services_stop_many(ServiceManager *m, UnitStop *stops, size_t n, uint64_t t
 int services_restart(ServiceManager *m, const char *unit, uint64_t timeout_usec, uint64_t deadline_usec,
                      char **ret_msg);
 
+/* org.freedesktop.NetworkManager.Reload(0): configuration, DNS configuration and the DNS plugin, over
+ * the system bus (a direct connection to the manager reaches no other service: then the system bus
+ * at ROOT/run/dbus/system_bus_socket, or $DBUS_SYSTEM_BUS_ADDRESS). 1 reloaded, -errno with the bus
+ * error in *reterr_msg. */
+int services_networkmanager_reload(ServiceManager *m, const char *root, char **reterr_msg);
+
 /* DisableUnitFiles(runtime=false, and runtime=true for an "-runtime" state): 1 with the changes
  * ("removed /etc/systemd/system/multi-user.target.wants/kubelet.service") in *ret_msg, 0 when
  * nothing was enabled or there is no unit file. */
