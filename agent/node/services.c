@@ -185,6 +185,19 @@ bool services_unit_is_protected(const char *unit) {
         return false;
 }
 
+bool services_unit_pattern_matches(const char *pattern, const char *unit) {
+        size_t l = strlen(unit);
+        char base[256];
+
+        if (fnmatch(pattern, unit, FNM_NOESCAPE) == 0)
+                return true;
+        if (strchr(pattern, '.') || l <= 8 || l - 8 >= sizeof base || !streq(unit + l - 8, ".service"))
+                return false;
+        memcpy(base, unit, l - 8);
+        base[l - 8] = '\0';
+        return fnmatch(pattern, base, FNM_NOESCAPE) == 0;
+}
+
 static bool unit_pattern_is_glob(const char *p) {
         return strpbrk(p, "*?[") != NULL;
 }

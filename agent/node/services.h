@@ -80,6 +80,10 @@ int services_reload(ServiceManager *m, uint64_t timeout_usec, char **reterr_msg)
 /* ResetFailedUnit() on a failed unit: 1; 0 when it is not loaded or not failed. */
 int services_reset_failed(ServiceManager *m, const char *unit, char **ret_msg);
 
+/* Does a manifest's unit pattern name this unit? A pattern without a suffix names a .service, as
+ * systemctl reads "kubelet". */
+bool services_unit_pattern_matches(const char *pattern, const char *unit);
+
 /* Units no manifest may stop, disable or mask, even through a glob: what keeps the node reachable
  * and the service manager itself (dbus*, systemd-*, ssh*, init.scope, -.mount, -.slice, *.target). */
 bool services_unit_is_protected(const char *unit);

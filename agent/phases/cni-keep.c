@@ -4,10 +4,10 @@
  * never loaded and the rejoined node's pods fail with "cni plugin not initialized" until the runtime
  * restarts (containerd issues 6490 and 11209). */
 
-#include <fnmatch.h>
 #include <sys/stat.h>
 
 #include "agent/node/runtime-info.h"
+#include "agent/node/services.h"
 #include "agent/phases/cni-keep.h"
 #include "cri/cri.h"
 #include "macro.h"
@@ -28,7 +28,8 @@ void cni_keep_set_done(CniKeepSet *s) {
 /* Does a unit line of the manifest stop this unit? Then the runtime is not kept (--with-runtime). */
 static bool manifest_stops(const Manifest *m, const char *unit) {
         MANIFEST_FOREACH(e, m, DIRECTIVE_UNIT)
-                if (e->n_args >= 2 && fnmatch(e->args[0], unit, 0) == 0 && comma_list_contains(e->args[1], "stop"))
+                if (e->n_args >= 2 && services_unit_pattern_matches(e->args[0], unit) &&
+                    comma_list_contains(e->args[1], "stop"))
                         return true;
         return false;
 }

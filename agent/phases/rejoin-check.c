@@ -8,10 +8,10 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "agent/engine/phase.h"
@@ -54,7 +54,7 @@ static const char *kubelet_expected(const Manifest *m) {
         const char *want = NULL;
 
         MANIFEST_FOREACH(e, m, DIRECTIVE_UNIT) {
-                if (e->n_args < 2 || fnmatch(e->args[0], "kubelet.service", 0) != 0)
+                if (e->n_args < 2 || !services_unit_pattern_matches(e->args[0], "kubelet.service"))
                         continue;
                 if (comma_list_contains(e->args[1], "mask"))
                         return "mask";
@@ -225,7 +225,10 @@ static int check_runtime(Context *ctx, Rejoin *r, char **ret_msg) {
 
 /* ---- CNI links and routes of the pod ranges ---- */
 
+/* A route of a pod range: not the local table's (the node's own addresses, which their links carry). */
 static bool route_in_pod_range(const Rejoin *r, const RouteInfo *rt) {
+        if (rt->table == RT_TABLE_LOCAL || rt->type == RTN_LOCAL || rt->type == RTN_BROADCAST)
+                return false;
         for (size_t i = 0; i < r->cidrs.n; i++) {
                 CtPrefix p;
 
@@ -237,10 +240,13 @@ static bool route_in_pod_range(const Rejoin *r, const RouteInfo *rt) {
         return false;
 }
 
+/* What the management guard keeps was refused where it happened, and is said there: not counted. */
 static int check_network(Context *ctx, Rejoin *r, char **ret_msg) {
+        const GuardOptions opts = { .ssh_connection = getenv("SSH_CONNECTION") };
         CLEANUP(nl_freep) NlSocket *rtnl = NULL;
         CLEANUP(link_table_freep) LinkTable *links = NULL;
         CLEANUP(route_table_freep) RouteTable *routes = NULL;
+        CLEANUP(guard_freep) Guard *g = NULL;
         int q;
 
         q = nl_open(NETLINK_ROUTE, &rtnl);
@@ -248,19 +254,22 @@ static int check_network(Context *ctx, Rejoin *r, char **ret_msg) {
                 q = link_table_read(rtnl, &links, NULL);
         if (q >= 0)
                 q = route_table_read(rtnl, &routes, NULL);
+        if (q >= 0)
+                q = guard_new(rtnl, links, routes, &opts, &g, NULL);
         if (q < 0)
                 return set_errmsg(ret_msg, REJOIN_FAILED, "cannot read the links and routes: %s", strerror(-q));
         for (size_t i = 0; i < links->n; i++)
-                if (network_link_selected_by(ctx->manifest, links, links->links + i))
+                if (network_link_selected_by(ctx->manifest, links, links->links + i) &&
+                    !guard_link_reason(g, links->links[i].ifindex))
                         return set_errmsg(ret_msg, REJOIN_FAILED, "link %s is left", links->links[i].name);
         for (size_t i = 0; i < routes->n; i++)
-                if (route_in_pod_range(r, routes->routes + i)) {
+                if (route_in_pod_range(r, routes->routes + i) && !guard_route_reason(g, routes->routes + i)) {
                         cleanup_free char *s = route_to_string(routes->routes + i);
 
                         return set_errmsg(ret_msg, REJOIN_FAILED, "route %s in a pod range is left", strna(s));
                 }
-        return set_errmsg(ret_msg, REJOIN_OK, "no CNI link, no route in %zu pod range%s", r->cidrs.n,
-                          r->cidrs.n == 1 ? "" : "s");
+        return set_errmsg(ret_msg, REJOIN_OK, "no CNI link left, no route in the pod ranges%s",
+                          r->cidrs.n == 0 ? " (none found before the run)" : "");
 }
 
 /* ---- the resolver ---- */

@@ -122,7 +122,9 @@ static void emit_summary(Emitter *e, const ReportInfo *info, const Plan *plan, c
         size_t failed = plan ? plan_count(plan, NULL, ACTION_FAILED) : 0;
 
         emit_bool(e, "changed", NULL, changed > 0);
-        emit_bool(e, "failed", NULL, failed > 0 || (residue && residue->n_actions > 0));
+        emit_bool(e, "failed", NULL,
+                  failed > 0 || (residue && residue->n_actions > 0) ||
+                          (info->rejoin && !rejoin_is_rejoinable(info->rejoin)));
         if (plan && info->executed)
                 emit_text(e, failed ? COLOR_RED : COLOR_NONE,
                           "\nsummary: %zu changed, %zu unchanged, %zu failed, %zu skipped\n", changed,

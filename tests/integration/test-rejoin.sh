@@ -101,7 +101,7 @@ for _ in $(seq 50); do grep -q ':280A .* 0A ' <(cd_enter cat /proc/net/tcp) && b
 cd_enter "$NODE_RESET" --root "$NODE" --cri-endpoint "unix://$CD_SOCK" --phases pods,mounts,firewall,network,files,verify \
         -o json status > "$WORK/busy.json" 2> "$WORK/busy.err"; rc=$?
 assert "port 10250 in use: exit 1" test $rc -eq 1
-assert "... with no residue" jq_ "$WORK/busy.json" "r['residue'] == []"
+assert "... with no residue, failed set" jq_ "$WORK/busy.json" "r['residue'] == [] and r['failed'] is True"
 assert "... rejoinable: no, ports failed, saying which" jq_ "$WORK/busy.json" \
         "r['rejoin']['rejoinable'] is False and [c['message'] for c in r['rejoin']['checks'] if c['state'] == 'failed'] == ['in use (LISTEN): 10250']"
 assert "... and the log says why" grep -q "Not rejoinable: ports: in use (LISTEN): 10250" "$WORK/busy.err"

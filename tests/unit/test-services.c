@@ -48,6 +48,17 @@ static void check_error(const char *text, const char *want) {
 
 /* ---- the unit directive ---- */
 
+static void test_unit_pattern_matches(void **state) {
+        assert_true(services_unit_pattern_matches("kubelet.service", "kubelet.service"));
+        assert_true(services_unit_pattern_matches("kubelet", "kubelet.service"));
+        assert_true(services_unit_pattern_matches("k3s*", "k3s-agent.service"));
+        assert_true(services_unit_pattern_matches("k3s*.service", "k3s-agent.service"));
+        assert_false(services_unit_pattern_matches("kubelet", "kubelet.socket"));
+        assert_false(services_unit_pattern_matches("kubelet.socket", "kubelet.service"));
+        assert_false(services_unit_pattern_matches("containerd", "containerd-shim.service"));
+        assert_false(services_unit_pattern_matches("crio", ".service"));
+}
+
 static void test_unit_directive(void **state) {
         cleanup_manifest Manifest *m = parse_ok("unit kubelet stop,disable early\n"
                                                 "unit k3s* stop late\n"
@@ -73,13 +84,15 @@ static void test_unit_directive_errors(void **state) {
         check_error("unit kubelet stop\n", "t.conf:1: 'unit' takes exactly 3 arguments, got 2");
         check_error("unit kubelet start early\n",
                     "t.conf:1: 'unit' needs ACTIONS as a comma list of stop, disable, mask (each once), got 'start'");
-        check_error("unit kubelet stop,stop early\n",
-                    "t.conf:1: 'unit' needs ACTIONS as a comma list of stop, disable, mask (each once), got 'stop,stop'");
+        check_error(
+                "unit kubelet stop,stop early\n",
+                "t.conf:1: 'unit' needs ACTIONS as a comma list of stop, disable, mask (each once), got 'stop,stop'");
         check_error("unit kubelet stop, early\n",
                     "t.conf:1: 'unit' needs ACTIONS as a comma list of stop, disable, mask (each once), got 'stop,'");
         check_error("unit kubelet ,stop early\n",
                     "t.conf:1: 'unit' needs ACTIONS as a comma list of stop, disable, mask (each once), got ',stop'");
-        check_error("unit kubelet stop now\n", "t.conf:1: 'unit' needs WHEN 'early' (before pods) or 'late', got 'now'");
+        check_error("unit kubelet stop now\n",
+                    "t.conf:1: 'unit' needs WHEN 'early' (before pods) or 'late', got 'now'");
         /* A glob must start literally: these would reach every unit. */
         check_error("unit * stop late\n",
                     "t.conf:1: 'unit' needs a unit name or a glob that starts with a letter or digit, got '*'");
@@ -135,13 +148,23 @@ static void test_unit_round_trip(void **state) {
 
 static void test_protected_units(void **state) {
         static const char *const yes[] = {
-                "dbus.service", "dbus.socket", "dbus-broker.service", "systemd-journald.service",
-                "systemd-logind.service", "ssh.service", "sshd.service", "ssh.socket", "init.scope",
-                "-.mount", "-.slice", "multi-user.target", "dev-sda.device",
+                "dbus.service",
+                "dbus.socket",
+                "dbus-broker.service",
+                "systemd-journald.service",
+                "systemd-logind.service",
+                "ssh.service",
+                "sshd.service",
+                "ssh.socket",
+                "init.scope",
+                "-.mount",
+                "-.slice",
+                "multi-user.target",
+                "dev-sda.device",
         };
         static const char *const no[] = {
-                "kubelet.service", "containerd.service", "k3s-agent.service", "docker.socket",
-                "backup-etcd.timer", "etcd.service", "var-lib-kubelet.mount",
+                "kubelet.service",   "containerd.service", "k3s-agent.service",     "docker.socket",
+                "backup-etcd.timer", "etcd.service",       "var-lib-kubelet.mount",
         };
 
         for (size_t i = 0; i < ELEMENTSOF(yes); i++)
@@ -162,12 +185,13 @@ static void test_process_directive(void **state) {
         assert_int_equal(m->entries[0].type, DIRECTIVE_PROCESS);
         assert_string_equal(m->entries[2].args[0], "/usr/local/bin/kubelet");
         check_error("process kubelet\n", "t.conf:1: 'process' needs an absolute path, got 'kubelet'");
-        check_error("process /usr/bin/*\n",
-                    "t.conf:1: 'process' needs an executable name that starts with a literal character, got '/usr/bin/*'");
-        check_error("process /usr/bin/*shim\n",
-                    "t.conf:1: 'process' needs an executable name that starts with a literal character, got '/usr/bin/*shim'");
-        check_error("process /usr/bin/[ck]ubelet\n",
-                    "t.conf:1: 'process' needs an executable name that starts with a literal character, got '/usr/bin/[ck]ubelet'");
+        check_error(
+                "process /usr/bin/*\n",
+                "t.conf:1: 'process' needs an executable name that starts with a literal character, got '/usr/bin/*'");
+        check_error("process /usr/bin/*shim\n", "t.conf:1: 'process' needs an executable name that starts with a "
+                                                "literal character, got '/usr/bin/*shim'");
+        check_error("process /usr/bin/[ck]ubelet\n", "t.conf:1: 'process' needs an executable name that starts with a "
+                                                     "literal character, got '/usr/bin/[ck]ubelet'");
         check_error("process /*/bin/kubelet\n",
                     "t.conf:1: 'process' refuses a glob in the first component, got '/*/bin/kubelet'");
         check_error("process /usr/../bin/kubelet\n",
@@ -405,7 +429,8 @@ static void test_kill_child(void **state) {
         cleanup_plan Plan *p = plan_new();
         cleanup_free char *err = NULL;
         /* The CLI's default grace (--kill-grace=5): the child exits on SIGTERM well within it. */
-        Context ctx = { .root = "/", .root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC),
+        Context ctx = { .root = "/",
+                        .root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC),
                         .kill_grace_usec = 5 * 1000000ULL };
         pid_t child;
         Action *a;
@@ -457,6 +482,7 @@ static void test_kill_child(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_unit_pattern_matches),
                 cmocka_unit_test(test_unit_directive),
                 cmocka_unit_test(test_unit_directive_errors),
                 cmocka_unit_test(test_unit_name_length),
