@@ -196,17 +196,14 @@ static void test_encode_requests(void **state) {
         assert_writer(&w, BYTES(0x0a, 0x02, 'c', '1', 0x10, 0x0a));
         /* A negative int64 takes all ten bytes. */
         cri_encode_stop_container_request(&w, "c1", -1);
-        assert_writer(&w,
-                      BYTES(0x0a, 0x02, 'c', '1', 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01));
+        assert_writer(&w, BYTES(0x0a, 0x02, 'c', '1', 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01));
 
         cri_encode_list_request(&w);
         assert_writer(&w, NULL, 0);
 }
 
 static void test_encode_pod_config(void **state) {
-        const CriPodSpec spec = {
-                .name = "p", .namespace = "n", .uid = "u", .cgroup_parent = "/c", .host_network = true
-        };
+        const CriPodSpec spec = { .name = "p", .namespace = "n", .uid = "u", .cgroup_parent = "/c", .host_network = true };
         ProtoWriter w, lx, sc, ns;
 
         proto_writer_init(&w);
@@ -219,14 +216,13 @@ static void test_encode_pod_config(void **state) {
         proto_put_string(&lx, 1, "/c");
         proto_put_message(&lx, 2, &sc);
         assert_int_equal(lx.len, 10);
-        assert_memory_equal(lx.buf, ((const uint8_t[]) { 0x0a, 0x02, '/', 'c', 0x12, 0x04, 0x0a, 0x02, 0x08, 0x02 }),
-                            10);
+        assert_memory_equal(lx.buf, ((const uint8_t[]) { 0x0a, 0x02, '/', 'c', 0x12, 0x04, 0x0a, 0x02, 0x08, 0x02 }), 10);
 
         cri_encode_pod_config(&w, &spec);
         assert_int_equal(proto_writer_error(&w), 0);
         /* metadata first, then (no hostname on the host network) the two labels, then linux. */
-        assert_memory_equal(
-                w.buf, ((const uint8_t[]) { 0x0a, 0x09, 0x0a, 0x01, 'p', 0x12, 0x01, 'u', 0x1a, 0x01, 'n', 0x32 }), 12);
+        assert_memory_equal(w.buf, ((const uint8_t[]) { 0x0a, 0x09, 0x0a, 0x01, 'p', 0x12, 0x01, 'u', 0x1a, 0x01, 'n', 0x32 }),
+                            12);
         assert_int_equal(w.buf[w.len - 12], 0x42);
         assert_int_equal(w.buf[w.len - 11], 0x0a);
         assert_memory_equal(w.buf + w.len - 10, lx.buf, 10);
@@ -259,9 +255,9 @@ static void test_writer_rejects_bad_field(void **state) {
 static void test_decode_version(void **state) {
         CriVersion v = {};
 
-        assert_int_equal(cri_decode_version_response(BYTES(0x0a, 0x05, '0', '.', '1', '.', '0', 0x12, 0x0a, 'c', 'o',
-                                                           'n', 't', 'a', 'i', 'n', 'e', 'r', 'd', 0x1a, 0x06, '1', '.',
-                                                           '6', '.', '2', '0', 0x22, 0x02, 'v', '1'),
+        assert_int_equal(cri_decode_version_response(BYTES(0x0a, 0x05, '0', '.', '1', '.', '0', 0x12, 0x0a, 'c', 'o', 'n',
+                                                           't', 'a', 'i', 'n', 'e', 'r', 'd', 0x1a, 0x06, '1', '.', '6',
+                                                           '.', '2', '0', 0x22, 0x02, 'v', '1'),
                                                      &v),
                          0);
         assert_string_equal(v.version, "0.1.0");
@@ -306,29 +302,30 @@ static void test_decode_status(void **state) {
 
 /* One PodSandbox with every known field, and an unknown field of each wire type around them. */
 static const uint8_t list_sandboxes_golden[] = {
-        0x0a, 0x48,                                                                       /* items = 1, 72 bytes */
-        0x0a, 0x02, 's',  '1',                                                            /*   id */
-        0x12, 0x0e,                                                                       /*   metadata */
-        0x0a, 0x01, 'a',  0x12, 0x01, 'u',  0x1a, 0x02, 'n', 's', 0x20, 0x02, 0x38, 0x01, /*   unknown 7 = 1 (varint) */
-        0x18, 0x01,                                                                       /*   state NOTREADY */
-        0x20, 0x05,                                                                       /*   created_at 5 */
-        0x2a, 0x06, 0x0a, 0x01, 'k',  0x12, 0x01, 'v',                                    /*   labels {k: v} */
-        0x3a, 0x04, 'r',  'u',  'n',  'c',                                                /*   runtime_handler */
-        0xc1, 0x06, 1,    2,    3,    4,    5,    6,    7,   8,                           /*   unknown 104 (fixed64) */
-        0xc5, 0x06, 1,    2,    3,    4,                                                  /*   unknown 104 (fixed32) */
-        0xca, 0x06, 0x03, 'x',  'y',  'z',                                                /*   unknown 105 (LEN) */
-        0xcb, 0x06, 0x08, 0x01, 0x13, 0x14, 0xcc, 0x06, /*   unknown 105 (group, nested) */
-        0x10, 0x01,                                     /*   known number 2, wrong wire type */
-        0x18, 0x00,                                     /*   state READY (the last one wins) */
-        0xd0, 0x3e, 0x2a,                               /* unknown 1000 at the top level */
+        0x0a, 0x48,                                             /* items = 1, 72 bytes */
+        0x0a, 0x02, 's', '1',                                   /*   id */
+        0x12, 0x0e,                                             /*   metadata */
+        0x0a, 0x01, 'a', 0x12, 0x01, 'u', 0x1a, 0x02, 'n', 's', 0x20, 0x02,
+        0x38, 0x01,                                             /*   unknown 7 = 1 (varint) */
+        0x18, 0x01,                                             /*   state NOTREADY */
+        0x20, 0x05,                                             /*   created_at 5 */
+        0x2a, 0x06, 0x0a, 0x01, 'k', 0x12, 0x01, 'v',           /*   labels {k: v} */
+        0x3a, 0x04, 'r', 'u', 'n', 'c',                         /*   runtime_handler */
+        0xc1, 0x06, 1, 2, 3, 4, 5, 6, 7, 8,                     /*   unknown 104 (fixed64) */
+        0xc5, 0x06, 1, 2, 3, 4,                                 /*   unknown 104 (fixed32) */
+        0xca, 0x06, 0x03, 'x', 'y', 'z',                        /*   unknown 105 (LEN) */
+        0xcb, 0x06, 0x08, 0x01, 0x13, 0x14, 0xcc, 0x06,         /*   unknown 105 (group, nested) */
+        0x10, 0x01,                                             /*   known number 2, wrong wire type */
+        0x18, 0x00,                                             /*   state READY (the last one wins) */
+        0xd0, 0x3e, 0x2a,                                       /* unknown 1000 at the top level */
 };
 
 static void test_decode_list_sandboxes(void **state) {
         CriSandbox *s = NULL;
         size_t n = 0;
 
-        assert_int_equal(
-                cri_decode_list_sandboxes_response(list_sandboxes_golden, sizeof list_sandboxes_golden, &s, &n), 0);
+        assert_int_equal(cri_decode_list_sandboxes_response(list_sandboxes_golden, sizeof list_sandboxes_golden, &s, &n),
+                         0);
         assert_int_equal(n, 1);
         assert_string_equal(s[0].id, "s1");
         assert_string_equal(s[0].name, "a");
@@ -412,12 +409,11 @@ static void test_decode_sandbox_status(void **state) {
 
         /* status {id "s1", state 0, network {ip "10.0.0.2"}, linux {namespaces {options {network NODE}}}},
          * info {"info": "{}"} */
-        assert_int_equal(cri_decode_sandbox_status_response(BYTES(0x0a, 0x1c, 0x0a, 0x02, 's', '1', 0x2a, 0x0a, 0x0a,
-                                                                  0x08, '1', '0', '.', '0', '.', '0', '.', '2', 0x32,
-                                                                  0x0a, 0x0a, 0x08, 0x12, 0x06, 0x08, 0x02, 0x10, 0x01,
-                                                                  0x18, 0x02, 0x12, 0x0c, 0x0a, 0x04, 'i', 'n', 'f',
-                                                                  'o', 0x12, 0x04, '{', '}', ' ', ' '),
-                                                            &st),
+        assert_int_equal(cri_decode_sandbox_status_response(
+                                 BYTES(0x0a, 0x1c, 0x0a, 0x02, 's', '1', 0x2a, 0x0a, 0x0a, 0x08, '1', '0', '.', '0', '.',
+                                       '0', '.', '2', 0x32, 0x0a, 0x0a, 0x08, 0x12, 0x06, 0x08, 0x02, 0x10, 0x01, 0x18,
+                                       0x02, 0x12, 0x0c, 0x0a, 0x04, 'i', 'n', 'f', 'o', 0x12, 0x04, '{', '}', ' ', ' '),
+                                 &st),
                          0);
         assert_string_equal(st.id, "s1");
         assert_string_equal(st.ip, "10.0.0.2");
@@ -439,9 +435,9 @@ static void test_decode_list_containers(void **state) {
         /* {id "c1", pod_sandbox_id "s1", metadata {name "app", attempt 1}, image {image "img"},
          *  image_ref "r", state RUNNING, created_at 9}, {id "c2", state EXITED} */
         assert_int_equal(cri_decode_list_containers_response(
-                                 BYTES(0x0a, 0x1f, 0x0a, 0x02, 'c', '1', 0x12, 0x02, 's', '1', 0x1a, 0x07, 0x0a, 0x03,
-                                       'a', 'p', 'p', 0x10, 0x01, 0x22, 0x05, 0x0a, 0x03, 'i', 'm', 'g', 0x2a, 0x01,
-                                       'r', 0x30, 0x01, 0x38, 0x09, 0x0a, 0x06, 0x0a, 0x02, 'c', '2', 0x30, 0x02),
+                                 BYTES(0x0a, 0x1f, 0x0a, 0x02, 'c', '1', 0x12, 0x02, 's', '1', 0x1a, 0x07, 0x0a, 0x03, 'a',
+                                       'p', 'p', 0x10, 0x01, 0x22, 0x05, 0x0a, 0x03, 'i', 'm', 'g', 0x2a, 0x01, 'r', 0x30,
+                                       0x01, 0x38, 0x09, 0x0a, 0x06, 0x0a, 0x02, 'c', '2', 0x30, 0x02),
                                  &c, &n),
                          0);
         assert_int_equal(n, 2);

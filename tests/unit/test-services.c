@@ -84,15 +84,13 @@ static void test_unit_directive_errors(void **state) {
         check_error("unit kubelet stop\n", "t.conf:1: 'unit' takes exactly 3 arguments, got 2");
         check_error("unit kubelet start early\n",
                     "t.conf:1: 'unit' needs ACTIONS as a comma list of stop, disable, mask (each once), got 'start'");
-        check_error(
-                "unit kubelet stop,stop early\n",
-                "t.conf:1: 'unit' needs ACTIONS as a comma list of stop, disable, mask (each once), got 'stop,stop'");
+        check_error("unit kubelet stop,stop early\n",
+                    "t.conf:1: 'unit' needs ACTIONS as a comma list of stop, disable, mask (each once), got 'stop,stop'");
         check_error("unit kubelet stop, early\n",
                     "t.conf:1: 'unit' needs ACTIONS as a comma list of stop, disable, mask (each once), got 'stop,'");
         check_error("unit kubelet ,stop early\n",
                     "t.conf:1: 'unit' needs ACTIONS as a comma list of stop, disable, mask (each once), got ',stop'");
-        check_error("unit kubelet stop now\n",
-                    "t.conf:1: 'unit' needs WHEN 'early' (before pods) or 'late', got 'now'");
+        check_error("unit kubelet stop now\n", "t.conf:1: 'unit' needs WHEN 'early' (before pods) or 'late', got 'now'");
         /* A glob must start literally: these would reach every unit. */
         check_error("unit * stop late\n",
                     "t.conf:1: 'unit' needs a unit name or a glob that starts with a letter or digit, got '*'");
@@ -148,23 +146,13 @@ static void test_unit_round_trip(void **state) {
 
 static void test_protected_units(void **state) {
         static const char *const yes[] = {
-                "dbus.service",
-                "dbus.socket",
-                "dbus-broker.service",
-                "systemd-journald.service",
-                "systemd-logind.service",
-                "ssh.service",
-                "sshd.service",
-                "ssh.socket",
-                "init.scope",
-                "-.mount",
-                "-.slice",
-                "multi-user.target",
-                "dev-sda.device",
+                "dbus.service", "dbus.socket", "dbus-broker.service", "systemd-journald.service",
+                "systemd-logind.service", "ssh.service", "sshd.service", "ssh.socket", "init.scope",
+                "-.mount", "-.slice", "multi-user.target", "dev-sda.device",
         };
         static const char *const no[] = {
-                "kubelet.service",   "containerd.service", "k3s-agent.service",     "docker.socket",
-                "backup-etcd.timer", "etcd.service",       "var-lib-kubelet.mount",
+                "kubelet.service", "containerd.service", "k3s-agent.service", "docker.socket",
+                "backup-etcd.timer", "etcd.service", "var-lib-kubelet.mount",
         };
 
         for (size_t i = 0; i < ELEMENTSOF(yes); i++)
@@ -185,13 +173,12 @@ static void test_process_directive(void **state) {
         assert_int_equal(m->entries[0].type, DIRECTIVE_PROCESS);
         assert_string_equal(m->entries[2].args[0], "/usr/local/bin/kubelet");
         check_error("process kubelet\n", "t.conf:1: 'process' needs an absolute path, got 'kubelet'");
-        check_error(
-                "process /usr/bin/*\n",
-                "t.conf:1: 'process' needs an executable name that starts with a literal character, got '/usr/bin/*'");
-        check_error("process /usr/bin/*shim\n", "t.conf:1: 'process' needs an executable name that starts with a "
-                                                "literal character, got '/usr/bin/*shim'");
-        check_error("process /usr/bin/[ck]ubelet\n", "t.conf:1: 'process' needs an executable name that starts with a "
-                                                     "literal character, got '/usr/bin/[ck]ubelet'");
+        check_error("process /usr/bin/*\n",
+                    "t.conf:1: 'process' needs an executable name that starts with a literal character, got '/usr/bin/*'");
+        check_error("process /usr/bin/*shim\n",
+                    "t.conf:1: 'process' needs an executable name that starts with a literal character, got '/usr/bin/*shim'");
+        check_error("process /usr/bin/[ck]ubelet\n",
+                    "t.conf:1: 'process' needs an executable name that starts with a literal character, got '/usr/bin/[ck]ubelet'");
         check_error("process /*/bin/kubelet\n",
                     "t.conf:1: 'process' refuses a glob in the first component, got '/*/bin/kubelet'");
         check_error("process /usr/../bin/kubelet\n",
@@ -429,8 +416,7 @@ static void test_kill_child(void **state) {
         cleanup_plan Plan *p = plan_new();
         cleanup_free char *err = NULL;
         /* The CLI's default grace (--kill-grace=5): the child exits on SIGTERM well within it. */
-        Context ctx = { .root = "/",
-                        .root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC),
+        Context ctx = { .root = "/", .root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC),
                         .kill_grace_usec = 5 * 1000000ULL };
         pid_t child;
         Action *a;
