@@ -26,6 +26,7 @@ static int ct_run(const CtData *d, bool delete, unsigned *ret_n, char **ret_msg)
         CLEANUP(nl_freep) NlSocket *nf = NULL;
         int r;
 
+        *ret_n = 0;
         r = nl_open(NETLINK_NETFILTER, &nf);
         if (r < 0)
                 return set_errmsg(ret_msg, r, "cannot open a netfilter netlink socket: %s", strerror(-r));
@@ -36,7 +37,7 @@ static int ct_run(const CtData *d, bool delete, unsigned *ret_n, char **ret_msg)
 }
 
 static int ct_apply(Action *a, Context *ctx, char **ret_msg) {
-        unsigned n;
+        unsigned n = 0;
         int r;
 
         r = ct_run(a->data, true, &n, ret_msg);
@@ -47,7 +48,7 @@ static int ct_apply(Action *a, Context *ctx, char **ret_msg) {
 }
 
 static int ct_check(Action *a, Context *ctx, char **ret_msg) {
-        unsigned n;
+        unsigned n = 0;
         int r;
 
         r = ct_run(a->data, false, &n, ret_msg);
