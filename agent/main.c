@@ -21,6 +21,7 @@
 #include "agent/orphan/orphan.h"
 #include "agent/config/profile.h"
 #include "agent/report/report-url.h"
+#include "agent/phases/rejoin-check.h"
 #include "agent/report/report.h"
 #include "agent/node/services.h"
 #include "errno-util.h"
@@ -780,6 +781,22 @@ static void log_run_result(const Setup *s, const Plan *plan, const Plan *residue
                   status);
 }
 
+/* A node with no residue that still cannot join (a port in use, a kept runtime that does not
+ * answer, a resolver without a nameserver) is not a success: exit 1 and say why. */
+static int rejoin_verdict(Setup *s, Rejoin *rejoin, bool prepared, ReportInfo *info, int status) {
+        if (!prepared || rejoin_check(&s->ctx, &s->sel, rejoin) < 0) {
+                log_error("Cannot make the rejoin verdict: %s", prepared ? "out of memory" : "not prepared");
+                return status == EXIT_CLEAN ? EXIT_RESIDUE : status;
+        }
+        info->rejoin = rejoin;
+        if (rejoin_is_rejoinable(rejoin))
+                return status;
+        for (size_t i = 0; i < rejoin->n_checks; i++)
+                if (rejoin->checks[i].state == REJOIN_FAILED)
+                        log_error("Not rejoinable: %s: %s", rejoin->checks[i].name, rejoin->checks[i].message);
+        return status == EXIT_CLEAN ? EXIT_RESIDUE : status;
+}
+
 static int verb_run(int argc, char *argv[]) {
         ReportInfo info = { .command = "run", .started_usec = now(CLOCK_REALTIME), .executed = true };
         ExecuteHooks hooks;
@@ -789,6 +806,8 @@ static int verb_run(int argc, char *argv[]) {
         cleanup_free char *err = NULL;
         Plan *plan = NULL, *residue = NULL, *unobserved = NULL;
         ReportUrl *report_url = NULL;
+        Rejoin rejoin = {};
+        bool prepared = false;
         Setup s;
         int r;
 
@@ -814,6 +833,8 @@ static int verb_run(int argc, char *argv[]) {
                 r = EXIT_REFUSED;
                 goto finish;
         }
+        /* What the run removes (the pod ranges, the runtimes it keeps) is read before it does. */
+        prepared = s.sel.verify && rejoin_prepare(&s.ctx, &rejoin) >= 0;
         console_init(&console, stdin, stderr, arg_step);
         run_hooks = (RunHooks) { .inner = console_hooks(&console) };
         hooks = (ExecuteHooks) { run_phase_begin, run_progress, run_phase_end, &run_hooks };
@@ -831,10 +852,13 @@ static int verb_run(int argc, char *argv[]) {
         info.exit_status = r = exit_status_of(plan, residue, unobserved);
         if (s.sel.verify && !residue)
                 info.exit_status = r = EXIT_RESIDUE;
+        if (residue)
+                info.exit_status = r = rejoin_verdict(&s, &rejoin, prepared, &info, r);
         log_run_result(&s, plan, residue, unobserved, r);
         post_final_report(&s, &info, report_url, plan, residue);
         emit_report(&s, &info, plan, residue);
 finish:
+        rejoin_done(&rejoin);
         plan_free(plan);
         plan_free(residue);
         plan_free(unobserved);
@@ -847,12 +871,15 @@ static int verb_status(int argc, char *argv[]) {
         ReportInfo info = { .command = "status", .started_usec = now(CLOCK_REALTIME), .verified = true };
         cleanup_free char *err = NULL;
         Plan *residue = NULL, *unobserved = NULL;
+        Rejoin rejoin = {};
+        bool prepared;
         Setup s;
         int r;
 
         r = setup(&s);
         if (r > 0)
                 goto finish;
+        prepared = rejoin_prepare(&s.ctx, &rejoin) >= 0;
         r = engine_verify(&s.ctx, &s.sel, &residue, &unobserved, &err);
         if (r < 0) {
                 log_error("Cannot observe the node: %s", err ?: strerror(-r));
@@ -861,8 +888,10 @@ static int verb_status(int argc, char *argv[]) {
         }
         info.unobserved = unobserved;
         info.exit_status = r = exit_status_of(NULL, residue, unobserved);
+        info.exit_status = r = rejoin_verdict(&s, &rejoin, prepared, &info, r);
         emit_report(&s, &info, NULL, residue);
 finish:
+        rejoin_done(&rejoin);
         plan_free(residue);
         plan_free(unobserved);
         setup_done(&s);

@@ -179,6 +179,18 @@ int cri_version(CriClient *c, CriVersion *ret, char **reterr_msg) {
         return r;
 }
 
+static int decode_runtime_status(const void *p, size_t n, void *ret, void *ret_n) {
+        return cri_decode_status_response(p, n, ret);
+}
+
+int cri_status(CriClient *c, CriRuntimeStatus *ret, char **reterr_msg) {
+        ProtoWriter w;
+
+        /* StatusRequest{verbose = 1}: false, the empty message. */
+        proto_writer_init(&w);
+        return call_simple(c, "Status", &w, decode_runtime_status, ret, NULL, NULL, reterr_msg);
+}
+
 int cri_list_sandboxes(CriClient *c, CriSandbox **ret, size_t *ret_n, char **reterr_msg) {
         ProtoWriter w;
 

@@ -37,6 +37,8 @@ int cri_client_unary(CriClient *c, const char *method, const ProtoWriter *reques
 /* Version falls back to runtime.v1alpha2 when the runtime does not implement v1 (containerd before
  * 1.6, CRI-O before 1.23), and the client keeps using the service that answered. */
 int cri_version(CriClient *c, CriVersion *ret, char **reterr_msg);
+/* RuntimeService/Status, not verbose: whether the runtime answers and its conditions. */
+int cri_status(CriClient *c, CriRuntimeStatus *ret, char **reterr_msg);
 int cri_list_sandboxes(CriClient *c, CriSandbox **ret, size_t *ret_n, char **reterr_msg);
 int cri_sandbox_status(CriClient *c, const char *id, CriSandboxStatus *ret, char **reterr_msg);
 int cri_stop_sandbox(CriClient *c, const char *id, char **reterr_msg);

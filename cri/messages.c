@@ -7,6 +7,7 @@
 
 #include "cri/messages.h"
 #include "macro.h"
+#include "string-util.h"
 #include "alloc-util.h"
 
 /* A node runs a few hundred pods; a list past this is an attack on the memory (an empty element
@@ -159,6 +160,80 @@ int cri_decode_version_response(const void *p, size_t n, CriVersion *ret) {
                 return k;
         }
         *ret = v;
+        return 0;
+}
+
+void cri_runtime_status_done(CriRuntimeStatus *s) {
+        free(s->runtime_reason);
+        free(s->network_reason);
+        free(s->network_message);
+        *s = (CriRuntimeStatus) {};
+}
+
+typedef struct Condition {
+        char *type, *reason, *message;
+        uint64_t status;
+} Condition;
+
+/* RuntimeCondition{type = 1, status = 2, reason = 3, message = 4} */
+static int condition_field(const ProtoField *f, void *userdata) {
+        Condition *c = userdata;
+
+        switch (f->number) {
+        case 1:
+                return get_string(f, &c->type);
+        case 2:
+                get_u64(f, &c->status);
+                break;
+        case 3:
+                return get_string(f, &c->reason);
+        case 4:
+                return get_string(f, &c->message);
+        }
+        return 0;
+}
+
+/* RuntimeStatus{conditions = 1}: each condition by its type; the last of a type wins. */
+static int runtime_status_field(const ProtoField *f, void *userdata) {
+        CriRuntimeStatus *s = userdata;
+        Condition c = {};
+        int k = 0;
+
+        if (f->number != 1)
+                return 0;
+        k = walk_field(f, condition_field, &c);
+        if (k >= 0 && c.type && streq(c.type, "RuntimeReady")) {
+                s->runtime_ready = c.status != 0;
+                free(s->runtime_reason);
+                s->runtime_reason = TAKE_PTR(c.reason);
+        } else if (k >= 0 && c.type && streq(c.type, "NetworkReady")) {
+                s->network_ready = c.status != 0;
+                free(s->network_reason);
+                free(s->network_message);
+                s->network_reason = TAKE_PTR(c.reason);
+                s->network_message = TAKE_PTR(c.message);
+        }
+        free(c.type);
+        free(c.reason);
+        free(c.message);
+        return k;
+}
+
+/* StatusResponse{status = 1, info = 2 (verbose only, skipped)} */
+static int status_response_field(const ProtoField *f, void *userdata) {
+        return f->number == 1 ? walk_field(f, runtime_status_field, userdata) : 0;
+}
+
+int cri_decode_status_response(const void *p, size_t n, CriRuntimeStatus *ret) {
+        CriRuntimeStatus s = {};
+        int k;
+
+        k = walk(proto_reader(p, n), status_response_field, &s);
+        if (k < 0) {
+                cri_runtime_status_done(&s);
+                return k;
+        }
+        *ret = s;
         return 0;
 }
 

@@ -3,6 +3,7 @@
  * bounds-checked decoders (field numbers from k8s.io/cri-api runtime/v1 api.proto). */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,7 +64,14 @@ typedef struct CriContainer {
         int64_t created_at;
 } CriContainer;
 
+/* StatusResponse.status: the RuntimeReady and NetworkReady conditions (absent ones are false). */
+typedef struct CriRuntimeStatus {
+        bool runtime_ready, network_ready;
+        char *runtime_reason, *network_reason, *network_message;
+} CriRuntimeStatus;
+
 void cri_version_done(CriVersion *v);
+void cri_runtime_status_done(CriRuntimeStatus *s);
 void cri_sandbox_status_done(CriSandboxStatus *s);
 CriSandbox *cri_sandboxes_free(CriSandbox *l, size_t n);
 CriContainer *cri_containers_free(CriContainer *l, size_t n);
@@ -82,6 +90,7 @@ void cri_encode_list_request(ProtoWriter *w);
 /* Responses: 0 and the result, -EBADMSG for a malformed message, -ENOMEM. Unknown fields of every
  * wire type are skipped; a known field with an unexpected wire type is treated as unknown. */
 int cri_decode_version_response(const void *p, size_t n, CriVersion *ret);
+int cri_decode_status_response(const void *p, size_t n, CriRuntimeStatus *ret);
 int cri_decode_list_sandboxes_response(const void *p, size_t n, CriSandbox **ret, size_t *ret_n);
 int cri_decode_sandbox_status_response(const void *p, size_t n, CriSandboxStatus *ret);
 int cri_decode_list_containers_response(const void *p, size_t n, CriContainer **ret, size_t *ret_n);

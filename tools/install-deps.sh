@@ -16,6 +16,8 @@ packages=(
         # tests: cmocka, valgrind, the JSON Schema validator of every report, and the real tools the fixtures use to build state
         libcmocka-dev valgrind python3 python3-jsonschema util-linux e2fsprogs procps openssl
         iproute2 iptables ipset nftables tmux bpftool strace
+        # the conntrack test inserts and lists entries with the real CLI (the agent uses netlink)
+        conntrack
         # the pods test: a real containerd in private namespaces (the pause image is built static with
         # build-essential's libc.a); it never talks to a containerd the package may start on the host
         containerd runc containernetworking-plugins
@@ -46,6 +48,14 @@ else
         export DEBIAN_FRONTEND=noninteractive
         apt-get -o Acquire::Retries=3 update -qq
         apt-get -o Acquire::Retries=3 install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The resolver test unpacks Debian's systemd-resolved into its nspawn tree, offline: the .deb only,
+# never installed here (its postinst would take over this host's /etc/resolv.conf).
+if [ "$(id -u)" -eq 0 ] && ! ls /var/cache/node-reset-tests/systemd-resolved_*.deb > /dev/null 2>&1; then
+        mkdir -p /var/cache/node-reset-tests
+        (cd /var/cache/node-reset-tests && apt-get -o Acquire::Retries=3 download systemd-resolved) ||
+                echo "deps: cannot download systemd-resolved's .deb: test-resolver.sh will skip" >&2
 fi
 
 # The e2e guest's packages, once, into /var/cache/node-reset-e2e (E2E_CACHE): the image itself is

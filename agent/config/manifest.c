@@ -17,6 +17,7 @@
 #include "agent/config/manifest.h"
 #include "agent/config/path.h"
 #include "agent/config/profile.h"
+#include "netreset/conntrack.h"
 #include "netreset/route.h"
 #include "netreset/rule.h"
 #include "alloc-util.h"
@@ -375,6 +376,14 @@ static int validate_remove_symlink_to(char **args, char **ret_reason) {
         return 0;
 }
 
+static int validate_conntrack(char **args, char **ret_reason) {
+        CtPrefix p;
+
+        if (!streq(args[0], "cluster") && ct_prefix_parse(args[0], &p) < 0)
+                return set_errmsg(ret_reason, -EINVAL, "needs 'cluster' or an address or prefix, got '%s'", args[0]);
+        return 0;
+}
+
 /* A new directive is one enum value in manifest.h plus one row here; the unit test checks that
  * every enum value has its row. */
 static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
@@ -403,6 +412,7 @@ static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
         [DIRECTIVE_REMOVE_BLOCK] = { "remove-block", 3, 3, validate_remove_block, .writes = true },
         [DIRECTIVE_KUBE_VIP] = { "kube-vip", 1, 1, validate_kube_vip },
         [DIRECTIVE_REMOVE_SYMLINK_TO] = { "remove-symlink-to", 2, 2, validate_remove_symlink_to, .writes = true },
+        [DIRECTIVE_CONNTRACK] = { "conntrack", 1, 1, validate_conntrack },
 };
 
 const char *directive_type_to_string(DirectiveType t) {
@@ -656,10 +666,10 @@ static int entry_check_length(const char *name, char **args, const Where *w, cha
 }
 
 /* The system-path guard of every directive that writes or deletes (the rows marked .writes: remove,
- * empty, unmount, bpf-pin, bpf-mount, remove-block, remove-symlink-to; the rule is path_guard_check()'s). It is checked here rather
- * than in the rows' validators because its opt-in is another line: an
- * "allow-system-path" naming exactly this path, read before it (in this file, an include, or an
- * earlier --manifest), so that the opt-in is in front of whoever reads the manifest. */
+ * empty, unmount, bpf-pin, bpf-mount, remove-block, remove-symlink-to; the rule is path_guard_check()'s). It is checked
+ * here rather than in the rows' validators because its opt-in is another line: an "allow-system-path" naming exactly
+ * this path, read before it (in this file, an include, or an earlier --manifest), so that the opt-in is in front of
+ * whoever reads the manifest. */
 static int guard_apply(const Manifest *m, DirectiveType t, const char *path, bool *ret_system_path, const Where *w,
                        char **reterr) {
         cleanup_free char *reason = NULL;

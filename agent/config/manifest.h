@@ -44,6 +44,8 @@ typedef enum DirectiveType {
         /* files phase */
         DIRECTIVE_REMOVE_SYMLINK_TO, /* remove-symlink-to PATH TARGET: the symlink PATH, only while it leads to TARGET
                                       * and TARGET is gone or removed by this run */
+        DIRECTIVE_CONNTRACK,         /* conntrack cluster|ADDRESS[/LEN]: connection tracking entries to or from the
+                                      * cluster's pod and service ranges, or this range */
         _DIRECTIVE_MAX,
         _DIRECTIVE_INVALID = -1,
 } DirectiveType;

@@ -37,8 +37,8 @@ static const Phase phases[] = {
         { "network", "detach CNI BPF programs, remove their pins, policy rules, routes, links and network namespaces",
           false, phase_network_plan, SHIM_MASK(SHIM_LIBMNL) },
         { "files", "apply the file-removal manifest", true, phase_files_plan, 0 },
-        { "reload", "reload systemd once unit files are gone, reset the units' failed state", false, phase_reload_plan,
-          SHIM_MASK(SHIM_LIBSYSTEMD) },
+        { "reload", "reload systemd once unit files are gone, reset the units' failed state, restart the host resolver",
+          false, phase_reload_plan, SHIM_MASK(SHIM_LIBSYSTEMD) },
 };
 
 const Phase *phase_table(size_t *ret_n) {

@@ -188,6 +188,19 @@ bool services_unit_is_protected(const char *unit) {
         return false;
 }
 
+bool services_unit_pattern_matches(const char *pattern, const char *unit) {
+        size_t l = strlen(unit);
+        char base[256];
+
+        if (fnmatch(pattern, unit, FNM_NOESCAPE) == 0)
+                return true;
+        if (strchr(pattern, '.') || l <= 8 || l - 8 >= sizeof base || !streq(unit + l - 8, ".service"))
+                return false;
+        memcpy(base, unit, l - 8);
+        base[l - 8] = '\0';
+        return fnmatch(pattern, base, FNM_NOESCAPE) == 0;
+}
+
 static bool unit_pattern_is_glob(const char *p) {
         return strpbrk(p, "*?[") != NULL;
 }
@@ -401,24 +414,23 @@ static int manager_subscribe(ServiceManager *m) {
 static void stop_queue(ServiceManager *m, StopJob *j, uint64_t timeout_usec, uint64_t deadline_usec) {
         cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
         cleanup_bus_message sd_bus_message *reply = NULL;
-        const char *unit = j->stop->unit, *path;
+        const char *unit = j->stop->unit, *path, *method = j->stop->restart ? "RestartUnit" : "StopUnit";
         UnitStatus s;
         int r;
 
         r = services_unit_status(m, unit, &s);
-        if (r == -ENOENT)
+        if (r == -ENOENT && !j->stop->restart)
                 return stop_settle(j, 0, "not loaded, not running");
-        if (r >= 0 && services_status_is_stopped(&s))
+        if (r >= 0 && services_status_is_stopped(&s) && !j->stop->restart)
                 return stop_settle(j, 0, "already %s", s.active_state);
-        r = sd_bus_call_method(m->bus, SD_DESTINATION, SD_PATH, SD_MANAGER, "StopUnit", &e, &reply, "ss", unit,
-                               "replace");
-        if (r < 0 && bus_error_is_absent(&e))
+        r = sd_bus_call_method(m->bus, SD_DESTINATION, SD_PATH, SD_MANAGER, method, &e, &reply, "ss", unit, "replace");
+        if (r < 0 && bus_error_is_absent(&e) && !j->stop->restart)
                 return stop_settle(j, 0, "no such unit");
         if (r >= 0)
                 r = sd_bus_message_read(reply, "o", &path);
         if (r < 0) {
                 r = sd_bus_error_get_errno(&e) > 0 ? -sd_bus_error_get_errno(&e) : r;
-                return stop_settle(j, r, "StopUnit: %s", e.message ?: strerror(-r));
+                return stop_settle(j, r, "%s: %s", method, e.message ?: strerror(-r));
         }
         j->path = strdup(path);
         if (!j->path)
@@ -439,6 +451,11 @@ static int job_result_to_errno(const char *result) {
 
 static void stop_finish(ServiceManager *m, StopJob *j) {
         UnitStatus s;
+
+        if (j->stop->restart)
+                return streq(j->result, "done") ? stop_settle(j, 1, "restarted (job done)")
+                                                : stop_settle(j, job_result_to_errno(j->result),
+                                                              "restart job ended with result '%s'", j->result);
 
         if (streq(j->result, "skipped"))
                 return stop_settle(j, 0, "nothing to stop (job skipped)");
@@ -526,6 +543,40 @@ void services_stop_many(ServiceManager *m, UnitStop *stops, size_t n, uint64_t t
                         stop_queue(m, jobs + i, timeout_usec, deadline_usec);
         if (r >= 0)
                 stop_wait_all(m, &w);
+}
+
+int services_restart(ServiceManager *m, const char *unit, uint64_t timeout_usec, uint64_t deadline_usec,
+                     char **ret_msg) {
+        UnitStop u = { .unit = unit, .restart = true };
+
+        services_stop_many(m, &u, 1, timeout_usec, deadline_usec);
+        *ret_msg = u.message;
+        return u.result;
+}
+
+int services_networkmanager_reload(ServiceManager *m, const char *root, char **reterr_msg) {
+        CLEANUP(sd_bus_flush_close_unrefp) sd_bus *own = NULL;
+        cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+        cleanup_free char *address = NULL;
+        const char *env = getenv("DBUS_SYSTEM_BUS_ADDRESS");
+        sd_bus *bus = m->bus;
+        int r;
+
+        if (m->direct) {
+                address = isempty(env) ? root_address(root ?: "/", "/run/dbus/system_bus_socket") : strdup(env);
+                if (!address)
+                        return -ENOMEM;
+                r = bus_open_address(address, true, &own);
+                if (r < 0)
+                        return set_errmsg(reterr_msg, r, "cannot connect to the system bus at %s: %s", address,
+                                          strerror(-r));
+                bus = own;
+        }
+        r = sd_bus_call_method(bus, "org.freedesktop.NetworkManager", "/org/freedesktop/NetworkManager",
+                               "org.freedesktop.NetworkManager", "Reload", &e, NULL, "u", (uint32_t) 0);
+        if (r < 0)
+                return bus_fail(reterr_msg, r, &e, "Reload");
+        return 1;
 }
 
 /* ---- unit files ---- */

@@ -46,6 +46,7 @@ bool services_status_is_stopped(const UnitStatus *s);
 
 typedef struct UnitStop {
         const char *unit;
+        bool restart;  /* RestartUnit instead of StopUnit: the unit runs again once its job is done */
         int result;    /* out: 0 was not running, 1 stopped, -errno failed */
         char *message; /* out, malloc'd: what happened, the job result of a failure */
 } UnitStop;
@@ -57,6 +58,17 @@ typedef struct UnitStop {
  * "done" is 1; any other job result (canceled, timeout, failed, dependency) fails. */
 void services_stop_many(ServiceManager *m, UnitStop *stops, size_t n, uint64_t timeout_usec, uint64_t deadline_usec);
 
+/* RestartUnit(unit, "replace") and wait for its job, as services_stop_many() does: 1 restarted,
+ * -errno with the job's result in *ret_msg. */
+int services_restart(ServiceManager *m, const char *unit, uint64_t timeout_usec, uint64_t deadline_usec,
+                     char **ret_msg);
+
+/* org.freedesktop.NetworkManager.Reload(0): configuration, DNS configuration and the DNS plugin, over
+ * the system bus (a direct connection to the manager reaches no other service: then the system bus
+ * at ROOT/run/dbus/system_bus_socket, or $DBUS_SYSTEM_BUS_ADDRESS). 1 reloaded, -errno with the bus
+ * error in *reterr_msg. */
+int services_networkmanager_reload(ServiceManager *m, const char *root, char **reterr_msg);
+
 /* DisableUnitFiles(runtime=false, and runtime=true for an "-runtime" state): 1 with the changes
  * ("removed /etc/systemd/system/multi-user.target.wants/kubelet.service") in *ret_msg, 0 when
  * nothing was enabled or there is no unit file. */
@@ -67,6 +79,10 @@ int services_mask(ServiceManager *m, const char *unit, char **ret_msg);
 int services_reload(ServiceManager *m, uint64_t timeout_usec, char **reterr_msg);
 /* ResetFailedUnit() on a failed unit: 1; 0 when it is not loaded or not failed. */
 int services_reset_failed(ServiceManager *m, const char *unit, char **ret_msg);
+
+/* Does a manifest's unit pattern name this unit? A pattern without a suffix names a .service, as
+ * systemctl reads "kubelet". */
+bool services_unit_pattern_matches(const char *pattern, const char *unit);
 
 /* Units no manifest may stop, disable or mask, even through a glob: what keeps the node reachable
  * and the service manager itself (dbus*, systemd-*, ssh*, init.scope, -.mount, -.slice, *.target). */

@@ -8,6 +8,8 @@
 
 #include "agent/phases/backup.h"
 #include "agent/phases/etcd-datadir.h"
+#include "agent/phases/cni-keep.h"
+#include "agent/node/services.h"
 #include "agent/engine/log.h"
 #include "agent/config/path.h"
 #include "agent/engine/phase.h"
@@ -17,6 +19,7 @@
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "strv.h"
 
 typedef struct FileData {
         DirectiveType type; /* DIRECTIVE_REMOVE or DIRECTIVE_EMPTY */
@@ -316,8 +319,10 @@ static const ActionOps empty_ops = {
         .free_data = file_data_free,
 };
 
-static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, const char *path, bool pattern) {
+static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, const char *path, bool pattern,
+                           const CniKeepSet *keep) {
         cleanup_free char *reason = NULL, *msg = NULL;
+        const CniKeep *watched = pattern ? NULL : cni_keep_watched(keep, path);
         const ManifestEntry *p;
         bool symlink = false;
         FileData *d;
@@ -330,10 +335,11 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
                         file_data_free(d);
                 return -ENOMEM;
         }
-        d->type = e->type;
+        /* A directory the kept runtime watches by inode is emptied, never replaced. */
+        d->type = watched ? DIRECTIVE_EMPTY : e->type;
         d->pattern = pattern;
         d->system_path = e->system_path;
-        a = plan_add(plan, e->type == DIRECTIVE_EMPTY ? &empty_ops : &remove_ops, "files", path, reason, d);
+        a = plan_add(plan, d->type == DIRECTIVE_EMPTY ? &empty_ops : &remove_ops, "files", path, reason, d);
         if (!a)
                 return -ENOMEM;
 
@@ -354,6 +360,9 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
                                          "%s; holds the etcd data directory %s: its fate is decided when run "
                                          "(the etcd data-directory rule)",
                                          strna(a->detail), ctx->etcd_data_dir);
+        if (watched)
+                (void) action_set_detail(a, "%s; the kept %s (%s) watches it by inode: emptied, kept", strna(a->detail),
+                                         watched->runtime, watched->unit);
         if (e->system_path) {
                 log_warning("%s: the manifest opted in to removing a system path", reason);
                 (void) action_set_detail(a, "SYSTEM PATH; %s", strna(a->detail));
@@ -365,7 +374,51 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
         return 0;
 }
 
-int phase_files_plan(Context *ctx, Plan *plan, char **reterr) {
+/* ---- a kept runtime whose watched directory a manifest line removes with its parent ---- */
+
+static int restart_apply(Action *a, Context *ctx, char **ret_msg) {
+        ServiceManager *m;
+        int r;
+
+        r = phase_systemd(ctx, &m);
+        if (r < 0)
+                return r;
+        if (services_manager_why_absent(m))
+                return set_errmsg(ret_msg, -EHOSTDOWN, "cannot restart %s: %s", a->target,
+                                  services_manager_why_absent(m));
+        return services_restart(m, a->target, ctx->unit_timeout_usec, ctx->deadline_usec, ret_msg);
+}
+
+static const ActionOps restart_ops = {
+        .kind = "runtime-restart",
+        .apply = restart_apply,
+};
+
+/* kubekey restarts the runtime after removing /etc/cni; without it the runtime never loads the
+ * configuration a rejoin writes into the directory it watched. */
+static int plan_restarts(Plan *plan, const CniKeepSet *keep, size_t first) {
+        cleanup_strv char **done = NULL;
+
+        for (size_t i = first; i < plan->n_actions; i++) {
+                const Action *f = plan->actions[i];
+                const CniKeep *k;
+                Action *a;
+
+                if (f->ops != &remove_ops || !f->present || f->skip_reason || ((const FileData *) f->data)->pattern ||
+                    !(k = cni_keep_beneath(keep, ((const FileData *) f->data)->path)) || strv_contains(done, k->unit))
+                        continue;
+                if (strv_extend(&done, k->unit) < 0)
+                        return -ENOMEM;
+                a = plan_add(plan, &restart_ops, "files", k->unit, f->reason, NULL);
+                if (!a || action_set_detail(a, "restart: %s removes %s, which the kept %s watches by inode", f->target,
+                                            k->conf_dir, k->runtime) < 0)
+                        return -ENOMEM;
+                a->present = true;
+        }
+        return 0;
+}
+
+static int files_plan_entries(Context *ctx, Plan *plan, const CniKeepSet *keep, char **reterr) {
         const char *etcd_dir;
         int k;
 
@@ -392,11 +445,25 @@ int phase_files_plan(Context *ctx, Plan *plan, char **reterr) {
                         return set_errmsg(reterr, r, "%s:%u: cannot expand %s: %s", e->file, e->line, e->args[0],
                                           strerror(-r));
                 if (!matches[0])
-                        r = add_file_action(ctx, plan, e, e->args[0], true);
+                        r = add_file_action(ctx, plan, e, e->args[0], true, keep);
                 for (char **m = matches; r >= 0 && *m; m++)
-                        r = add_file_action(ctx, plan, e, *m, false);
+                        r = add_file_action(ctx, plan, e, *m, false, keep);
                 if (r < 0)
                         return r;
         }
         return 0;
+}
+
+int phase_files_plan(Context *ctx, Plan *plan, char **reterr) {
+        CLEANUP(cni_keep_set_done) CniKeepSet keep = {};
+        size_t first = plan->n_actions;
+        int r;
+
+        r = cni_keep_find(ctx, &keep);
+        if (r < 0)
+                return r;
+        r = files_plan_entries(ctx, plan, &keep, reterr);
+        if (r < 0)
+                return r;
+        return plan_restarts(plan, &keep, first);
 }

@@ -928,6 +928,9 @@ int phase_network_plan(Context *ctx, Plan *plan, char **reterr) {
         }
         if (r >= 0 && manifest_has(m, DIRECTIVE_NETNS, DIRECTIVE_NETNS, DIRECTIVE_NETNS))
                 r = plan_netns(plan, m, reterr);
+        /* Last: once the links are gone, nothing on the node makes new entries of these ranges. */
+        if (r >= 0 && manifest_has(m, DIRECTIVE_CONNTRACK, DIRECTIVE_CONNTRACK, DIRECTIVE_CONNTRACK))
+                return network_conntrack_plan(ctx, plan, reterr);
         if (r < 0)
                 return set_errmsg(reterr, r, "network: cannot plan: %s", strerror(-r));
         return 0;

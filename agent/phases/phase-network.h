@@ -39,3 +39,6 @@ int network_rule_guard_view(const RuleTable *rules, const RouteTable *routes, co
 
 /* phase-network-vip.c: the address a kube-vip line's static pod manifest put on its interface. */
 int network_vip_plan(Context *ctx, Plan *plan, const NetworkObservation *o, const ManifestEntry *e);
+
+/* phase-network-conntrack.c: connection tracking entries of the cluster's ranges (conntrack lines). */
+int network_conntrack_plan(Context *ctx, Plan *plan, char **reterr);

@@ -5,6 +5,7 @@
 
 #include "agent/engine/phase.h"
 #include "agent/node/services.h"
+#include "agent/phases/resolver-reload.h"
 #include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -446,6 +447,9 @@ int phase_reload_plan(Context *ctx, Plan *plan, char **reterr) {
         bool any = false;
         int r;
 
+        r = resolver_reload_plan(ctx, plan);
+        if (r < 0)
+                return r;
         MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_UNIT)
                 any = true;
         if (!any)

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "agent/engine/libraries.h"
+#include "agent/phases/rejoin-check.h"
 #include "agent/report/report.h"
 #include "macro.h"
 #include "string-util.h"
@@ -173,7 +174,8 @@ static void emit_summary(Emitter *e, const ReportInfo *info, const Plan *plan, c
 
         emit_bool(e, "changed", NULL, changed > 0);
         emit_bool(e, "failed", NULL,
-                  failed > 0 || (residue && !streq(report_verdict(residue, info->unobserved), "clean")));
+                  failed > 0 || (residue && !streq(report_verdict(residue, info->unobserved), "clean")) ||
+                          (info->rejoin && !rejoin_is_rejoinable(info->rejoin)));
         if (plan && info->executed)
                 emit_text(e, failed ? COLOR_RED : COLOR_NONE,
                           "\nsummary: %zu changed, %zu unchanged, %zu failed, %zu skipped\n", changed,
@@ -198,6 +200,8 @@ void report_emit(Emitter *e, const ReportInfo *info, const Plan *plan, const Pla
                 emit_null(e, "unobserved");
                 emit_null(e, "verdict");
         }
+        if (info->rejoin)
+                rejoin_emit(e, info->rejoin);
         if (info->report_url)
                 report_url_outcome_emit(e, info->report_url);
         /* What this node cannot do for lack of a library: plan, run and status say so alike. */

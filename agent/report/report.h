@@ -36,6 +36,7 @@ typedef struct ReportInfo {
         const ReportUrlOutcome *report_url; /* NULL when --report-url is not given */
         const Detection *detection;         /* what the node looks like: installer, runtime, ...; NULL = not looked */
         const char *profile, *profile_why;  /* the built-in profile in use and why; NULL with a manifest */
+        const struct Rejoin *rejoin;        /* the verdict after verify; NULL when not made */
 } ReportInfo;
 
 /* The verdict of a verification: "residue" when something is left, else "unknown" when something

@@ -151,10 +151,12 @@ for _ in $(seq 50); do [ -e "$WORK/store.ready" ] && break; sleep 0.1; done
 mkdir -p "$WORK/nodes/node4/srv/custom"
 echo "custom" > "$WORK/nodes/node4/srv/custom/f"
 cat > "$WORK/node4.conf" <<'EOF'
-# node4's own manifest: no CNI files, but /srv/custom
+# node4's own manifest: no CNI files, but /srv/custom (and the etcd data: a node that keeps it is
+# not rejoinable, and its run exits 1)
 unmount /var/lib/kubelet/*
 empty /var/lib/kubelet
 remove /etc/kubernetes
+remove /var/lib/etcd
 remove /srv/custom
 link-master cni0
 link cni0

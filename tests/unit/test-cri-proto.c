@@ -272,6 +272,34 @@ static void test_decode_version(void **state) {
         assert_int_equal(cri_decode_version_response(BYTES(0x12, 0x05, 'a'), &v), -EBADMSG);
 }
 
+/* StatusResponse{status{RuntimeReady true, NetworkReady false with its reason}, an unknown field, info}. */
+static const uint8_t status_golden[] = { 0x0a, 'Y',  0x0a, 0x10, 0x0a, 0x0c, 'R',  'u',  'n', 't',  'i',  'm',  'e',
+                                         'R',  'e',  'a',  'd',  'y',  0x10, 0x01, 0x0a, 'C', 0x0a, 0x0c, 'N',  'e',
+                                         't',  'w',  'o',  'r',  'k',  'R',  'e',  'a',  'd', 'y',  0x10, 0x00, 0x1a,
+                                         0x15, 'N',  'e',  't',  'w',  'o',  'r',  'k',  'P', 'l',  'u',  'g',  'i',
+                                         'n',  'N',  'o',  't',  'R',  'e',  'a',  'd',  'y', 0x22, 0x1a, 'c',  'n',
+                                         'i',  ' ',  'p',  'l',  'u',  'g',  'i',  'n',  ' ', 'n',  'o',  't',  ' ',
+                                         'i',  'n',  'i',  't',  'i',  'a',  'l',  'i',  'z', 'e',  'd',  '8',  0x05,
+                                         0x12, 0x06, 0x0a, 0x01, 'k',  0x12, 0x01, 'v' };
+
+static void test_decode_status(void **state) {
+        CriRuntimeStatus s = {};
+
+        assert_int_equal(cri_decode_status_response(status_golden, sizeof status_golden, &s), 0);
+        assert_true(s.runtime_ready);
+        assert_false(s.network_ready);
+        assert_string_equal(s.network_reason, "NetworkPluginNotReady");
+        assert_string_equal(s.network_message, "cni plugin not initialized");
+        assert_null(s.runtime_reason);
+        cri_runtime_status_done(&s);
+        assert_null(s.network_reason);
+        /* No condition at all: neither is ready. */
+        assert_int_equal(cri_decode_status_response(NULL, 0, &s), 0);
+        assert_false(s.runtime_ready);
+        /* A condition cut short. */
+        assert_int_equal(cri_decode_status_response(status_golden, 10, &s), -EBADMSG);
+}
+
 /* One PodSandbox with every known field, and an unknown field of each wire type around them. */
 static const uint8_t list_sandboxes_golden[] = {
         0x0a, 0x48,                                             /* items = 1, 72 bytes */
@@ -456,6 +484,7 @@ int main(void) {
                 cmocka_unit_test(test_encode_pod_config),
                 cmocka_unit_test(test_writer_rejects_bad_field),
                 cmocka_unit_test(test_decode_version),
+                cmocka_unit_test(test_decode_status),
                 cmocka_unit_test(test_decode_list_sandboxes),
                 cmocka_unit_test(test_decode_list_sandboxes_golden_encoded),
                 cmocka_unit_test(test_decode_list_sandboxes_malformed),

@@ -48,6 +48,17 @@ static void check_error(const char *text, const char *want) {
 
 /* ---- the unit directive ---- */
 
+static void test_unit_pattern_matches(void **state) {
+        assert_true(services_unit_pattern_matches("kubelet.service", "kubelet.service"));
+        assert_true(services_unit_pattern_matches("kubelet", "kubelet.service"));
+        assert_true(services_unit_pattern_matches("k3s*", "k3s-agent.service"));
+        assert_true(services_unit_pattern_matches("k3s*.service", "k3s-agent.service"));
+        assert_false(services_unit_pattern_matches("kubelet", "kubelet.socket"));
+        assert_false(services_unit_pattern_matches("kubelet.socket", "kubelet.service"));
+        assert_false(services_unit_pattern_matches("containerd", "containerd-shim.service"));
+        assert_false(services_unit_pattern_matches("crio", ".service"));
+}
+
 static void test_unit_directive(void **state) {
         cleanup_manifest Manifest *m = parse_ok("unit kubelet stop,disable early\n"
                                                 "unit k3s* stop late\n"
@@ -457,6 +468,7 @@ static void test_kill_child(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_unit_pattern_matches),
                 cmocka_unit_test(test_unit_directive),
                 cmocka_unit_test(test_unit_directive_errors),
                 cmocka_unit_test(test_unit_name_length),
