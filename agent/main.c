@@ -341,102 +341,117 @@ static int parse_long_only(int c, const char *optarg_) {
         return parse_orphan_report_option(c, optarg_);
 }
 
+static const struct option options[] = {
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { "verbose", no_argument, NULL, 'v' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "root", required_argument, NULL, 'R' },
+        { "manifest", required_argument, NULL, 'm' },
+        { "phases", required_argument, NULL, 'P' },
+        { "skip-phases", required_argument, NULL, 'S' },
+        { "yes", no_argument, NULL, 'y' },
+        { "step", no_argument, NULL, 's' },
+        { "output", required_argument, NULL, 'o' },
+        { "timeout", required_argument, NULL, 'T' },
+        { "lazy-unmount", no_argument, NULL, 'L' },
+        { "no-group-delete", no_argument, NULL, 'G' },
+        { "xtables-wait", required_argument, NULL, 'X' },
+        { "unit-timeout", required_argument, NULL, 'U' },
+        { "kubeconfig", required_argument, NULL, ARG_KUBECONFIG },
+        { "node-name", required_argument, NULL, ARG_NODE_NAME },
+        { "for", required_argument, NULL, ARG_FOR },
+        { "probe-timeout", required_argument, NULL, ARG_PROBE_TIMEOUT },
+        { "proxy", required_argument, NULL, ARG_PROXY },
+        { "report-url", required_argument, NULL, ARG_REPORT_URL },
+        { "report-header", required_argument, NULL, ARG_REPORT_HEADER },
+        { "report-header-file", required_argument, NULL, ARG_REPORT_HEADER_FILE },
+        { "report-cacert", required_argument, NULL, ARG_REPORT_CACERT },
+        { "cri-endpoint", required_argument, NULL, 'E' },
+        { "concurrency", required_argument, NULL, 'C' },
+        { "pods-timeout", required_argument, NULL, ARG_PODS_TIMEOUT },
+        { "kill-grace", required_argument, NULL, ARG_KILL_GRACE },
+        { "etcd-timeout", required_argument, NULL, ARG_ETCD_TIMEOUT },
+        { "no-backup", no_argument, NULL, ARG_NO_BACKUP },
+        { "etcd-db-copy-max", required_argument, NULL, ARG_ETCD_DB_COPY_MAX },
+        { "delete-node", no_argument, NULL, ARG_DELETE_NODE },
+        { "profile", required_argument, NULL, ARG_PROFILE },
+        { "with-runtime", optional_argument, NULL, ARG_WITH_RUNTIME },
+        {},
+};
+
+/* One option getopt_long() returned: 0 to go on, 1 when the command is done (--help, --version),
+ * < 0 for an error already said. */
+static int parse_option(int c, const char *optarg_) {
+        switch (c) {
+        case 'h':
+                help();
+                return 1;
+        case 'V':
+                printf("node-reset %s\noptional libraries:\n", NODE_RESET_VERSION);
+                libraries_print(stdout);
+                return 1;
+        case 'v':
+                log_set_max_level(LOG_DEBUG);
+                arg_all_actions = true;
+                break;
+        case 'q':
+                log_set_max_level(LOG_WARNING);
+                break;
+        case 'R':
+                arg_root = optarg_;
+                break;
+        case 'm':
+                if (add_manifest_arg(optarg_) < 0)
+                        return log_oom();
+                break;
+        case 'P':
+                arg_phases = optarg_;
+                break;
+        case 'S':
+                arg_skip_phases = optarg_;
+                break;
+        case 'y':
+                arg_yes = true;
+                break;
+        case 's':
+                arg_step = true;
+                break;
+        case 'o':
+                arg_output = output_mode_from_string(optarg_);
+                if (arg_output < 0)
+                        return usage_error("invalid --output '%s': expected 'text' or 'json'", optarg_);
+                break;
+        default:
+                return parse_long_only(c, optarg_);
+        }
+        return 0;
+}
+
+/* getopt_long()'s ':' (missing argument) and '?' (unknown option), said as util-linux says them. */
+static int option_error(int c, char *argv[]) {
+        bool short_opt = optopt > 0 && optopt < 0x100 && !startswith(argv[optind - 1], "--");
+
+        if (c == ':')
+                return short_opt ? usage_error("option requires an argument -- '%c'", optopt)
+                                 : usage_error("option '%s' requires an argument", argv[optind - 1]);
+        return short_opt ? usage_error("invalid option -- '%c'", optopt)
+                         : usage_error("unrecognized option '%s'", argv[optind - 1]);
+}
+
+/* 1 to go on with a verb, 0 when done (--help, --version), < 0 for a usage error already said. */
 static int parse_argv(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
-                { "verbose", no_argument, NULL, 'v' },
-                { "quiet", no_argument, NULL, 'q' },
-                { "root", required_argument, NULL, 'R' },
-                { "manifest", required_argument, NULL, 'm' },
-                { "phases", required_argument, NULL, 'P' },
-                { "skip-phases", required_argument, NULL, 'S' },
-                { "yes", no_argument, NULL, 'y' },
-                { "step", no_argument, NULL, 's' },
-                { "output", required_argument, NULL, 'o' },
-                { "timeout", required_argument, NULL, 'T' },
-                { "lazy-unmount", no_argument, NULL, 'L' },
-                { "no-group-delete", no_argument, NULL, 'G' },
-                { "xtables-wait", required_argument, NULL, 'X' },
-                { "unit-timeout", required_argument, NULL, 'U' },
-                { "kubeconfig", required_argument, NULL, ARG_KUBECONFIG },
-                { "node-name", required_argument, NULL, ARG_NODE_NAME },
-                { "for", required_argument, NULL, ARG_FOR },
-                { "probe-timeout", required_argument, NULL, ARG_PROBE_TIMEOUT },
-                { "proxy", required_argument, NULL, ARG_PROXY },
-                { "report-url", required_argument, NULL, ARG_REPORT_URL },
-                { "report-header", required_argument, NULL, ARG_REPORT_HEADER },
-                { "report-header-file", required_argument, NULL, ARG_REPORT_HEADER_FILE },
-                { "report-cacert", required_argument, NULL, ARG_REPORT_CACERT },
-                { "cri-endpoint", required_argument, NULL, 'E' },
-                { "concurrency", required_argument, NULL, 'C' },
-                { "pods-timeout", required_argument, NULL, ARG_PODS_TIMEOUT },
-                { "kill-grace", required_argument, NULL, ARG_KILL_GRACE },
-                { "etcd-timeout", required_argument, NULL, ARG_ETCD_TIMEOUT },
-                { "no-backup", no_argument, NULL, ARG_NO_BACKUP },
-                { "etcd-db-copy-max", required_argument, NULL, ARG_ETCD_DB_COPY_MAX },
-                { "delete-node", no_argument, NULL, ARG_DELETE_NODE },
-                { "profile", required_argument, NULL, ARG_PROFILE },
-                { "with-runtime", optional_argument, NULL, ARG_WITH_RUNTIME },
-                {},
-        };
         int c, r;
 
         /* getopt's own messages would name argv[0] (a path, a staged copy): ours name node-reset. */
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":hVvqm:yo:", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        help();
-                        return 0;
-                case 'V':
-                        printf("node-reset %s\noptional libraries:\n", NODE_RESET_VERSION);
-                        libraries_print(stdout);
-                        return 0;
-                case 'v':
-                        log_set_max_level(LOG_DEBUG);
-                        arg_all_actions = true;
-                        break;
-                case 'q':
-                        log_set_max_level(LOG_WARNING);
-                        break;
-                case 'R':
-                        arg_root = optarg;
-                        break;
-                case 'm':
-                        if (add_manifest_arg(optarg) < 0)
-                                return log_oom();
-                        break;
-                case 'P':
-                        arg_phases = optarg;
-                        break;
-                case 'S':
-                        arg_skip_phases = optarg;
-                        break;
-                case 'y':
-                        arg_yes = true;
-                        break;
-                case 's':
-                        arg_step = true;
-                        break;
-                case 'o':
-                        arg_output = output_mode_from_string(optarg);
-                        if (arg_output < 0)
-                                return usage_error("invalid --output '%s': expected 'text' or 'json'", optarg);
-                        break;
-                case ':':
-                        if (optopt > 0 && optopt < 0x100 && !startswith(argv[optind - 1], "--"))
-                                return usage_error("option requires an argument -- '%c'", optopt);
-                        return usage_error("option '%s' requires an argument", argv[optind - 1]);
-                case '?':
-                        if (optopt > 0 && optopt < 0x100 && !startswith(argv[optind - 1], "--"))
-                                return usage_error("invalid option -- '%c'", optopt);
-                        return usage_error("unrecognized option '%s'", argv[optind - 1]);
-                default:
-                        r = parse_long_only(c, optarg);
-                        if (r < 0)
-                                return r;
-                }
+        while ((c = getopt_long(argc, argv, ":hVvqm:yo:", options, NULL)) >= 0) {
+                if (c == ':' || c == '?')
+                        return option_error(c, argv);
+                r = parse_option(c, optarg);
+                if (r != 0)
+                        return r > 0 ? 0 : r;
+        }
         return 1;
 }
 
