@@ -72,10 +72,6 @@ void cri_client_set_timeout(CriClient *c, uint64_t usec) {
         grpc_channel_set_timeout(c->channel, usec);
 }
 
-void cri_client_set_deadline(CriClient *c, uint64_t monotonic_usec) {
-        grpc_channel_set_deadline(c->channel, monotonic_usec);
-}
-
 void cri_client_set_max_response(CriClient *c, size_t max) {
         grpc_channel_set_max_response(c->channel, max);
 }
@@ -93,13 +89,14 @@ const char *cri_client_path(const CriClient *c, const char *method, char *buf, s
         return buf;
 }
 
-int cri_client_unary(CriClient *c, const char *method, const ProtoWriter *request, uint8_t **ret_response,
-                     size_t *ret_len, int *ret_grpc_status, char **reterr_msg) {
+int cri_client_unary(CriClient *c, const char *method, uint64_t deadline, const ProtoWriter *request,
+                     uint8_t **ret_response, size_t *ret_len, int *ret_grpc_status, char **reterr_msg) {
         char path[CRI_PATH_MAX];
         GrpcCall call = {
                 .path = cri_client_path(c, method, path, sizeof path),
                 .request = request->buf,
                 .request_len = request->len,
+                .deadline_usec = deadline,
         };
         int r;
 
@@ -125,13 +122,13 @@ int cri_client_unary(CriClient *c, const char *method, const ProtoWriter *reques
 /* Encode, call, decode; decode is NULL for the empty responses. */
 typedef int (*decode_fn)(const void *p, size_t n, void *ret, void *ret_n);
 
-static int call_simple(CriClient *c, const char *method, ProtoWriter *w, decode_fn decode, void *ret, void *ret_n,
-                       int *ret_grpc_status, char **reterr_msg) {
+static int call_simple(CriClient *c, const char *method, uint64_t deadline, ProtoWriter *w, decode_fn decode, void *ret,
+                       void *ret_n, int *ret_grpc_status, char **reterr_msg) {
         cleanup_free uint8_t *resp = NULL;
         size_t len = 0;
         int r;
 
-        r = cri_client_unary(c, method, w, &resp, &len, ret_grpc_status, reterr_msg);
+        r = cri_client_unary(c, method, deadline, w, &resp, &len, ret_grpc_status, reterr_msg);
         proto_writer_done(w);
         if (r < 0)
                 return r;
@@ -149,28 +146,24 @@ static int decode_sandboxes(const void *p, size_t n, void *ret, void *ret_n) {
         return cri_decode_list_sandboxes_response(p, n, ret, ret_n);
 }
 
-static int decode_status(const void *p, size_t n, void *ret, void *ret_n) {
-        return cri_decode_sandbox_status_response(p, n, ret);
-}
-
 static int decode_containers(const void *p, size_t n, void *ret, void *ret_n) {
         return cri_decode_list_containers_response(p, n, ret, ret_n);
 }
 
-int cri_version(CriClient *c, CriVersion *ret, char **reterr_msg) {
+int cri_version(CriClient *c, uint64_t deadline, CriVersion *ret, char **reterr_msg) {
         cleanup_free char *err = NULL;
         ProtoWriter w;
         int r, status = -1;
 
         proto_writer_init(&w);
         cri_encode_version_request(&w, "v1");
-        r = call_simple(c, "Version", &w, decode_version, ret, NULL, &status, &err);
+        r = call_simple(c, "Version", deadline, &w, decode_version, ret, NULL, &status, &err);
         if (r < 0 && status == GRPC_UNIMPLEMENTED && streq(c->service, CRI_SERVICE_V1)) {
                 c->service = CRI_SERVICE_V1ALPHA2;
                 err = mfree(err);
                 proto_writer_init(&w);
                 cri_encode_version_request(&w, "v1alpha2");
-                r = call_simple(c, "Version", &w, decode_version, ret, NULL, &status, &err);
+                r = call_simple(c, "Version", deadline, &w, decode_version, ret, NULL, &status, &err);
                 if (r < 0)
                         c->service = CRI_SERVICE_V1;
         }
@@ -183,64 +176,28 @@ static int decode_runtime_status(const void *p, size_t n, void *ret, void *ret_n
         return cri_decode_status_response(p, n, ret);
 }
 
-int cri_status(CriClient *c, CriRuntimeStatus *ret, char **reterr_msg) {
+int cri_status(CriClient *c, uint64_t deadline, CriRuntimeStatus *ret, char **reterr_msg) {
         ProtoWriter w;
 
         /* StatusRequest{verbose = 1}: false, the empty message. */
         proto_writer_init(&w);
-        return call_simple(c, "Status", &w, decode_runtime_status, ret, NULL, NULL, reterr_msg);
+        return call_simple(c, "Status", deadline, &w, decode_runtime_status, ret, NULL, NULL, reterr_msg);
 }
 
-int cri_list_sandboxes(CriClient *c, CriSandbox **ret, size_t *ret_n, char **reterr_msg) {
+int cri_list_sandboxes(CriClient *c, uint64_t deadline, CriSandbox **ret, size_t *ret_n, char **reterr_msg) {
         ProtoWriter w;
 
         proto_writer_init(&w);
         cri_encode_list_request(&w);
-        return call_simple(c, "ListPodSandbox", &w, decode_sandboxes, ret, ret_n, NULL, reterr_msg);
+        return call_simple(c, "ListPodSandbox", deadline, &w, decode_sandboxes, ret, ret_n, NULL, reterr_msg);
 }
 
-int cri_sandbox_status(CriClient *c, const char *id, CriSandboxStatus *ret, char **reterr_msg) {
-        ProtoWriter w;
-
-        proto_writer_init(&w);
-        cri_encode_id_request(&w, id);
-        return call_simple(c, "PodSandboxStatus", &w, decode_status, ret, NULL, NULL, reterr_msg);
-}
-
-static int call_by_id(CriClient *c, const char *method, const char *id, char **reterr_msg) {
-        ProtoWriter w;
-
-        proto_writer_init(&w);
-        cri_encode_id_request(&w, id);
-        return call_simple(c, method, &w, NULL, NULL, NULL, NULL, reterr_msg);
-}
-
-int cri_stop_sandbox(CriClient *c, const char *id, char **reterr_msg) {
-        return call_by_id(c, "StopPodSandbox", id, reterr_msg);
-}
-
-int cri_remove_sandbox(CriClient *c, const char *id, char **reterr_msg) {
-        return call_by_id(c, "RemovePodSandbox", id, reterr_msg);
-}
-
-int cri_list_containers(CriClient *c, CriContainer **ret, size_t *ret_n, char **reterr_msg) {
+int cri_list_containers(CriClient *c, uint64_t deadline, CriContainer **ret, size_t *ret_n, char **reterr_msg) {
         ProtoWriter w;
 
         proto_writer_init(&w);
         cri_encode_list_request(&w);
-        return call_simple(c, "ListContainers", &w, decode_containers, ret, ret_n, NULL, reterr_msg);
-}
-
-int cri_stop_container(CriClient *c, const char *id, int64_t timeout_sec, char **reterr_msg) {
-        ProtoWriter w;
-
-        proto_writer_init(&w);
-        cri_encode_stop_container_request(&w, id, timeout_sec);
-        return call_simple(c, "StopContainer", &w, NULL, NULL, NULL, NULL, reterr_msg);
-}
-
-int cri_remove_container(CriClient *c, const char *id, char **reterr_msg) {
-        return call_by_id(c, "RemoveContainer", id, reterr_msg);
+        return call_simple(c, "ListContainers", deadline, &w, decode_containers, ret, ret_n, NULL, reterr_msg);
 }
 
 static const char *const op_methods[_CRI_OP_MAX] = {
@@ -286,7 +243,7 @@ static void op_settle(CriOp *op, GrpcCall *call) {
         op->result = r;
 }
 
-int cri_run_ops(CriClient *c, CriOp *ops, size_t n, unsigned concurrency) {
+int cri_run_ops(CriClient *c, uint64_t deadline, CriOp *ops, size_t n, unsigned concurrency) {
         cleanup_free GrpcCall *calls = NULL;
         cleanup_free ProtoWriter *ws = NULL;
         cleanup_free char(*paths)[CRI_PATH_MAX] = NULL;
@@ -310,6 +267,7 @@ int cri_run_ops(CriClient *c, CriOp *ops, size_t n, unsigned concurrency) {
                         .path = cri_client_path(c, op_methods[ops[i].kind], paths[i], CRI_PATH_MAX),
                         .request = ws[i].buf,
                         .request_len = ws[i].len,
+                        .deadline_usec = deadline,
                 };
         }
         r = grpc_channel_run(c->channel, calls, n, concurrency);

@@ -20,9 +20,6 @@ int cri_endpoint_to_path(const char *endpoint, char **ret);
 const char *cri_client_socket_path(const CriClient *c);
 /* The deadline of each call from now on (0: the default, 10 s). */
 void cri_client_set_timeout(CriClient *c, uint64_t usec);
-/* No call runs past this (CLOCK_MONOTONIC microseconds; 0 = none); one that would start too close to
- * it fails with -ETIME instead (see grpc_channel_set_deadline()). */
-void cri_client_set_deadline(CriClient *c, uint64_t monotonic_usec);
 void cri_client_set_max_response(CriClient *c, size_t max);
 GrpcChannel *cri_client_channel(CriClient *c);
 /* "runtime.v1.RuntimeService", or v1alpha2 once Version found only that. */
@@ -30,24 +27,22 @@ const char *cri_client_service(const CriClient *c);
 /* "/<service>/<method>" in buf. */
 const char *cri_client_path(const CriClient *c, const char *method, char *buf, size_t size);
 
+/* Every call takes a deadline (CLOCK_MONOTONIC microseconds; 0 = none): the call's timeout is cut to
+ * what is left of it, and a call that would start too close to it fails with -ETIME instead. */
+
 /* One unary call of the client's service: request bytes in, response bytes out. */
-int cri_client_unary(CriClient *c, const char *method, const ProtoWriter *request, uint8_t **ret_response,
-                     size_t *ret_len, int *ret_grpc_status, char **reterr_msg);
+int cri_client_unary(CriClient *c, const char *method, uint64_t deadline, const ProtoWriter *request,
+                     uint8_t **ret_response, size_t *ret_len, int *ret_grpc_status, char **reterr_msg);
 
 /* Version falls back to runtime.v1alpha2 when the runtime does not implement v1 (containerd before
  * 1.6, CRI-O before 1.23), and the client keeps using the service that answered. */
-int cri_version(CriClient *c, CriVersion *ret, char **reterr_msg);
+int cri_version(CriClient *c, uint64_t deadline, CriVersion *ret, char **reterr_msg);
 /* RuntimeService/Status, not verbose: whether the runtime answers and its conditions. */
-int cri_status(CriClient *c, CriRuntimeStatus *ret, char **reterr_msg);
-int cri_list_sandboxes(CriClient *c, CriSandbox **ret, size_t *ret_n, char **reterr_msg);
-int cri_sandbox_status(CriClient *c, const char *id, CriSandboxStatus *ret, char **reterr_msg);
-int cri_stop_sandbox(CriClient *c, const char *id, char **reterr_msg);
-int cri_remove_sandbox(CriClient *c, const char *id, char **reterr_msg);
-int cri_list_containers(CriClient *c, CriContainer **ret, size_t *ret_n, char **reterr_msg);
-int cri_stop_container(CriClient *c, const char *id, int64_t timeout_sec, char **reterr_msg);
-int cri_remove_container(CriClient *c, const char *id, char **reterr_msg);
+int cri_status(CriClient *c, uint64_t deadline, CriRuntimeStatus *ret, char **reterr_msg);
+int cri_list_sandboxes(CriClient *c, uint64_t deadline, CriSandbox **ret, size_t *ret_n, char **reterr_msg);
+int cri_list_containers(CriClient *c, uint64_t deadline, CriContainer **ret, size_t *ret_n, char **reterr_msg);
 
-/* Many stops, removes or status reads at once. */
+/* Stops, removes and status reads, one or many at once: the agent's only way to change a pod. */
 typedef enum CriOpKind {
         CRI_OP_STOP_SANDBOX,
         CRI_OP_REMOVE_SANDBOX,
@@ -71,5 +66,5 @@ typedef struct CriOp {
 const char *cri_op_kind_to_method(CriOpKind k);
 /* Runs every op (at most concurrency at a time); each gets its own result. Returns -ENOMEM or
  * another failure to run at all, else 0. */
-int cri_run_ops(CriClient *c, CriOp *ops, size_t n, unsigned concurrency);
+int cri_run_ops(CriClient *c, uint64_t deadline, CriOp *ops, size_t n, unsigned concurrency);
 void cri_op_done(CriOp *op);

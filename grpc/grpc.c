@@ -878,17 +878,19 @@ static void transfer_finish(Transfer *t, CURLcode cc) {
 /* A call cut by the channel's deadline ends exactly at it, not a few microseconds before: the caller
  * can tell by the clock that it was the deadline that ended it. */
 static int start_next(GrpcChannel *ch, Transfer *t, GrpcCall *call) {
-        uint64_t start = now(CLOCK_MONOTONIC), deadline = start + ch->timeout_usec;
+        uint64_t start = now(CLOCK_MONOTONIC), deadline = start + ch->timeout_usec, bound = ch->deadline_usec;
         CURLMcode mc;
         int r;
 
-        if (ch->deadline_usec > 0) {
-                if (ch->deadline_usec < start + GRPC_CALL_MIN_USEC) {
+        if (call->deadline_usec > 0)
+                bound = bound > 0 ? u64_min(bound, call->deadline_usec) : call->deadline_usec;
+        if (bound > 0) {
+                if (bound < start + GRPC_CALL_MIN_USEC) {
                         call->grpc_status = -1;
                         call_fail(call, -ETIME, "not started: the deadline has passed");
                         return -ETIME;
                 }
-                deadline = u64_min(deadline, ch->deadline_usec);
+                deadline = u64_min(deadline, bound);
         }
         r = transfer_setup(t, ch, call, start, deadline);
         if (r < 0) {

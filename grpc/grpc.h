@@ -108,6 +108,9 @@ typedef struct GrpcCall {
         int (*on_message)(const uint8_t *msg, size_t n, void *userdata);
         void *userdata;
         uint64_t max_stream;
+        /* This call's own deadline (CLOCK_MONOTONIC microseconds; 0 = none): the nearer of it and the
+         * channel's bounds the call, as the channel's alone does (grpc_channel_set_deadline()). */
+        uint64_t deadline_usec;
 
         int result;        /* 0, or -errno */
         int grpc_status;   /* -1 when the server never said */

@@ -235,9 +235,7 @@ static size_t attempt_round(PodsTarget *pt, Attempt *at, size_t n, unsigned rung
         /* Each call gets its full deadline, but none runs past the budget: with more pods than
          * --concurrency, the last calls of a round start late. */
         cri_client_set_timeout(pt->client, timeout);
-        cri_client_set_deadline(pt->client, pt->deadline);
-        r = cri_run_ops(pt->client, ops, k, pt->concurrency);
-        cri_client_set_deadline(pt->client, 0);
+        r = cri_run_ops(pt->client, pt->deadline, ops, k, pt->concurrency);
         for (size_t j = 0; j < k; j++) {
                 if (r < 0)
                         ops[j] = (CriOp) { .result = r, .grpc_status = -1 };
@@ -621,7 +619,7 @@ static int sandbox_network_modes(PodsTarget *pt, SandboxView *v, size_t n) {
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 ops[i] = (CriOp) { .kind = CRI_OP_SANDBOX_STATUS, .id = v[i].s->id };
-        r = cri_run_ops(pt->client, ops, n, pt->concurrency);
+        r = cri_run_ops(pt->client, pt->plan_deadline, ops, n, pt->concurrency);
         for (size_t i = 0; i < n; i++) {
                 if (r >= 0 && ops[i].result >= 0) {
                         v[i].status_known = true;
@@ -741,9 +739,9 @@ static int plan_pods(const Context *ctx, Plan *plan, PodsTarget *pt) {
         int r;
 
         cri_client_set_timeout(pt->client, LIST_TIMEOUT_USEC);
-        r = cri_list_sandboxes(pt->client, &s, &ns, &err);
+        r = cri_list_sandboxes(pt->client, pt->plan_deadline, &s, &ns, &err);
         if (r >= 0)
-                r = cri_list_containers(pt->client, &c, &nc, &err);
+                r = cri_list_containers(pt->client, pt->plan_deadline, &c, &nc, &err);
         if (r >= 0 && !(v = calloc(ns ? ns : 1, sizeof(SandboxView))))
                 r = -ENOMEM;
         if (r < 0) {
@@ -832,17 +830,14 @@ static int plan_target(const Context *ctx, Plan *plan, const char *path, uint64_
         if (r < 0)
                 return set_errmsg(reterr, r, "pods: cannot create a CRI client for %s: %s", path, strerror(-r));
         pt->plan_deadline = deadline;
-        cri_client_set_deadline(pt->client, deadline);
         cri_client_set_timeout(pt->client, PROBE_TIMEOUT_USEC);
-        pt->probe_error = cri_version(pt->client, &pt->version, &pt->probe_message);
+        pt->probe_error = cri_version(pt->client, deadline, &pt->version, &pt->probe_message);
         note_cut(ctx, pt, pt->probe_error, &pt->probe_message);
         r = runtime_info_probe(path, pt->version.runtime_name, &pt->info);
         if (r >= 0)
                 r = plan_stale_rescue(plan, pt);
         if (r >= 0)
                 r = pt->probe_error < 0 ? plan_unanswered(plan, pt) : plan_pods(ctx, plan, pt);
-        /* Execution sets its own deadline, from the pods budget. */
-        cri_client_set_deadline(pt->client, 0);
         if (r < 0)
                 return set_errmsg(reterr, r, "pods: cannot plan for %s: %s", path, strerror(-r));
         return 0;

@@ -191,7 +191,7 @@ static int check_one_runtime(Context *ctx, const CniKeep *k, char **ret_msg) {
         if (cri_client_new(k->socket, &c) < 0)
                 return -ENOMEM;
         cri_client_set_timeout(c, 10ULL * 1000000ULL);
-        q = cri_status(c, &st, &err);
+        q = cri_status(c, ctx->deadline_usec, &st, &err);
         if (q < 0)
                 return set_errmsg(ret_msg, REJOIN_FAILED, "%s at %s does not answer CRI Status: %s", k->runtime,
                                   k->socket, err ?: strerror(-q));

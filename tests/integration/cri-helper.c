@@ -33,6 +33,19 @@ static int print_error(int r, const char *msg) {
         return 1;
 }
 
+/* One stop or remove, as the agent makes them: through cri_run_ops(). */
+static int one_op(CriOpKind kind, const char *id, char **reterr) {
+        CriOp op = { .kind = kind, .id = id };
+        int r = cri_run_ops(client, 0, &op, 1, 1);
+
+        if (r >= 0)
+                r = op.result;
+        if (r < 0 && op.message)
+                *reterr = TAKE_PTR(op.message);
+        cri_op_done(&op);
+        return r;
+}
+
 static int cmd_single(const char *cmd, const char *arg) {
         cleanup_free char *err = NULL;
         int r;
@@ -40,7 +53,7 @@ static int cmd_single(const char *cmd, const char *arg) {
         if (streq(cmd, "version")) {
                 CriVersion v = {};
 
-                r = cri_version(client, &v, &err);
+                r = cri_version(client, 0, &v, &err);
                 if (r >= 0)
                         printf("ok %s %s %s\n", strna(v.runtime_name), strna(v.runtime_version),
                                strna(v.runtime_api_version));
@@ -49,7 +62,7 @@ static int cmd_single(const char *cmd, const char *arg) {
                 CriSandbox *s = NULL;
                 size_t n = 0;
 
-                r = cri_list_sandboxes(client, &s, &n, &err);
+                r = cri_list_sandboxes(client, 0, &s, &n, &err);
                 if (r >= 0)
                         printf("ok %zu\n", n);
                 cri_sandboxes_free(s, n);
@@ -57,12 +70,12 @@ static int cmd_single(const char *cmd, const char *arg) {
                 CriContainer *c = NULL;
                 size_t n = 0;
 
-                r = cri_list_containers(client, &c, &n, &err);
+                r = cri_list_containers(client, 0, &c, &n, &err);
                 if (r >= 0)
                         printf("ok %zu\n", n);
                 cri_containers_free(c, n);
         } else if (streq(cmd, "stop-sandbox") && arg) {
-                r = cri_stop_sandbox(client, arg, &err);
+                r = one_op(CRI_OP_STOP_SANDBOX, arg, &err);
                 if (r >= 0)
                         printf("ok\n");
         } else {
@@ -79,9 +92,9 @@ static int cmd_list(bool count_only, const char *what) {
         size_t ns = 0, nc = 0;
         int r;
 
-        r = cri_list_sandboxes(client, &s, &ns, &err);
+        r = cri_list_sandboxes(client, 0, &s, &ns, &err);
         if (r >= 0)
-                r = cri_list_containers(client, &c, &nc, &err);
+                r = cri_list_containers(client, 0, &c, &nc, &err);
         if (r < 0)
                 return print_error(r, err);
         if (count_only)
@@ -157,8 +170,7 @@ static int pods_alloc(Pods *p, size_t n) {
         p->sandbox_ids = calloc(n, sizeof(char *));
         p->with_container = calloc(n, sizeof(size_t));
         p->container_ids = calloc(n, sizeof(char *));
-        return p->specs && p->names && p->uids && p->sandbox_ids && p->with_container && p->container_ids ?
-                0 : -ENOMEM;
+        return p->specs && p->names && p->uids && p->sandbox_ids && p->with_container && p->container_ids ? 0 : -ENOMEM;
 }
 
 static int run_containers(Pods *p, unsigned concurrency) {
@@ -191,9 +203,12 @@ static int cmd_run_pods(char **argv) {
         if (n == 0 || pods_alloc(&p, n) < 0 || !(ws = calloc(n, sizeof(ProtoWriter))))
                 return 2;
         for (size_t i = 0; i < n; i++) {
-                if (asprintf(&p.names[i], "%s-%zu", argv[1], i) < 0 || asprintf(&p.uids[i], "uid-%s-%zu", argv[1], i) < 0)
+                if (asprintf(&p.names[i], "%s-%zu", argv[1], i) < 0 ||
+                    asprintf(&p.uids[i], "uid-%s-%zu", argv[1], i) < 0)
                         return 2;
-                p.specs[i] = (CriPodSpec) { .name = p.names[i], .namespace = "nr-test", .uid = p.uids[i],
+                p.specs[i] = (CriPodSpec) { .name = p.names[i],
+                                            .namespace = "nr-test",
+                                            .uid = p.uids[i],
                                             .cgroup_parent = argv[2],
                                             .host_network = host_every > 0 && i % host_every == host_every - 1 };
                 n_host += p.specs[i].host_network;
@@ -216,13 +231,13 @@ static int cmd_stop_remove_sequential(void) {
         size_t n = 0;
         int r, failed = 0;
 
-        r = cri_list_sandboxes(client, &s, &n, &err);
+        r = cri_list_sandboxes(client, 0, &s, &n, &err);
         if (r < 0)
                 return print_error(r, err);
         for (size_t i = 0; i < n; i++) {
-                r = cri_stop_sandbox(client, s[i].id, &err);
+                r = one_op(CRI_OP_STOP_SANDBOX, s[i].id, &err);
                 if (r >= 0)
-                        r = cri_remove_sandbox(client, s[i].id, &err);
+                        r = one_op(CRI_OP_REMOVE_SANDBOX, s[i].id, &err);
                 if (r < 0) {
                         fprintf(stderr, "%s: %s\n", s[i].id, strna(err));
                         err = mfree(err);

@@ -53,7 +53,7 @@ static int call_for_id(CriClient *c, const char *method, ProtoWriter *w, char **
         size_t len = 0;
         int r;
 
-        r = cri_client_unary(c, method, w, &resp, &len, NULL, reterr_msg);
+        r = cri_client_unary(c, method, 0, w, &resp, &len, NULL, reterr_msg);
         proto_writer_done(w);
         if (r < 0)
                 return r;
@@ -140,7 +140,7 @@ int cri_start_container(CriClient *c, const char *id, char **reterr_msg) {
 
         proto_writer_init(&w);
         cri_encode_id_request(&w, id);
-        r = cri_client_unary(c, "StartContainer", &w, &resp, &len, NULL, reterr_msg);
+        r = cri_client_unary(c, "StartContainer", 0, &w, &resp, &len, NULL, reterr_msg);
         proto_writer_done(&w);
         return r;
 }

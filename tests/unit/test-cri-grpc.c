@@ -37,7 +37,10 @@ static void test_frame_encode(void **state) {
 
         assert_int_equal(grpc_frame_encode("abc", 3, &b, &n), 0);
         assert_int_equal(n, 8);
-        assert_memory_equal(b, "\x00\x00\x00\x00\x03" "abc", 8);
+        assert_memory_equal(b,
+                            "\x00\x00\x00\x00\x03"
+                            "abc",
+                            8);
         free(b);
         assert_int_equal(grpc_frame_encode(NULL, 0, &b, &n), 0);
         assert_int_equal(n, 5);
@@ -94,7 +97,8 @@ static void test_frame_parser_hostile(void **state) {
         size_t n = 0;
 
         /* 4 GiB - 1 announced: refused from the prefix alone, nothing allocated. */
-        assert_int_equal(feed_one((const uint8_t *) "\x00\xff\xff\xff\xff", 5, GRPC_RESPONSE_MAX_DEFAULT, &p), -EMSGSIZE);
+        assert_int_equal(feed_one((const uint8_t *) "\x00\xff\xff\xff\xff", 5, GRPC_RESPONSE_MAX_DEFAULT, &p),
+                         -EMSGSIZE);
         assert_null(p.message);
         assert_true(p.declared == UINT32_MAX);
         grpc_frame_parser_done(&p);
@@ -170,15 +174,9 @@ static void test_percent_decode(void **state) {
         static const struct {
                 const char *in, *out;
         } cases[] = {
-                { "", "" },
-                { "plain", "plain" },
-                { "a%20b", "a b" },
-                { "%41%62", "Ab" },
-                { "bad%zz", "bad%zz" },
-                { "cut%4", "cut%4" },
-                { "cut%", "cut%" },
-                { "nul%00kept", "nul%00kept" },
-                { "%25", "%" },
+                { "", "" },         { "plain", "plain" },           { "a%20b", "a b" },
+                { "%41%62", "Ab" }, { "bad%zz", "bad%zz" },         { "cut%4", "cut%4" },
+                { "cut%", "cut%" }, { "nul%00kept", "nul%00kept" }, { "%25", "%" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -287,7 +285,7 @@ static int version_against(const char *mode, unsigned ok_first, uint64_t timeout
         assert_int_equal(cri_client_new(s.path, &c), 0);
         if (timeout_usec)
                 cri_client_set_timeout(c, timeout_usec);
-        r = cri_version(c, v, msg);
+        r = cri_version(c, 0, v, msg);
         cri_client_free(c);
         server_stop(&s);
         return r;
@@ -421,7 +419,7 @@ static void test_call_v1alpha2_fallback(void **state) {
 
         server_start(&s, "unimplemented-first", 0);
         assert_int_equal(cri_client_new(s.path, &c), 0);
-        assert_int_equal(cri_version(c, &v, &msg), 0);
+        assert_int_equal(cri_version(c, 0, &v, &msg), 0);
         assert_string_equal(cri_client_service(c), "runtime.v1alpha2.RuntimeService");
         cri_version_done(&v);
         cri_client_free(c);
@@ -430,7 +428,7 @@ static void test_call_v1alpha2_fallback(void **state) {
         /* Neither service: the error stands and the client stays on v1. */
         server_start(&s, "unimplemented", 0);
         assert_int_equal(cri_client_new(s.path, &c), 0);
-        assert_int_equal(cri_version(c, &v, &msg), -EOPNOTSUPP);
+        assert_int_equal(cri_version(c, 0, &v, &msg), -EOPNOTSUPP);
         assert_string_equal(cri_client_service(c), "runtime.v1.RuntimeService");
         free(msg);
         cri_client_free(c);
@@ -447,14 +445,14 @@ static void test_call_no_socket(void **state) {
         assert_non_null(mkdtemp(dir));
         snprintf(path, sizeof path, "%s/none.sock", dir);
         assert_int_equal(cri_client_new(path, &c), 0);
-        assert_int_equal(cri_version(c, &v, &msg), -ENOENT);
+        assert_int_equal(cri_version(c, 0, &v, &msg), -ENOENT);
         free(msg);
         msg = NULL;
         /* A socket file nobody listens on any more. */
         fd = hostile_listen(path);
         assert_true(fd >= 0);
         close(fd);
-        assert_int_equal(cri_version(c, &v, &msg), -ECONNREFUSED);
+        assert_int_equal(cri_version(c, 0, &v, &msg), -ECONNREFUSED);
         free(msg);
         cri_client_free(c);
         (void) unlink(path);
@@ -471,7 +469,7 @@ static void test_ops_concurrent(void **state) {
         assert_int_equal(cri_client_new(s.path, &c), 0);
         for (size_t i = 0; i < ELEMENTSOF(ops); i++)
                 ops[i] = (CriOp) { .kind = (CriOpKind) (i % 4), .id = "x" };
-        assert_int_equal(cri_run_ops(c, ops, ELEMENTSOF(ops), 8), 0);
+        assert_int_equal(cri_run_ops(c, 0, ops, ELEMENTSOF(ops), 8), 0);
         for (size_t i = 0; i < ELEMENTSOF(ops); i++) {
                 assert_int_equal(ops[i].result, 0);
                 assert_int_equal(ops[i].grpc_status, 0);
@@ -495,8 +493,7 @@ static void test_ops_deadline(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(ops); i++)
                 ops[i] = (CriOp) { .kind = CRI_OP_STOP_SANDBOX, .id = "x" };
         t0 = mono_usec();
-        cri_client_set_deadline(c, t0 + 400000);
-        assert_int_equal(cri_run_ops(c, ops, ELEMENTSOF(ops), 2), 0);
+        assert_int_equal(cri_run_ops(c, t0 + 400000, ops, ELEMENTSOF(ops), 2), 0);
         assert_true(mono_usec() - t0 < 2000000);
         for (size_t i = 0; i < ELEMENTSOF(ops); i++) {
                 if (i < 2) {
@@ -509,11 +506,10 @@ static void test_ops_deadline(void **state) {
                 }
                 cri_op_done(&ops[i]);
         }
-        /* Without a deadline again, a call has its whole timeout. */
-        cri_client_set_deadline(c, 0);
+        /* Without a deadline, a call has its whole timeout. */
         cri_client_set_timeout(c, 300000);
         ops[0] = (CriOp) { .kind = CRI_OP_STOP_SANDBOX, .id = "x" };
-        assert_int_equal(cri_run_ops(c, ops, 1, 1), 0);
+        assert_int_equal(cri_run_ops(c, 0, ops, 1, 1), 0);
         assert_int_equal(ops[0].result, -ETIMEDOUT);
         assert_non_null(strstr(ops[0].message, "no answer within 300 ms"));
         cri_op_done(&ops[0]);
@@ -531,7 +527,7 @@ static void test_ops_mixed_failures(void **state) {
         assert_int_equal(cri_client_new(s.path, &c), 0);
         for (size_t i = 0; i < ELEMENTSOF(ops); i++)
                 ops[i] = (CriOp) { .kind = CRI_OP_STOP_SANDBOX, .id = "sandbox" };
-        assert_int_equal(cri_run_ops(c, ops, ELEMENTSOF(ops), 1), 0);
+        assert_int_equal(cri_run_ops(c, 0, ops, ELEMENTSOF(ops), 1), 0);
         for (size_t i = 0; i < ELEMENTSOF(ops); i++) {
                 assert_int_equal(ops[i].result, i < 2 ? 0 : -EIO);
                 assert_int_equal(ops[i].grpc_status, i < 2 ? 0 : GRPC_UNKNOWN);
@@ -553,11 +549,11 @@ static void test_max_response(void **state) {
         server_start(&s, "ok", 0);
         assert_int_equal(cri_client_new(s.path, &c), 0);
         cri_client_set_max_response(c, 22);
-        assert_int_equal(cri_version(c, &v, &msg), -EMSGSIZE);
+        assert_int_equal(cri_version(c, 0, &v, &msg), -EMSGSIZE);
         free(msg);
         msg = NULL;
         cri_client_set_max_response(c, 23);
-        assert_int_equal(cri_version(c, &v, &msg), 0);
+        assert_int_equal(cri_version(c, 0, &v, &msg), 0);
         cri_version_done(&v);
         cri_client_free(c);
         server_stop(&s);
