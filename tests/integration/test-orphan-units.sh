@@ -115,6 +115,8 @@ cp "$pki/ca.crt" "$C/etc/kubernetes/pki/ca.crt"
 cat "$pki/worker1.crt" "$pki/worker1.key" > "$C/var/lib/kubelet/pki/kubelet-client-current.pem"
 echo '{"cniVersion": "1.0.0", "name": "k8s-pod-network"}' > "$C/etc/cni/net.d/10.conf"
 echo "the host's own" > "$C/etc/host-keep.conf"
+# A node has a resolver configuration; the run's rejoin verdict checks it.
+printf 'nameserver 192.0.2.53\n' > "$C/etc/resolv.conf"
 cat > "$C/etc/node-reset/manifest.conf" <<'M'
 remove /etc/kubernetes/kubelet.conf
 remove /etc/kubernetes/pki/ca.crt
