@@ -55,8 +55,9 @@ fi
 # built from them at test time, offline.
 if [ "$(id -u)" -eq 0 ]; then
         tests/e2e/build-image.sh --fetch
-        # Kubernetes for make e2e-k8s, once (~25 min cold), into /var/cache/node-reset-k8s
-        tools/k8s-build.sh
+        # Kubernetes for make e2e-k8s, once (~25 min cold), into /var/cache/node-reset-k8s;
+        # K8S_BUILD=no skips it (test-make-deps, which fakes apt)
+        [ "${K8S_BUILD:-yes}" = no ] || tools/k8s-build.sh
 else
         echo "deps: not root: the e2e guest's packages were not checked (sudo make deps fetches them)" >&2
 fi
