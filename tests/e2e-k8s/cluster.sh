@@ -1,0 +1,309 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The cluster side of make e2e-k8s: kubeadm init and join, the objects the scenarios create, waits,
+# and the scenarios themselves. Sourced by tests/e2e-k8s/run.sh after node.sh.
+
+CP_IP=10.240.0.11
+W1_IP=10.240.0.12
+declare -A NODE_PODCIDR=([cp1]=10.244.0.0/24 [w1]=10.244.1.0/24)
+CRI_SOCKET=/run/containerd/containerd.sock
+TEST_IMAGE=nr.local/busybox:1
+PEAK_RAM_MB=
+
+kc() { "$K8S_DIR/bin/kubectl" --kubeconfig "$W/admin.conf" --request-timeout=20s "$@"; }
+
+# wait_for SECONDS DESCRIPTION COMMAND...: poll every 2 s; prints how long it took.
+wait_for() {
+        local limit=$1 what=$2 t0=$SECONDS
+        shift 2
+        while ! "$@" >/dev/null 2>&1; do
+                if [ $((SECONDS - t0)) -ge "$limit" ]; then
+                        echo "e2e-k8s: $what: not after $limit s"
+                        return 1
+                fi
+                sleep 2
+        done
+        echo "e2e-k8s: $what after $((SECONDS - t0)) s"
+}
+
+node_ready() { # NAME: the Ready condition is True
+        [ "$(kc get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = True ]
+}
+
+pod_running() { # NAME
+        [ "$(kc get pod "$1" -o 'jsonpath={.status.phase}')" = Running ]
+}
+
+# The CNI configuration as a CNI's DaemonSet installs it (flannel's install-cni): a hostNetwork pod on
+# every node writes the bridge conflist for its node's pod range into /etc/cni/net.d, once, at start.
+cni_daemonset() {
+        local cases="" n
+        for n in "${!NODE_PODCIDR[@]}"; do cases+="$n) s=${NODE_PODCIDR[$n]} ;; "; done
+        cat <<-EOF
+	apiVersion: apps/v1
+	kind: DaemonSet
+	metadata: {name: nr-cni-installer, namespace: kube-system}
+	spec:
+	  selector: {matchLabels: {app: nr-cni-installer}}
+	  template:
+	    metadata: {labels: {app: nr-cni-installer}}
+	    spec:
+	      hostNetwork: true
+	      tolerations: [{operator: Exists}]
+	      containers:
+	      - name: install
+	        image: $TEST_IMAGE
+	        imagePullPolicy: Never
+	        env: [{name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]
+	        command:
+	        - sh
+	        - -c
+	        - |
+	          case "\$NODE" in $cases *) echo "no pod range for \$NODE"; exit 1 ;; esac
+	          c=/host/etc/cni/net.d/10-nr-bridge.conflist
+	          printf '{"cniVersion":"0.4.0","name":"nr-bridge","plugins":[{"type":"bridge","bridge":"cni0","isGateway":true,"ipMasq":true,"hairpinMode":true,"ipam":{"type":"host-local","ranges":[[{"subnet":"%s"}]],"routes":[{"dst":"0.0.0.0/0"}]}},{"type":"portmap","capabilities":{"portMappings":true}}]}\n' "\$s" > \$c.tmp
+	          mv \$c.tmp \$c
+	          echo "wrote \$c for \$s"
+	          exec sleep 2147483647
+	        volumeMounts: [{name: netd, mountPath: /host/etc/cni/net.d}]
+	      volumes: [{name: netd, hostPath: {path: /etc/cni/net.d, type: DirectoryOrCreate}}]
+	EOF
+}
+
+kubeadm_config() {
+        cat <<-EOF
+	apiVersion: kubeadm.k8s.io/v1beta2
+	kind: InitConfiguration
+	localAPIEndpoint: {advertiseAddress: $CP_IP, bindPort: 6443}
+	nodeRegistration: {name: cp1, criSocket: $CRI_SOCKET}
+	---
+	apiVersion: kubeadm.k8s.io/v1beta2
+	kind: ClusterConfiguration
+	kubernetesVersion: v1.20.2
+	controlPlaneEndpoint: "$CP_IP:6443"
+	networking: {podSubnet: 10.244.0.0/16, serviceSubnet: 10.96.0.0/12}
+	---
+	apiVersion: kubelet.config.k8s.io/v1beta1
+	kind: KubeletConfiguration
+	cgroupDriver: cgroupfs
+	---
+	apiVersion: kubeproxy.config.k8s.io/v1alpha1
+	kind: KubeProxyConfiguration
+	mode: iptables
+	conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+	EOF
+}
+
+# cp1: kubeadm init (no CoreDNS: not in Debian, and the cluster needs no DNS), the CNI DaemonSet.
+cluster_init() {
+        local t0=$SECONDS
+        kubeadm_config >"$W/nodes/cp1/root/root/kubeadm.yaml"
+        node_exec cp1 kubeadm init --config /root/kubeadm.yaml --skip-phases=addon/coredns \
+                ${E2E_K8S_IGNORE_PREFLIGHT:+--ignore-preflight-errors=$E2E_K8S_IGNORE_PREFLIGHT} \
+                >"$OUT/kubeadm-init.log" 2>&1 || {
+                tail -n 30 "$OUT/kubeadm-init.log"
+                return 1
+        }
+        echo "e2e-k8s: kubeadm init on cp1 in $((SECONDS - t0)) s"
+        cp "$W/nodes/cp1/root/etc/kubernetes/admin.conf" "$W/admin.conf"
+        cni_daemonset | kc apply -f - >/dev/null || return 1
+        wait_for 180 "cp1 Ready" node_ready cp1
+}
+
+# A fresh token and the join command from cp1, run on NODE; nothing else done on NODE.
+cluster_join() {
+        local node=$1 log=$2 cmd t0=$SECONDS
+        cmd=$(node_exec cp1 kubeadm token create --print-join-command 2>>"$log") || return 1
+        echo "e2e-k8s: join command from cp1: ${cmd%% --token*} --token <fresh> ..."
+        # shellcheck disable=SC2086
+        node_exec "$node" $cmd --cri-socket "$CRI_SOCKET" --node-name "$node" \
+                ${E2E_K8S_IGNORE_PREFLIGHT:+--ignore-preflight-errors=$E2E_K8S_IGNORE_PREFLIGHT} >>"$log" 2>&1 || {
+                tail -n 30 "$log"
+                return 1
+        }
+        echo "e2e-k8s: kubeadm join of $node in $((SECONDS - t0)) s"
+}
+
+# The volumes a worker's pods hold: emptyDir on disk and in memory, secret, configMap, projected
+# (service account token, configMap, downward API), hostPath and a local PV whose data must survive.
+data_objects() {
+        local node=$1 token=$2
+        cat <<-EOF
+	apiVersion: v1
+	kind: Secret
+	metadata: {name: nr-secret}
+	stringData: {password: s3cret}
+	---
+	apiVersion: v1
+	kind: ConfigMap
+	metadata: {name: nr-config}
+	data: {greeting: hello}
+	---
+	apiVersion: v1
+	kind: PersistentVolume
+	metadata: {name: nr-local-pv}
+	spec:
+	  capacity: {storage: 1Gi}
+	  accessModes: [ReadWriteOnce]
+	  persistentVolumeReclaimPolicy: Retain
+	  storageClassName: nr-local
+	  local: {path: /mnt/nr-pv1}
+	  nodeAffinity:
+	    required:
+	      nodeSelectorTerms:
+	      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [$node]}]
+	---
+	apiVersion: v1
+	kind: PersistentVolumeClaim
+	metadata: {name: nr-pvc}
+	spec:
+	  storageClassName: nr-local
+	  volumeName: nr-local-pv
+	  accessModes: [ReadWriteOnce]
+	  resources: {requests: {storage: 1Gi}}
+	---
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: nr-data}
+	spec:
+	  nodeSelector: {kubernetes.io/hostname: $node}
+	  terminationGracePeriodSeconds: 1
+	  containers:
+	  - name: main
+	    image: $TEST_IMAGE
+	    imagePullPolicy: Never
+	    command: [sh, -c, 'echo $token > /pv/data.txt; echo disk > /scratch/f; echo mem > /mem/f; echo host > /hostpath/f; exec sleep 2147483647']
+	    volumeMounts:
+	    - {name: scratch, mountPath: /scratch}
+	    - {name: mem, mountPath: /mem}
+	    - {name: secret, mountPath: /secret}
+	    - {name: config, mountPath: /config}
+	    - {name: projected, mountPath: /projected}
+	    - {name: hostpath, mountPath: /hostpath}
+	    - {name: pv, mountPath: /pv}
+	  volumes:
+	  - {name: scratch, emptyDir: {}}
+	  - {name: mem, emptyDir: {medium: Memory}}
+	  - {name: secret, secret: {secretName: nr-secret}}
+	  - {name: config, configMap: {name: nr-config}}
+	  - name: projected
+	    projected:
+	      sources:
+	      - serviceAccountToken: {path: token, expirationSeconds: 3600}
+	      - configMap: {name: nr-config}
+	      - downwardAPI: {items: [{path: labels, fieldRef: {fieldPath: metadata.labels}}]}
+	  - {name: hostpath, hostPath: {path: /var/local/nr-hostpath, type: DirectoryOrCreate}}
+	  - {name: pv, persistentVolumeClaim: {claimName: nr-pvc}}
+	EOF
+}
+
+probe_pod() { # NAME NODE
+        cat <<-EOF
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: $1}
+	spec:
+	  nodeSelector: {kubernetes.io/hostname: $2}
+	  terminationGracePeriodSeconds: 1
+	  containers:
+	  - {name: main, image: $TEST_IMAGE, imagePullPolicy: Never, command: [sleep, "2147483647"]}
+	EOF
+}
+
+# What the node holds that a reset must take: kubelet's mounts, sandboxes, cni0, kubepods cgroups.
+node_residue() { # NAME: prints one line per thing left
+        local n=$1
+        node_exec "$n" awk '$5 ~ "^/var/lib/kubelet/" { print "mount " $5 }' /proc/self/mountinfo
+        node_exec "$n" crictl pods -q | sed 's/^/sandbox /'
+        node_exec "$n" ip -o link show cni0 2>/dev/null | awk '{ print "link " $2 }'
+        node_exec "$n" sh -c 'ls -d /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/*/kubepods.slice 2>/dev/null' | sed 's/^/cgroup /'
+        return 0
+}
+
+# Peak memory of every node's cgroup (v1 memory controller), summed, in MB.
+nodes_peak_ram() {
+        local n f total=0
+        for n in "${NODES[@]}"; do
+                f=/sys/fs/cgroup/memory/${NODE_CG[$n]}/memory.max_usage_in_bytes
+                [ -r "$f" ] && total=$((total + $(cat "$f")))
+        done
+        PEAK_RAM_MB=$((total / 1048576))
+}
+
+json_field() { # FILE PYTHON-EXPRESSION-ON-r
+        python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# Why a node is not Ready, from the node's containerd: its CRI NetworkReady condition.
+network_diagnosis() {
+        local n=$1
+        node_exec "$n" crictl info 2>/dev/null | python3 -c '
+import json, sys
+st = json.load(sys.stdin)
+for c in st.get("conditions", []):
+    print("e2e-k8s: %s: CRI condition %s=%s %s %s" % (sys.argv[1], c.get("type"), c.get("status"), c.get("reason", ""), c.get("message", "")))' "$n"
+        echo "e2e-k8s: $n: /etc/cni/net.d now: $(node_exec "$n" ls -i /etc/cni/net.d 2>&1 | tr '\n' ' ')" \
+                "(directory inode $(node_exec "$n" stat -c %i /etc/cni/net.d 2>&1), before the reset $NETD_INODE)"
+}
+
+cri_network_ready() {
+        node_exec "$1" crictl info 2>/dev/null | python3 -c '
+import json, sys
+st = json.load(sys.stdin)
+sys.exit(0 if any(c.get("type") == "NetworkReady" and c.get("status") for c in st.get("conditions", [])) else 1)'
+}
+
+scenario_rejoin() {
+        local token rc ip
+        echo "=== scenario: worker rejoin"
+        NODE_IP=([cp1]=$CP_IP [w1]=$W1_IP)
+        node_create cp1 "$CP_IP" && node_create w1 "$W1_IP" || { failed=$((failed + 1)); return; }
+        node_boot cp1 && node_boot w1 || { echo "FAIL: the nodes boot"; failed=$((failed + 1)); return; }
+        check "kubeadm init on cp1 (addon/coredns skipped)" cluster_init || return
+        check "kubeadm join of w1" cluster_join w1 "$OUT/kubeadm-join-1.log" || return
+        check "w1 Ready" wait_for 180 "w1 Ready" node_ready w1 || { network_diagnosis w1; return; }
+
+        token=nr-pv-$RANDOM$RANDOM
+        mkdir -p "$W/nodes/w1/root/mnt/nr-pv1"
+        wait_for 60 "service account default" kc get serviceaccount default
+        data_objects w1 "$token" | kc apply -f - >"$OUT/objects.log" 2>&1
+        check "pod with emptyDir (disk, memory), secret, configMap, projected, hostPath and local PV runs on w1" \
+                wait_for 180 "nr-data Running" pod_running nr-data || { kc describe pod nr-data | tail -n 20; return; }
+        check "the PV holds the pod's data" grep -qx "$token" "$W/nodes/w1/root/mnt/nr-pv1/data.txt"
+        echo "e2e-k8s: w1 before the reset: $(node_residue w1 | cut -d' ' -f1 | sort | uniq -c | tr -s ' \n' ' ')"
+        NETD_INODE=$(node_exec w1 stat -c %i /etc/cni/net.d)
+
+        local t0=$SECONDS
+        node_exec w1 node-reset --yes --output=json run >"$OUT/run.json" 2>"$OUT/run.log"
+        rc=$?
+        echo "e2e-k8s: node-reset run on w1: exit $rc in $((SECONDS - t0)) s (report $OUT/run.json)"
+        check "node-reset run --yes on w1 exits 0" test "$rc" -eq 0 || tail -n 20 "$OUT/run.log"
+        check "... with the detected kubeadm profile" \
+                test "$(json_field "$OUT/run.json" 'r["profile"]["name"]' 2>/dev/null)" = kubeadm
+        check "... and no residue in its report" test "$(json_field "$OUT/run.json" 'len(r["residue"])' 2>/dev/null)" = 0
+        node_exec w1 node-reset --output=json status >"$OUT/status.json" 2>"$OUT/status.log"
+        rc=$?
+        check "node-reset status on w1 exits 0 (clean)" test "$rc" -eq 0
+        check "... its residue is none" test "$(json_field "$OUT/status.json" 'len(r["residue"])' 2>/dev/null)" = 0
+        node_residue w1 >"$OUT/residue-after-reset.txt"
+        check "w1 holds no kubelet mount, sandbox, cni0 or kubepods cgroup (seen from the node)" \
+                test ! -s "$OUT/residue-after-reset.txt" || cat "$OUT/residue-after-reset.txt"
+        check "the PV's data survived the reset" grep -qx "$token" "$W/nodes/w1/root/mnt/nr-pv1/data.txt"
+        check "containerd on w1 still runs (the runtime is kept)" node_exec w1 systemctl is-active --quiet containerd
+
+        # --delete-node is later work (another helper): the old Node object is deleted by hand here.
+        echo "e2e-k8s: deleting the old Node object w1 with kubectl on cp1's admin.conf (not node-reset's doing; --delete-node is later work)"
+        kc delete node w1 --wait=true >/dev/null
+        check "kubeadm join of w1 again with a fresh token, nothing restarted or cleaned by hand" \
+                cluster_join w1 "$OUT/kubeadm-join-2.log" || return
+        check "w1 Ready again" wait_for 180 "w1 Ready again" node_ready w1 || network_diagnosis w1
+        check "containerd on w1 loaded the CNI configuration again (CRI NetworkReady)" cri_network_ready w1 ||
+                network_diagnosis w1
+        probe_pod nr-after w1 | kc apply -f - >/dev/null
+        check "a new pod scheduled to w1 runs" wait_for 120 "nr-after Running" pod_running nr-after ||
+                kc describe pod nr-after | tail -n 12
+        ip=$(kc get pod nr-after -o 'jsonpath={.status.podIP}')
+        check "... with a CNI address from w1's range ${NODE_PODCIDR[w1]} (got '${ip}')" \
+                test "${ip%.*}.0/24" = "${NODE_PODCIDR[w1]}"
+        check "the PV's data is intact after the rejoin" grep -qx "$token" "$W/nodes/w1/root/mnt/nr-pv1/data.txt"
+        nodes_peak_ram
+}
