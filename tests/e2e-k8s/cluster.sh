@@ -4,7 +4,8 @@
 
 CP_IP=10.240.0.11
 W1_IP=10.240.0.12
-declare -A NODE_PODCIDR=([cp1]=10.244.0.0/24 [w1]=10.244.1.0/24)
+declare -A NODE_PODCIDR=([cp1]=10.244.0.0/24 [w1]=10.244.1.0/24 [w2]=10.244.2.0/24 [w3]=10.244.3.0/24)
+declare -A ALL_NODE_IP=([cp1]=$CP_IP [w1]=$W1_IP [w2]=10.240.0.13 [w3]=10.240.0.14)
 CRI_SOCKET=/run/containerd/containerd.sock
 TEST_IMAGE=nr.local/busybox:1
 PEAK_RAM_MB=
@@ -255,7 +256,6 @@ sys.exit(0 if any(c.get("type") == "NetworkReady" and c.get("status") for c in s
 scenario_rejoin() {
         local token rc ip
         echo "=== scenario: worker rejoin"
-        NODE_IP=([cp1]=$CP_IP [w1]=$W1_IP)
         node_create cp1 "$CP_IP" && node_create w1 "$W1_IP" || { failed=$((failed + 1)); return; }
         node_boot cp1 && node_boot w1 || { echo "FAIL: the nodes boot"; failed=$((failed + 1)); return; }
         check "kubeadm init on cp1 (addon/coredns skipped)" cluster_init || return
@@ -272,12 +272,21 @@ scenario_rejoin() {
         echo "e2e-k8s: w1 before the reset: $(node_residue w1 | cut -d' ' -f1 | sort | uniq -c | tr -s ' \n' ' ')"
         NETD_INODE=$(node_exec w1 stat -c %i /etc/cni/net.d)
 
-        local t0=$SECONDS
-        node_exec w1 node-reset --yes --output=json run >"$OUT/run.json" 2>"$OUT/run.log"
+        local t0=$SECONDS args=()
+        # E2E_K8S_NETD=empty: the detected profile with /etc/cni/net.d emptied instead of removed (the
+        # directory, which containerd watches by inode, stays): shows what the scenario gives once
+        # node-reset keeps that directory.
+        if [ "${E2E_K8S_NETD:-}" = empty ]; then
+                node_exec w1 sh -c "node-reset manifest print |
+                        sed 's|^remove /etc/cni/net.d\$|empty /etc/cni/net.d|' >/run/nr-e2e-k8s-manifest.conf"
+                args=(--manifest /run/nr-e2e-k8s-manifest.conf)
+                echo "e2e-k8s: E2E_K8S_NETD=empty: the detected profile with 'empty /etc/cni/net.d' for 'remove'"
+        fi
+        node_exec w1 node-reset --yes --output=json "${args[@]}" run >"$OUT/run.json" 2>"$OUT/run.log"
         rc=$?
         echo "e2e-k8s: node-reset run on w1: exit $rc in $((SECONDS - t0)) s (report $OUT/run.json)"
         check "node-reset run --yes on w1 exits 0" test "$rc" -eq 0 || tail -n 20 "$OUT/run.log"
-        check "... with the detected kubeadm profile" \
+        [ ${#args[@]} -gt 0 ] || check "... with the detected kubeadm profile" \
                 test "$(json_field "$OUT/run.json" 'r["profile"]["name"]' 2>/dev/null)" = kubeadm
         check "... and no residue in its report" test "$(json_field "$OUT/run.json" 'len(r["residue"])' 2>/dev/null)" = 0
         node_exec w1 node-reset --output=json status >"$OUT/status.json" 2>"$OUT/status.log"
@@ -305,5 +314,116 @@ scenario_rejoin() {
         check "... with a CNI address from w1's range ${NODE_PODCIDR[w1]} (got '${ip}')" \
                 test "${ip%.*}.0/24" = "${NODE_PODCIDR[w1]}"
         check "the PV's data is intact after the rejoin" grep -qx "$token" "$W/nodes/w1/root/mnt/nr-pv1/data.txt"
-        nodes_peak_ram
+
+}
+
+# One line per kind of state a reset should take, with a count, as the node itself sees it.
+residue_counts() { # NODE
+        node_exec "$1" sh -c '
+m=$(awk "\$5 ~ \"^/var/lib/kubelet/\" || \$5 ~ \"^/run/containerd/io.containerd\" || \$5 ~ \"^/run/netns/\"" /proc/self/mountinfo | wc -l)
+echo "mounts (kubelet, containerd tasks, netns) $m"
+echo "sandboxes $(crictl pods -q 2>/dev/null | wc -l)"
+echo "netns (/run/netns) $(ls /run/netns 2>/dev/null | wc -l)"
+echo "links (cni0, veth) $(ip -o link show | grep -c -E ": (cni0|veth[^:]*)[@:]")"
+echo "routes (pod ranges) $(ip route show | grep -c "^10\.244\.")"
+echo "iptables KUBE-/CNI- chains $(iptables-save 2>/dev/null | grep -c -E "^:(KUBE-|CNI-)")"
+echo "iptables rules in nat/filter $(iptables-save 2>/dev/null | grep -c "^-A")"
+echo "files /etc/kubernetes $(find /etc/kubernetes -mindepth 1 2>/dev/null | wc -l)"
+echo "files /var/lib/kubelet $(find /var/lib/kubelet -mindepth 1 2>/dev/null | wc -l)"
+echo "files /etc/cni/net.d $(find /etc/cni/net.d -mindepth 1 2>/dev/null | wc -l)"
+echo "files /var/lib/cni $(find /var/lib/cni -mindepth 1 2>/dev/null | wc -l)"
+echo "kubepods cgroups $(find /sys/fs/cgroup -maxdepth 3 -type d -name "kubepods*" 2>/dev/null | wc -l)"
+echo "kubelet enabled $(systemctl is-enabled kubelet 2>/dev/null | grep -c "^enabled")"
+echo "kubelet active $(systemctl is-active kubelet 2>/dev/null | grep -c "^active")"
+'
+}
+
+# kubeadm reset -f, then the manual steps its output names (CNI configuration, iptables; no IPVS in
+# this kernel, no $HOME/.kube/config on a worker), as an operator follows them.
+kubeadm_reset_manual() { # NODE LOG
+        node_exec "$1" kubeadm reset -f --cri-socket "$CRI_SOCKET" >"$2" 2>&1 || return 1
+        node_exec "$1" sh -c 'rm -rf /etc/cni/net.d &&
+                iptables -F && iptables -t nat -F && iptables -t mangle -F && iptables -X' >>"$2" 2>&1
+}
+
+# Scenario 2: two workers with the same pods; w2 reset by kubeadm reset -f and the manual steps,
+# w3 by node-reset; the residue of each and the time of each, side by side.
+scenario_side_by_side() {
+        local n t0 ms_k ms_n rc
+        echo "=== scenario: side by side with kubeadm reset -f"
+        for n in w2 w3; do
+                node_create "$n" "${ALL_NODE_IP[$n]}" && node_boot "$n" ||
+                        { echo "FAIL: $n boots"; failed=$((failed + 1)); return; }
+                check "kubeadm join of $n" cluster_join "$n" "$OUT/kubeadm-join-$n.log" || return
+        done
+        check "w2 and w3 Ready" wait_for 180 "w2 and w3 Ready" workers_ready ||
+                { network_diagnosis w2; network_diagnosis w3; return; }
+        for n in w2 w3; do
+                node_exec "$n" mkdir -p /mnt/nr-pv-sbs
+                side_objects "$n" | kc apply -f - >>"$OUT/objects-sbs.log" 2>&1
+        done
+        check "the same pods run on w2 and w3" wait_for 180 "sbs pods Running" sbs_running || return
+        residue_counts w2 >"$OUT/sbs-before-w2.txt"
+        t0=$(date +%s%N)
+        kubeadm_reset_manual w2 "$OUT/kubeadm-reset-w2.log"
+        rc=$?
+        ms_k=$((($(date +%s%N) - t0) / 1000000))
+        check "kubeadm reset -f and the manual steps on w2" test "$rc" -eq 0
+        t0=$(date +%s%N)
+        node_exec w3 node-reset --yes --output=json run >"$OUT/run-w3.json" 2>"$OUT/run-w3.log"
+        rc=$?
+        ms_n=$((($(date +%s%N) - t0) / 1000000))
+        check "node-reset run --yes on w3 exits 0" test "$rc" -eq 0
+        residue_counts w2 >"$OUT/sbs-kubeadm.txt"
+        residue_counts w3 >"$OUT/sbs-node-reset.txt"
+        side_by_side_table "$ms_k" "$ms_n" | tee "$OUT/side-by-side.txt"
+}
+
+workers_ready() { node_ready w2 && node_ready w3; }
+sbs_running() { pod_running sbs-w2 && pod_running sbs-w3; }
+
+side_objects() { # NODE: a pod with a memory emptyDir and a local PV, on NODE
+        cat <<-EOF
+	apiVersion: v1
+	kind: PersistentVolume
+	metadata: {name: sbs-pv-$1}
+	spec:
+	  capacity: {storage: 1Gi}
+	  accessModes: [ReadWriteOnce]
+	  storageClassName: nr-sbs
+	  local: {path: /mnt/nr-pv-sbs}
+	  nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [$1]}]}]}}
+	---
+	apiVersion: v1
+	kind: PersistentVolumeClaim
+	metadata: {name: sbs-pvc-$1}
+	spec: {storageClassName: nr-sbs, volumeName: sbs-pv-$1, accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+	---
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: sbs-$1}
+	spec:
+	  nodeSelector: {kubernetes.io/hostname: $1}
+	  terminationGracePeriodSeconds: 1
+	  containers:
+	  - name: main
+	    image: $TEST_IMAGE
+	    imagePullPolicy: Never
+	    command: [sh, -c, 'echo data > /pv/f; exec sleep 2147483647']
+	    volumeMounts: [{name: mem, mountPath: /mem}, {name: secret, mountPath: /secret}, {name: pv, mountPath: /pv}]
+	  volumes:
+	  - {name: mem, emptyDir: {medium: Memory}}
+	  - {name: secret, secret: {secretName: nr-secret}}
+	  - {name: pv, persistentVolumeClaim: {claimName: sbs-pvc-$1}}
+	EOF
+}
+
+side_by_side_table() { # MS_KUBEADM MS_NODE_RESET
+        echo "residue after the reset ($(date -u +%Y-%m-%d), $(nproc) cores, Kubernetes v1.20.2 in nspawn nodes)"
+        printf '%-40s %12s %26s %12s\n' "" before "kubeadm reset -f + manual" node-reset
+        paste -d'|' "$OUT/sbs-before-w2.txt" "$OUT/sbs-kubeadm.txt" "$OUT/sbs-node-reset.txt" |
+                awk -F'|' '{ n = split($1, a, " "); k = split($2, b, " "); r = split($3, c, " ");
+                        name = $1; sub(/ [0-9]+$/, "", name);
+                        printf "%-40s %12s %26s %12s\n", name, a[n], b[k], c[r] }'
+        printf '%-40s %12s %26s %12s\n' "time (ms)" "" "$1" "$2"
 }

@@ -34,6 +34,7 @@ fi
 . "$E2E_DIR/cluster.sh"
 
 passed=0 failed=0
+for n in "${!ALL_NODE_IP[@]}"; do NODE_IP[$n]=${ALL_NODE_IP[$n]}; done
 check() { # check "description" command...
         local d=$1
         shift
@@ -87,7 +88,16 @@ ip link add nr-switch type bridge && ip addr add "$SWITCH_IP/24" dev nr-switch &
 echo "e2e-k8s: Kubernetes from $K8S_DIR, work directory $W"
 node_layer
 
-scenario_rejoin
+# rejoin first: it makes the cluster (cp1) the others join
+read -r -a SCENARIOS <<<"${E2E_K8S_SCENARIOS:-rejoin side-by-side}"
+for s in "${SCENARIOS[@]}"; do
+        case "$s" in
+        rejoin) scenario_rejoin ;;
+        side-by-side) scenario_side_by_side ;;
+        *) echo "e2e-k8s: unknown scenario $s" >&2; exit 2 ;;
+        esac
+done
+nodes_peak_ram
 
 echo "e2e-k8s: wall time $((SECONDS - t_start)) s; peak RAM used by the nodes ${PEAK_RAM_MB:-?} MB"
 echo "$passed passed, $failed failed"
