@@ -253,12 +253,21 @@ st = json.load(sys.stdin)
 sys.exit(0 if any(c.get("type") == "NetworkReady" and c.get("status") for c in st.get("conditions", [])) else 1)'
 }
 
+# The control plane every scenario joins its workers to, made once.
+CLUSTER_UP=
+cluster_up() {
+        [ -z "$CLUSTER_UP" ] || return "$CLUSTER_UP"
+        CLUSTER_UP=1
+        node_create cp1 "$CP_IP" && node_boot cp1 || { echo "FAIL: cp1 boots"; failed=$((failed + 1)); return 1; }
+        check "kubeadm init on cp1 (addon/coredns skipped)" cluster_init || return 1
+        CLUSTER_UP=0
+}
+
 scenario_rejoin() {
         local token rc ip
         echo "=== scenario: worker rejoin"
-        node_create cp1 "$CP_IP" && node_create w1 "$W1_IP" || { failed=$((failed + 1)); return; }
-        node_boot cp1 && node_boot w1 || { echo "FAIL: the nodes boot"; failed=$((failed + 1)); return; }
-        check "kubeadm init on cp1 (addon/coredns skipped)" cluster_init || return
+        cluster_up || return
+        node_create w1 "$W1_IP" && node_boot w1 || { echo "FAIL: w1 boots"; failed=$((failed + 1)); return; }
         check "kubeadm join of w1" cluster_join w1 "$OUT/kubeadm-join-1.log" || return
         check "w1 Ready" wait_for 180 "w1 Ready" node_ready w1 || { network_diagnosis w1; return; }
 
@@ -351,6 +360,7 @@ kubeadm_reset_manual() { # NODE LOG
 scenario_side_by_side() {
         local n t0 ms_k ms_n rc
         echo "=== scenario: side by side with kubeadm reset -f"
+        cluster_up || return
         for n in w2 w3; do
                 node_create "$n" "${ALL_NODE_IP[$n]}" && node_boot "$n" ||
                         { echo "FAIL: $n boots"; failed=$((failed + 1)); return; }
