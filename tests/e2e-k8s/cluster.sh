@@ -395,6 +395,11 @@ sbs_running() { pod_running sbs-w2 && pod_running sbs-w3; }
 side_objects() { # NODE: a pod with a memory emptyDir and a local PV, on NODE
         cat <<-EOF
 	apiVersion: v1
+	kind: Secret
+	metadata: {name: sbs-secret}
+	stringData: {password: s3cret}
+	---
+	apiVersion: v1
 	kind: PersistentVolume
 	metadata: {name: sbs-pv-$1}
 	spec:
@@ -423,7 +428,7 @@ side_objects() { # NODE: a pod with a memory emptyDir and a local PV, on NODE
 	    volumeMounts: [{name: mem, mountPath: /mem}, {name: secret, mountPath: /secret}, {name: pv, mountPath: /pv}]
 	  volumes:
 	  - {name: mem, emptyDir: {medium: Memory}}
-	  - {name: secret, secret: {secretName: nr-secret}}
+	  - {name: secret, secret: {secretName: sbs-secret}}
 	  - {name: pv, persistentVolumeClaim: {claimName: sbs-pvc-$1}}
 	EOF
 }
