@@ -107,7 +107,8 @@ cluster_init() {
         echo "e2e-k8s: kubeadm init on cp1 in $((SECONDS - t0)) s"
         cp "$W/nodes/cp1/root/etc/kubernetes/admin.conf" "$W/admin.conf"
         cni_daemonset | kc apply -f - >/dev/null || return 1
-        wait_for 180 "cp1 Ready" node_ready cp1
+        wait_for 180 "cp1 Ready" node_ready cp1 &&
+                wait_for 120 "service account default" kc get serviceaccount default
 }
 
 # A fresh token and the join command from cp1, run on NODE; nothing else done on NODE.
@@ -273,7 +274,6 @@ scenario_rejoin() {
 
         token=nr-pv-$RANDOM$RANDOM
         mkdir -p "$W/nodes/w1/root/mnt/nr-pv1"
-        wait_for 60 "service account default" kc get serviceaccount default
         data_objects w1 "$token" | kc apply -f - >"$OUT/objects.log" 2>&1
         check "pod with emptyDir (disk, memory), secret, configMap, projected, hostPath and local PV runs on w1" \
                 wait_for 180 "nr-data Running" pod_running nr-data || { kc describe pod nr-data | tail -n 20; return; }
