@@ -23,7 +23,8 @@ node_log() { echo "e2e-k8s: $*"; }
 # boot-time preparation, as one read-only lower layer shared by all nodes.
 node_layer() {
         local l=$W/k8s-layer b
-        mkdir -p "$l/bin" "$l/lib/systemd/system" "$l/libexec/nr-e2e-k8s"
+        # /lib/modules: kube-proxy's DaemonSet mounts it from the host (no modules in this kernel)
+        mkdir -p "$l/bin" "$l/lib/systemd/system" "$l/libexec/nr-e2e-k8s" "$l/lib/modules"
         for b in kubelet kubeadm kubectl crictl; do
                 cp "$K8S_DIR/bin/$b" "$l/bin/$b"
         done
