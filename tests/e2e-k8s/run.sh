@@ -13,7 +13,9 @@
 # token, nothing restarted or cleaned by hand; w1 Ready, a new pod scheduled to it gets a CNI address
 # and runs; the PV's data is intact.
 #
-# Environment: O (build directory with node-reset, default build), E2E_K8S_KEEP=1 (leave the nodes
+# Environment: O (build directory with node-reset, default build), E2E_K8S_SCENARIOS (default
+# "rejoin side-by-side"), E2E_K8S_DIR (a Kubernetes build other than this tools/k8s-build.sh's cache
+# directory), E2E_K8S_NETD=empty (see scenario_rejoin), E2E_K8S_KEEP=1 (leave the nodes
 # running and the work directory, for debugging; nothing is cleaned then), E2E_K8S_WORK (parent of
 # the work directory, default /var/tmp).
 set -u
@@ -54,7 +56,7 @@ for c in systemd-nspawn nsenter ctr containerd runc ip; do
 done
 [ -x /usr/lib/cni/bridge ] || skip "containernetworking-plugins is not installed (make deps)"
 [ -x "$AGENT" ] || { echo "e2e-k8s: $AGENT is not built" >&2; exit 1; }
-K8S_DIR=$("$TOP/tools/k8s-build.sh" --print-dir) ||
+K8S_DIR=${E2E_K8S_DIR:-$("$TOP/tools/k8s-build.sh" --print-dir)} ||
         skip "Kubernetes is not built for this version of tools/k8s-build.sh (sudo make deps builds it)"
 
 t_start=$SECONDS
