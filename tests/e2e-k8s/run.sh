@@ -15,8 +15,8 @@
 #
 # Environment: O (build directory with node-reset, default build), E2E_K8S_SCENARIOS (default
 # "rejoin side-by-side"), E2E_K8S_DIR (a Kubernetes build other than this tools/k8s-build.sh's cache
-# directory), E2E_K8S_NETD=empty (see scenario_rejoin), E2E_K8S_KEEP=1 (leave the nodes
-# running and the work directory, for debugging; nothing is cleaned then), E2E_K8S_WORK (parent of
+# directory), E2E_K8S_NETD=empty (see scenario_rejoin), E2E_K8S_KEEP=1 (keep the nodes
+# running at the end until $W/release exists, for debugging), E2E_K8S_WORK (parent of
 # the work directory, default /var/tmp).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -69,8 +69,9 @@ cleanup() {
         local n
         trap - EXIT INT TERM
         if [ "${E2E_K8S_KEEP:-0}" = 1 ]; then
-                echo "e2e-k8s: E2E_K8S_KEEP=1: nodes left running, work directory $W (this shell's namespaces)"
-                return
+                # the nodes live in this process's namespaces: hold them until asked to clean up
+                echo "e2e-k8s: E2E_K8S_KEEP=1: nodes kept; nsenter -t $$ -m -n for the switch; touch $W/release to clean up"
+                while [ ! -e "$W/release" ]; do sleep 2; done
         fi
         for n in "${NODES[@]}"; do
                 node_stop "$n"
