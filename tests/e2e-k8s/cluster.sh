@@ -242,7 +242,7 @@ network_diagnosis() {
 import json, sys
 st = json.load(sys.stdin)
 for c in st.get("conditions", []):
-    print("e2e-k8s: %s: CRI condition %s=%s %s %s" % (sys.argv[1], c.get("type"), c.get("status"), c.get("reason", ""), c.get("message", "")))' "$n"
+    print("e2e-k8s: %s: CRI condition %s=%s %s %s" % (sys.argv[1], c.get("type"), bool(c.get("status")), c.get("reason", ""), c.get("message", "")))' "$n"
         echo "e2e-k8s: $n: /etc/cni/net.d now: $(node_exec "$n" ls -i /etc/cni/net.d 2>&1 | tr '\n' ' ')" \
                 "(directory inode $(node_exec "$n" stat -c %i /etc/cni/net.d 2>&1), before the reset ${NETD_INODE:-?})"
         # containerd's watch: the directory's REMOVE is the last event it gets from /etc/cni/net.d
