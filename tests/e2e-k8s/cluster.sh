@@ -324,7 +324,7 @@ scenario_rejoin() {
         kc delete pod nr-data --force --grace-period=0 >/dev/null 2>&1
         check "kubeadm join of w1 again with a fresh token, nothing restarted or cleaned by hand" \
                 cluster_join w1 "$OUT/kubeadm-join-2.log" || return
-        check "w1 Ready again" wait_for 180 "w1 Ready again" node_ready w1 || network_diagnosis w1
+        check "w1 Ready again" wait_for 180 "w1 Ready again" node_ready w1
         check "containerd on w1 loaded the CNI configuration again (CRI NetworkReady)" cri_network_ready w1 ||
                 network_diagnosis w1
         probe_pod nr-after w1 | kc apply -f - >/dev/null
