@@ -292,8 +292,8 @@ node_stop() {
                 sleep 0.5
         done
         if [ -n "$pid" ]; then
-                kill -KILL "$pid" 2>/dev/null
-                wait "$pid" 2>/dev/null
+                # (braces: bash's "Killed" notice of the job goes to stderr too)
+                { kill -KILL "$pid" && wait "$pid"; } 2>/dev/null
                 NODE_PID[$name]=
         fi
         node_cgroup_remove "$name"
