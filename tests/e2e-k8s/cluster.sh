@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
 # The cluster side of make e2e-k8s: kubeadm init and join, the objects the scenarios create, waits,
 # and the scenarios themselves. Sourced by tests/e2e-k8s/run.sh after node.sh.
 

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
 # Kubernetes nodes as systemd-nspawn containers, for make e2e-k8s; sourced by tests/e2e-k8s/run.sh,
 # which runs in private mount and network namespaces (its own network namespace is the "switch":
 # the bridge every node's veth hangs on). Each node has the host's /usr as the lower layer of an
