@@ -302,7 +302,7 @@ scenario_rejoin() {
         [ ${#args[@]} -gt 0 ] || check "... with the detected kubeadm profile" \
                 test "$(json_field "$OUT/run.json" 'r["profile"]["name"]' 2>/dev/null)" = kubeadm
         check "... and no residue in its report" test "$(json_field "$OUT/run.json" 'len(r["residue"])' 2>/dev/null)" = 0
-        node_exec w1 node-reset --output=json status >"$OUT/status.json" 2>"$OUT/status.log"
+        node_exec w1 node-reset --output=json "${args[@]}" status >"$OUT/status.json" 2>"$OUT/status.log"
         rc=$?
         check "node-reset status on w1 exits 0 (clean)" test "$rc" -eq 0
         check "... its residue is none" test "$(json_field "$OUT/status.json" 'len(r["residue"])' 2>/dev/null)" = 0
