@@ -73,6 +73,8 @@ cleanup() {
                 echo "e2e-k8s: E2E_K8S_KEEP=1: nodes kept; nsenter -t $$ -m -n for the switch; touch $W/release to clean up"
                 while [ ! -e "$W/release" ]; do sleep 2; done
         fi
+        # bash reports each SIGKILLed node as a "Killed" job on stderr; cleanup reports on stdout
+        exec 2>/dev/null
         for n in "${NODES[@]}"; do
                 node_stop "$n"
         done
