@@ -120,7 +120,7 @@ TEST_SUPPORT_LIB := $(O)/libtestsupport.a
 objs = $(patsubst %.c,$(O)/%.o,$(1))
 
 .PHONY: all check check-fast check-repo check-unit check-integration check-fuzz check-asan check-valgrind \
-        check-all fuzz analyze tidy cppcheck format-check install uninstall clean deps demo bench e2e-vm
+        check-all fuzz analyze tidy cppcheck format-check install uninstall clean deps demo bench e2e-vm e2e-k8s
 
 all: $(O)/node-reset
 
@@ -229,11 +229,18 @@ demo: $(O)/node-reset
 e2e-vm: $(O)/node-reset
 	$(Q)O=$(O) tests/e2e/run.sh
 
+# Real Kubernetes 1.20 (kubeadm, kubelet, containerd) in systemd-nspawn nodes: a worker built by
+# kubeadm is reset and joins again. Needs root and the build "make deps" caches in
+# /var/cache/node-reset-k8s (tools/k8s-build.sh).
+e2e-k8s: $(O)/node-reset
+	$(Q)O=$(O) tests/e2e-k8s/run.sh
+
 deps:
 	$(Q)tools/install-deps.sh
 
 # Targets whose recipe runs a build or a test without a compile of this make's own before it.
-check check-fast check-repo check-unit check-asan check-valgrind demo e2e-vm bench analyze tidy fuzz fuzz-build: | $(DEPS_FIRST)
+check check-fast check-repo check-unit check-asan check-valgrind demo e2e-vm e2e-k8s bench analyze tidy fuzz \
+	fuzz-build: | $(DEPS_FIRST)
 
 bench: $(O)/node-reset
 	$(Q)for b in bench/*.sh; do O=$(O) $$b || exit 1; done

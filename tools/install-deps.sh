@@ -32,6 +32,9 @@ packages=(
         # make e2e-vm: a Debian guest image (debootstrap; mkfs.ext4 from e2fsprogs, above) booted
         # under QEMU (TCG); its packages are downloaded below
         debootstrap qemu-system-x86
+        # make e2e-k8s: Kubernetes 1.20 built from Debian's own source package (tools/k8s-build.sh)
+        # with Go 1.19 and reflect2 1.0.2; busybox-static and conntrack go into the node images
+        golang-go golang-github-modern-go-reflect2-dev busybox-static conntrack
 )
 
 missing=()
@@ -62,6 +65,9 @@ fi
 # built from them at test time, offline.
 if [ "$(id -u)" -eq 0 ]; then
         tests/e2e/build-image.sh --fetch
+        # Kubernetes for make e2e-k8s, once (~25 min cold), into /var/cache/node-reset-k8s;
+        # K8S_BUILD=no skips it (test-make-deps, which fakes apt)
+        [ "${K8S_BUILD:-yes}" = no ] || tools/k8s-build.sh
 else
         echo "deps: not root: the e2e guest's packages were not checked (sudo make deps fetches them)" >&2
 fi

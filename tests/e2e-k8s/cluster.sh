@@ -1,0 +1,456 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
+# The cluster side of make e2e-k8s: kubeadm init and join, the objects the scenarios create, waits,
+# and the scenarios themselves. Sourced by tests/e2e-k8s/run.sh after node.sh.
+
+CP_IP=10.240.0.11
+W1_IP=10.240.0.12
+declare -A NODE_PODCIDR=([cp1]=10.244.0.0/24 [w1]=10.244.1.0/24 [w2]=10.244.2.0/24 [w3]=10.244.3.0/24)
+declare -A ALL_NODE_IP=([cp1]=$CP_IP [w1]=$W1_IP [w2]=10.240.0.13 [w3]=10.240.0.14)
+CRI_SOCKET=/run/containerd/containerd.sock
+TEST_IMAGE=nr.local/busybox:1
+PEAK_RAM_MB=
+
+kc() { "$K8S_DIR/bin/kubectl" --kubeconfig "$W/admin.conf" --request-timeout=20s "$@"; }
+
+# wait_for SECONDS DESCRIPTION COMMAND...: poll every 2 s; prints how long it took.
+wait_for() {
+        local limit=$1 what=$2 t0=$SECONDS
+        shift 2
+        while ! "$@" >/dev/null 2>&1; do
+                if [ $((SECONDS - t0)) -ge "$limit" ]; then
+                        echo "e2e-k8s: $what: not after $limit s"
+                        return 1
+                fi
+                sleep 2
+        done
+        echo "e2e-k8s: $what after $((SECONDS - t0)) s"
+}
+
+node_ready() { # NAME: the Ready condition is True
+        [ "$(kc get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = True ]
+}
+
+pod_running() { # NAME
+        [ "$(kc get pod "$1" -o 'jsonpath={.status.phase}')" = Running ]
+}
+
+# The CNI configuration as a CNI's DaemonSet installs it (flannel's install-cni): a hostNetwork pod on
+# every node writes the bridge conflist for its node's pod range into /etc/cni/net.d, once, at start.
+cni_daemonset() {
+        local cases="" n
+        for n in "${!NODE_PODCIDR[@]}"; do cases+="$n) s=${NODE_PODCIDR[$n]} ;; "; done
+        cat <<-EOF
+	apiVersion: apps/v1
+	kind: DaemonSet
+	metadata: {name: nr-cni-installer, namespace: kube-system}
+	spec:
+	  selector: {matchLabels: {app: nr-cni-installer}}
+	  template:
+	    metadata: {labels: {app: nr-cni-installer}}
+	    spec:
+	      hostNetwork: true
+	      tolerations: [{operator: Exists}]
+	      containers:
+	      - name: install
+	        image: $TEST_IMAGE
+	        imagePullPolicy: Never
+	        env: [{name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]
+	        command:
+	        - sh
+	        - -c
+	        - |
+	          case "\$NODE" in $cases *) echo "no pod range for \$NODE"; exit 1 ;; esac
+	          c=/host/etc/cni/net.d/10-nr-bridge.conflist
+	          printf '{"cniVersion":"0.4.0","name":"nr-bridge","plugins":[{"type":"bridge","bridge":"cni0","isGateway":true,"ipMasq":true,"hairpinMode":true,"ipam":{"type":"host-local","ranges":[[{"subnet":"%s"}]],"routes":[{"dst":"0.0.0.0/0"}]}},{"type":"portmap","capabilities":{"portMappings":true}}]}\n' "\$s" > \$c.tmp
+	          mv \$c.tmp \$c
+	          echo "wrote \$c for \$s"
+	          exec sleep 2147483647
+	        volumeMounts: [{name: netd, mountPath: /host/etc/cni/net.d}]
+	      volumes: [{name: netd, hostPath: {path: /etc/cni/net.d, type: DirectoryOrCreate}}]
+	EOF
+}
+
+kubeadm_config() {
+        cat <<-EOF
+	apiVersion: kubeadm.k8s.io/v1beta2
+	kind: InitConfiguration
+	localAPIEndpoint: {advertiseAddress: $CP_IP, bindPort: 6443}
+	nodeRegistration: {name: cp1, criSocket: $CRI_SOCKET}
+	---
+	apiVersion: kubeadm.k8s.io/v1beta2
+	kind: ClusterConfiguration
+	kubernetesVersion: v1.20.2
+	controlPlaneEndpoint: "$CP_IP:6443"
+	networking: {podSubnet: 10.244.0.0/16, serviceSubnet: 10.96.0.0/12}
+	---
+	apiVersion: kubelet.config.k8s.io/v1beta1
+	kind: KubeletConfiguration
+	cgroupDriver: cgroupfs
+	---
+	apiVersion: kubeproxy.config.k8s.io/v1alpha1
+	kind: KubeProxyConfiguration
+	mode: iptables
+	conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+	EOF
+}
+
+# cp1: kubeadm init (no CoreDNS: not in Debian, and the cluster needs no DNS), the CNI DaemonSet.
+cluster_init() {
+        local t0=$SECONDS
+        kubeadm_config >"$W/nodes/cp1/root/root/kubeadm.yaml"
+        node_exec cp1 kubeadm init --config /root/kubeadm.yaml --skip-phases=addon/coredns \
+                ${E2E_K8S_IGNORE_PREFLIGHT:+--ignore-preflight-errors=$E2E_K8S_IGNORE_PREFLIGHT} \
+                >"$OUT/kubeadm-init.log" 2>&1 || {
+                tail -n 30 "$OUT/kubeadm-init.log"
+                return 1
+        }
+        echo "e2e-k8s: kubeadm init on cp1 in $((SECONDS - t0)) s"
+        cp "$W/nodes/cp1/root/etc/kubernetes/admin.conf" "$W/admin.conf"
+        cni_daemonset | kc apply -f - >/dev/null || return 1
+        wait_for 180 "cp1 Ready" node_ready cp1 &&
+                wait_for 120 "service account default" kc get serviceaccount default
+}
+
+# A fresh token and the join command from cp1, run on NODE; nothing else done on NODE.
+cluster_join() {
+        local node=$1 log=$2 cmd t0=$SECONDS
+        cmd=$(node_exec cp1 kubeadm token create --print-join-command 2>>"$log") || return 1
+        echo "e2e-k8s: join command from cp1: ${cmd%% --token*} --token <fresh> ..."
+        # shellcheck disable=SC2086
+        node_exec "$node" $cmd --cri-socket "$CRI_SOCKET" --node-name "$node" \
+                ${E2E_K8S_IGNORE_PREFLIGHT:+--ignore-preflight-errors=$E2E_K8S_IGNORE_PREFLIGHT} >>"$log" 2>&1 || {
+                tail -n 30 "$log"
+                return 1
+        }
+        echo "e2e-k8s: kubeadm join of $node in $((SECONDS - t0)) s"
+}
+
+# The volumes a worker's pods hold: emptyDir on disk and in memory, secret, configMap, projected
+# (service account token, configMap, downward API), hostPath and a local PV whose data must survive.
+data_objects() {
+        local node=$1 token=$2
+        cat <<-EOF
+	apiVersion: v1
+	kind: Secret
+	metadata: {name: nr-secret}
+	stringData: {password: s3cret}
+	---
+	apiVersion: v1
+	kind: ConfigMap
+	metadata: {name: nr-config}
+	data: {greeting: hello}
+	---
+	apiVersion: v1
+	kind: PersistentVolume
+	metadata: {name: nr-local-pv}
+	spec:
+	  capacity: {storage: 1Gi}
+	  accessModes: [ReadWriteOnce]
+	  persistentVolumeReclaimPolicy: Retain
+	  storageClassName: nr-local
+	  local: {path: /mnt/nr-pv1}
+	  nodeAffinity:
+	    required:
+	      nodeSelectorTerms:
+	      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [$node]}]
+	---
+	apiVersion: v1
+	kind: PersistentVolumeClaim
+	metadata: {name: nr-pvc}
+	spec:
+	  storageClassName: nr-local
+	  volumeName: nr-local-pv
+	  accessModes: [ReadWriteOnce]
+	  resources: {requests: {storage: 1Gi}}
+	---
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: nr-data}
+	spec:
+	  nodeSelector: {kubernetes.io/hostname: $node}
+	  terminationGracePeriodSeconds: 1
+	  containers:
+	  - name: main
+	    image: $TEST_IMAGE
+	    imagePullPolicy: Never
+	    command: [sh, -c, 'echo $token > /pv/data.txt; echo disk > /scratch/f; echo mem > /mem/f; echo host > /hostpath/f; exec sleep 2147483647']
+	    volumeMounts:
+	    - {name: scratch, mountPath: /scratch}
+	    - {name: mem, mountPath: /mem}
+	    - {name: secret, mountPath: /secret}
+	    - {name: config, mountPath: /config}
+	    - {name: projected, mountPath: /projected}
+	    - {name: hostpath, mountPath: /hostpath}
+	    - {name: pv, mountPath: /pv}
+	  volumes:
+	  - {name: scratch, emptyDir: {}}
+	  - {name: mem, emptyDir: {medium: Memory}}
+	  - {name: secret, secret: {secretName: nr-secret}}
+	  - {name: config, configMap: {name: nr-config}}
+	  - name: projected
+	    projected:
+	      sources:
+	      - serviceAccountToken: {path: token, expirationSeconds: 3600}
+	      - configMap: {name: nr-config}
+	      - downwardAPI: {items: [{path: labels, fieldRef: {fieldPath: metadata.labels}}]}
+	  - {name: hostpath, hostPath: {path: /var/local/nr-hostpath, type: DirectoryOrCreate}}
+	  - {name: pv, persistentVolumeClaim: {claimName: nr-pvc}}
+	EOF
+}
+
+probe_pod() { # NAME NODE
+        cat <<-EOF
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: $1}
+	spec:
+	  nodeSelector: {kubernetes.io/hostname: $2}
+	  terminationGracePeriodSeconds: 1
+	  containers:
+	  - {name: main, image: $TEST_IMAGE, imagePullPolicy: Never, command: [sleep, "2147483647"]}
+	EOF
+}
+
+# What the node holds that a reset must take: kubelet's mounts, sandboxes, cni0, kubepods cgroups.
+node_residue() { # NAME: prints one line per thing left
+        local n=$1
+        node_exec "$n" awk '$5 ~ "^/var/lib/kubelet/" { print "mount " $5 }' /proc/self/mountinfo
+        node_exec "$n" crictl pods -q | sed 's/^/sandbox /'
+        node_exec "$n" ip -o link show cni0 2>/dev/null | awk '{ print "link " $2 }'
+        node_exec "$n" sh -c 'ls -d /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/*/kubepods.slice 2>/dev/null' | sed 's/^/cgroup /'
+        return 0
+}
+
+# Peak memory of every node's cgroup (v1 memory controller), summed, in MB.
+nodes_peak_ram() {
+        local n f total=0
+        for n in "${NODES[@]}"; do
+                f=/sys/fs/cgroup/memory/${NODE_CG[$n]}/memory.max_usage_in_bytes
+                [ -r "$f" ] && total=$((total + $(cat "$f")))
+        done
+        PEAK_RAM_MB=$((total / 1048576))
+}
+
+json_field() { # FILE PYTHON-EXPRESSION-ON-r
+        python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# Why a node is not Ready, from the node's containerd: its CRI NetworkReady condition.
+network_diagnosis() {
+        local n=$1
+        node_exec "$n" crictl info 2>/dev/null | python3 -c '
+import json, sys
+st = json.load(sys.stdin)
+for c in st.get("conditions", []):
+    print("e2e-k8s: %s: CRI condition %s=%s %s %s" % (sys.argv[1], c.get("type"), bool(c.get("status")), c.get("reason", ""), c.get("message", "")))' "$n"
+        echo "e2e-k8s: $n: /etc/cni/net.d now: $(node_exec "$n" ls -i /etc/cni/net.d 2>&1 | tr '\n' ' ')" \
+                "(directory inode $(node_exec "$n" stat -c %i /etc/cni/net.d 2>&1), before the reset ${NETD_INODE:-?})"
+        # containerd's watch: the directory's REMOVE is the last event it gets from /etc/cni/net.d
+        node_exec "$n" journalctl -u containerd --no-pager -o cat 2>/dev/null |
+                grep -E 'fs change event\((REMOVE|CREATE|WRITE)' | tail -n 3 | sed "s/^/e2e-k8s: $n: containerd: /"
+}
+
+cri_network_ready() {
+        node_exec "$1" crictl info 2>/dev/null | python3 -c '
+import json, sys
+st = json.load(sys.stdin)
+sys.exit(0 if any(c.get("type") == "NetworkReady" and c.get("status") for c in st.get("conditions", [])) else 1)'
+}
+
+# The control plane every scenario joins its workers to, made once.
+CLUSTER_UP=
+cluster_up() {
+        [ -z "$CLUSTER_UP" ] || return "$CLUSTER_UP"
+        CLUSTER_UP=1
+        node_create cp1 "$CP_IP" && node_boot cp1 || { echo "FAIL: cp1 boots"; failed=$((failed + 1)); return 1; }
+        check "kubeadm init on cp1 (addon/coredns skipped)" cluster_init || return 1
+        CLUSTER_UP=0
+}
+
+scenario_rejoin() {
+        local token rc ip
+        echo "=== scenario: worker rejoin"
+        cluster_up || return
+        node_create w1 "$W1_IP" && node_boot w1 || { echo "FAIL: w1 boots"; failed=$((failed + 1)); return; }
+        check "kubeadm join of w1" cluster_join w1 "$OUT/kubeadm-join-1.log" || return
+        check "w1 Ready" wait_for 180 "w1 Ready" node_ready w1 || { network_diagnosis w1; return; }
+
+        token=nr-pv-$RANDOM$RANDOM
+        mkdir -p "$W/nodes/w1/root/mnt/nr-pv1"
+        data_objects w1 "$token" | kc apply -f - >"$OUT/objects.log" 2>&1
+        check "pod with emptyDir (disk, memory), secret, configMap, projected, hostPath and local PV runs on w1" \
+                wait_for 180 "nr-data Running" pod_running nr-data || { kc describe pod nr-data | tail -n 20; return; }
+        check "the PV holds the pod's data" grep -qx "$token" "$W/nodes/w1/root/mnt/nr-pv1/data.txt"
+        echo "e2e-k8s: w1 before the reset: $(node_residue w1 | cut -d' ' -f1 | sort | uniq -c | tr -s ' \n' ' ')"
+        NETD_INODE=$(node_exec w1 stat -c %i /etc/cni/net.d)
+
+        local t0=$SECONDS args=()
+        # E2E_K8S_NETD=empty: the detected profile with /etc/cni/net.d emptied instead of removed (the
+        # directory, which containerd watches by inode, stays): shows what the scenario gives once
+        # node-reset keeps that directory.
+        if [ "${E2E_K8S_NETD:-}" = empty ]; then
+                node_exec w1 sh -c "node-reset manifest print |
+                        sed 's|^remove /etc/cni/net.d\$|empty /etc/cni/net.d|' >/run/nr-e2e-k8s-manifest.conf"
+                args=(--manifest /run/nr-e2e-k8s-manifest.conf)
+                echo "e2e-k8s: E2E_K8S_NETD=empty: the detected profile with 'empty /etc/cni/net.d' for 'remove'"
+        fi
+        node_exec w1 node-reset --yes --output=json "${args[@]}" run >"$OUT/run.json" 2>"$OUT/run.log"
+        rc=$?
+        echo "e2e-k8s: node-reset run on w1: exit $rc in $((SECONDS - t0)) s (report $OUT/run.json)"
+        check "node-reset run --yes on w1 exits 0" test "$rc" -eq 0 || tail -n 20 "$OUT/run.log"
+        [ ${#args[@]} -gt 0 ] || check "... with the detected kubeadm profile" \
+                test "$(json_field "$OUT/run.json" 'r["profile"]["name"]' 2>/dev/null)" = kubeadm
+        check "... and no residue in its report" test "$(json_field "$OUT/run.json" 'len(r["residue"])' 2>/dev/null)" = 0
+        node_exec w1 node-reset --output=json "${args[@]}" status >"$OUT/status.json" 2>"$OUT/status.log"
+        rc=$?
+        check "node-reset status on w1 exits 0 (clean)" test "$rc" -eq 0
+        check "... its residue is none" test "$(json_field "$OUT/status.json" 'len(r["residue"])' 2>/dev/null)" = 0
+        node_residue w1 >"$OUT/residue-after-reset.txt"
+        grep -v '^cgroup ' "$OUT/residue-after-reset.txt" >"$OUT/residue-mounts-sandboxes-links.txt"
+        check "w1 holds no kubelet mount, sandbox or cni0 (seen from the node)" \
+                test ! -s "$OUT/residue-mounts-sandboxes-links.txt" || cat "$OUT/residue-mounts-sandboxes-links.txt"
+        # kubeadm reset leaves them too; kubelet reuses them on a rejoin, but they are the node's residue
+        check "w1 holds no kubepods cgroup (seen from the node)" \
+                sh -c "! grep -q '^cgroup ' '$OUT/residue-after-reset.txt'" ||
+                echo "e2e-k8s: left: $(grep '^cgroup ' "$OUT/residue-after-reset.txt" | cut -d' ' -f2 | tr '\n' ' ')"
+        check "the PV's data survived the reset" grep -qx "$token" "$W/nodes/w1/root/mnt/nr-pv1/data.txt"
+        check "containerd on w1 still runs (the runtime is kept)" node_exec w1 systemctl is-active --quiet containerd
+
+        # --delete-node is later work (another helper): the old Node object is deleted by hand here.
+        echo "e2e-k8s: deleting the old Node object w1 with kubectl on cp1's admin.conf (not node-reset's doing; --delete-node is later work)"
+        kc delete node w1 --wait=true >/dev/null
+        # nor may the old pod run again on the rejoined node and rewrite the PV: its object goes too
+        echo "e2e-k8s: force-deleting the old pod object nr-data (it would run again on the rejoined w1)"
+        kc delete pod nr-data --force --grace-period=0 >/dev/null 2>&1
+        check "kubeadm join of w1 again with a fresh token, nothing restarted or cleaned by hand" \
+                cluster_join w1 "$OUT/kubeadm-join-2.log" || return
+        check "w1 Ready again" wait_for 180 "w1 Ready again" node_ready w1
+        check "containerd on w1 loaded the CNI configuration again (CRI NetworkReady)" cri_network_ready w1 ||
+                network_diagnosis w1
+        probe_pod nr-after w1 | kc apply -f - >/dev/null
+        check "a new pod scheduled to w1 runs" wait_for 120 "nr-after Running" pod_running nr-after ||
+                kc describe pod nr-after | tail -n 12
+        ip=$(kc get pod nr-after -o 'jsonpath={.status.podIP}')
+        check "... with a CNI address from w1's range ${NODE_PODCIDR[w1]} (got '${ip}')" \
+                test "${ip%.*}.0/24" = "${NODE_PODCIDR[w1]}"
+        check "the PV's data is intact after the rejoin" grep -qx "$token" "$W/nodes/w1/root/mnt/nr-pv1/data.txt"
+
+}
+
+# One line per kind of state a reset should take, with a count, as the node itself sees it.
+residue_counts() { # NODE
+        node_exec "$1" sh -c '
+m=$(awk "\$5 ~ \"^/var/lib/kubelet/\" || \$5 ~ \"^/run/containerd/io.containerd\" || \$5 ~ \"^/run/netns/\"" /proc/self/mountinfo | wc -l)
+echo "mounts (kubelet, containerd tasks, netns) $m"
+echo "sandboxes $(crictl pods -q 2>/dev/null | wc -l)"
+echo "netns (/run/netns) $(ls /run/netns 2>/dev/null | wc -l)"
+echo "links (cni0, veth) $(ip -o link show | grep -c -E ": (cni0|veth[^:]*)[@:]")"
+echo "routes (pod ranges) $(ip route show | grep -c "^10\.244\.")"
+echo "iptables KUBE-/CNI- chains $(iptables-save 2>/dev/null | grep -c -E "^:(KUBE-|CNI-)")"
+echo "iptables rules in nat/filter $(iptables-save 2>/dev/null | grep -c "^-A")"
+echo "files /etc/kubernetes $(find /etc/kubernetes -mindepth 1 2>/dev/null | wc -l)"
+echo "files /var/lib/kubelet $(find /var/lib/kubelet -mindepth 1 2>/dev/null | wc -l)"
+echo "files /etc/cni/net.d $(find /etc/cni/net.d -mindepth 1 2>/dev/null | wc -l)"
+echo "files /var/lib/cni $(find /var/lib/cni -mindepth 1 2>/dev/null | wc -l)"
+echo "kubepods cgroups $(find /sys/fs/cgroup -maxdepth 3 -type d -name "kubepods*" 2>/dev/null | wc -l)"
+echo "kubelet enabled $(systemctl is-enabled kubelet 2>/dev/null | grep -c "^enabled")"
+echo "kubelet active $(systemctl is-active kubelet 2>/dev/null | grep -c "^active")"
+'
+}
+
+# kubeadm reset -f, then the manual steps its output names (CNI configuration, iptables; no IPVS in
+# this kernel, no $HOME/.kube/config on a worker), as an operator follows them.
+kubeadm_reset_manual() { # NODE LOG
+        node_exec "$1" kubeadm reset -f --cri-socket "$CRI_SOCKET" >"$2" 2>&1 || return 1
+        node_exec "$1" sh -c 'rm -rf /etc/cni/net.d &&
+                iptables -F && iptables -t nat -F && iptables -t mangle -F && iptables -X' >>"$2" 2>&1
+}
+
+# Scenario 2: two workers with the same pods; w2 reset by kubeadm reset -f and the manual steps,
+# w3 by node-reset; the residue of each and the time of each, side by side.
+scenario_side_by_side() {
+        local n t0 ms_k ms_n rc
+        echo "=== scenario: side by side with kubeadm reset -f"
+        cluster_up || return
+        for n in w2 w3; do
+                node_create "$n" "${ALL_NODE_IP[$n]}" && node_boot "$n" ||
+                        { echo "FAIL: $n boots"; failed=$((failed + 1)); return; }
+                check "kubeadm join of $n" cluster_join "$n" "$OUT/kubeadm-join-$n.log" || return
+        done
+        check "w2 and w3 Ready" wait_for 180 "w2 and w3 Ready" workers_ready ||
+                { network_diagnosis w2; network_diagnosis w3; return; }
+        for n in w2 w3; do
+                node_exec "$n" mkdir -p /mnt/nr-pv-sbs
+                side_objects "$n" | kc apply -f - >>"$OUT/objects-sbs.log" 2>&1
+        done
+        check "the same pods run on w2 and w3" wait_for 180 "sbs pods Running" sbs_running || return
+        residue_counts w2 >"$OUT/sbs-before-w2.txt"
+        t0=$(date +%s%N)
+        kubeadm_reset_manual w2 "$OUT/kubeadm-reset-w2.log"
+        rc=$?
+        ms_k=$((($(date +%s%N) - t0) / 1000000))
+        check "kubeadm reset -f and the manual steps on w2" test "$rc" -eq 0
+        t0=$(date +%s%N)
+        node_exec w3 node-reset --yes --output=json run >"$OUT/run-w3.json" 2>"$OUT/run-w3.log"
+        rc=$?
+        ms_n=$((($(date +%s%N) - t0) / 1000000))
+        check "node-reset run --yes on w3 exits 0" test "$rc" -eq 0
+        residue_counts w2 >"$OUT/sbs-kubeadm.txt"
+        residue_counts w3 >"$OUT/sbs-node-reset.txt"
+        side_by_side_table "$ms_k" "$ms_n" | tee "$OUT/side-by-side.txt"
+}
+
+workers_ready() { node_ready w2 && node_ready w3; }
+sbs_running() { pod_running sbs-w2 && pod_running sbs-w3; }
+
+side_objects() { # NODE: a pod with a memory emptyDir and a local PV, on NODE
+        cat <<-EOF
+	apiVersion: v1
+	kind: Secret
+	metadata: {name: sbs-secret}
+	stringData: {password: s3cret}
+	---
+	apiVersion: v1
+	kind: PersistentVolume
+	metadata: {name: sbs-pv-$1}
+	spec:
+	  capacity: {storage: 1Gi}
+	  accessModes: [ReadWriteOnce]
+	  storageClassName: nr-sbs
+	  local: {path: /mnt/nr-pv-sbs}
+	  nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [$1]}]}]}}
+	---
+	apiVersion: v1
+	kind: PersistentVolumeClaim
+	metadata: {name: sbs-pvc-$1}
+	spec: {storageClassName: nr-sbs, volumeName: sbs-pv-$1, accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+	---
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: sbs-$1}
+	spec:
+	  nodeSelector: {kubernetes.io/hostname: $1}
+	  terminationGracePeriodSeconds: 1
+	  containers:
+	  - name: main
+	    image: $TEST_IMAGE
+	    imagePullPolicy: Never
+	    command: [sh, -c, 'echo data > /pv/f; exec sleep 2147483647']
+	    volumeMounts: [{name: mem, mountPath: /mem}, {name: secret, mountPath: /secret}, {name: pv, mountPath: /pv}]
+	  volumes:
+	  - {name: mem, emptyDir: {medium: Memory}}
+	  - {name: secret, secret: {secretName: sbs-secret}}
+	  - {name: pv, persistentVolumeClaim: {claimName: sbs-pvc-$1}}
+	EOF
+}
+
+side_by_side_table() { # MS_KUBEADM MS_NODE_RESET
+        echo "residue after the reset ($(date -u +%Y-%m-%d), $(nproc) cores, Kubernetes v1.20.2 in nspawn nodes)"
+        printf '%-40s %12s %26s %12s\n' "" before "kubeadm reset -f + manual" node-reset
+        paste -d'|' "$OUT/sbs-before-w2.txt" "$OUT/sbs-kubeadm.txt" "$OUT/sbs-node-reset.txt" |
+                awk -F'|' '{ n = split($1, a, " "); k = split($2, b, " "); r = split($3, c, " ");
+                        name = $1; sub(/ [0-9]+$/, "", name);
+                        printf "%-40s %12s %26s %12s\n", name, a[n], b[k], c[r] }'
+        printf '%-40s %12s %26s %12s\n' "time (ms)" "" "$1" "$2"
+}
