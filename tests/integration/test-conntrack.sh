@@ -104,6 +104,12 @@ printf 'conntrack cluster\n' > "$WORK/m2.conf"
 "$NODE_RESET" --root "$WORK/empty" --manifest "$WORK/m2.conf" --phases network -o json plan > "$WORK/none.json" 2> /dev/null
 assert "no range: one row that has nothing to do" jq_ "$WORK/none.json" \
         "[(a['target'], a['detail']) for a in actions(r, kind='conntrack')] == [('cluster', \"no pod or service range in the node's configuration\")]"
+# ... and running it (a kubeadm worker whose files name no range, as on a real one) changes nothing.
+"$NODE_RESET" --root "$WORK/empty" --manifest "$WORK/m2.conf" --phases network,verify --yes -o json run \
+        > "$WORK/none-run.json" 2> "$WORK/none-run.err"; rc=$?
+assert "no range: the run exits 0" test "$rc" -eq 0
+assert "no range: the row is unchanged" jq_ "$WORK/none-run.json" \
+        "[(a['target'], a['result']) for a in actions(r, kind='conntrack')] == [('cluster', 'unchanged')]"
 printf 'conntrack 10.0.0.0/33\n' > "$WORK/bad.conf"
 "$NODE_RESET" manifest check "$WORK/bad.conf" > /dev/null 2>&1
 assert "manifest check refuses a prefix longer than the family's" test $? -ne 0
