@@ -34,6 +34,9 @@ build_files() { # root
         local r=$1 p i
         for p in $(lines remove "$PARITY"); do
                 case "$p" in
+                # A worker runs no etcd member: it has no etcd.env. ("x" is no environment file, and
+                # node-reset rightly refuses to guess where an etcd member's data is.)
+                /etc/etcd.env) ;;
                 */*.*) mkdir -p "$(dirname "$r$p")"; [ -e "$r$p" ] || echo x > "$r$p" ;;
                 *) mkdir -p "$r$p"; echo x > "$r$p/f" ;;
                 esac
