@@ -285,21 +285,23 @@ scenario_rejoin() {
         echo "e2e-k8s: w1 before the reset: $(node_residue w1 | cut -d' ' -f1 | sort | uniq -c | tr -s ' \n' ' ')"
         NETD_INODE=$(node_exec w1 stat -c %i /etc/cni/net.d)
 
-        local t0=$SECONDS args=()
+        # --delete-node: with only the kubelet's credentials, the Node's Ready condition goes Unknown, so
+        # that the join below is not refused ("a Node ... with status Ready already exists").
+        local t0=$SECONDS args=(--delete-node)
         # E2E_K8S_NETD=empty: the detected profile with /etc/cni/net.d emptied instead of removed (the
         # directory, which containerd watches by inode, stays): shows what the scenario gives once
         # node-reset keeps that directory.
         if [ "${E2E_K8S_NETD:-}" = empty ]; then
                 node_exec w1 sh -c "node-reset manifest print |
                         sed 's|^remove /etc/cni/net.d\$|empty /etc/cni/net.d|' >/run/nr-e2e-k8s-manifest.conf"
-                args=(--manifest /run/nr-e2e-k8s-manifest.conf)
+                args+=(--manifest /run/nr-e2e-k8s-manifest.conf)
                 echo "e2e-k8s: E2E_K8S_NETD=empty: the detected profile with 'empty /etc/cni/net.d' for 'remove'"
         fi
         node_exec w1 node-reset --yes --output=json "${args[@]}" run >"$OUT/run.json" 2>"$OUT/run.log"
         rc=$?
         echo "e2e-k8s: node-reset run on w1: exit $rc in $((SECONDS - t0)) s (report $OUT/run.json)"
         check "node-reset run --yes on w1 exits 0" test "$rc" -eq 0 || tail -n 20 "$OUT/run.log"
-        [ ${#args[@]} -gt 0 ] || check "... with the detected kubeadm profile" \
+        [ "${E2E_K8S_NETD:-}" = empty ] || check "... with the detected kubeadm profile" \
                 test "$(json_field "$OUT/run.json" 'r["profile"]["name"]' 2>/dev/null)" = kubeadm
         check "... and no residue in its report" test "$(json_field "$OUT/run.json" 'len(r["residue"])' 2>/dev/null)" = 0
         node_exec w1 node-reset --output=json "${args[@]}" status >"$OUT/status.json" 2>"$OUT/status.log"
@@ -317,9 +319,13 @@ scenario_rejoin() {
         check "the PV's data survived the reset" grep -qx "$token" "$W/nodes/w1/root/mnt/nr-pv1/data.txt"
         check "containerd on w1 still runs (the runtime is kept)" node_exec w1 systemctl is-active --quiet containerd
 
-        # --delete-node is later work (another helper): the old Node object is deleted by hand here.
-        echo "e2e-k8s: deleting the old Node object w1 with kubectl on cp1's admin.conf (not node-reset's doing; --delete-node is later work)"
-        kc delete node w1 --wait=true >/dev/null
+        check "node-reset set w1's Node NotReady with the kubelet's credentials (--delete-node)" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = [a for p in r["phases"] for a in p["actions"] if a["phase"] == "node-object"]
+sys.exit(0 if [(a["target"], a["result"]) for a in rows] == [("Node/w1", "changed")] else 1)' "$OUT/run.json"
+        check "... its Ready condition is Unknown" \
+                test "$(kc get node w1 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = Unknown
         # nor may the old pod run again on the rejoined node and rewrite the PV: its object goes too
         echo "e2e-k8s: force-deleting the old pod object nr-data (it would run again on the rejoined w1)"
         kc delete pod nr-data --force --grace-period=0 >/dev/null 2>&1
