@@ -16,6 +16,7 @@
 #include "agent/phases/phase-files-edit.h"
 #include "agent/phases/phase-files-symlink.h"
 #include "agent/node/remove.h"
+#include "chase.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -269,13 +270,16 @@ static int remove_pattern(Context *ctx, FileData *d, Walk walk, char **ret_msg) 
  * "unchanged", never clean. */
 static int etcd_residue(const Context *ctx, const char *target, int r, char **msg) {
         cleanup_free char *reason = NULL;
+        cleanup_close int fd = -EBADF;
         const char *keep;
-        struct stat st;
 
         if (r < 0 || !reaches_etcd_data(ctx, target) || !(keep = etcd_kept(ctx, &reason)))
                 return r;
-        if (fstatat(ctx->root_fd, keep + 1, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return r; /* nothing there to keep */
+        /* Looked up as every path is, beneath the root and through no symlink: only "absent" means
+         * nothing is kept; anything else there (a symlink the resolver refuses too) is reported. */
+        fd = chaseat(ctx->root_fd, keep, CHASE_NO_SYMLINKS, O_PATH, NULL, NULL);
+        if (fd == -ENOENT)
+                return r;
         r = append(msg, "%sthe etcd data directory %s: %s", *msg ? "; " : "", keep, reason);
         return r < 0 ? r : -EBUSY;
 }
