@@ -309,6 +309,15 @@ static int validate_process(char **args, char **ret_reason) {
         return 0;
 }
 
+/* A cgroup at the top of a hierarchy, named exactly: kubelet's is "kubepods". */
+static int validate_cgroup(char **args, char **ret_reason) {
+        const char *n = args[0];
+
+        if (isempty(n) || streq(n, ".") || streq(n, "..") || strlen(n) > NAME_MAX || strpbrk(n, "/*?[\\"))
+                return set_errmsg(ret_reason, -EINVAL, "needs a cgroup name without '/' or a glob, got '%s'", n);
+        return 0;
+}
+
 /* A CRI socket: "unix:///PATH" or a plain absolute PATH; sockaddr_un holds at most 107 bytes. */
 static int validate_cri_endpoint(char **args, char **ret_reason) {
         const char *p = startswith(args[0], "unix://") ?: args[0];
@@ -407,6 +416,7 @@ static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
         [DIRECTIVE_IPVS] = { "ipvs", 1, 1, validate_ipvs },
         [DIRECTIVE_UNIT] = { "unit", 3, 3, validate_unit },
         [DIRECTIVE_PROCESS] = { "process", 1, 1, validate_process },
+        [DIRECTIVE_CGROUP] = { "cgroup", 1, 1, validate_cgroup },
         [DIRECTIVE_CRI_ENDPOINT] = { "cri-endpoint", 1, 1, validate_cri_endpoint },
         [DIRECTIVE_ALLOW_SYSTEM_PATH] = { "allow-system-path", 1, 2, validate_allow_system_path },
         [DIRECTIVE_REMOVE_BLOCK] = { "remove-block", 3, 3, validate_remove_block, .writes = true },

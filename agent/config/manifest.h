@@ -30,6 +30,7 @@ typedef enum DirectiveType {
         /* services and processes phases */
         DIRECTIVE_UNIT,    /* unit NAME|GLOB ACTIONS WHEN: ACTIONS of stop,disable,mask; WHEN early|late */
         DIRECTIVE_PROCESS, /* process PATH-GLOB: kill what runs this executable, with its children */
+        DIRECTIVE_CGROUP,  /* cgroup NAME: that cgroup tree at the top of every hierarchy, once it is empty */
         /* pods phase */
         DIRECTIVE_CRI_ENDPOINT, /* cri-endpoint URI: unix:///PATH or /PATH, instead of probing the known sockets */
         /* files, mounts */

@@ -14,6 +14,7 @@
 #include "agent/engine/phase.h"
 #include "agent/node/proc.h"
 #include "agent/node/services.h"
+#include "agent/phases/processes-cgroup.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -321,6 +322,13 @@ static int plan_refused(Plan *plan, const char *why) {
         return action_set_skip(a, "%s", why);
 }
 
+/* The cgroups come after the kills: rmdir(2) takes a cgroup only once its processes are gone. */
+static int plan_cgroups(Context *ctx, Plan *plan, char **reterr) {
+        int r = processes_plan_cgroups(ctx, plan);
+
+        return r < 0 ? set_errmsg(reterr, r, "cannot plan the cgroups: %s", strerror(-r)) : 0;
+}
+
 int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
         ProcScan s = { .root = ctx->root };
         ServiceManager *m;
@@ -330,7 +338,7 @@ int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
         MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_PROCESS)
                 any = true;
         if (!any)
-                return 0;
+                return plan_cgroups(ctx, plan, reterr);
         if (!proc_view_is_ours())
                 return plan_refused(plan, "/proc shows another PID namespace than node-reset's: no PID is signalled");
         r = phase_systemd(ctx, &m);
@@ -347,5 +355,5 @@ int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
                 if (r >= 0)
                         r = plan_line(plan, &s, e);
         proc_scan_done(&s);
-        return r;
+        return r < 0 ? r : plan_cgroups(ctx, plan, reterr);
 }
