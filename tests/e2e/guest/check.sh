@@ -29,7 +29,7 @@ IPSET_OWNED='^(KUBE-|cali4|cali6|kube-router-)'
 MOUNT_OWNED='^(/var/lib/kubelet/|/run/netns/cni-|/run/calico(/|$)|/run/containerd/|/run/cilium/)'
 # Trees that change on a running system whatever the reset does, and the enablement links of the
 # units the reset disables.
-VOLATILE='^(/var/log/journal|/var/tmp|/var/cache|/var/lib/systemd|/var/lib/dpkg|/var/lib/apt)(/|$)'
+VOLATILE="^(/var/log/journal|/var/tmp|/var/cache|/var/lib/systemd|/var/lib/dpkg|/var/lib/apt|$NR_BACKUP_DIR)(/|\$)"
 UNITS_RESET='^(kubelet|etcd|containerd)\.service$'
 UNIT_LINKS='^/etc/systemd/system/[^/]+\.wants/(kubelet|etcd|containerd)\.service$'
 FILE_ROOTS="/etc /opt /root /srv /usr/local /var"

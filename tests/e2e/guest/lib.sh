@@ -13,9 +13,13 @@ E2E_RESULTS=${E2E_RESULTS:-$E2E_SHARE/results}
 NR="$E2E_SHARE/node-reset"
 # These scenarios prove the mechanisms end to end on a worker that mixes every installer's
 # artifacts, so they reset with the union profile (today's default.conf), runtime included, as
-# before profiles existed. Its etcd is a stand-in (sleep) that no client can reach: the etcd phase
-# and the backup are proved against a real etcd cluster by test-etcd.sh, and are left out here.
-NR_RESET_ARGS=(--profile all --no-backup --skip-phases etcd)
+# before profiles existed. Its etcd is a stand-in (sleep) that no client can reach, as on a node
+# whose control plane is gone: the etcd phase is proved against a real etcd cluster by test-etcd.sh
+# and left out here, and the backup runs, so that the data directory rule can let /var/lib/etcd go
+# (the member did not answer its snapshot call, the backup holds a copy of member/snap/db).
+NR_RESET_ARGS=(--profile all --skip-phases etcd)
+# Where the backup goes: new after a run, and no part of the host's state before it.
+NR_BACKUP_DIR=/var/backups/node-reset
 # The pods' side (worker.sh build_cni, build_pods): containerd's CRI socket, the project's CRI test
 # client, the flag that makes calico's DEL fail, and what containerd held when its unit was stopped
 # (an ExecStop= probe: the helper's listing, then "ctr containers N" and "ctr tasks N").
@@ -136,10 +140,11 @@ lap() {
 }
 
 # The phases this build of the agent has, from its --help ("Phases, in order: a, b, ..."), less
-# the ones NR_RESET_ARGS skips.
+# the ones NR_RESET_ARGS skips and node-object, which acts only with --delete-node (proved against a
+# real API server by test-delete-node.sh and make e2e-k8s).
 agent_phases() {
         "$NR" --help | tr '\n' ' ' | sed -E 's/.*Phases, in order: ([^.]*)\..*/\1/' | tr ',' ' ' |
-                xargs -n1 | grep -vx -e verify -e etcd | xargs
+                xargs -n1 | grep -vx -e verify -e etcd -e node-object | xargs
 }
 
 # A check.sh step counts as one check; its own lines say what failed.
