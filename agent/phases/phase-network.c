@@ -499,7 +499,7 @@ static void link_apply_batch(Action **actions, size_t n, Context *ctx) {
 }
 
 /* The state a fallback device is reset to, observed: 1 when it is up or has addresses. */
-static int link_fallback_state(NlSocket *rtnl, const LinkInfo *l, int *ret_n_addrs) {
+int network_fallback_state(NlSocket *rtnl, const LinkInfo *l, int *ret_n_addrs) {
         CLEANUP(addr_list_freep) AddrList *addrs = NULL;
         int r;
 
@@ -524,7 +524,7 @@ static int link_check_fallback(const LinkData *d, char **ret_msg) {
         l = link_table_by_name(t, d->name);
         if (!l)
                 return 0;
-        r = link_fallback_state(rtnl, l, &n);
+        r = network_fallback_state(rtnl, l, &n);
         if (r > 0 && asprintf(ret_msg, "fallback tunnel device still %s with %d address%s",
                               l->flags & IFF_UP ? "up" : "down", n, plural_es(n)) < 0)
                 *ret_msg = NULL;
@@ -588,7 +588,7 @@ static int link_set_plan_detail(Action *a, const Observation *o, const LinkInfo 
 static int link_set_fallback_plan_detail(Action *a, const Observation *o, const LinkInfo *l) {
         int r, n = 0;
 
-        r = link_fallback_state(o->rtnl, l, &n);
+        r = network_fallback_state(o->rtnl, l, &n);
         if (r < 0)
                 return r;
         a->present = r > 0;

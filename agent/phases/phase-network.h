@@ -25,6 +25,10 @@ int network_plan_route(Plan *plan, const NetworkObservation *o, const RouteInfo 
 /* The first link or link-master line that selects l, or NULL. */
 const ManifestEntry *network_link_selected_by(const Manifest *m, const LinkTable *t, const LinkInfo *l);
 
+/* A tunnel driver's fallback device (tunl0, sit0), which cannot be deleted: 1 when it is up or has
+ * addresses (not yet reset), 0 when down with none; *ret_n_addrs its address count. -errno. */
+int network_fallback_state(NlSocket *rtnl, const LinkInfo *l, int *ret_n_addrs);
+
 /* phase-network-bpf.c: tc/XDP programs on the links the node keeps, programs on the CNIs' cgroup
  * roots, pins. */
 bool network_bpf_wanted(const Manifest *m);

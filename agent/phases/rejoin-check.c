@@ -259,10 +259,17 @@ static int check_network(Context *ctx, Rejoin *r, char **ret_msg) {
                 q = guard_new(rtnl, links, routes, &opts, &g, NULL);
         if (q < 0)
                 return set_errmsg(ret_msg, REJOIN_FAILED, "cannot read the links and routes: %s", strerror(-q));
-        for (size_t i = 0; i < links->n; i++)
-                if (network_link_selected_by(ctx->manifest, links, links->links + i) &&
-                    !guard_link_reason(g, links->links[i].ifindex))
-                        return set_errmsg(ret_msg, REJOIN_FAILED, "link %s is left", links->links[i].name);
+        for (size_t i = 0; i < links->n; i++) {
+                const LinkInfo *l = links->links + i;
+                int n;
+
+                if (!network_link_selected_by(ctx->manifest, links, l) || guard_link_reason(g, l->ifindex))
+                        continue;
+                /* tunl0 cannot be deleted while the ipip module is loaded: reset (down, no address) is clean */
+                if (link_is_tunnel_fallback(l) && network_fallback_state(rtnl, l, &n) == 0)
+                        continue;
+                return set_errmsg(ret_msg, REJOIN_FAILED, "link %s is left", l->name);
+        }
         for (size_t i = 0; i < routes->n; i++)
                 if (route_in_pod_range(r, routes->routes + i) && !guard_route_reason(g, routes->routes + i)) {
                         cleanup_free char *s = route_to_string(routes->routes + i);
