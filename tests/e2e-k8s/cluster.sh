@@ -5,8 +5,10 @@
 
 CP_IP=10.240.0.11
 W1_IP=10.240.0.12
-declare -A NODE_PODCIDR=([cp1]=10.244.0.0/24 [w1]=10.244.1.0/24 [w2]=10.244.2.0/24 [w3]=10.244.3.0/24)
-declare -A ALL_NODE_IP=([cp1]=$CP_IP [w1]=$W1_IP [w2]=10.240.0.13 [w3]=10.240.0.14)
+declare -A NODE_PODCIDR=([cp1]=10.244.0.0/24 [w1]=10.244.1.0/24 [w2]=10.244.2.0/24 [w3]=10.244.3.0/24
+        [w4]=10.244.4.0/24 [cp2]=10.244.5.0/24)
+declare -A ALL_NODE_IP=([cp1]=$CP_IP [w1]=$W1_IP [w2]=10.240.0.13 [w3]=10.240.0.14 [w4]=10.240.0.15
+        [cp2]=10.240.0.16)
 CRI_SOCKET=/run/containerd/containerd.sock
 TEST_IMAGE=nr.local/busybox:1
 PEAK_RAM_MB=
@@ -459,4 +461,176 @@ side_by_side_table() { # MS_KUBEADM MS_NODE_RESET
                         name = $1; sub(/ [0-9]+$/, "", name);
                         printf "%-40s %12s %26s %12s\n", name, a[n], b[k], c[r] }'
         printf '%-40s %12s %26s %12s\n' "time (ms)" "" "$1" "$2"
+}
+
+unit_prop() { # NODE UNIT PROPERTY: its value
+        node_exec "$1" systemctl show -p "$3" --value "$2"
+}
+
+# Scenario 4: the control plane is gone for good. w4's orphan unit (as installed by the package, with
+# a short NODE_RESET_ORPHAN_FOR) skips while cp1 answers and while the evidence is younger than that,
+# then resets the node through its ExecStart=, within its --timeout; the node is clean and rejoinable.
+# cp1 is stopped for good: this scenario runs last.
+ORPHAN_FOR=60
+W4_READY=
+# w4 joins while the control plane is there: before scenario_control_plane resets it.
+master_gone_prepare() {
+        [ -z "$W4_READY" ] || return "$W4_READY"
+        W4_READY=1
+        cluster_up || return 1
+        node_create w4 "${ALL_NODE_IP[w4]}" && node_boot w4 || { echo "FAIL: w4 boots"; failed=$((failed + 1)); return 1; }
+        check "kubeadm join of w4" cluster_join w4 "$OUT/kubeadm-join-w4.log" || return 1
+        check "w4 Ready" wait_for 180 "w4 Ready" node_ready w4 || { network_diagnosis w4; return 1; }
+        probe_pod nr-orphan w4 | kc apply -f - >/dev/null
+        check "a pod runs on w4" wait_for 120 "nr-orphan Running" pod_running nr-orphan || return 1
+
+        # The units as "make install" puts them, and the settings file they read.
+        install -m 0644 "$TOP/units/node-reset-orphan.service" "$TOP/units/node-reset-orphan.timer" \
+                "$W/nodes/w4/root/etc/systemd/system/"
+        mkdir -p "$W/nodes/w4/root/etc/node-reset"
+        printf 'NODE_RESET_ORPHAN_FOR=%ss\nNODE_RESET_TIMEOUT=300\n' "$ORPHAN_FOR" \
+                >"$W/nodes/w4/root/etc/node-reset/node-reset.env"
+        node_exec w4 systemctl daemon-reload
+        node_exec w4 systemctl start node-reset-orphan.service
+        check "while cp1 answers, the orphan unit skips its reset (ExecCondition= exit 1)" \
+                test "$(unit_prop w4 node-reset-orphan.service Result)/$(node_exec w4 systemctl is-active kubelet)" = success/active
+        node_exec w4 node-reset --for="${ORPHAN_FOR}s" orphan-check >"$OUT/orphan-healthy.txt" 2>&1
+        check "... orphan-check: healthy, exit 1" test $? -eq 1
+        W4_READY=0
+}
+
+scenario_master_gone() {
+        local t0 first rc i n
+        echo "=== scenario: master gone"
+        master_gone_prepare || return
+
+        for n in cp1 cp2; do
+                [ -n "${NODE_PID[$n]:-}" ] || continue
+                echo "e2e-k8s: stopping $n for good"
+                node_stop "$n"
+        done
+        first=$SECONDS
+        node_exec w4 systemctl start node-reset-orphan.service
+        check "the first check after cp1 went: evidence recorded, no reset yet" \
+                test "$(node_exec w4 systemctl is-active kubelet)" = active
+        node_exec w4 cat /var/lib/node-reset/orphan.state >"$OUT/orphan.state" 2>&1
+        check "... orphan.state says unreachable" grep -qx 'class=unreachable' "$OUT/orphan.state" ||
+                cat "$OUT/orphan.state"
+        # The timer's pace, faster: a check every 20 s until the evidence is $ORPHAN_FOR s old.
+        for i in 1 2 3 4 5; do
+                sleep 20
+                t0=$SECONDS
+                node_exec w4 systemctl start node-reset-orphan.service
+                rc=$?
+                [ "$(node_exec w4 systemctl is-active kubelet)" = active ] || break
+        done
+        echo "e2e-k8s: the orphan unit reset w4 $((t0 - first)) s after cp1 went, in $((SECONDS - t0)) s (start exit $rc)"
+        node_exec w4 journalctl -u node-reset-orphan.service --no-pager -o cat >"$OUT/orphan-unit.log" 2>&1
+        check "the reset came after the evidence was ${ORPHAN_FOR} s old, not before" test $((t0 - first)) -ge "$ORPHAN_FOR"
+        check "the orphan unit's reset succeeded (Result=success, exit 0)" \
+                test "$(unit_prop w4 node-reset-orphan.service Result)/$(unit_prop w4 node-reset-orphan.service ExecMainStatus)" = success/0 ||
+                tail -n 30 "$OUT/orphan-unit.log"
+        check "... within its --timeout (300 s): $((SECONDS - t0)) s" test $((SECONDS - t0)) -lt 300
+        node_exec w4 node-reset --output=json status >"$OUT/orphan-status.json" 2>"$OUT/orphan-status.log"
+        rc=$?
+        check "node-reset status on w4 exits 0, residue none" test "$rc/$(json_field "$OUT/orphan-status.json" 'len(r["residue"])' 2>/dev/null)" = 0/0 ||
+                tail -n 20 "$OUT/orphan-status.log"
+        check "... and says w4 can rejoin" \
+                test "$(json_field "$OUT/orphan-status.json" 'r["rejoin"]["rejoinable"]' 2>/dev/null)" = True ||
+                json_field "$OUT/orphan-status.json" 'r.get("rejoin")'
+        node_residue w4 >"$OUT/residue-orphan.txt"
+        check "w4 holds no kubelet mount, sandbox, cni0 or kubepods cgroup (seen from the node)" \
+                test ! -s "$OUT/residue-orphan.txt" || cat "$OUT/residue-orphan.txt"
+}
+
+# cp1's etcd, asked through its v3 JSON gateway with the health-check client certificate.
+etcd_ask() { # PATH [BODY]
+        node_exec cp1 curl -s --max-time 10 --cacert /etc/kubernetes/pki/etcd/ca.crt \
+                --cert /etc/kubernetes/pki/etcd/healthcheck-client.crt \
+                --key /etc/kubernetes/pki/etcd/healthcheck-client.key "https://127.0.0.1:2379$1" ${2:+-X POST -d "$2"}
+}
+etcd_members() { # the member names, sorted, one line
+        etcd_ask /v3/cluster/member/list '{}' |
+                python3 -c 'import json,sys; print(" ".join(sorted(m.get("name", "?") for m in json.load(sys.stdin)["members"])))'
+}
+etcd_healthy() { etcd_ask /health | grep -q '"health":"true"'; }
+etcd_members_are() { [ "$(etcd_members)" = "$1" ]; } # "cp1 cp2"
+etcd_alone_healthy() { etcd_members_are cp1 && etcd_healthy; }
+cp2_node_gone() { ! kc get node cp2 >/dev/null 2>&1 && kc get node cp1 >/dev/null; }
+last_cp_data_gone() { # the data directory is empty and the backup holds a snapshot
+        node_exec cp1 sh -c 'test ! -e /var/lib/etcd/member && ls /var/backups/node-reset/*/etcd-snapshot.db'
+}
+
+# A second control plane: kubeadm join --control-plane with the certificates cp1 uploads.
+join_control_plane() { # LOG
+        local key cmd t0=$SECONDS
+        key=$(node_exec cp1 kubeadm init phase upload-certs --upload-certs 2>>"$1" | tail -n 1)
+        cmd=$(node_exec cp1 kubeadm token create --print-join-command 2>>"$1") || return 1
+        # shellcheck disable=SC2086
+        node_exec cp2 $cmd --control-plane --certificate-key "$key" --apiserver-advertise-address "${ALL_NODE_IP[cp2]}" \
+                --cri-socket "$CRI_SOCKET" --node-name cp2 \
+                ${E2E_K8S_IGNORE_PREFLIGHT:+--ignore-preflight-errors=$E2E_K8S_IGNORE_PREFLIGHT} >>"$1" 2>&1 || {
+                tail -n 30 "$1"
+                return 1
+        }
+        echo "e2e-k8s: kubeadm join --control-plane of cp2 in $((SECONDS - t0)) s"
+}
+
+# node-reset run on a control-plane node: exit 0, no residue; its report in $OUT/NAME.json.
+reset_control_plane() { # NODE NAME ARGS...
+        local n=$1 name=$2 rc t0=$SECONDS
+        shift 2
+        node_exec "$n" node-reset --yes --output=json "$@" run >"$OUT/$name.json" 2>"$OUT/$name.log"
+        rc=$?
+        echo "e2e-k8s: node-reset run on $n: exit $rc in $((SECONDS - t0)) s (report $OUT/$name.json)"
+        check "node-reset run --yes on $n exits 0, no residue" \
+                test "$rc/$(json_field "$OUT/$name.json" 'len(r["residue"])' 2>/dev/null)" = 0/0 || tail -n 20 "$OUT/$name.log"
+}
+
+etcd_rows() { # REPORT: the etcd phase's rows, "result: message" a line
+        json_field "$1" '"\n".join("%s: %s" % (a["result"], a["message"]) for p in r["phases"] for a in p["actions"] if a["phase"] == "etcd")'
+}
+
+preflight() { # NODE LOG: kubeadm init's preflight checks (ports, manifests, etcd data directory)
+        node_exec "$1" kubeadm init phase preflight --config /root/kubeadm.yaml \
+                ${E2E_K8S_IGNORE_PREFLIGHT:+--ignore-preflight-errors=$E2E_K8S_IGNORE_PREFLIGHT} >"$2" 2>&1 ||
+                { tail -n 15 "$2"; return 1; }
+}
+
+# Scenario 3: cp2 joins as a second control plane with stacked etcd; node-reset takes its member out
+# of the cluster (which stays healthy) and it joins again as a control plane. Then cp2 leaves once
+# more and cp1, the last control plane, is reset: both pass kubeadm init's preflight.
+scenario_control_plane() {
+        case " ${SCENARIOS[*]} " in *" master-gone "*) master_gone_prepare ;; esac
+        echo "=== scenario: control plane"
+        cluster_up || return
+        node_create cp2 "${ALL_NODE_IP[cp2]}" && node_boot cp2 || { echo "FAIL: cp2 boots"; failed=$((failed + 1)); return; }
+        check "kubeadm join --control-plane of cp2 (stacked etcd)" join_control_plane "$OUT/kubeadm-join-cp2.log" || return
+        check "cp2 Ready" wait_for 240 "cp2 Ready" node_ready cp2 || { network_diagnosis cp2; return; }
+        check "etcd has two members: cp1 cp2" wait_for 60 "etcd members cp1 cp2" etcd_members_are "cp1 cp2" ||
+                echo "e2e-k8s: etcd members: $(etcd_members)"
+
+        reset_control_plane cp2 reset-cp2 --delete-node
+        echo "e2e-k8s: cp2's etcd rows:"; etcd_rows "$OUT/reset-cp2.json" | sed 's/^/e2e-k8s:   /'
+        check "... its etcd member left (the etcd phase changed)" \
+                test "$(json_field "$OUT/reset-cp2.json" '[a["result"] for p in r["phases"] for a in p["actions"] if a["kind"] == "etcd-member"]')" = "['changed']"
+        check "etcd is healthy with one member: cp1" etcd_alone_healthy ||
+                echo "e2e-k8s: etcd members: $(etcd_members)"
+        check "the API server answers, cp2's Node is gone (--delete-node with admin.conf)" cp2_node_gone
+        check "cp2 passes kubeadm init's preflight" preflight cp2 "$OUT/preflight-cp2.log"
+
+        check "kubeadm join --control-plane of cp2 again, nothing cleaned by hand" \
+                join_control_plane "$OUT/kubeadm-join-cp2-again.log" || return
+        check "cp2 Ready again" wait_for 240 "cp2 Ready again" node_ready cp2
+        check "etcd has two members again: cp1 cp2" wait_for 60 "etcd members cp1 cp2" etcd_members_are "cp1 cp2"
+
+        # cp2 leaves again; then cp1 is the last control plane and its etcd the last voting member
+        reset_control_plane cp2 reset-cp2-again --delete-node
+        check "etcd is healthy with one member again: cp1" etcd_alone_healthy
+        reset_control_plane cp1 reset-cp1
+        echo "e2e-k8s: cp1's etcd rows:"; etcd_rows "$OUT/reset-cp1.json" | sed 's/^/e2e-k8s:   /'
+        check "the last control plane's data directory went with a snapshot in the backup" last_cp_data_gone ||
+                node_exec cp1 ls -la /var/lib/etcd /var/backups/node-reset
+        check "cp1, the last control plane, passes kubeadm init's preflight (ports, manifests, etcd data dir)" \
+                preflight cp1 "$OUT/preflight-cp1.log"
 }

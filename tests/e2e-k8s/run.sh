@@ -94,11 +94,13 @@ echo "e2e-k8s: Kubernetes from $K8S_DIR, work directory $W"
 node_layer
 
 # rejoin first: it makes the cluster (cp1) the others join
-read -r -a SCENARIOS <<<"${E2E_K8S_SCENARIOS:-rejoin side-by-side}"
+read -r -a SCENARIOS <<<"${E2E_K8S_SCENARIOS:-rejoin side-by-side control-plane master-gone}"
 for s in "${SCENARIOS[@]}"; do
         case "$s" in
         rejoin) scenario_rejoin ;;
         side-by-side) scenario_side_by_side ;;
+        control-plane) scenario_control_plane ;;
+        master-gone) scenario_master_gone ;;
         *) echo "e2e-k8s: unknown scenario $s" >&2; exit 2 ;;
         esac
 done
