@@ -592,7 +592,9 @@ etcd_rows() { # REPORT: the etcd phase's rows, "result: message" a line
 }
 
 preflight() { # NODE LOG: kubeadm init's preflight checks (ports, manifests, etcd data directory)
-        node_exec "$1" kubeadm init phase preflight --config /root/kubeadm.yaml \
+        kubeadm_config | sed -e "s/advertiseAddress: $CP_IP,/advertiseAddress: ${ALL_NODE_IP[$1]},/" \
+                -e "s/name: cp1,/name: $1,/" >"$W/nodes/$1/root/root/kubeadm-preflight.yaml"
+        node_exec "$1" kubeadm init phase preflight --config /root/kubeadm-preflight.yaml \
                 ${E2E_K8S_IGNORE_PREFLIGHT:+--ignore-preflight-errors=$E2E_K8S_IGNORE_PREFLIGHT} >"$2" 2>&1 ||
                 { tail -n 15 "$2"; return 1; }
 }
