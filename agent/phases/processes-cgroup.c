@@ -56,9 +56,8 @@ static void cgroup_data_free(void *p) {
 static bool is_cgroup_fs(int fd) {
         struct statfs sfs;
 
-        return fstatfs(fd, &sfs) >= 0 &&
-               (sfs.f_type == (typeof(sfs.f_type)) CGROUP_SUPER_MAGIC ||
-                sfs.f_type == (typeof(sfs.f_type)) CGROUP2_SUPER_MAGIC);
+        return fstatfs(fd, &sfs) >= 0 && (sfs.f_type == (typeof(sfs.f_type)) CGROUP_SUPER_MAGIC ||
+                                          sfs.f_type == (typeof(sfs.f_type)) CGROUP2_SUPER_MAGIC);
 }
 
 /* The hierarchy's root directory, checked to be a cgroup file system of the planned super block. */
@@ -100,7 +99,8 @@ static void count_procs(int dir_fd, CgroupCount *c) {
 
 /* Count (remove == false) or remove (remove == true) the tree at dir_fd/name, deepest first, on
  * the super block dev only. Removal goes on past a busy cgroup so that one held cgroup does not
- * keep its emptied siblings; the first error is returned. */
+ * keep its emptied siblings, but not up to its ancestors, which cannot go; the first error is
+ * returned. Only a cgroup that lists no process is waited for (its last process is exiting). */
 static int cgroup_walk(int dir_fd, const char *name, dev_t dev, unsigned depth, bool remove, CgroupCount *c) {
         cleanup_closedir DIR *d = NULL;
         struct stat st;
@@ -131,20 +131,24 @@ static int cgroup_walk(int dir_fd, const char *name, dev_t dev, unsigned depth, 
                         r = k;
         }
         c->cgroups++;
-        if (!remove) {
+        if (!remove || r < 0) {
                 count_procs(dirfd(d), c);
                 return r;
         }
         for (unsigned i = 0; unlinkat(dir_fd, name, AT_REMOVEDIR) < 0; i++) {
+                unsigned before = c->procs;
+
                 if (errno == ENOENT)
                         break;
-                if (errno != EBUSY || i >= CGROUP_BUSY_RETRIES) {
-                        count_procs(dirfd(d), c);
-                        return r < 0 ? r : negative_errno();
-                }
+                r = negative_errno();
+                if (r != -EBUSY || i >= CGROUP_BUSY_RETRIES)
+                        return r;
+                count_procs(dirfd(d), c);
+                if (c->procs > before)
+                        return r;
                 (void) usleep(CGROUP_BUSY_WAIT_USEC);
         }
-        return r;
+        return 0;
 }
 
 static char *count_string(const CgroupCount *c) {
