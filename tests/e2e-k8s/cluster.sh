@@ -6,9 +6,9 @@
 CP_IP=10.240.0.11
 W1_IP=10.240.0.12
 declare -A NODE_PODCIDR=([cp1]=10.244.0.0/24 [w1]=10.244.1.0/24 [w2]=10.244.2.0/24 [w3]=10.244.3.0/24
-        [w4]=10.244.4.0/24 [cp2]=10.244.5.0/24)
+        [w4]=10.244.4.0/24 [cp2]=10.244.5.0/24 [w5]=10.244.6.0/24)
 declare -A ALL_NODE_IP=([cp1]=$CP_IP [w1]=$W1_IP [w2]=10.240.0.13 [w3]=10.240.0.14 [w4]=10.240.0.15
-        [cp2]=10.240.0.16)
+        [cp2]=10.240.0.16 [w5]=10.240.0.17)
 CRI_SOCKET=/run/containerd/containerd.sock
 TEST_IMAGE=nr.local/busybox:1
 PEAK_RAM_MB=
@@ -635,4 +635,41 @@ scenario_control_plane() {
                 node_exec cp1 ls -la /var/lib/etcd /var/backups/node-reset
         check "cp1, the last control plane, passes kubeadm init's preflight (ports, manifests, etcd data dir)" \
                 preflight cp1 "$OUT/preflight-cp1.log"
+}
+
+# Scenario "rejoin-removed-netd": a profile that removes /etc/cni itself (kubespray's, as its reset
+# role does) under a runtime the run keeps. containerd's watch on the deleted directory is dead, so
+# node-reset restarts containerd through systemd (the runtime-restart row); kubeadm join again, with
+# nothing restarted by hand, must find a runtime that loads the CNI configuration written afterwards.
+scenario_rejoin_removed_netd() {
+        local rc pid_before pid_after ip
+        echo "=== scenario: rejoin after a profile removed /etc/cni (kubespray's)"
+        cluster_up || return
+        node_create w5 "${ALL_NODE_IP[w5]}" && node_boot w5 || { echo "FAIL: w5 boots"; failed=$((failed + 1)); return; }
+        check "kubeadm join of w5" cluster_join w5 "$OUT/kubeadm-join-w5.log" || return
+        check "w5 Ready" wait_for 180 "w5 Ready" node_ready w5 || { network_diagnosis w5; return; }
+        probe_pod nr-w5 w5 | kc apply -f - >/dev/null
+        check "a pod runs on w5" wait_for 120 "nr-w5 Running" pod_running nr-w5 || return
+        pid_before=$(unit_prop w5 containerd.service MainPID)
+        node_exec w5 node-reset --yes --output=json --delete-node --profile kubespray run \
+                >"$OUT/run-w5.json" 2>"$OUT/run-w5.log"
+        rc=$?
+        check "node-reset run --yes --profile kubespray on w5 exits 0, no residue" \
+                test "$rc/$(json_field "$OUT/run-w5.json" 'len(r["residue"])' 2>/dev/null)" = 0/0 ||
+                tail -n 20 "$OUT/run-w5.log"
+        check "... /etc/cni is gone" node_exec w5 test ! -e /etc/cni
+        pid_after=$(unit_prop w5 containerd.service MainPID)
+        check "... and containerd was restarted through systemd (runtime-restart row; MainPID $pid_before -> $pid_after)" \
+                test "$(json_field "$OUT/run-w5.json" '[a["result"] for p in r["phases"] for a in p["actions"] if a["kind"] == "runtime-restart"]' 2>/dev/null)/$(node_exec w5 systemctl is-active containerd)" = "['changed']/active" -a "$pid_before" != "$pid_after"
+        kc delete pod nr-w5 --force --grace-period=0 >/dev/null 2>&1
+        check "kubeadm join of w5 again, nothing restarted or cleaned by hand" cluster_join w5 "$OUT/kubeadm-join-w5-again.log" || return
+        check "w5 Ready again" wait_for 180 "w5 Ready again" node_ready w5
+        check "containerd on w5 loaded the CNI configuration written after the reset (CRI NetworkReady)" \
+                wait_for 60 "w5 NetworkReady" cri_network_ready w5 || network_diagnosis w5
+        probe_pod nr-w5-after w5 | kc apply -f - >/dev/null
+        check "a new pod on w5 runs" wait_for 120 "nr-w5-after Running" pod_running nr-w5-after
+        ip=$(kc get pod nr-w5-after -o 'jsonpath={.status.podIP}')
+        check "... with a CNI address from w5's range ${NODE_PODCIDR[w5]} (got '${ip}')" \
+                test "${ip%.*}.0/24" = "${NODE_PODCIDR[w5]}"
+        node_stop w5
 }

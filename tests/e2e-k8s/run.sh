@@ -7,17 +7,19 @@
 # latter is the nodes' switch), nothing is downloaded, and only what it made is removed at the end,
 # on failure too.
 #
-# Scenario "rejoin" (the only one so far): kubeadm init on cp1, kubeadm join of w1; pods on w1 with
-# emptyDir (disk, memory), secret, configMap, projected, hostPath and a local PV holding data;
-# node-reset run --yes on w1 with the detected profile; status clean; kubeadm join again with a fresh
-# token, nothing restarted or cleaned by hand; w1 Ready, a new pod scheduled to it gets a CNI address
-# and runs; the PV's data is intact.
+# Scenarios (tests/e2e-k8s/cluster.sh), in this order: "rejoin" (kubeadm init on cp1, join of w1,
+# pods with every kind of volume; node-reset run --delete-node; status clean; kubeadm join again,
+# nothing restarted or cleaned by hand; a new pod runs; the PV's data is intact), "side-by-side"
+# (kubeadm reset -f and the manual steps against node-reset, residue and time), "rejoin-removed-netd"
+# (kubespray's profile removes /etc/cni; containerd is restarted; the rejoin works), "control-plane" (a
+# second control plane with stacked etcd leaves and joins again; the last one passes kubeadm init's
+# preflight) and "master-gone" (the control plane stopped for good; the orphan unit resets a worker).
 #
 # Environment: O (build directory with node-reset, default build), E2E_K8S_SCENARIOS (default
-# "rejoin side-by-side"), E2E_K8S_DIR (a Kubernetes build other than this tools/k8s-build.sh's cache
-# directory), E2E_K8S_NETD=empty (see scenario_rejoin), E2E_K8S_KEEP=1 (keep the nodes
-# running at the end until $W/release exists, for debugging), E2E_K8S_WORK (parent of
-# the work directory, default /var/tmp).
+# "rejoin side-by-side rejoin-removed-netd control-plane master-gone"), E2E_K8S_DIR (a Kubernetes build other than
+# tools/k8s-build.sh's cache directory), E2E_K8S_NETD=empty (see scenario_rejoin), E2E_K8S_KEEP=1
+# (keep the nodes running at the end until $W/release exists, for debugging), E2E_K8S_WORK (parent
+# of the work directory, default /var/tmp).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 TOP=$PWD
@@ -94,11 +96,12 @@ echo "e2e-k8s: Kubernetes from $K8S_DIR, work directory $W"
 node_layer
 
 # rejoin first: it makes the cluster (cp1) the others join
-read -r -a SCENARIOS <<<"${E2E_K8S_SCENARIOS:-rejoin side-by-side control-plane master-gone}"
+read -r -a SCENARIOS <<<"${E2E_K8S_SCENARIOS:-rejoin side-by-side rejoin-removed-netd control-plane master-gone}"
 for s in "${SCENARIOS[@]}"; do
         case "$s" in
         rejoin) scenario_rejoin ;;
         side-by-side) scenario_side_by_side ;;
+        rejoin-removed-netd) scenario_rejoin_removed_netd ;;
         control-plane) scenario_control_plane ;;
         master-gone) scenario_master_gone ;;
         *) echo "e2e-k8s: unknown scenario $s" >&2; exit 2 ;;
