@@ -17,6 +17,7 @@
 #include "agent/phases/phase-files-symlink.h"
 #include "agent/node/remove.h"
 #include "chase.h"
+#include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -26,15 +27,63 @@ typedef struct FileData {
         DirectiveType type; /* DIRECTIVE_REMOVE or DIRECTIVE_EMPTY */
         char *path;         /* a node path, or the pattern when nothing matched at plan time */
         bool pattern;
-        bool system_path; /* allow-system-path let this line reach a system path */
-        RemoveTop top;    /* what the plan saw at path (nothing, for a pattern) */
+        bool system_path;         /* allow-system-path let this line reach a system path */
+        RemoveTop top;            /* what the plan saw at path (nothing, for a pattern) */
+        char *restarted_conf_dir; /* beneath path: the directory a kept runtime watches, and makes
+                                   * again when the run restarts it */
 } FileData;
 
 static void file_data_free(void *p) {
         FileData *d = p;
 
         free(d->path);
+        free(d->restarted_conf_dir);
         free(d);
+}
+
+/* Is the tree at path (a node path) no more than the empty directories down to conf_dir, beneath
+ * it: what a runtime restarted for its watched directory makes again (containerd creates its CNI
+ * configuration directory at start)? 1 yes, 0 no, -errno. */
+static int only_conf_dir_chain(int root_fd, const char *path, const char *conf_dir) {
+        const char *rest = conf_dir + strlen(path);
+        cleanup_free char *cur = strdup(path);
+
+        if (!cur)
+                return -ENOMEM;
+        for (;;) {
+                cleanup_closedir DIR *d = NULL;
+                char *next;
+                size_t n = 0, len;
+                bool next_ok = false;
+                int fd;
+
+                fd = chaseat(root_fd, cur, CHASE_NO_SYMLINKS | CHASE_MUST_BE_DIRECTORY, O_RDONLY | O_DIRECTORY, NULL,
+                             NULL);
+                if (fd < 0)
+                        return fd == -ENOENT ? 1 : fd;
+                d = fdopendir(fd);
+                if (!d) {
+                        close(fd);
+                        return -ENOMEM;
+                }
+                rest += strspn(rest, "/");
+                len = strcspn(rest, "/");
+                FOREACH_DIRENT(de, d) {
+                        n++;
+                        next_ok = len > 0 && strlen(de->d_name) == len && strncmp(de->d_name, rest, len) == 0 &&
+                                  de->d_type == DT_DIR;
+                }
+                if (len == 0)
+                        return n == 0; /* conf_dir itself: empty */
+                if (n != 1 || !next_ok)
+                        return 0;
+                next = strprintf("%s/%.*s", streq(cur, "/") ? "" : cur, (int) len, rest);
+                if (!next)
+                        return -ENOMEM;
+                free(cur);
+                cur = next;
+                rest += len;
+        }
 }
 
 static ProtectState manifest_protects(const Manifest *m, const char *node_path) {
@@ -306,6 +355,12 @@ static int file_check(Action *a, Context *ctx, char **ret_msg) {
                 r = remove_one(ctx, d, d->path, WALK_CHECK, ret_msg, NULL);
         if (r == -EBUSY)
                 return 1;
+        if (r > 0 && d->restarted_conf_dir && only_conf_dir_chain(ctx->root_fd, d->path, d->restarted_conf_dir) > 0) {
+                free(*ret_msg);
+                *ret_msg =
+                        strprintf("only the empty %s, which the restarted runtime made again", d->restarted_conf_dir);
+                return 0;
+        }
         return etcd_residue(ctx, d->path, r, ret_msg) == -EBUSY ? 1 : r;
 }
 
@@ -393,9 +448,31 @@ static int restart_apply(Action *a, Context *ctx, char **ret_msg) {
         return services_restart(m, a->target, ctx->unit_timeout_usec, ctx->deadline_usec, ret_msg);
 }
 
+/* A restart leaves residue only when it left the runtime down: the rejoin needs it running. */
+static int restart_check(Action *a, Context *ctx, char **ret_msg) {
+        ServiceManager *m;
+        UnitStatus st;
+        int r;
+
+        r = phase_systemd(ctx, &m);
+        if (r < 0)
+                return r;
+        if (services_manager_why_absent(m))
+                return -EHOSTDOWN;
+        r = services_unit_status(m, a->target, &st);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        if (r >= 0 && streq(st.active_state, "active"))
+                return 0;
+        *ret_msg =
+                strprintf("%s is %s: the kept runtime does not run", a->target, r < 0 ? "not loaded" : st.active_state);
+        return 1;
+}
+
 static const ActionOps restart_ops = {
         .kind = "runtime-restart",
         .apply = restart_apply,
+        .check = restart_check,
 };
 
 /* kubekey restarts the runtime after removing /etc/cni; without it the runtime never loads the
@@ -409,7 +486,11 @@ static int plan_restarts(Plan *plan, const CniKeepSet *keep, size_t first) {
                 Action *a;
 
                 if (f->ops != &remove_ops || !f->present || f->skip_reason || ((const FileData *) f->data)->pattern ||
-                    !(k = cni_keep_beneath(keep, ((const FileData *) f->data)->path)) || strv_contains(done, k->unit))
+                    !(k = cni_keep_beneath(keep, ((const FileData *) f->data)->path)))
+                        continue;
+                if (!(((FileData *) f->data)->restarted_conf_dir = strdup(k->conf_dir)))
+                        return -ENOMEM;
+                if (strv_contains(done, k->unit))
                         continue;
                 if (strv_extend(&done, k->unit) < 0)
                         return -ENOMEM;

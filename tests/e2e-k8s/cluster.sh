@@ -637,13 +637,16 @@ scenario_control_plane() {
                 preflight cp1 "$OUT/preflight-cp1.log"
 }
 
-# Scenario "rejoin-removed-netd": a profile that removes /etc/cni itself (kubespray's, as its reset
-# role does) under a runtime the run keeps. containerd's watch on the deleted directory is dead, so
-# node-reset restarts containerd through systemd (the runtime-restart row); kubeadm join again, with
-# nothing restarted by hand, must find a runtime that loads the CNI configuration written afterwards.
+# Scenario "rejoin-removed-netd": a manifest that removes /etc/cni itself (as kubespray's and
+# kubekey's resets do) under a runtime the run keeps: the detected kubeadm profile with "remove
+# /etc/cni" for its "remove /etc/cni/net.d" (kubespray's own profile would also remove the kubelet
+# unit it installs, which a plain kubeadm join cannot bring back). containerd's watch on the deleted
+# directory is dead, so node-reset restarts containerd through systemd (the runtime-restart row);
+# kubeadm join again, nothing restarted by hand, must find a runtime that loads the CNI
+# configuration written afterwards.
 scenario_rejoin_removed_netd() {
         local rc pid_before pid_after ip
-        echo "=== scenario: rejoin after a profile removed /etc/cni (kubespray's)"
+        echo "=== scenario: rejoin after the reset removed /etc/cni under the kept containerd"
         cluster_up || return
         node_create w5 "${ALL_NODE_IP[w5]}" && node_boot w5 || { echo "FAIL: w5 boots"; failed=$((failed + 1)); return; }
         check "kubeadm join of w5" cluster_join w5 "$OUT/kubeadm-join-w5.log" || return
@@ -651,13 +654,17 @@ scenario_rejoin_removed_netd() {
         probe_pod nr-w5 w5 | kc apply -f - >/dev/null
         check "a pod runs on w5" wait_for 120 "nr-w5 Running" pod_running nr-w5 || return
         pid_before=$(unit_prop w5 containerd.service MainPID)
-        node_exec w5 node-reset --yes --output=json --delete-node --profile kubespray run \
+        node_exec w5 sh -c "node-reset manifest print |
+                sed 's|^remove /etc/cni/net.d\$|remove /etc/cni|' >/run/nr-e2e-k8s-manifest.conf"
+        check "the manifest removes /etc/cni" node_exec w5 grep -qx 'remove /etc/cni' /run/nr-e2e-k8s-manifest.conf
+        node_exec w5 node-reset --yes --output=json --delete-node --manifest /run/nr-e2e-k8s-manifest.conf run \
                 >"$OUT/run-w5.json" 2>"$OUT/run-w5.log"
         rc=$?
-        check "node-reset run --yes --profile kubespray on w5 exits 0, no residue" \
+        check "node-reset run --yes on w5 exits 0, no residue" \
                 test "$rc/$(json_field "$OUT/run-w5.json" 'len(r["residue"])' 2>/dev/null)" = 0/0 ||
                 tail -n 20 "$OUT/run-w5.log"
-        check "... /etc/cni is gone" node_exec w5 test ! -e /etc/cni
+        check "... /etc/cni holds only the empty net.d the restarted containerd made again" \
+                test "$(node_exec w5 find /etc/cni | tr '\n' ' ')" = "/etc/cni /etc/cni/net.d "
         pid_after=$(unit_prop w5 containerd.service MainPID)
         check "... and containerd was restarted through systemd (runtime-restart row; MainPID $pid_before -> $pid_after)" \
                 test "$(json_field "$OUT/run-w5.json" '[a["result"] for p in r["phases"] for a in p["actions"] if a["kind"] == "runtime-restart"]' 2>/dev/null)/$(node_exec w5 systemctl is-active containerd)" = "['changed']/active" -a "$pid_before" != "$pid_after"

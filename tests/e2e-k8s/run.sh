@@ -11,15 +11,16 @@
 # pods with every kind of volume; node-reset run --delete-node; status clean; kubeadm join again,
 # nothing restarted or cleaned by hand; a new pod runs; the PV's data is intact), "side-by-side"
 # (kubeadm reset -f and the manual steps against node-reset, residue and time), "rejoin-removed-netd"
-# (kubespray's profile removes /etc/cni; containerd is restarted; the rejoin works), "control-plane" (a
+# (a manifest removes /etc/cni; containerd is restarted; the rejoin works), "control-plane" (a
 # second control plane with stacked etcd leaves and joins again; the last one passes kubeadm init's
 # preflight) and "master-gone" (the control plane stopped for good; the orphan unit resets a worker).
 #
 # Environment: O (build directory with node-reset, default build), E2E_K8S_SCENARIOS (default
-# "rejoin side-by-side rejoin-removed-netd control-plane master-gone"), E2E_K8S_DIR (a Kubernetes build other than
-# tools/k8s-build.sh's cache directory), E2E_K8S_NETD=empty (see scenario_rejoin), E2E_K8S_KEEP=1
-# (keep the nodes running at the end until $W/release exists, for debugging), E2E_K8S_WORK (parent
-# of the work directory, default /var/tmp).
+# "rejoin side-by-side rejoin-removed-netd control-plane master-gone"), E2E_K8S_DIR (a Kubernetes
+# build other than tools/k8s-build.sh's cache directory), E2E_K8S_NETD=empty (see scenario_rejoin),
+# E2E_K8S_KEEP=1 (keep the nodes running at the end until $W/release exists, for debugging),
+# E2E_K8S_WORK (parent of the work directory, default /var/tmp). Reports and logs are copied to
+# $O/e2e-k8s at the end.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 TOP=$PWD
@@ -75,6 +76,8 @@ cleanup() {
                 echo "e2e-k8s: E2E_K8S_KEEP=1: nodes kept; nsenter -t $$ -m -n for the switch; touch $W/release to clean up"
                 while [ ! -e "$W/release" ]; do sleep 2; done
         fi
+        # the reports and logs outlive the work directory, as e2e-vm's do
+        rm -rf "$O/e2e-k8s" && cp -r "$OUT" "$O/e2e-k8s" && echo "e2e-k8s: reports and logs in $O/e2e-k8s"
         # bash reports each SIGKILLed node as a "Killed" job on stderr; cleanup reports on stdout
         exec 2>/dev/null
         for n in "${NODES[@]}"; do
