@@ -34,22 +34,47 @@ static int table_append(LinkTable *t, const LinkInfo *l) {
         return 0;
 }
 
+/* IFLA_INFO_KIND, and a VRF's table from IFLA_INFO_DATA (which may come first in the nest). */
 static void parse_linkinfo(const struct nlattr *nest, LinkInfo *l) {
-        const struct nlattr *a;
+        const struct nlattr *a, *data = NULL, *v;
 
-        mnl_attr_for_each_nested(a, nest) if (mnl_attr_get_type(a) == IFLA_INFO_KIND &&
-                                              mnl_attr_validate(a, MNL_TYPE_STRING) >= 0)
-                snprintf(l->kind, sizeof l->kind, "%.*s", (int) mnl_attr_get_payload_len(a), mnl_attr_get_str(a));
+        mnl_attr_for_each_nested(a, nest) {
+                if (mnl_attr_get_type(a) == IFLA_INFO_KIND && mnl_attr_validate(a, MNL_TYPE_STRING) >= 0)
+                        snprintf(l->kind, sizeof l->kind, "%.*s", (int) mnl_attr_get_payload_len(a),
+                                 mnl_attr_get_str(a));
+                else if (mnl_attr_get_type(a) == IFLA_INFO_DATA && mnl_attr_validate(a, MNL_TYPE_NESTED) >= 0)
+                        data = a;
+        }
+        if (!data || !streq(l->kind, "vrf"))
+                return;
+        mnl_attr_for_each_nested(v, data) if (mnl_attr_get_type(v) == IFLA_VRF_TABLE &&
+                                              mnl_attr_validate(v, MNL_TYPE_U32) >= 0) l->vrf_table =
+                mnl_attr_get_u32(v);
 }
 
 static int parse_link(const struct nlmsghdr *nlh, void *userdata) {
+        LinkInfo l;
+        int r;
+
+        r = link_info_parse(nlh, &l);
+        return r <= 0 ? 0 : table_append(userdata, &l);
+}
+
+const LinkInfo *link_table_vrf_of(const LinkTable *t, uint32_t table) {
+        for (size_t i = 0; t && i < t->n; i++)
+                if (t->links[i].vrf_table != 0 && t->links[i].vrf_table == table)
+                        return t->links + i;
+        return NULL;
+}
+
+int link_info_parse(const struct nlmsghdr *nlh, LinkInfo *ret) {
         const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
         bool other_netns = false;
         const struct nlattr *a;
         LinkInfo l = {};
 
         if (nlh->nlmsg_type != RTM_NEWLINK || mnl_nlmsg_get_payload_len(nlh) < sizeof *ifi)
-                return 0;
+                return nlh->nlmsg_type == RTM_NEWLINK ? -EBADMSG : 0;
         l.ifindex = ifi->ifi_index;
         l.flags = ifi->ifi_flags;
         mnl_attr_for_each(a, nlh, sizeof *ifi) {
@@ -85,7 +110,8 @@ static int parse_link(const struct nlmsghdr *nlh, void *userdata) {
                 l.lower = 0;
         if (l.ifindex <= 0 || isempty(l.name))
                 return 0;
-        return table_append(userdata, &l);
+        *ret = l;
+        return 1;
 }
 
 static void link_table_clear(void *userdata) {

@@ -17,13 +17,20 @@ typedef struct LinkInfo {
         int lower;     /* IFLA_LINK in this namespace: a veth's peer, a vxlan's or macvlan's
                         * lower device; 0 when none or when it lives in another namespace */
         uint32_t group;
-        unsigned flags; /* IFF_* */
+        unsigned flags;     /* IFF_* */
+        uint32_t vrf_table; /* a VRF device's routing table (IFLA_VRF_TABLE), 0 for any other link */
 } LinkInfo;
 
 typedef struct LinkTable {
         LinkInfo *links; /* in ifindex order */
         size_t n, allocated;
 } LinkTable;
+
+/* One RTM_NEWLINK message: 1 and *ret filled, 0 for a message that names no link, -EBADMSG. */
+int link_info_parse(const struct nlmsghdr *nlh, LinkInfo *ret);
+
+/* The VRF device whose routing table is table, or NULL. */
+const LinkInfo *link_table_vrf_of(const LinkTable *t, uint32_t table);
 
 /* One RTM_GETLINK dump of the namespace the socket lives in (retried when interrupted). */
 int link_table_read(NlSocket *rtnl, LinkTable **ret, char **reterr_msg);

@@ -56,11 +56,15 @@ static const ManifestEntry *rule_owner(const Manifest *m, const RuleInfo *r) {
 
 /* The line that makes table (of family) a CNI's, or NULL; *ret_foreign names a rule of someone else
  * that also looks it up. */
-static const ManifestEntry *table_owner(const Manifest *m, const RuleTable *rules, uint32_t table,
-                                        const RuleInfo **ret_foreign) {
+static const ManifestEntry *table_owner(const Manifest *m, const RuleTable *rules, const LinkTable *links,
+                                        uint32_t table, const RuleInfo **ret_foreign) {
         const ManifestEntry *owner = NULL;
 
         *ret_foreign = NULL;
+        /* A VRF's table is the VRF's, whatever number a CNI also uses (cilium's 2004 is a common
+         * one to pick): the number alone never makes it a CNI's. */
+        if (link_table_vrf_of(links, table))
+                return NULL;
         for (size_t i = 0; i < rules->n; i++) {
                 const RuleInfo *r = &rules->rules[i];
                 const ManifestEntry *e;
@@ -85,7 +89,8 @@ static const ManifestEntry *table_owner(const Manifest *m, const RuleTable *rule
         return NULL;
 }
 
-int network_rule_guard_view(const RuleTable *rules, const RouteTable *routes, const Manifest *m, RouteTable *ret) {
+int network_rule_guard_view(const RuleTable *rules, const RouteTable *routes, const LinkTable *links, const Manifest *m,
+                            RouteTable *ret) {
         RouteInfo *v = calloc(routes->n + 1, sizeof *v);
         const RuleInfo *foreign;
         size_t n = 0;
@@ -93,7 +98,7 @@ int network_rule_guard_view(const RuleTable *rules, const RouteTable *routes, co
         if (!v)
                 return -ENOMEM;
         for (size_t i = 0; i < routes->n; i++)
-                if (!table_owner(m, rules, routes->routes[i].table, &foreign))
+                if (!table_owner(m, rules, links, routes->routes[i].table, &foreign))
                         v[n++] = routes->routes[i];
         *ret = (RouteTable) { .routes = v, .n = n };
         return 0;
@@ -171,6 +176,7 @@ static const RouteInfo *guarded_route_in(const NetworkObservation *o, const Rule
 static int plan_rule(Plan *plan, const NetworkObservation *o, const RuleInfo *r, const ManifestEntry *e) {
         cleanup_free char *reason = manifest_entry_reason(e), *target = rule_to_string(r), *what = NULL;
         const RouteInfo *held;
+        const LinkInfo *vrf;
         const char *why = NULL;
         RuleInfo *d;
         Action *a;
@@ -185,8 +191,12 @@ static int plan_rule(Plan *plan, const NetworkObservation *o, const RuleInfo *r,
         if (!a)
                 return -ENOMEM;
         k = action_set_detail(a, "looks up table %u, which a CNI owns", r->table);
+        vrf = link_table_vrf_of(o->links, r->table);
         held = guarded_route_in(o, r, &why);
-        if (k >= 0 && held) {
+        if (k >= 0 && vrf)
+                k = action_set_skip_code(a, "vrf", "refused: table %u is VRF %s's table, not the CNI's", r->table,
+                                         vrf->name);
+        else if (k >= 0 && held) {
                 what = route_to_string(held);
                 k = action_set_skip(a, "refused: its table %u holds %s, which %s", r->table, strna(what), why);
         }
@@ -264,13 +274,20 @@ static int plan_table_routes(Plan *plan, const NetworkObservation *o, const Mani
                 const RuleInfo *foreign;
                 int k;
 
-                e = table_owner(m, o->rules, rt->table, &foreign);
+                e = table_owner(m, o->rules, o->links, rt->table, &foreign);
                 if (!e) {
-                        if (foreign && manifest_names_table(m, rt->table) && !table_seen(warned, n_warned, rt->table)) {
+                        const LinkInfo *vrf = link_table_vrf_of(o->links, rt->table);
+
+                        if ((foreign || vrf) && manifest_names_table(m, rt->table) &&
+                            !table_seen(warned, n_warned, rt->table)) {
                                 warned[n_warned++] = rt->table;
-                                log_info("network: table %u is also looked up by a rule the CNIs did not add; "
-                                         "its routes stay",
-                                         rt->table);
+                                if (vrf)
+                                        log_info("network: table %u is VRF %s's table: its routes stay", rt->table,
+                                                 vrf->name);
+                                else
+                                        log_info("network: table %u is also looked up by a rule the CNIs did not "
+                                                 "add; its routes stay",
+                                                 rt->table);
                         }
                         continue;
                 }

@@ -851,7 +851,7 @@ static int observe_guard(Observation *o, const Manifest *m, char **reterr_msg) {
         RouteTable view = {};
         int r;
 
-        r = network_rule_guard_view(o->rules, o->routes, m, &view);
+        r = network_rule_guard_view(o->rules, o->routes, o->links, m, &view);
         if (r < 0)
                 return r;
         r = guard_new(o->rtnl, o->links, &view, &opts, &o->guard, reterr_msg);

@@ -39,7 +39,8 @@ int network_rule_plan(Plan *plan, const NetworkObservation *o, const Manifest *m
 /* The routes the guard is to weigh: all but those of tables that only a CNI's rules look up, which
  * unmarked traffic (the management path) never reaches. A shallow view into routes: free the array
  * only. */
-int network_rule_guard_view(const RuleTable *rules, const RouteTable *routes, const Manifest *m, RouteTable *ret);
+int network_rule_guard_view(const RuleTable *rules, const RouteTable *routes, const LinkTable *links, const Manifest *m,
+                            RouteTable *ret);
 
 /* phase-network-vip.c: the address a kube-vip line's static pod manifest put on its interface. */
 int network_vip_plan(Context *ctx, Plan *plan, const NetworkObservation *o, const ManifestEntry *e);

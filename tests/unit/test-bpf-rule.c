@@ -5,6 +5,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/bpf.h>
 #include <linux/fib_rules.h>
+#include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 
 #include "agent/config/manifest.h"
+#include "agent/phases/phase-network.h"
 #include "macro.h"
 #include "netreset/bpf.h"
 #include "netreset/rule.h"
@@ -301,8 +303,59 @@ static void test_manifest_directives(void **state) {
         }
 }
 
+/* An RTM_NEWLINK for "vrf-blue type vrf table TABLE", its IFLA_INFO_DATA before IFLA_INFO_KIND. */
+static struct nlmsghdr *build_vrf(void *buf, uint32_t table) {
+        struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+        struct ifinfomsg *ifi;
+        struct nlattr *info, *data;
+
+        nlh->nlmsg_type = RTM_NEWLINK;
+        ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+        ifi->ifi_index = 7;
+        mnl_attr_put_strz(nlh, IFLA_IFNAME, "vrf-blue");
+        info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+        data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
+        mnl_attr_put_u32(nlh, IFLA_VRF_TABLE, table);
+        mnl_attr_nest_end(nlh, data);
+        mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "vrf");
+        mnl_attr_nest_end(nlh, info);
+        return nlh;
+}
+
+/* A VRF on table 2004: its table is not cilium's, even with cilium's rule looking it up. Without
+ * the VRF, the same table is cilium's and its routes are out of the guard's view. */
+static void test_vrf_table_not_cnis(void **state) {
+        uint8_t buf[256] = {}, rbuf[256] = {};
+        LinkInfo vrf;
+        LinkTable links = { .links = &vrf, .n = 1 }, none = {};
+        RuleInfo rule;
+        RuleTable rules = { .rules = &rule, .n = 1 };
+        RouteInfo rt = { .family = AF_INET, .table = 2004, .type = RTN_UNICAST };
+        RouteTable routes = { .routes = &rt, .n = 1 }, view = {};
+        Manifest *m = manifest_new();
+        char *err = NULL;
+
+        assert_int_equal(link_info_parse(build_vrf(buf, 2004), &vrf), 1);
+        assert_string_equal(vrf.kind, "vrf");
+        assert_int_equal(vrf.vrf_table, 2004);
+        assert_ptr_equal(link_table_vrf_of(&links, 2004), &vrf);
+        assert_null(link_table_vrf_of(&links, 2005));
+        assert_int_equal(rule_info_parse(build_rule(rbuf, AF_INET, 2004, 9, true, false), &rule), 0);
+        assert_int_equal(manifest_parse_string(m, "t", "rule-table 2004 0x200/0xf00\n", NULL, &err), 0);
+
+        assert_int_equal(network_rule_guard_view(&rules, &routes, &none, m, &view), 0);
+        assert_int_equal(view.n, 0); /* cilium's table: not the guard's business */
+        free(view.routes);
+        assert_int_equal(network_rule_guard_view(&rules, &routes, &links, m, &view), 0);
+        assert_int_equal(view.n, 1); /* the VRF's table: guarded like the host's own */
+        free(view.routes);
+        rule_info_done(&rule);
+        manifest_free(m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_vrf_table_not_cnis),
                 cmocka_unit_test(test_rule_parse),
                 cmocka_unit_test(test_rule_parse_invalid),
                 cmocka_unit_test(test_rule_match_args),
