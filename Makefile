@@ -197,11 +197,11 @@ check-all: check check-asan check-valgrind
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_CFLAGS   = -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
-FUZZ_SRCS_manifest  := agent/config/manifest.c agent/node/fileio.c agent/config/path.c agent/config/profile.c \
+FUZZ_SRCS_manifest  := agent/config/manifest.c agent/os/fileio.c agent/base/path.c agent/config/profile.c \
                        agent/config/profile-data.c agent/config/embedded.c netreset/route.c netreset/rule.c netreset/nl.c \
                        netreset/conntrack.c
-FUZZ_SRCS_mountinfo := agent/node/mountinfo.c
-FUZZ_SRCS_kubeconfig := agent/config/kubeconfig.c agent/config/yaml-util.c agent/node/fileio.c
+FUZZ_SRCS_mountinfo := agent/os/mountinfo.c
+FUZZ_SRCS_kubeconfig := agent/config/kubeconfig.c agent/config/yaml-util.c agent/os/fileio.c
 FUZZ_SRCS_grpc      := grpc/proto.c grpc/grpc.c grpc/relay.c
 FUZZ_SRCS_cri       := cri/messages.c $(FUZZ_SRCS_grpc)
 FUZZ_SRCS_etcd      := etcd/messages.c $(FUZZ_SRCS_grpc)

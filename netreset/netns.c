@@ -216,7 +216,7 @@ static int scan_dir(DIR *d, NetnsProcs *p) {
         return 0;
 }
 
-/* netreset cannot use the agent's /proc module (agent/node/proc.c: libraries never include agent/), and
+/* netreset cannot use the agent's /proc module (agent/os/proc.c: libraries never include agent/), and
  * needs only one stat(2) per process, of /proc/PID/ns/net, which the agent's process table does not
  * hold: so this stays a minimal reader of its own, and proc_dir lets the tests hand it a fake /proc. */
 int netns_procs_scan(const char *proc_dir, NetnsProcs **ret) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libsystemd, loaded on first use: sd-bus for the services and reload phases, sd-journal for
  * logging. The variadic sd-bus calls go through their va_list variants; sd_journal_send() has none,
- * so agent/engine/log.c builds the iovecs itself and calls sd_journal_sendv(). */
+ * so agent/base/log.c builds the iovecs itself and calls sd_journal_sendv(). */
 
 #define SD_JOURNAL_SUPPRESS_LOCATION 1
 #include <stdarg.h>

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "agent/report/output.h"
+#include "agent/base/output.h"
 
 typedef enum Installer {
         INSTALLER_NONE,

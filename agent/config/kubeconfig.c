@@ -4,7 +4,7 @@
 #include <openssl/evp.h>
 #include <yaml.h>
 
-#include "agent/node/fileio.h"
+#include "agent/os/fileio.h"
 #include "agent/config/kubeconfig.h"
 #include "agent/config/yaml-util.h"
 #include "errno-util.h"

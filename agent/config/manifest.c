@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/node/fileio.h"
+#include "agent/os/fileio.h"
 #include "agent/config/manifest.h"
-#include "agent/config/path.h"
+#include "agent/base/path.h"
 #include "agent/config/profile.h"
 #include "netreset/conntrack.h"
 #include "netreset/route.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "agent/config/embedded.h"
-#include "agent/config/path.h"
+#include "agent/base/path.h"
 #include "agent/config/profile.h"
 #include "macro.h"
 #include "string-util.h"

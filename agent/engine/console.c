@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "agent/engine/console.h"
-#include "agent/engine/log.h"
-#include "agent/report/output.h"
+#include "agent/base/log.h"
+#include "agent/base/output.h"
 #include "macro.h"
 #include "time-util.h"
 #include "string-util.h"

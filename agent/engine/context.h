@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "agent/config/manifest.h"
-#include "agent/node/mountinfo.h"
+#include "agent/os/mountinfo.h"
 #include "time-util.h"
 
 /* What the backup and etcd phases established at act time about this node's etcd member: the

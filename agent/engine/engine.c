@@ -3,7 +3,7 @@
 
 #include "agent/engine/engine.h"
 #include "agent/engine/libraries.h"
-#include "agent/engine/log.h"
+#include "agent/base/log.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -205,7 +205,8 @@ int engine_execute(Context *ctx, Plan *plan, const ExecuteHooks *hooks) {
                         execute_phase(ctx, plan, first, end, hooks);
         }
         PLAN_FOREACH(a, plan) {
-                log_action(a);
+                log_action_event(a->phase, a->ops->kind, a->target, action_result_to_string(a->result),
+                                 a->result == ACTION_FAILED, a->error, a->message);
                 if (a->result == ACTION_FAILED && first_error == 0)
                         first_error = a->error;
         }

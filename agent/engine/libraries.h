@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "agent/report/output.h"
+#include "agent/base/output.h"
 #include "agent/engine/plan.h"
 #include "shim/dlopen.h"
 

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "agent/node/fileio.h"
+#include "agent/os/fileio.h"
 #include "agent/engine/lock.h"
 #include "errno-util.h"
 #include "macro.h"

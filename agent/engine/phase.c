@@ -3,7 +3,7 @@
 
 #include "agent/engine/libraries.h"
 #include "agent/engine/phase.h"
-#include "agent/node/services.h"
+#include "agent/os/services.h"
 #include "macro.h"
 #include "string-util.h"
 

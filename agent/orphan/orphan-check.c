@@ -4,10 +4,10 @@
 #include <fcntl.h>
 #include <time.h>
 
-#include "agent/node/fileio.h"
+#include "agent/os/fileio.h"
 #include "agent/config/kubeconfig.h"
 #include "agent/config/node-name.h"
-#include "agent/engine/log.h"
+#include "agent/base/log.h"
 #include "agent/orphan/orphan.h"
 #include "chase.h"
 #include "errno-util.h"

@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/report/http.h"
-#include "agent/report/output.h"
+#include "agent/base/http.h"
+#include "agent/base/output.h"
 
 #define ORPHAN_STATE_DIR "/var/lib/node-reset"
 #define ORPHAN_STATE_NAME "orphan.state"

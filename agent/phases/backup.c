@@ -18,7 +18,7 @@
 #include "agent/phases/backup.h"
 #include "agent/phases/etcd-member.h"
 #include "agent/phases/etcd-datadir.h"
-#include "agent/node/fileio.h"
+#include "agent/os/fileio.h"
 #include "agent/engine/phase.h"
 #include "chase.h"
 #include "errno-util.h"

@@ -11,7 +11,7 @@
 #include <yaml.h>
 
 #include "agent/config/yaml-util.h"
-#include "agent/node/fileio.h"
+#include "agent/os/fileio.h"
 #include "agent/phases/cluster-cidrs.h"
 #include "errno-util.h"
 #include "macro.h"

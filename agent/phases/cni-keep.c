@@ -6,8 +6,8 @@
 
 #include <sys/stat.h>
 
-#include "agent/node/runtime-info.h"
-#include "agent/node/services.h"
+#include "agent/os/runtime-info.h"
+#include "agent/os/services.h"
 #include "agent/phases/cni-keep.h"
 #include "cri/cri.h"
 #include "macro.h"

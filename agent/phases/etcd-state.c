@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "agent/phases/etcd-state.h"
-#include "agent/node/fileio.h"
+#include "agent/os/fileio.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -18,7 +18,7 @@
 #include "agent/config/envfile.h"
 #include "agent/config/etcd-flags.h"
 #include "agent/config/yaml-util.h"
-#include "agent/node/fileio.h"
+#include "agent/os/fileio.h"
 #include "agent/phases/node-addresses.h"
 #include "macro.h"
 #include "string-util.h"

@@ -12,7 +12,7 @@
 #include "agent/phases/etcd-member.h"
 #include "agent/phases/etcd-datadir.h"
 #include "agent/phases/etcd-state.h"
-#include "agent/engine/log.h"
+#include "agent/base/log.h"
 #include "agent/engine/phase.h"
 #include "errno-util.h"
 #include "macro.h"

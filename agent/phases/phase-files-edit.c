@@ -18,12 +18,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent/node/fileio.h"
-#include "agent/config/path.h"
+#include "agent/os/fileio.h"
+#include "agent/base/path.h"
 #include "agent/phases/phase-files-edit.h"
-#include "agent/node/remove.h"
+#include "agent/os/remove.h"
 #include "agent/config/textblock.h"
-#include "agent/engine/log.h"
+#include "agent/base/log.h"
 #include "errno-util.h"
 #include "mountid-util.h"
 #include "macro.h"

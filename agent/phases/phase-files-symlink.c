@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/config/path.h"
-#include "agent/engine/log.h"
-#include "agent/node/fileio.h"
-#include "agent/node/remove.h"
+#include "agent/base/path.h"
+#include "agent/base/log.h"
+#include "agent/os/fileio.h"
+#include "agent/os/remove.h"
 #include "agent/phases/phase-files-symlink.h"
 #include "errno-util.h"
 #include "macro.h"

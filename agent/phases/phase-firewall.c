@@ -24,7 +24,7 @@
 #include <sys/param.h>
 #include <sys/socket.h>
 
-#include "agent/config/path.h"
+#include "agent/base/path.h"
 #include "agent/engine/libraries.h"
 #include "agent/engine/phase.h"
 #include "agent/phases/ipvs-select.h"

@@ -4,11 +4,11 @@
 #include <fcntl.h>
 #include <sys/mount.h>
 
-#include "agent/engine/log.h"
-#include "agent/node/mount-util.h"
-#include "agent/config/path.h"
+#include "agent/base/log.h"
+#include "agent/os/mount-util.h"
+#include "agent/base/path.h"
 #include "agent/engine/phase.h"
-#include "agent/node/proc.h"
+#include "agent/os/proc.h"
 #include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"

@@ -7,7 +7,7 @@
 #include <linux/netlink.h>
 
 #include "agent/engine/context.h"
-#include "agent/engine/log.h"
+#include "agent/base/log.h"
 #include "agent/phases/cluster-cidrs.h"
 #include "agent/phases/phase-network.h"
 #include "errno-util.h"

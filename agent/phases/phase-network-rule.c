@@ -31,7 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "agent/engine/log.h"
+#include "agent/base/log.h"
 #include "agent/phases/phase-network.h"
 #include "errno-util.h"
 #include "macro.h"

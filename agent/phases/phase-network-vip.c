@@ -27,7 +27,7 @@
 
 #include "agent/config/yaml-util.h"
 #include "agent/engine/context.h"
-#include "agent/node/fileio.h"
+#include "agent/os/fileio.h"
 #include "agent/phases/node-addresses.h"
 #include "agent/phases/phase-network.h"
 #include "errno-util.h"

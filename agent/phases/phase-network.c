@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "agent/engine/log.h"
+#include "agent/base/log.h"
 #include "agent/engine/phase.h"
 #include "agent/phases/phase-network.h"
 #include "errno-util.h"

@@ -9,11 +9,11 @@
 #include <sys/stat.h>
 
 #include "agent/engine/libraries.h"
-#include "agent/engine/log.h"
+#include "agent/base/log.h"
 #include "agent/engine/phase.h"
 #include "agent/phases/pods-ladder.h"
-#include "agent/node/proc.h"
-#include "agent/node/runtime-info.h"
+#include "agent/os/proc.h"
+#include "agent/os/runtime-info.h"
 #include "cri/cri.h"
 #include "errno-util.h"
 #include "macro.h"

@@ -10,10 +10,10 @@
 #include <sys/syscall.h>
 
 #include "agent/config/detect.h"
-#include "agent/node/fileio.h"
+#include "agent/os/fileio.h"
 #include "agent/engine/phase.h"
-#include "agent/node/proc.h"
-#include "agent/node/services.h"
+#include "agent/os/proc.h"
+#include "agent/os/services.h"
 #include "agent/phases/processes-cgroup.h"
 #include "errno-util.h"
 #include "macro.h"

@@ -4,7 +4,7 @@
  * and "reload" after the files phase: one Reload, then ResetFailed on the units touched. */
 
 #include "agent/engine/phase.h"
-#include "agent/node/services.h"
+#include "agent/os/services.h"
 #include "agent/phases/resolver-reload.h"
 #include "alloc-util.h"
 #include "errno-util.h"

@@ -10,14 +10,14 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "agent/node/fileio.h"
-#include "agent/engine/log.h"
-#include "agent/node/mount-util.h"
-#include "agent/node/mountinfo.h"
+#include "agent/os/fileio.h"
+#include "agent/base/log.h"
+#include "agent/os/mount-util.h"
+#include "agent/os/mountinfo.h"
 #include "agent/engine/phase.h"
 #include "agent/phases/pods-ladder.h"
-#include "agent/node/proc.h"
-#include "agent/node/services.h"
+#include "agent/os/proc.h"
+#include "agent/os/services.h"
 #include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"

@@ -9,7 +9,7 @@
 
 #include "agent/config/cni-conf.h"
 #include "agent/engine/context.h"
-#include "agent/node/runtime-info.h"
+#include "agent/os/runtime-info.h"
 
 /* Write a conflist whose only plugin is loopback into conf_dir, under a name that sorts before every
  * other config there (libcni loads the first), and arm SIGINT/SIGTERM/SIGHUP/SIGQUIT handlers and an

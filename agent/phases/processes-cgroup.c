@@ -17,7 +17,7 @@
 
 #include "agent/config/manifest.h"
 #include "agent/engine/context.h"
-#include "agent/node/mountinfo.h"
+#include "agent/os/mountinfo.h"
 #include "agent/phases/processes-cgroup.h"
 #include "dirent-util.h"
 #include "errno-util.h"

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "agent/engine/phase.h"
-#include "agent/node/fileio.h"
-#include "agent/node/services.h"
+#include "agent/os/fileio.h"
+#include "agent/os/services.h"
 #include "agent/phases/phase-network.h"
 #include "agent/phases/rejoin-check.h"
 #include "cri/cri.h"

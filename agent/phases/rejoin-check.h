@@ -9,7 +9,7 @@
 #include "agent/engine/engine.h"
 #include "agent/phases/cluster-cidrs.h"
 #include "agent/phases/cni-keep.h"
-#include "agent/report/output.h"
+#include "agent/base/output.h"
 
 typedef enum RejoinState {
         REJOIN_OK,

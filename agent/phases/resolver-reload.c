@@ -6,7 +6,7 @@
  * those that run. systemd-resolved gained a reload only in systemd 256 (Debian 12 has 252): restart. */
 
 #include "agent/engine/phase.h"
-#include "agent/node/services.h"
+#include "agent/os/services.h"
 #include "agent/phases/resolver-reload.h"
 #include "errno-util.h"
 #include "macro.h"

@@ -3,10 +3,10 @@
 
 #include <time.h>
 
-#include "agent/node/fileio.h"
-#include "agent/report/http.h"
-#include "agent/report/json.h"
-#include "agent/engine/log.h"
+#include "agent/os/fileio.h"
+#include "agent/base/http.h"
+#include "agent/base/json.h"
+#include "agent/base/log.h"
 #include "agent/report/report-url.h"
 #include "agent/report/report.h"
 #include "errno-util.h"

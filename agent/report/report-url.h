@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "agent/report/output.h"
+#include "agent/base/output.h"
 #include "agent/engine/plan.h"
 #include "agent/report/report.h"
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "agent/config/detect.h"
-#include "agent/report/output.h"
+#include "agent/base/output.h"
 #include "agent/engine/plan.h"
 
 /* The outcome of one POST, retries included. */

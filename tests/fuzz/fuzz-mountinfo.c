@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "agent/node/mountinfo.h"
+#include "agent/os/mountinfo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

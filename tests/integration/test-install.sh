@@ -38,10 +38,10 @@ inst given PREFIX=/usr/local UNITDIR=/etc/systemd/system
 assert "UNITDIR= given: it wins" grep -qxF /etc/systemd/system/node-reset.service "$WORK/given.files"
 
 # "make -s" on something to compile: no "  CC ..." line.
-(cd "$TOP" && env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s O="$WORK/obj" "$WORK/obj/agent/report/json.o") > "$WORK/s.out" 2>&1
-assert "make -s compiles silently" test $? -eq 0 -a ! -s "$WORK/s.out" -a -f "$WORK/obj/agent/report/json.o"
-(cd "$TOP" && env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make O="$WORK/obj" "$WORK/obj/agent/config/path.o") > "$WORK/v.out" 2>&1
-assert "make without -s still says what it compiles" grep -q "CC .*agent/config/path.c" "$WORK/v.out"
+(cd "$TOP" && env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s O="$WORK/obj" "$WORK/obj/agent/base/json.o") > "$WORK/s.out" 2>&1
+assert "make -s compiles silently" test $? -eq 0 -a ! -s "$WORK/s.out" -a -f "$WORK/obj/agent/base/json.o"
+(cd "$TOP" && env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make O="$WORK/obj" "$WORK/obj/agent/base/path.o") > "$WORK/v.out" 2>&1
+assert "make without -s still says what it compiles" grep -q "CC .*agent/base/path.c" "$WORK/v.out"
 
 # The demo into a pipe: no raw escape sequence.
 O="$O" bash "$TOP/tests/demo.sh" 2>&1 | cat > "$WORK/demo.out"

@@ -8,6 +8,8 @@
 #   - dependencies point one way: agent/ uses the libraries, netreset/ never includes agent/,
 #     cri/ or etcd/; cri/ and etcd/ use grpc/ and never each other; grpc/ and shim/ use only
 #     include/; include/ is self-contained;
+#   - inside agent/, folders in layers (base, os, config, engine, phases, report, orphan), none
+#     including a folder above its own;
 #   - no cycle among the project's headers.
 # Reads files only: no namespace needed.
 . "$(dirname "$0")/lib.sh"
@@ -87,6 +89,24 @@ for f in sorted(graph):
         for lib in sorted(reach(t, set()) - pkgs):
             fail(f"{f}: \"{t}\" brings in {lib}'s headers, which {module.upper()}_PKGS does not list")
 
+# Inside agent/, folders in layers, each using only its own and those below it: base/ (log, output
+# and JSON writers, HTTP client, path and TOML helpers) uses nothing of agent/; os/ is the operating
+# system; config/ reads the node's files; engine/ plans and acts; phases/ are the phases; report/
+# and orphan/ sit on top, with main.c.
+layers = ["base", "os", "config", "engine", "phases", "report", "orphan"]
+rank = {d: i for i, d in enumerate(layers)}
+for d in sorted({p.split("/")[1] for p in glob.glob("agent/*/")}):
+    if d not in rank:
+        fail(f"agent/{d}/ is in no layer of this test's list")
+for f in sorted(graph):
+    parts = f.split("/")
+    if parts[0] != "agent" or len(parts) != 3 or parts[1] not in rank:
+        continue
+    for t in sorted(graph[f]):
+        tp = t.split("/")
+        if tp[0] == "agent" and len(tp) == 3 and tp[1] in rank and rank[tp[1]] > rank[parts[1]]:
+            fail(f"{f}: agent/{parts[1]}/ must not depend on agent/{tp[1]}/, a layer above it (\"{t}\")")
+
 # Header cycles, by depth-first search over the includes of headers (sources include none).
 state = {}
 def visit(h, stack):
@@ -104,5 +124,5 @@ for h in sorted(graph):
 print(f"{sum(len(v) for v in graph.values())} project includes checked, {failures} problem(s)")
 sys.exit(1 if failures else 0)
 PY
-assert "library headers only in their modules, dependencies one way, no header cycle" test $? -eq 0
+assert "library headers only in their modules, dependencies one way, agent/ in layers, no header cycle" test $? -eq 0
 finish

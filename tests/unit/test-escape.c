@@ -9,9 +9,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "agent/report/json.h"
-#include "agent/engine/log.h"
-#include "agent/report/output.h"
+#include "agent/base/json.h"
+#include "agent/base/log.h"
+#include "agent/base/output.h"
 #include "agent/report/report.h"
 #include "escape.h"
 #include "macro.h"

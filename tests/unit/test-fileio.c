@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/node/fileio.c: reads beneath a root (the resolver itself is test-chase.c's), atomic writes,
+/* Unit tests for agent/os/fileio.c: reads beneath a root (the resolver itself is test-chase.c's), atomic writes,
  * and the rule that nothing is written into a file node-reset did not create or cannot account for. */
 
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "agent/node/fileio.h"
+#include "agent/os/fileio.h"
 #include "macro.h"
 #include "string-util.h"
 

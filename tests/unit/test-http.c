@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* agent/report/http.c: which libcurl options a given libcurl version is asked for. */
+/* agent/base/http.c: which libcurl options a given libcurl version is asked for. */
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "agent/report/http.h"
+#include "agent/base/http.h"
 
 static void test_features_by_version(void **state) {
         HttpFeatures f;

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "agent/report/json.h"
-#include "agent/report/output.h"
+#include "agent/base/json.h"
+#include "agent/base/output.h"
 #include "macro.h"
 
 static char *escaped(const char *in) {

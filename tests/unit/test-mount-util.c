@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/node/mount-util.h"
-#include "agent/node/mountinfo.h"
+#include "agent/os/mount-util.h"
+#include "agent/os/mountinfo.h"
 #include "macro.h"
 #include "string-util.h"
 #include "tests/support/child.h"

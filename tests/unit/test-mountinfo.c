@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/node/mountinfo.h"
+#include "agent/os/mountinfo.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/config/path.c: validation, simplification, component-wise glob matching, joins. */
+/* Unit tests for agent/base/path.c: validation, simplification, component-wise glob matching, joins. */
 
 #include <limits.h>
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "agent/config/path.h"
+#include "agent/base/path.h"
 #include "macro.h"
 #include "string-util.h"
 

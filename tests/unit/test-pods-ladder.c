@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "agent/phases/pods-ladder.h"
-#include "agent/node/runtime-info.h"
-#include "agent/node/services.h"
+#include "agent/os/runtime-info.h"
+#include "agent/os/services.h"
 #include "macro.h"
 
 typedef struct Dir {

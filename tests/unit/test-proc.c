@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/node/proc.c: stat and command-line parsing, and the /proc walks run on this very
+/* Unit tests for agent/os/proc.c: stat and command-line parsing, and the /proc walks run on this very
  * process (its own fds, its own listening socket, its own executable). */
 
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "agent/node/proc.h"
+#include "agent/os/proc.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/node/remove.h"
+#include "agent/os/remove.h"
 #include "macro.h"
 #include "string-util.h"
 #include "tests/support/child.h"

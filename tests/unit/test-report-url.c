@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/report/report-url.c and agent/report/http.c: header files, URL redaction, the report_url member. */
+/* Unit tests for agent/report/report-url.c and agent/base/http.c: header files, URL redaction, the report_url member. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "agent/report/http.h"
+#include "agent/base/http.h"
 #include "agent/report/report-url.h"
 #include "macro.h"
 #include "string-util.h"

@@ -17,8 +17,8 @@
 #include "agent/config/manifest.h"
 #include "agent/engine/phase.h"
 #include "agent/engine/plan.h"
-#include "agent/node/proc.h"
-#include "agent/node/services.h"
+#include "agent/os/proc.h"
+#include "agent/os/services.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/config/toml.c: the CNI conf dir, state and root as containerd and CRI-O configs
+/* Unit tests for agent/base/toml.c: the CNI conf dir, state and root as containerd and CRI-O configs
  * spell them. */
 
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 
 #include <stdlib.h>
 
-#include "agent/config/toml.h"
+#include "agent/base/toml.h"
 #include "macro.h"
 
 static const char *const cni_tables[] = {

@@ -10,7 +10,7 @@
 #include <sys/uio.h>
 #include <systemd/sd-journal.h>
 
-#include "agent/engine/log.h"
+#include "agent/base/log.h"
 #include "escape.h"
 #include "macro.h"
 #include "shim/dlopen.h"
@@ -141,36 +141,36 @@ int log_message_id(int level, const char *message_id, const char *func, const ch
         return 0;
 }
 
-void log_action(const Action *a) {
+void log_action_event(const char *phase, const char *kind, const char *target, const char *result, bool failed,
+                      int error, const char *message) {
         char raw[LOG_LINE_MAX], msg[LOG_LINE_MAX * 4];
-        const char *result = action_result_to_string(a->result);
-        int level = a->result == ACTION_FAILED ? LOG_ERR : LOG_INFO;
+        int level = failed ? LOG_ERR : LOG_INFO;
         JournalFields j;
 
         if (!journal) {
-                if (a->result == ACTION_FAILED || max_level >= LOG_DEBUG)
-                        log_internal(level, a->error, __func__, "%s %s %s: %s%s%s", a->phase, a->ops->kind, a->target,
-                                     result, a->message ? ": " : "", strempty(a->message));
+                if (failed || max_level >= LOG_DEBUG)
+                        log_internal(level, error, __func__, "%s %s %s: %s%s%s", phase, kind, target, result,
+                                     message ? ": " : "", strempty(message));
                 return;
         }
         /* MESSAGE is for people, escaped like every text output; the NODE_RESET_* fields are for
          * programs and keep the exact bytes (the journal stores binary field values safely), so a
          * query by target still finds the name as it is on disk. */
-        (void) snprintf(raw, sizeof raw, "%s %s %s: %s%s%s", a->phase, a->ops->kind, a->target, result,
-                        a->message ? ": " : "", strempty(a->message));
+        (void) snprintf(raw, sizeof raw, "%s %s %s: %s%s%s", phase, kind, target, result, message ? ": " : "",
+                        strempty(message));
         (void) text_escape_buf(raw, msg, sizeof msg);
         j.n = 0;
         field_add(&j, "MESSAGE=%s", msg);
         field_add(&j, "PRIORITY=%d", level);
         field_add(&j, "SYSLOG_IDENTIFIER=node-reset");
-        field_add(&j, "NODE_RESET_PHASE=%s", a->phase);
-        field_add(&j, "NODE_RESET_KIND=%s", a->ops->kind);
-        field_add(&j, "NODE_RESET_TARGET=%s", a->target);
+        field_add(&j, "NODE_RESET_PHASE=%s", phase);
+        field_add(&j, "NODE_RESET_KIND=%s", kind);
+        field_add(&j, "NODE_RESET_TARGET=%s", target);
         field_add(&j, "NODE_RESET_RESULT=%s", result);
         /* a failure is an event to find across a fleet; the rest are details */
-        if (a->result == ACTION_FAILED)
+        if (failed)
                 field_add(&j, "MESSAGE_ID=%s", LOG_MESSAGE_ACTION_FAILED);
-        if (a->error)
-                field_add(&j, "ERRNO=%d", -a->error);
+        if (error)
+                field_add(&j, "ERRNO=%d", -error);
         (void) sd_journal_sendv(j.iov, j.n);
 }

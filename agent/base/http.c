@@ -9,9 +9,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "agent/report/http.h"
+#include "agent/base/http.h"
 #include "alloc-util.h"
-#include "agent/engine/log.h"
+#include "agent/base/log.h"
 #include "macro.h"
 #include "shim/dlopen.h"
 #include "string-util.h"

@@ -5,8 +5,6 @@
 #include <stdbool.h>
 #include <syslog.h>
 
-#include "agent/engine/plan.h"
-
 void log_setup(void);
 void log_set_max_level(int level);
 int log_get_max_level(void);
@@ -25,8 +23,10 @@ int log_message_id(int level, const char *message_id, const char *func, const ch
         __attribute__((format(printf, 4, 5)));
 #define log_event(level, message_id, ...) log_message_id(level, message_id, __func__, __VA_ARGS__)
 
-/* The journal entry for one executed action, with NODE_RESET_PHASE/_TARGET/_RESULT fields. */
-void log_action(const Action *a);
+/* The journal entry for one executed action, with NODE_RESET_PHASE/_KIND/_TARGET/_RESULT fields (on
+ * stderr: failures, or everything at debug level). error is a -errno or 0. */
+void log_action_event(const char *phase, const char *kind, const char *target, const char *result, bool failed,
+                      int error, const char *message);
 
 #define log_full_errno(level, error, ...) log_internal(level, error, __func__, __VA_ARGS__)
 #define log_error_errno(error, ...) log_full_errno(LOG_ERR, error, __VA_ARGS__)

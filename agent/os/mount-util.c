@@ -13,7 +13,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "agent/node/mount-util.h"
+#include "agent/os/mount-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/config/path.h"
+#include "agent/base/path.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

@@ -5,8 +5,8 @@
 #include <stdarg.h>
 #include <unistd.h>
 
-#include "agent/report/json.h"
-#include "agent/report/output.h"
+#include "agent/base/json.h"
+#include "agent/base/output.h"
 #include "escape.h"
 #include "macro.h"
 #include "string-util.h"

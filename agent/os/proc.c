@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "agent/node/fileio.h"
-#include "agent/config/path.h"
-#include "agent/node/proc.h"
+#include "agent/os/fileio.h"
+#include "agent/base/path.h"
+#include "agent/os/proc.h"
 #include "alloc-util.h"
 #include "dirent-util.h"
 #include "errno-util.h"

@@ -6,10 +6,10 @@
 #include <limits.h>
 #include <stdio.h>
 
-#include "agent/node/fileio.h"
-#include "agent/node/proc.h"
-#include "agent/node/runtime-info.h"
-#include "agent/config/toml.h"
+#include "agent/os/fileio.h"
+#include "agent/os/proc.h"
+#include "agent/os/runtime-info.h"
+#include "agent/base/toml.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

@@ -5,7 +5,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 
-#include "agent/config/toml.h"
+#include "agent/base/toml.h"
 #include "string-util.h"
 
 static void toml_normalise_table(const char *s, size_t n, char *out, size_t size) {

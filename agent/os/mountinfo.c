@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/node/mountinfo.h"
+#include "agent/os/mountinfo.h"
 #include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "agent/report/json.h"
+#include "agent/base/json.h"
 #include "escape.h"
 
 static void write_escaped_char(FILE *f, unsigned char c) {

@@ -6,10 +6,9 @@
 #include <sys/stat.h>
 #include <systemd/sd-bus.h>
 
-#include "agent/engine/context.h"
-#include "agent/engine/log.h"
-#include "agent/config/path.h"
-#include "agent/node/services.h"
+#include "agent/base/log.h"
+#include "agent/base/path.h"
+#include "agent/os/services.h"
 #include "shim/dlopen.h"
 #include "errno-util.h"
 #include "macro.h"

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "agent/node/mountinfo.h"
+#include "agent/os/mountinfo.h"
 
 /* What a plan knows about one mount. The mount id comes from mountinfo; dev and unique_id are what
  * statx(2) reported for the mount point when the plan could reach it by its path (st_dev differs from

@@ -13,8 +13,8 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
-#include "agent/config/path.h"
-#include "agent/node/remove.h"
+#include "agent/base/path.h"
+#include "agent/os/remove.h"
 #include "alloc-util.h"
 #include "chase.h"
 #include "dirent-util.h"

@@ -11,7 +11,7 @@
 #include <sys/xattr.h>
 #include <time.h>
 
-#include "agent/node/fileio.h"
+#include "agent/os/fileio.h"
 #include "chase.h"
 #include "errno-util.h"
 #include "macro.h"
