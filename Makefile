@@ -38,7 +38,7 @@ endif
 # The libraries whose headers each module may include; a module is compiled with its own list's
 # flags only, and tests/integration/test-layers.sh fails when a file includes a library header
 # outside its module's list or a module includes one it must not depend on (Debian's pkg-config
-# gives empty --cflags for most of these, so the flags alone would not catch it). shim/ forwards
+# gives empty --cflags for most of these, so the flags alone would not catch it). dlib/ forwards
 # to every library; tests and fuzzers may use them all.
 AGENT_PKGS    := libsystemd yaml-0.1 libcrypto libcurl
 NETRESET_PKGS := libmnl libnftnl libip4tc libip6tc libipset libbpf
@@ -47,7 +47,7 @@ CRI_PKGS      :=
 ETCD_PKGS     :=
 TEST_PKGS     := cmocka
 ALL_PKGS      := $(sort $(AGENT_PKGS) $(NETRESET_PKGS) $(GRPC_PKGS) $(CRI_PKGS) $(ETCD_PKGS))
-SHIM_PKGS     := $(ALL_PKGS)
+DLIB_PKGS     := $(ALL_PKGS)
 
 # pkg-config is asked when the first recipe that needs its answer runs, not when make reads this
 # file: on a machine that has never built node-reset, "make deps demo" installs the libraries first
@@ -70,9 +70,9 @@ TEST_CFLAGS = $(call pkg_once,TEST_CFLAGS,--cflags,$(TEST_PKGS))
 TEST_LIBS   = $(call pkg_once,TEST_LIBS,--libs,$(TEST_PKGS))
 # "make deps X" (also with -j): nothing that compiles, links or tests starts before deps is done.
 DEPS_FIRST  := $(filter deps,$(MAKECMDGOALS))
-# The binary links only libc: every library is opened by soname when a phase needs it (shim/);
+# The binary links only libc: every library is opened by soname when a phase needs it (dlib/);
 # pkg-config gives their headers. Test fixtures make calls the agent never makes, so tests link
-# the libraries too (the agent's own calls still go through shim/, which finds the same copy).
+# the libraries too (the agent's own calls still go through dlib/, which finds the same copy).
 TEST_LINK_LIBS = -Wl,--as-needed $(PKG_LIBS) -Wl,--no-as-needed
 
 WARNINGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -102,7 +102,7 @@ NETRESET_SRCS := $(wildcard netreset/*.c)
 CRI_SRCS      := $(wildcard cri/*.c)
 ETCD_SRCS     := $(wildcard etcd/*.c)
 GRPC_SRCS     := $(wildcard grpc/*.c)
-SHIM_SRCS     := $(wildcard shim/*.c)
+DLIB_SRCS     := $(wildcard dlib/*.c)
 TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test-*.c))
 TEST_HELPERS  := $(patsubst tests/integration/%.c,$(O)/tests/%,$(wildcard tests/integration/*.c))
@@ -112,8 +112,8 @@ NETRESET_LIB := $(O)/libnetreset.a
 CRI_LIB      := $(O)/libcri.a
 ETCD_LIB     := $(O)/libetcd.a
 GRPC_LIB     := $(O)/libgrpc.a
-SHIM_LIB     := $(O)/libshim.a
-LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB) $(ETCD_LIB) $(GRPC_LIB) $(SHIM_LIB)
+DLIB_LIB     := $(O)/libdlib.a
+LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB) $(ETCD_LIB) $(GRPC_LIB) $(DLIB_LIB)
 # Code only the tests link: calls the agent must never make (creating pods), fixtures.
 TEST_SUPPORT_LIB := $(O)/libtestsupport.a
 
@@ -134,7 +134,7 @@ $(call objs,$(NETRESET_SRCS)): MODULE := NETRESET
 $(call objs,$(CRI_SRCS)): MODULE := CRI
 $(call objs,$(ETCD_SRCS)): MODULE := ETCD
 $(call objs,$(GRPC_SRCS)): MODULE := GRPC
-$(call objs,$(SHIM_SRCS)): MODULE := SHIM
+$(call objs,$(DLIB_SRCS)): MODULE := DLIB
 
 # The default manifest is embedded so that a copied binary works alone in a rescue shell.
 $(O)/agent/config/embedded.o: manifests/default.conf
@@ -146,7 +146,7 @@ $(NETRESET_LIB): $(call objs,$(NETRESET_SRCS))
 $(CRI_LIB): $(call objs,$(CRI_SRCS))
 $(ETCD_LIB): $(call objs,$(ETCD_SRCS))
 $(GRPC_LIB): $(call objs,$(GRPC_SRCS))
-$(SHIM_LIB): $(call objs,$(SHIM_SRCS))
+$(DLIB_LIB): $(call objs,$(DLIB_SRCS))
 $(TEST_SUPPORT_LIB): $(call objs,$(TEST_SUPPORT_SRCS))
 $(O)/%.a:
 	@mkdir -p $(dir $@)
@@ -250,15 +250,15 @@ analyze:
 	$(Q)$(MAKE) --no-print-directory O=$(O)-analyze CC="gcc -fanalyzer" all
 
 tidy:
-	$(Q)clang-tidy --quiet $(AGENT_SRCS) agent/main.c $(NETRESET_SRCS) $(CRI_SRCS) $(ETCD_SRCS) $(GRPC_SRCS) $(SHIM_SRCS) -- $(ALL_CFLAGS)
+	$(Q)clang-tidy --quiet $(AGENT_SRCS) agent/main.c $(NETRESET_SRCS) $(CRI_SRCS) $(ETCD_SRCS) $(GRPC_SRCS) $(DLIB_SRCS) -- $(ALL_CFLAGS)
 
 cppcheck:
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		-D_GNU_SOURCE -Iinclude -I. agent netreset cri etcd grpc shim
+		-D_GNU_SOURCE -Iinclude -I. agent netreset cri etcd grpc dlib
 
 # Every module's sources and headers (tests/integration/test-format.sh runs this in "make check").
 FORMAT_SRCS = $(sort $(wildcard agent/*.c agent/*/*.[ch] netreset/*.[ch] cri/*.[ch] etcd/*.[ch] grpc/*.[ch] \
-		shim/*.[ch] include/*.h))
+		dlib/*.[ch] include/*.h))
 format-check:
 	$(Q)clang-format --dry-run --Werror $(FORMAT_SRCS)
 

@@ -13,7 +13,7 @@
 #include "alloc-util.h"
 #include "agent/base/log.h"
 #include "macro.h"
-#include "shim/dlopen.h"
+#include "dlib/dlopen.h"
 #include "string-util.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(CURL *, curl_easy_cleanup);
@@ -220,7 +220,7 @@ int http_perform(const HttpRequest *req, HttpResult *ret) {
         *ret = (HttpResult) {};
         if (curl_version_num(&version) < 0) {
                 ret->code = CURLE_FAILED_INIT;
-                (void) snprintf(ret->error, sizeof ret->error, "%s", strna(shim_why(SHIM_LIBCURL)));
+                (void) snprintf(ret->error, sizeof ret->error, "%s", strna(dlib_why(DLIB_LIBCURL)));
                 return -EOPNOTSUPP;
         }
         f = http_features_for(version);
@@ -260,7 +260,7 @@ char *http_url_redact(const char *url) {
         CLEANUP(curl_url_cleanupp) CURLU *u = NULL;
         char *s = NULL, *copy;
 
-        if (shim_load(SHIM_LIBCURL) < 0)
+        if (dlib_load(DLIB_LIBCURL) < 0)
                 return redact_by_hand(url);
         u = curl_url();
         if (!u)

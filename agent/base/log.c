@@ -13,7 +13,7 @@
 #include "agent/base/log.h"
 #include "escape.h"
 #include "macro.h"
-#include "shim/dlopen.h"
+#include "dlib/dlopen.h"
 #include "string-util.h"
 
 static int max_level = LOG_INFO;
@@ -39,7 +39,7 @@ void log_setup(void) {
          * duplicate the structured entries. $INVOCATION_ID says nothing about where stderr goes
          * (systemd-run -t, a CI runner, a timer with StandardError=file:) nor that journald runs. Without
          * libsystemd, stderr it is. */
-        journal = stderr_is_journal() && shim_load(SHIM_LIBSYSTEMD) >= 0;
+        journal = stderr_is_journal() && dlib_load(DLIB_LIBSYSTEMD) >= 0;
         if (e && streq(e, "debug"))
                 max_level = LOG_DEBUG;
 }

@@ -6,30 +6,30 @@
 #include "string-util.h"
 
 /* What is lost without each library, in the words of the report ("<why>: <effect>"). */
-static const char *const effects[_SHIM_LIB_MAX] = {
-        [SHIM_LIBSYSTEMD] = "services-early, services-late and reload phases skipped, logging to stderr",
-        [SHIM_LIBMNL] = "network and firewall phases skipped",
-        [SHIM_LIBNFTNL] = "firewall nf_tables lines skipped",
-        [SHIM_LIBIP4TC] = "firewall legacy iptables lines skipped",
-        [SHIM_LIBIP6TC] = "firewall legacy ip6tables lines skipped",
-        [SHIM_LIBIPSET] = "firewall ipset lines skipped",
-        [SHIM_LIBCURL] = "pods phase skipped, no --report-url POSTs, orphan-check cannot ask the API server",
-        [SHIM_LIBCRYPTO] = "orphan-check cannot read kubeconfig certificates",
-        [SHIM_LIBYAML] = "orphan-check cannot read kubeconfigs",
-        [SHIM_LIBBPF] = "network BPF program lines skipped",
+static const char *const effects[_DLIB_LIB_MAX] = {
+        [DLIB_LIBSYSTEMD] = "services-early, services-late and reload phases skipped, logging to stderr",
+        [DLIB_LIBMNL] = "network and firewall phases skipped",
+        [DLIB_LIBNFTNL] = "firewall nf_tables lines skipped",
+        [DLIB_LIBIP4TC] = "firewall legacy iptables lines skipped",
+        [DLIB_LIBIP6TC] = "firewall legacy ip6tables lines skipped",
+        [DLIB_LIBIPSET] = "firewall ipset lines skipped",
+        [DLIB_LIBCURL] = "pods phase skipped, no --report-url POSTs, orphan-check cannot ask the API server",
+        [DLIB_LIBCRYPTO] = "orphan-check cannot read kubeconfig certificates",
+        [DLIB_LIBYAML] = "orphan-check cannot read kubeconfigs",
+        [DLIB_LIBBPF] = "network BPF program lines skipped",
 };
 
-int libraries_check(ShimLib lib, const char **ret_why) {
-        int r = shim_load(lib);
+int libraries_check(DlibLib lib, const char **ret_why) {
+        int r = dlib_load(lib);
 
         if (ret_why)
-                *ret_why = r < 0 ? strna(shim_why(lib)) : NULL;
+                *ret_why = r < 0 ? strna(dlib_why(lib)) : NULL;
         return r;
 }
 
-int libraries_find(ShimLib lib, const char **ret_why) {
+int libraries_find(DlibLib lib, const char **ret_why) {
         const char *why;
-        int r = shim_find(lib, NULL, &why);
+        int r = dlib_find(lib, NULL, &why);
 
         if (ret_why)
                 *ret_why = r < 0 ? strna(why) : NULL;
@@ -45,11 +45,11 @@ static const ActionOps library_ops = {
         .apply = skip_row_apply,
 };
 
-static int plan_skip_row(Plan *plan, const char *phase, ShimLib lib, const char *why, const char *what) {
+static int plan_skip_row(Plan *plan, const char *phase, DlibLib lib, const char *why, const char *what) {
         Action *a;
         int r;
 
-        a = plan_add(plan, &library_ops, phase, shim_lib_sonames(lib)[0], NULL, NULL);
+        a = plan_add(plan, &library_ops, phase, dlib_lib_sonames(lib)[0], NULL, NULL);
         if (!a)
                 return -ENOMEM;
         a->present = false;
@@ -59,7 +59,7 @@ static int plan_skip_row(Plan *plan, const char *phase, ShimLib lib, const char 
         return r < 0 ? r : 1;
 }
 
-int libraries_plan_missing(Plan *plan, const char *phase, ShimLib lib, const char *what) {
+int libraries_plan_missing(Plan *plan, const char *phase, DlibLib lib, const char *what) {
         const char *why;
 
         if (libraries_check(lib, &why) >= 0)
@@ -75,8 +75,8 @@ int libraries_plan_phase(Plan *plan, const char *phase, unsigned needs) {
         what = strprintf("the %s phase", phase);
         if (!what)
                 return -ENOMEM;
-        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++)
-                if (needs & SHIM_MASK(l)) {
+        for (DlibLib l = 0; l < _DLIB_LIB_MAX; l++)
+                if (needs & DLIB_MASK(l)) {
                         const char *why;
 
                         /* Looked up, not loaded: the phase may never call it. */
@@ -91,10 +91,10 @@ int libraries_plan_failed(Plan *plan, const char *phase, unsigned needs) {
 
         if (!what)
                 return -ENOMEM;
-        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++) {
+        for (DlibLib l = 0; l < _DLIB_LIB_MAX; l++) {
                 const char *why;
 
-                if ((needs & SHIM_MASK(l)) && libraries_check(l, &why) < 0)
+                if ((needs & DLIB_MASK(l)) && libraries_check(l, &why) < 0)
                         return plan_skip_row(plan, phase, l, why, what);
         }
         return 0;
@@ -104,7 +104,7 @@ void libraries_emit_unavailable(Emitter *e) {
         bool any = false;
 
         emit_open_array(e, "unavailable");
-        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++) {
+        for (DlibLib l = 0; l < _DLIB_LIB_MAX; l++) {
                 const char *why;
 
                 if (libraries_find(l, &why) >= 0)
@@ -113,7 +113,7 @@ void libraries_emit_unavailable(Emitter *e) {
                         emit_text(e, COLOR_YELLOW, "\nunavailable on this node:\n");
                 any = true;
                 emit_open_object(e, NULL);
-                emit_string(e, COLOR_NONE, "library", NULL, shim_lib_name(l));
+                emit_string(e, COLOR_NONE, "library", NULL, dlib_lib_name(l));
                 emit_string(e, COLOR_YELLOW, "why", "  %s", why);
                 emit_string(e, COLOR_NONE, "effect", ": %s\n", effects[l]);
                 emit_close_object(e);
@@ -122,12 +122,12 @@ void libraries_emit_unavailable(Emitter *e) {
 }
 
 void libraries_print(FILE *f) {
-        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++) {
+        for (DlibLib l = 0; l < _DLIB_LIB_MAX; l++) {
                 const char *soname, *why;
 
-                if (shim_find(l, &soname, &why) >= 0)
-                        fprintf(f, "  %-11s %s\n", shim_lib_name(l), soname);
+                if (dlib_find(l, &soname, &why) >= 0)
+                        fprintf(f, "  %-11s %s\n", dlib_lib_name(l), soname);
                 else
-                        fprintf(f, "  %-11s not loaded: %s (%s)\n", shim_lib_name(l), strna(why), effects[l]);
+                        fprintf(f, "  %-11s not loaded: %s (%s)\n", dlib_lib_name(l), strna(why), effects[l]);
         }
 }

@@ -17,7 +17,7 @@ typedef struct Phase {
         /* Observe the node read-only and append this phase's actions to the plan. A failure to
          * observe is returned as -errno with a message; the engine then refuses to execute. */
         int (*plan)(Context *ctx, Plan *plan, char **reterr);
-        /* SHIM_MASK()s of the optional libraries it cannot work without: when one is not on the node
+        /* DLIB_MASK()s of the optional libraries it cannot work without: when one is not on the node
          * (looked up, not loaded), the engine plans one skipped row naming it instead of calling
          * plan(). The phase loads a library at its first call of it. */
         unsigned needs;

@@ -13,7 +13,7 @@
 #include "errno-util.h"
 #include "escape.h"
 #include "macro.h"
-#include "shim/dlopen.h"
+#include "dlib/dlopen.h"
 #include "time-util.h"
 #include "string-util.h"
 
@@ -134,14 +134,14 @@ static int observe(const OrphanOptions *o, OrphanCheck *c) {
 }
 
 int orphan_check(const OrphanOptions *o, OrphanCheck *c) {
-        static const ShimLib needs[] = { SHIM_LIBCURL, SHIM_LIBCRYPTO, SHIM_LIBYAML };
+        static const DlibLib needs[] = { DLIB_LIBCURL, DLIB_LIBCRYPTO, DLIB_LIBYAML };
         int r;
 
         *c = (OrphanCheck) { .class = _ORPHAN_CLASS_INVALID };
         /* Without these nothing can be asked, and no class may be guessed: an error naming the library. */
         for (size_t i = 0; i < ELEMENTSOF(needs); i++)
-                if (shim_load(needs[i]) < 0)
-                        return set_errmsg(&c->error, -EOPNOTSUPP, "%s: cannot ask the API server", shim_why(needs[i]));
+                if (dlib_load(needs[i]) < 0)
+                        return set_errmsg(&c->error, -EOPNOTSUPP, "%s: cannot ask the API server", dlib_why(needs[i]));
         r = observe(o, c);
         if (r >= 0)
                 r = state_load(o, &c->state, &c->error);

@@ -9,7 +9,7 @@
 #include "agent/base/log.h"
 #include "agent/base/path.h"
 #include "agent/os/services.h"
-#include "shim/dlopen.h"
+#include "dlib/dlopen.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -132,8 +132,8 @@ static int manager_connect(ServiceManager *m, const char *root) {
         if (isempty(env) && (stat(marker, &st) < 0 || !S_ISDIR(st.st_mode)))
                 return manager_absent(m, "not booted with systemd (no %s)", marker);
         /* Without libsystemd nothing can be asked: the same as no systemd, with the reason. */
-        if (shim_load(SHIM_LIBSYSTEMD) < 0)
-                return manager_absent(m, "%s", shim_why(SHIM_LIBSYSTEMD));
+        if (dlib_load(DLIB_LIBSYSTEMD) < 0)
+                return manager_absent(m, "%s", dlib_why(DLIB_LIBSYSTEMD));
         if (!isempty(env))
                 return manager_try(m, false, env);
         /* As root, talk to PID 1 directly, as systemctl does: it works while dbus is down too. */

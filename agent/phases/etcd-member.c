@@ -328,7 +328,7 @@ int etcd_local_client(const EtcdLocal *l, const char *endpoint, uint64_t deadlin
 
         /* The first etcd call loads libcurl; one that does not load is no client ("Can not access a
          * needed shared library"), and the report's unavailable list says why. */
-        if (libraries_check(SHIM_LIBCURL, NULL) < 0)
+        if (libraries_check(DLIB_LIBCURL, NULL) < 0)
                 return -ELIBACC;
         r = etcd_client_new(endpoint, &tls, ret);
         if (r < 0)

@@ -381,7 +381,7 @@ static int plan_nft(Plan *plan, const Manifest *m, const Settings *s, char **ret
                                         NFPROTO_ARP,  NFPROTO_BRIDGE, NFPROTO_NETDEV };
         int r;
 
-        r = libraries_plan_missing(plan, PHASE, SHIM_LIBNFTNL, "nf_tables lines");
+        r = libraries_plan_missing(plan, PHASE, DLIB_LIBNFTNL, "nf_tables lines");
         if (r != 0)
                 return MIN(r, 0);
         for (size_t i = 0; i < ELEMENTSOF(families) && r >= 0; i++)
@@ -502,7 +502,7 @@ static int plan_legacy(Plan *plan, const Settings *s, char **reterr) {
                         return set_errmsg(reterr, r, "cannot list the legacy %s tables: %s", legacy_family(families[i]),
                                           strerror(-r));
                 if (tables[0]) {
-                        r = libraries_plan_missing(plan, PHASE, families[i] == AF_INET ? SHIM_LIBIP4TC : SHIM_LIBIP6TC,
+                        r = libraries_plan_missing(plan, PHASE, families[i] == AF_INET ? DLIB_LIBIP4TC : DLIB_LIBIP6TC,
                                                    families[i] == AF_INET ? "legacy iptables lines"
                                                                           : "legacy ip6tables lines");
                         if (r != 0) {
@@ -625,7 +625,7 @@ static int plan_ipsets(Plan *plan, const Manifest *m) {
 
         if (!manifest_has(m, DIRECTIVE_IPSET))
                 return 0;
-        r = libraries_plan_missing(plan, PHASE, SHIM_LIBIPSET, "ipset lines");
+        r = libraries_plan_missing(plan, PHASE, DLIB_LIBIPSET, "ipset lines");
         if (r != 0)
                 return MIN(r, 0);
         /* A kernel without ip_set, or a listing that fails, leaves the sets alone with the reason. */

@@ -730,7 +730,7 @@ int network_bpf_plan(Context *ctx, Plan *plan, const NetworkObservation *o, char
         int k;
 
         /* Pins are removed with plain unlinkat(); programs need libbpf to be read and detached. */
-        k = libraries_plan_missing(plan, "network", SHIM_LIBBPF, "BPF program lines");
+        k = libraries_plan_missing(plan, "network", DLIB_LIBBPF, "BPF program lines");
         if (k < 0)
                 return k;
         if (k > 0) {

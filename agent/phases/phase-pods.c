@@ -944,7 +944,7 @@ int phase_pods_plan(Context *ctx, Plan *plan, char **reterr) {
                         continue;
                 found++;
                 /* The first CRI call: libcurl is loaded here, not when the phase was chosen. */
-                if (found == 1 && (r = libraries_plan_missing(plan, "pods", SHIM_LIBCURL, "the pods phase")) != 0)
+                if (found == 1 && (r = libraries_plan_missing(plan, "pods", DLIB_LIBCURL, "the pods phase")) != 0)
                         return r < 0 ? r : 0;
                 r = plan_target(ctx, plan, paths[i], deadline, reterr);
         }

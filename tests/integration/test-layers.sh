@@ -4,9 +4,9 @@
 # for most libraries, so compiling each module with only its own packages' flags cannot catch a
 # module that includes another library's header; this test reads the sources instead:
 #   - a library header (<curl/...>, <libmnl/...>, ...) only in a module whose *_PKGS in the
-#     Makefile lists that library (shim/ forwards to all of them);
+#     Makefile lists that library (dlib/ forwards to all of them);
 #   - dependencies point one way: agent/ uses the libraries, netreset/ never includes agent/,
-#     cri/ or etcd/; cri/ and etcd/ use grpc/ and never each other; grpc/ and shim/ use only
+#     cri/ or etcd/; cri/ and etcd/ use grpc/ and never each other; grpc/ and dlib/ use only
 #     include/; include/ is self-contained;
 #   - inside agent/, folders in layers (base, os, config, engine, phases, report, orphan), none
 #     including a folder above its own;
@@ -18,7 +18,7 @@ cd "$TOP" || exit 1
 
 pkgs() { make -s --no-print-directory "print-$1"; }
 python3 - "AGENT=$(pkgs AGENT_PKGS)" "NETRESET=$(pkgs NETRESET_PKGS)" "GRPC=$(pkgs GRPC_PKGS)" \
-        "CRI=$(pkgs CRI_PKGS)" "ETCD=$(pkgs ETCD_PKGS)" "SHIM=$(pkgs SHIM_PKGS)" <<'PY'
+        "CRI=$(pkgs CRI_PKGS)" "ETCD=$(pkgs ETCD_PKGS)" "DLIB=$(pkgs DLIB_PKGS)" <<'PY'
 import glob, re, sys
 
 declared = {k: set(v.split()) for k, v in (a.split("=", 1) for a in sys.argv[1:])}
@@ -29,12 +29,12 @@ owner = [("curl/", "libcurl"), ("systemd/", "libsystemd"), ("yaml.h", "yaml-0.1"
          ("bpf/", "libbpf")]
 # Which project folders each module may include ("include" is the header-only base).
 may_use = {
-    "agent": {"include", "agent", "netreset", "cri", "etcd", "grpc", "shim"},
-    "netreset": {"include", "netreset", "shim"},
-    "cri": {"include", "cri", "grpc", "shim"},
-    "etcd": {"include", "etcd", "grpc", "shim"},
-    "grpc": {"include", "grpc", "shim"},
-    "shim": {"include", "shim"},
+    "agent": {"include", "agent", "netreset", "cri", "etcd", "grpc", "dlib"},
+    "netreset": {"include", "netreset", "dlib"},
+    "cri": {"include", "cri", "grpc", "dlib"},
+    "etcd": {"include", "etcd", "grpc", "dlib"},
+    "grpc": {"include", "grpc", "dlib"},
+    "dlib": {"include", "dlib"},
     "include": {"include"},
 }
 base = {p.split("/", 1)[1] for p in glob.glob("include/*.h")}

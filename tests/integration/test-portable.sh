@@ -51,15 +51,15 @@ for l in libsystemd.so.0 libmnl.so.0 libnftnl.so.11 libip4tc.so.2 libip6tc.so.2 
 done
 
 # Forwarders called with their library missing answer their API's error value, never crash.
-PROBE="$O/tests/shim-probe"
+PROBE="$O/tests/dlib-probe"
 if [ -x "$PROBE" ]; then
         "$PROBE" loaded > "$WORK/probe-loaded.txt" 2>&1; rc=$?
-        assert "shim-probe: every library loads here and the variadic forwarders pass their arguments" test $rc -eq 0
-        cp "$PROBE" "$C/shim-probe"
-        chroot "$C" /shim-probe missing > "$WORK/probe.txt" 2>&1; rc=$?
-        assert "shim-probe in the chroot: each forwarder returns its error value ($(grep -c '^ok' "$WORK/probe.txt") checks)" test $rc -eq 0
+        assert "dlib-probe: every library loads here and the variadic forwarders pass their arguments" test $rc -eq 0
+        cp "$PROBE" "$C/dlib-probe"
+        chroot "$C" /dlib-probe missing > "$WORK/probe.txt" 2>&1; rc=$?
+        assert "dlib-probe in the chroot: each forwarder returns its error value ($(grep -c '^ok' "$WORK/probe.txt") checks)" test $rc -eq 0
         grep '^FAIL' "$WORK/probe.txt" "$WORK/probe-loaded.txt"
-        rm "$C/shim-probe"
+        rm "$C/dlib-probe"
 else
         fail "$PROBE is not built (make check builds it)"
 fi

@@ -3,9 +3,9 @@
 
 #include <libiptc/libiptc.h>
 
-#include "shim/forward.h"
+#include "dlib/forward.h"
 
-#define SHIM_THIS SHIM_LIBIP4TC
+#define DLIB_THIS DLIB_LIBIP4TC
 
 /* Missing library: 0 (libiptc's failure, errno EOPNOTSUPP) or NULL;
  * iptc_strerror() names the missing library. */
@@ -29,6 +29,6 @@
         X(const char *, iptc_strerror, (int err), (err), "libip4tc is not loaded")
 /* clang-format on */
 
-SHIM_POINTERS(SYMBOLS)
-SHIM_LIBRARY(shim_library_libip4tc, "libip4tc", SYMBOLS, "libip4tc.so.2");
-SHIM_FORWARDERS(SYMBOLS)
+DLIB_POINTERS(SYMBOLS)
+DLIB_LIBRARY(dlib_library_libip4tc, "libip4tc", SYMBOLS, "libip4tc.so.2");
+DLIB_FORWARDERS(SYMBOLS)

@@ -3,9 +3,9 @@
 
 #include <libiptc/libip6tc.h>
 
-#include "shim/forward.h"
+#include "dlib/forward.h"
 
-#define SHIM_THIS SHIM_LIBIP6TC
+#define DLIB_THIS DLIB_LIBIP6TC
 
 /* Missing library: 0 (libiptc's failure, errno EOPNOTSUPP) or NULL;
  * ip6tc_strerror() names the missing library. */
@@ -29,6 +29,6 @@
         X(const char *, ip6tc_strerror, (int err), (err), "libip6tc is not loaded")
 /* clang-format on */
 
-SHIM_POINTERS(SYMBOLS)
-SHIM_LIBRARY(shim_library_libip6tc, "libip6tc", SYMBOLS, "libip6tc.so.2");
-SHIM_FORWARDERS(SYMBOLS)
+DLIB_POINTERS(SYMBOLS)
+DLIB_LIBRARY(dlib_library_libip6tc, "libip6tc", SYMBOLS, "libip6tc.so.2");
+DLIB_FORWARDERS(SYMBOLS)

@@ -4,9 +4,9 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 
-#include "shim/forward.h"
+#include "dlib/forward.h"
 
-#define SHIM_THIS SHIM_LIBBPF
+#define DLIB_THIS DLIB_LIBBPF
 
 /* Missing library: -1 (errno EOPNOTSUPP) or NULL, as libbpf fails; btf__free does nothing. The
  * network phase skips its BPF lines before any of these is called (libraries_plan_missing). */
@@ -25,6 +25,6 @@
         X(const struct btf_type *, btf__type_by_id, (const struct btf *btf, __u32 id), (btf, id), NULL)
 /* clang-format on */
 
-SHIM_POINTERS(SYMBOLS)
-SHIM_LIBRARY(shim_library_libbpf, "libbpf", SYMBOLS, "libbpf.so.1", "libbpf.so.0");
-SHIM_FORWARDERS(SYMBOLS)
+DLIB_POINTERS(SYMBOLS)
+DLIB_LIBRARY(dlib_library_libbpf, "libbpf", SYMBOLS, "libbpf.so.1", "libbpf.so.0");
+DLIB_FORWARDERS(SYMBOLS)

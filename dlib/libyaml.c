@@ -5,9 +5,9 @@
 
 #include <yaml.h>
 
-#include "shim/forward.h"
+#include "dlib/forward.h"
 
-#define SHIM_THIS SHIM_LIBYAML
+#define DLIB_THIS DLIB_LIBYAML
 
 /* Missing library: 0 (libyaml's failure) or NULL; the deletes do nothing. */
 /* clang-format off */
@@ -21,6 +21,6 @@
         V(void, yaml_parser_set_input_string, (yaml_parser_t *parser, const unsigned char *input, size_t size), (parser, input, size), )
 /* clang-format on */
 
-SHIM_POINTERS(SYMBOLS)
-SHIM_LIBRARY(shim_library_libyaml, "libyaml", SYMBOLS, "libyaml-0.so.2");
-SHIM_FORWARDERS(SYMBOLS)
+DLIB_POINTERS(SYMBOLS)
+DLIB_LIBRARY(dlib_library_libyaml, "libyaml", SYMBOLS, "libyaml-0.so.2");
+DLIB_FORWARDERS(SYMBOLS)

@@ -11,9 +11,9 @@
 #include <libnftnl/table.h>
 #include <libnftnl/udata.h>
 
-#include "shim/forward.h"
+#include "dlib/forward.h"
 
-#define SHIM_THIS SHIM_LIBNFTNL
+#define DLIB_THIS DLIB_LIBNFTNL
 
 /* Missing library: NULL, -1 (errno EOPNOTSUPP), false or 0; frees do nothing.
  * .so.11 is the only soname libnftnl has had since 2019 (1.1.x to 1.2.x): a later soname would
@@ -62,6 +62,6 @@
         X(uint8_t, nftnl_udata_type, (const struct nftnl_udata *attr), (attr), 0)
 /* clang-format on */
 
-SHIM_POINTERS(SYMBOLS)
-SHIM_LIBRARY(shim_library_libnftnl, "libnftnl", SYMBOLS, "libnftnl.so.11");
-SHIM_FORWARDERS(SYMBOLS)
+DLIB_POINTERS(SYMBOLS)
+DLIB_LIBRARY(dlib_library_libnftnl, "libnftnl", SYMBOLS, "libnftnl.so.11");
+DLIB_FORWARDERS(SYMBOLS)

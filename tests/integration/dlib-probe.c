@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Test helper for test-portable.sh: calls one forwarder of every library in shim/ and checks the
+/* Test helper for test-portable.sh: calls one forwarder of every library in dlib/ and checks the
  * documented answer. "missing" (run where no optional library exists): each returns its API's
  * error value and nothing crashes. "loaded": each library loads and answers for real. */
 
@@ -16,7 +16,7 @@
 #include <systemd/sd-journal.h>
 
 #include "macro.h"
-#include "shim/dlopen.h"
+#include "dlib/dlopen.h"
 #include "string-util.h"
 
 static int failures;
@@ -37,10 +37,10 @@ static void probe_missing(void) {
         struct iovec iov = { (char *) "MESSAGE=x", 9 };
         sd_bus *bus = NULL;
 
-        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++) {
+        for (DlibLib l = 0; l < _DLIB_LIB_MAX; l++) {
                 const char *so = "x", *why = NULL;
 
-                check("shim_find: not found", shim_find(l, &so, &why) == -EOPNOTSUPP && !so && says_not_found(why));
+                check("dlib_find: not found", dlib_find(l, &so, &why) == -EOPNOTSUPP && !so && says_not_found(why));
         }
         errno = 0;
         check("mnl_socket_open2: NULL, errno EOPNOTSUPP", !mnl_socket_open2(NETLINK_ROUTE, 0) && errno == EOPNOTSUPP);
@@ -56,8 +56,8 @@ static void probe_missing(void) {
         check("sd_bus_message_append (variadic): -EOPNOTSUPP", sd_bus_message_append(NULL, "s", "x") == -EOPNOTSUPP);
         check("sd_bus_error_has_names (variadic): 0", sd_bus_error_has_names(&e, "a.b", "c.d") == 0);
         check("sd_journal_sendv: -EOPNOTSUPP", sd_journal_sendv(&iov, 1) == -EOPNOTSUPP);
-        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++)
-                check(shim_lib_name(l), shim_load(l) == -EOPNOTSUPP && !shim_soname(l) && says_not_found(shim_why(l)));
+        for (DlibLib l = 0; l < _DLIB_LIB_MAX; l++)
+                check(dlib_lib_name(l), dlib_load(l) == -EOPNOTSUPP && !dlib_soname(l) && says_not_found(dlib_why(l)));
 }
 
 static void probe_loaded(void) {
@@ -67,18 +67,18 @@ static void probe_loaded(void) {
         CURL *h;
 
         /* Found by soname without being mapped; then loaded, and found as what was loaded. */
-        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++) {
+        for (DlibLib l = 0; l < _DLIB_LIB_MAX; l++) {
                 const char *so = NULL, *why = "x";
 
-                check("shim_find: found, not loaded",
-                      shim_find(l, &so, &why) == 0 && so && !why && !dlopen(so, RTLD_LAZY | RTLD_NOLOAD));
+                check("dlib_find: found, not loaded",
+                      dlib_find(l, &so, &why) == 0 && so && !why && !dlopen(so, RTLD_LAZY | RTLD_NOLOAD));
         }
-        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++) {
+        for (DlibLib l = 0; l < _DLIB_LIB_MAX; l++) {
                 const char *so = NULL;
 
-                check(shim_lib_name(l), shim_load(l) == 0 && shim_soname(l) && !shim_why(l));
-                check("shim_find after the load: the loaded soname",
-                      shim_find(l, &so, NULL) == 0 && so && streq(so, shim_soname(l)));
+                check(dlib_lib_name(l), dlib_load(l) == 0 && dlib_soname(l) && !dlib_why(l));
+                check("dlib_find after the load: the loaded soname",
+                      dlib_find(l, &so, NULL) == 0 && so && streq(so, dlib_soname(l)));
         }
         v = curl_version_info(CURLVERSION_NOW);
         check("curl_version_info answers", v && v->version_num > 0);
@@ -93,13 +93,13 @@ static void probe_loaded(void) {
         check("sd_bus_error_has_names: the second name matches",
               sd_bus_error_has_names(&e, "org.example.A", "org.example.B") > 0);
         check("sd_bus_error_has_names: no name matches", sd_bus_error_has_names(&e, "org.example.C") == 0);
-        check("shim_lib_from_name",
-              shim_lib_from_name("libipset") == SHIM_LIBIPSET && shim_lib_from_name("libfoo") == _SHIM_LIB_INVALID);
+        check("dlib_lib_from_name",
+              dlib_lib_from_name("libipset") == DLIB_LIBIPSET && dlib_lib_from_name("libfoo") == _DLIB_LIB_INVALID);
 }
 
 int main(int argc, char *argv[]) {
         if (argc != 2 || !(streq(argv[1], "missing") || streq(argv[1], "loaded"))) {
-                fprintf(stderr, "usage: shim-probe missing|loaded\n");
+                fprintf(stderr, "usage: dlib-probe missing|loaded\n");
                 return 2;
         }
         if (streq(argv[1], "missing"))

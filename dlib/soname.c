@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "macro.h"
-#include "shim/forward.h"
+#include "dlib/forward.h"
 
 /* The loader's own header: a library of another class or machine is not one it would load. */
 extern const ElfW(Ehdr) __ehdr_start;
@@ -131,13 +131,13 @@ static int in_cache_data(const uint8_t *data, size_t size, const char *soname) {
         return 0;
 }
 
-/* The loader's cache, mapped between shim_soname_begin() and _end(): one read for all lookups.
+/* The loader's cache, mapped between dlib_soname_begin() and _end(): one read for all lookups.
  * NULL with cache_error 0 when there is none (a chroot: the directories decide). */
 static const uint8_t *cache_data;
 static size_t cache_size;
 static int cache_error;
 
-void shim_soname_begin(void) {
+void dlib_soname_begin(void) {
         struct stat st;
         void *p;
         int fd;
@@ -157,7 +157,7 @@ void shim_soname_begin(void) {
         (void) close(fd);
 }
 
-void shim_soname_end(void) {
+void dlib_soname_end(void) {
         if (cache_data)
                 (void) munmap((void *) cache_data, cache_size);
         cache_data = NULL;
@@ -172,7 +172,7 @@ static int in_cache(const char *soname) {
 }
 
 /* Not dlopen(RTLD_NOLOAD): the loader reads its cache and opens the file for that too. */
-int shim_soname_locate(const char *soname) {
+int dlib_soname_locate(const char *soname) {
         int r;
 
         if (in_library_path(soname))

@@ -6,36 +6,36 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "shim/forward.h"
+#include "dlib/forward.h"
 #include "string-util.h"
 
-static const ShimLibrary *const libraries[_SHIM_LIB_MAX] = {
-        [SHIM_LIBSYSTEMD] = &shim_library_libsystemd, [SHIM_LIBMNL] = &shim_library_libmnl,
-        [SHIM_LIBNFTNL] = &shim_library_libnftnl,     [SHIM_LIBIP4TC] = &shim_library_libip4tc,
-        [SHIM_LIBIP6TC] = &shim_library_libip6tc,     [SHIM_LIBIPSET] = &shim_library_libipset,
-        [SHIM_LIBCURL] = &shim_library_libcurl,       [SHIM_LIBCRYPTO] = &shim_library_libcrypto,
-        [SHIM_LIBYAML] = &shim_library_libyaml,       [SHIM_LIBBPF] = &shim_library_libbpf,
+static const DlibLibrary *const libraries[_DLIB_LIB_MAX] = {
+        [DLIB_LIBSYSTEMD] = &dlib_library_libsystemd, [DLIB_LIBMNL] = &dlib_library_libmnl,
+        [DLIB_LIBNFTNL] = &dlib_library_libnftnl,     [DLIB_LIBIP4TC] = &dlib_library_libip4tc,
+        [DLIB_LIBIP6TC] = &dlib_library_libip6tc,     [DLIB_LIBIPSET] = &dlib_library_libipset,
+        [DLIB_LIBCURL] = &dlib_library_libcurl,       [DLIB_LIBCRYPTO] = &dlib_library_libcrypto,
+        [DLIB_LIBYAML] = &dlib_library_libyaml,       [DLIB_LIBBPF] = &dlib_library_libbpf,
 };
 
-typedef struct ShimState {
+typedef struct DlibState {
         bool done; /* read with acquire: the rest is final once it is true */
         int result;
         const char *soname;
         char why[256];
-        /* shim_find()'s answer, under the lock, until shim_load() decides for good. */
+        /* dlib_find()'s answer, under the lock, until dlib_load() decides for good. */
         bool looked;
         int find_result;
         const char *found;
         char find_why[64];
-} ShimState;
+} DlibState;
 
-static ShimState states[_SHIM_LIB_MAX];
+static DlibState states[_DLIB_LIB_MAX];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* dlsym() every used symbol; a library lacking one is not that library (a broken or foreign
  * build), so the caller tries the next soname. The reason goes to st when non-NULL; the pointers
  * are published only all together. */
-static int resolve_all(const ShimLibrary *l, void *handle, const char *soname, ShimState *st) {
+static int resolve_all(const DlibLibrary *l, void *handle, const char *soname, DlibState *st) {
         void *found[l->n_symbols];
 
         for (size_t i = 0; i < l->n_symbols; i++) {
@@ -59,7 +59,7 @@ static bool dlerror_is_absent(const char *e) {
 /* Every soname in turn. When none exists at all the reason is short ("libipset.so.13 not found");
  * otherwise it is the first real failure in the loader's own words (wrong ELF class, a missing
  * dependency of the library, a lacking symbol), as that is what an operator can act on. */
-static int load_locked(const ShimLibrary *l, ShimState *st) {
+static int load_locked(const DlibLibrary *l, DlibState *st) {
         bool have_why = false;
 
         for (const char *const *s = l->sonames; *s; s++) {
@@ -87,10 +87,10 @@ static int load_locked(const ShimLibrary *l, ShimState *st) {
         return -EOPNOTSUPP;
 }
 
-int shim_load(ShimLib lib) {
-        ShimState *st;
+int dlib_load(DlibLib lib) {
+        DlibState *st;
 
-        if (lib < 0 || lib >= _SHIM_LIB_MAX)
+        if (lib < 0 || lib >= _DLIB_LIB_MAX)
                 return -EINVAL;
         st = &states[lib];
         if (__atomic_load_n(&st->done, __ATOMIC_ACQUIRE))
@@ -105,11 +105,11 @@ int shim_load(ShimLib lib) {
 }
 
 /* -EAGAIN when the loader's cache cannot be read: only a real load can tell then. */
-static int find_locked(const ShimLibrary *l, ShimState *st) {
+static int find_locked(const DlibLibrary *l, DlibState *st) {
         bool undecided = false;
 
         for (const char *const *s = l->sonames; *s; s++) {
-                int k = shim_soname_locate(*s);
+                int k = dlib_soname_locate(*s);
 
                 if (k > 0) {
                         st->found = *s;
@@ -125,21 +125,21 @@ static int find_locked(const ShimLibrary *l, ShimState *st) {
 
 /* Every library at once: the loader's cache is read once, whichever is asked about first. */
 static void find_all_locked(void) {
-        shim_soname_begin();
-        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++)
+        dlib_soname_begin();
+        for (DlibLib l = 0; l < _DLIB_LIB_MAX; l++)
                 if (!states[l].looked) {
                         states[l].find_result = find_locked(libraries[l], &states[l]);
                         states[l].looked = true;
                 }
-        shim_soname_end();
+        dlib_soname_end();
 }
 
-int shim_find(ShimLib lib, const char **ret_soname, const char **ret_why) {
+int dlib_find(DlibLib lib, const char **ret_soname, const char **ret_why) {
         const char *soname = NULL, *why = NULL;
-        ShimState *st;
+        DlibState *st;
         int r;
 
-        if (lib < 0 || lib >= _SHIM_LIB_MAX)
+        if (lib < 0 || lib >= _DLIB_LIB_MAX)
                 return -EINVAL;
         st = &states[lib];
         (void) pthread_mutex_lock(&lock);
@@ -156,9 +156,9 @@ int shim_find(ShimLib lib, const char **ret_soname, const char **ret_why) {
         }
         (void) pthread_mutex_unlock(&lock);
         if (r == -EAGAIN) {
-                r = shim_load(lib);
-                soname = shim_soname(lib);
-                why = shim_why(lib);
+                r = dlib_load(lib);
+                soname = dlib_soname(lib);
+                why = dlib_why(lib);
         }
         if (ret_soname)
                 *ret_soname = r >= 0 ? soname : NULL;
@@ -167,29 +167,29 @@ int shim_find(ShimLib lib, const char **ret_soname, const char **ret_why) {
         return r;
 }
 
-const char *shim_soname(ShimLib lib) {
-        if (lib < 0 || lib >= _SHIM_LIB_MAX || !__atomic_load_n(&states[lib].done, __ATOMIC_ACQUIRE))
+const char *dlib_soname(DlibLib lib) {
+        if (lib < 0 || lib >= _DLIB_LIB_MAX || !__atomic_load_n(&states[lib].done, __ATOMIC_ACQUIRE))
                 return NULL;
         return states[lib].soname;
 }
 
-const char *shim_why(ShimLib lib) {
-        if (lib < 0 || lib >= _SHIM_LIB_MAX || !__atomic_load_n(&states[lib].done, __ATOMIC_ACQUIRE))
+const char *dlib_why(DlibLib lib) {
+        if (lib < 0 || lib >= _DLIB_LIB_MAX || !__atomic_load_n(&states[lib].done, __ATOMIC_ACQUIRE))
                 return NULL;
         return states[lib].result < 0 ? states[lib].why : NULL;
 }
 
-const char *shim_lib_name(ShimLib lib) {
-        return lib >= 0 && lib < _SHIM_LIB_MAX ? libraries[lib]->name : NULL;
+const char *dlib_lib_name(DlibLib lib) {
+        return lib >= 0 && lib < _DLIB_LIB_MAX ? libraries[lib]->name : NULL;
 }
 
-const char *const *shim_lib_sonames(ShimLib lib) {
-        return lib >= 0 && lib < _SHIM_LIB_MAX ? libraries[lib]->sonames : NULL;
+const char *const *dlib_lib_sonames(DlibLib lib) {
+        return lib >= 0 && lib < _DLIB_LIB_MAX ? libraries[lib]->sonames : NULL;
 }
 
-ShimLib shim_lib_from_name(const char *name) {
-        for (ShimLib l = 0; l < _SHIM_LIB_MAX; l++)
+DlibLib dlib_lib_from_name(const char *name) {
+        for (DlibLib l = 0; l < _DLIB_LIB_MAX; l++)
                 if (streq(libraries[l]->name, name))
                         return l;
-        return _SHIM_LIB_INVALID;
+        return _DLIB_LIB_INVALID;
 }

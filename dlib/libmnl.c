@@ -3,9 +3,9 @@
 
 #include <libmnl/libmnl.h>
 
-#include "shim/forward.h"
+#include "dlib/forward.h"
 
-#define SHIM_THIS SHIM_LIBMNL
+#define DLIB_THIS DLIB_LIBMNL
 
 /* Missing library: -1 (errno EOPNOTSUPP), NULL, false or 0, as libmnl
  * itself fails; the put helpers do nothing. */
@@ -44,6 +44,6 @@
         X(int, mnl_socket_setsockopt, (const struct mnl_socket *nl, int type, void *buf, socklen_t len), (nl, type, buf, len), -1)
 /* clang-format on */
 
-SHIM_POINTERS(SYMBOLS)
-SHIM_LIBRARY(shim_library_libmnl, "libmnl", SYMBOLS, "libmnl.so.0");
-SHIM_FORWARDERS(SYMBOLS)
+DLIB_POINTERS(SYMBOLS)
+DLIB_LIBRARY(dlib_library_libmnl, "libmnl", SYMBOLS, "libmnl.so.0");
+DLIB_FORWARDERS(SYMBOLS)

@@ -3,12 +3,12 @@
 
 #include <libipset/ipset.h>
 
-#include "shim/forward.h"
+#include "dlib/forward.h"
 
-#define SHIM_THIS SHIM_LIBIPSET
+#define DLIB_THIS DLIB_LIBIPSET
 
 /* Missing library: NULL or -1 (errno EOPNOTSUPP); the report message is "".
- * .so.13 is the soname of every ipset 7.x release; see shim/libnftnl.c on later ones. */
+ * .so.13 is the soname of every ipset 7.x release; see dlib/libnftnl.c on later ones. */
 /* clang-format off */
 #define SYMBOLS(X, V, R) \
         X(int, ipset_cmd, (struct ipset_session *session, enum ipset_cmd cmd, uint32_t lineno), (session, cmd, lineno), -1) \
@@ -23,6 +23,6 @@
         X(const char *, ipset_session_report_msg, (const struct ipset_session *session), (session), "")
 /* clang-format on */
 
-SHIM_POINTERS(SYMBOLS)
-SHIM_LIBRARY(shim_library_libipset, "libipset", SYMBOLS, "libipset.so.13");
-SHIM_FORWARDERS(SYMBOLS)
+DLIB_POINTERS(SYMBOLS)
+DLIB_LIBRARY(dlib_library_libipset, "libipset", SYMBOLS, "libipset.so.13");
+DLIB_FORWARDERS(SYMBOLS)

@@ -6,9 +6,9 @@
 #include <stdarg.h>
 #include <curl/curl.h>
 
-#include "shim/forward.h"
+#include "dlib/forward.h"
 
-#define SHIM_THIS SHIM_LIBCURL
+#define DLIB_THIS DLIB_LIBCURL
 
 /* Missing library: CURLE_FAILED_INIT, CURLM_INTERNAL_ERROR, CURLUE_OUT_OF_MEMORY or NULL; the
  * strerror calls name the missing library. */
@@ -40,9 +40,9 @@
         X(curl_version_info_data *, curl_version_info, (CURLversion stamp), (stamp), NULL)
 /* clang-format on */
 
-SHIM_POINTERS(SYMBOLS)
-SHIM_LIBRARY(shim_library_libcurl, "libcurl", SYMBOLS, "libcurl.so.4", "libcurl-gnutls.so.4");
-SHIM_FORWARDERS(SYMBOLS)
+DLIB_POINTERS(SYMBOLS)
+DLIB_LIBRARY(dlib_library_libcurl, "libcurl", SYMBOLS, "libcurl.so.4", "libcurl-gnutls.so.4");
+DLIB_FORWARDERS(SYMBOLS)
 
 /* The option number says the argument's type (curl.h's CURLOPTTYPE_* ranges, shared by easy and
  * multi options): long below 10000, a data or function pointer up to 29999, curl_off_t up to
@@ -54,7 +54,7 @@ SHIM_FORWARDERS(SYMBOLS)
                                             : f(handle, option, va_arg(ap, void *)))
 
 CURLcode(curl_easy_setopt)(CURL *curl, CURLoption option, ...) {
-        __typeof__(sym_curl_easy_setopt) f = SHIM_RESOLVE(SHIM_THIS, curl_easy_setopt);
+        __typeof__(sym_curl_easy_setopt) f = DLIB_RESOLVE(DLIB_THIS, curl_easy_setopt);
         CURLcode r;
         va_list ap;
 
@@ -67,7 +67,7 @@ CURLcode(curl_easy_setopt)(CURL *curl, CURLoption option, ...) {
 }
 
 CURLMcode(curl_multi_setopt)(CURLM *multi_handle, CURLMoption option, ...) {
-        __typeof__(sym_curl_multi_setopt) f = SHIM_RESOLVE(SHIM_THIS, curl_multi_setopt);
+        __typeof__(sym_curl_multi_setopt) f = DLIB_RESOLVE(DLIB_THIS, curl_multi_setopt);
         CURLMcode r;
         va_list ap;
 
@@ -81,7 +81,7 @@ CURLMcode(curl_multi_setopt)(CURLM *multi_handle, CURLMoption option, ...) {
 
 /* Every CURLINFO_* argument is a pointer to where the answer goes. */
 CURLcode(curl_easy_getinfo)(CURL *curl, CURLINFO info, ...) {
-        __typeof__(sym_curl_easy_getinfo) f = SHIM_RESOLVE(SHIM_THIS, curl_easy_getinfo);
+        __typeof__(sym_curl_easy_getinfo) f = DLIB_RESOLVE(DLIB_THIS, curl_easy_getinfo);
         CURLcode r;
         va_list ap;
 

@@ -8,9 +8,9 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-journal.h>
 
-#include "shim/forward.h"
+#include "dlib/forward.h"
 
-#define SHIM_THIS SHIM_LIBSYSTEMD
+#define DLIB_THIS DLIB_LIBSYSTEMD
 
 /* Missing library: -EOPNOTSUPP (sd-bus's errors are negative errno); unref calls return NULL; an
  * error is never set nor has a name. */
@@ -48,13 +48,13 @@
         X(int, sd_journal_sendv, (const struct iovec *iov, int n), (iov, n), -EOPNOTSUPP)
 /* clang-format on */
 
-SHIM_POINTERS(SYMBOLS)
-SHIM_LIBRARY(shim_library_libsystemd, "libsystemd", SYMBOLS, "libsystemd.so.0");
-SHIM_FORWARDERS(SYMBOLS)
+DLIB_POINTERS(SYMBOLS)
+DLIB_LIBRARY(dlib_library_libsystemd, "libsystemd", SYMBOLS, "libsystemd.so.0");
+DLIB_FORWARDERS(SYMBOLS)
 
 int(sd_bus_call_method)(sd_bus *bus, const char *destination, const char *path, const char *interface,
                         const char *member, sd_bus_error *ret_error, sd_bus_message **reply, const char *types, ...) {
-        __typeof__(sym_sd_bus_call_methodv) f = SHIM_RESOLVE(SHIM_THIS, sd_bus_call_methodv);
+        __typeof__(sym_sd_bus_call_methodv) f = DLIB_RESOLVE(DLIB_THIS, sd_bus_call_methodv);
         va_list ap;
         int r;
 
@@ -67,7 +67,7 @@ int(sd_bus_call_method)(sd_bus *bus, const char *destination, const char *path, 
 }
 
 int(sd_bus_message_append)(sd_bus_message *m, const char *types, ...) {
-        __typeof__(sym_sd_bus_message_appendv) f = SHIM_RESOLVE(SHIM_THIS, sd_bus_message_appendv);
+        __typeof__(sym_sd_bus_message_appendv) f = DLIB_RESOLVE(DLIB_THIS, sd_bus_message_appendv);
         va_list ap;
         int r;
 
@@ -80,7 +80,7 @@ int(sd_bus_message_append)(sd_bus_message *m, const char *types, ...) {
 }
 
 int(sd_bus_message_read)(sd_bus_message *m, const char *types, ...) {
-        __typeof__(sym_sd_bus_message_readv) f = SHIM_RESOLVE(SHIM_THIS, sd_bus_message_readv);
+        __typeof__(sym_sd_bus_message_readv) f = DLIB_RESOLVE(DLIB_THIS, sd_bus_message_readv);
         va_list ap;
         int r;
 
@@ -94,7 +94,7 @@ int(sd_bus_message_read)(sd_bus_message *m, const char *types, ...) {
 
 /* No va_list variant exists; the library's own definition is this loop over the names. */
 int(sd_bus_error_has_names_sentinel)(const sd_bus_error *e, ...) {
-        __typeof__(sym_sd_bus_error_has_name) f = SHIM_RESOLVE(SHIM_THIS, sd_bus_error_has_name);
+        __typeof__(sym_sd_bus_error_has_name) f = DLIB_RESOLVE(DLIB_THIS, sd_bus_error_has_name);
         const char *name;
         va_list ap;
         int r = 0;

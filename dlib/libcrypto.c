@@ -9,9 +9,9 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
-#include "shim/forward.h"
+#include "dlib/forward.h"
 
-#define SHIM_THIS SHIM_LIBCRYPTO
+#define DLIB_THIS DLIB_LIBCRYPTO
 
 /* Missing library: NULL, 0 or -1 (OpenSSL's failures). */
 /* clang-format off */
@@ -26,6 +26,6 @@
         X(X509_NAME *, X509_get_subject_name, (const X509 *a), (a), NULL)
 /* clang-format on */
 
-SHIM_POINTERS(SYMBOLS)
-SHIM_LIBRARY(shim_library_libcrypto, "libcrypto", SYMBOLS, "libcrypto.so.3");
-SHIM_FORWARDERS(SYMBOLS)
+DLIB_POINTERS(SYMBOLS)
+DLIB_LIBRARY(dlib_library_libcrypto, "libcrypto", SYMBOLS, "libcrypto.so.3");
+DLIB_FORWARDERS(SYMBOLS)
