@@ -19,7 +19,7 @@
 #include "agent/config/profile.h"
 #include "netreset/conntrack.h"
 #include "netreset/route.h"
-#include "netreset/rule.h"
+#include "netreset/fib-rule.h"
 #include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"

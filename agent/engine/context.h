@@ -11,7 +11,7 @@
 
 /* What the backup and etcd phases established at act time about this node's etcd member: the
  * facts agent/phases/etcd-datadir.c decides its data directory's fate from. */
-typedef struct EtcdFacts {
+typedef struct NodeEtcdFacts {
         bool observed;      /* the etcd phase asked the cluster in this run */
         bool left;          /* this member left: removed by this run, or the cluster says so by member ID */
         bool last_voter;    /* the last voting member of its cluster */
@@ -20,7 +20,7 @@ typedef struct EtcdFacts {
         bool snapshot;      /* backup: a complete snapshot of this member's cluster */
         bool db_copied;     /* backup: the member's member/snap/db copied */
         char *why;          /* the etcd phase's word when this member's state is none of the above */
-} EtcdFacts;
+} NodeEtcdFacts;
 
 typedef struct Context {
         const char *root; /* "/" or the absolute, resolved --root directory */
@@ -41,7 +41,7 @@ typedef struct Context {
         usec_t etcd_timeout_usec;   /* etcd: a bound on the phase's calls, each time it observes or acts (0 = 30 s) */
         char **etcd_endpoints;      /* etcd: the other members' client URLs, learned while the local one answered */
         char *etcd_data_dir;        /* etcd: this node's member's data directory (node path), once found */
-        EtcdFacts etcd_facts;       /* etcd: what decides that data directory's fate (etcd-datadir.h) */
+        NodeEtcdFacts etcd_facts;   /* etcd: what decides that data directory's fate (etcd-datadir.h) */
         uint64_t etcd_db_copy_max;  /* backup: --etcd-db-copy-max, bytes (0: the default) */
         bool no_backup;             /* backup: --no-backup */
         char *backup_dir;           /* backup: the node path of this run's backup, once chosen */

@@ -11,7 +11,7 @@
 #include "macro.h"
 #include "string-util.h"
 
-int etcd_data_dir_fate(const EtcdFacts *f, char **ret_reason) {
+int node_etcd_data_dir_fate(const NodeEtcdFacts *f, char **ret_reason) {
         const char *why;
         int remove = 1;
 
@@ -43,15 +43,15 @@ int etcd_data_dir_fate(const EtcdFacts *f, char **ret_reason) {
         return *ret_reason ? remove : -ENOMEM;
 }
 
-int etcd_data_dir_find(Context *ctx, const char **ret) {
-        EtcdLocal l = {};
+int node_etcd_data_dir_find(Context *ctx, const char **ret) {
+        NodeEtcd l = {};
         int r;
 
         if (!ctx->etcd_data_dir) {
-                r = etcd_local_find(ctx, &l, NULL);
+                r = node_etcd_find(ctx, &l, NULL);
                 if (r > 0 && !l.external)
                         ctx->etcd_data_dir = TAKE_PTR(l.data_dir);
-                etcd_local_done(&l);
+                node_etcd_done(&l);
                 if (r < 0)
                         return r;
         }
@@ -59,7 +59,7 @@ int etcd_data_dir_find(Context *ctx, const char **ret) {
         return 0;
 }
 
-void etcd_facts_done(EtcdFacts *f) {
+void node_etcd_facts_done(NodeEtcdFacts *f) {
         free(f->why);
-        *f = (EtcdFacts) {};
+        *f = (NodeEtcdFacts) {};
 }

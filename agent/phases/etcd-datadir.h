@@ -11,10 +11,10 @@
  * it is the last voting member and the backup holds a complete snapshot (the whole cluster is being
  * deleted, as kubeadm and kubekey do); when no member answered at all and the backup holds a copy of
  * its member/snap/db. */
-int etcd_data_dir_fate(const EtcdFacts *f, char **ret_reason);
+int node_etcd_data_dir_fate(const NodeEtcdFacts *f, char **ret_reason);
 
 /* This node's member's data directory (node path), from ctx (the etcd phase found it) or from the
  * node's own files; NULL when no local member (or an external etcd) is named. -errno on failure. */
-int etcd_data_dir_find(Context *ctx, const char **ret);
+int node_etcd_data_dir_find(Context *ctx, const char **ret);
 
-void etcd_facts_done(EtcdFacts *f);
+void node_etcd_facts_done(NodeEtcdFacts *f);

@@ -25,7 +25,7 @@
 /* Each call to a member: a member that is down refuses at once, one that hangs costs this much. */
 #define ETCD_CALL_TIMEOUT_USEC (5ULL * 1000000ULL)
 
-void etcd_local_done(EtcdLocal *l) {
+void node_etcd_done(NodeEtcd *l) {
         free(l->name);
         strv_free(l->peer_urls);
         strv_free(l->endpoints);
@@ -33,7 +33,7 @@ void etcd_local_done(EtcdLocal *l) {
         free(l->ca_file);
         free(l->cert_file);
         free(l->key_file);
-        *l = (EtcdLocal) {};
+        *l = (NodeEtcd) {};
 }
 
 static char *trim(char *s) {
@@ -157,7 +157,7 @@ static int set_host_path(const Context *ctx, const char *node_path, char **ret) 
 
 /* The client certificate kubeadm's own reset uses (apiserver-etcd-client), else the health check
  * one, else the member's server certificate (kubespray's member certificates are client ones too). */
-static int pick_tls(const Context *ctx, char **flags, bool kubeadm, EtcdLocal *l) {
+static int pick_tls(const Context *ctx, char **flags, bool kubeadm, NodeEtcd *l) {
         static const char *const kubeadm_pairs[][2] = {
                 { "/etc/kubernetes/pki/apiserver-etcd-client.crt", "/etc/kubernetes/pki/apiserver-etcd-client.key" },
                 { "/etc/kubernetes/pki/etcd/healthcheck-client.crt",
@@ -201,7 +201,7 @@ static bool kubeadm_external(const char *text) {
         return false;
 }
 
-static int read_member_files(const Context *ctx, EtcdLocal *l, char ***ret_flags, bool *ret_kubeadm) {
+static int read_member_files(const Context *ctx, NodeEtcd *l, char ***ret_flags, bool *ret_kubeadm) {
         cleanup_free char *text = NULL;
         unsigned line = 0;
         size_t size;
@@ -226,7 +226,7 @@ static int read_member_files(const Context *ctx, EtcdLocal *l, char ***ret_flags
         return r < 0 ? r : 1;
 }
 
-static int fill_member(const Context *ctx, char **flags, bool kubeadm, EtcdLocal *l) {
+static int fill_member(const Context *ctx, char **flags, bool kubeadm, NodeEtcd *l) {
         const char *name = flag(flags, "name");
         int r;
 
@@ -256,10 +256,10 @@ static int fill_member(const Context *ctx, char **flags, bool kubeadm, EtcdLocal
         return r < 0 ? r : 0;
 }
 
-int etcd_local_find(const Context *ctx, EtcdLocal *ret, char **reterr) {
+int node_etcd_find(const Context *ctx, NodeEtcd *ret, char **reterr) {
         cleanup_free char *config = NULL;
         cleanup_strv char **flags = NULL;
-        EtcdLocal l = {};
+        NodeEtcd l = {};
         bool kubeadm;
         int r;
 
@@ -282,7 +282,7 @@ int etcd_local_find(const Context *ctx, EtcdLocal *ret, char **reterr) {
         }
         r = fill_member(ctx, flags, kubeadm, &l);
         if (r < 0) {
-                etcd_local_done(&l);
+                node_etcd_done(&l);
                 if (r == -EBADMSG)
                         return set_errmsg(reterr, r, "%s names no etcd member (no --name / ETCD_NAME)",
                                           l.source ?: "?");
@@ -292,7 +292,7 @@ int etcd_local_find(const Context *ctx, EtcdLocal *ret, char **reterr) {
         return 1;
 }
 
-bool etcd_local_is(const EtcdLocal *l, const EtcdMember *m) {
+bool node_etcd_is(const NodeEtcd *l, const EtcdMember *m) {
         if (!streq(m->name, l->name))
                 return false;
         STRV_FOREACH(p, m->peer_urls)
@@ -301,11 +301,11 @@ bool etcd_local_is(const EtcdLocal *l, const EtcdMember *m) {
         return false;
 }
 
-bool etcd_local_name_clash(const EtcdLocal *l, const EtcdMember *m) {
-        return streq(m->name, l->name) && !etcd_local_is(l, m);
+bool node_etcd_name_clash(const NodeEtcd *l, const EtcdMember *m) {
+        return streq(m->name, l->name) && !node_etcd_is(l, m);
 }
 
-int etcd_local_learn(Context *ctx, EtcdLocal *l, const EtcdMemberList *list, uint64_t skip_id) {
+int node_etcd_learn(Context *ctx, NodeEtcd *l, const EtcdMemberList *list, uint64_t skip_id) {
         int r;
 
         for (size_t i = 0; i < list->n_members; i++) {
@@ -322,7 +322,7 @@ int etcd_local_learn(Context *ctx, EtcdLocal *l, const EtcdMemberList *list, uin
         return 0;
 }
 
-int etcd_local_client(const EtcdLocal *l, const char *endpoint, uint64_t deadline, EtcdClient **ret) {
+int node_etcd_client(const NodeEtcd *l, const char *endpoint, uint64_t deadline, EtcdClient **ret) {
         EtcdTls tls = { .ca_file = l->ca_file, .cert_file = l->cert_file, .key_file = l->key_file };
         int r;
 
@@ -348,7 +348,7 @@ static int append_reason(char **buf, const char *endpoint, const char *why) {
         return 0;
 }
 
-int etcd_local_status(const EtcdLocal *l, uint64_t deadline, EtcdStatus *ret, char **reterr) {
+int node_etcd_status(const NodeEtcd *l, uint64_t deadline, EtcdStatus *ret, char **reterr) {
         cleanup_free char *reasons = NULL;
         int r = -ENOENT;
 
@@ -356,7 +356,7 @@ int etcd_local_status(const EtcdLocal *l, uint64_t deadline, EtcdStatus *ret, ch
                 cleanup_free char *msg = NULL;
                 EtcdClient *c = NULL;
 
-                r = etcd_local_client(l, l->endpoints[i], deadline, &c);
+                r = node_etcd_client(l, l->endpoints[i], deadline, &c);
                 if (r >= 0)
                         r = etcd_status(c, ret, &msg);
                 etcd_client_free(c);
@@ -372,8 +372,8 @@ int etcd_local_status(const EtcdLocal *l, uint64_t deadline, EtcdStatus *ret, ch
         return set_errmsg(reterr, r, "%s", reasons ?: "no client URL of its own");
 }
 
-int etcd_local_member_list(const EtcdLocal *l, uint64_t deadline, EtcdMemberList *ret, char **ret_endpoint,
-                           char **reterr) {
+int node_etcd_member_list(const NodeEtcd *l, uint64_t deadline, EtcdMemberList *ret, char **ret_endpoint,
+                          char **reterr) {
         cleanup_free char *reasons = NULL;
         int r = -ENOENT;
 
@@ -381,7 +381,7 @@ int etcd_local_member_list(const EtcdLocal *l, uint64_t deadline, EtcdMemberList
                 cleanup_free char *msg = NULL;
                 EtcdClient *c = NULL;
 
-                r = etcd_local_client(l, *e, deadline, &c);
+                r = node_etcd_client(l, *e, deadline, &c);
                 if (r >= 0)
                         r = etcd_member_list(c, ret, &msg);
                 etcd_client_free(c);

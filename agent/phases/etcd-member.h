@@ -14,7 +14,7 @@
 #define KUBEADM_CONFIG "/etc/kubernetes/kubeadm-config.yaml"
 #define KUBE_APISERVER_MANIFEST "/etc/kubernetes/manifests/kube-apiserver.yaml"
 
-typedef struct EtcdLocal {
+typedef struct NodeEtcd {
         const char *source; /* the node file that names the member */
         char *name;
         char **peer_urls;                     /* --initial-advertise-peer-urls */
@@ -24,27 +24,27 @@ typedef struct EtcdLocal {
         char *ca_file, *cert_file, *key_file; /* host paths (beneath --root) */
         bool external;                        /* kubeadm-config says etcd.external: never touched */
         const char *external_source;
-} EtcdLocal;
+} NodeEtcd;
 
-void etcd_local_done(EtcdLocal *l);
+void node_etcd_done(NodeEtcd *l);
 /* 1 and the member, 0 when the node's files name none (ret->external may still be set), -errno. */
-int etcd_local_find(const Context *ctx, EtcdLocal *ret, char **reterr);
+int node_etcd_find(const Context *ctx, NodeEtcd *ret, char **reterr);
 
 /* Is m this node's member: the same name and a peer URL in common? */
-bool etcd_local_is(const EtcdLocal *l, const EtcdMember *m);
+bool node_etcd_is(const NodeEtcd *l, const EtcdMember *m);
 /* A member named like this node's whose peer URLs are others': never touched, but worth a word. */
-bool etcd_local_name_clash(const EtcdLocal *l, const EtcdMember *m);
+bool node_etcd_name_clash(const NodeEtcd *l, const EtcdMember *m);
 
 /* Add the client URLs of every member but skip_id to l->endpoints (remembered in ctx too, so that a
  * later observation can ask them when this member no longer answers). */
-int etcd_local_learn(Context *ctx, EtcdLocal *l, const EtcdMemberList *list, uint64_t skip_id);
+int node_etcd_learn(Context *ctx, NodeEtcd *l, const EtcdMemberList *list, uint64_t skip_id);
 
 /* A client for one endpoint with the member's TLS files, every call cut to deadline. */
-int etcd_local_client(const EtcdLocal *l, const char *endpoint, uint64_t deadline, EtcdClient **ret);
+int node_etcd_client(const NodeEtcd *l, const char *endpoint, uint64_t deadline, EtcdClient **ret);
 /* MemberList from the first endpoint that answers, in l->endpoints' order: 0, the list and the
  * endpoint that answered, or the last failure with every endpoint's reason in *reterr. */
 /* Maintenance.Status from this member's own client URLs (the first l->n_own endpoints): the member
  * ID in the answer's header is this node's member, whatever its peer URLs are now. */
-int etcd_local_status(const EtcdLocal *l, uint64_t deadline, EtcdStatus *ret, char **reterr);
-int etcd_local_member_list(const EtcdLocal *l, uint64_t deadline, EtcdMemberList *ret, char **ret_endpoint,
-                           char **reterr);
+int node_etcd_status(const NodeEtcd *l, uint64_t deadline, EtcdStatus *ret, char **reterr);
+int node_etcd_member_list(const NodeEtcd *l, uint64_t deadline, EtcdMemberList *ret, char **ret_endpoint,
+                          char **reterr);

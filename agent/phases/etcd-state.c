@@ -18,8 +18,8 @@
 #define STATE_MAX (64U << 10)
 #define STATE_LINES_MAX 32
 
-static int parse_line(const char *line, EtcdLeft *ret) {
-        EtcdLeft e = {};
+static int parse_line(const char *line, NodeEtcdLeft *ret) {
+        NodeEtcdLeft e = {};
         int n = 0;
 
         if (sscanf(line, "left %16" SCNx64 " %16" SCNx64 " %n", &e.cluster_id, &e.member_id, &n) != 2 || n == 0)
@@ -31,7 +31,7 @@ static int parse_line(const char *line, EtcdLeft *ret) {
         return 0;
 }
 
-int etcd_state_find_left(const Context *ctx, uint64_t cluster_id, const char *name, EtcdLeft *ret) {
+int node_etcd_state_find_left(const Context *ctx, uint64_t cluster_id, const char *name, NodeEtcdLeft *ret) {
         cleanup_free char *text = NULL;
         char *save = NULL;
         int found = 0, r;
@@ -42,7 +42,7 @@ int etcd_state_find_left(const Context *ctx, uint64_t cluster_id, const char *na
         if (r < 0)
                 return r;
         for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                EtcdLeft e;
+                NodeEtcdLeft e;
 
                 /* A line that does not parse is evidence of nothing. */
                 if (parse_line(line, &e) < 0 || !streq(e.name, name))
@@ -62,7 +62,7 @@ static char *kept_lines(char *text) {
         char *save = NULL, *out, *p;
 
         for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                EtcdLeft e;
+                NodeEtcdLeft e;
 
                 if (parse_line(line, &e) < 0)
                         continue;
@@ -81,12 +81,12 @@ static char *kept_lines(char *text) {
         return out;
 }
 
-int etcd_state_record_left(const Context *ctx, uint64_t cluster_id, uint64_t member_id, const char *name) {
+int node_etcd_state_record_left(const Context *ctx, uint64_t cluster_id, uint64_t member_id, const char *name) {
         cleanup_free char *old = NULL, *kept = NULL, *text = NULL;
         cleanup_close int dfd = -EBADF;
         int r;
 
-        if (strchr(name, '\n') || strlen(name) >= sizeof(((EtcdLeft *) NULL)->name))
+        if (strchr(name, '\n') || strlen(name) >= sizeof(((NodeEtcdLeft *) NULL)->name))
                 return -EINVAL;
         r = fileio_read_beneath(ctx->root_fd, STATE_PATH, STATE_MAX, &old, NULL);
         if (r < 0 && r != -ENOENT)

@@ -10,13 +10,13 @@
 #define ETCD_STATE_DIR "/var/lib/node-reset"
 #define ETCD_STATE_NAME "etcd.state"
 
-typedef struct EtcdLeft {
+typedef struct NodeEtcdLeft {
         uint64_t cluster_id;
         uint64_t member_id;
         char name[256];
-} EtcdLeft;
+} NodeEtcdLeft;
 
 /* Remember that member_id (named name) left cluster_id. */
-int etcd_state_record_left(const Context *ctx, uint64_t cluster_id, uint64_t member_id, const char *name);
+int node_etcd_state_record_left(const Context *ctx, uint64_t cluster_id, uint64_t member_id, const char *name);
 /* The newest record for cluster_id (0: any cluster) whose name is name: 1 and *ret, 0 none, -errno. */
-int etcd_state_find_left(const Context *ctx, uint64_t cluster_id, const char *name, EtcdLeft *ret);
+int node_etcd_state_find_left(const Context *ctx, uint64_t cluster_id, const char *name, NodeEtcdLeft *ret);

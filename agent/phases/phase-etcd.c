@@ -46,7 +46,7 @@ typedef struct View {
 } View;
 
 typedef struct MemberData {
-        EtcdLocal local;
+        NodeEtcd local;
         uint64_t id; /* the member as planned; 0 when it was none or not known */
         Standing standing;
         int error; /* why the cluster could not be asked, at plan time */
@@ -63,7 +63,7 @@ static void view_done(View *v) {
 static void member_data_free(void *p) {
         MemberData *d = p;
 
-        etcd_local_done(&d->local);
+        node_etcd_done(&d->local);
         free(d->error_msg);
         free(d);
 }
@@ -83,12 +83,12 @@ static size_t count_voters(const EtcdMemberList *list) {
 }
 
 /* No member answered: an earlier run may have seen this member leave. */
-static int view_unanswered(const Context *ctx, const EtcdLocal *l, View *v) {
-        EtcdLeft e;
+static int view_unanswered(const Context *ctx, const NodeEtcd *l, View *v) {
+        NodeEtcdLeft e;
         int r;
 
         v->standing = STANDING_NONE;
-        r = etcd_state_find_left(ctx, 0, l->name, &e);
+        r = node_etcd_state_find_left(ctx, 0, l->name, &e);
         if (r > 0) {
                 v->self_id = e.member_id;
                 v->cluster_id = e.cluster_id;
@@ -99,19 +99,19 @@ static int view_unanswered(const Context *ctx, const EtcdLocal *l, View *v) {
 
 /* Could m be this node's member, by name (and peer URLs)? Beside a recorded departure, only a member
  * with this node's name and peer URLs and another ID: this node may have joined again. */
-static bool may_be_this_node(const EtcdLocal *l, const EtcdMember *m, const EtcdLeft *left) {
+static bool may_be_this_node(const NodeEtcd *l, const EtcdMember *m, const NodeEtcdLeft *left) {
         if (left)
-                return etcd_local_is(l, m) && m->id != left->member_id;
-        return etcd_local_is(l, m) || etcd_local_name_clash(l, m);
+                return node_etcd_is(l, m) && m->id != left->member_id;
+        return node_etcd_is(l, m) || node_etcd_name_clash(l, m);
 }
 
 /* The list answered, this node's own client URL did not: only an ID an earlier run recorded for
  * this cluster names the member; a name and peer URLs alone never do. */
-static int view_unidentified(const Context *ctx, const EtcdLocal *l, View *v, const char *status_err) {
-        EtcdLeft e;
+static int view_unidentified(const Context *ctx, const NodeEtcd *l, View *v, const char *status_err) {
+        NodeEtcdLeft e;
         int r;
 
-        r = etcd_state_find_left(ctx, v->list.cluster_id, l->name, &e);
+        r = node_etcd_state_find_left(ctx, v->list.cluster_id, l->name, &e);
         v->standing = STANDING_UNKNOWN;
         for (size_t i = 0; i < v->list.n_members; i++)
                 if (may_be_this_node(l, &v->list.members[i], r > 0 ? &e : NULL))
@@ -133,14 +133,14 @@ static int view_unidentified(const Context *ctx, const EtcdLocal *l, View *v, co
 }
 
 /* Ask this node's own member who it is, then the cluster who is in it. */
-static int observe(Context *ctx, EtcdLocal *l, uint64_t deadline, View *v) {
+static int observe(Context *ctx, NodeEtcd *l, uint64_t deadline, View *v) {
         cleanup_free char *status_err = NULL, *list_err = NULL;
         EtcdStatus st = {};
         int r, rs;
 
         *v = (View) {};
-        rs = etcd_local_status(l, deadline, &st, &status_err);
-        r = etcd_local_member_list(l, deadline, &v->list, &v->asked, &list_err);
+        rs = node_etcd_status(l, deadline, &st, &status_err);
+        r = node_etcd_member_list(l, deadline, &v->list, &v->asked, &list_err);
         if (r < 0) {
                 v->error = r;
                 if (rs >= 0) {
@@ -151,7 +151,7 @@ static int observe(Context *ctx, EtcdLocal *l, uint64_t deadline, View *v) {
                 r = set_errmsg(&v->why, 0, "%s; %s", status_err, list_err);
                 return r < 0 ? r : view_unanswered(ctx, l, v);
         }
-        r = etcd_local_learn(ctx, l, &v->list, 0);
+        r = node_etcd_learn(ctx, l, &v->list, 0);
         if (r < 0)
                 return r;
         v->cluster_id = v->list.cluster_id;
@@ -211,7 +211,7 @@ static char *names_of(const EtcdMemberList *list) {
 }
 
 /* Remove through another member first: the member removed stops serving, and may cut its own answer. */
-static int remove_order(const EtcdLocal *l, const EtcdMemberList *list, const EtcdMember *m, char ***ret) {
+static int remove_order(const NodeEtcd *l, const EtcdMemberList *list, const EtcdMember *m, char ***ret) {
         int r = 0;
 
         for (size_t i = 0; i < list->n_members && r >= 0; i++)
@@ -226,8 +226,8 @@ static int remove_order(const EtcdLocal *l, const EtcdMemberList *list, const Et
 
 /* One MemberRemove, asked of each endpoint until one answers. A member's verdict (not found, not
  * enough started members) is the cluster's: no other endpoint is asked then. */
-static int remove_member(const EtcdLocal *l, char **endpoints, uint64_t id, uint64_t deadline,
-                         EtcdMemberList *ret_after, char **reterr) {
+static int remove_member(const NodeEtcd *l, char **endpoints, uint64_t id, uint64_t deadline, EtcdMemberList *ret_after,
+                         char **reterr) {
         cleanup_free char *reasons = NULL;
         int r = -ENOENT, busy = 0;
 
@@ -236,7 +236,7 @@ static int remove_member(const EtcdLocal *l, char **endpoints, uint64_t id, uint
                 EtcdClient *c = NULL;
                 char *n;
 
-                r = etcd_local_client(l, *e, deadline, &c);
+                r = node_etcd_client(l, *e, deadline, &c);
                 if (r >= 0)
                         r = etcd_member_remove(c, id, ret_after, &msg);
                 etcd_client_free(c);
@@ -261,7 +261,7 @@ static int remove_member(const EtcdLocal *l, char **endpoints, uint64_t id, uint
 /* etcd refuses a removal while its cluster is not healthy ("unhealthy cluster": a member not connected
  * for 5 s, no quorum; UNAVAILABLE): such a refusal is asked again every second until the deadline,
  * as kubeadm retries its own, and the last reason is the one reported. */
-static int remove_member_retrying(const EtcdLocal *l, char **endpoints, uint64_t id, uint64_t deadline,
+static int remove_member_retrying(const NodeEtcd *l, char **endpoints, uint64_t id, uint64_t deadline,
                                   EtcdMemberList *ret_after, char **reterr) {
         unsigned tries = 0;
         int r;
@@ -288,7 +288,7 @@ static void note_left(Context *ctx, const MemberData *d, uint64_t cluster_id, ui
         int r;
 
         ctx->etcd_facts.left = true;
-        r = etcd_state_record_left(ctx, cluster_id, id, d->local.name);
+        r = node_etcd_state_record_left(ctx, cluster_id, id, d->local.name);
         if (r < 0)
                 (void) log_warning_errno(r, "Cannot record in %s/%s that member %016" PRIx64 " left, ignoring: %m",
                                          ETCD_STATE_DIR, ETCD_STATE_NAME, id);
@@ -441,7 +441,7 @@ static int plan_view(Action *a, MemberData *d, const View *v) {
         /* Peer URLs confirm, or say where the files are stale; they never decide. */
         return action_set_detail(
                 a, "%s%s; cluster %016" PRIx64 " of %zu (%zu voting)%s; asked %s", what,
-                etcd_local_is(&d->local, v->m) || v->remembered
+                node_etcd_is(&d->local, v->m) || v->remembered
                         ? ""
                         : " (this node's by the member ID its own client URL reports; its files name other peer "
                           "URLs or another name)",
@@ -452,7 +452,7 @@ static int plan_view(Action *a, MemberData *d, const View *v) {
                 v->asked);
 }
 
-static int plan_member(Context *ctx, Plan *plan, EtcdLocal *l) {
+static int plan_member(Context *ctx, Plan *plan, NodeEtcd *l) {
         cleanup_free char *target = NULL;
         MemberData *d;
         Action *a;
@@ -466,7 +466,7 @@ static int plan_member(Context *ctx, Plan *plan, EtcdLocal *l) {
                 return -ENOMEM;
         }
         d->local = *l;
-        *l = (EtcdLocal) {};
+        *l = (NodeEtcd) {};
         a = plan_add(plan, &member_ops, "etcd", target, d->local.source, d);
         if (!a)
                 return -ENOMEM;
@@ -482,17 +482,17 @@ static int plan_member(Context *ctx, Plan *plan, EtcdLocal *l) {
 }
 
 int phase_etcd_plan(Context *ctx, Plan *plan, char **reterr) {
-        EtcdLocal l = {};
+        NodeEtcd l = {};
         Action *a;
         int r;
 
-        r = etcd_local_find(ctx, &l, reterr);
+        r = node_etcd_find(ctx, &l, reterr);
         if (r < 0)
                 return r;
         if (l.external) {
                 /* kubeadm's reset skips external etcd too: that cluster is not this node's to change. */
                 a = plan_add(plan, &member_ops, "etcd", "external etcd", l.external_source, NULL);
-                etcd_local_done(&l);
+                node_etcd_done(&l);
                 if (!a)
                         return -ENOMEM;
                 return action_set_skip(a, "ClusterConfiguration.etcd.external: an external etcd is never touched");
@@ -500,6 +500,6 @@ int phase_etcd_plan(Context *ctx, Plan *plan, char **reterr) {
         if (r == 0)
                 return 0; /* no member on this node */
         r = plan_member(ctx, plan, &l);
-        etcd_local_done(&l);
+        node_etcd_done(&l);
         return r;
 }

@@ -6,7 +6,7 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 
-#include "agent/phases/backup.h"
+#include "agent/phases/phase-backup.h"
 #include "agent/phases/etcd-datadir.h"
 #include "agent/phases/cni-keep.h"
 #include "agent/os/services.h"
@@ -103,7 +103,7 @@ static ProtectState manifest_protects(const Manifest *m, const char *node_path) 
 static const char *etcd_kept(const Context *ctx, char **ret_reason) {
         cleanup_free char *reason = NULL;
 
-        if (!ctx->etcd_data_dir || etcd_data_dir_fate(&ctx->etcd_facts, &reason) != 0)
+        if (!ctx->etcd_data_dir || node_etcd_data_dir_fate(&ctx->etcd_facts, &reason) != 0)
                 return NULL;
         if (ret_reason)
                 *ret_reason = TAKE_PTR(reason);
@@ -507,7 +507,7 @@ static int files_plan_entries(Context *ctx, Plan *plan, const CniKeepSet *keep, 
         const char *etcd_dir;
         int k;
 
-        k = etcd_data_dir_find(ctx, &etcd_dir);
+        k = node_etcd_data_dir_find(ctx, &etcd_dir);
         if (k < 0)
                 return set_errmsg(reterr, k, "cannot tell where this node's etcd member keeps its data: %s",
                                   strerror(-k));

@@ -7,7 +7,7 @@
 #include "netreset/guard.h"
 #include "netreset/link.h"
 #include "netreset/route.h"
-#include "netreset/rule.h"
+#include "netreset/fib-rule.h"
 #include "netreset/nl.h"
 
 /* One dump per object type, and the guard worked out from them. */

@@ -19,7 +19,7 @@
 #include "agent/phases/phase-network.h"
 #include "macro.h"
 #include "netreset/bpf.h"
-#include "netreset/rule.h"
+#include "netreset/fib-rule.h"
 #include "string-util.h"
 
 /* An RTM_NEWRULE as the kernel dumps "pref 9 fwmark 0x200/0xf00 lookup 2004" (IPv4), built by hand:

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/phases/backup.h"
+#include "agent/phases/phase-backup.h"
 #include "agent/phases/etcd-datadir.h"
 #include "agent/phases/etcd-member.h"
 #include "agent/phases/etcd-state.h"
@@ -222,18 +222,18 @@ static void rm_rf(const char *dir) {
         assert_int_equal(system(cmd), 0);
 }
 
-static void local_in(const char *dir, EtcdLocal *l, int want) {
+static void local_in(const char *dir, NodeEtcd *l, int want) {
         Context ctx = { .root = dir };
 
         ctx.root_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         assert_true(ctx.root_fd >= 0);
-        assert_int_equal(etcd_local_find(&ctx, l, NULL), want);
+        assert_int_equal(node_etcd_find(&ctx, l, NULL), want);
         close(ctx.root_fd);
 }
 
 static void test_local_kubeadm(void **state) {
         char dir[] = "/tmp/test-etcd.XXXXXX";
-        EtcdLocal l = {};
+        NodeEtcd l = {};
         EtcdMember same = { .name = (char *) "cp1" }, other = { .name = (char *) "cp1" };
         char *peers[] = { (char *) "https://10.0.0.1:2380", NULL },
              *elsewhere[] = { (char *) "https://10.0.0.9:2380", NULL };
@@ -269,31 +269,31 @@ static void test_local_kubeadm(void **state) {
         /* Matched by name and peer URLs, never by name alone. */
         same.peer_urls = peers;
         other.peer_urls = elsewhere;
-        assert_true(etcd_local_is(&l, &same));
-        assert_false(etcd_local_is(&l, &other));
-        assert_true(etcd_local_name_clash(&l, &other));
-        etcd_local_done(&l);
+        assert_true(node_etcd_is(&l, &same));
+        assert_false(node_etcd_is(&l, &other));
+        assert_true(node_etcd_name_clash(&l, &other));
+        node_etcd_done(&l);
 
         /* kubeadm-config says external: never touched. */
         write_file(dir, KUBEADM_CONFIG, "kind: ClusterConfiguration\netcd:\n  external:\n    endpoints: []\n");
         local_in(dir, &l, 1);
         assert_true(l.external);
-        etcd_local_done(&l);
+        node_etcd_done(&l);
         write_file(dir, KUBEADM_CONFIG,
                    "kind: ClusterConfiguration\netcd:\n  local:\n    dataDir: /var/lib/etcd\nexternal: x\n");
         local_in(dir, &l, 1);
         assert_false(l.external);
-        etcd_local_done(&l);
+        node_etcd_done(&l);
         rm_rf(dir);
 }
 
 static void test_local_env(void **state) {
         char dir[] = "/tmp/test-etcd.XXXXXX";
-        EtcdLocal l = {};
+        NodeEtcd l = {};
 
         assert_non_null(mkdtemp(dir));
         local_in(dir, &l, 0); /* no member files: not an etcd node */
-        etcd_local_done(&l);
+        node_etcd_done(&l);
         write_file(dir, ETCD_ENV,
                    "# Environment file for etcd v3.5\n"
                    "ETCD_DATA_DIR=/var/lib/etcd\n"
@@ -311,7 +311,7 @@ static void test_local_env(void **state) {
         assert_string_equal(l.endpoints[0], "https://10.0.0.5:2379");
         assert_string_equal(l.endpoints[1], "https://127.0.0.1:2379"); /* 0.0.0.0 is reached on loopback */
         assert_non_null(strstr(l.cert_file, "/etc/ssl/etcd/ssl/member-node1.pem"));
-        etcd_local_done(&l);
+        node_etcd_done(&l);
         rm_rf(dir);
 }
 
@@ -319,7 +319,7 @@ static void test_local_env(void **state) {
  * place are no evidence; quotes are what the shell and YAML make of them; the last assignment wins. */
 static void test_local_formats(void **state) {
         char dir[] = "/tmp/test-etcd.XXXXXX";
-        EtcdLocal l = {};
+        NodeEtcd l = {};
 
         assert_non_null(mkdtemp(dir));
         write_file(dir, ETCD_ENV,
@@ -332,11 +332,11 @@ static void test_local_formats(void **state) {
         local_in(dir, &l, 1);
         assert_string_equal(l.data_dir, "/var/lib/etcd");
         assert_string_equal(l.name, "etcd 1");
-        etcd_local_done(&l);
+        node_etcd_done(&l);
         /* An env file that does not parse says nothing: an error, never a guess. */
         write_file(dir, ETCD_ENV, "ETCD_DATA_DIR=\"/srv/nfs-export\n");
         local_in(dir, &l, -EBADMSG);
-        etcd_local_done(&l);
+        node_etcd_done(&l);
 
         write_file(dir, ETCD_MANIFEST,
                    "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n"
@@ -350,13 +350,13 @@ static void test_local_formats(void **state) {
         assert_string_equal(l.source, ETCD_MANIFEST);
         assert_string_equal(l.name, "cp1");
         assert_string_equal(l.data_dir, "/var/lib/etcd-data");
-        etcd_local_done(&l);
+        node_etcd_done(&l);
         write_file(dir, ETCD_MANIFEST, "spec:\n  containers:\n  - name: etcd\n    command: [etcd, \"--data-dir=/x\"\n");
         local_in(dir, &l, -EBADMSG);
-        etcd_local_done(&l);
+        node_etcd_done(&l);
         write_file(dir, ETCD_MANIFEST, "# - --data-dir=/srv/nfs-export\nspec:\n  containers: []\n");
         local_in(dir, &l, -EBADMSG); /* a pod without an etcd container */
-        etcd_local_done(&l);
+        node_etcd_done(&l);
         rm_rf(dir);
 }
 
@@ -395,7 +395,7 @@ static void test_decode_status(void **state) {
 }
 
 typedef struct FateCase {
-        EtcdFacts f;
+        NodeEtcdFacts f;
         int remove;
         const char *why;
 } FateCase;
@@ -421,7 +421,7 @@ static void test_data_dir_fate(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 cleanup_free char *why = NULL;
 
-                assert_int_equal(etcd_data_dir_fate(&cases[i].f, &why), cases[i].remove);
+                assert_int_equal(node_etcd_data_dir_fate(&cases[i].f, &why), cases[i].remove);
                 if (!strstr(why, cases[i].why))
                         fail_msg("case %zu: '%s' does not say '%s'", i, why, cases[i].why);
         }
@@ -430,28 +430,28 @@ static void test_data_dir_fate(void **state) {
 static void test_state_left(void **state) {
         char dir[] = "/tmp/test-etcd.XXXXXX";
         Context ctx = { .root = dir };
-        EtcdLeft e;
+        NodeEtcdLeft e;
 
         assert_non_null(mkdtemp(dir));
         ctx.root_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        assert_int_equal(etcd_state_find_left(&ctx, 0, "m1", &e), 0);
-        assert_int_equal(etcd_state_record_left(&ctx, 0xc1, 0x8e9e05c52164694dULL, "m1"), 0);
-        assert_int_equal(etcd_state_record_left(&ctx, 0xc2, 0x22, "m1"), 0);
-        assert_int_equal(etcd_state_record_left(&ctx, 0xc1, 0x33, "other"), 0);
-        assert_int_equal(etcd_state_find_left(&ctx, 0xc1, "m1", &e), 1);
+        assert_int_equal(node_etcd_state_find_left(&ctx, 0, "m1", &e), 0);
+        assert_int_equal(node_etcd_state_record_left(&ctx, 0xc1, 0x8e9e05c52164694dULL, "m1"), 0);
+        assert_int_equal(node_etcd_state_record_left(&ctx, 0xc2, 0x22, "m1"), 0);
+        assert_int_equal(node_etcd_state_record_left(&ctx, 0xc1, 0x33, "other"), 0);
+        assert_int_equal(node_etcd_state_find_left(&ctx, 0xc1, "m1", &e), 1);
         assert_int_equal(e.member_id, 0x8e9e05c52164694dULL);
-        assert_int_equal(etcd_state_find_left(&ctx, 0, "m1", &e), 1); /* the newest */
+        assert_int_equal(node_etcd_state_find_left(&ctx, 0, "m1", &e), 1); /* the newest */
         assert_int_equal(e.cluster_id, 0xc2);
-        assert_int_equal(etcd_state_find_left(&ctx, 0xc3, "m1", &e), 0);
-        assert_int_equal(etcd_state_record_left(&ctx, 0xc1, 0x1, "two\nlines"), -EINVAL);
+        assert_int_equal(node_etcd_state_find_left(&ctx, 0xc3, "m1", &e), 0);
+        assert_int_equal(node_etcd_state_record_left(&ctx, 0xc1, 0x1, "two\nlines"), -EINVAL);
         /* A line that does not parse is evidence of nothing; the file stays bounded. */
         write_file(dir, ETCD_STATE_DIR "/" ETCD_STATE_NAME,
                    "# left 00000000000000c9 0000000000000009 m9\nleft zz m9\n");
-        assert_int_equal(etcd_state_find_left(&ctx, 0, "m9", &e), 0);
+        assert_int_equal(node_etcd_state_find_left(&ctx, 0, "m9", &e), 0);
         for (unsigned i = 0; i < 100; i++)
-                assert_int_equal(etcd_state_record_left(&ctx, i + 1, i + 1, "m1"), 0);
-        assert_int_equal(etcd_state_find_left(&ctx, 100, "m1", &e), 1);
-        assert_int_equal(etcd_state_find_left(&ctx, 1, "m1", &e), 0); /* dropped */
+                assert_int_equal(node_etcd_state_record_left(&ctx, i + 1, i + 1, "m1"), 0);
+        assert_int_equal(node_etcd_state_find_left(&ctx, 100, "m1", &e), 1);
+        assert_int_equal(node_etcd_state_find_left(&ctx, 1, "m1", &e), 0); /* dropped */
         close(ctx.root_fd);
         rm_rf(dir);
 }

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/phases/backup.h"
+#include "agent/phases/phase-backup.h"
 #include "agent/phases/etcd-member.h"
 #include "agent/phases/etcd-datadir.h"
 #include "agent/os/fileio.h"
@@ -313,14 +313,14 @@ static int save_member_db(Context *ctx, int dst_fd, const char *data_dir, Backup
 }
 
 /* One snapshot from one endpoint into fd; deadline bounds every endpoint's call together. */
-static int snapshot_from(const EtcdLocal *l, const char *endpoint, uint64_t budget, uint64_t deadline, int fd,
+static int snapshot_from(const NodeEtcd *l, const char *endpoint, uint64_t budget, uint64_t deadline, int fd,
                          uint64_t *size, char **msg) {
         EtcdClient *c = NULL;
         int r;
 
         if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)
                 return negative_errno();
-        r = etcd_local_client(l, endpoint, deadline, &c);
+        r = node_etcd_client(l, endpoint, deadline, &c);
         if (r >= 0) {
                 etcd_client_set_timeout(c, budget);
                 r = etcd_snapshot(c, fd, SNAPSHOT_MAX, size, msg);
@@ -335,7 +335,7 @@ static int snapshot_from(const EtcdLocal *l, const char *endpoint, uint64_t budg
 static int save_snapshot(Context *ctx, int dst_fd, BackupRun *b) {
         cleanup_free char *msg = NULL;
         cleanup_close int fd = -EBADF;
-        EtcdLocal l = {};
+        NodeEtcd l = {};
         /* Bounded like every etcd call (--etcd-timeout); without it, time for a large backend. */
         uint64_t size = 0, budget = ctx->etcd_timeout_usec ?: SNAPSHOT_TIMEOUT_USEC;
         uint64_t deadline = now(CLOCK_MONOTONIC) + budget;
@@ -343,14 +343,14 @@ static int save_snapshot(Context *ctx, int dst_fd, BackupRun *b) {
 
         if (ctx->deadline_usec > 0 && ctx->deadline_usec < deadline)
                 deadline = ctx->deadline_usec;
-        r = etcd_local_find(ctx, &l, NULL);
+        r = node_etcd_find(ctx, &l, NULL);
         if (r <= 0 || l.external) {
-                etcd_local_done(&l);
+                node_etcd_done(&l);
                 return 0;
         }
         fd = openat(dst_fd, SNAPSHOT_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0) {
-                etcd_local_done(&l);
+                node_etcd_done(&l);
                 return negative_errno();
         }
         r = -ENOENT;
@@ -378,7 +378,7 @@ static int save_snapshot(Context *ctx, int dst_fd, BackupRun *b) {
                                                        : strerror(-r));
                 r = save_member_db(ctx, dst_fd, l.data_dir, b);
         }
-        etcd_local_done(&l);
+        node_etcd_done(&l);
         return r;
 }
 
@@ -416,7 +416,7 @@ static char *describe_saved(const BackupRun *b, const char *dir) {
  * member counts: its snapshot). */
 static int backup_observe(const Context *ctx, char **ret_list, char **ret_member) {
         cleanup_free char *list = NULL;
-        EtcdLocal l = {};
+        NodeEtcd l = {};
         int r;
 
         for (size_t i = 0; i < ELEMENTSOF(backup_sources); i++)
@@ -428,10 +428,10 @@ static int backup_observe(const Context *ctx, char **ret_list, char **ret_member
                         free(list);
                         list = n;
                 }
-        r = etcd_local_find(ctx, &l, NULL) > 0 && !l.external;
+        r = node_etcd_find(ctx, &l, NULL) > 0 && !l.external;
         if (r && ret_member)
                 *ret_member = TAKE_PTR(l.name);
-        etcd_local_done(&l);
+        node_etcd_done(&l);
         r = list || r;
         if (ret_list)
                 *ret_list = TAKE_PTR(list);

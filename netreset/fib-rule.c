@@ -13,7 +13,7 @@
 #include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
-#include "netreset/rule.h"
+#include "netreset/fib-rule.h"
 #include "string-util.h"
 
 RuleTable *rule_table_free(RuleTable *t) {
