@@ -92,6 +92,11 @@ build_node() {
         bpftool map pin pinned /sys/fs/bpf/tc/globals/cilium_calls_fixture /sys/fs/bpf/cilium_calls_fixture
         bpftool prog loadall "$o" /sys/fs/bpf/fixture/progs
         rm /sys/fs/bpf/cilium_calls_fixture
+        # A program cilium pinned in its own directory is cilium's whatever maps it uses: this copy of
+        # cil_impostor, pinned under /sys/fs/bpf/cilium, goes from eth0 egress.
+        mkdir -p /sys/fs/bpf/cilium/progs
+        bpftool prog pin pinned /sys/fs/bpf/fixture/progs/cil_impostor /sys/fs/bpf/cilium/progs/cil_impostor
+        tc filter add dev eth0 egress bpf da pinned /sys/fs/bpf/cilium/progs/cil_impostor
         bpftool cgroup attach "$CGROOT" connect4 pinned /sys/fs/bpf/fixture/progs/cil_sock4_connect multi
         bpftool cgroup attach "$CGROOT" sendmsg4 pinned /sys/fs/bpf/fixture/progs/cil_sock4_sendmsg multi
         bpftool cgroup attach "$CGROOT" connect4 pinned /sys/fs/bpf/fixture/progs/host_connect4 multi
@@ -225,6 +230,8 @@ assert "plan has no row for host_acct, host_connect4 or host_map" \
 assert "plan has no row for cilium_host's program (the link goes)" sh -c "! grep -q 'from cilium_host' '$WORK/plan.txt'"
 assert "plan: eth0's cil_from_netdev is cilium's by its pinned map" \
         grep -q "program id [0-9]*; the CNI's: it uses map id [0-9]*, pinned under the CNI's pin paths" "$WORK/plan.txt"
+assert "plan: the cil_impostor pinned under /sys/fs/bpf/cilium is cilium's" \
+        sh -c "grep -F 'cil_impostor from eth0 egress' '$WORK/plan.txt' | grep -qF \"the CNI's: it is pinned under the CNI's pin paths\""
 assert "plan: eth1's XDP program is cilium's by its pinned BPF link" \
         grep -q "held by BPF link \([0-9]*\); the CNI's: its BPF link \1 is pinned under the CNI's pin paths" "$WORK/plan.txt"
 IMPOSTOR_WHY="named like the CNI's (cil_) but neither it, its BPF link nor any of its maps is pinned under the CNI's pin paths: left alone"
@@ -263,7 +270,7 @@ assert "the host's filter, pins, rules, NICs and default route are intact" cmp -
 [ -s "$WORK/host.after" ] && ! cmp -s "$WORK/host.before" "$WORK/host.after" && diff "$WORK/host.before" "$WORK/host.after"
 assert "no failed action, no residue" test "$(rq "$WORK/r1.json" count '*' failed):$(rq "$WORK/r1.json" get residue)" = "0:[]"
 [ "$(rq "$WORK/r1.json" get residue)" = "[]" ] || { cat "$WORK/r1.log"; python3 -c "import json,sys; [print(a) for p in json.load(open(sys.argv[1]))[\"phases\"] for a in p[\"actions\"] if a[\"kind\"] == \"bpf-mount\"]" "$WORK/r1.json"; }
-assert "$((5 + 2 * HAS_TCX)) tc/tcx/XDP programs detached" test "$(rq "$WORK/r1.json" count bpf-netdev changed)" -eq $((5 + 2 * HAS_TCX))
+assert "$((6 + 2 * HAS_TCX)) tc/tcx/XDP programs detached" test "$(rq "$WORK/r1.json" count bpf-netdev changed)" -eq $((6 + 2 * HAS_TCX))
 assert "3 cgroup programs detached" test "$(rq "$WORK/r1.json" count bpf-cgroup changed)" -eq 3
 assert "the rule and route carrying the SSH session are refused" \
         test "$(rq "$WORK/r1.json" targets rule skipped)/$(rq "$WORK/r1.json" targets route skipped)" = \
