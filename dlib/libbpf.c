@@ -15,6 +15,7 @@
         X(int, bpf_link_detach, (int link_fd), (link_fd), -1) \
         X(int, bpf_link_get_fd_by_id, (__u32 id), (id), -1) \
         X(int, bpf_link_get_next_id, (__u32 start_id, __u32 *next_id), (start_id, next_id), -1) \
+        X(int, bpf_obj_get, (const char *pathname), (pathname), -1) \
         X(int, bpf_obj_get_info_by_fd, (int bpf_fd, void *info, __u32 *info_len), (bpf_fd, info, info_len), -1) \
         X(int, bpf_prog_detach2, (int prog_fd, int attachable_fd, enum bpf_attach_type type), (prog_fd, attachable_fd, type), -1) \
         X(int, bpf_prog_get_fd_by_id, (__u32 id), (id), -1) \

@@ -5,7 +5,8 @@
  * opened at run time: bpf_prog_get_fd_by_id, bpf_obj_get_info_by_fd, bpf_prog_query and
  * bpf_prog_detach2, bpf_link_get_next_id, bpf_link_get_fd_by_id and bpf_link_detach (thin wrappers
  * of bpf(2), all in libbpf 0.2 and later), and btf__load_from_kernel_by_id, btf__type_by_id,
- * btf__name_by_offset, btf__free for a program's full name; nothing loads or attaches. tc filters
+ * btf__name_by_offset, btf__free for a program's full name, bpf_obj_get to read what a pin holds;
+ * nothing loads or attaches. tc filters
  * and XDP go over rtnetlink, as iproute2 does, because that is where they are attached; tcx (Linux
  * 6.6) is queried with bpf_prog_query on the ifindex, which libbpf 1.1's bpf_prog_query_opts would
  * do alike (its options predate tcx's link ids, which the link walk below supplies). */
@@ -16,12 +17,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libmnl/libmnl.h>
+#include <limits.h>
 #include <linux/if_link.h>
 #include <linux/magic.h>
 #include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -116,6 +119,34 @@ int bpf_prog_name(uint32_t prog_id, char name[static BPF_PROG_NAME_MAX]) {
         name[sizeof info.name - 1] = 0;
         if (strlen(name) == sizeof info.name - 1)
                 prog_btf_name(fd, &info, name, BPF_PROG_NAME_MAX);
+        return 0;
+}
+
+int bpf_prog_map_ids(uint32_t prog_id, uint32_t **ret, size_t *ret_n) {
+        struct bpf_prog_info info = {};
+        uint32_t len = sizeof info, n;
+        cleanup_free uint32_t *ids = NULL;
+        cleanup_close int fd = -EBADF;
+
+        fd = bpf_prog_get_fd_by_id(prog_id);
+        if (fd < 0)
+                return errno == ENOENT ? -ENOENT : -errno;
+        if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+                return -errno;
+        n = info.nr_map_ids;
+        if (n > 0) {
+                ids = calloc(n, sizeof *ids);
+                if (!ids)
+                        return -ENOMEM;
+                info = (struct bpf_prog_info) { .nr_map_ids = n, .map_ids = (uint64_t) (uintptr_t) ids };
+                len = sizeof info;
+                if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+                        return -errno;
+                /* The program cannot gain maps once loaded; the smaller count is the safe one anyway. */
+                n = info.nr_map_ids < n ? info.nr_map_ids : n;
+        }
+        *ret = TAKE_PTR(ids);
+        *ret_n = n;
         return 0;
 }
 
@@ -731,6 +762,148 @@ int bpf_cgroup_detach(int cgroup_fd, const BpfCgroupProg *p) {
         if (bpf_prog_detach2(fd, cgroup_fd, p->attach_type) < 0)
                 return errno == ENOENT ? 0 : -errno;
         return 1;
+}
+
+/* ---- pinned objects ---- */
+
+static const char *const obj_kind_names[_BPF_OBJ_KIND_MAX] = {
+        [BPF_OBJ_MAP] = "map",
+        [BPF_OBJ_PROG] = "prog",
+        [BPF_OBJ_LINK] = "link",
+};
+
+/* A bpf fd's kind and id, from its fdinfo: the first "*_type:" line names the kind ("map_type",
+ * "prog_type", "link_type"), "KIND_id:" then gives the id (a link's fdinfo names its program's id
+ * too, after its own). */
+static int obj_fdinfo(int fd, BpfObjKind *ret_kind, uint32_t *ret_id) {
+        cleanup_fclose FILE *f = NULL;
+        char path[64], line[256], key[32];
+        int kind = -1;
+
+        snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while (fgets(line, sizeof line, f)) {
+                unsigned v;
+                char want[40];
+
+                /* A link's type is a word ("link_type:\txdp"), a map's or program's a number. */
+                if (sscanf(line, "%31[^:]:", key) != 1)
+                        continue;
+                for (int i = 0; kind < 0 && i < _BPF_OBJ_KIND_MAX; i++) {
+                        snprintf(want, sizeof want, "%s_type", obj_kind_names[i]);
+                        if (streq(key, want))
+                                kind = i;
+                }
+                if (kind < 0)
+                        continue;
+                snprintf(want, sizeof want, "%s_id", obj_kind_names[kind]);
+                if (streq(key, want) && sscanf(line, "%*[^:]:\t%u", &v) == 1) {
+                        *ret_kind = (BpfObjKind) kind;
+                        *ret_id = v;
+                        return 0;
+                }
+        }
+        return -ENOENT;
+}
+
+static int pinned_ids_add(BpfPinnedIds *ids, BpfObjKind kind, uint32_t id) {
+        uint32_t *v;
+
+        if (bpf_pinned_ids_contain(ids, kind, id))
+                return 0;
+        v = reallocarray(ids->ids[kind], ids->n[kind] + 1, sizeof *v);
+        if (!v)
+                return -ENOMEM;
+        ids->ids[kind] = v;
+        v[ids->n[kind]++] = id;
+        return 0;
+}
+
+/* The pin name in dfd, a regular file on a bpf file system. BPF_OBJ_GET takes a path only: the
+ * directory is named through its fd, so the walk stays where it was. libbpf 0.x has no
+ * bpf_obj_get_opts and the kernel hands a BPF link out read-write only: the fd is used for its
+ * fdinfo and nothing else. */
+static int pinned_read(BpfPinnedIds *ids, int dfd, const char *name) {
+        cleanup_close int fd = -EBADF;
+        char path[64 + NAME_MAX];
+        BpfObjKind kind = BPF_OBJ_MAP;
+        uint32_t id = 0;
+
+        snprintf(path, sizeof path, "/proc/self/fd/%d/%s", dfd, name);
+        fd = bpf_obj_get(path);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (obj_fdinfo(fd, &kind, &id) < 0)
+                return 0;
+        return pinned_ids_add(ids, kind, id);
+}
+
+static int pinned_walk(BpfPinnedIds *ids, int dfd, const char *name, unsigned depth) {
+        cleanup_closedir DIR *d = NULL;
+        cleanup_close int fd = -EBADF;
+        struct stat st;
+        int r = 0, k;
+
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (S_ISREG(st.st_mode))
+                return pinned_read(ids, dfd, name);
+        if (!S_ISDIR(st.st_mode) || depth >= 32)
+                return 0;
+        fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        /* Another file system mounted beneath holds no pins. */
+        k = bpf_fd_is_bpffs(fd);
+        if (k <= 0)
+                return k;
+        d = fdopendir(fd);
+        if (!d)
+                return -errno;
+        TAKE_FD(fd);
+        FOREACH_DIRENT(de, d) {
+                k = pinned_walk(ids, dirfd(d), de->d_name, depth + 1);
+                if (k < 0 && r >= 0)
+                        r = k;
+        }
+        return r;
+}
+
+int bpf_pinned_ids_collect(BpfPinnedIds *ids, const char *path) {
+        cleanup_free char *parent = NULL;
+        cleanup_close int pfd = -EBADF;
+        const char *base;
+        int k;
+
+        base = strrchr(path, '/');
+        if (!base || base[1] == 0 || path[0] != '/')
+                return -EINVAL;
+        parent = strndup(path, (size_t) (base - path) ?: 1);
+        if (!parent)
+                return -ENOMEM;
+        pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (pfd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        k = bpf_fd_is_bpffs(pfd);
+        if (k <= 0)
+                return k;
+        return pinned_walk(ids, pfd, base + 1, 0);
+}
+
+bool bpf_pinned_ids_contain(const BpfPinnedIds *ids, BpfObjKind kind, uint32_t id) {
+        for (size_t i = 0; id > 0 && i < ids->n[kind]; i++)
+                if (ids->ids[kind][i] == id)
+                        return true;
+        return false;
+}
+
+void bpf_pinned_ids_done(BpfPinnedIds *ids) {
+        for (size_t i = 0; i < _BPF_OBJ_KIND_MAX; i++) {
+                ids->ids[i] = mfree(ids->ids[i]);
+                ids->n[i] = 0;
+        }
 }
 
 /* ---- pins ---- */

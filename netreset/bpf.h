@@ -95,6 +95,29 @@ int bpf_cgroup_detach(int cgroup_fd, const BpfCgroupProg *p);
  * bytes: 0, -ENOENT when no program has that id any more. */
 int bpf_prog_name(uint32_t prog_id, char name[static BPF_PROG_NAME_MAX]);
 
+/* The maps a loaded program uses (bpftool's map_ids): 0, -ENOENT when no program has that id any more. */
+int bpf_prog_map_ids(uint32_t prog_id, uint32_t **ret, size_t *ret_n);
+
+typedef enum BpfObjKind {
+        BPF_OBJ_MAP,
+        BPF_OBJ_PROG,
+        BPF_OBJ_LINK,
+        _BPF_OBJ_KIND_MAX,
+} BpfObjKind;
+
+/* The ids of pinned objects, by kind. */
+typedef struct BpfPinnedIds {
+        uint32_t *ids[_BPF_OBJ_KIND_MAX];
+        size_t n[_BPF_OBJ_KIND_MAX];
+} BpfPinnedIds;
+
+/* Add the id of the object pinned at path, or of every object pinned beneath the directory path, on
+ * the bpf file system path is on; nothing when path is not on one. Symlinks are not followed, nor
+ * mounts of another file system crossed. Objects are only opened (BPF_OBJ_GET) and read. */
+int bpf_pinned_ids_collect(BpfPinnedIds *ids, const char *path);
+bool bpf_pinned_ids_contain(const BpfPinnedIds *ids, BpfObjKind kind, uint32_t id);
+void bpf_pinned_ids_done(BpfPinnedIds *ids);
+
 /* Is fd on a bpf file system (BPF_FS_MAGIC)? 1 yes, 0 no, -errno. */
 int bpf_fd_is_bpffs(int fd);
 

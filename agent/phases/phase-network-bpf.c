@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The network phase's BPF part: a CNI's tc and XDP programs, its cgroup programs and its pins. */
 
-/* Ownership is by program name, the one thing every CNI sets and the kernel keeps: a "bpf-prog
- * PREFIX" line makes every program whose name starts with PREFIX a CNI's. The shipped prefixes,
- * from the CNIs' sources:
+/* A name is where ownership starts, never where it ends. A "bpf-prog PREFIX" line names the programs
+ * that may be a CNI's: those whose name starts with PREFIX, the one thing every CNI sets and the
+ * kernel keeps. Such a program is the CNI's by where it is: on a link the phase deletes (the CNI's
+ * own devices) it goes with the link; on a cgroup root a "bpf-cgroup" line names (the CNI's own
+ * cgroup) it is detached; on a link that stays (a host NIC) it is the CNI's only when its BPF link,
+ * itself or one of the maps it uses is pinned under a "bpf-pin" path (cilium's programs all use its
+ * cilium_calls_* and cilium_* maps in /sys/fs/bpf/tc/globals, calico's its cali_* maps there).
+ * Without that evidence it is a host's program that happens to share the prefix: its row says so,
+ * skipped ("not-owned"), and it is never detached. The shipped prefixes, from the CNIs' sources:
  * - cilium "cil_": bpf/bpf_host.c, bpf_lxc.c, bpf_overlay.c, bpf_xdp.c and bpf_sock.c name their
  *   entry points cil_from_netdev, cil_to_netdev, cil_from_host, cil_to_host, cil_from_container,
  *   cil_xdp_entry, cil_sock4_connect, cil_sock6_sendmsg, ...; its pins are /sys/fs/bpf/tc/globals/
@@ -15,17 +21,18 @@
  * A host's own program (any other name) is never touched, on whichever hook it sits.
  *
  * Where: tc (clsact ingress and egress), tcx (what cilium >= 1.16 uses, through BPF links) and XDP
- * on every link the node keeps; an attachment a BPF link holds is detached through its link; links
- * the phase deletes take their programs with them and get no row. Detaching from a guarded link (the NIC of
- * the default route) is allowed on purpose: it gives the NIC back its plain kernel path. The clsact
- * qdisc goes too once the CNI's filters were the last on it. Cgroup programs only on the cgroup
+ * on every link the node keeps, with the evidence above; an attachment a BPF link holds is detached
+ * through its link; links the phase deletes take their programs with them and get no row.
+ * Detaching from a guarded link (the NIC of the default route) is allowed on purpose: it gives the
+ * NIC back its plain kernel path. The clsact qdisc goes too once the CNI's filters were the last on
+ * it. Cgroup programs only on the cgroup
  * roots "bpf-cgroup" lines name (cilium's /run/cilium/cgroupv2, calico's /run/calico/cgroup), each
  * a cgroup2 mount point in mountinfo, and nowhere else. Pins only at the paths "bpf-pin" lines
  * name, and only on a bpf file system.
  *
- * Plan, then act: every program is a row naming the program, the link and the hook; at apply time
- * the program id is checked again (XDP atomically, with XDP_FLAGS_REPLACE), and another program in
- * its place is left alone. */
+ * Plan, then act: every program is a row naming the program, the link, the hook and the evidence;
+ * at apply time the program id is checked again (XDP atomically, with XDP_FLAGS_REPLACE), and
+ * another program in its place is left alone. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -151,14 +158,57 @@ static bool link_stays(const Manifest *m, const NetworkObservation *o, int ifind
         return !l || !network_link_selected_by(m, o->links, l) || guard_link_reason(o->guard, ifindex);
 }
 
-static int plan_netdev_prog(Plan *plan, const BpfNetdevProg *p, const ManifestEntry *e) {
-        cleanup_free char *reason = manifest_entry_reason(e), *target = NULL;
+/* "tc filter pref 1 handle 0x1, program id 7", "XDP program id 7, generic mode", ... */
+static char *netdev_describe(const BpfNetdevProg *p) {
+        if (p->hook == BPF_HOOK_XDP && p->link_id > 0)
+                return strprintf("XDP program id %u, %s mode, held by BPF link %u", p->prog_id,
+                                 p->xdp_mode == XDP_FLAGS_SKB_MODE ? "generic" : "driver", p->link_id);
+        if (p->hook == BPF_HOOK_XDP)
+                return strprintf("XDP program id %u, %s mode", p->prog_id,
+                                 p->xdp_mode == XDP_FLAGS_SKB_MODE   ? "generic"
+                                 : p->xdp_mode == XDP_FLAGS_DRV_MODE ? "driver"
+                                                                     : "offload");
+        if (p->hook == BPF_HOOK_TCX_INGRESS || p->hook == BPF_HOOK_TCX_EGRESS)
+                return p->link_id > 0 ? strprintf("tcx program id %u, held by BPF link %u", p->prog_id, p->link_id)
+                                      : strprintf("tcx program id %u, attached without a link", p->prog_id);
+        return strprintf("tc filter pref %u handle 0x%x, program id %u", p->info >> 16, p->handle, p->prog_id);
+}
+
+/* What ties a program named like the CNI's to the CNI, on a link that stays: its BPF link, itself
+ * or one of its maps pinned under the CNI's "bpf-pin" paths. 1 with the evidence in ret_why, 0 none
+ * (a host's program that happens to share the prefix, or one gone since), -errno. */
+static int netdev_evidence(const BpfPinnedIds *pinned, const BpfNetdevProg *p, char **ret_why) {
+        cleanup_free uint32_t *maps = NULL;
+        size_t n = 0;
+        int k;
+
+        if (bpf_pinned_ids_contain(pinned, BPF_OBJ_LINK, p->link_id))
+                *ret_why = strprintf("its BPF link %u is pinned under the CNI's pin paths", p->link_id);
+        else if (bpf_pinned_ids_contain(pinned, BPF_OBJ_PROG, p->prog_id))
+                *ret_why = strdup("it is pinned under the CNI's pin paths");
+        else {
+                k = bpf_prog_map_ids(p->prog_id, &maps, &n);
+                if (k < 0)
+                        return k == -ENOENT ? 0 : k;
+                for (size_t i = 0; i < n && !*ret_why; i++)
+                        if (bpf_pinned_ids_contain(pinned, BPF_OBJ_MAP, maps[i]))
+                                *ret_why = strprintf("it uses map id %u, pinned under the CNI's pin paths", maps[i]);
+                if (!*ret_why)
+                        return 0;
+        }
+        return *ret_why ? 1 : -ENOMEM;
+}
+
+/* owned: the evidence that the program is the CNI's; without it (NULL) the row is there, skipped:
+ * the program is left alone. */
+static int plan_netdev_prog(Plan *plan, const BpfNetdevProg *p, const ManifestEntry *e, const char *owned) {
+        cleanup_free char *reason = manifest_entry_reason(e), *target = NULL, *what = netdev_describe(p);
         BpfNetdevProg *d = malloc(sizeof *d);
         Action *a;
 
         if (d)
                 *d = *p;
-        if (!reason || !d ||
+        if (!reason || !d || !what ||
             !(target = strprintf("%s from %s %s", p->prog_name, p->ifname, bpf_hook_to_string(p->hook)))) {
                 free(d);
                 return -ENOMEM;
@@ -166,24 +216,38 @@ static int plan_netdev_prog(Plan *plan, const BpfNetdevProg *p, const ManifestEn
         a = plan_add(plan, &netdev_ops, PHASE, target, reason, d);
         if (!a)
                 return -ENOMEM;
-        if (p->hook == BPF_HOOK_XDP && p->link_id > 0)
-                return action_set_detail(a, "XDP program id %u, %s mode, held by BPF link %u", p->prog_id,
-                                         p->xdp_mode == XDP_FLAGS_SKB_MODE ? "generic" : "driver", p->link_id);
-        if (p->hook == BPF_HOOK_XDP)
-                return action_set_detail(a, "XDP program id %u, %s mode", p->prog_id,
-                                         p->xdp_mode == XDP_FLAGS_SKB_MODE   ? "generic"
-                                         : p->xdp_mode == XDP_FLAGS_DRV_MODE ? "driver"
-                                                                             : "offload");
-        if (p->hook == BPF_HOOK_TCX_INGRESS || p->hook == BPF_HOOK_TCX_EGRESS)
-                return p->link_id > 0
-                               ? action_set_detail(a, "tcx program id %u, held by BPF link %u", p->prog_id, p->link_id)
-                               : action_set_detail(a, "tcx program id %u, attached without a link", p->prog_id);
-        return action_set_detail(a, "tc filter pref %u handle 0x%x, program id %u", p->info >> 16, p->handle,
-                                 p->prog_id);
+        if (owned)
+                return action_set_detail(a, "%s; the CNI's: %s", what, owned);
+        (void) action_set_detail(a, "%s", what);
+        return action_set_skip_code(a, "not-owned",
+                                    "named like the CNI's (%s) but neither it, its BPF link nor any of its maps is "
+                                    "pinned under the CNI's pin paths: left alone",
+                                    e->args[0]);
+}
+
+/* The ids of every object pinned at or beneath the "bpf-pin" paths, read once per plan. A path
+ * that cannot be read is no evidence: its programs are then left alone. */
+static int pinned_ids_read(const Manifest *m, BpfPinnedIds *ret) {
+        MANIFEST_FOREACH(e, m, DIRECTIVE_BPF_PIN) {
+                glob_t g = {};
+                int k = 0;
+
+                if (glob(e->args[0], GLOB_NOSORT, NULL, &g) == 0)
+                        for (size_t i = 0; i < g.gl_pathc && k != -ENOMEM; i++) {
+                                k = bpf_pinned_ids_collect(ret, g.gl_pathv[i]);
+                                if (k < 0 && k != -ENOMEM)
+                                        log_warning_errno(k, "Cannot read the pins at %s, ignoring: %m", g.gl_pathv[i]);
+                        }
+                globfree(&g);
+                if (k == -ENOMEM)
+                        return k;
+        }
+        return 0;
 }
 
 static int plan_netdev(Plan *plan, const NetworkObservation *o, const Manifest *m, char **reterr) {
         CLEANUP(bpf_netdev_table_freep) BpfNetdevTable *t = NULL;
+        CLEANUP(bpf_pinned_ids_done) BpfPinnedIds pinned = {};
         cleanup_free char *extack = NULL;
         int k;
 
@@ -191,16 +255,20 @@ static int plan_netdev(Plan *plan, const NetworkObservation *o, const Manifest *
         if (k < 0)
                 return set_errmsg(reterr, k, "network: cannot list tc filters and XDP programs: %s%s%s", strerror(-k),
                                   extack ? ": " : "", strempty(extack));
-        for (size_t i = 0; i < t->n; i++) {
+        k = pinned_ids_read(m, &pinned);
+        for (size_t i = 0; k >= 0 && i < t->n; i++) {
                 const ManifestEntry *e = prog_owner(m, t->progs[i].prog_name);
+                cleanup_free char *why = NULL;
 
                 if (!e || !link_stays(m, o, t->progs[i].ifindex))
                         continue;
-                k = plan_netdev_prog(plan, &t->progs[i], e);
+                k = netdev_evidence(&pinned, &t->progs[i], &why);
                 if (k < 0)
-                        return k;
+                        return set_errmsg(reterr, k, "network: cannot read the maps of BPF program %u: %s",
+                                          t->progs[i].prog_id, strerror(-k));
+                k = plan_netdev_prog(plan, &t->progs[i], e, why);
         }
-        return 0;
+        return k;
 }
 
 /* ---- cgroup programs ---- */

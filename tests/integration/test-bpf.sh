@@ -3,8 +3,9 @@
 # The network phase on a cilium-shaped node, with real kernel objects in private namespaces: tc
 # (clsact) programs and generic XDP on a veth "host NIC", programs on a cgroup2 root, pins in a
 # private bpffs, cilium's, calico's and kube-router's policy rules and tables. The CNI's objects go;
-# the host's own filter, pin, cgroup program, rules, NIC and default route stay; a second run
-# changes nothing.
+# the host's own filter, pin, cgroup program, rules, NIC and default route stay, and so does the
+# host's program named like cilium's (cil_impostor) that nothing pinned under cilium's directories
+# ties to cilium; a second run changes nothing.
 #
 # Cgroups: nothing is ever attached to the machine's own cgroups. A throwaway child cgroup is made
 # under the machine's cgroup2 mount (from mountinfo), this shell moves into it, "unshare -C" makes
@@ -63,11 +64,15 @@ build_node() {
         ip addr add 192.0.2.10/24 dev eth0
         ip route add default via 192.0.2.1 dev eth0
         ip addr add 10.0.0.1/32 dev cilium_host
-        # tc and XDP: cilium's on both NICs and on cilium_host, the host's own accounting on eth0.
+        # tc and XDP: cilium's on both NICs and on cilium_host, the host's own accounting on eth0,
+        # and the host's cil_impostor there. tc and ip pin the map cilium's programs use by name at
+        # /sys/fs/bpf/tc/globals/cilium_calls_fixture (/sys/fs/bpf/xdp is tc's symlink to tc).
         for l in eth0 eth1 cilium_host; do tc qdisc add dev "$l" clsact; done
         tc filter add dev eth0 ingress bpf da obj "$o" sec tc program cil_from_netdev
         tc filter add dev eth0 egress bpf da obj "$o" sec tc program cil_to_netdev
         tc filter add dev eth0 ingress bpf da obj "$o" sec tc program host_acct
+        tc filter add dev eth0 ingress bpf da obj "$o" sec tc program cil_impostor
+        test -e /sys/fs/bpf/tc/globals/cilium_calls_fixture
         tc filter add dev eth1 ingress bpf da obj "$o" sec tc program cil_from_netdev
         tc filter add dev cilium_host ingress bpf da obj "$o" sec tc program cil_to_host
         ip link set dev eth0 xdpgeneric obj "$o" sec xdp
@@ -83,7 +88,15 @@ build_node() {
         mkdir -p /run/cilium/bpffs/tc/globals
         bpftool map create /run/cilium/bpffs/tc/globals/cilium_ct4_global type hash key 4 value 4 entries 8 name cilium_ct4
         # Cgroup programs on the (throwaway) cgroup root: cilium's socket LB and the host's own.
+        # bpftool pins by name at /sys/fs/bpf: there it finds and reuses cilium's map.
+        bpftool map pin pinned /sys/fs/bpf/tc/globals/cilium_calls_fixture /sys/fs/bpf/cilium_calls_fixture
         bpftool prog loadall "$o" /sys/fs/bpf/fixture/progs
+        rm /sys/fs/bpf/cilium_calls_fixture
+        # A program cilium pinned in its own directory is cilium's whatever maps it uses: this copy of
+        # cil_impostor, pinned under /sys/fs/bpf/cilium, goes from eth0 egress.
+        mkdir -p /sys/fs/bpf/cilium/progs
+        bpftool prog pin pinned /sys/fs/bpf/fixture/progs/cil_impostor /sys/fs/bpf/cilium/progs/cil_impostor
+        tc filter add dev eth0 egress bpf da pinned /sys/fs/bpf/cilium/progs/cil_impostor
         bpftool cgroup attach "$CGROOT" connect4 pinned /sys/fs/bpf/fixture/progs/cil_sock4_connect multi
         bpftool cgroup attach "$CGROOT" sendmsg4 pinned /sys/fs/bpf/fixture/progs/cil_sock4_sendmsg multi
         bpftool cgroup attach "$CGROOT" connect4 pinned /sys/fs/bpf/fixture/progs/host_connect4 multi
@@ -158,6 +171,10 @@ write_report_py() {
 	elif cmd == "targets":
 	    kind, result = sys.argv[3:5]
 	    print("|".join(sorted(a["target"] for a in acts if a["kind"] == kind and result in ("*", a["result"]))))
+	elif cmd == "row":
+	    kind, target = sys.argv[3:5]
+	    print("|".join("%s %s %s" % (a["result"], a.get("error"), a.get("message")) for a in acts
+	                   if a["kind"] == kind and a["target"] == target))
 	elif cmd == "get":
 	    print(json.dumps(r.get(sys.argv[3])))
 	PY
@@ -182,7 +199,7 @@ ip link del tcxprobe
 
 (set -x; build_node) 2>"$WORK/fixture.log" || { tail -5 "$WORK/fixture.log"; echo "FAIL: cannot build the fixture"; exit 1; }
 host_state >"$WORK/host.before"
-assert "fixture: cilium's programs on eth0" test "$(tc_progs eth0 ingress)" = "cil_from_netdev host_acct "
+assert "fixture: cilium's programs on eth0" test "$(tc_progs eth0 ingress)" = "cil_from_netdev cil_impostor host_acct "
 assert "fixture: XDP on eth0" sh -c "ip link show eth0 | grep -q 'prog/xdp.*cil_xdp_entry'"
 assert "fixture: four cgroup programs" test "$(cgroup_progs | wc -w)" -eq 4
 assert "fixture: XDP through a link on eth1" sh -c "ip link show eth1 | grep -q 'prog/xdp'"
@@ -211,6 +228,15 @@ fi
 assert "plan has no row for host_acct, host_connect4 or host_map" \
         sh -c "! grep -e host_acct -e host_connect4 -e host_map '$WORK/plan.txt'"
 assert "plan has no row for cilium_host's program (the link goes)" sh -c "! grep -q 'from cilium_host' '$WORK/plan.txt'"
+assert "plan: eth0's cil_from_netdev is cilium's by its pinned map" \
+        grep -q "program id [0-9]*; the CNI's: it uses map id [0-9]*, pinned under the CNI's pin paths" "$WORK/plan.txt"
+assert "plan: the cil_impostor pinned under /sys/fs/bpf/cilium is cilium's" \
+        sh -c "grep -F 'cil_impostor from eth0 egress' '$WORK/plan.txt' | grep -qF \"the CNI's: it is pinned under the CNI's pin paths\""
+assert "plan: eth1's XDP program is cilium's by its pinned BPF link" \
+        grep -q "held by BPF link \([0-9]*\); the CNI's: its BPF link \1 is pinned under the CNI's pin paths" "$WORK/plan.txt"
+IMPOSTOR_WHY="named like the CNI's (cil_) but neither it, its BPF link nor any of its maps is pinned under the CNI's pin paths: left alone"
+assert "plan: cil_impostor on eth0 is left alone, and says why" \
+        sh -c "grep -A3 -F 'cil_impostor from eth0 ingress' '$WORK/plan.txt' | grep -qF \"$IMPOSTOR_WHY\""
 
 SSH_CONNECTION="198.18.0.5 50022 192.0.2.10 22" "$NODE_RESET" --root "$WORK/root" --yes --output=json --manifest "$WORK/m.conf" --phases network,verify run \
         >"$WORK/r1.json" 2>"$WORK/r1.log"
@@ -219,7 +245,9 @@ assert "run exits 0" test "$r" -eq 0
 [ "$r" -eq 0 ] || cat "$WORK/r1.log"
 
 # Gone: every CNI object.
-assert "eth0 keeps only the host's ingress filter" test "$(tc_progs eth0 ingress)|$(tc_progs eth0 egress)" = "host_acct |"
+assert "eth0 keeps only the host's ingress filters" test "$(tc_progs eth0 ingress)|$(tc_progs eth0 egress)" = "cil_impostor host_acct |"
+assert "cil_impostor's row is skipped as not cilium's" \
+        test "$(rq "$WORK/r1.json" row bpf-netdev "cil_impostor from eth0 ingress")" = "skipped not-owned $IMPOSTOR_WHY"
 assert "no XDP on eth0" sh -c "! ip link show eth0 | grep -q prog/xdp"
 assert "eth1's clsact qdisc, left empty, is gone" sh -c "! tc qdisc show dev eth1 | grep -q clsact"
 assert "eth0's clsact qdisc, still holding host_acct, stays" sh -c "tc qdisc show dev eth0 | grep -q clsact"
@@ -242,7 +270,7 @@ assert "the host's filter, pins, rules, NICs and default route are intact" cmp -
 [ -s "$WORK/host.after" ] && ! cmp -s "$WORK/host.before" "$WORK/host.after" && diff "$WORK/host.before" "$WORK/host.after"
 assert "no failed action, no residue" test "$(rq "$WORK/r1.json" count '*' failed):$(rq "$WORK/r1.json" get residue)" = "0:[]"
 [ "$(rq "$WORK/r1.json" get residue)" = "[]" ] || { cat "$WORK/r1.log"; python3 -c "import json,sys; [print(a) for p in json.load(open(sys.argv[1]))[\"phases\"] for a in p[\"actions\"] if a[\"kind\"] == \"bpf-mount\"]" "$WORK/r1.json"; }
-assert "$((5 + 2 * HAS_TCX)) tc/tcx/XDP programs detached" test "$(rq "$WORK/r1.json" count bpf-netdev changed)" -eq $((5 + 2 * HAS_TCX))
+assert "$((6 + 2 * HAS_TCX)) tc/tcx/XDP programs detached" test "$(rq "$WORK/r1.json" count bpf-netdev changed)" -eq $((6 + 2 * HAS_TCX))
 assert "3 cgroup programs detached" test "$(rq "$WORK/r1.json" count bpf-cgroup changed)" -eq 3
 assert "the rule and route carrying the SSH session are refused" \
         test "$(rq "$WORK/r1.json" targets rule skipped)/$(rq "$WORK/r1.json" targets route skipped)" = \
@@ -258,6 +286,9 @@ assert "second run changes nothing" test "$(rq "$WORK/r2.json" count '*' changed
 assert "second run: no failure" test "$(rq "$WORK/r2.json" count '*' failed)" -eq 0
 host_state >"$WORK/host.again"
 assert "second run: host state intact" cmp -s "$WORK/host.before" "$WORK/host.again"
+assert "second run: cil_impostor still attached to eth0, its row skipped again" \
+        test "$(tc_progs eth0 ingress)|$(rq "$WORK/r2.json" row bpf-netdev "cil_impostor from eth0 ingress")" = \
+        "cil_impostor host_acct |skipped not-owned $IMPOSTOR_WHY"
 
 # The CNI's cgroup2 mount goes only once nothing uses it: first a process working in it keeps it,
 # then, that process gone, it is unmounted; the machine's cgroup2 mount and /sys/fs/bpf stay.
