@@ -94,10 +94,11 @@ OBJ_CFLAGS   = $(PKG_CHECKED)$(BASE_CFLAGS) $(MODULE_CFLAGS) $(CFLAGS)
 ALL_CFLAGS   = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS := $(HARDEN_LDFLAGS) $(LDFLAGS)
 
-# agent/ by kind: engine/ (plan, phases' order, lock, log, console), config/ (manifest, profiles,
-# detection, the node's own config files), phases/ (one file per phase and its helpers), node/
-# (files, mounts, /proc, systemd), report/ (text, JSON, HTTP), orphan/ (orphan-check).
-AGENT_SRCS    := $(filter-out agent/main.c,$(wildcard agent/*/*.c))
+# agent/ in layers (tests/integration/test-layers.sh): base/ (log, output, JSON, HTTP, path, TOML),
+# os/ (files, mounts, /proc, systemd), config/ (manifest, profiles, detection, the node's config
+# files), engine/ (plan, phases' order, lock, console), phases/ (one file per phase and its helpers;
+# phases/network/ the network phase), report/ and orphan/.
+AGENT_SRCS    := $(filter-out agent/main.c,$(wildcard agent/*/*.c agent/*/*/*.c))
 NETRESET_SRCS := $(wildcard netreset/*.c)
 CRI_SRCS      := $(wildcard cri/*.c)
 ETCD_SRCS     := $(wildcard etcd/*.c)
@@ -257,7 +258,7 @@ cppcheck:
 		-D_GNU_SOURCE -Iinclude -I. agent netreset cri etcd grpc dlib
 
 # Every module's sources and headers (tests/integration/test-format.sh runs this in "make check").
-FORMAT_SRCS = $(sort $(wildcard agent/*.c agent/*/*.[ch] netreset/*.[ch] cri/*.[ch] etcd/*.[ch] grpc/*.[ch] \
+FORMAT_SRCS = $(sort $(wildcard agent/*.c agent/*/*.[ch] agent/*/*/*.[ch] netreset/*.[ch] cri/*.[ch] etcd/*.[ch] grpc/*.[ch] \
 		dlib/*.[ch] include/*.h))
 format-check:
 	$(Q)clang-format --dry-run --Werror $(FORMAT_SRCS)

@@ -17,7 +17,7 @@
 #include "agent/engine/phase.h"
 #include "agent/os/fileio.h"
 #include "agent/os/services.h"
-#include "agent/phases/phase-network.h"
+#include "agent/phases/network/links.h"
 #include "agent/phases/rejoin-check.h"
 #include "cri/cri.h"
 #include "chase.h"

@@ -10,7 +10,7 @@
 #     include/; include/ is self-contained;
 #   - inside agent/, folders in layers (base, os, config, engine, phases, report, orphan), none
 #     including a folder above its own;
-#   - no cycle among the project's headers.
+#   - no cycle among the project's headers, nor among its sources (a.c uses b.c when it includes b.h).
 # Reads files only: no namespace needed.
 . "$(dirname "$0")/lib.sh"
 require_cmd python3 make
@@ -100,12 +100,47 @@ for d in sorted({p.split("/")[1] for p in glob.glob("agent/*/")}):
         fail(f"agent/{d}/ is in no layer of this test's list")
 for f in sorted(graph):
     parts = f.split("/")
-    if parts[0] != "agent" or len(parts) != 3 or parts[1] not in rank:
+    if parts[0] != "agent" or len(parts) < 3 or parts[1] not in rank:
         continue
     for t in sorted(graph[f]):
         tp = t.split("/")
-        if tp[0] == "agent" and len(tp) == 3 and tp[1] in rank and rank[tp[1]] > rank[parts[1]]:
+        if tp[0] == "agent" and len(tp) >= 3 and tp[1] in rank and rank[tp[1]] > rank[parts[1]]:
             fail(f"{f}: agent/{parts[1]}/ must not depend on agent/{tp[1]}/, a layer above it (\"{t}\")")
+
+# Source cycles: a.c depends on b.c when it includes b.h (the header of the same name). A cycle
+# (the network phase's files once shared one header declaring each other's functions) means the
+# files cannot be read or tested bottom up.
+import os
+deps = {}
+for f in graph:
+    if f.endswith(".c"):
+        deps[f] = {t[:-2] + ".c" for t in graph[f] if t.endswith(".h") and os.path.exists(t[:-2] + ".c") and t[:-2] + ".c" != f}
+index, low, stack, on, counter = {}, {}, [], set(), [0]
+sys.setrecursionlimit(10000)
+def strong(v):
+    index[v] = low[v] = counter[0]
+    counter[0] += 1
+    stack.append(v)
+    on.add(v)
+    for w in sorted(deps.get(v, ())):
+        if w not in index:
+            strong(w)
+            low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        comp = []
+        while True:
+            w = stack.pop()
+            on.discard(w)
+            comp.append(w)
+            if w == v:
+                break
+        if len(comp) > 1:
+            fail("source cycle: " + " <-> ".join(sorted(comp)))
+for v in sorted(deps):
+    if v not in index:
+        strong(v)
 
 # Header cycles, by depth-first search over the includes of headers (sources include none).
 state = {}

@@ -32,7 +32,8 @@
 #include <stdlib.h>
 
 #include "agent/base/log.h"
-#include "agent/phases/phase-network.h"
+#include "agent/phases/network/phase-network-rule.h"
+#include "agent/phases/network/routes.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

@@ -29,7 +29,7 @@
 #include "agent/engine/context.h"
 #include "agent/os/fileio.h"
 #include "agent/phases/node-addresses.h"
-#include "agent/phases/phase-network.h"
+#include "agent/phases/network/phase-network-vip.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/addr.h"

@@ -1,49 +1,27 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The network phase: CNI BPF programs, policy rules, routes, links and named network namespaces, never the
- * management path. */
+/* The network phase's links: the CNIs' links deleted in one IFLA_GROUP batch (one by one where the
+ * kernel or a peer needs it), tunnel drivers' fallback devices reset, never a link the guard keeps. */
 
-/* Network state has no file-system root. This phase observes and changes the network namespace the
- * agent runs in, and ctx->root is ignored on purpose: --root relocates file-system state only. Named
- * namespaces are the real /run/netns (and /var/run/netns) for the same reason.
- *
- * The one file it reads is a kube-vip line's static pod manifest (phase-network-vip.c), beneath
- * ctx->root like every node file: what it names is then looked for in this namespace.
- *
- * Order inside the phase: BPF programs and pins (phase-network-bpf.c), policy rules and the routes of
- * their tables (phase-network-rule.c), then routes, then kube-vip's VIP addresses, then links, then
- * namespaces.
- * - Routes first, so that each "route-proto" route is deleted and reported by its own action. After
- *   the links, the routes through them would already have vanished and read "unchanged", while the
- *   routes through links that stay (a bird route via eth1) must be deleted anyway.
- * - Links next, in one batch: one IFLA_GROUP delete for all of them.
- * - Namespaces last. Removing the name of an empty namespace frees it, asynchronously, together with
- *   the veth ends inside, whose peers in this namespace then vanish behind the links' backs: their
- *   results would depend on timing. */
-
-#include <arpa/inet.h>
 #include <errno.h>
-#include <linux/rtnetlink.h>
 #include <net/if.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
 #include "agent/base/log.h"
-#include "agent/engine/phase.h"
-#include "agent/phases/phase-network.h"
+#include "agent/engine/context.h"
+#include "agent/phases/network/links.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/addr.h"
 #include "netreset/guard.h"
 #include "netreset/link.h"
-#include "netreset/netns.h"
 #include "netreset/route.h"
 #include "string-util.h"
 #include "strv.h"
 
 #define PHASE "network"
-#define NETNS_PIDS_SHOWN 4
+
+typedef NetworkObservation Observation;
 
 typedef struct LinkData {
         int ifindex; /* 0: a placeholder for a manifest line that matched nothing */
@@ -54,187 +32,6 @@ typedef struct LinkData {
         uint32_t group;         /* the group it was in before we moved it */
         const char *why_single; /* why it is deleted one by one */
 } LinkData;
-
-typedef struct NetnsData {
-        char *path;  /* NULL: a placeholder */
-        int n_procs; /* processes inside when planned */
-} NetnsData;
-
-/* What the phase observes once (phase-network.h). */
-typedef NetworkObservation Observation;
-
-static void observation_done(Observation *o) {
-        guard_free(o->guard);
-        rule_table_free(o->rules);
-        route_table_free(o->routes);
-        link_table_free(o->links);
-        nl_free(o->rtnl);
-}
-
-/* "what: strerror (extack)", each part when present. */
-static void record_errno(Action *a, int r, const char *what, const char *extack) {
-        char *msg = NULL;
-
-        if (asprintf(&msg, "%s%s%s%s%s%s", strempty(what), what ? ": " : "", strerror(-r), isempty(extack) ? "" : " (",
-                     strempty(extack), isempty(extack) ? "" : ")") < 0)
-                msg = NULL;
-        action_record(a, r, msg);
-}
-
-/* ---- routes ---- */
-
-static void route_data_free(void *p) {
-        route_info_done(p);
-        free(p);
-}
-
-static void route_apply_batch(Action **actions, size_t n, Context *ctx) {
-        CLEANUP(nl_freep) NlSocket *rtnl = NULL;
-        int r;
-
-        r = nl_open(NETLINK_ROUTE, &rtnl);
-        for (size_t i = 0; i < n; i++) {
-                Action *a = actions[i];
-                cleanup_free char *extack = NULL;
-                int k;
-
-                if (!a->data) {
-                        action_recordf(a, 0, "no route with this protocol");
-                        continue;
-                }
-                if (r < 0) {
-                        record_errno(a, r, "cannot open a rtnetlink socket", NULL);
-                        continue;
-                }
-                k = route_delete(rtnl, a->data, &extack);
-                if (k < 0)
-                        record_errno(a, k, NULL, extack);
-                else
-                        action_recordf(a, k, k > 0 ? "deleted" : "already gone");
-        }
-}
-
-static int route_check(Action *a, Context *ctx, char **ret_msg) {
-        CLEANUP(route_table_freep) RouteTable *t = NULL;
-        CLEANUP(nl_freep) NlSocket *rtnl = NULL;
-        const RouteInfo *want = a->data;
-        int r;
-
-        if (!want)
-                return 0;
-        r = nl_open(NETLINK_ROUTE, &rtnl);
-        if (r >= 0)
-                r = route_table_read(rtnl, &t, NULL);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < t->n; i++)
-                if (route_same_entry(&t->routes[i], want) && t->routes[i].protocol == want->protocol) {
-                        *ret_msg = strdup("still present");
-                        return 1;
-                }
-        return 0;
-}
-
-static const ActionOps route_ops = {
-        .kind = "route",
-        .apply_batch = route_apply_batch,
-        .check = route_check,
-        .free_data = route_data_free,
-};
-
-static const char *link_name(const LinkTable *t, int ifindex, char buf[static 32]) {
-        const LinkInfo *l = link_table_by_index(t, ifindex);
-
-        if (l)
-                return l->name;
-        snprintf(buf, 32, "ifindex %d", ifindex);
-        return buf;
-}
-
-/* "via 192.0.2.1 dev eth1", "dev cali12 dev cali13", "no nexthop" (a blackhole). */
-static int route_set_detail(Action *a, const RouteInfo *r, const LinkTable *links) {
-        char gw[INET6_ADDRSTRLEN] = "", devs[256] = "", buf[32];
-        size_t l = 0;
-
-        if (r->has_gateway)
-                (void) inet_ntop(r->family, r->gateway.bytes, gw, sizeof gw);
-        for (size_t i = 0; i < r->n_oifs && l < sizeof devs; i++)
-                l += (size_t) snprintf(devs + l, sizeof devs - l, "%sdev %s", i ? " " : "",
-                                       link_name(links, r->oifs[i], buf));
-        return action_set_detail(a, "%s%s%s%s", r->has_gateway ? "via " : "", gw, r->has_gateway && l ? " " : "",
-                                 l                ? devs
-                                 : r->has_gateway ? ""
-                                                  : "no nexthop");
-}
-
-int network_plan_route(Plan *plan, const Observation *o, const RouteInfo *r, const char *reason) {
-        cleanup_free char *target = NULL;
-        const char *why;
-        RouteInfo *d;
-        Action *a;
-        int k;
-
-        target = route_to_string(r);
-        d = calloc(1, sizeof *d);
-        if (!target || !d) {
-                free(d);
-                return -ENOMEM;
-        }
-        k = route_info_copy(r, d);
-        if (k < 0) {
-                free(d);
-                return k;
-        }
-        a = plan_add(plan, &route_ops, PHASE, target, reason, d);
-        if (!a)
-                return -ENOMEM;
-        k = route_set_detail(a, r, o->links);
-        why = guard_route_reason(o->guard, r);
-        if (k >= 0 && why)
-                k = action_set_skip(a, "refused: %s", why);
-        return k;
-}
-
-static int plan_route_entry(Plan *plan, const Observation *o, const ManifestEntry *e, char **reterr) {
-        cleanup_free char *reason = manifest_entry_reason(e);
-        cleanup_free char *target = NULL;
-        unsigned matched = 0;
-        Action *a;
-        int proto, k;
-
-        if (!reason)
-                return -ENOMEM;
-        proto = route_proto_from_string(e->args[0]);
-        if (proto < 0)
-                return set_errmsg(reterr, -EINVAL, "%s:%u: unknown routing protocol '%s' (give its number)", e->file,
-                                  e->line, e->args[0]);
-        if (asprintf(&target, "proto %s", e->args[0]) < 0)
-                return -ENOMEM;
-        if (proto == RTPROT_KERNEL || proto == RTPROT_UNSPEC) {
-                a = plan_add(plan, &route_ops, PHASE, target, reason, NULL);
-                if (!a)
-                        return -ENOMEM;
-                return action_set_skip(a, "refused: %s routes belong to addresses and links; delete those instead",
-                                       e->args[0]);
-        }
-        for (size_t i = 0; i < o->routes->n; i++) {
-                if (o->routes->routes[i].protocol != proto)
-                        continue;
-                k = network_plan_route(plan, o, &o->routes->routes[i], reason);
-                if (k < 0)
-                        return k;
-                matched++;
-        }
-        if (matched > 0)
-                return 0;
-        a = plan_add(plan, &route_ops, PHASE, target, reason, NULL);
-        if (!a)
-                return -ENOMEM;
-        a->present = false;
-        return action_set_detail(a, "no route with protocol %s (IPv4, IPv6, all tables)", e->args[0]);
-}
-
-/* ---- links ---- */
 
 static void link_record_gone(Action *a) {
         action_recordf(a, 0, "already gone");
@@ -298,7 +95,7 @@ static ssize_t link_move_into_group(NlSocket *rtnl, Action **group, const size_t
                 if (errors[k] == -ENODEV)
                         link_record_gone(a);
                 else if (errors[k] < 0)
-                        record_errno(a, errors[k], "cannot move it into a deletion group", NULL);
+                        network_record_errno(a, errors[k], "cannot move it into a deletion group", NULL);
                 else {
                         moved[pick[k]] = true;
                         n_moved++;
@@ -377,7 +174,8 @@ static void link_delete_single(NlSocket *rtnl, Action *a, const char *why) {
         else if (r == 0)
                 link_record_gone(a);
         else {
-                record_errno(a, r, r == -EOPNOTSUPP ? "the kernel has no delete handler for this link" : NULL, extack);
+                network_record_errno(a, r, r == -EOPNOTSUPP ? "the kernel has no delete handler for this link" : NULL,
+                                     extack);
                 /* Leave no trace of the group delete that was tried first. */
                 (void) link_set_group(rtnl, &d->ifindex, 1, d->group, &ignored);
         }
@@ -420,8 +218,8 @@ static void link_reset_fallback(NlSocket *rtnl, Action *a, const LinkInfo *l) {
         if (up)
                 r = link_set_down(rtnl, l->ifindex, &extack);
         if (n < 0 || r < 0)
-                record_errno(a, n < 0 ? n : r, "fallback tunnel device: cannot be deleted, and resetting it failed",
-                             extack);
+                network_record_errno(a, n < 0 ? n : r,
+                                     "fallback tunnel device: cannot be deleted, and resetting it failed", extack);
         else if (n == 0 && !up)
                 action_recordf(a, 0, "fallback tunnel device: cannot be deleted; already down with no addresses");
         else
@@ -475,7 +273,7 @@ static void link_apply_batch(Action **actions, size_t n, Context *ctx) {
                 r = -ENOMEM;
         if (r < 0) {
                 for (size_t i = 0; i < n; i++)
-                        record_errno(actions[i], r, "cannot observe links", extack);
+                        network_record_errno(actions[i], r, "cannot observe links", extack);
                 return;
         }
         link_refresh(actions, n, now);
@@ -647,7 +445,7 @@ static int plan_link_placeholder(Plan *plan, const ManifestEntry *e) {
 
 /* Ports of a bridge before everything else (k3s deletes cni0's veths, then cni0), then dump order.
  * The group delete does not care; one by one, a bridge then goes without ports to release. */
-static int plan_links(Plan *plan, const Observation *o, const Manifest *m) {
+int network_plan_links(Plan *plan, const Observation *o, const Manifest *m) {
         cleanup_free const ManifestEntry **selected = calloc(o->links->n + 1, sizeof(ManifestEntry *));
         cleanup_free bool *used = calloc(m->n_entries + 1, sizeof(bool));
         int k = 0;
@@ -667,271 +465,4 @@ static int plan_links(Plan *plan, const Observation *o, const Manifest *m) {
                 if ((m->entries[i].type == DIRECTIVE_LINK || m->entries[i].type == DIRECTIVE_LINK_MASTER) && !used[i])
                         k = plan_link_placeholder(plan, &m->entries[i]);
         return k;
-}
-
-/* ---- named network namespaces ---- */
-
-static void netns_data_free(void *p) {
-        NetnsData *d = p;
-
-        free(d->path);
-        free(d);
-}
-
-static int netns_apply(Action *a, Context *ctx, char **ret_msg) {
-        const NetnsData *d = a->data;
-        int r;
-
-        if (!d->path) {
-                *ret_msg = strdup("no network namespace matches");
-                return 0;
-        }
-        r = netns_delete(d->path, ret_msg);
-        if (r < 0)
-                return r;
-        if (r == 0)
-                *ret_msg = strdup("already gone");
-        else if (d->n_procs > 0) {
-                if (asprintf(ret_msg, "name deleted; %d process%s still inside keep%s the namespace alive", d->n_procs,
-                             d->n_procs == 1 ? "" : "es", d->n_procs == 1 ? "s" : "") < 0)
-                        *ret_msg = NULL;
-        } else
-                *ret_msg = strdup("deleted");
-        return r;
-}
-
-static int netns_check(Action *a, Context *ctx, char **ret_msg) {
-        const NetnsData *d = a->data;
-        struct stat st;
-
-        if (!d->path)
-                return 0;
-        if (lstat(d->path, &st) < 0)
-                return errno == ENOENT ? 0 : negative_errno();
-        *ret_msg = strdup("still present");
-        return 1;
-}
-
-static const ActionOps netns_ops = {
-        .kind = "netns",
-        .apply = netns_apply,
-        .check = netns_check,
-        .free_data = netns_data_free,
-};
-
-static int netns_set_plan_detail(Action *a, NetnsData *d, const NetnsProcs *procs) {
-        pid_t pids[NETNS_PIDS_SHOWN];
-        char list[NETNS_PIDS_SHOWN * 12 + 8] = "";
-        size_t l = 0;
-        int bound, n;
-
-        bound = netns_is_bound(d->path);
-        n = procs ? netns_procs_inside(procs, d->path, pids, ELEMENTSOF(pids)) : 0;
-        d->n_procs = n > 0 ? n : 0;
-        if (bound <= 0)
-                return action_set_detail(a, "a stale name, not a mounted namespace");
-        if (d->n_procs == 0)
-                return action_set_detail(a, "no process inside");
-        for (int i = 0; i < n && i < NETNS_PIDS_SHOWN; i++)
-                l += (size_t) snprintf(list + l, sizeof list - l, "%s%d", i ? ", " : "", (int) pids[i]);
-        return action_set_detail(a,
-                                 "%d process%s still inside (pid %s%s): the name goes, the namespace lives on "
-                                 "until they exit",
-                                 n, n == 1 ? "" : "es", list, n > NETNS_PIDS_SHOWN ? ", ..." : "");
-}
-
-/* Each namespace path once, under the first line that names it. */
-typedef struct NetnsPlanner {
-        Plan *plan;
-        char **dirs;
-        const NetnsProcs *procs;
-        char **planned;
-} NetnsPlanner;
-
-static int plan_netns_one(NetnsPlanner *p, const char *dir, const char *name, const char *reason, bool *planned) {
-        NetnsData *d;
-        Action *a;
-        int k;
-
-        d = calloc(1, sizeof *d);
-        if (!d || asprintf(&d->path, "%s/%s", dir, name) < 0) {
-                free(d);
-                return -ENOMEM;
-        }
-        *planned = true;
-        if (strv_contains(p->planned, d->path)) {
-                netns_data_free(d);
-                return 0;
-        }
-        k = strv_extend(&p->planned, d->path);
-        if (k < 0) {
-                netns_data_free(d);
-                return -ENOMEM;
-        }
-        a = plan_add(p->plan, &netns_ops, PHASE, d->path, reason, d);
-        if (!a)
-                return -ENOMEM;
-        return netns_set_plan_detail(a, d, p->procs);
-}
-
-static int plan_netns_entry(NetnsPlanner *p, const ManifestEntry *e) {
-        cleanup_free char *reason = manifest_entry_reason(e);
-        cleanup_free char *target = NULL;
-        bool matched = false;
-        Action *a;
-        int k;
-
-        if (!reason)
-                return -ENOMEM;
-        for (char **dir = p->dirs; *dir; dir++) {
-                cleanup_strv char **names = NULL;
-
-                k = netns_list(*dir, e->args[0], &names);
-                if (k < 0)
-                        return k;
-                for (char **n = names; *n; n++) {
-                        k = plan_netns_one(p, *dir, *n, reason, &matched);
-                        if (k < 0)
-                                return k;
-                }
-        }
-        if (matched)
-                return 0;
-        if (asprintf(&target, "%s/%s", p->dirs[0], e->args[0]) < 0)
-                return -ENOMEM;
-        a = plan_add(p->plan, &netns_ops, PHASE, target, reason, calloc(1, sizeof(NetnsData)));
-        if (!a || !a->data)
-                return -ENOMEM;
-        a->present = false;
-        return action_set_detail(a, "no network namespace matches");
-}
-
-static int plan_netns(Plan *plan, const Manifest *m, char **reterr) {
-        NetnsPlanner p = { .plan = plan };
-        NetnsProcs *procs = NULL;
-        int k;
-
-        k = netns_dirs(&p.dirs);
-        if (k < 0)
-                return k;
-        /* Without /proc the plan cannot name the processes inside; the deletion does not need it. */
-        k = netns_procs_scan("/proc", &procs);
-        if (k < 0)
-                log_debug_errno(k, "Cannot scan /proc for network namespaces, ignoring: %m");
-        p.procs = procs;
-        k = 0;
-        MANIFEST_FOREACH(e, m, DIRECTIVE_NETNS) {
-                k = plan_netns_entry(&p, e);
-                if (k < 0) {
-                        (void) set_errmsg(reterr, k, "%s:%u: cannot list network namespaces: %s", e->file, e->line,
-                                          strerror(-k));
-                        break;
-                }
-        }
-        netns_procs_free(procs);
-        strv_free(p.planned);
-        strv_free(p.dirs);
-        return k;
-}
-
-/* ---- the phase ---- */
-
-static bool manifest_has(const Manifest *m, DirectiveType a, DirectiveType b, DirectiveType c) {
-        for (size_t i = 0; i < m->n_entries; i++)
-                if (m->entries[i].type == a || m->entries[i].type == b || m->entries[i].type == c)
-                        return true;
-        return false;
-}
-
-/* The guard weighs every route but those of tables only a CNI's rules reach (phase-network-rule.c):
- * cilium's table 2005 holds a default route via cilium_host that unmarked traffic never takes, and
- * which would otherwise guard cilium_host itself. */
-static int observe_guard(Observation *o, const Manifest *m, char **reterr_msg) {
-        const GuardOptions opts = { .ssh_connection = getenv("SSH_CONNECTION") };
-        RouteTable view = {};
-        int r;
-
-        r = network_rule_guard_view(o->rules, o->routes, o->links, m, &view);
-        if (r < 0)
-                return r;
-        r = guard_new(o->rtnl, o->links, &view, &opts, &o->guard, reterr_msg);
-        free(view.routes);
-        return r;
-}
-
-static int observe(Observation *o, const Manifest *m, char **reterr) {
-        cleanup_free char *extack = NULL;
-        const char *what;
-        int r;
-
-        what = "open a rtnetlink socket";
-        r = nl_open(NETLINK_ROUTE, &o->rtnl);
-        if (r >= 0) {
-                what = "dump links";
-                r = link_table_read(o->rtnl, &o->links, &extack);
-        }
-        if (r >= 0) {
-                what = "dump routes";
-                r = route_table_read(o->rtnl, &o->routes, &extack);
-        }
-        if (r >= 0) {
-                what = "dump policy routing rules";
-                r = rule_table_read(o->rtnl, &o->rules, &extack);
-        }
-        if (r >= 0) {
-                what = "work out the management guard";
-                r = observe_guard(o, m, &extack);
-        }
-        if (r < 0)
-                return set_errmsg(reterr, r, "network: cannot %s: %s%s%s", what, strerror(-r), extack ? ": " : "",
-                                  strempty(extack));
-        return 0;
-}
-
-/* BPF objects first: cilium's own cleanup detaches its tc programs before it removes the pinned
- * maps they tail-call through, and both before the links go. Then the rules and the routes of
- * their tables, then the other routes, links and namespaces (see the top of this file). */
-static int plan_observed(Context *ctx, Plan *plan, Observation *o, char **reterr) {
-        const Manifest *m = ctx->manifest;
-        int r;
-
-        r = observe(o, m, reterr);
-        if (r >= 0 && network_bpf_wanted(m))
-                r = network_bpf_plan(ctx, plan, o, reterr);
-        if (r >= 0)
-                r = network_rule_plan(plan, o, m);
-        MANIFEST_FOREACH(e, m, DIRECTIVE_ROUTE_PROTO) {
-                if (r < 0)
-                        break;
-                r = plan_route_entry(plan, o, e, reterr);
-        }
-        MANIFEST_FOREACH(e, m, DIRECTIVE_KUBE_VIP) {
-                if (r < 0)
-                        break;
-                r = network_vip_plan(ctx, plan, o, e);
-        }
-        if (r >= 0)
-                r = plan_links(plan, o, m);
-        return r;
-}
-
-int phase_network_plan(Context *ctx, Plan *plan, char **reterr) {
-        const Manifest *m = ctx->manifest;
-        Observation o = {};
-        int r = 0;
-
-        /* ctx->root is ignored: see the top of this file. */
-        if (manifest_has(m, DIRECTIVE_LINK, DIRECTIVE_LINK_MASTER, DIRECTIVE_ROUTE_PROTO) ||
-            manifest_has(m, DIRECTIVE_RULE_TABLE, DIRECTIVE_RULE_TABLE, DIRECTIVE_KUBE_VIP) || network_bpf_wanted(m)) {
-                r = plan_observed(ctx, plan, &o, reterr);
-                observation_done(&o);
-        }
-        if (r >= 0 && manifest_has(m, DIRECTIVE_NETNS, DIRECTIVE_NETNS, DIRECTIVE_NETNS))
-                r = plan_netns(plan, m, reterr);
-        /* Last: once the links are gone, nothing on the node makes new entries of these ranges. */
-        if (r >= 0 && manifest_has(m, DIRECTIVE_CONNTRACK, DIRECTIVE_CONNTRACK, DIRECTIVE_CONNTRACK))
-                return network_conntrack_plan(ctx, plan, reterr);
-        if (r < 0)
-                return set_errmsg(reterr, r, "network: cannot plan: %s", strerror(-r));
-        return 0;
 }

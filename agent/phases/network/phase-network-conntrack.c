@@ -9,7 +9,7 @@
 #include "agent/engine/context.h"
 #include "agent/base/log.h"
 #include "agent/phases/cluster-cidrs.h"
-#include "agent/phases/phase-network.h"
+#include "agent/phases/network/phase-network-conntrack.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "netreset/conntrack.h"
