@@ -52,11 +52,19 @@ fi
 
 # Inside new cgroup, mount and network namespaces: mount every hierarchy again so that
 # /sys/fs/cgroup shows the namespace's root, then the usual private /run and work directory.
+# What each hierarchy is (file system type and super block options, after mountinfo's "-"), read
+# before anything is mounted over /sys/fs/cgroup (on a cgroup2-only machine that is the hierarchy).
+declare -A fs_of
+for d in $NR_IN_CG; do
+        h=${d%/*}
+        fs_of[$h]=$(awk -v mp="$h" '$5 == mp { for (i = 7; i <= NF; i++) if ($i == "-") { print $(i + 1) " " $(i + 3); exit } }' \
+                /proc/self/mountinfo)
+done
 mount -t tmpfs -o mode=0755 nr-cgroup /sys/fs/cgroup || { echo "FAIL: cannot mount tmpfs on /sys/fs/cgroup"; exit 1; }
 mounted=()
 for d in $NR_IN_CG; do
         h=${d%/*}
-        opts=$(awk -v mp="$h" '$5 == mp { print $9 " " $NF }' /proc/self/mountinfo | head -n1)
+        opts=${fs_of[$h]}
         fstype=${opts%% *}
         super=${opts#* }
         mkdir -p "$h"
