@@ -21,6 +21,7 @@
 #include "agent/orphan/orphan.h"
 #include "agent/config/profile.h"
 #include "agent/report/report-url.h"
+#include "agent/phases/phases.h"
 #include "agent/phases/rejoin-check.h"
 #include "agent/report/report.h"
 #include "agent/os/services.h"
@@ -524,7 +525,7 @@ typedef struct Setup {
 static void setup_done(Setup *s) {
         mount_table_free(s->ctx.mounts);
         services_manager_free(s->ctx.systemd);
-        phase_node_object_done(&s->ctx);
+        phase_table_done(&s->ctx);
         strv_free(s->ctx.etcd_endpoints);
         free(s->ctx.etcd_data_dir);
         free(s->ctx.etcd_facts.why);
@@ -1072,6 +1073,7 @@ int main(int argc, char *argv[]) {
         int r;
 
         started_usec = now(CLOCK_MONOTONIC);
+        reset_phases_register();
         log_setup();
         raise_nofile_limit();
         r = parse_argv(argc, argv);

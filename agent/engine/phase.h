@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The fixed order of reset phases. Adding a phase is one row in phases[] plus its module. */
+/* What a phase is to the engine: a row of the table the program registers (agent/phases/phases.c). */
 #pragma once
 
 #include <stdbool.h>
@@ -21,26 +21,17 @@ typedef struct Phase {
          * (looked up, not loaded), the engine plans one skipped row naming it instead of calling
          * plan(). The phase loads a library at its first call of it. */
         unsigned needs;
+        /* Optional: free what the phase kept in the context for the run (verify included). */
+        void (*done)(Context *ctx);
 } Phase;
 
-/* Every phase module exports one planning function. */
-int phase_mounts_plan(Context *ctx, Plan *plan, char **reterr);
-int phase_files_plan(Context *ctx, Plan *plan, char **reterr);
-int phase_network_plan(Context *ctx, Plan *plan, char **reterr);
-int phase_firewall_plan(Context *ctx, Plan *plan, char **reterr);
-int phase_pods_plan(Context *ctx, Plan *plan, char **reterr);
-int phase_etcd_plan(Context *ctx, Plan *plan, char **reterr);
-int phase_backup_plan(Context *ctx, Plan *plan, char **reterr);
-int phase_services_early_plan(Context *ctx, Plan *plan, char **reterr);
-int phase_services_late_plan(Context *ctx, Plan *plan, char **reterr);
-int phase_processes_plan(Context *ctx, Plan *plan, char **reterr);
-int phase_reload_plan(Context *ctx, Plan *plan, char **reterr);
-int phase_node_object_plan(Context *ctx, Plan *plan, char **reterr);
-/* Free what the node-object phase kept in ctx for the run. */
-void phase_node_object_done(Context *ctx);
-
+/* The table of phases in their order, registered once by the program (reset_phases_register()); the
+ * engine plans, selects and finishes phases only through it. */
+void phase_table_register(const Phase *table, size_t n);
 const Phase *phase_table(size_t *ret_n);
 const Phase *phase_find(const char *name);
+/* Each phase's done() hook, at the end of the run. */
+void phase_table_done(Context *ctx);
 
 /* systemd as this run reaches it: opened by the first phase that asks (beneath ctx->root), then
  * shared, so every phase sees the same manager and its cached unit state. */

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/phases/phases.h"
 #include "agent/phases/phase-backup.h"
 #include "agent/phases/etcd-member.h"
 #include "agent/phases/etcd-datadir.h"

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 
+#include "agent/phases/phases.h"
 #include "agent/phases/phase-backup.h"
 #include "agent/phases/etcd-datadir.h"
 #include "agent/phases/cni-keep.h"

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/phases/phases.h"
 #include "agent/base/log.h"
 #include "agent/phases/ipvs-select.h"
 #include "agent/phases/node-addresses.h"

@@ -24,6 +24,7 @@
 #include <sys/param.h>
 #include <sys/socket.h>
 
+#include "agent/phases/phases.h"
 #include "agent/base/path.h"
 #include "agent/engine/libraries.h"
 #include "agent/engine/phase.h"

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/mount.h>
 
+#include "agent/phases/phases.h"
 #include "agent/base/log.h"
 #include "agent/os/mount-util.h"
 #include "agent/base/path.h"

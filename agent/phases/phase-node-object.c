@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "agent/phases/phases.h"
 #include "agent/config/kubeconfig.h"
 #include "agent/config/node-name.h"
 #include "agent/config/yaml-util.h"

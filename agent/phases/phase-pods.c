@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 
+#include "agent/phases/phases.h"
 #include "agent/engine/libraries.h"
 #include "agent/base/log.h"
 #include "agent/engine/phase.h"

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "agent/phases/phases.h"
 #include "agent/config/detect.h"
 #include "agent/os/fileio.h"
 #include "agent/engine/phase.h"

@@ -3,6 +3,7 @@
  * run, then ResetFailed on the units the manifest names that are failed; and the host resolver's
  * reload (resolver-reload.c) when the run changed its configuration. */
 
+#include "agent/phases/phases.h"
 #include "agent/engine/phase.h"
 #include "agent/os/services.h"
 #include "agent/phases/phase-services.h"

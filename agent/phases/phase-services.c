@@ -3,6 +3,7 @@
  * "services-early" before the pods phase (kubelet) and "services-late" after it (the runtime, etcd).
  * The reload phase (phase-reload.c) reloads systemd after them when a unit file changed. */
 
+#include "agent/phases/phases.h"
 #include "agent/engine/phase.h"
 #include "agent/os/services.h"
 #include "agent/phases/phase-services.h"

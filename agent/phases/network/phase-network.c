@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "agent/phases/phases.h"
 #include "agent/base/log.h"
 #include "agent/engine/phase.h"
 #include "agent/phases/network/links.h"

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The table of node-reset's phases, in their order (see phases.h). */
+
+#include "agent/engine/libraries.h"
+#include "agent/phases/phases.h"
+#include "macro.h"
+
+/* The backup comes before anything changes and takes the etcd snapshot while the member still
+ * serves; the member leaves its cluster next, before kubelet stops and the pods phase removes a static
+ * pod etcd (kubeadm reset runs remove-etcd-member before cleanup-node). Units that feed pods stop
+ * before the pods phase, the runtime after it; processes that outlive their services die before
+ * anything they hold is unmounted; systemd reloads after unit files are gone. "verify" is not a row: it re-runs the
+ * observation of the selected phases (engine_verify). */
+/* name, summary, acts on the tree (--root applies), planning function, libraries needed, done hook */
+static const Phase phases[] = {
+        { "backup", "save the node's PKI, kubeconfigs, configs and an etcd snapshot before anything is deleted", true,
+          phase_backup_plan, 0, NULL },
+        { "etcd", "remove this node's member from its etcd cluster (never the last one, never external etcd)", false,
+          phase_etcd_plan, DLIB_MASK(DLIB_LIBCURL), NULL },
+        { "services-early", "stop, disable and mask kubelet and the agents that feed pods", false,
+          phase_services_early_plan, DLIB_MASK(DLIB_LIBSYSTEMD), NULL },
+        /* After kubelet, which would register the Node again; before the pods, the static pods of a
+         * control plane's API server among them, and before the files phase removes the credentials. */
+        { "node-object", "delete this node's Node object from the API server (--delete-node)", false,
+          phase_node_object_plan, 0, phase_node_object_done },
+        { "pods", "stop and remove every pod and container through the CRI, with the rescue ladder", false,
+          phase_pods_plan, DLIB_MASK(DLIB_LIBCURL), NULL },
+        { "services-late", "stop, disable and mask the container runtime, etcd and the timers", false,
+          phase_services_late_plan, DLIB_MASK(DLIB_LIBSYSTEMD), NULL },
+        { "processes", "kill the process trees that outlive their services (shims, conmon)", false,
+          phase_processes_plan, 0, NULL },
+        { "mounts", "unmount what kubelet and the runtime left, deepest first", true, phase_mounts_plan, 0, NULL },
+        { "firewall", "remove Kubernetes-owned netfilter state, ipsets and IPVS", false, phase_firewall_plan,
+          DLIB_MASK(DLIB_LIBMNL), NULL },
+        { "network", "detach CNI BPF programs, remove their pins, policy rules, routes, links and network namespaces",
+          false, phase_network_plan, DLIB_MASK(DLIB_LIBMNL), NULL },
+        { "files", "apply the file-removal manifest", true, phase_files_plan, 0, NULL },
+        { "reload", "reload systemd once unit files are gone, reset the units' failed state, restart the host resolver",
+          false, phase_reload_plan, DLIB_MASK(DLIB_LIBSYSTEMD), NULL },
+};
+
+void reset_phases_register(void) {
+        phase_table_register(phases, ELEMENTSOF(phases));
+}
