@@ -16,6 +16,7 @@
 #include "agent/engine/engine.h"
 #include "agent/config/manifest.h"
 #include "agent/engine/phase.h"
+#include "agent/phases/phases.h"
 #include "agent/engine/plan.h"
 #include "agent/os/proc.h"
 #include "agent/os/services.h"
