@@ -3,11 +3,14 @@
  * a symlink, never touching a protected path. */
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 
 #include "agent/phases/phases.h"
 #include "agent/phases/phase-backup.h"
+#include "cri/cri.h"
+#include "time-util.h"
 #include "agent/phases/etcd-datadir.h"
 #include "agent/phases/cni-keep.h"
 #include "agent/os/services.h"
@@ -436,8 +439,36 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
 
 /* ---- a kept runtime whose watched directory a manifest line removes with its parent ---- */
 
+/* containerd's CRI plugin answers "server is not initialized yet" for a moment after systemd says the
+ * unit started: wait for its Status, so that what follows (verify, a join) finds it serving. */
+#define RESTART_CRI_WAIT_USEC (20ULL * 1000000ULL)
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(CriClient *, cri_client_free);
+
+static int wait_cri(const char *socket, uint64_t deadline, char **ret_err) {
+        CLEANUP(cri_client_freep) CriClient *c = NULL;
+        int r;
+
+        r = cri_client_new(socket, &c);
+        if (r < 0)
+                return r;
+        cri_client_set_timeout(c, 2ULL * 1000000ULL);
+        for (;;) {
+                CriRuntimeStatus st = {};
+
+                *ret_err = mfree(*ret_err);
+                r = cri_status(c, deadline, &st, ret_err);
+                cri_runtime_status_done(&st);
+                if (r >= 0 || now(CLOCK_MONOTONIC) + 200000ULL >= deadline)
+                        return r;
+                (void) usleep(200000);
+        }
+}
+
 static int restart_apply(Action *a, Context *ctx, char **ret_msg) {
+        cleanup_free char *err = NULL;
         ServiceManager *m;
+        uint64_t t0, deadline;
         int r;
 
         r = phase_systemd(ctx, &m);
@@ -446,7 +477,20 @@ static int restart_apply(Action *a, Context *ctx, char **ret_msg) {
         if (services_manager_why_absent(m))
                 return set_errmsg(ret_msg, -EHOSTDOWN, "cannot restart %s: %s", a->target,
                                   services_manager_why_absent(m));
-        return services_restart(m, a->target, ctx->unit_timeout_usec, ctx->deadline_usec, ret_msg);
+        r = services_restart(m, a->target, ctx->unit_timeout_usec, ctx->deadline_usec, ret_msg);
+        if (r <= 0 || !a->data)
+                return r;
+        t0 = now(CLOCK_MONOTONIC);
+        deadline = t0 + RESTART_CRI_WAIT_USEC;
+        if (ctx->deadline_usec > 0 && ctx->deadline_usec < deadline)
+                deadline = ctx->deadline_usec;
+        free(*ret_msg);
+        *ret_msg = wait_cri(a->data, deadline, &err) >= 0
+                           ? strprintf("restarted; its CRI answers again after %" PRIu64 " ms",
+                                       (now(CLOCK_MONOTONIC) - t0) / 1000)
+                           : strprintf("restarted, but its CRI at %s does not answer yet: %s", (const char *) a->data,
+                                       strna(err));
+        return 1;
 }
 
 /* A restart leaves residue only when it left the runtime down: the rejoin needs it running. */
@@ -474,6 +518,7 @@ static const ActionOps restart_ops = {
         .kind = "runtime-restart",
         .apply = restart_apply,
         .check = restart_check,
+        .free_data = free,
 };
 
 /* kubekey restarts the runtime after removing /etc/cni; without it the runtime never loads the
@@ -495,9 +540,10 @@ static int plan_restarts(Plan *plan, const CniKeepSet *keep, size_t first) {
                         continue;
                 if (strv_extend(&done, k->unit) < 0)
                         return -ENOMEM;
-                a = plan_add(plan, &restart_ops, "files", k->unit, f->reason, NULL);
-                if (!a || action_set_detail(a, "restart: %s removes %s, which the kept %s watches by inode", f->target,
-                                            k->conf_dir, k->runtime) < 0)
+                a = plan_add(plan, &restart_ops, "files", k->unit, f->reason, k->socket ? strdup(k->socket) : NULL);
+                if (!a || (k->socket && !a->data) ||
+                    action_set_detail(a, "restart: %s removes %s, which the kept %s watches by inode", f->target,
+                                      k->conf_dir, k->runtime) < 0)
                         return -ENOMEM;
                 a->present = true;
         }
