@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "grpc/grpc.h"
+#include "macro.h"
 #include "cri/messages.h"
 
 typedef struct CriClient CriClient;
@@ -15,6 +16,7 @@ typedef struct CriClient CriClient;
 /* endpoint: "unix:///path" or an absolute path. Nothing is connected yet. */
 int cri_client_new(const char *endpoint, CriClient **ret);
 CriClient *cri_client_free(CriClient *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(CriClient *, cri_client_free);
 /* The socket path of "unix:///path" or "/path"; -EINVAL for anything else (tcp, relative). */
 int cri_endpoint_to_path(const char *endpoint, char **ret);
 const char *cri_client_socket_path(const CriClient *c);

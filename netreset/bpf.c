@@ -871,12 +871,16 @@ static int pinned_walk(BpfPinnedIds *ids, int dfd, const char *name, unsigned de
         return r;
 }
 
-int bpf_pinned_ids_collect(BpfPinnedIds *ids, const char *path) {
+/* The directory holding the last component of the absolute path, opened, and that component:
+ * 1 with *ret_fd on a bpf file system, 0 when the directory is gone or on another file system
+ * (*ret_other says which), -errno. */
+static int open_pin_parent(const char *path, int *ret_fd, const char **ret_base, bool *ret_other) {
         cleanup_free char *parent = NULL;
         cleanup_close int pfd = -EBADF;
         const char *base;
         int k;
 
+        *ret_other = false;
         base = strrchr(path, '/');
         if (!base || base[1] == 0 || path[0] != '/')
                 return -EINVAL;
@@ -887,9 +891,25 @@ int bpf_pinned_ids_collect(BpfPinnedIds *ids, const char *path) {
         if (pfd < 0)
                 return errno == ENOENT ? 0 : -errno;
         k = bpf_fd_is_bpffs(pfd);
+        if (k <= 0) {
+                *ret_other = k == 0;
+                return k;
+        }
+        *ret_fd = TAKE_FD(pfd);
+        *ret_base = base + 1;
+        return 1;
+}
+
+int bpf_pinned_ids_collect(BpfPinnedIds *ids, const char *path) {
+        cleanup_close int pfd = -EBADF;
+        const char *base;
+        bool other;
+        int k;
+
+        k = open_pin_parent(path, &pfd, &base, &other);
         if (k <= 0)
                 return k;
-        return pinned_walk(ids, pfd, base + 1, 0);
+        return pinned_walk(ids, pfd, base, 0);
 }
 
 bool bpf_pinned_ids_contain(const BpfPinnedIds *ids, BpfObjKind kind, uint32_t id) {
@@ -961,22 +981,13 @@ static int remove_children(int dfd) {
 }
 
 int bpf_pin_remove(const char *path) {
-        cleanup_free char *parent = NULL;
         cleanup_close int pfd = -EBADF;
         const char *base;
+        bool other;
         int k;
 
-        base = strrchr(path, '/');
-        if (!base || base[1] == 0 || path[0] != '/')
-                return -EINVAL;
-        parent = strndup(path, (size_t) (base - path) ?: 1);
-        if (!parent)
-                return -ENOMEM;
-        pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (pfd < 0)
-                return errno == ENOENT ? 0 : -errno;
-        k = bpf_fd_is_bpffs(pfd);
+        k = open_pin_parent(path, &pfd, &base, &other);
         if (k <= 0)
-                return k < 0 ? k : -EXDEV;
-        return remove_entry(pfd, base + 1);
+                return other ? -EXDEV : k;
+        return remove_entry(pfd, base);
 }

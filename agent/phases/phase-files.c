@@ -443,8 +443,6 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
  * unit started: wait for its Status, so that what follows (verify, a join) finds it serving. */
 #define RESTART_CRI_WAIT_USEC (20ULL * 1000000ULL)
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(CriClient *, cri_client_free);
-
 static int wait_cri(const char *socket, uint64_t deadline, char **ret_err) {
         CLEANUP(cri_client_freep) CriClient *c = NULL;
         int r;

@@ -28,7 +28,6 @@
 
 #define NODELOCALDNS "169.254.25.10"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(CriClient *, cri_client_free);
 #define RESOLV_MAX (1U << 20)
 
 typedef int (*CheckFn)(Context *ctx, Rejoin *r, char **ret_msg);
