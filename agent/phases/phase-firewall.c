@@ -20,6 +20,7 @@
  * lock), then ipsets (once the rules that reference them are gone), then IPVS. */
 
 #include <linux/netfilter.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <sys/param.h>
 #include <sys/socket.h>
@@ -36,6 +37,7 @@
 #include "netreset/nft.h"
 #include "netreset/xtables.h"
 #include "string-util.h"
+#include "strv.h"
 #include "time-util.h"
 
 #define PHASE "firewall"
@@ -402,6 +404,75 @@ static unsigned lock_wait_sec(const Context *ctx) {
         return (unsigned) (wait / USEC_PER_SEC);
 }
 
+/* Two families' tables at once: libip4tc and libip6tc keep their state apart, and most of a large
+ * table's read is the kernel copying it out and the page faults of the copy, which a second core
+ * overlaps. fn(second) runs on a thread of its own when one can be started, else after fn(first). */
+static void legacy_run_pair(void *(*fn)(void *), void *first, void *second) {
+        pthread_t thread;
+        bool started = second && pthread_create(&thread, NULL, fn, second) == 0;
+
+        if (first)
+                (void) fn(first);
+        if (started)
+                (void) pthread_join(thread, NULL);
+        else if (second)
+                (void) fn(second);
+}
+
+/* One table's reset, done on a family's thread and recorded afterwards on the phase's. */
+typedef struct LegacyReset {
+        Action *action;
+        int r;
+        FwCounts done;
+        char *msg;
+} LegacyReset;
+
+typedef struct LegacyFamilyReset {
+        LegacyReset *items;
+        size_t n;
+} LegacyFamilyReset;
+
+static void *legacy_family_reset(void *p) {
+        LegacyFamilyReset *f = p;
+
+        for (size_t i = 0; i < f->n; i++) {
+                LegacyReset *x = &f->items[i];
+                TableData *d = x->action->data;
+
+                x->r = xt_table_reset(d->family, d->table, d->cls, d->mode, &d->xt, &x->done, &x->msg);
+        }
+        return NULL;
+}
+
+/* Under the held lock: the v4 tables here, the v6 tables on a second thread. */
+static void legacy_reset_tables(Action **actions, size_t n) {
+        cleanup_free LegacyReset *items = calloc(n, sizeof(LegacyReset));
+        LegacyFamilyReset v4 = { .items = items }, v6 = {};
+        size_t k = 0;
+
+        if (!items) {
+                for (size_t i = 0; i < n; i++)
+                        action_record(actions[i], -ENOMEM, NULL);
+                return;
+        }
+        /* The plan lists every v4 table before the v6 ones. */
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < n; i++)
+                        if ((((TableData *) actions[i]->data)->family == AF_INET6) == pass)
+                                items[k++].action = actions[i];
+        while (v4.n < n && ((TableData *) items[v4.n].action->data)->family != AF_INET6)
+                v4.n++;
+        v6 = (LegacyFamilyReset) { .items = items + v4.n, .n = n - v4.n };
+        legacy_run_pair(legacy_family_reset, v4.n > 0 ? &v4 : NULL, v6.n > 0 ? &v6 : NULL);
+        for (size_t i = 0; i < n; i++) {
+                if (items[i].r < 0)
+                        action_recordf(items[i].action, items[i].r, "%s", items[i].msg ?: strerror(-items[i].r));
+                else
+                        record_counts(items[i].action, &items[i].done, items[i].r > 0, false);
+                free(items[i].msg);
+        }
+}
+
 static void legacy_apply_batch(Action **actions, size_t n, Context *ctx) {
         unsigned wait_sec = lock_wait_sec(ctx);
         cleanup_close int lock = -EBADF;
@@ -409,29 +480,19 @@ static void legacy_apply_batch(Action **actions, size_t n, Context *ctx) {
 
         /* One lock for all tables: nothing is touched unless it is ours within the bound. */
         r = xt_lock_acquire(NULL, wait_sec, &lock);
+        if (r >= 0) {
+                legacy_reset_tables(actions, n);
+                return;
+        }
         for (size_t i = 0; i < n; i++) {
-                TableData *d = actions[i]->data;
-                cleanup_free char *msg = NULL;
-                FwCounts c;
-                int k;
-
-                if (r == -ETIMEDOUT || r == -EWOULDBLOCK) {
+                if (r == -ETIMEDOUT || r == -EWOULDBLOCK)
                         action_recordf(actions[i], r,
                                        "the xtables lock is held by another process%s%u s; nothing changed",
                                        r == -ETIMEDOUT ? ", still after waiting " : ", not waiting: bound ", wait_sec);
-                        continue;
-                }
-                if (r < 0) {
+                else
                         /* Not a lock held by someone: a device, FIFO or directory at its name, or no /run. */
                         action_recordf(actions[i], r, "cannot take the xtables lock: %s; nothing changed",
                                        r == -EBADFD ? "not a regular file" : strerror(-r));
-                        continue;
-                }
-                k = xt_table_reset(d->family, d->table, d->cls, d->mode, &d->xt, &c, &msg);
-                if (k < 0)
-                        action_recordf(actions[i], k, "%s", msg ?: strerror(-k));
-                else
-                        record_counts(actions[i], &c, k > 0, false);
         }
 }
 
@@ -462,18 +523,15 @@ static const ActionOps legacy_ops = {
         .free_data = table_data_free,
 };
 
-static int plan_legacy_table(Plan *plan, const Settings *s, int family, const char *table, char **reterr) {
-        CLEANUP(xt_table_freep) XtTable *xt = NULL;
+/* xt: this table's observation (taken). */
+static int plan_legacy_table(Plan *plan, const Settings *s, int family, const char *table, XtTable *xt) {
+        CLEANUP(xt_table_freep) XtTable *owned = xt;
         cleanup_free char *target = NULL;
         TableData *d;
         FwCounts c;
         Action *a;
-        int r;
 
-        r = xt_table_observe(family, table, s->cls, s->mode, &xt, reterr);
-        if (r < 0)
-                return r;
-        xt_table_get_counts(xt, &c);
+        xt_table_get_counts(owned, &c);
         target = strprintf("legacy %s %s", legacy_family(family), table);
         if (!target)
                 return -ENOMEM;
@@ -482,7 +540,7 @@ static int plan_legacy_table(Plan *plan, const Settings *s, int family, const ch
                 return -ENOMEM;
         /* Owned mode reads the table again under the lock; flush mode can use what it saw. */
         if (s->mode == FW_MODE_FLUSH)
-                d->xt = TAKE_PTR(xt);
+                d->xt = TAKE_PTR(owned);
         a = plan_add(plan, &legacy_ops, PHASE, target, s->mode_reason, d);
         if (!a)
                 return -ENOMEM;
@@ -490,31 +548,70 @@ static int plan_legacy_table(Plan *plan, const Settings *s, int family, const ch
         return set_counts_detail(a, s->mode, &c);
 }
 
-/* Only the tables the kernel lists: opening another would create it. */
+/* One family's tables, read on that family's thread. */
+typedef struct LegacyFamilyRead {
+        int family;
+        char **tables; /* the kernel's list; NULL: the family is not read */
+        XtTable **xt;  /* one per table */
+        const Settings *s;
+        int r;
+        char *err;
+} LegacyFamilyRead;
+
+static void legacy_family_read_done(LegacyFamilyRead *f) {
+        for (size_t i = 0; f->xt && f->tables[i]; i++)
+                xt_table_free(f->xt[i]);
+        free(f->xt);
+        strv_free(f->tables);
+        free(f->err);
+}
+
+static void *legacy_family_read(void *p) {
+        LegacyFamilyRead *f = p;
+
+        for (size_t i = 0; f->tables[i] && f->r >= 0; i++)
+                f->r = xt_table_observe(f->family, f->tables[i], f->s->cls, f->s->mode, &f->xt[i], &f->err);
+        return NULL;
+}
+
+/* The family's tables as the kernel lists them (only those: opening another would create it), and
+ * whether its library loads (1: skipped with a row). */
+static int legacy_family_prepare(Plan *plan, LegacyFamilyRead *f, char **reterr) {
+        bool v4 = f->family == AF_INET;
+        int r;
+
+        r = xt_tables_list(f->family, &f->tables);
+        if (r < 0)
+                return set_errmsg(reterr, r, "cannot list the legacy %s tables: %s", legacy_family(f->family),
+                                  strerror(-r));
+        if (!f->tables[0])
+                return 0;
+        r = libraries_plan_missing(plan, PHASE, v4 ? DLIB_LIBIP4TC : DLIB_LIBIP6TC,
+                                   v4 ? "legacy iptables lines" : "legacy ip6tables lines");
+        if (r != 0)
+                return r;
+        f->xt = calloc(strv_length(f->tables) + 1, sizeof(XtTable *));
+        return f->xt ? 0 : -ENOMEM;
+}
+
 static int plan_legacy(Plan *plan, const Settings *s, char **reterr) {
-        static const int families[] = { AF_INET, AF_INET6 };
+        LegacyFamilyRead fam[2] = { { .family = AF_INET, .s = s }, { .family = AF_INET6, .s = s } };
         int r = 0;
 
-        for (size_t i = 0; i < ELEMENTSOF(families) && r >= 0; i++) {
-                cleanup_strv char **tables = NULL;
-
-                r = xt_tables_list(families[i], &tables);
-                if (r < 0)
-                        return set_errmsg(reterr, r, "cannot list the legacy %s tables: %s", legacy_family(families[i]),
-                                          strerror(-r));
-                if (tables[0]) {
-                        r = libraries_plan_missing(plan, PHASE, families[i] == AF_INET ? DLIB_LIBIP4TC : DLIB_LIBIP6TC,
-                                                   families[i] == AF_INET ? "legacy iptables lines"
-                                                                          : "legacy ip6tables lines");
-                        if (r != 0) {
-                                r = MIN(r, 0);
-                                continue;
-                        }
-                }
-                for (char **t = tables; *t && r >= 0; t++)
-                        r = plan_legacy_table(plan, s, families[i], *t, reterr);
+        for (size_t i = 0; i < ELEMENTSOF(fam) && r >= 0; i++)
+                r = legacy_family_prepare(plan, &fam[i], reterr);
+        if (r >= 0) {
+                legacy_run_pair(legacy_family_read, fam[0].xt ? &fam[0] : NULL, fam[1].xt ? &fam[1] : NULL);
+                for (size_t i = 0; i < ELEMENTSOF(fam) && r >= 0; i++)
+                        if (fam[i].r < 0)
+                                r = set_errmsg(reterr, fam[i].r, "%s", fam[i].err ?: strerror(-fam[i].r));
         }
-        return r;
+        for (size_t i = 0; i < ELEMENTSOF(fam) && r >= 0; i++)
+                for (size_t k = 0; fam[i].xt && fam[i].tables[k] && r >= 0; k++)
+                        r = plan_legacy_table(plan, s, fam[i].family, fam[i].tables[k], TAKE_PTR(fam[i].xt[k]));
+        for (size_t i = 0; i < ELEMENTSOF(fam); i++)
+                legacy_family_read_done(&fam[i]);
+        return MIN(r, 0);
 }
 
 /* ---- ipsets ---- */
