@@ -244,7 +244,13 @@ deps:
 check check-fast check-repo check-unit check-asan check-valgrind demo e2e-vm e2e-k8s bench analyze tidy fuzz \
 	fuzz-build: | $(DEPS_FIRST)
 
-bench: $(O)/node-reset
+# The benches' floor helpers: plain programs linking what they use (they are not the agent).
+$(O)/bench/%: bench/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),$(SAY) "  BENCH   $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(shell $(PKG_CONFIG) --libs libnftnl libmnl)
+
+bench: $(O)/node-reset $(O)/bench/nft-batch
 	$(Q)for b in bench/*.sh; do O=$(O) $$b || exit 1; done
 
 analyze:
@@ -259,7 +265,7 @@ cppcheck:
 
 # Every module's sources and headers (tests/integration/test-format.sh runs this in "make check").
 FORMAT_SRCS = $(sort $(wildcard agent/*.c agent/*/*.[ch] agent/*/*/*.[ch] netreset/*.[ch] cri/*.[ch] etcd/*.[ch] grpc/*.[ch] \
-		dlib/*.[ch] include/*.h))
+		dlib/*.[ch] include/*.h bench/*.c))
 format-check:
 	$(Q)clang-format --dry-run --Werror $(FORMAT_SRCS)
 
