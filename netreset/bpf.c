@@ -227,6 +227,9 @@ typedef struct Collect {
         int *ifindexes;     /* the link dump: every link */
         char (*names)[IF_NAMESIZE];
         size_t n_links;
+        int *tc_ifindexes; /* the qdisc dump: links with a clsact or ingress qdisc, filters' only place */
+        size_t n_tc, allocated_tc;
+        bool tc_unknown;   /* the qdisc dump failed: every link's filters are dumped */
 } Collect;
 
 static void parse_xdp(const struct nlattr *nest, uint32_t ids[3]) {
@@ -450,6 +453,45 @@ static int read_tcx(BpfNetdevTable *t, const Collect *c) {
         return k;
 }
 
+static int collect_tc_qdisc(const struct nlmsghdr *nlh, void *userdata) {
+        const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
+        Collect *c = userdata;
+
+        /* clsact and ingress both sit at TC_H_INGRESS (== TC_H_CLSACT). */
+        if (nlh->nlmsg_type != RTM_NEWQDISC || mnl_nlmsg_get_payload_len(nlh) < sizeof *tcm ||
+            tcm->tcm_parent != TC_H_INGRESS)
+                return 0;
+        if (GREEDY_REALLOC(c->tc_ifindexes, c->allocated_tc, c->n_tc + 1) < 0)
+                return -ENOMEM;
+        c->tc_ifindexes[c->n_tc++] = tcm->tcm_ifindex;
+        return 0;
+}
+
+static void clear_tc(void *userdata) {
+        ((Collect *) userdata)->n_tc = 0;
+}
+
+/* A tc filter of the clsact hooks hangs off a clsact (or, ingress only, an ingress) qdisc: one dump
+ * of every link's qdiscs says which links can have one, so that a node's thousand veths cost one
+ * dump, not two each. When that dump fails, every link is asked. */
+static void read_tc_qdiscs(NlSocket *rtnl, Collect *c) {
+        uint8_t buf[64] = {};
+        struct tcmsg *tcm = nl_message_start(buf, sizeof buf, RTM_GETQDISC, NLM_F_REQUEST | NLM_F_DUMP,
+                                             sizeof(struct tcmsg));
+
+        tcm->tcm_family = AF_UNSPEC;
+        c->tc_unknown = nl_dump(rtnl, (struct nlmsghdr *) buf, collect_tc_qdisc, c, clear_tc, NULL) < 0;
+}
+
+static bool may_have_filters(const Collect *c, int ifindex) {
+        if (c->tc_unknown)
+                return true;
+        for (size_t i = 0; i < c->n_tc; i++)
+                if (c->tc_ifindexes[i] == ifindex)
+                        return true;
+        return false;
+}
+
 int bpf_netdev_read(NlSocket *rtnl, BpfNetdevTable **ret, char **reterr_msg) {
         CLEANUP(bpf_netdev_table_freep) BpfNetdevTable *t = calloc(1, sizeof(BpfNetdevTable));
         Collect c = { .t = t };
@@ -462,7 +504,11 @@ int bpf_netdev_read(NlSocket *rtnl, BpfNetdevTable **ret, char **reterr_msg) {
         nl_message_start(buf, sizeof buf, RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, sizeof(struct ifinfomsg));
         nlh = (struct nlmsghdr *) buf;
         k = nl_dump(rtnl, nlh, collect_link, &c, clear_links, reterr_msg);
+        if (k >= 0)
+                read_tc_qdiscs(rtnl, &c);
         for (size_t i = 0; k >= 0 && i < c.n_links; i++) {
+                if (!may_have_filters(&c, c.ifindexes[i]))
+                        continue;
                 k = dump_filters(rtnl, &c, c.ifindexes[i], c.names[i], BPF_HOOK_TC_INGRESS, reterr_msg);
                 if (k >= 0)
                         k = dump_filters(rtnl, &c, c.ifindexes[i], c.names[i], BPF_HOOK_TC_EGRESS, reterr_msg);
@@ -471,6 +517,7 @@ int bpf_netdev_read(NlSocket *rtnl, BpfNetdevTable **ret, char **reterr_msg) {
                 k = read_tcx(t, &c);
         free(c.ifindexes);
         free(c.names);
+        free(c.tc_ifindexes);
         if (k < 0)
                 return k;
         *ret = TAKE_PTR(t);
