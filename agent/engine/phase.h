@@ -7,6 +7,23 @@
 #include "agent/engine/context.h"
 #include "agent/engine/plan.h"
 
+/* A command-line option a phase takes: declared next to the code that reads it, so that main.c
+ * names none of them; agent/engine/cmdline.c hands them to getopt_long() and prints their help. */
+typedef enum PhaseOptionArg {
+        PHASE_OPTION_NO_ARG,       /* --name */
+        PHASE_OPTION_REQUIRED_ARG, /* --name=VALUE or --name VALUE */
+} PhaseOptionArg;
+
+typedef struct PhaseOption {
+        const char *name; /* the long name, without "--" */
+        PhaseOptionArg arg;
+        const char *metavar; /* the value's name in --help ("SECONDS"); NULL without an argument */
+        const char *help;    /* --help's description; each '\n' goes on at the description's column */
+        /* The value, kept by the phase that declared it; arg is NULL without an argument. A bad value
+         * is -EINVAL with *reterr the one line the operator reads ("invalid --NAME 'VALUE': ..."). */
+        int (*parse)(const char *arg, char **reterr);
+} PhaseOption;
+
 typedef struct Phase {
         const char *name;
         const char *summary;
@@ -23,6 +40,9 @@ typedef struct Phase {
         unsigned needs;
         /* Optional: free what the phase kept in the context for the run (verify included). */
         void (*done)(Context *ctx);
+        /* Optional: the options it takes, ended by an entry without a name. An option several phases
+         * read is declared once, by the phase that owns it, and read through that phase's header. */
+        const PhaseOption *options;
 } Phase;
 
 /* The table of phases in their order, registered once by the program (reset_phases_register()); the
