@@ -30,23 +30,10 @@ typedef struct Context {
         usec_t deadline_usec;           /* CLOCK_MONOTONIC; 0 = none */
         bool lazy_unmount;              /* allow MNT_DETACH when a plain unmount says EBUSY */
         bool executing;                 /* false while planning/verifying, true while applying */
-        bool link_group_delete;         /* network: delete links with one IFLA_GROUP call (default true) */
-        usec_t xtables_wait_usec;       /* firewall: how long to wait for /run/xtables.lock */
-        const char *cri_endpoint;       /* pods: --cri-endpoint, before the manifest's; NULL = those, else probe */
-        unsigned concurrency;           /* pods: CRI calls in flight at once (0 = the phase's default) */
-        usec_t pods_budget_usec;        /* pods: a bound on the whole phase (0 = the phase's default) */
-        usec_t kill_grace_usec;         /* processes: from SIGTERM to SIGKILL (0 = at once) */
         struct ServiceManager *systemd; /* services: how systemd is reached, found by the first phase that asks */
-        usec_t unit_timeout_usec;       /* services: how long to wait for one unit's stop job; 0 = default */
-        usec_t etcd_timeout_usec;   /* etcd: a bound on the phase's calls, each time it observes or acts (0 = 30 s) */
-        char **etcd_endpoints;      /* etcd: the other members' client URLs, learned while the local one answered */
-        char *etcd_data_dir;        /* etcd: this node's member's data directory (node path), once found */
-        NodeEtcdFacts etcd_facts;   /* etcd: what decides that data directory's fate (etcd-datadir.h) */
-        uint64_t etcd_db_copy_max;  /* backup: --etcd-db-copy-max, bytes (0: the default) */
-        bool no_backup;             /* backup: --no-backup */
-        char *backup_dir;           /* backup: the node path of this run's backup, once chosen */
-        bool delete_node;           /* node-object: --delete-node */
-        const char *api_kubeconfig; /* node-object: --kubeconfig, the operator's credentials; NULL = the node's */
-        const char *node_name;      /* node-object: --node-name; NULL = from the kubelet's certificate */
-        void *node_api;             /* node-object: the credentials and name found, kept for verify */
+        char **etcd_endpoints;          /* etcd: the other members' client URLs, learned while the local one answered */
+        char *etcd_data_dir;            /* etcd: this node's member's data directory (node path), once found */
+        NodeEtcdFacts etcd_facts;       /* etcd: what decides that data directory's fate (etcd-datadir.h) */
+        char *backup_dir;               /* backup: the node path of this run's backup, once chosen */
+        void *node_api;                 /* node-object: the credentials and name found, kept for verify */
 } Context;

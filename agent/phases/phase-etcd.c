@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "agent/phases/phases.h"
+#include "agent/phases/phase-etcd.h"
+#include "agent/engine/cmdline.h"
 #include "agent/phases/etcd-member.h"
 #include "agent/phases/etcd-datadir.h"
 #include "agent/phases/etcd-state.h"
@@ -23,6 +25,8 @@
 
 #define ETCD_PHASE_TIMEOUT_DEFAULT_USEC (30ULL * 1000000ULL)
 #define REMOVE_RETRY_USEC (1000U * 1000U)
+
+static unsigned arg_etcd_timeout_sec; /* --etcd-timeout; 0: the default */
 
 /* Where this node's member stands, from what one observation read. */
 typedef enum Standing {
@@ -70,7 +74,7 @@ static void member_data_free(void *p) {
 }
 
 static uint64_t phase_deadline(const Context *ctx) {
-        uint64_t d = now(CLOCK_MONOTONIC) + (ctx->etcd_timeout_usec ?: ETCD_PHASE_TIMEOUT_DEFAULT_USEC);
+        uint64_t d = now(CLOCK_MONOTONIC) + (phase_etcd_timeout() ?: ETCD_PHASE_TIMEOUT_DEFAULT_USEC);
 
         return ctx->deadline_usec > 0 && ctx->deadline_usec < d ? ctx->deadline_usec : d;
 }
@@ -504,3 +508,20 @@ int phase_etcd_plan(Context *ctx, Plan *plan, char **reterr) {
         node_etcd_done(&l);
         return r;
 }
+
+usec_t phase_etcd_timeout(void) {
+        return (usec_t) arg_etcd_timeout_sec * USEC_PER_SEC;
+}
+
+static int parse_etcd_timeout(const char *arg, char **reterr) {
+        if (cmdline_parse_seconds(arg, &arg_etcd_timeout_sec) < 0 || arg_etcd_timeout_sec == 0 ||
+            arg_etcd_timeout_sec > 3600)
+                return set_errmsg(reterr, -EINVAL, "invalid --etcd-timeout '%s': expected 1 to 3600 seconds", arg);
+        return 0;
+}
+
+const PhaseOption phase_etcd_options[] = {
+        { "etcd-timeout", PHASE_OPTION_REQUIRED_ARG, "SECONDS", "Bound the etcd phase's calls each time it asks (30)",
+          parse_etcd_timeout },
+        {},
+};

@@ -9,6 +9,7 @@
 
 #include "agent/phases/phases.h"
 #include "agent/phases/phase-backup.h"
+#include "agent/phases/phase-services.h"
 #include "cri/cri.h"
 #include "time-util.h"
 #include "agent/phases/etcd-datadir.h"
@@ -475,7 +476,7 @@ static int restart_apply(Action *a, Context *ctx, char **ret_msg) {
         if (services_manager_why_absent(m))
                 return set_errmsg(ret_msg, -EHOSTDOWN, "cannot restart %s: %s", a->target,
                                   services_manager_why_absent(m));
-        r = services_restart(m, a->target, ctx->unit_timeout_usec, ctx->deadline_usec, ret_msg);
+        r = services_restart(m, a->target, phase_services_unit_timeout(), ctx->deadline_usec, ret_msg);
         if (r <= 0 || !a->data)
                 return r;
         t0 = now(CLOCK_MONOTONIC);

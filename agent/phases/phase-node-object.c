@@ -44,6 +44,12 @@ typedef struct NodeApi {
         bool may_delete; /* not the kubelet's own credentials */
 } NodeApi;
 
+static bool arg_delete_node;
+/* --kubeconfig and --node-name: the program's options (orphan-check's too), handed over by
+ * phase_node_object_identity(). NULL: admin.conf or the kubelet's, the kubelet's certificate. */
+static const char *arg_kubeconfig;
+static const char *arg_node_name;
+
 typedef enum NodeState {
         NODE_UNREACHABLE, /* no answer, or an answer that says nothing about the object */
         NODE_ABSENT,
@@ -91,9 +97,9 @@ static int node_api_open(Context *ctx, NodeApi **ret, char **reterr) {
                 return r;
         if (reterr)
                 *reterr = mfree(*reterr);
-        if (ctx->api_kubeconfig) {
+        if (arg_kubeconfig) {
                 slash = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                r = slash < 0 ? -errno : load_kubeconfig(slash, ctx->api_kubeconfig, &a->kc, reterr);
+                r = slash < 0 ? -errno : load_kubeconfig(slash, arg_kubeconfig, &a->kc, reterr);
                 a->may_delete = true;
         } else {
                 r = load_kubeconfig(ctx->root_fd, ADMIN_CONF, &a->kc, reterr);
@@ -107,7 +113,7 @@ static int node_api_open(Context *ctx, NodeApi **ret, char **reterr) {
         }
         if (r < 0)
                 return r;
-        r = node_name_pick(ctx->node_name,
+        r = node_name_pick(arg_node_name,
                            kubelet         ? &kubelet->cert
                            : a->may_delete ? NULL
                                            : &a->kc->cert,
@@ -315,7 +321,7 @@ int phase_node_object_plan(Context *ctx, Plan *plan, char **reterr) {
         Action *act;
         int r;
 
-        if (!ctx->delete_node)
+        if (!arg_delete_node)
                 return 0;
         if (!ctx->node_api) {
                 r = node_api_open(ctx, &a, &err);
@@ -340,3 +346,21 @@ void phase_node_object_done(Context *ctx) {
         node_api_free(ctx->node_api);
         ctx->node_api = NULL;
 }
+
+void phase_node_object_identity(const char *kubeconfig, const char *node_name) {
+        arg_kubeconfig = kubeconfig;
+        arg_node_name = node_name;
+}
+
+static int parse_delete_node(const char *arg, char **reterr) {
+        arg_delete_node = true;
+        return 0;
+}
+
+const PhaseOption phase_node_object_options[] = {
+        { "delete-node", PHASE_OPTION_NO_ARG, NULL,
+          "Delete this node's Node object (admin.conf or --kubeconfig), or with\n"
+          "only the kubelet's credentials set it NotReady, so it can join again",
+          parse_delete_node },
+        {},
+};

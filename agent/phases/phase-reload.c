@@ -51,7 +51,7 @@ static int reload_apply(Action *a, Context *ctx, char **ret_msg) {
 
         if (!why)
                 return set_errmsg(ret_msg, 0, "no unit file changed");
-        r = services_reload(ctx->systemd, ctx->unit_timeout_usec, ret_msg);
+        r = services_reload(ctx->systemd, phase_services_unit_timeout(), ret_msg);
         if (r < 0)
                 return r;
         return set_errmsg(ret_msg, 1, "reloaded: %s", why);

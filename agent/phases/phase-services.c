@@ -7,6 +7,7 @@
 #include "agent/engine/phase.h"
 #include "agent/os/services.h"
 #include "agent/phases/phase-services.h"
+#include "agent/engine/cmdline.h"
 #include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -19,6 +20,8 @@ typedef enum UnitVerb {
         VERB_MASK,
         _VERB_MAX,
 } UnitVerb;
+
+static unsigned arg_unit_timeout_sec; /* --unit-timeout; 0: services.h's default */
 
 static const char *const verb_names[_VERB_MAX] = { "stop", "disable", "mask" };
 
@@ -48,7 +51,7 @@ static void stop_apply_batch(Action **actions, size_t n, Context *ctx) {
                 of[k] = actions[i];
                 stops[k++].unit = actions[i]->data;
         }
-        services_stop_many(ctx->systemd, stops, k, ctx->unit_timeout_usec, ctx->deadline_usec);
+        services_stop_many(ctx->systemd, stops, k, phase_services_unit_timeout(), ctx->deadline_usec);
         for (size_t i = 0; i < k; i++)
                 action_record(of[i], stops[i].result, stops[i].message);
 }
@@ -304,3 +307,20 @@ bool services_action_changes_unit_files(const Action *a) {
                         return true;
         return false;
 }
+
+usec_t phase_services_unit_timeout(void) {
+        return (usec_t) arg_unit_timeout_sec * USEC_PER_SEC;
+}
+
+static int parse_unit_timeout(const char *arg, char **reterr) {
+        if (cmdline_parse_seconds(arg, &arg_unit_timeout_sec) < 0 || arg_unit_timeout_sec == 0)
+                return set_errmsg(reterr, -EINVAL, "invalid --unit-timeout '%s': expected a positive number of seconds",
+                                  arg);
+        return 0;
+}
+
+const PhaseOption phase_services_options[] = {
+        { "unit-timeout", PHASE_OPTION_REQUIRED_ARG, "SECONDS", "How long to wait for each unit's stop job (100)",
+          parse_unit_timeout },
+        {},
+};

@@ -15,6 +15,7 @@
 
 #include "agent/engine/cmdline.h"
 #include "agent/engine/phase.h"
+#include "agent/phases/phases.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -176,6 +177,27 @@ static void test_help(void **state) {
         free(buf);
 }
 
+/* node-reset's own table: every phase option once, each with its help line and its parser. */
+static void test_real_table(void **state) {
+        static const char *const expected[] = {
+                "etcd-db-copy-max", "no-backup",    "etcd-timeout", "unit-timeout",  "delete-node",     "cri-endpoint",
+                "concurrency",      "pods-timeout", "kill-grace",   "xtables-wait", "no-group-delete",
+        };
+        cleanup_free struct option *opts = NULL;
+        cleanup_free char *err = NULL;
+        const struct option none[] = { {} };
+        size_t n = 0;
+
+        reset_phases_register();
+        assert_int_equal(cmdline_options(none, &opts, &err), 0);
+        for (; opts[n].name; n++) {
+                assert_true(n < ELEMENTSOF(expected));
+                assert_string_equal(opts[n].name, expected[n]);
+                assert_int_equal(opts[n].val, CMDLINE_PHASE_OPTION + (int) n);
+        }
+        assert_int_equal(n, ELEMENTSOF(expected));
+}
+
 static void test_parse_size(void **state) {
         uint64_t v;
 
@@ -198,6 +220,7 @@ int main(void) {
                 cmocka_unit_test(test_duplicate_across_phases),
                 cmocka_unit_test(test_duplicate_with_program),
                 cmocka_unit_test(test_help),
+                cmocka_unit_test(test_real_table),
                 cmocka_unit_test(test_parse_size),
         };
 

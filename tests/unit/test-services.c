@@ -416,9 +416,8 @@ static void test_kill_child(void **state) {
         cleanup_manifest Manifest *m = NULL;
         cleanup_plan Plan *p = plan_new();
         cleanup_free char *err = NULL;
-        /* The CLI's default grace (--kill-grace=5): the child exits on SIGTERM well within it. */
-        Context ctx = { .root = "/", .root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC),
-                        .kill_grace_usec = 5 * 1000000ULL };
+        /* The processes phase's default grace (--kill-grace=5): the child exits on SIGTERM well within it. */
+        Context ctx = { .root = "/", .root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) };
         pid_t child;
         Action *a;
         int status;
