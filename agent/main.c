@@ -391,12 +391,7 @@ typedef struct Setup {
 
 static void setup_done(Setup *s) {
         mount_table_free(s->ctx.mounts);
-        services_manager_free(s->ctx.systemd);
         phase_table_done(&s->ctx);
-        strv_free(s->ctx.etcd_endpoints);
-        free(s->ctx.etcd_data_dir);
-        free(s->ctx.etcd_facts.why);
-        free(s->ctx.backup_dir);
         (void) close_nointr(s->ctx.root_fd);
         manifest_free(s->manifest);
         free(s->root);

@@ -22,18 +22,30 @@ typedef struct NodeEtcdFacts {
         char *why;          /* the etcd phase's word when this member's state is none of the above */
 } NodeEtcdFacts;
 
+/* What one phase learns while it runs and another phase needs later in the same run. Everything else
+ * a phase keeps (its options, what it found for verify) stays in the phase's own file. The engine
+ * frees these at the end of the run (phase_table_done()). */
+typedef struct PhaseFacts {
+        /* services-early and -late stop units, processes and the pods' rescue ladder stop or ask about
+         * units, files restarts the runtime, reload reloads, the rejoin verdict asks whether systemd
+         * runs: one connection and one cache of unit state for all of them (phase_systemd()). */
+        struct ServiceManager *systemd;
+        /* This node's member's data directory (node path): found in the member's files by the etcd
+         * phase (or by the files phase when etcd did not run), removed by the files phase once the
+         * member has left, checked by the rejoin verdict. */
+        char *etcd_data_dir;
+        /* Established by backup (snapshot, db copy) and etcd (left, last voter) at act time; the files
+         * phase decides the data directory's fate from all of them (etcd-datadir.h). */
+        NodeEtcdFacts etcd;
+} PhaseFacts;
+
 typedef struct Context {
         const char *root; /* "/" or the absolute, resolved --root directory */
         int root_fd;      /* O_PATH|O_DIRECTORY fd of root */
         const Manifest *manifest;
-        MountTable *mounts;             /* read once when the plan is built, refreshed by phases that change it */
-        usec_t deadline_usec;           /* CLOCK_MONOTONIC; 0 = none */
-        bool lazy_unmount;              /* allow MNT_DETACH when a plain unmount says EBUSY */
-        bool executing;                 /* false while planning/verifying, true while applying */
-        struct ServiceManager *systemd; /* services: how systemd is reached, found by the first phase that asks */
-        char **etcd_endpoints;          /* etcd: the other members' client URLs, learned while the local one answered */
-        char *etcd_data_dir;            /* etcd: this node's member's data directory (node path), once found */
-        NodeEtcdFacts etcd_facts;       /* etcd: what decides that data directory's fate (etcd-datadir.h) */
-        char *backup_dir;               /* backup: the node path of this run's backup, once chosen */
-        void *node_api;                 /* node-object: the credentials and name found, kept for verify */
+        MountTable *mounts;   /* read once when the plan is built, refreshed by phases that change it */
+        usec_t deadline_usec; /* CLOCK_MONOTONIC; 0 = none */
+        bool lazy_unmount;    /* allow MNT_DETACH when a plain unmount says EBUSY */
+        bool executing;       /* false while planning/verifying, true while applying */
+        PhaseFacts facts;
 } Context;

@@ -38,7 +38,7 @@ typedef struct Phase {
          * (looked up, not loaded), the engine plans one skipped row naming it instead of calling
          * plan(). The phase loads a library at its first call of it. */
         unsigned needs;
-        /* Optional: free what the phase kept in the context for the run (verify included). */
+        /* Optional: free what the phase kept for the run (verify included). */
         void (*done)(Context *ctx);
         /* Optional: the options it takes, ended by an entry without a name. An option several phases
          * read is declared once, by the phase that owns it, and read through that phase's header. */
@@ -50,9 +50,9 @@ typedef struct Phase {
 void phase_table_register(const Phase *table, size_t n);
 const Phase *phase_table(size_t *ret_n);
 const Phase *phase_find(const char *name);
-/* Each phase's done() hook, at the end of the run. */
+/* Each phase's done() hook, then the facts the phases shared (ctx->facts), at the end of the run. */
 void phase_table_done(Context *ctx);
 
-/* systemd as this run reaches it: opened by the first phase that asks (beneath ctx->root), then
- * shared, so every phase sees the same manager and its cached unit state. */
+/* systemd as this run reaches it: opened by the first phase that asks (beneath ctx->root), kept in
+ * ctx->facts.systemd, then shared, so every phase sees the same manager and its cached unit state. */
 int phase_systemd(Context *ctx, struct ServiceManager **ret);

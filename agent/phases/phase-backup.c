@@ -313,7 +313,7 @@ static int save_member_db(Context *ctx, int dst_fd, const char *data_dir, Backup
                 (void) unlinkat(dst_fd, DB_COPY_NAME, 0);
                 return set_errmsg(&b->db_copy, r, "%s could not be copied: %s", path, strerror(-r));
         }
-        ctx->etcd_facts.db_copied = true;
+        ctx->facts.etcd.db_copied = true;
         b->db_copy = strprintf("a copy of %s (%" PRIu64 " bytes) as %s", path, (uint64_t) st.st_size, DB_COPY_NAME);
         return b->db_copy ? 0 : -ENOMEM;
 }
@@ -371,13 +371,13 @@ static int save_snapshot(Context *ctx, int dst_fd, BackupRun *b) {
                 r = negative_errno();
         if (r < 0)
                 (void) unlinkat(dst_fd, SNAPSHOT_NAME, 0);
-        ctx->etcd_facts.snapshot = r >= 0;
+        ctx->facts.etcd.snapshot = r >= 0;
         /* A write that failed is the disk's fault, and fails the backup; a member that did not answer
          * leaves the backup without a snapshot. */
         if (r == -ENOSPC || r == -EDQUOT || r == -EIO || r == -EFBIG)
                 r = set_errmsg(&b->snapshot, r, "etcd snapshot could not be written: %s", msg ?: strerror(-r));
         else if (r < 0) {
-                ctx->etcd_facts.own_silent = true;
+                ctx->facts.etcd.own_silent = true;
                 r = set_errmsg(&b->snapshot, 0, "no etcd snapshot: member %s did not answer: %s", l.name,
                                msg
                                        ?: l.n_own == 0 ? "its files name no client URL of its own"
@@ -483,9 +483,7 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
         if (r >= 0 && fsync(dst) < 0)
                 r = set_errmsg(reterr_msg, negative_errno(), "cannot sync %s: %m", dir);
         if (r >= 0) {
-                free(ctx->backup_dir);
-                ctx->backup_dir = TAKE_PTR(dir);
-                *reterr_msg = describe_saved(&b, ctx->backup_dir);
+                *reterr_msg = describe_saved(&b, dir);
                 r = 1;
         }
         backup_run_done(&b);

@@ -292,7 +292,7 @@ static int remove_member_retrying(const NodeEtcd *l, char **endpoints, uint64_t 
 static void note_left(Context *ctx, const MemberData *d, uint64_t cluster_id, uint64_t id) {
         int r;
 
-        ctx->etcd_facts.left = true;
+        ctx->facts.etcd.left = true;
         r = node_etcd_state_record_left(ctx, cluster_id, id, d->local.name);
         if (r < 0)
                 (void) log_warning_errno(r, "Cannot record in %s/%s that member %016" PRIx64 " left, ignoring: %m",
@@ -335,7 +335,7 @@ static int leave(Context *ctx, MemberData *d, View *v, uint64_t deadline, char *
 static int act_on(Context *ctx, MemberData *d, View *v, uint64_t deadline, char **reterr_msg) {
         switch (v->standing) {
         case STANDING_NONE:
-                ctx->etcd_facts.none_answered = true;
+                ctx->facts.etcd.none_answered = true;
                 if (v->remembered)
                         return set_errmsg(reterr_msg, 0,
                                           "not a member: member %016" PRIx64 " left cluster %016" PRIx64
@@ -345,8 +345,8 @@ static int act_on(Context *ctx, MemberData *d, View *v, uint64_t deadline, char 
                                   "the cluster did not answer (no quorum, or unreachable), member left in place: %s",
                                   strna(v->why));
         case STANDING_UNKNOWN:
-                free(ctx->etcd_facts.why);
-                ctx->etcd_facts.why = strdup(strna(v->why));
+                free(ctx->facts.etcd.why);
+                ctx->facts.etcd.why = strdup(strna(v->why));
                 return set_errmsg(reterr_msg, v->error ?: -ENXIO, "%s", strna(v->why));
         case STANDING_LEFT:
                 note_left(ctx, d, v->cluster_id, v->self_id);
@@ -355,8 +355,8 @@ static int act_on(Context *ctx, MemberData *d, View *v, uint64_t deadline, char 
                         "not a member of cluster %016" PRIx64 ": it does not list member %016" PRIx64 "%s (asked %s)",
                         v->cluster_id, v->self_id, v->remembered ? ", which left in an earlier run" : "", v->asked);
         case STANDING_LAST_VOTER:
-                ctx->etcd_facts.last_voter = true;
-                if (ctx->etcd_facts.snapshot)
+                ctx->facts.etcd.last_voter = true;
+                if (ctx->facts.etcd.snapshot)
                         return set_errmsg(reterr_msg, 0,
                                           "member %016" PRIx64 " is the last voting member of cluster %016" PRIx64
                                           ": the cluster ends with this node; its snapshot is in the backup",
@@ -379,7 +379,7 @@ static int member_apply(Action *a, Context *ctx, char **reterr_msg) {
         int r;
 
         /* The plan may be old: the cluster is asked again, and only what it says now is acted on. */
-        ctx->etcd_facts.observed = true;
+        ctx->facts.etcd.observed = true;
         r = observe(ctx, &d->local, deadline, &v);
         if (r >= 0)
                 r = act_on(ctx, d, &v, deadline, reterr_msg);
@@ -475,9 +475,9 @@ static int plan_member(Context *ctx, Plan *plan, NodeEtcd *l) {
         a = plan_add(plan, &member_ops, "etcd", target, d->local.source, d);
         if (!a)
                 return -ENOMEM;
-        free(ctx->etcd_data_dir);
-        ctx->etcd_data_dir = strdup(d->local.data_dir);
-        if (!ctx->etcd_data_dir)
+        free(ctx->facts.etcd_data_dir);
+        ctx->facts.etcd_data_dir = strdup(d->local.data_dir);
+        if (!ctx->facts.etcd_data_dir)
                 return -ENOMEM;
         r = observe(ctx, &d->local, phase_deadline(ctx), &v);
         if (r >= 0)
@@ -507,6 +507,10 @@ int phase_etcd_plan(Context *ctx, Plan *plan, char **reterr) {
         r = plan_member(ctx, plan, &l);
         node_etcd_done(&l);
         return r;
+}
+
+void phase_etcd_done(Context *ctx) {
+        node_etcd_forget();
 }
 
 usec_t phase_etcd_timeout(void) {

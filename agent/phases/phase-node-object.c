@@ -49,6 +49,7 @@ static bool arg_delete_node;
  * phase_node_object_identity(). NULL: admin.conf or the kubelet's, the kubelet's certificate. */
 static const char *arg_kubeconfig;
 static const char *arg_node_name;
+static NodeApi *node_api; /* found by the first planning, kept for verify */
 
 typedef enum NodeState {
         NODE_UNREACHABLE, /* no answer, or an answer that says nothing about the object */
@@ -255,7 +256,7 @@ static int judge(const NodeApi *a, const HttpResult *res, const char *done, char
 }
 
 static int node_object_apply(Action *act, Context *ctx, char **ret_msg) {
-        const NodeApi *a = ctx->node_api;
+        const NodeApi *a = node_api;
         cleanup_free char *why = NULL, *patch = NULL;
         HttpResult res;
         NodeState state;
@@ -288,7 +289,7 @@ static const ActionOps node_object_ops = {
 };
 
 static int plan_row(Context *ctx, Plan *plan) {
-        const NodeApi *a = ctx->node_api;
+        const NodeApi *a = node_api;
         cleanup_free char *why = NULL, *target = NULL;
         NodeState state;
         Action *act;
@@ -323,7 +324,7 @@ int phase_node_object_plan(Context *ctx, Plan *plan, char **reterr) {
 
         if (!arg_delete_node)
                 return 0;
-        if (!ctx->node_api) {
+        if (!node_api) {
                 r = node_api_open(ctx, &a, &err);
                 if (r < 0) {
                         node_api_free(a);
@@ -336,15 +337,15 @@ int phase_node_object_plan(Context *ctx, Plan *plan, char **reterr) {
                                                             ADMIN_CONF, KUBECONFIG_DEFAULT);
                         return action_set_skip_code(act, "no-credentials", "%s", err ?: strerror(-r));
                 }
-                ctx->node_api = a;
+                node_api = a;
         }
         r = plan_row(ctx, plan);
         return r < 0 ? set_errmsg(reterr, r, "Cannot plan the Node object's removal: %s", strerror(-r)) : 0;
 }
 
 void phase_node_object_done(Context *ctx) {
-        node_api_free(ctx->node_api);
-        ctx->node_api = NULL;
+        node_api_free(node_api);
+        node_api = NULL;
 }
 
 void phase_node_object_identity(const char *kubeconfig, const char *node_name) {

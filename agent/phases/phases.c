@@ -17,7 +17,7 @@ static const Phase phases[] = {
         { "backup", "save the node's PKI, kubeconfigs, configs and an etcd snapshot before anything is deleted", true,
           phase_backup_plan, 0, NULL, phase_backup_options },
         { "etcd", "remove this node's member from its etcd cluster (never the last one, never external etcd)", false,
-          phase_etcd_plan, DLIB_MASK(DLIB_LIBCURL), NULL, phase_etcd_options },
+          phase_etcd_plan, DLIB_MASK(DLIB_LIBCURL), phase_etcd_done, phase_etcd_options },
         { "services-early", "stop, disable and mask kubelet and the agents that feed pods", false,
           phase_services_early_plan, DLIB_MASK(DLIB_LIBSYSTEMD), NULL, phase_services_options },
         /* After kubelet, which would register the Node again; before the pods, the static pods of a

@@ -31,6 +31,8 @@ extern const PhaseOption phase_processes_options[];
 extern const PhaseOption phase_firewall_options[];
 extern const PhaseOption phase_network_options[]; /* network/links.c */
 
+/* Free what the etcd phase remembered for the run (the other members' client URLs). */
+void phase_etcd_done(Context *ctx);
 /* --kubeconfig and --node-name are the program's (orphan-check takes them too): the node-object
  * phase is handed them before it plans. NULL: the node's own credentials and name. */
 void phase_node_object_identity(const char *kubeconfig, const char *node_name);
