@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "agent/engine/cmdline.h"
 #include "agent/engine/console.h"
 #include "agent/config/detect.h"
 #include "agent/config/embedded.h"
@@ -53,21 +54,10 @@ static bool arg_all_actions; /* -v: the text report lists every action */
 static unsigned arg_timeout_sec;
 static uint64_t started_usec; /* CLOCK_MONOTONIC at start: --timeout counts from here */
 static bool arg_lazy_unmount;
-static bool arg_group_delete = true;
-static unsigned arg_xtables_wait_sec = 10;
-static unsigned arg_unit_timeout_sec;
-static const char *arg_cri_endpoint;
-static unsigned arg_concurrency; /* 0: the pods phase's default */
-static unsigned arg_pods_timeout_sec;
-static unsigned arg_kill_grace_sec = 5;
-static unsigned arg_etcd_timeout_sec;
-static uint64_t arg_etcd_db_copy_max;
-static bool arg_no_backup;
-static bool arg_delete_node;
 static const char *arg_profile;
 static bool arg_with_runtime;
 static const char *arg_runtime;
-/* orphan-check and --report-url */
+/* orphan-check and --report-url; --kubeconfig and --node-name are --delete-node's too */
 static const char *arg_kubeconfig;
 static const char *arg_node_name;
 static uint64_t arg_for_sec = ORPHAN_FOR_DEFAULT_SEC;
@@ -112,21 +102,10 @@ static void help(void) {
                "     --step             Ask before each phase: yes, skip or quit (needs a terminal)\n"
                "  -o --output=FORMAT    Report as 'text' (default) or 'json'\n"
                "     --timeout=SECONDS  Bound the whole run\n"
-               "     --lazy-unmount     Detach busy mounts lazily instead of failing them\n"
-               "     --no-group-delete  Delete links one by one (no IFLA_GROUP fast path)\n"
-               "     --xtables-wait=SECONDS  How long to wait for /run/xtables.lock (10)\n"
-               "     --unit-timeout=SECONDS  How long to wait for each unit's stop job (100)\n"
-               "     --cri-endpoint=URI The CRI socket (unix:///PATH), instead of probing\n"
-               "     --concurrency=N    CRI calls in flight at once in the pods phase (8)\n"
-               "     --pods-timeout=SECONDS  Bound the pods phase, its rescue ladder included (120)\n"
-               "     --kill-grace=SECONDS    From SIGTERM to SIGKILL in the processes phase (5)\n"
-               "     --etcd-timeout=SECONDS  Bound the etcd phase's calls each time it asks (30)\n"
-               "     --etcd-db-copy-max=SIZE  When no etcd member answers, copy its member/snap/db\n"
-               "                        into the backup up to SIZE (K, M, G suffixes; 8G)\n"
-               "     --no-backup        Do not save the PKI, configs and an etcd snapshot first\n"
-               "     --delete-node      Delete this node's Node object (admin.conf or --kubeconfig), or with\n"
-               "                        only the kubelet's credentials set it NotReady, so it can join again\n\n"
-               "Orphaned workers and status reporting:\n"
+               "     --lazy-unmount     Detach busy mounts lazily instead of failing them\n");
+        /* Each phase's own options, in the phases' order (declared in agent/phases/). */
+        cmdline_help_phases(stdout);
+        printf("\nOrphaned workers and status reporting:\n"
                "     --kubeconfig=FILE  orphan-check: the kubelet's kubeconfig (" KUBECONFIG_DEFAULT ");\n"
                "                        --delete-node: credentials that may delete Nodes\n"
                "     --node-name=NAME   orphan-check, --delete-node: the node's name (from its client certificate)\n"
@@ -158,45 +137,6 @@ static int usage_error(const char *fmt, ...) {
         return -EINVAL;
 }
 
-static int parse_seconds(const char *s, unsigned *ret) {
-        char *end;
-        unsigned long v;
-
-        errno = 0;
-        v = strtoul(s, &end, 10);
-        if (errno || end == s || *end || v > UINT_MAX / 2 || s[0] == '-')
-                return -EINVAL;
-        *ret = (unsigned) v;
-        return 0;
-}
-
-/* "8G", "512M", "4096": bytes, with binary K/M/G/T suffixes. */
-static int parse_size(const char *s, uint64_t *ret) {
-        static const char units[] = "KMGT";
-        unsigned long long v;
-        const char *u;
-        char *end;
-
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        if (errno || end == s || s[0] == '-')
-                return -EINVAL;
-        if (*end) {
-                if (end[1] && !streq(end + 1, "iB") && !streq(end + 1, "B"))
-                        return -EINVAL;
-                u = strchr(units, end[0] & ~0x20);
-                if (!u || end[0] == '\0')
-                        return -EINVAL;
-                for (const char *k = units; k <= u; k++) {
-                        if (v > UINT64_MAX / 1024)
-                                return -ERANGE;
-                        v *= 1024;
-                }
-        }
-        *ret = v;
-        return 0;
-}
-
 static int add_manifest_arg(const char *path) {
         int r = strv_extend(&arg_manifests, path);
 
@@ -215,12 +155,6 @@ enum {
         ARG_REPORT_HEADER,
         ARG_REPORT_HEADER_FILE,
         ARG_REPORT_CACERT,
-        ARG_PODS_TIMEOUT,
-        ARG_KILL_GRACE,
-        ARG_ETCD_TIMEOUT,
-        ARG_NO_BACKUP,
-        ARG_ETCD_DB_COPY_MAX,
-        ARG_DELETE_NODE,
         ARG_PROFILE,
         ARG_WITH_RUNTIME,
 };
@@ -274,56 +208,11 @@ static int parse_orphan_report_option(int c, const char *optarg_) {
 static int parse_long_only(int c, const char *optarg_) {
         switch (c) {
         case 'T':
-                if (parse_seconds(optarg_, &arg_timeout_sec) < 0 || arg_timeout_sec == 0)
+                if (cmdline_parse_seconds(optarg_, &arg_timeout_sec) < 0 || arg_timeout_sec == 0)
                         return usage_error("invalid --timeout '%s': expected a positive number of seconds", optarg_);
-                return 0;
-        case 'X':
-                if (parse_seconds(optarg_, &arg_xtables_wait_sec) < 0)
-                        return usage_error("invalid --xtables-wait '%s': expected seconds", optarg_);
-                return 0;
-        case 'U':
-                if (parse_seconds(optarg_, &arg_unit_timeout_sec) < 0 || arg_unit_timeout_sec == 0)
-                        return usage_error("invalid --unit-timeout '%s': expected a positive number of seconds",
-                                           optarg_);
                 return 0;
         case 'L':
                 arg_lazy_unmount = true;
-                return 0;
-        case 'G':
-                arg_group_delete = false;
-                return 0;
-        case 'E':
-                if (!startswith(optarg_, "unix:///") && optarg_[0] != '/')
-                        return usage_error("invalid --cri-endpoint '%s': expected unix:///PATH or /PATH", optarg_);
-                arg_cri_endpoint = optarg_;
-                return 0;
-        case 'C':
-                if (parse_seconds(optarg_, &arg_concurrency) < 0 || arg_concurrency == 0 || arg_concurrency > 256)
-                        return usage_error("invalid --concurrency '%s': expected a number from 1 to 256", optarg_);
-                return 0;
-        case ARG_PODS_TIMEOUT:
-                if (parse_seconds(optarg_, &arg_pods_timeout_sec) < 0 || arg_pods_timeout_sec == 0)
-                        return usage_error("invalid --pods-timeout '%s': expected a positive number of seconds",
-                                           optarg_);
-                return 0;
-        case ARG_ETCD_TIMEOUT:
-                if (parse_seconds(optarg_, &arg_etcd_timeout_sec) < 0 || arg_etcd_timeout_sec == 0 ||
-                    arg_etcd_timeout_sec > 3600)
-                        return usage_error("invalid --etcd-timeout '%s': expected 1 to 3600 seconds", optarg_);
-                return 0;
-        case ARG_NO_BACKUP:
-                arg_no_backup = true;
-                return 0;
-        case ARG_ETCD_DB_COPY_MAX:
-                if (parse_size(optarg_, &arg_etcd_db_copy_max) < 0 || arg_etcd_db_copy_max == 0)
-                        return usage_error("invalid --etcd-db-copy-max '%s': expected a size such as 8G", optarg_);
-                return 0;
-        case ARG_DELETE_NODE:
-                arg_delete_node = true;
-                return 0;
-        case ARG_KILL_GRACE:
-                if (parse_seconds(optarg_, &arg_kill_grace_sec) < 0 || arg_kill_grace_sec > 3600)
-                        return usage_error("invalid --kill-grace '%s': expected 0 to 3600 seconds", optarg_);
                 return 0;
         case ARG_PROFILE:
                 if (!profile_is_selectable(optarg_))
@@ -356,9 +245,6 @@ static const struct option options[] = {
         { "output", required_argument, NULL, 'o' },
         { "timeout", required_argument, NULL, 'T' },
         { "lazy-unmount", no_argument, NULL, 'L' },
-        { "no-group-delete", no_argument, NULL, 'G' },
-        { "xtables-wait", required_argument, NULL, 'X' },
-        { "unit-timeout", required_argument, NULL, 'U' },
         { "kubeconfig", required_argument, NULL, ARG_KUBECONFIG },
         { "node-name", required_argument, NULL, ARG_NODE_NAME },
         { "for", required_argument, NULL, ARG_FOR },
@@ -368,14 +254,6 @@ static const struct option options[] = {
         { "report-header", required_argument, NULL, ARG_REPORT_HEADER },
         { "report-header-file", required_argument, NULL, ARG_REPORT_HEADER_FILE },
         { "report-cacert", required_argument, NULL, ARG_REPORT_CACERT },
-        { "cri-endpoint", required_argument, NULL, 'E' },
-        { "concurrency", required_argument, NULL, 'C' },
-        { "pods-timeout", required_argument, NULL, ARG_PODS_TIMEOUT },
-        { "kill-grace", required_argument, NULL, ARG_KILL_GRACE },
-        { "etcd-timeout", required_argument, NULL, ARG_ETCD_TIMEOUT },
-        { "no-backup", no_argument, NULL, ARG_NO_BACKUP },
-        { "etcd-db-copy-max", required_argument, NULL, ARG_ETCD_DB_COPY_MAX },
-        { "delete-node", no_argument, NULL, ARG_DELETE_NODE },
         { "profile", required_argument, NULL, ARG_PROFILE },
         { "with-runtime", optional_argument, NULL, ARG_WITH_RUNTIME },
         {},
@@ -429,31 +307,20 @@ static int parse_option(int c, const char *optarg_) {
         return 0;
 }
 
-/* getopt_long()'s ':' (missing argument) and '?' (unknown option), said as util-linux says them. */
-static int option_error(int c, char *argv[]) {
-        bool short_opt = optopt > 0 && optopt < 0x100 && !startswith(argv[optind - 1], "--");
-
-        if (c == ':')
-                return short_opt ? usage_error("option requires an argument -- '%c'", optopt)
-                                 : usage_error("option '%s' requires an argument", argv[optind - 1]);
-        return short_opt ? usage_error("invalid option -- '%c'", optopt)
-                         : usage_error("unrecognized option '%s'", argv[optind - 1]);
+static int parse_program_option(int c, const char *arg, void *userdata) {
+        return parse_option(c, arg);
 }
 
-/* 1 to go on with a verb, 0 when done (--help, --version), < 0 for a usage error already said. */
+/* 1 to go on with a verb, 0 when done (--help, --version), < 0 for a usage error already said. The
+ * phases' options are theirs to parse (cmdline.h); the program's go to parse_option(). */
 static int parse_argv(int argc, char *argv[]) {
-        int c, r;
+        cleanup_free char *err = NULL;
+        int r;
 
-        /* getopt's own messages would name argv[0] (a path, a staged copy): ours name node-reset. */
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, ":hVvqm:yo:", options, NULL)) >= 0) {
-                if (c == ':' || c == '?')
-                        return option_error(c, argv);
-                r = parse_option(c, optarg);
-                if (r != 0)
-                        return r > 0 ? 0 : r;
-        }
-        return 1;
+        r = cmdline_parse(argc, argv, ":hVvqm:yo:", options, parse_program_option, NULL, &err);
+        if (r < 0 && err)
+                return usage_error("%s", err);
+        return r;
 }
 
 /* What the manifest is made of, in order: a built-in profile (--profile, else the detected one
@@ -524,12 +391,7 @@ typedef struct Setup {
 
 static void setup_done(Setup *s) {
         mount_table_free(s->ctx.mounts);
-        services_manager_free(s->ctx.systemd);
         phase_table_done(&s->ctx);
-        strv_free(s->ctx.etcd_endpoints);
-        free(s->ctx.etcd_data_dir);
-        free(s->ctx.etcd_facts.why);
-        free(s->ctx.backup_dir);
         (void) close_nointr(s->ctx.root_fd);
         manifest_free(s->manifest);
         free(s->root);
@@ -576,19 +438,7 @@ static int setup(Setup *s) {
         s->ctx.root = s->root;
         s->ctx.manifest = s->manifest;
         s->ctx.lazy_unmount = arg_lazy_unmount;
-        s->ctx.link_group_delete = arg_group_delete;
-        s->ctx.xtables_wait_usec = (usec_t) arg_xtables_wait_sec * USEC_PER_SEC;
-        s->ctx.unit_timeout_usec = (usec_t) arg_unit_timeout_sec * USEC_PER_SEC;
-        s->ctx.cri_endpoint = arg_cri_endpoint;
-        s->ctx.concurrency = arg_concurrency;
-        s->ctx.pods_budget_usec = (usec_t) arg_pods_timeout_sec * USEC_PER_SEC;
-        s->ctx.kill_grace_usec = (usec_t) arg_kill_grace_sec * USEC_PER_SEC;
-        s->ctx.etcd_timeout_usec = (usec_t) arg_etcd_timeout_sec * USEC_PER_SEC;
-        s->ctx.etcd_db_copy_max = arg_etcd_db_copy_max;
-        s->ctx.no_backup = arg_no_backup;
-        s->ctx.delete_node = arg_delete_node;
-        s->ctx.api_kubeconfig = arg_kubeconfig;
-        s->ctx.node_name = arg_node_name;
+        phase_node_object_identity(arg_kubeconfig, arg_node_name);
         if (arg_timeout_sec > 0)
                 s->ctx.deadline_usec = started_usec + (usec_t) arg_timeout_sec * USEC_PER_SEC;
         return 0;

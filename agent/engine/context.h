@@ -22,31 +22,30 @@ typedef struct NodeEtcdFacts {
         char *why;          /* the etcd phase's word when this member's state is none of the above */
 } NodeEtcdFacts;
 
+/* What one phase learns while it runs and another phase needs later in the same run. Everything else
+ * a phase keeps (its options, what it found for verify) stays in the phase's own file. The engine
+ * frees these at the end of the run (phase_table_done()). */
+typedef struct PhaseFacts {
+        /* services-early and -late stop units, processes and the pods' rescue ladder stop or ask about
+         * units, files restarts the runtime, reload reloads, the rejoin verdict asks whether systemd
+         * runs: one connection and one cache of unit state for all of them (phase_systemd()). */
+        struct ServiceManager *systemd;
+        /* This node's member's data directory (node path): found in the member's files by the etcd
+         * phase (or by the files phase when etcd did not run), removed by the files phase once the
+         * member has left, checked by the rejoin verdict. */
+        char *etcd_data_dir;
+        /* Established by backup (snapshot, db copy) and etcd (left, last voter) at act time; the files
+         * phase decides the data directory's fate from all of them (etcd-datadir.h). */
+        NodeEtcdFacts etcd;
+} PhaseFacts;
+
 typedef struct Context {
         const char *root; /* "/" or the absolute, resolved --root directory */
         int root_fd;      /* O_PATH|O_DIRECTORY fd of root */
         const Manifest *manifest;
-        MountTable *mounts;             /* read once when the plan is built, refreshed by phases that change it */
-        usec_t deadline_usec;           /* CLOCK_MONOTONIC; 0 = none */
-        bool lazy_unmount;              /* allow MNT_DETACH when a plain unmount says EBUSY */
-        bool executing;                 /* false while planning/verifying, true while applying */
-        bool link_group_delete;         /* network: delete links with one IFLA_GROUP call (default true) */
-        usec_t xtables_wait_usec;       /* firewall: how long to wait for /run/xtables.lock */
-        const char *cri_endpoint;       /* pods: --cri-endpoint, before the manifest's; NULL = those, else probe */
-        unsigned concurrency;           /* pods: CRI calls in flight at once (0 = the phase's default) */
-        usec_t pods_budget_usec;        /* pods: a bound on the whole phase (0 = the phase's default) */
-        usec_t kill_grace_usec;         /* processes: from SIGTERM to SIGKILL (0 = at once) */
-        struct ServiceManager *systemd; /* services: how systemd is reached, found by the first phase that asks */
-        usec_t unit_timeout_usec;       /* services: how long to wait for one unit's stop job; 0 = default */
-        usec_t etcd_timeout_usec;   /* etcd: a bound on the phase's calls, each time it observes or acts (0 = 30 s) */
-        char **etcd_endpoints;      /* etcd: the other members' client URLs, learned while the local one answered */
-        char *etcd_data_dir;        /* etcd: this node's member's data directory (node path), once found */
-        NodeEtcdFacts etcd_facts;   /* etcd: what decides that data directory's fate (etcd-datadir.h) */
-        uint64_t etcd_db_copy_max;  /* backup: --etcd-db-copy-max, bytes (0: the default) */
-        bool no_backup;             /* backup: --no-backup */
-        char *backup_dir;           /* backup: the node path of this run's backup, once chosen */
-        bool delete_node;           /* node-object: --delete-node */
-        const char *api_kubeconfig; /* node-object: --kubeconfig, the operator's credentials; NULL = the node's */
-        const char *node_name;      /* node-object: --node-name; NULL = from the kubelet's certificate */
-        void *node_api;             /* node-object: the credentials and name found, kept for verify */
+        MountTable *mounts;   /* read once when the plan is built, refreshed by phases that change it */
+        usec_t deadline_usec; /* CLOCK_MONOTONIC; 0 = none */
+        bool lazy_unmount;    /* allow MNT_DETACH when a plain unmount says EBUSY */
+        bool executing;       /* false while planning/verifying, true while applying */
+        PhaseFacts facts;
 } Context;

@@ -31,16 +31,19 @@ void phase_table_done(Context *ctx) {
         for (size_t i = 0; i < n_registered; i++)
                 if (registered[i].done)
                         registered[i].done(ctx);
+        ctx->facts.systemd = services_manager_free(ctx->facts.systemd);
+        ctx->facts.etcd_data_dir = mfree(ctx->facts.etcd_data_dir);
+        ctx->facts.etcd.why = mfree(ctx->facts.etcd.why);
 }
 
 int phase_systemd(Context *ctx, ServiceManager **ret) {
         int r;
 
-        if (!ctx->systemd) {
-                r = services_manager_open(ctx->root, &ctx->systemd);
+        if (!ctx->facts.systemd) {
+                r = services_manager_open(ctx->root, &ctx->facts.systemd);
                 if (r < 0)
                         return r;
         }
-        *ret = ctx->systemd;
+        *ret = ctx->facts.systemd;
         return 0;
 }

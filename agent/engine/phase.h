@@ -7,6 +7,23 @@
 #include "agent/engine/context.h"
 #include "agent/engine/plan.h"
 
+/* A command-line option a phase takes: declared next to the code that reads it, so that main.c
+ * names none of them; agent/engine/cmdline.c hands them to getopt_long() and prints their help. */
+typedef enum PhaseOptionArg {
+        PHASE_OPTION_NO_ARG,       /* --name */
+        PHASE_OPTION_REQUIRED_ARG, /* --name=VALUE or --name VALUE */
+} PhaseOptionArg;
+
+typedef struct PhaseOption {
+        const char *name; /* the long name, without "--" */
+        PhaseOptionArg arg;
+        const char *metavar; /* the value's name in --help ("SECONDS"); NULL without an argument */
+        const char *help;    /* --help's description; each '\n' goes on at the description's column */
+        /* The value, kept by the phase that declared it; arg is NULL without an argument. A bad value
+         * is -EINVAL with *reterr the one line the operator reads ("invalid --NAME 'VALUE': ..."). */
+        int (*parse)(const char *arg, char **reterr);
+} PhaseOption;
+
 typedef struct Phase {
         const char *name;
         const char *summary;
@@ -21,8 +38,11 @@ typedef struct Phase {
          * (looked up, not loaded), the engine plans one skipped row naming it instead of calling
          * plan(). The phase loads a library at its first call of it. */
         unsigned needs;
-        /* Optional: free what the phase kept in the context for the run (verify included). */
+        /* Optional: free what the phase kept for the run (verify included). */
         void (*done)(Context *ctx);
+        /* Optional: the options it takes, ended by an entry without a name. An option several phases
+         * read is declared once, by the phase that owns it, and read through that phase's header. */
+        const PhaseOption *options;
 } Phase;
 
 /* The table of phases in their order, registered once by the program (reset_phases_register()); the
@@ -30,9 +50,9 @@ typedef struct Phase {
 void phase_table_register(const Phase *table, size_t n);
 const Phase *phase_table(size_t *ret_n);
 const Phase *phase_find(const char *name);
-/* Each phase's done() hook, at the end of the run. */
+/* Each phase's done() hook, then the facts the phases shared (ctx->facts), at the end of the run. */
 void phase_table_done(Context *ctx);
 
-/* systemd as this run reaches it: opened by the first phase that asks (beneath ctx->root), then
- * shared, so every phase sees the same manager and its cached unit state. */
+/* systemd as this run reaches it: opened by the first phase that asks (beneath ctx->root), kept in
+ * ctx->facts.systemd, then shared, so every phase sees the same manager and its cached unit state. */
 int phase_systemd(Context *ctx, struct ServiceManager **ret);

@@ -9,6 +9,7 @@
 #include "agent/os/runtime-info.h"
 #include "agent/os/services.h"
 #include "agent/phases/cni-keep.h"
+#include "agent/phases/phase-pods.h"
 #include "cri/cri.h"
 #include "macro.h"
 #include "string-util.h"
@@ -38,8 +39,8 @@ static int socket_list(const Context *ctx, char ***ret) {
         cleanup_strv char **l = NULL;
         int r = 0;
 
-        if (ctx->cri_endpoint)
-                r = strv_extend(&l, ctx->cri_endpoint);
+        if (phase_pods_cri_endpoint())
+                r = strv_extend(&l, phase_pods_cri_endpoint());
         else
                 MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_CRI_ENDPOINT)
                         if (r >= 0)

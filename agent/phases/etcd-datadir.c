@@ -47,15 +47,15 @@ int node_etcd_data_dir_find(Context *ctx, const char **ret) {
         NodeEtcd l = {};
         int r;
 
-        if (!ctx->etcd_data_dir) {
+        if (!ctx->facts.etcd_data_dir) {
                 r = node_etcd_find(ctx, &l, NULL);
                 if (r > 0 && !l.external)
-                        ctx->etcd_data_dir = TAKE_PTR(l.data_dir);
+                        ctx->facts.etcd_data_dir = TAKE_PTR(l.data_dir);
                 node_etcd_done(&l);
                 if (r < 0)
                         return r;
         }
-        *ret = ctx->etcd_data_dir;
+        *ret = ctx->facts.etcd_data_dir;
         return 0;
 }
 

@@ -25,6 +25,10 @@
 /* Each call to a member: a member that is down refuses at once, one that hangs costs this much. */
 #define ETCD_CALL_TIMEOUT_USEC (5ULL * 1000000ULL)
 
+/* The other members' client URLs the etcd phase learned while this member answered: its later
+ * observations (verify) ask them once this member has left and no longer does. */
+static char **learned_endpoints;
+
 void node_etcd_done(NodeEtcd *l) {
         free(l->name);
         strv_free(l->peer_urls);
@@ -248,7 +252,7 @@ static int fill_member(const Context *ctx, char **flags, bool kubeadm, NodeEtcd 
                 r = add_initial_cluster(flag(flags, "initial-cluster"), l->name, &l->endpoints);
         if (r >= 0)
                 r = add_apiserver_urls(ctx, &l->endpoints);
-        STRV_FOREACH(e, ctx->etcd_endpoints)
+        STRV_FOREACH(e, learned_endpoints)
                 if (r >= 0)
                         r = strv_extend_unique(&l->endpoints, *e);
         if (r >= 0)
@@ -314,7 +318,7 @@ int node_etcd_learn(Context *ctx, NodeEtcd *l, const EtcdMemberList *list, uint6
                 STRV_FOREACH(u, list->members[i].client_urls) {
                         r = strv_extend_unique(&l->endpoints, *u);
                         if (r >= 0)
-                                r = strv_extend_unique(&ctx->etcd_endpoints, *u);
+                                r = strv_extend_unique(&learned_endpoints, *u);
                         if (r < 0)
                                 return r;
                 }
@@ -336,6 +340,10 @@ int node_etcd_client(const NodeEtcd *l, const char *endpoint, uint64_t deadline,
         etcd_client_set_timeout(*ret, ETCD_CALL_TIMEOUT_USEC);
         etcd_client_set_deadline(*ret, deadline);
         return 0;
+}
+
+void node_etcd_forget(void) {
+        learned_endpoints = strv_free(learned_endpoints);
 }
 
 static int append_reason(char **buf, const char *endpoint, const char *why) {

@@ -35,9 +35,11 @@ bool node_etcd_is(const NodeEtcd *l, const EtcdMember *m);
 /* A member named like this node's whose peer URLs are others': never touched, but worth a word. */
 bool node_etcd_name_clash(const NodeEtcd *l, const EtcdMember *m);
 
-/* Add the client URLs of every member but skip_id to l->endpoints (remembered in ctx too, so that a
- * later observation can ask them when this member no longer answers). */
+/* Add the client URLs of every member but skip_id to l->endpoints (remembered for the run too, so
+ * that a later node_etcd_find() asks them when this member no longer answers). */
 int node_etcd_learn(Context *ctx, NodeEtcd *l, const EtcdMemberList *list, uint64_t skip_id);
+/* Forget the client URLs node_etcd_learn() remembered: at the end of the run. */
+void node_etcd_forget(void);
 
 /* A client for one endpoint with the member's TLS files, every call cut to deadline. */
 int node_etcd_client(const NodeEtcd *l, const char *endpoint, uint64_t deadline, EtcdClient **ret);

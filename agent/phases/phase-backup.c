@@ -17,6 +17,8 @@
 
 #include "agent/phases/phases.h"
 #include "agent/phases/phase-backup.h"
+#include "agent/phases/phase-etcd.h"
+#include "agent/engine/cmdline.h"
 #include "agent/phases/etcd-member.h"
 #include "agent/phases/etcd-datadir.h"
 #include "agent/os/fileio.h"
@@ -38,6 +40,9 @@
 #define SNAPSHOT_TIMEOUT_USEC (120ULL * 1000000ULL)
 #define SNAPSHOT_NAME "etcd-snapshot.db"
 #define DB_COPY_NAME "etcd-member-snap-db"
+
+static uint64_t arg_etcd_db_copy_max; /* --etcd-db-copy-max, bytes; 0: DB_COPY_MAX_DEFAULT */
+static bool arg_no_backup;
 #define DB_COPY_MAX_DEFAULT (8ULL << 30) /* --etcd-db-copy-max */
 
 /* What is saved: kubeadm, kubespray and kubekey put their PKI, kubeconfigs and configs here. */
@@ -285,7 +290,7 @@ static int copy_stream(int in, int out, uint64_t size) {
 static int save_member_db(Context *ctx, int dst_fd, const char *data_dir, BackupRun *b) {
         cleanup_free char *path = strprintf("%s/member/snap/db", data_dir);
         cleanup_close int parent = -EBADF, in = -EBADF, out = -EBADF;
-        uint64_t max = ctx->etcd_db_copy_max ?: DB_COPY_MAX_DEFAULT;
+        uint64_t max = arg_etcd_db_copy_max ?: DB_COPY_MAX_DEFAULT;
         const char *name;
         struct stat st;
         int r;
@@ -308,7 +313,7 @@ static int save_member_db(Context *ctx, int dst_fd, const char *data_dir, Backup
                 (void) unlinkat(dst_fd, DB_COPY_NAME, 0);
                 return set_errmsg(&b->db_copy, r, "%s could not be copied: %s", path, strerror(-r));
         }
-        ctx->etcd_facts.db_copied = true;
+        ctx->facts.etcd.db_copied = true;
         b->db_copy = strprintf("a copy of %s (%" PRIu64 " bytes) as %s", path, (uint64_t) st.st_size, DB_COPY_NAME);
         return b->db_copy ? 0 : -ENOMEM;
 }
@@ -338,7 +343,7 @@ static int save_snapshot(Context *ctx, int dst_fd, BackupRun *b) {
         cleanup_close int fd = -EBADF;
         NodeEtcd l = {};
         /* Bounded like every etcd call (--etcd-timeout); without it, time for a large backend. */
-        uint64_t size = 0, budget = ctx->etcd_timeout_usec ?: SNAPSHOT_TIMEOUT_USEC;
+        uint64_t size = 0, budget = phase_etcd_timeout() ?: SNAPSHOT_TIMEOUT_USEC;
         uint64_t deadline = now(CLOCK_MONOTONIC) + budget;
         int r;
 
@@ -366,13 +371,13 @@ static int save_snapshot(Context *ctx, int dst_fd, BackupRun *b) {
                 r = negative_errno();
         if (r < 0)
                 (void) unlinkat(dst_fd, SNAPSHOT_NAME, 0);
-        ctx->etcd_facts.snapshot = r >= 0;
+        ctx->facts.etcd.snapshot = r >= 0;
         /* A write that failed is the disk's fault, and fails the backup; a member that did not answer
          * leaves the backup without a snapshot. */
         if (r == -ENOSPC || r == -EDQUOT || r == -EIO || r == -EFBIG)
                 r = set_errmsg(&b->snapshot, r, "etcd snapshot could not be written: %s", msg ?: strerror(-r));
         else if (r < 0) {
-                ctx->etcd_facts.own_silent = true;
+                ctx->facts.etcd.own_silent = true;
                 r = set_errmsg(&b->snapshot, 0, "no etcd snapshot: member %s did not answer: %s", l.name,
                                msg
                                        ?: l.n_own == 0 ? "its files name no client URL of its own"
@@ -478,9 +483,7 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
         if (r >= 0 && fsync(dst) < 0)
                 r = set_errmsg(reterr_msg, negative_errno(), "cannot sync %s: %m", dir);
         if (r >= 0) {
-                free(ctx->backup_dir);
-                ctx->backup_dir = TAKE_PTR(dir);
-                *reterr_msg = describe_saved(&b, ctx->backup_dir);
+                *reterr_msg = describe_saved(&b, dir);
                 r = 1;
         }
         backup_run_done(&b);
@@ -508,7 +511,7 @@ int phase_backup_plan(Context *ctx, Plan *plan, char **reterr) {
                      NULL);
         if (!a)
                 return -ENOMEM;
-        if (ctx->no_backup)
+        if (arg_no_backup)
                 return action_set_skip(a, "--no-backup");
         r = backup_observe(ctx, &list, &member);
         if (r < 0)
@@ -517,3 +520,24 @@ int phase_backup_plan(Context *ctx, Plan *plan, char **reterr) {
         return action_set_detail(a, "%s%s%s%s", list ? "copy " : "nothing to copy", strempty(list),
                                  member ? "; an etcd snapshot of member " : "", strempty(member));
 }
+
+static int parse_etcd_db_copy_max(const char *arg, char **reterr) {
+        if (cmdline_parse_size(arg, &arg_etcd_db_copy_max) < 0 || arg_etcd_db_copy_max == 0)
+                return set_errmsg(reterr, -EINVAL, "invalid --etcd-db-copy-max '%s': expected a size such as 8G", arg);
+        return 0;
+}
+
+static int parse_no_backup(const char *arg, char **reterr) {
+        arg_no_backup = true;
+        return 0;
+}
+
+const PhaseOption phase_backup_options[] = {
+        { "etcd-db-copy-max", PHASE_OPTION_REQUIRED_ARG, "SIZE",
+          "When no etcd member answers, copy its member/snap/db\n"
+          "into the backup up to SIZE (K, M, G suffixes; 8G)",
+          parse_etcd_db_copy_max },
+        { "no-backup", PHASE_OPTION_NO_ARG, NULL, "Do not save the PKI, configs and an etcd snapshot first",
+          parse_no_backup },
+        {},
+};

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "agent/phases/phases.h"
+#include "agent/phases/phase-etcd.h"
+#include "agent/engine/cmdline.h"
 #include "agent/phases/etcd-member.h"
 #include "agent/phases/etcd-datadir.h"
 #include "agent/phases/etcd-state.h"
@@ -23,6 +25,8 @@
 
 #define ETCD_PHASE_TIMEOUT_DEFAULT_USEC (30ULL * 1000000ULL)
 #define REMOVE_RETRY_USEC (1000U * 1000U)
+
+static unsigned arg_etcd_timeout_sec; /* --etcd-timeout; 0: the default */
 
 /* Where this node's member stands, from what one observation read. */
 typedef enum Standing {
@@ -70,7 +74,7 @@ static void member_data_free(void *p) {
 }
 
 static uint64_t phase_deadline(const Context *ctx) {
-        uint64_t d = now(CLOCK_MONOTONIC) + (ctx->etcd_timeout_usec ?: ETCD_PHASE_TIMEOUT_DEFAULT_USEC);
+        uint64_t d = now(CLOCK_MONOTONIC) + (phase_etcd_timeout() ?: ETCD_PHASE_TIMEOUT_DEFAULT_USEC);
 
         return ctx->deadline_usec > 0 && ctx->deadline_usec < d ? ctx->deadline_usec : d;
 }
@@ -288,7 +292,7 @@ static int remove_member_retrying(const NodeEtcd *l, char **endpoints, uint64_t 
 static void note_left(Context *ctx, const MemberData *d, uint64_t cluster_id, uint64_t id) {
         int r;
 
-        ctx->etcd_facts.left = true;
+        ctx->facts.etcd.left = true;
         r = node_etcd_state_record_left(ctx, cluster_id, id, d->local.name);
         if (r < 0)
                 (void) log_warning_errno(r, "Cannot record in %s/%s that member %016" PRIx64 " left, ignoring: %m",
@@ -331,7 +335,7 @@ static int leave(Context *ctx, MemberData *d, View *v, uint64_t deadline, char *
 static int act_on(Context *ctx, MemberData *d, View *v, uint64_t deadline, char **reterr_msg) {
         switch (v->standing) {
         case STANDING_NONE:
-                ctx->etcd_facts.none_answered = true;
+                ctx->facts.etcd.none_answered = true;
                 if (v->remembered)
                         return set_errmsg(reterr_msg, 0,
                                           "not a member: member %016" PRIx64 " left cluster %016" PRIx64
@@ -341,8 +345,8 @@ static int act_on(Context *ctx, MemberData *d, View *v, uint64_t deadline, char 
                                   "the cluster did not answer (no quorum, or unreachable), member left in place: %s",
                                   strna(v->why));
         case STANDING_UNKNOWN:
-                free(ctx->etcd_facts.why);
-                ctx->etcd_facts.why = strdup(strna(v->why));
+                free(ctx->facts.etcd.why);
+                ctx->facts.etcd.why = strdup(strna(v->why));
                 return set_errmsg(reterr_msg, v->error ?: -ENXIO, "%s", strna(v->why));
         case STANDING_LEFT:
                 note_left(ctx, d, v->cluster_id, v->self_id);
@@ -351,8 +355,8 @@ static int act_on(Context *ctx, MemberData *d, View *v, uint64_t deadline, char 
                         "not a member of cluster %016" PRIx64 ": it does not list member %016" PRIx64 "%s (asked %s)",
                         v->cluster_id, v->self_id, v->remembered ? ", which left in an earlier run" : "", v->asked);
         case STANDING_LAST_VOTER:
-                ctx->etcd_facts.last_voter = true;
-                if (ctx->etcd_facts.snapshot)
+                ctx->facts.etcd.last_voter = true;
+                if (ctx->facts.etcd.snapshot)
                         return set_errmsg(reterr_msg, 0,
                                           "member %016" PRIx64 " is the last voting member of cluster %016" PRIx64
                                           ": the cluster ends with this node; its snapshot is in the backup",
@@ -375,7 +379,7 @@ static int member_apply(Action *a, Context *ctx, char **reterr_msg) {
         int r;
 
         /* The plan may be old: the cluster is asked again, and only what it says now is acted on. */
-        ctx->etcd_facts.observed = true;
+        ctx->facts.etcd.observed = true;
         r = observe(ctx, &d->local, deadline, &v);
         if (r >= 0)
                 r = act_on(ctx, d, &v, deadline, reterr_msg);
@@ -471,9 +475,9 @@ static int plan_member(Context *ctx, Plan *plan, NodeEtcd *l) {
         a = plan_add(plan, &member_ops, "etcd", target, d->local.source, d);
         if (!a)
                 return -ENOMEM;
-        free(ctx->etcd_data_dir);
-        ctx->etcd_data_dir = strdup(d->local.data_dir);
-        if (!ctx->etcd_data_dir)
+        free(ctx->facts.etcd_data_dir);
+        ctx->facts.etcd_data_dir = strdup(d->local.data_dir);
+        if (!ctx->facts.etcd_data_dir)
                 return -ENOMEM;
         r = observe(ctx, &d->local, phase_deadline(ctx), &v);
         if (r >= 0)
@@ -504,3 +508,24 @@ int phase_etcd_plan(Context *ctx, Plan *plan, char **reterr) {
         node_etcd_done(&l);
         return r;
 }
+
+void phase_etcd_done(Context *ctx) {
+        node_etcd_forget();
+}
+
+usec_t phase_etcd_timeout(void) {
+        return (usec_t) arg_etcd_timeout_sec * USEC_PER_SEC;
+}
+
+static int parse_etcd_timeout(const char *arg, char **reterr) {
+        if (cmdline_parse_seconds(arg, &arg_etcd_timeout_sec) < 0 || arg_etcd_timeout_sec == 0 ||
+            arg_etcd_timeout_sec > 3600)
+                return set_errmsg(reterr, -EINVAL, "invalid --etcd-timeout '%s': expected 1 to 3600 seconds", arg);
+        return 0;
+}
+
+const PhaseOption phase_etcd_options[] = {
+        { "etcd-timeout", PHASE_OPTION_REQUIRED_ARG, "SECONDS", "Bound the etcd phase's calls each time it asks (30)",
+          parse_etcd_timeout },
+        {},
+};

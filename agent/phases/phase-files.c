@@ -9,6 +9,7 @@
 
 #include "agent/phases/phases.h"
 #include "agent/phases/phase-backup.h"
+#include "agent/phases/phase-services.h"
 #include "cri/cri.h"
 #include "time-util.h"
 #include "agent/phases/etcd-datadir.h"
@@ -107,16 +108,16 @@ static ProtectState manifest_protects(const Manifest *m, const char *node_path) 
 static const char *etcd_kept(const Context *ctx, char **ret_reason) {
         cleanup_free char *reason = NULL;
 
-        if (!ctx->etcd_data_dir || node_etcd_data_dir_fate(&ctx->etcd_facts, &reason) != 0)
+        if (!ctx->facts.etcd_data_dir || node_etcd_data_dir_fate(&ctx->facts.etcd, &reason) != 0)
                 return NULL;
         if (ret_reason)
                 *ret_reason = TAKE_PTR(reason);
-        return ctx->etcd_data_dir;
+        return ctx->facts.etcd_data_dir;
 }
 
 /* Does the line's target (a path, or a pattern) hold the etcd data directory, or lie beneath it? */
 static bool reaches_etcd_data(const Context *ctx, const char *target) {
-        const char *dir = ctx->etcd_data_dir;
+        const char *dir = ctx->facts.etcd_data_dir;
 
         return dir && (path_startswith_dir(target, dir) || path_startswith_dir(dir, target) || streq(target, "/") ||
                        path_pattern_covers(target, dir) || path_pattern_below(target, dir));
@@ -422,7 +423,7 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
                 (void) action_set_detail(a,
                                          "%s; holds the etcd data directory %s: its fate is decided when run "
                                          "(the etcd data-directory rule)",
-                                         strna(a->detail), ctx->etcd_data_dir);
+                                         strna(a->detail), ctx->facts.etcd_data_dir);
         if (watched)
                 (void) action_set_detail(a, "%s; the kept %s (%s) watches it by inode: emptied, kept", strna(a->detail),
                                          watched->runtime, watched->unit);
@@ -475,7 +476,7 @@ static int restart_apply(Action *a, Context *ctx, char **ret_msg) {
         if (services_manager_why_absent(m))
                 return set_errmsg(ret_msg, -EHOSTDOWN, "cannot restart %s: %s", a->target,
                                   services_manager_why_absent(m));
-        r = services_restart(m, a->target, ctx->unit_timeout_usec, ctx->deadline_usec, ret_msg);
+        r = services_restart(m, a->target, phase_services_unit_timeout(), ctx->deadline_usec, ret_msg);
         if (r <= 0 || !a->data)
                 return r;
         t0 = now(CLOCK_MONOTONIC);

@@ -29,6 +29,7 @@
 #include "agent/base/path.h"
 #include "agent/engine/libraries.h"
 #include "agent/engine/phase.h"
+#include "agent/engine/cmdline.h"
 #include "agent/phases/ipvs-select.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -395,9 +396,11 @@ static int plan_nft(Plan *plan, const Manifest *m, const Settings *s, char **ret
 
 /* ---- legacy x_tables ---- */
 
+static unsigned arg_xtables_wait_sec = 10; /* --xtables-wait: how long to wait for /run/xtables.lock */
+
 /* --xtables-wait, but never past the run's --timeout; in whole seconds, as flock(2) is retried. */
 static unsigned lock_wait_sec(const Context *ctx) {
-        usec_t t = now(CLOCK_MONOTONIC), wait = ctx->xtables_wait_usec;
+        usec_t t = now(CLOCK_MONOTONIC), wait = (usec_t) arg_xtables_wait_sec * USEC_PER_SEC;
 
         if (ctx->deadline_usec > 0)
                 wait = MIN(wait, ctx->deadline_usec > t ? ctx->deadline_usec - t : 0);
@@ -784,3 +787,15 @@ int phase_firewall_plan(Context *ctx, Plan *plan, char **reterr) {
                 r = phase_firewall_ipvs_plan(ctx, plan, m);
         return r;
 }
+
+static int parse_xtables_wait(const char *arg, char **reterr) {
+        if (cmdline_parse_seconds(arg, &arg_xtables_wait_sec) < 0)
+                return set_errmsg(reterr, -EINVAL, "invalid --xtables-wait '%s': expected seconds", arg);
+        return 0;
+}
+
+const PhaseOption phase_firewall_options[] = {
+        { "xtables-wait", PHASE_OPTION_REQUIRED_ARG, "SECONDS", "How long to wait for /run/xtables.lock (10)",
+          parse_xtables_wait },
+        {},
+};

@@ -44,6 +44,13 @@ typedef struct NodeApi {
         bool may_delete; /* not the kubelet's own credentials */
 } NodeApi;
 
+static bool arg_delete_node;
+/* --kubeconfig and --node-name: the program's options (orphan-check's too), handed over by
+ * phase_node_object_identity(). NULL: admin.conf or the kubelet's, the kubelet's certificate. */
+static const char *arg_kubeconfig;
+static const char *arg_node_name;
+static NodeApi *node_api; /* found by the first planning, kept for verify */
+
 typedef enum NodeState {
         NODE_UNREACHABLE, /* no answer, or an answer that says nothing about the object */
         NODE_ABSENT,
@@ -91,9 +98,9 @@ static int node_api_open(Context *ctx, NodeApi **ret, char **reterr) {
                 return r;
         if (reterr)
                 *reterr = mfree(*reterr);
-        if (ctx->api_kubeconfig) {
+        if (arg_kubeconfig) {
                 slash = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                r = slash < 0 ? -errno : load_kubeconfig(slash, ctx->api_kubeconfig, &a->kc, reterr);
+                r = slash < 0 ? -errno : load_kubeconfig(slash, arg_kubeconfig, &a->kc, reterr);
                 a->may_delete = true;
         } else {
                 r = load_kubeconfig(ctx->root_fd, ADMIN_CONF, &a->kc, reterr);
@@ -107,7 +114,7 @@ static int node_api_open(Context *ctx, NodeApi **ret, char **reterr) {
         }
         if (r < 0)
                 return r;
-        r = node_name_pick(ctx->node_name,
+        r = node_name_pick(arg_node_name,
                            kubelet         ? &kubelet->cert
                            : a->may_delete ? NULL
                                            : &a->kc->cert,
@@ -249,7 +256,7 @@ static int judge(const NodeApi *a, const HttpResult *res, const char *done, char
 }
 
 static int node_object_apply(Action *act, Context *ctx, char **ret_msg) {
-        const NodeApi *a = ctx->node_api;
+        const NodeApi *a = node_api;
         cleanup_free char *why = NULL, *patch = NULL;
         HttpResult res;
         NodeState state;
@@ -282,7 +289,7 @@ static const ActionOps node_object_ops = {
 };
 
 static int plan_row(Context *ctx, Plan *plan) {
-        const NodeApi *a = ctx->node_api;
+        const NodeApi *a = node_api;
         cleanup_free char *why = NULL, *target = NULL;
         NodeState state;
         Action *act;
@@ -315,9 +322,9 @@ int phase_node_object_plan(Context *ctx, Plan *plan, char **reterr) {
         Action *act;
         int r;
 
-        if (!ctx->delete_node)
+        if (!arg_delete_node)
                 return 0;
-        if (!ctx->node_api) {
+        if (!node_api) {
                 r = node_api_open(ctx, &a, &err);
                 if (r < 0) {
                         node_api_free(a);
@@ -330,13 +337,31 @@ int phase_node_object_plan(Context *ctx, Plan *plan, char **reterr) {
                                                             ADMIN_CONF, KUBECONFIG_DEFAULT);
                         return action_set_skip_code(act, "no-credentials", "%s", err ?: strerror(-r));
                 }
-                ctx->node_api = a;
+                node_api = a;
         }
         r = plan_row(ctx, plan);
         return r < 0 ? set_errmsg(reterr, r, "Cannot plan the Node object's removal: %s", strerror(-r)) : 0;
 }
 
 void phase_node_object_done(Context *ctx) {
-        node_api_free(ctx->node_api);
-        ctx->node_api = NULL;
+        node_api_free(node_api);
+        node_api = NULL;
 }
+
+void phase_node_object_identity(const char *kubeconfig, const char *node_name) {
+        arg_kubeconfig = kubeconfig;
+        arg_node_name = node_name;
+}
+
+static int parse_delete_node(const char *arg, char **reterr) {
+        arg_delete_node = true;
+        return 0;
+}
+
+const PhaseOption phase_node_object_options[] = {
+        { "delete-node", PHASE_OPTION_NO_ARG, NULL,
+          "Delete this node's Node object (admin.conf or --kubeconfig), or with\n"
+          "only the kubelet's credentials set it NotReady, so it can join again",
+          parse_delete_node },
+        {},
+};

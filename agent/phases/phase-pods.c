@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 
 #include "agent/phases/phases.h"
+#include "agent/phases/phase-pods.h"
+#include "agent/engine/cmdline.h"
 #include "agent/engine/libraries.h"
 #include "agent/base/log.h"
 #include "agent/engine/phase.h"
@@ -39,6 +41,14 @@
 #define RESCUE_WINDOW_USEC (20 * USEC_PER_SEC)
 #define RESCUE_POLL_USEC (500 * USEC_PER_MSEC)
 #define ID_SHORT 12
+
+static const char *arg_cri_endpoint;  /* --cri-endpoint, before the manifest's; NULL = those, else probe */
+static unsigned arg_concurrency;      /* --concurrency; 0: PODS_CONCURRENCY_DEFAULT */
+static unsigned arg_pods_timeout_sec; /* --pods-timeout; 0: PODS_BUDGET_DEFAULT_USEC */
+
+static usec_t pods_budget(void) {
+        return (usec_t) arg_pods_timeout_sec * USEC_PER_SEC;
+}
 
 /* One CRI endpoint the phase works on: its client, what is known of the runtime behind it and the
  * ladder state, shared (counted) by the actions planned for it. */
@@ -807,8 +817,8 @@ static int target_new(const Context *ctx, const char *path, PodsTarget **ret) {
         if (!pt)
                 return -ENOMEM;
         pt->n_ref = 1;
-        pt->concurrency = ctx->concurrency ?: PODS_CONCURRENCY_DEFAULT;
-        pt->budget_usec = ctx->pods_budget_usec ?: PODS_BUDGET_DEFAULT_USEC;
+        pt->concurrency = arg_concurrency ?: PODS_CONCURRENCY_DEFAULT;
+        pt->budget_usec = pods_budget() ?: PODS_BUDGET_DEFAULT_USEC;
         pt->socket_path = strdup(path);
         if (!pt->socket_path) {
                 target_unref(pt);
@@ -861,8 +871,8 @@ static int endpoints(const Context *ctx, char ***ret, bool *ret_explicit) {
         if (!l)
                 return -ENOMEM;
         *ret_explicit = true;
-        if (ctx->cri_endpoint)
-                l[n++] = strdup(ctx->cri_endpoint);
+        if (arg_cri_endpoint)
+                l[n++] = strdup(arg_cri_endpoint);
         else
                 MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_CRI_ENDPOINT)
                         l[n++] = strdup(e->args[0]);
@@ -912,7 +922,7 @@ static int plan_no_runtime(Plan *plan, char **eps) {
 /* The planning calls get the pods budget too, from the start of the phase's planning, and never run
  * past the run's --timeout: a runtime that answers Version and then hangs cannot hold the run. */
 static uint64_t plan_deadline(const Context *ctx) {
-        uint64_t d = now(CLOCK_MONOTONIC) + (ctx->pods_budget_usec ?: PODS_BUDGET_DEFAULT_USEC);
+        uint64_t d = now(CLOCK_MONOTONIC) + (pods_budget() ?: PODS_BUDGET_DEFAULT_USEC);
 
         return ctx->deadline_usec > 0 ? u64_min(d, ctx->deadline_usec) : d;
 }
@@ -955,3 +965,37 @@ int phase_pods_plan(Context *ctx, Plan *plan, char **reterr) {
                 return plan_no_runtime(plan, eps);
         return 0;
 }
+
+const char *phase_pods_cri_endpoint(void) {
+        return arg_cri_endpoint;
+}
+
+static int parse_cri_endpoint(const char *arg, char **reterr) {
+        if (!startswith(arg, "unix:///") && arg[0] != '/')
+                return set_errmsg(reterr, -EINVAL, "invalid --cri-endpoint '%s': expected unix:///PATH or /PATH", arg);
+        arg_cri_endpoint = arg;
+        return 0;
+}
+
+static int parse_concurrency(const char *arg, char **reterr) {
+        if (cmdline_parse_seconds(arg, &arg_concurrency) < 0 || arg_concurrency == 0 || arg_concurrency > 256)
+                return set_errmsg(reterr, -EINVAL, "invalid --concurrency '%s': expected a number from 1 to 256", arg);
+        return 0;
+}
+
+static int parse_pods_timeout(const char *arg, char **reterr) {
+        if (cmdline_parse_seconds(arg, &arg_pods_timeout_sec) < 0 || arg_pods_timeout_sec == 0)
+                return set_errmsg(reterr, -EINVAL, "invalid --pods-timeout '%s': expected a positive number of seconds",
+                                  arg);
+        return 0;
+}
+
+const PhaseOption phase_pods_options[] = {
+        { "cri-endpoint", PHASE_OPTION_REQUIRED_ARG, "URI", "The CRI socket (unix:///PATH), instead of probing",
+          parse_cri_endpoint },
+        { "concurrency", PHASE_OPTION_REQUIRED_ARG, "N", "CRI calls in flight at once in the pods phase (8)",
+          parse_concurrency },
+        { "pods-timeout", PHASE_OPTION_REQUIRED_ARG, "SECONDS",
+          "Bound the pods phase, its rescue ladder included (120)", parse_pods_timeout },
+        {},
+};

@@ -16,10 +16,13 @@
 #include "agent/os/proc.h"
 #include "agent/os/services.h"
 #include "agent/phases/processes-cgroup.h"
+#include "agent/engine/cmdline.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
 #include "time-util.h"
+
+static unsigned arg_kill_grace_sec = 5; /* --kill-grace: from SIGTERM to SIGKILL (0 = at once) */
 
 /* How long SIGTERM gets before SIGKILL, and how long SIGKILL gets before giving up. */
 #define KILL_WAIT_USEC (5ULL * 1000000ULL)
@@ -124,7 +127,7 @@ static size_t victims_wait(Victim *vs, size_t n, uint64_t until_usec, const char
 
 static void kill_apply_batch(Action **actions, size_t n, Context *ctx) {
         cleanup_free Victim *vs = calloc(n, sizeof(Victim));
-        uint64_t grace_end = now(CLOCK_MONOTONIC) + ctx->kill_grace_usec;
+        uint64_t grace_end = now(CLOCK_MONOTONIC) + (usec_t) arg_kill_grace_sec * USEC_PER_SEC;
 
         if (!vs) {
                 for (size_t i = 0; i < n; i++)
@@ -358,3 +361,15 @@ int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
         proc_scan_done(&s);
         return r < 0 ? r : plan_cgroups(ctx, plan, reterr);
 }
+
+static int parse_kill_grace(const char *arg, char **reterr) {
+        if (cmdline_parse_seconds(arg, &arg_kill_grace_sec) < 0 || arg_kill_grace_sec > 3600)
+                return set_errmsg(reterr, -EINVAL, "invalid --kill-grace '%s': expected 0 to 3600 seconds", arg);
+        return 0;
+}
+
+const PhaseOption phase_processes_options[] = {
+        { "kill-grace", PHASE_OPTION_REQUIRED_ARG, "SECONDS", "From SIGTERM to SIGKILL in the processes phase (5)",
+          parse_kill_grace },
+        {},
+};

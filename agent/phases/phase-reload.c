@@ -40,7 +40,7 @@ static char *reload_reason(Context *ctx, const ReloadData *d) {
                         return asprintf(&why, "%s %s changed", d->watch[i]->ops->kind, d->watch[i]->target) < 0 ? NULL
                                                                                                                 : why;
         STRV_FOREACH(u, d->units)
-                if (services_unit_status(ctx->systemd, *u, &s) >= 0 && s.need_daemon_reload)
+                if (services_unit_status(ctx->facts.systemd, *u, &s) >= 0 && s.need_daemon_reload)
                         return asprintf(&why, "%s changed on disk", *u) < 0 ? NULL : why;
         return NULL;
 }
@@ -51,7 +51,7 @@ static int reload_apply(Action *a, Context *ctx, char **ret_msg) {
 
         if (!why)
                 return set_errmsg(ret_msg, 0, "no unit file changed");
-        r = services_reload(ctx->systemd, ctx->unit_timeout_usec, ret_msg);
+        r = services_reload(ctx->facts.systemd, phase_services_unit_timeout(), ret_msg);
         if (r < 0)
                 return r;
         return set_errmsg(ret_msg, 1, "reloaded: %s", why);
@@ -71,13 +71,13 @@ static const ActionOps reload_ops = {
 };
 
 static int reset_failed_apply(Action *a, Context *ctx, char **ret_msg) {
-        return services_reset_failed(ctx->systemd, a->target, ret_msg);
+        return services_reset_failed(ctx->facts.systemd, a->target, ret_msg);
 }
 
 static int reset_failed_check(Action *a, Context *ctx, char **ret_msg) {
         UnitStatus s;
 
-        if (services_unit_status(ctx->systemd, a->target, &s) < 0 || !streq(s.active_state, "failed"))
+        if (services_unit_status(ctx->facts.systemd, a->target, &s) < 0 || !streq(s.active_state, "failed"))
                 return 0;
         return set_errmsg(ret_msg, 1, "still failed (%s)", s.sub_state);
 }
@@ -107,15 +107,15 @@ static int known_units(Context *ctx, char ***ret) {
         MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_UNIT) {
                 cleanup_strv char **units = NULL;
 
-                r = services_expand(ctx->systemd, e->args[0], &units);
+                r = services_expand(ctx->facts.systemd, e->args[0], &units);
                 for (char **u = units; r >= 0 && u && *u; u++) {
                         cleanup_free char *state = NULL;
                         UnitStatus s;
 
                         if (services_unit_is_protected(*u))
                                 continue;
-                        if (services_unit_status(ctx->systemd, *u, &s) >= 0 ||
-                            services_unit_file_state(ctx->systemd, *u, &state) >= 0)
+                        if (services_unit_status(ctx->facts.systemd, *u, &s) >= 0 ||
+                            services_unit_file_state(ctx->facts.systemd, *u, &state) >= 0)
                                 r = strv_extend_unique(&all, *u);
                 }
                 if (r < 0)

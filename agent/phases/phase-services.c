@@ -7,6 +7,7 @@
 #include "agent/engine/phase.h"
 #include "agent/os/services.h"
 #include "agent/phases/phase-services.h"
+#include "agent/engine/cmdline.h"
 #include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -19,6 +20,8 @@ typedef enum UnitVerb {
         VERB_MASK,
         _VERB_MAX,
 } UnitVerb;
+
+static unsigned arg_unit_timeout_sec; /* --unit-timeout; 0: services.h's default */
 
 static const char *const verb_names[_VERB_MAX] = { "stop", "disable", "mask" };
 
@@ -48,7 +51,7 @@ static void stop_apply_batch(Action **actions, size_t n, Context *ctx) {
                 of[k] = actions[i];
                 stops[k++].unit = actions[i]->data;
         }
-        services_stop_many(ctx->systemd, stops, k, ctx->unit_timeout_usec, ctx->deadline_usec);
+        services_stop_many(ctx->facts.systemd, stops, k, phase_services_unit_timeout(), ctx->deadline_usec);
         for (size_t i = 0; i < k; i++)
                 action_record(of[i], stops[i].result, stops[i].message);
 }
@@ -64,7 +67,7 @@ static int stop_check(Action *a, Context *ctx, char **ret_msg) {
 
         if (!a->data)
                 return 0;
-        r = services_unit_status(ctx->systemd, a->data, &s);
+        r = services_unit_status(ctx->facts.systemd, a->data, &s);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
@@ -77,7 +80,7 @@ static int stop_check(Action *a, Context *ctx, char **ret_msg) {
 static int disable_apply(Action *a, Context *ctx, char **ret_msg) {
         if (!a->data)
                 return set_errmsg(ret_msg, 0, "no unit matches");
-        return services_disable(ctx->systemd, a->data, ret_msg);
+        return services_disable(ctx->facts.systemd, a->data, ret_msg);
 }
 
 static bool file_state_is_enabled(const char *state) {
@@ -90,7 +93,7 @@ static int disable_check(Action *a, Context *ctx, char **ret_msg) {
 
         if (!a->data)
                 return 0;
-        r = services_unit_file_state(ctx->systemd, a->data, &state);
+        r = services_unit_file_state(ctx->facts.systemd, a->data, &state);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
@@ -101,7 +104,7 @@ static int disable_check(Action *a, Context *ctx, char **ret_msg) {
 static int mask_apply(Action *a, Context *ctx, char **ret_msg) {
         if (!a->data)
                 return set_errmsg(ret_msg, 0, "no unit matches");
-        return services_mask(ctx->systemd, a->data, ret_msg);
+        return services_mask(ctx->facts.systemd, a->data, ret_msg);
 }
 
 static int mask_check(Action *a, Context *ctx, char **ret_msg) {
@@ -110,7 +113,7 @@ static int mask_check(Action *a, Context *ctx, char **ret_msg) {
 
         if (!a->data)
                 return 0;
-        r = services_unit_file_state(ctx->systemd, a->data, &state);
+        r = services_unit_file_state(ctx->facts.systemd, a->data, &state);
         if (r < 0 && r != -ENOENT)
                 return r;
         return r >= 0 && startswith(state, "masked") ? 0 : set_errmsg(ret_msg, 1, "not masked");
@@ -201,7 +204,7 @@ static int add_unit(Plan *plan, ServiceManager *m, const char *phase, UnitVerb v
 static int add_line(Context *ctx, Plan *plan, const char *phase, UnitVerb v, const ManifestEntry *e, char **reterr) {
         cleanup_free char *reason = NULL;
         cleanup_strv char **units = NULL;
-        ServiceManager *m = ctx->systemd;
+        ServiceManager *m = ctx->facts.systemd;
         Action *a;
         int r;
 
@@ -256,7 +259,7 @@ static int add_unreachable(Context *ctx, Plan *plan, const char *phase, const ch
                 r = action_set_detail(a, "%s", e->args[1]);
                 if (r >= 0)
                         r = action_set_skip_code(a, "no-systemd", "systemd not running: %s",
-                                                 services_manager_why_absent(ctx->systemd));
+                                                 services_manager_why_absent(ctx->facts.systemd));
                 if (r < 0)
                         return r;
         }
@@ -304,3 +307,20 @@ bool services_action_changes_unit_files(const Action *a) {
                         return true;
         return false;
 }
+
+usec_t phase_services_unit_timeout(void) {
+        return (usec_t) arg_unit_timeout_sec * USEC_PER_SEC;
+}
+
+static int parse_unit_timeout(const char *arg, char **reterr) {
+        if (cmdline_parse_seconds(arg, &arg_unit_timeout_sec) < 0 || arg_unit_timeout_sec == 0)
+                return set_errmsg(reterr, -EINVAL, "invalid --unit-timeout '%s': expected a positive number of seconds",
+                                  arg);
+        return 0;
+}
+
+const PhaseOption phase_services_options[] = {
+        { "unit-timeout", PHASE_OPTION_REQUIRED_ARG, "SECONDS", "How long to wait for each unit's stop job (100)",
+          parse_unit_timeout },
+        {},
+};

@@ -11,32 +11,34 @@
  * before the pods phase, the runtime after it; processes that outlive their services die before
  * anything they hold is unmounted; systemd reloads after unit files are gone. "verify" is not a row: it re-runs the
  * observation of the selected phases (engine_verify). */
-/* name, summary, acts on the tree (--root applies), planning function, libraries needed, done hook */
+/* name, summary, acts on the tree (--root applies), planning function, libraries needed, done hook,
+ * options */
 static const Phase phases[] = {
         { "backup", "save the node's PKI, kubeconfigs, configs and an etcd snapshot before anything is deleted", true,
-          phase_backup_plan, 0, NULL },
+          phase_backup_plan, 0, NULL, phase_backup_options },
         { "etcd", "remove this node's member from its etcd cluster (never the last one, never external etcd)", false,
-          phase_etcd_plan, DLIB_MASK(DLIB_LIBCURL), NULL },
+          phase_etcd_plan, DLIB_MASK(DLIB_LIBCURL), phase_etcd_done, phase_etcd_options },
         { "services-early", "stop, disable and mask kubelet and the agents that feed pods", false,
-          phase_services_early_plan, DLIB_MASK(DLIB_LIBSYSTEMD), NULL },
+          phase_services_early_plan, DLIB_MASK(DLIB_LIBSYSTEMD), NULL, phase_services_options },
         /* After kubelet, which would register the Node again; before the pods, the static pods of a
          * control plane's API server among them, and before the files phase removes the credentials. */
         { "node-object", "delete this node's Node object from the API server (--delete-node)", false,
-          phase_node_object_plan, 0, phase_node_object_done },
+          phase_node_object_plan, 0, phase_node_object_done, phase_node_object_options },
         { "pods", "stop and remove every pod and container through the CRI, with the rescue ladder", false,
-          phase_pods_plan, DLIB_MASK(DLIB_LIBCURL), NULL },
+          phase_pods_plan, DLIB_MASK(DLIB_LIBCURL), NULL, phase_pods_options },
         { "services-late", "stop, disable and mask the container runtime, etcd and the timers", false,
-          phase_services_late_plan, DLIB_MASK(DLIB_LIBSYSTEMD), NULL },
+          phase_services_late_plan, DLIB_MASK(DLIB_LIBSYSTEMD), NULL, NULL },
         { "processes", "kill the process trees that outlive their services (shims, conmon)", false,
-          phase_processes_plan, 0, NULL },
-        { "mounts", "unmount what kubelet and the runtime left, deepest first", true, phase_mounts_plan, 0, NULL },
+          phase_processes_plan, 0, NULL, phase_processes_options },
+        { "mounts", "unmount what kubelet and the runtime left, deepest first", true, phase_mounts_plan, 0, NULL,
+          NULL },
         { "firewall", "remove Kubernetes-owned netfilter state, ipsets and IPVS", false, phase_firewall_plan,
-          DLIB_MASK(DLIB_LIBMNL), NULL },
+          DLIB_MASK(DLIB_LIBMNL), NULL, phase_firewall_options },
         { "network", "detach CNI BPF programs, remove their pins, policy rules, routes, links and network namespaces",
-          false, phase_network_plan, DLIB_MASK(DLIB_LIBMNL), NULL },
-        { "files", "apply the file-removal manifest", true, phase_files_plan, 0, NULL },
+          false, phase_network_plan, DLIB_MASK(DLIB_LIBMNL), NULL, phase_network_options },
+        { "files", "apply the file-removal manifest", true, phase_files_plan, 0, NULL, NULL },
         { "reload", "reload systemd once unit files are gone, reset the units' failed state, restart the host resolver",
-          false, phase_reload_plan, DLIB_MASK(DLIB_LIBSYSTEMD), NULL },
+          false, phase_reload_plan, DLIB_MASK(DLIB_LIBSYSTEMD), NULL, NULL },
 };
 
 void reset_phases_register(void) {

@@ -20,5 +20,22 @@ int phase_network_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_files_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_reload_plan(Context *ctx, Plan *plan, char **reterr);
 
+/* The options each phase takes (PhaseOption), declared in the phase's file next to the code that
+ * reads them; a phase without any has none here. */
+extern const PhaseOption phase_backup_options[];
+extern const PhaseOption phase_etcd_options[];
+extern const PhaseOption phase_services_options[]; /* services-early's row: both services phases read them */
+extern const PhaseOption phase_node_object_options[];
+extern const PhaseOption phase_pods_options[];
+extern const PhaseOption phase_processes_options[];
+extern const PhaseOption phase_firewall_options[];
+extern const PhaseOption phase_network_options[]; /* network/links.c */
+
+/* Free what the etcd phase remembered for the run (the other members' client URLs). */
+void phase_etcd_done(Context *ctx);
+/* --kubeconfig and --node-name are the program's (orphan-check takes them too): the node-object
+ * phase is handed them before it plans. NULL: the node's own credentials and name. */
+void phase_node_object_identity(const char *kubeconfig, const char *node_name);
+
 /* Hand the table to the engine: once, before any phase is named or planned. */
 void reset_phases_register(void);

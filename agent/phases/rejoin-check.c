@@ -161,7 +161,7 @@ static int check_kubeconfig(Context *ctx, Rejoin *r, char **ret_msg) {
 }
 
 static int check_etcd(Context *ctx, Rejoin *r, char **ret_msg) {
-        const char *dirs[] = { "/var/lib/etcd", ctx->etcd_data_dir };
+        const char *dirs[] = { "/var/lib/etcd", ctx->facts.etcd_data_dir };
 
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
                 cleanup_free char *first = NULL;

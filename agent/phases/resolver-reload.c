@@ -8,6 +8,7 @@
 #include "agent/engine/phase.h"
 #include "agent/os/services.h"
 #include "agent/phases/resolver-reload.h"
+#include "agent/phases/phase-services.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -59,7 +60,7 @@ static int reload_apply(Action *a, Context *ctx, char **ret_msg) {
                 r = services_networkmanager_reload(m, ctx->root, ret_msg);
                 return r < 0 ? r : set_errmsg(ret_msg, 1, "reloaded (Reload(0): configuration and DNS)");
         }
-        return services_restart(m, a->target, ctx->unit_timeout_usec, ctx->deadline_usec, ret_msg);
+        return services_restart(m, a->target, phase_services_unit_timeout(), ctx->deadline_usec, ret_msg);
 }
 
 static const ActionOps resolver_reload_ops = {

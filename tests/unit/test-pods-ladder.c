@@ -283,8 +283,8 @@ static void test_rung3_without_systemd(void **state) {
         assert_int_equal(ladder_rung3(&ctx, "/nonexistent/crio.sock", &info, true, "test", &msg), -EHOSTDOWN);
         assert_non_null(msg);
         assert_true(strstr(msg, "rung 3 (test): systemd is not running: stop crio.service (PID 0) by hand"));
-        assert_non_null(ctx.systemd);
-        services_manager_free(ctx.systemd);
+        assert_non_null(ctx.facts.systemd);
+        services_manager_free(ctx.facts.systemd);
         assert_int_equal(unsetenv("DBUS_SYSTEM_BUS_ADDRESS"), 0);
 }
 

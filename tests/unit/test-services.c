@@ -330,8 +330,8 @@ static void test_no_systemd_plan(void **state) {
         assert_int_equal(phase_services_early_plan(&ctx, p, &err), 0);
         assert_int_equal(phase_services_late_plan(&ctx, p, &err), 0);
         assert_int_equal(phase_reload_plan(&ctx, p, &err), 0);
-        assert_non_null(ctx.systemd);
-        assert_non_null(services_manager_why_absent(ctx.systemd));
+        assert_non_null(ctx.facts.systemd);
+        assert_non_null(services_manager_why_absent(ctx.facts.systemd));
         assert_int_equal(p->n_actions, 3);
         a = find(p, "unit", "kubelet.service");
         assert_non_null(a);
@@ -342,7 +342,7 @@ static void test_no_systemd_plan(void **state) {
         assert_non_null(strstr(a->skip_reason, "systemd not running: cannot connect to the system bus at "
                                                "unix:path=/nonexistent/node-reset-test"));
         assert_non_null(find(p, "daemon-reload", "systemd")->skip_reason);
-        services_manager_free(ctx.systemd);
+        services_manager_free(ctx.facts.systemd);
         assert_int_equal(unsetenv("DBUS_SYSTEM_BUS_ADDRESS"), 0);
 }
 
@@ -370,7 +370,7 @@ static void test_self_is_guarded(void **state) {
         assert_non_null(a);
         assert_false(a->present);
         assert_string_equal(a->skip_reason, "node-reset itself");
-        services_manager_free(ctx.systemd);
+        services_manager_free(ctx.facts.systemd);
         close(ctx.root_fd);
         assert_int_equal(unsetenv("DBUS_SYSTEM_BUS_ADDRESS"), 0);
 }
@@ -406,7 +406,7 @@ static void other_root(const char *dir, pid_t child) {
         assert_false(p->actions[0]->present);
         assert_string_equal(p->actions[0]->target, "/kubelet");
         assert_string_equal(p->actions[0]->detail, "nothing runs it");
-        services_manager_free(ctx.systemd);
+        services_manager_free(ctx.facts.systemd);
         close(ctx.root_fd);
 }
 
@@ -416,9 +416,8 @@ static void test_kill_child(void **state) {
         cleanup_manifest Manifest *m = NULL;
         cleanup_plan Plan *p = plan_new();
         cleanup_free char *err = NULL;
-        /* The CLI's default grace (--kill-grace=5): the child exits on SIGTERM well within it. */
-        Context ctx = { .root = "/", .root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC),
-                        .kill_grace_usec = 5 * 1000000ULL };
+        /* The processes phase's default grace (--kill-grace=5): the child exits on SIGTERM well within it. */
+        Context ctx = { .root = "/", .root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) };
         pid_t child;
         Action *a;
         int status;
@@ -460,7 +459,7 @@ static void test_kill_child(void **state) {
         assert_string_equal(a->message, "exited on SIGTERM");
         assert_int_equal(waitpid(child, &status, 0), child);
         assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
-        services_manager_free(ctx.systemd);
+        services_manager_free(ctx.facts.systemd);
         close(ctx.root_fd);
         assert_int_equal(unsetenv("DBUS_SYSTEM_BUS_ADDRESS"), 0);
         assert_int_equal(unlink(exe), 0);

@@ -9,6 +9,7 @@
 
 #include "agent/base/log.h"
 #include "agent/engine/context.h"
+#include "agent/phases/phases.h"
 #include "agent/phases/network/links.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -22,6 +23,8 @@
 #define PHASE "network"
 
 typedef NetworkObservation Observation;
+
+static bool arg_group_delete = true; /* --no-group-delete turns off the IFLA_GROUP fast path */
 
 typedef struct LinkData {
         int ifindex; /* 0: a placeholder for a manifest line that matched nothing */
@@ -281,7 +284,7 @@ static void link_apply_batch(Action **actions, size_t n, Context *ctx) {
                 if (actions[i]->result == ACTION_PENDING && !((LinkData *) actions[i]->data)->why_single)
                         group[n_group++] = actions[i];
 
-        if (!ctx->link_group_delete)
+        if (!arg_group_delete)
                 why = strdup("group delete is disabled");
         else if (n_group > 0) {
                 r = link_delete_as_group(rtnl, now, group, n_group);
@@ -466,3 +469,15 @@ int network_plan_links(Plan *plan, const Observation *o, const Manifest *m) {
                         k = plan_link_placeholder(plan, &m->entries[i]);
         return k;
 }
+
+static int parse_no_group_delete(const char *arg, char **reterr) {
+        arg_group_delete = false;
+        return 0;
+}
+
+/* The network phase's options: its only one is about links. */
+const PhaseOption phase_network_options[] = {
+        { "no-group-delete", PHASE_OPTION_NO_ARG, NULL, "Delete links one by one (no IFLA_GROUP fast path)",
+          parse_no_group_delete },
+        {},
+};
