@@ -53,12 +53,19 @@ else
         apt-get -o Acquire::Retries=3 install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The resolver test unpacks Debian's systemd-resolved into its nspawn tree, offline: the .deb only,
-# never installed here (its postinst would take over this host's /etc/resolv.conf).
-if [ "$(id -u)" -eq 0 ] && ! ls /var/cache/node-reset-tests/systemd-resolved_*.deb > /dev/null 2>&1; then
+# The resolver tests unpack Debian's systemd-resolved and NetworkManager into their nspawn trees,
+# offline: the .debs only, never installed here (resolved's postinst would take over this host's
+# /etc/resolv.conf, NetworkManager would manage its links). libndp0 is the one library
+# NetworkManager's daemon needs that this host lacks (ldd in the tree; its Bluetooth, team and WWAN
+# device plugins need more, and test-networkmanager.sh leaves them out of the tree).
+if [ "$(id -u)" -eq 0 ]; then
         mkdir -p /var/cache/node-reset-tests
-        (cd /var/cache/node-reset-tests && apt-get -o Acquire::Retries=3 download systemd-resolved) ||
-                echo "deps: cannot download systemd-resolved's .deb: test-resolver.sh will skip" >&2
+        for p in systemd-resolved:test-resolver network-manager:test-networkmanager libndp0:test-networkmanager; do
+                ls /var/cache/node-reset-tests/"${p%%:*}"_*.deb > /dev/null 2>&1 && continue
+                (cd /var/cache/node-reset-tests && apt-get -o Acquire::Retries=3 download "${p%%:*}")
+                ls /var/cache/node-reset-tests/"${p%%:*}"_*.deb > /dev/null 2>&1 ||
+                        echo "deps: cannot download ${p%%:*}'s .deb: ${p#*:}.sh will skip" >&2
+        done
 fi
 
 # The e2e guest's packages, once, into /var/cache/node-reset-e2e (E2E_CACHE): the image itself is

@@ -413,17 +413,23 @@ static int manager_subscribe(ServiceManager *m) {
 static void stop_queue(ServiceManager *m, StopJob *j, uint64_t timeout_usec, uint64_t deadline_usec) {
         cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
         cleanup_bus_message sd_bus_message *reply = NULL;
-        const char *unit = j->stop->unit, *path, *method = j->stop->restart ? "RestartUnit" : "StopUnit";
+        static const char *const methods[] = {
+                [UNIT_JOB_STOP] = "StopUnit",
+                [UNIT_JOB_RESTART] = "RestartUnit",
+                [UNIT_JOB_RELOAD] = "ReloadUnit",
+        };
+        const char *unit = j->stop->unit, *path, *method = methods[j->stop->job];
+        bool stop = j->stop->job == UNIT_JOB_STOP;
         UnitStatus s;
         int r;
 
         r = services_unit_status(m, unit, &s);
-        if (r == -ENOENT && !j->stop->restart)
+        if (r == -ENOENT && stop)
                 return stop_settle(j, 0, "not loaded, not running");
-        if (r >= 0 && services_status_is_stopped(&s) && !j->stop->restart)
+        if (r >= 0 && services_status_is_stopped(&s) && stop)
                 return stop_settle(j, 0, "already %s", s.active_state);
         r = sd_bus_call_method(m->bus, SD_DESTINATION, SD_PATH, SD_MANAGER, method, &e, &reply, "ss", unit, "replace");
-        if (r < 0 && bus_error_is_absent(&e) && !j->stop->restart)
+        if (r < 0 && bus_error_is_absent(&e) && stop)
                 return stop_settle(j, 0, "no such unit");
         if (r >= 0)
                 r = sd_bus_message_read(reply, "o", &path);
@@ -451,10 +457,13 @@ static int job_result_to_errno(const char *result) {
 static void stop_finish(ServiceManager *m, StopJob *j) {
         UnitStatus s;
 
-        if (j->stop->restart)
-                return streq(j->result, "done") ? stop_settle(j, 1, "restarted (job done)")
-                                                : stop_settle(j, job_result_to_errno(j->result),
-                                                              "restart job ended with result '%s'", j->result);
+        if (j->stop->job != UNIT_JOB_STOP) {
+                const char *verb = j->stop->job == UNIT_JOB_RESTART ? "restart" : "reload";
+
+                if (streq(j->result, "done"))
+                        return stop_settle(j, 1, "%sed (job done)", verb);
+                return stop_settle(j, job_result_to_errno(j->result), "%s job ended with result '%s'", verb, j->result);
+        }
 
         if (streq(j->result, "skipped"))
                 return stop_settle(j, 0, "nothing to stop (job skipped)");
@@ -546,7 +555,16 @@ void services_stop_many(ServiceManager *m, UnitStop *stops, size_t n, uint64_t t
 
 int services_restart(ServiceManager *m, const char *unit, uint64_t timeout_usec, uint64_t deadline_usec,
                      char **ret_msg) {
-        UnitStop u = { .unit = unit, .restart = true };
+        UnitStop u = { .unit = unit, .job = UNIT_JOB_RESTART };
+
+        services_stop_many(m, &u, 1, timeout_usec, deadline_usec);
+        *ret_msg = u.message;
+        return u.result;
+}
+
+int services_reload_unit(ServiceManager *m, const char *unit, uint64_t timeout_usec, uint64_t deadline_usec,
+                         char **ret_msg) {
+        UnitStop u = { .unit = unit, .job = UNIT_JOB_RELOAD };
 
         services_stop_many(m, &u, 1, timeout_usec, deadline_usec);
         *ret_msg = u.message;
@@ -573,6 +591,9 @@ int services_networkmanager_reload(ServiceManager *m, const char *root, char **r
         }
         r = sd_bus_call_method(bus, "org.freedesktop.NetworkManager", "/org/freedesktop/NetworkManager",
                                "org.freedesktop.NetworkManager", "Reload", &e, NULL, "u", (uint32_t) 0);
+        if (r < 0 && (sd_bus_error_has_name(&e, "org.freedesktop.NetworkManager.PermissionDenied") ||
+                      sd_bus_error_has_name(&e, SD_BUS_ERROR_ACCESS_DENIED)))
+                return set_errmsg(reterr_msg, -EACCES, "Reload: %s", e.message ?: e.name);
         if (r < 0)
                 return bus_fail(reterr_msg, r, &e, "Reload");
         return 1;

@@ -44,18 +44,25 @@ int services_unit_file_state(ServiceManager *m, const char *unit, char **ret_sta
 /* Inactive or failed, with no job queued: there is nothing to stop. */
 bool services_status_is_stopped(const UnitStatus *s);
 
+typedef enum UnitJob {
+        UNIT_JOB_STOP,
+        UNIT_JOB_RESTART, /* RestartUnit: the unit runs again once its job is done */
+        UNIT_JOB_RELOAD,  /* ReloadUnit: systemd runs the unit's ExecReload= */
+} UnitJob;
+
 typedef struct UnitStop {
         const char *unit;
-        bool restart;  /* RestartUnit instead of StopUnit: the unit runs again once its job is done */
+        UnitJob job;   /* StopUnit unless told otherwise */
         int result;    /* out: 0 was not running, 1 stopped, -errno failed */
         char *message; /* out, malloc'd: what happened, the job result of a failure */
 } UnitStop;
 
-/* Stop units concurrently: StopUnit(unit, "replace") for every one, then wait for each job's
- * JobRemoved signal, each with its own deadline of timeout_usec (0: the default) from when its job
- * was queued, and never past deadline_usec (CLOCK_MONOTONIC, 0: none). systemd orders the jobs by
- * the units' dependencies. A unit that does not exist or does not run is result 0; a job that ends
- * "done" is 1; any other job result (canceled, timeout, failed, dependency) fails. */
+/* Stop units concurrently: StopUnit(unit, "replace") for every one (RestartUnit or ReloadUnit as its
+ * job says), then wait for each job's JobRemoved signal, each with its own deadline of timeout_usec
+ * (0: the default) from when its job was queued, and never past deadline_usec (CLOCK_MONOTONIC, 0:
+ * none). systemd orders the jobs by the units' dependencies. A unit that does not exist or does not
+ * run is result 0 (for a stop); a job that ends "done" is 1; any other job result (canceled,
+ * timeout, failed, dependency) fails. */
 void services_stop_many(ServiceManager *m, UnitStop *stops, size_t n, uint64_t timeout_usec, uint64_t deadline_usec);
 
 /* RestartUnit(unit, "replace") and wait for its job, as services_stop_many() does: 1 restarted,
@@ -63,10 +70,16 @@ void services_stop_many(ServiceManager *m, UnitStop *stops, size_t n, uint64_t t
 int services_restart(ServiceManager *m, const char *unit, uint64_t timeout_usec, uint64_t deadline_usec,
                      char **ret_msg);
 
+/* ReloadUnit(unit, "replace") and wait for its job, as services_restart() does: systemd runs the
+ * unit's ExecReload= in the node's own namespaces. 1 reloaded, -errno with the job's result. */
+int services_reload_unit(ServiceManager *m, const char *unit, uint64_t timeout_usec, uint64_t deadline_usec,
+                         char **ret_msg);
+
 /* org.freedesktop.NetworkManager.Reload(0): configuration, DNS configuration and the DNS plugin, over
  * the system bus (a direct connection to the manager reaches no other service: then the system bus
  * at ROOT/run/dbus/system_bus_socket, or $DBUS_SYSTEM_BUS_ADDRESS). 1 reloaded, -errno with the bus
- * error in *reterr_msg. */
+ * error in *reterr_msg: -EACCES when NetworkManager or the bus refused the caller (NetworkManager
+ * authorizes a caller by its PID, which the bus cannot tell from another PID namespace). */
 int services_networkmanager_reload(ServiceManager *m, const char *root, char **reterr_msg);
 
 /* DisableUnitFiles(runtime=false, and runtime=true for an "-runtime" state): 1 with the changes

@@ -40,6 +40,27 @@ static bool resolver_input(const Action *a) {
         return false;
 }
 
+/* Reload(0) over D-Bus. NetworkManager authorizes its caller by PID, which the bus cannot tell from
+ * another PID namespace than the node's (a container, or --root on a running tree): it refuses with
+ * "Unable to authenticate the request". Then systemd reloads the unit: its ExecReload= runs in the
+ * node (Debian 12's is busctl's "Reload u 0", the same call). */
+static int networkmanager_reload(ServiceManager *m, Context *ctx, char **ret_msg) {
+        cleanup_free char *refused = NULL, *msg = NULL;
+        int r;
+
+        r = services_networkmanager_reload(m, ctx->root, &refused);
+        if (r >= 0)
+                return set_errmsg(ret_msg, 1, "reloaded (Reload(0): configuration and DNS)");
+        if (r != -EACCES)
+                return set_errmsg(ret_msg, r, "%s", strna(refused));
+        r = services_reload_unit(m, NETWORKMANAGER, phase_services_unit_timeout(), ctx->deadline_usec, &msg);
+        if (r < 0)
+                return set_errmsg(ret_msg, r, "%s; then systemd's ReloadUnit: %s", strna(refused), strna(msg));
+        return set_errmsg(ret_msg, 1,
+                          "reloaded by systemd's ReloadUnit (job done): NetworkManager refused the bus call (%s)",
+                          strna(refused));
+}
+
 static int reload_apply(Action *a, Context *ctx, char **ret_msg) {
         ServiceManager *m;
         UnitStatus s;
@@ -56,10 +77,8 @@ static int reload_apply(Action *a, Context *ctx, char **ret_msg) {
                 return set_errmsg(ret_msg, 0, "%s", r == -ENOENT ? "not loaded, not running" : s.active_state);
         if (r < 0)
                 return set_errmsg(ret_msg, r, "cannot read its state: %s", strerror(-r));
-        if (streq(a->target, NETWORKMANAGER)) {
-                r = services_networkmanager_reload(m, ctx->root, ret_msg);
-                return r < 0 ? r : set_errmsg(ret_msg, 1, "reloaded (Reload(0): configuration and DNS)");
-        }
+        if (streq(a->target, NETWORKMANAGER))
+                return networkmanager_reload(m, ctx, ret_msg);
         return services_restart(m, a->target, phase_services_unit_timeout(), ctx->deadline_usec, ret_msg);
 }
 
