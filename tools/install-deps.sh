@@ -55,15 +55,23 @@ fi
 
 # The resolver tests unpack Debian's systemd-resolved and NetworkManager into their nspawn trees,
 # offline: the .debs only, never installed here (resolved's postinst would take over this host's
-# /etc/resolv.conf, NetworkManager would manage its links). libndp0 is the one library
-# NetworkManager's daemon needs that this host lacks (ldd in the tree; its Bluetooth, team and WWAN
-# device plugins need more, and test-networkmanager.sh leaves them out of the tree).
+# /etc/resolv.conf, NetworkManager would manage its links). With NetworkManager, the libraries it
+# depends on that this host lacks (here: libndp0 for its daemon, the rest for its device plugins,
+# which test-networkmanager.sh leaves out of the tree), listed in network-manager.libs.
 if [ "$(id -u)" -eq 0 ]; then
-        mkdir -p /var/cache/node-reset-tests
-        for p in systemd-resolved:test-resolver network-manager:test-networkmanager libndp0:test-networkmanager; do
-                ls /var/cache/node-reset-tests/"${p%%:*}"_*.deb > /dev/null 2>&1 && continue
-                (cd /var/cache/node-reset-tests && apt-get -o Acquire::Retries=3 download "${p%%:*}")
-                ls /var/cache/node-reset-tests/"${p%%:*}"_*.deb > /dev/null 2>&1 ||
+        cache=/var/cache/node-reset-tests
+        mkdir -p "$cache"
+        if [ ! -s "$cache/network-manager.libs" ]; then
+                apt-cache depends network-manager 2> /dev/null |
+                        awk '$1 == "Depends:" && $2 ~ /^lib/ { print $2 }' |
+                        while read -r p; do dpkg -s "$p" > /dev/null 2>&1 || echo "$p"; done > "$cache/network-manager.libs.new" &&
+                        mv "$cache/network-manager.libs.new" "$cache/network-manager.libs"
+        fi
+        for p in systemd-resolved:test-resolver network-manager:test-networkmanager \
+                $(sed 's/$/:test-networkmanager/' "$cache/network-manager.libs" 2> /dev/null); do
+                ls "$cache/${p%%:*}"_*.deb > /dev/null 2>&1 && continue
+                (cd "$cache" && apt-get -o Acquire::Retries=3 download "${p%%:*}")
+                ls "$cache/${p%%:*}"_*.deb > /dev/null 2>&1 ||
                         echo "deps: cannot download ${p%%:*}'s .deb: ${p#*:}.sh will skip" >&2
         done
 fi

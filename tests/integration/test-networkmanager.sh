@@ -9,9 +9,10 @@
 # --root on the running tree) NetworkManager refuses the call, as it cannot tell the caller's PID,
 # and systemd's ReloadUnit does it instead. A NetworkManager that does not run is not started. The
 # package is unpacked from the .debs tools/install-deps.sh caches (never installed on the host:
-# NetworkManager would manage its links), with libndp0, the one library its daemon needs that the
-# host lacks. In the container, which has no link but lo, NetworkManager manages no device and
-# leaves /etc/resolv.conf alone (rc-manager=unmanaged, the site's file).
+# NetworkManager would manage its links), with those of the libraries it depends on that the host
+# lacks (on the machine this was written on, libndp0 is the one its daemon needs). In the
+# container, which has no link but lo, NetworkManager manages no device and leaves
+# /etc/resolv.conf alone (rc-manager=unmanaged, the site's file).
 . "$(dirname "$0")/lib.sh"
 in_private_ns "$@"
 REPORT="$TOP/tests/integration/report.py"
@@ -19,7 +20,9 @@ jq_() { "$REPORT" "$@" > /dev/null; }
 CACHE=/var/cache/node-reset-tests
 
 debs=()
-for p in network-manager libndp0; do
+# NetworkManager and the libraries it needs that the host lacks (tools/install-deps.sh lists them).
+libs=$(cat "$CACHE/network-manager.libs" 2> /dev/null) || skip "no $CACHE/network-manager.libs (tools/install-deps.sh writes it)"
+for p in network-manager $libs; do
         d=$(ls "$CACHE/${p}"_*.deb 2> /dev/null | head -n 1)
         [ -n "$d" ] || skip "no $p .deb in $CACHE (tools/install-deps.sh downloads it; the test runs offline)"
         debs+=("$d")
