@@ -20,12 +20,12 @@
  * lock), then ipsets (once the rules that reference them are gone), then IPVS. */
 
 #include <linux/netfilter.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <sys/param.h>
 #include <sys/socket.h>
 
 #include "agent/phases/phases.h"
+#include "agent/base/parallel.h"
 #include "agent/base/path.h"
 #include "agent/engine/libraries.h"
 #include "agent/engine/phase.h"
@@ -341,21 +341,37 @@ static int plan_nft_skipped(Plan *plan, int family, const char *reason, int r) {
 }
 
 /* The iptables-nft tables of one family, then the tables the manifest lists in it. */
-static int plan_nft_family(Plan *plan, const Manifest *m, const Settings *s, int family, char **reterr) {
+/* One nf_tables family's ruleset, read on one of two threads (parallel.h): each dump has its own
+ * socket, and parsing a large ruleset's rules is most of a plan's time. */
+typedef struct NftFamilyRead {
+        int family;
+        unsigned flags;
+        NftRuleset *rs;
+        int r;
+        char *err;
+} NftFamilyRead;
+
+static void nft_family_read(void *p) {
+        NftFamilyRead *f = p;
+
+        f->r = nft_ruleset_dump(f->family, f->flags, &f->rs, &f->err);
+}
+
+static int plan_nft_family(Plan *plan, const Manifest *m, const Settings *s, NftFamilyRead *f, char **reterr) {
         static const char *const xt_tables[] = { "filter", "nat", "mangle", "raw", "security" };
+        int family = f->family, r = f->r;
         bool xt_family = family == NFPROTO_IPV4 || family == NFPROTO_IPV6;
         Snapshot *snap;
-        int r = 0;
 
+        if (nft_unavailable(r))
+                return plan_nft_skipped(plan, family, s->mode_reason, r);
+        if (r < 0)
+                return set_errmsg(reterr, r, "%s", f->err ?: strerror(-r));
         snap = calloc(1, sizeof(Snapshot));
         if (!snap)
                 return -ENOMEM;
         snap->n_ref = 1;
-        r = nft_ruleset_dump(family, dump_flags(s->mode), &snap->rs, reterr);
-        if (nft_unavailable(r)) {
-                snapshot_unref(snap);
-                return plan_nft_skipped(plan, family, s->mode_reason, r);
-        }
+        snap->rs = TAKE_PTR(f->rs);
         for (size_t i = 0; xt_family && i < ELEMENTSOF(xt_tables) && r >= 0; i++)
                 if (nft_ruleset_has_table(snap->rs, xt_tables[i]) && !nft_table_listed(m, family, xt_tables[i]))
                         r = plan_nft_table(plan, snap, family, xt_tables[i], false, s, s->mode_reason);
@@ -383,14 +399,24 @@ static bool family_wanted(const Manifest *m, int family) {
 static int plan_nft(Plan *plan, const Manifest *m, const Settings *s, char **reterr) {
         static const int families[] = { NFPROTO_IPV4, NFPROTO_IPV6,   NFPROTO_INET,
                                         NFPROTO_ARP,  NFPROTO_BRIDGE, NFPROTO_NETDEV };
+        NftFamilyRead reads[ELEMENTSOF(families)] = {};
+        size_t n = 0;
         int r;
 
         r = libraries_plan_missing(plan, PHASE, DLIB_LIBNFTNL, "nf_tables lines");
         if (r != 0)
                 return MIN(r, 0);
-        for (size_t i = 0; i < ELEMENTSOF(families) && r >= 0; i++)
+        for (size_t i = 0; i < ELEMENTSOF(families); i++)
                 if (family_wanted(m, families[i]))
-                        r = plan_nft_family(plan, m, s, families[i], reterr);
+                        reads[n++] = (NftFamilyRead) { .family = families[i], .flags = dump_flags(s->mode) };
+        /* v4 and v6, the large ones, first: one on each thread. */
+        parallel_each(nft_family_read, reads, n, sizeof(NftFamilyRead));
+        for (size_t i = 0; i < n && r >= 0; i++)
+                r = plan_nft_family(plan, m, s, &reads[i], reterr);
+        for (size_t i = 0; i < n; i++) {
+                nft_ruleset_free(reads[i].rs);
+                free(reads[i].err);
+        }
         return r;
 }
 
@@ -407,21 +433,6 @@ static unsigned lock_wait_sec(const Context *ctx) {
         return (unsigned) (wait / USEC_PER_SEC);
 }
 
-/* Two families' tables at once: libip4tc and libip6tc keep their state apart, and most of a large
- * table's read is the kernel copying it out and the page faults of the copy, which a second core
- * overlaps. fn(second) runs on a thread of its own when one can be started, else after fn(first). */
-static void legacy_run_pair(void *(*fn)(void *), void *first, void *second) {
-        pthread_t thread;
-        bool started = second && pthread_create(&thread, NULL, fn, second) == 0;
-
-        if (first)
-                (void) fn(first);
-        if (started)
-                (void) pthread_join(thread, NULL);
-        else if (second)
-                (void) fn(second);
-}
-
 /* One table's reset, done on a family's thread and recorded afterwards on the phase's. */
 typedef struct LegacyReset {
         Action *action;
@@ -435,7 +446,9 @@ typedef struct LegacyFamilyReset {
         size_t n;
 } LegacyFamilyReset;
 
-static void *legacy_family_reset(void *p) {
+/* On one of two threads (parallel.h): libip4tc and libip6tc keep their state apart, and most of a
+ * large table's read is the kernel copying it out and the page faults of that copy. */
+static void legacy_family_reset(void *p) {
         LegacyFamilyReset *f = p;
 
         for (size_t i = 0; i < f->n; i++) {
@@ -444,13 +457,12 @@ static void *legacy_family_reset(void *p) {
 
                 x->r = xt_table_reset(d->family, d->table, d->cls, d->mode, &d->xt, &x->done, &x->msg);
         }
-        return NULL;
 }
 
 /* Under the held lock: the v4 tables here, the v6 tables on a second thread. */
 static void legacy_reset_tables(Action **actions, size_t n) {
         cleanup_free LegacyReset *items = calloc(n, sizeof(LegacyReset));
-        LegacyFamilyReset v4 = { .items = items }, v6 = {};
+        LegacyFamilyReset fam[2] = { { .items = items } };
         size_t k = 0;
 
         if (!items) {
@@ -463,10 +475,10 @@ static void legacy_reset_tables(Action **actions, size_t n) {
                 for (size_t i = 0; i < n; i++)
                         if ((((TableData *) actions[i]->data)->family == AF_INET6) == pass)
                                 items[k++].action = actions[i];
-        while (v4.n < n && ((TableData *) items[v4.n].action->data)->family != AF_INET6)
-                v4.n++;
-        v6 = (LegacyFamilyReset) { .items = items + v4.n, .n = n - v4.n };
-        legacy_run_pair(legacy_family_reset, v4.n > 0 ? &v4 : NULL, v6.n > 0 ? &v6 : NULL);
+        while (fam[0].n < n && ((TableData *) items[fam[0].n].action->data)->family != AF_INET6)
+                fam[0].n++;
+        fam[1] = (LegacyFamilyReset) { .items = items + fam[0].n, .n = n - fam[0].n };
+        parallel_each(legacy_family_reset, fam, 2, sizeof(LegacyFamilyReset));
         for (size_t i = 0; i < n; i++) {
                 if (items[i].r < 0)
                         action_recordf(items[i].action, items[i].r, "%s", items[i].msg ?: strerror(-items[i].r));
@@ -551,7 +563,7 @@ static int plan_legacy_table(Plan *plan, const Settings *s, int family, const ch
         return set_counts_detail(a, s->mode, &c);
 }
 
-/* One family's tables, read on that family's thread. */
+/* One family's tables, read on one of two threads, as they are reset (legacy_family_reset()). */
 typedef struct LegacyFamilyRead {
         int family;
         char **tables; /* the kernel's list; NULL: the family is not read */
@@ -569,12 +581,11 @@ static void legacy_family_read_done(LegacyFamilyRead *f) {
         free(f->err);
 }
 
-static void *legacy_family_read(void *p) {
+static void legacy_family_read(void *p) {
         LegacyFamilyRead *f = p;
 
-        for (size_t i = 0; f->tables[i] && f->r >= 0; i++)
+        for (size_t i = 0; f->xt && f->tables[i] && f->r >= 0; i++)
                 f->r = xt_table_observe(f->family, f->tables[i], f->s->cls, f->s->mode, &f->xt[i], &f->err);
-        return NULL;
 }
 
 /* The family's tables as the kernel lists them (only those: opening another would create it), and
@@ -604,7 +615,7 @@ static int plan_legacy(Plan *plan, const Settings *s, char **reterr) {
         for (size_t i = 0; i < ELEMENTSOF(fam) && r >= 0; i++)
                 r = legacy_family_prepare(plan, &fam[i], reterr);
         if (r >= 0) {
-                legacy_run_pair(legacy_family_read, fam[0].xt ? &fam[0] : NULL, fam[1].xt ? &fam[1] : NULL);
+                parallel_each(legacy_family_read, fam, ELEMENTSOF(fam), sizeof(LegacyFamilyRead));
                 for (size_t i = 0; i < ELEMENTSOF(fam) && r >= 0; i++)
                         if (fam[i].r < 0)
                                 r = set_errmsg(reterr, fam[i].r, "%s", fam[i].err ?: strerror(-fam[i].r));
