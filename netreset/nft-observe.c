@@ -15,6 +15,7 @@
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netlink.h>
+#include <endian.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,7 +199,8 @@ int nft_socket_open(NlSocket **ret) {
 
 typedef struct DumpState {
         NftRuleset *rs;
-        size_t last_table; /* rules arrive grouped by table and chain: remember the last */
+        const FwClass *bare; /* rules of the chains it owns are recorded without their expressions */
+        size_t last_table;   /* rules arrive grouped by table and chain: remember the last */
         size_t last_chain;
         uint32_t genid;
 } DumpState;
@@ -318,7 +320,6 @@ static int rule_info_fill(NftRuleInfo *ri, const struct nftnl_rule *r) {
         RuleRefs refs;
 
         rule_refs(r, &refs);
-        ri->handle = nftnl_rule_get_u64(r, NFTNL_RULE_HANDLE);
         if (refs.jump && !(ri->jump = strdup(refs.jump)))
                 return -ENOMEM;
         if (refs.n_comments == 0)
@@ -335,22 +336,25 @@ static int rule_info_fill(NftRuleInfo *ri, const struct nftnl_rule *r) {
         return 0;
 }
 
-static int rule_add(DumpState *st, const struct nftnl_rule *r) {
+/* r: the rule parsed, or NULL for one of a chain that goes whole (its handle only). */
+static int rule_add(DumpState *st, const char *table, const char *chain, uint64_t handle, const struct nftnl_rule *r) {
         NftTableInfo *t;
         size_t ti, ci;
-        int k;
+        int k = 0;
 
         /* The generation check around the dumps catches changes; skip what cannot be placed. */
-        if (table_index(st, nftnl_rule_get_str(r, NFTNL_RULE_TABLE), &ti) < 0)
+        if (table_index(st, table, &ti) < 0)
                 return 0;
         t = &st->rs->tables[ti];
-        if (chain_index(st, t, nftnl_rule_get_str(r, NFTNL_RULE_CHAIN), &ci) < 0)
+        if (chain_index(st, t, chain, &ci) < 0)
                 return 0;
         if (GREEDY_REALLOC(t->rules, t->allocated_rules, t->n_rules + 1) < 0)
                 return -ENOMEM;
-        t->rules[t->n_rules] = (NftRuleInfo) { .chain = ci };
+        t->rules[t->n_rules] = (NftRuleInfo) { .chain = ci, .handle = handle };
         /* Counted even when half filled, so that table_info_done() frees what was copied. */
-        k = rule_info_fill(&t->rules[t->n_rules++], r);
+        if (r)
+                k = rule_info_fill(&t->rules[t->n_rules], r);
+        t->n_rules++;
         if (k < 0)
                 return k;
         t->chains[ci].n_rules++;
@@ -358,11 +362,45 @@ static int rule_add(DumpState *st, const struct nftnl_rule *r) {
         return 0;
 }
 
+/* A rule of a chain that goes whole (st->bare owns it) goes with it whatever it holds: its table,
+ * chain and handle are read, its expressions are not parsed (most of a dump's cost when kube-proxy's
+ * thousands of service chains are most of the rules). 1 when so recorded. */
+static int rule_bare(DumpState *st, const struct nlmsghdr *nlh) {
+        const char *table = NULL, *chain = NULL;
+        const struct nlattr *a;
+        uint64_t handle = 0;
+        bool has_handle = false;
+        size_t ti, ci;
+
+        if (!st->bare)
+                return 0;
+        mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
+                uint16_t type = mnl_attr_get_type(a);
+
+                if (type == NFTA_RULE_TABLE && mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
+                        table = mnl_attr_get_str(a);
+                else if (type == NFTA_RULE_CHAIN && mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
+                        chain = mnl_attr_get_str(a);
+                else if (type == NFTA_RULE_HANDLE && mnl_attr_validate(a, MNL_TYPE_U64) >= 0) {
+                        memcpy(&handle, mnl_attr_get_payload(a), sizeof handle);
+                        has_handle = true;
+                }
+        }
+        if (!table || !chain || !has_handle || table_index(st, table, &ti) < 0 ||
+            chain_index(st, &st->rs->tables[ti], chain, &ci) < 0 ||
+            !nft_chain_removed(&st->rs->tables[ti].chains[ci], st->bare, FW_MODE_OWNED))
+                return 0;
+        return rule_add(st, table, chain, be64toh(handle), NULL) < 0 ? -ENOMEM : 1;
+}
+
 static int rule_cb(const struct nlmsghdr *nlh, void *data) {
         DumpState *st = data;
         struct nftnl_rule *r;
         int k;
 
+        k = rule_bare(st, nlh);
+        if (k != 0)
+                return MIN(k, 0);
         r = nftnl_rule_alloc();
         if (!r)
                 return -ENOMEM;
@@ -371,7 +409,8 @@ static int rule_cb(const struct nlmsghdr *nlh, void *data) {
                 nftnl_rule_free(r);
                 return -EBADMSG;
         }
-        k = rule_add(st, r);
+        k = rule_add(st, nftnl_rule_get_str(r, NFTNL_RULE_TABLE), nftnl_rule_get_str(r, NFTNL_RULE_CHAIN),
+                     nftnl_rule_get_u64(r, NFTNL_RULE_HANDLE), r);
         nftnl_rule_free(r);
         return k < 0 ? k : 0;
 }
@@ -414,9 +453,9 @@ static int probe_rules(int family, NftTableInfo *t) {
 
 /* One attempt: generation, tables, chains, rules (or whether there are any), generation again.
  * -EAGAIN when it changed in between. */
-static int dump_once(NlSocket *s, int family, unsigned flags, NftRuleset **ret) {
+static int dump_once(NlSocket *s, int family, unsigned flags, const FwClass *bare, NftRuleset **ret) {
         CLEANUP(nft_ruleset_freep) NftRuleset *rs = NULL;
-        DumpState st = {};
+        DumpState st = { .bare = bare };
         uint32_t after;
         int r;
 
@@ -446,11 +485,12 @@ static int dump_once(NlSocket *s, int family, unsigned flags, NftRuleset **ret) 
 }
 
 /* An interrupted dump (NLM_F_DUMP_INTR) is -EAGAIN as well: both mean "read it again". */
-int nft_ruleset_dump_on(NlSocket *s, int family, unsigned flags, NftRuleset **ret, char **reterr_msg) {
+int nft_ruleset_dump_on(NlSocket *s, int family, unsigned flags, const FwClass *bare, NftRuleset **ret,
+                        char **reterr_msg) {
         int r = -EAGAIN;
 
         for (unsigned i = 0; i < GENERATION_RETRIES && r == -EAGAIN; i++)
-                r = dump_once(s, family, flags, ret);
+                r = dump_once(s, family, flags, bare, ret);
         if (r == -EAGAIN)
                 return set_errmsg(reterr_msg, r, "the %s ruleset kept changing while it was read",
                                   strna(nft_family_to_string(family)));
@@ -460,14 +500,14 @@ int nft_ruleset_dump_on(NlSocket *s, int family, unsigned flags, NftRuleset **re
         return 0;
 }
 
-int nft_ruleset_dump(int family, unsigned flags, NftRuleset **ret, char **reterr_msg) {
+int nft_ruleset_dump(int family, unsigned flags, const FwClass *bare, NftRuleset **ret, char **reterr_msg) {
         CLEANUP(nl_freep) NlSocket *s = NULL;
         int r;
 
         r = nft_socket_open(&s);
         if (r < 0)
                 return set_errmsg(reterr_msg, r, "cannot open a netfilter netlink socket: %s", strerror(-r));
-        return nft_ruleset_dump_on(s, family, flags, ret, reterr_msg);
+        return nft_ruleset_dump_on(s, family, flags, bare, ret, reterr_msg);
 }
 
 /* ---- classification of a dumped table ---- */

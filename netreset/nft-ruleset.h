@@ -60,4 +60,5 @@ int nft_socket_open(NlSocket **ret);
 int nft_generation_read(NlSocket *s, uint32_t *ret);
 
 /* nft_ruleset_dump() on socket s, which the transaction then goes on using. */
-int nft_ruleset_dump_on(NlSocket *s, int family, unsigned flags, NftRuleset **ret, char **reterr_msg);
+int nft_ruleset_dump_on(NlSocket *s, int family, unsigned flags, const FwClass *bare, NftRuleset **ret,
+                        char **reterr_msg);

@@ -193,7 +193,7 @@ int nft_reset(NftSession *session, const NftRuleset *observed, int family, NftRe
                 /* The caller's observation first: the batch carries its generation, so the kernel
                  * refuses it if anything changed since. */
                 if (!observed || attempt > 0) {
-                        r = nft_ruleset_dump_on(s, family, flags, &rs, reterr_msg);
+                        r = nft_ruleset_dump_on(s, family, flags, mode == FW_MODE_OWNED ? cls : NULL, &rs, reterr_msg);
                         if (r < 0)
                                 break;
                 }

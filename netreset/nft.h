@@ -31,7 +31,9 @@ typedef enum NftDumpFlags {
         NFT_DUMP_RULES = 1 << 0,
 } NftDumpFlags;
 
-int nft_ruleset_dump(int family, unsigned flags, NftRuleset **ret, char **reterr_msg);
+/* bare: a class whose owned chains go whole in this run (owned mode), so that their rules are only
+ * recorded (chain, handle), not parsed; NULL parses every rule. */
+int nft_ruleset_dump(int family, unsigned flags, const FwClass *bare, NftRuleset **ret, char **reterr_msg);
 NftRuleset *nft_ruleset_free(NftRuleset *rs);
 DEFINE_TRIVIAL_CLEANUP_FUNC(NftRuleset *, nft_ruleset_free);
 

@@ -246,7 +246,7 @@ static int nft_check(Action *a, Context *ctx, char **ret_msg) {
         FwCounts c;
         int r;
 
-        r = nft_ruleset_dump(d->family, dump_flags(d->mode), &rs, NULL);
+        r = nft_ruleset_dump(d->family, dump_flags(d->mode), d->mode == FW_MODE_OWNED ? d->cls : NULL, &rs, NULL);
         if (r < 0)
                 return r;
         if (!nft_ruleset_has_table(rs, d->table))
@@ -346,6 +346,7 @@ static int plan_nft_skipped(Plan *plan, int family, const char *reason, int r) {
 typedef struct NftFamilyRead {
         int family;
         unsigned flags;
+        const FwClass *bare; /* owned mode: the rules of owned chains are not parsed */
         NftRuleset *rs;
         int r;
         char *err;
@@ -354,7 +355,7 @@ typedef struct NftFamilyRead {
 static void nft_family_read(void *p) {
         NftFamilyRead *f = p;
 
-        f->r = nft_ruleset_dump(f->family, f->flags, &f->rs, &f->err);
+        f->r = nft_ruleset_dump(f->family, f->flags, f->bare, &f->rs, &f->err);
 }
 
 static int plan_nft_family(Plan *plan, const Manifest *m, const Settings *s, NftFamilyRead *f, char **reterr) {
@@ -408,7 +409,9 @@ static int plan_nft(Plan *plan, const Manifest *m, const Settings *s, char **ret
                 return MIN(r, 0);
         for (size_t i = 0; i < ELEMENTSOF(families); i++)
                 if (family_wanted(m, families[i]))
-                        reads[n++] = (NftFamilyRead) { .family = families[i], .flags = dump_flags(s->mode) };
+                        reads[n++] = (NftFamilyRead) { .family = families[i],
+                                                       .flags = dump_flags(s->mode),
+                                                       .bare = s->mode == FW_MODE_OWNED ? s->cls : NULL };
         /* v4 and v6, the large ones, first: one on each thread. */
         parallel_each(nft_family_read, reads, n, sizeof(NftFamilyRead));
         for (size_t i = 0; i < n && r >= 0; i++)
