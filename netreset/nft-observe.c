@@ -266,10 +266,13 @@ static int table_index(DumpState *st, const char *name, size_t *ret) {
 }
 
 static int chain_index(DumpState *st, NftTableInfo *t, const char *name, size_t *ret) {
-        if (st->last_chain < t->n_chains && streq(t->chains[st->last_chain].name, name)) {
-                *ret = st->last_chain;
-                return 0;
-        }
+        /* The kernel dumps rules chain after chain, in the order it listed the chains: the last
+         * chain, else the next one, is nearly always it. */
+        for (size_t i = st->last_chain; i < t->n_chains && i <= st->last_chain + 1; i++)
+                if (streq(t->chains[i].name, name)) {
+                        *ret = st->last_chain = i;
+                        return 0;
+                }
         for (size_t i = 0; i < t->n_chains; i++)
                 if (streq(t->chains[i].name, name)) {
                         *ret = st->last_chain = i;

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Minimal JSON writing: string escaping that always yields valid JSON, whatever the bytes. */
 
+#include <limits.h>
+#include <openssl/evp.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/base/json.h"
+#include "alloc-util.h"
+#include "macro.h"
 #include "escape.h"
 
 static void write_escaped_char(FILE *f, unsigned char c) {
@@ -37,7 +42,17 @@ void json_write_string(FILE *f, const char *s) {
 
         fputc('"', f);
         while (*p) {
-                size_t n = utf8_valid_len(p);
+                size_t n = 0;
+
+                /* A run of printable ASCII that needs no escape, in one write. */
+                while (p[n] >= 0x20 && p[n] < 0x7f && p[n] != '"' && p[n] != '\\')
+                        n++;
+                if (n > 0) {
+                        fwrite(p, 1, n, f);
+                        p += n;
+                        continue;
+                }
+                n = utf8_valid_len(p);
 
                 if (n == 1)
                         write_escaped_char(f, *p);
@@ -61,23 +76,14 @@ bool json_utf8_valid(const char *s) {
         return true;
 }
 
-void json_write_base64(FILE *f, const char *s) {
-        static const char table[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        const unsigned char *p = (const unsigned char *) (s ? s : "");
-        size_t len = strlen((const char *) p);
+char *json_base64(const char *s) {
+        size_t len = strlen(s ? s : "");
+        cleanup_free unsigned char *out = NULL;
 
-        fputc('"', f);
-        for (size_t i = 0; i < len; i += 3) {
-                uint32_t v = (uint32_t) p[i] << 16;
-
-                if (i + 1 < len)
-                        v |= (uint32_t) p[i + 1] << 8;
-                if (i + 2 < len)
-                        v |= p[i + 2];
-                fputc(table[(v >> 18) & 63], f);
-                fputc(table[(v >> 12) & 63], f);
-                fputc(i + 1 < len ? table[(v >> 6) & 63] : '=', f);
-                fputc(i + 2 < len ? table[v & 63] : '=', f);
-        }
-        fputc('"', f);
+        if (len > INT_MAX / 4 * 3 - 3)
+                return NULL;
+        out = malloc(len / 3 * 4 + 5);
+        if (!out || EVP_EncodeBlock(out, (const unsigned char *) (s ? s : ""), (int) len) < 0)
+                return NULL;
+        return (char *) TAKE_PTR(out);
 }

@@ -13,5 +13,6 @@ void json_write_string(FILE *f, const char *s);
 /* Whether s is valid UTF-8 throughout: when not, the emitter adds KEY_b64 beside KEY. */
 bool json_utf8_valid(const char *s);
 
-/* Write the bytes of s, base64-encoded (RFC 4648, with padding), as a JSON string literal. */
-void json_write_base64(FILE *f, const char *s);
+/* The bytes of s, base64-encoded (RFC 4648, with padding; libcrypto's EVP_EncodeBlock), malloc'd;
+ * NULL when libcrypto does not load (or out of memory). */
+char *json_base64(const char *s);

@@ -109,11 +109,15 @@ void emit_string(Emitter *e, Color c, const char *key, const char *fmt, const ch
                         fputs("null", e->f);
                 /* Invalid bytes became U+FFFD above: the exact bytes ride beside, reversibly. */
                 if (key && value && !json_utf8_valid(value)) {
+                        cleanup_free char *b64 = json_base64(value);
                         char k[64];
 
-                        (void) snprintf(k, sizeof k, "%s_b64", key);
-                        json_key(e, k);
-                        json_write_base64(e->f, value);
+                        /* Without libcrypto the member is left out: U+FFFD above is all there is. */
+                        if (b64) {
+                                (void) snprintf(k, sizeof k, "%s_b64", key);
+                                json_key(e, k);
+                                json_write_string(e->f, b64);
+                        }
                 }
                 return;
         }
