@@ -47,15 +47,23 @@ static int add_line(struct mnl_nlmsg_batch *b, uint32_t seq, const char *line) {
                 nlh = nftnl_nlmsg_build_hdr(mnl_nlmsg_batch_current(b), NFT_MSG_DELTABLE, family, NLM_F_ACK, seq);
                 nftnl_table_nlmsg_build_payload(nlh, t);
                 nftnl_table_free(t);
-        } else if (!strcmp(kind, "chain") && n == 5) {
+        } else if (!strcmp(kind, "chain") && !strcmp(verb, "delete") && n == 5) {
                 struct nftnl_chain *c = nftnl_chain_alloc();
-                int type = !strcmp(verb, "flush") ? NFT_MSG_DELRULE : NFT_MSG_DELCHAIN;
 
                 nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, table);
                 nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, chain);
-                nlh = nftnl_nlmsg_build_hdr(mnl_nlmsg_batch_current(b), type, family, NLM_F_ACK, seq);
+                nlh = nftnl_nlmsg_build_hdr(mnl_nlmsg_batch_current(b), NFT_MSG_DELCHAIN, family, NLM_F_ACK, seq);
                 nftnl_chain_nlmsg_build_payload(nlh, c);
                 nftnl_chain_free(c);
+        } else if (!strcmp(kind, "chain") && !strcmp(verb, "flush") && n == 5) {
+                /* A rule deletion naming a chain and no handle: every rule of that chain. */
+                struct nftnl_rule *r = nftnl_rule_alloc();
+
+                nftnl_rule_set_str(r, NFTNL_RULE_TABLE, table);
+                nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
+                nlh = nftnl_nlmsg_build_hdr(mnl_nlmsg_batch_current(b), NFT_MSG_DELRULE, family, NLM_F_ACK, seq);
+                nftnl_rule_nlmsg_build_payload(nlh, r);
+                nftnl_rule_free(r);
         } else if (!strcmp(kind, "rule") && !strcmp(verb, "delete") && n == 6) {
                 struct nftnl_rule *r = nftnl_rule_alloc();
 
