@@ -229,28 +229,8 @@ typedef struct Collect {
         size_t n_links;
         int *tc_ifindexes; /* the qdisc dump: links with a clsact or ingress qdisc, filters' only place */
         size_t n_tc, allocated_tc;
-        bool tc_unknown;   /* the qdisc dump failed: every link's filters are dumped */
+        bool tc_unknown; /* the qdisc dump failed: every link's filters are dumped */
 } Collect;
-
-static void parse_xdp(const struct nlattr *nest, uint32_t ids[3]) {
-        const struct nlattr *a;
-
-        mnl_attr_for_each_nested(a, nest) {
-                if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
-                        continue;
-                switch (mnl_attr_get_type(a)) {
-                case IFLA_XDP_SKB_PROG_ID:
-                        ids[0] = mnl_attr_get_u32(a);
-                        break;
-                case IFLA_XDP_DRV_PROG_ID:
-                        ids[1] = mnl_attr_get_u32(a);
-                        break;
-                case IFLA_XDP_HW_PROG_ID:
-                        ids[2] = mnl_attr_get_u32(a);
-                        break;
-                }
-        }
-}
 
 /* One XDP row per mode: a link may run a driver program and a generic one at once. */
 static int add_xdp_rows(Collect *c, const BpfNetdevProg *link, const uint32_t ids[3]) {
@@ -273,24 +253,13 @@ static int add_xdp_rows(Collect *c, const BpfNetdevProg *link, const uint32_t id
         return 0;
 }
 
-static int collect_link(const struct nlmsghdr *nlh, void *userdata) {
-        const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
-        Collect *c = userdata;
-        BpfNetdevProg link = {};
-        uint32_t ids[3] = {};
-        const struct nlattr *a;
-        int *v;
+/* One link of the dump (or of the caller's table): its name, and a row per XDP program it runs. */
+static int collect_one(Collect *c, const LinkInfo *l) {
+        BpfNetdevProg link = { .ifindex = l->ifindex };
         char(*nv)[IF_NAMESIZE];
+        int *v;
 
-        if (nlh->nlmsg_type != RTM_NEWLINK || mnl_nlmsg_get_payload_len(nlh) < sizeof *ifi)
-                return 0;
-        link.ifindex = ifi->ifi_index;
-        mnl_attr_for_each(a, nlh, sizeof *ifi) {
-                if (mnl_attr_get_type(a) == IFLA_IFNAME && mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
-                        snprintf(link.ifname, sizeof link.ifname, "%s", mnl_attr_get_str(a));
-                else if (mnl_attr_get_type(a) == IFLA_XDP)
-                        parse_xdp(a, ids);
-        }
+        snprintf(link.ifname, sizeof link.ifname, "%s", l->name);
         v = reallocarray(c->ifindexes, c->n_links + 1, sizeof *v);
         if (!v)
                 return -ENOMEM;
@@ -301,7 +270,15 @@ static int collect_link(const struct nlmsghdr *nlh, void *userdata) {
         c->names = nv;
         c->ifindexes[c->n_links] = link.ifindex;
         memcpy(c->names[c->n_links++], link.ifname, IF_NAMESIZE);
-        return add_xdp_rows(c, &link, ids);
+        return add_xdp_rows(c, &link, l->xdp_prog);
+}
+
+static int collect_link(const struct nlmsghdr *nlh, void *userdata) {
+        LinkInfo l;
+        int r;
+
+        r = link_info_parse(nlh, &l);
+        return r <= 0 ? 0 : collect_one(userdata, &l);
 }
 
 static void clear_links(void *userdata) {
@@ -476,8 +453,8 @@ static void clear_tc(void *userdata) {
  * dump, not two each. When that dump fails, every link is asked. */
 static void read_tc_qdiscs(NlSocket *rtnl, Collect *c) {
         uint8_t buf[64] = {};
-        struct tcmsg *tcm = nl_message_start(buf, sizeof buf, RTM_GETQDISC, NLM_F_REQUEST | NLM_F_DUMP,
-                                             sizeof(struct tcmsg));
+        struct tcmsg *tcm =
+                nl_message_start(buf, sizeof buf, RTM_GETQDISC, NLM_F_REQUEST | NLM_F_DUMP, sizeof(struct tcmsg));
 
         tcm->tcm_family = AF_UNSPEC;
         c->tc_unknown = nl_dump(rtnl, (struct nlmsghdr *) buf, collect_tc_qdisc, c, clear_tc, NULL) < 0;
@@ -492,18 +469,21 @@ static bool may_have_filters(const Collect *c, int ifindex) {
         return false;
 }
 
-int bpf_netdev_read(NlSocket *rtnl, BpfNetdevTable **ret, char **reterr_msg) {
+int bpf_netdev_read(NlSocket *rtnl, const LinkTable *links, BpfNetdevTable **ret, char **reterr_msg) {
         CLEANUP(bpf_netdev_table_freep) BpfNetdevTable *t = calloc(1, sizeof(BpfNetdevTable));
         Collect c = { .t = t };
         uint8_t buf[64] = {};
-        struct nlmsghdr *nlh;
-        int k;
+        int k = 0;
 
         if (!t)
                 return -ENOMEM;
-        nl_message_start(buf, sizeof buf, RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, sizeof(struct ifinfomsg));
-        nlh = (struct nlmsghdr *) buf;
-        k = nl_dump(rtnl, nlh, collect_link, &c, clear_links, reterr_msg);
+        if (links)
+                for (size_t i = 0; i < links->n && k >= 0; i++)
+                        k = collect_one(&c, &links->links[i]);
+        else {
+                nl_message_start(buf, sizeof buf, RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, sizeof(struct ifinfomsg));
+                k = nl_dump(rtnl, (struct nlmsghdr *) buf, collect_link, &c, clear_links, reterr_msg);
+        }
         if (k >= 0)
                 read_tc_qdiscs(rtnl, &c);
         for (size_t i = 0; k >= 0 && i < c.n_links; i++) {
@@ -540,7 +520,7 @@ static int attachment_state(NlSocket *rtnl, const BpfNetdevProg *p) {
         bool other = false;
         int k;
 
-        k = bpf_netdev_read(rtnl, &now, NULL);
+        k = bpf_netdev_read(rtnl, NULL, &now, NULL);
         if (k < 0)
                 return k;
         for (size_t i = 0; i < now->n; i++) {

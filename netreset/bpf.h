@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "netreset/link.h"
 #include "netreset/nl.h"
 
 /* The kernel keeps 15 bytes of a program's name (BPF_OBJ_NAME_LEN); the full name comes from its BTF,
@@ -51,8 +52,9 @@ typedef struct BpfNetdevTable {
 /* Every BPF tc filter on the clsact ingress and egress hooks of every link, every XDP program (each
  * mode) and every tcx program (ingress, egress; none where the kernel has no tcx) of the namespace
  * rtnl lives in (which must be this process's for tcx and links), with the programs' names and the
- * BPF links that hold them. */
-int bpf_netdev_read(NlSocket *rtnl, BpfNetdevTable **ret, char **reterr_msg);
+ * BPF links that hold them. links: the namespace's links as the caller's dump found them (their
+ * names and XDP programs are taken from it); NULL: dumped here. */
+int bpf_netdev_read(NlSocket *rtnl, const LinkTable *links, BpfNetdevTable **ret, char **reterr_msg);
 BpfNetdevTable *bpf_netdev_table_free(BpfNetdevTable *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(BpfNetdevTable *, bpf_netdev_table_free);
 

@@ -67,6 +67,26 @@ const LinkInfo *link_table_vrf_of(const LinkTable *t, uint32_t table) {
         return NULL;
 }
 
+static void parse_xdp(const struct nlattr *nest, uint32_t ids[3]) {
+        const struct nlattr *a;
+
+        mnl_attr_for_each_nested(a, nest) {
+                if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
+                        continue;
+                switch (mnl_attr_get_type(a)) {
+                case IFLA_XDP_SKB_PROG_ID:
+                        ids[0] = mnl_attr_get_u32(a);
+                        break;
+                case IFLA_XDP_DRV_PROG_ID:
+                        ids[1] = mnl_attr_get_u32(a);
+                        break;
+                case IFLA_XDP_HW_PROG_ID:
+                        ids[2] = mnl_attr_get_u32(a);
+                        break;
+                }
+        }
+}
+
 int link_info_parse(const struct nlmsghdr *nlh, LinkInfo *ret) {
         const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
         bool other_netns = false;
@@ -100,6 +120,9 @@ int link_info_parse(const struct nlmsghdr *nlh, LinkInfo *ret) {
                         break;
                 case IFLA_LINKINFO:
                         parse_linkinfo(a, &l);
+                        break;
+                case IFLA_XDP:
+                        parse_xdp(a, l.xdp_prog);
                         break;
                 default:
                         break;

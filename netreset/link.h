@@ -17,8 +17,9 @@ typedef struct LinkInfo {
         int lower;     /* IFLA_LINK in this namespace: a veth's peer, a vxlan's or macvlan's
                         * lower device; 0 when none or when it lives in another namespace */
         uint32_t group;
-        unsigned flags;     /* IFF_* */
-        uint32_t vrf_table; /* a VRF device's routing table (IFLA_VRF_TABLE), 0 for any other link */
+        unsigned flags;       /* IFF_* */
+        uint32_t vrf_table;   /* a VRF device's routing table (IFLA_VRF_TABLE), 0 for any other link */
+        uint32_t xdp_prog[3]; /* IFLA_XDP: the generic, driver and hardware mode programs' IDs, 0 none */
 } LinkInfo;
 
 typedef struct LinkTable {

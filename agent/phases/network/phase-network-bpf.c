@@ -252,7 +252,7 @@ static int plan_netdev(Plan *plan, const NetworkObservation *o, const Manifest *
         cleanup_free char *extack = NULL;
         int k;
 
-        k = bpf_netdev_read(o->rtnl, &t, &extack);
+        k = bpf_netdev_read(o->rtnl, o->links, &t, &extack);
         if (k < 0)
                 return set_errmsg(reterr, k, "network: cannot list tc filters and XDP programs: %s%s%s", strerror(-k),
                                   extack ? ": " : "", strempty(extack));
