@@ -38,7 +38,7 @@ typedef struct NetnsProc {
 
 struct NetnsProcs {
         NetnsProc *procs; /* sorted by (dev, ino, pid) */
-        size_t n;
+        size_t n, allocated;
 };
 
 int netns_dirs(char ***ret) {
@@ -196,9 +196,23 @@ static int cmp_proc(const void *a, const void *b) {
         return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-static int scan_dir(DIR *d, NetnsProcs *p) {
-        size_t allocated = 0;
+NetnsProcs *netns_procs_new(void) {
+        return calloc(1, sizeof(NetnsProcs));
+}
 
+int netns_procs_add(NetnsProcs *p, dev_t dev, ino_t ino, pid_t pid) {
+        if (GREEDY_REALLOC(p->procs, p->allocated, p->n + 1) < 0)
+                return -ENOMEM;
+        p->procs[p->n++] = (NetnsProc) { dev, ino, pid };
+        return 0;
+}
+
+void netns_procs_seal(NetnsProcs *p) {
+        if (p->n > 0)
+                qsort(p->procs, p->n, sizeof *p->procs, cmp_proc);
+}
+
+static int scan_dir(DIR *d, NetnsProcs *p) {
         FOREACH_DIRENT(de, d) {
                 char path[sizeof de->d_name + 8];
                 struct stat st;
@@ -209,16 +223,15 @@ static int scan_dir(DIR *d, NetnsProcs *p) {
                 /* Processes exit while we look, and kernel threads' links cannot be followed. */
                 if (fstatat(dirfd(d), path, &st, 0) < 0)
                         continue;
-                if (GREEDY_REALLOC(p->procs, allocated, p->n + 1) < 0)
+                if (netns_procs_add(p, st.st_dev, st.st_ino, (pid_t) atoi(de->d_name)) < 0)
                         return -ENOMEM;
-                p->procs[p->n++] = (NetnsProc) { st.st_dev, st.st_ino, (pid_t) atoi(de->d_name) };
         }
         return 0;
 }
 
-/* netreset cannot use the agent's /proc module (agent/os/proc.c: libraries never include agent/), and
- * needs only one stat(2) per process, of /proc/PID/ns/net, which the agent's process table does not
- * hold: so this stays a minimal reader of its own, and proc_dir lets the tests hand it a fake /proc. */
+/* netreset cannot use the agent's /proc module (agent/os/proc.c: libraries never include agent/): a
+ * minimal reader of its own, for tools and tests (proc_dir lets them hand it a fake /proc). The
+ * agent's plan builds the set from the /proc it has read once (netns_procs_new()). */
 int netns_procs_scan(const char *proc_dir, NetnsProcs **ret) {
         cleanup_closedir DIR *d = NULL;
         NetnsProcs *p;
@@ -238,8 +251,7 @@ int netns_procs_scan(const char *proc_dir, NetnsProcs **ret) {
                 netns_procs_free(p);
                 return r;
         }
-        if (p->n > 0)
-                qsort(p->procs, p->n, sizeof *p->procs, cmp_proc);
+        netns_procs_seal(p);
         *ret = p;
         return 0;
 }

@@ -22,6 +22,11 @@ int netns_delete(const char *path, char **reterr_msg);
 /* Every process's network namespace, read once from proc_dir ("/proc") for lookups. */
 typedef struct NetnsProcs NetnsProcs;
 int netns_procs_scan(const char *proc_dir, NetnsProcs **ret);
+/* The same from a /proc the caller has read: an empty set, each process's namespace added, then
+ * sorted once by netns_procs_seal() before any lookup. */
+NetnsProcs *netns_procs_new(void);
+int netns_procs_add(NetnsProcs *p, dev_t dev, ino_t ino, pid_t pid);
+void netns_procs_seal(NetnsProcs *p);
 NetnsProcs *netns_procs_free(NetnsProcs *p);
 
 /* How many processes are inside the namespace bound at path (not following a symlink); the first up

@@ -7,6 +7,7 @@
 
 #include "agent/config/manifest.h"
 #include "agent/os/mountinfo.h"
+#include "agent/os/proc.h"
 #include "time-util.h"
 
 /* What the backup and etcd phases established at act time about this node's etcd member: the
@@ -37,6 +38,10 @@ typedef struct PhaseFacts {
         /* Established by backup (snapshot, db copy) and etcd (left, last voter) at act time; the files
          * phase decides the data directory's fate from all of them (etcd-datadir.h). */
         NodeEtcdFacts etcd;
+        /* /proc as one planning pass saw it: read by the first phase that asks (phase_procs()): the
+         * pods phase looks for kubelet, processes matches its lines, network names who is inside a
+         * namespace. Dropped when the pass ends: acting and verifying read /proc anew. */
+        ProcTable *procs;
 } PhaseFacts;
 
 typedef struct Context {

@@ -63,12 +63,9 @@ static int refresh_mounts(Context *ctx) {
         return 0;
 }
 
-int engine_plan(Context *ctx, const PhaseSelection *sel, Plan *plan, char **reterr) {
-        int r;
+static int engine_plan_phases(Context *ctx, const PhaseSelection *sel, Plan *plan, char **reterr) {
+        int r = 0;
 
-        r = refresh_mounts(ctx);
-        if (r < 0)
-                return set_errmsg(reterr, r, "cannot read /proc/self/mountinfo: %s", strerror(-r));
         for (size_t i = 0; i < sel->n; i++) {
                 const Phase *ph = sel->phases[i];
                 size_t before = plan->n_actions;
@@ -94,6 +91,19 @@ int engine_plan(Context *ctx, const PhaseSelection *sel, Plan *plan, char **rete
                         return r;
         }
         return 0;
+}
+
+int engine_plan(Context *ctx, const PhaseSelection *sel, Plan *plan, char **reterr) {
+        int r;
+
+        r = refresh_mounts(ctx);
+        if (r < 0)
+                return set_errmsg(reterr, r, "cannot read /proc/self/mountinfo: %s", strerror(-r));
+        /* Each pass reads /proc once, when a phase first asks; a later pass reads it anew. */
+        phase_procs_drop(ctx);
+        r = engine_plan_phases(ctx, sel, plan, reterr);
+        phase_procs_drop(ctx);
+        return r;
 }
 
 static bool past_deadline(const Context *ctx) {

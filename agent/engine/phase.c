@@ -34,6 +34,32 @@ void phase_table_done(Context *ctx) {
         ctx->facts.systemd = services_manager_free(ctx->facts.systemd);
         ctx->facts.etcd_data_dir = mfree(ctx->facts.etcd_data_dir);
         ctx->facts.etcd.why = mfree(ctx->facts.etcd.why);
+        phase_procs_drop(ctx);
+}
+
+int phase_procs(Context *ctx, const ProcTable **ret) {
+        ProcTable *t;
+        int r;
+
+        if (!ctx->facts.procs) {
+                t = calloc(1, sizeof(ProcTable));
+                if (!t)
+                        return -ENOMEM;
+                r = proc_table_read(t);
+                if (r < 0) {
+                        free(t);
+                        return r;
+                }
+                ctx->facts.procs = t;
+        }
+        *ret = ctx->facts.procs;
+        return 0;
+}
+
+void phase_procs_drop(Context *ctx) {
+        if (ctx->facts.procs)
+                proc_table_done(ctx->facts.procs);
+        ctx->facts.procs = mfree(ctx->facts.procs);
 }
 
 int phase_systemd(Context *ctx, ServiceManager **ret) {

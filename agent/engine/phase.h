@@ -56,3 +56,8 @@ void phase_table_done(Context *ctx);
 /* systemd as this run reaches it: opened by the first phase that asks (beneath ctx->root), kept in
  * ctx->facts.systemd, then shared, so every phase sees the same manager and its cached unit state. */
 int phase_systemd(Context *ctx, struct ServiceManager **ret);
+
+/* /proc for this planning pass: read by the first phase that asks, then shared (ctx->facts.procs);
+ * phase_procs_drop() at the pass's start and end. -errno when /proc cannot be read. */
+int phase_procs(Context *ctx, const ProcTable **ret);
+void phase_procs_drop(Context *ctx);

@@ -111,6 +111,12 @@ int proc_read(pid_t pid, ProcInfo *ret) {
                 p.root_dev = st.st_dev;
                 p.root_ino = st.st_ino;
         }
+        snprintf(path, sizeof path, "/proc/%d/ns/net", (int) pid);
+        if (stat(path, &st) >= 0) {
+                p.netns_known = true;
+                p.netns_dev = st.st_dev;
+                p.netns_ino = st.st_ino;
+        }
         /* Kernel threads and zombies have no executable: they match nothing. */
         snprintf(path, sizeof path, "/proc/%d/exe", (int) pid);
         l = readlink(path, exe, sizeof exe - 1);
@@ -304,6 +310,16 @@ char *proc_exe_name(pid_t pid) {
         proc_exe_normalise(target, &deleted);
         base = strrchr(target, '/');
         return strdup(base ? base + 1 : target);
+}
+
+const ProcInfo *proc_table_find_exe_name(const ProcTable *t, const char *name) {
+        for (size_t i = 0; i < t->n; i++) {
+                const char *exe = t->procs[i].exe, *base = exe ? strrchr(exe, '/') : NULL;
+
+                if (exe && streq(base ? base + 1 : exe, name))
+                        return &t->procs[i];
+        }
+        return NULL;
 }
 
 int proc_find_exe_name(const char *name, pid_t *ret) {

@@ -19,6 +19,9 @@ typedef struct ProcInfo {
         bool root_known;    /* root_dev/root_ino: its root directory (/proc/PID/root) */
         dev_t root_dev;
         ino_t root_ino;
+        bool netns_known; /* netns_dev/netns_ino: its network namespace (/proc/PID/ns/net) */
+        dev_t netns_dev;
+        ino_t netns_ino;
 } ProcInfo;
 
 typedef struct ProcTable {
@@ -49,6 +52,8 @@ void proc_info_done(ProcInfo *p);
 int proc_table_read(ProcTable *ret);
 void proc_table_done(ProcTable *t);
 const ProcInfo *proc_table_find(const ProcTable *t, pid_t pid);
+/* The first process in the table whose executable's file name is name, or NULL. */
+const ProcInfo *proc_table_find_exe_name(const ProcTable *t, const char *name);
 
 /* The PIDs a reset never signals: 1 (and 0), self, and every ancestor of self as the table shows
  * them. ret is a 0-terminated array. */

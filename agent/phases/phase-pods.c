@@ -554,12 +554,15 @@ static int add_row(Plan *plan, const ActionOps *ops, const char *target, void *d
         return skip ? action_set_skip(a, "%s", skip) : 0;
 }
 
-static int plan_kubelet(Plan *plan) {
+static int plan_kubelet(Context *ctx, Plan *plan) {
+        const ProcTable *procs;
+        const ProcInfo *p;
         char target[64];
-        pid_t pid = 0;
+        pid_t pid;
 
-        if (proc_find_exe_name("kubelet", &pid) <= 0)
+        if (phase_procs(ctx, &procs) < 0 || !(p = proc_table_find_exe_name(procs, "kubelet")))
                 return 0;
+        pid = p->pid;
         log_warning("kubelet is running (PID %d): it must be stopped before the pods phase, or it recreates pods.",
                     (int) pid);
         snprintf(target, sizeof target, "kubelet (PID %d)", (int) pid);
@@ -941,7 +944,7 @@ int phase_pods_plan(Context *ctx, Plan *plan, char **reterr) {
                 return add_row(plan, &no_runtime_ops, "cri", NULL, false,
                                "--root acts on file system state only; --cri-endpoint names a runtime to reset",
                                "no runtime probed beneath --root");
-        r = plan_kubelet(plan);
+        r = plan_kubelet(ctx, plan);
         STRV_FOREACH(e, eps)
                 n++;
         paths = calloc(n + 1, sizeof(char *));

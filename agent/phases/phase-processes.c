@@ -184,7 +184,7 @@ static const ActionOps kill_ops = {
 };
 
 typedef struct ProcScan {
-        ProcTable table;
+        const ProcTable *table; /* the planning pass's /proc (phase_procs()) */
         pid_t *untouchable;
         pid_t *planned; /* 0-terminated: every PID that already has a row */
         size_t n_planned, allocated_planned;
@@ -213,7 +213,6 @@ static const char *display_exe(const ProcScan *s, const ProcInfo *p) {
 }
 
 static void proc_scan_done(ProcScan *s) {
-        proc_table_done(&s->table);
         free(s->untouchable);
         free(s->planned);
 }
@@ -247,9 +246,9 @@ static int add_tree(Plan *plan, ProcScan *s, const ProcInfo *root, const char *r
 
         r = add_kill(plan, s, root, reason, root);
         if (r >= 0)
-                r = proc_descendants(&s->table, root->pid, s->untouchable, &kids, &n);
+                r = proc_descendants(s->table, root->pid, s->untouchable, &kids, &n);
         for (size_t i = 0; r >= 0 && i < n; i++) {
-                const ProcInfo *c = proc_table_find(&s->table, kids[i]);
+                const ProcInfo *c = proc_table_find(s->table, kids[i]);
 
                 if (c && !proc_pid_in(s->planned, c->pid))
                         r = add_kill(plan, s, c, reason, root);
@@ -297,8 +296,8 @@ static int plan_line(Plan *plan, ProcScan *s, const ManifestEntry *e) {
         reason = manifest_entry_reason(e);
         if (!reason)
                 return -ENOMEM;
-        for (size_t i = 0; r >= 0 && i < s->table.n; i++) {
-                const ProcInfo *p = s->table.procs + i;
+        for (size_t i = 0; r >= 0 && i < s->table->n; i++) {
+                const ProcInfo *p = s->table->procs + i;
 
                 if (!proc_exe_matches(e->args[0], node_exe(s, p)) || proc_pid_in(s->planned, p->pid) ||
                     !shim_is_kubernetes(p))
@@ -351,10 +350,10 @@ int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
         s.no_systemd = services_manager_why_absent(m);
         if (fstat(ctx->root_fd, &s.root_st) < 0)
                 return set_errmsg(reterr, negative_errno(), "cannot stat %s: %m", ctx->root);
-        r = proc_table_read(&s.table);
+        r = phase_procs(ctx, &s.table);
         if (r < 0)
                 return set_errmsg(reterr, r, "cannot read /proc: %s", strerror(-r));
-        r = proc_untouchable(&s.table, getpid(), &s.untouchable);
+        r = proc_untouchable(s.table, getpid(), &s.untouchable);
         MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_PROCESS)
                 if (r >= 0)
                         r = plan_line(plan, &s, e);

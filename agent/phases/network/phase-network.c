@@ -204,7 +204,28 @@ static int plan_netns_entry(NetnsPlanner *p, const ManifestEntry *e) {
         return action_set_detail(a, "no network namespace matches");
 }
 
-static int plan_netns(Plan *plan, const Manifest *m, char **reterr) {
+/* Every process's network namespace, from the planning pass's /proc (phase_procs()). */
+static int netns_procs_of(Context *ctx, NetnsProcs **ret) {
+        NetnsProcs *p = NULL;
+        const ProcTable *t;
+        int k;
+
+        k = phase_procs(ctx, &t);
+        if (k >= 0 && !(p = netns_procs_new()))
+                k = -ENOMEM;
+        for (size_t i = 0; k >= 0 && i < t->n; i++)
+                if (t->procs[i].netns_known)
+                        k = netns_procs_add(p, t->procs[i].netns_dev, t->procs[i].netns_ino, t->procs[i].pid);
+        if (k < 0) {
+                netns_procs_free(p);
+                return k;
+        }
+        netns_procs_seal(p);
+        *ret = p;
+        return 0;
+}
+
+static int plan_netns(Context *ctx, Plan *plan, const Manifest *m, char **reterr) {
         NetnsPlanner p = { .plan = plan };
         NetnsProcs *procs = NULL;
         int k;
@@ -213,7 +234,7 @@ static int plan_netns(Plan *plan, const Manifest *m, char **reterr) {
         if (k < 0)
                 return k;
         /* Without /proc the plan cannot name the processes inside; the deletion does not need it. */
-        k = netns_procs_scan("/proc", &procs);
+        k = netns_procs_of(ctx, &procs);
         if (k < 0)
                 log_debug_errno(k, "Cannot scan /proc for network namespaces, ignoring: %m");
         p.procs = procs;
@@ -325,7 +346,7 @@ int phase_network_plan(Context *ctx, Plan *plan, char **reterr) {
                 observation_done(&o);
         }
         if (r >= 0 && manifest_has(m, DIRECTIVE_NETNS, DIRECTIVE_NETNS, DIRECTIVE_NETNS))
-                r = plan_netns(plan, m, reterr);
+                r = plan_netns(ctx, plan, m, reterr);
         /* Last: once the links are gone, nothing on the node makes new entries of these ranges. */
         if (r >= 0 && manifest_has(m, DIRECTIVE_CONNTRACK, DIRECTIVE_CONNTRACK, DIRECTIVE_CONNTRACK))
                 return network_conntrack_plan(ctx, plan, reterr);
