@@ -139,7 +139,22 @@ n_routes=$(bird_routes)
 host_state >"$WORK/host.before"
 assert "fixture: 1,025 links, 200 namespaces, 7 bird routes" test "$n_links:$n_netns:$n_routes" = "1025:200:7"
 
+# A process inside one namespace: the plan names it (from the one /proc table the plan reads).
+inside_ns=$(ls /run/netns | grep '^cni-' | head -n 1)
+ip netns exec "$inside_ns" sleep 300 &
+inside_pid=$!
+for _ in $(seq 50); do [ "$(readlink /proc/$inside_pid/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break; sleep 0.1; done
 "$NODE_RESET" --root "$WORK/root" --manifest "$WORK/m.conf" --phases network --output=json plan >"$WORK/plan.json"
+assert "the plan names the process inside $inside_ns (pid $inside_pid), none in the others" python3 - "$WORK/plan.json" "$inside_ns" "$inside_pid" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = [a for p in r["phases"] for a in p["actions"] if a["kind"] == "netns"]
+mine = [a["detail"] for a in rows if a["target"].endswith("/" + sys.argv[2])]
+others = [a["detail"] for a in rows if not a["target"].endswith("/" + sys.argv[2])]
+sys.exit(not (mine == [f"1 process still inside (pid {sys.argv[3]}): the name goes, the namespace lives on until they exit"]
+              and others and all(d == "no process inside" for d in others)))
+PY
+kill "$inside_pid"; wait "$inside_pid" 2>/dev/null
 rq "$WORK/plan.json" targets link planned >"$WORK/links.planned"
 assert "the plan lists exactly the matching links" cmp -s "$WORK/links.expected" "$WORK/links.planned"
 assert "the plan lists every namespace and route" \
