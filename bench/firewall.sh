@@ -64,7 +64,7 @@ variant_agent() { # BACKEND MODE
 prepare_floor() { # BACKEND MODE
         local v
         if [ "$1" = nft ]; then
-                nft -a list ruleset | awk -v mode="$2" -v re="^(${FW_OWNED_RE//|/|^})" '
+                nft -a list ruleset 2> /dev/null | awk -v mode="$2" -v re="^(${FW_OWNED_RE//|/|^})" '
                         /^table (ip|ip6) (filter|nat|mangle|raw) / { t = $2 " " $3; if (mode == "flush") print "delete table " t; next }
                         /^table / { t = "" }
                         mode != "owned" || t == "" { next }

@@ -111,7 +111,8 @@ prepare_floor() { # root
                 "ip${v}tables-legacy-save" | awk '/^\*/ || /^COMMIT/ { print } /^:[A-Z]+ [A-Z]+ / { print $1 " ACCEPT" }' \
                         > "$WORK/floor.legacy$v"
         done
-        ipset list -n | grep -E '^(KUBE-|cali)' | sed 's/^/destroy /' > "$WORK/floor.ipset"
+        # Newest first: a list:set goes before the sets it holds.
+        ipset list -n | grep -E "^(KUBE-|cali)" | tac | sed "s/^/destroy /" > "$WORK/floor.ipset"
         { for l in $(lines link "$PARITY"); do ip link show "$l" > /dev/null 2>&1 && echo "link set $l group $group"; done
           ip -br link show | awk '$1 ~ /^cali[a-f0-9]/ { sub(/@.*/, "", $1); print "link set " $1 " group '$group'" }'
         } > "$WORK/floor.links"
