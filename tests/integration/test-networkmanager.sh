@@ -29,26 +29,16 @@ for p in network-manager $libs; do
 done
 require_cmd systemd-nspawn busctl dpkg-deb ldconfig chroot
 
-rootfs=$(bash "$TOP/tests/integration/nspawn/build-rootfs.sh" "$WORK/tree"); rc=$?
-[ $rc -eq 77 ] && skip "systemd or dbus is not installed on the host (make deps installs them)"
-[ $rc -eq 0 ] || { echo "FAIL: cannot assemble the nspawn tree"; exit 1; }
-. "$TOP/tests/integration/nspawn/container.sh"
-trap 'nspawn_poweroff; cd /; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
+. "$TOP/tests/integration/nspawn/debs.sh"
 
 # NetworkManager on top of the host's /usr: the packages' /lib goes to usr/lib (the tree's /lib is a
 # link). The device plugins whose libraries the tree lacks (Bluetooth, team, WWAN) are left out;
 # the daemon loads the others, and a container with only lo has no device for any of them.
 x=$WORK/nm
-mkdir -p "$x"
-for d in "${debs[@]}"; do
-        dpkg-deb -x "$d" "$x" || { echo "FAIL: cannot unpack $d"; exit 1; }
-done
+nspawn_debs_tree "$x" "${debs[@]}"
 version=$(dpkg-deb -f "${debs[0]}" Version)
-cp -a "$x/lib/." "$x/usr/lib/"
 rm -f "$x"/usr/lib/*/NetworkManager/*/libnm-device-plugin-{bluetooth,team,wwan}.so "$x"/usr/lib/*/NetworkManager/*/libnm-wwan.so
-mount -t overlay nr-usr -o "ro,lowerdir=$x/usr:/usr" "$rootfs/usr" &&
-        mount -t tmpfs -o mode=0755 nr-usr-local "$rootfs/usr/local" ||
-        { echo "FAIL: cannot lay NetworkManager over the tree's /usr"; exit 1; }
+nspawn_debs_lay "$x"
 # The tree's loader cache, from its own /usr: libndp.so.0 is in the multiarch directory.
 ldconfig -X -r "$rootfs" || { echo "FAIL: ldconfig in the tree"; exit 1; }
 missing=$(chroot "$rootfs" ldd /usr/sbin/NetworkManager | grep 'not found')

@@ -18,20 +18,12 @@ deb=$(ls "$CACHE"/systemd-resolved_*.deb 2> /dev/null | head -n 1)
 [ -n "$deb" ] || skip "no systemd-resolved .deb in $CACHE (tools/install-deps.sh downloads it; the test runs offline)"
 require_cmd systemd-nspawn busctl dpkg-deb
 
-rootfs=$(bash "$TOP/tests/integration/nspawn/build-rootfs.sh" "$WORK/tree"); rc=$?
-[ $rc -eq 77 ] && skip "systemd or dbus is not installed on the host (make deps installs them)"
-[ $rc -eq 0 ] || { echo "FAIL: cannot assemble the nspawn tree"; exit 1; }
-. "$TOP/tests/integration/nspawn/container.sh"
-trap 'nspawn_poweroff; cd /; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
+. "$TOP/tests/integration/nspawn/debs.sh"
 
-# resolved on top of the host's /usr: the package's /lib goes to usr/lib (the tree's /lib is a link).
+# resolved on top of the host's /usr.
 x=$WORK/resolved
-mkdir -p "$x" "$WORK/ov/up" "$WORK/ov/work"
-dpkg-deb -x "$deb" "$x" || { echo "FAIL: cannot unpack $deb"; exit 1; }
-cp -a "$x/lib/." "$x/usr/lib/"
-mount -t overlay nr-usr -o "ro,lowerdir=$x/usr:/usr" "$rootfs/usr" &&
-        mount -t tmpfs -o mode=0755 nr-usr-local "$rootfs/usr/local" ||
-        { echo "FAIL: cannot lay resolved over the tree's /usr"; exit 1; }
+nspawn_debs_tree "$x" "$deb"
+nspawn_debs_lay "$x"
 # build-rootfs.sh masks resolved (the host's /usr has none): this tree has one.
 rm -f "$rootfs/etc/systemd/system/systemd-resolved.service"
 mkdir -p "$rootfs/etc/systemd/resolved.conf.d"

@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Sourced (after lib.sh) by the tests that run a Debian package's daemon in a booted nspawn tree
+# (test-resolver.sh, test-networkmanager.sh): the tree, the packages unpacked, then laid over the
+# tree's /usr, and the cleanup. The packages are never installed on the host.
+
+# nspawn_debs_tree DIR DEB...: the tree in $rootfs (skips without systemd or dbus), container.sh
+# sourced, the cleanup trap set, the packages unpacked into DIR with their /lib copied to usr/lib
+# (the tree's /lib is a link to usr/lib).
+nspawn_debs_tree() {
+        local dir=$1 d rc
+        shift
+        rootfs=$(bash "$TOP/tests/integration/nspawn/build-rootfs.sh" "$WORK/tree"); rc=$?
+        [ $rc -eq 77 ] && skip "systemd or dbus is not installed on the host (make deps installs them)"
+        [ $rc -eq 0 ] || { echo "FAIL: cannot assemble the nspawn tree"; exit 1; }
+        . "$TOP/tests/integration/nspawn/container.sh"
+        trap 'nspawn_poweroff; cd /; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
+        mkdir -p "$dir"
+        for d in "$@"; do
+                dpkg-deb -x "$d" "$dir" || { echo "FAIL: cannot unpack $d"; exit 1; }
+        done
+        cp -a "$dir/lib/." "$dir/usr/lib/"
+}
+
+# nspawn_debs_lay DIR: DIR's usr over the tree's /usr (read-only, the host's beneath), and an empty
+# /usr/local.
+nspawn_debs_lay() {
+        mount -t overlay nr-usr -o "ro,lowerdir=$1/usr:/usr" "$rootfs/usr" &&
+                mount -t tmpfs -o mode=0755 nr-usr-local "$rootfs/usr/local" ||
+                { echo "FAIL: cannot lay the packages over the tree's /usr"; exit 1; }
+}
