@@ -105,16 +105,29 @@ static void prog_btf_name(int fd, const struct bpf_prog_info *info, char *name, 
         btf__free(btf);
 }
 
-int bpf_prog_name(uint32_t prog_id, char name[static BPF_PROG_NAME_MAX]) {
-        struct bpf_prog_info info = {};
-        uint32_t len = sizeof info;
+/* The program's fd (*ret_fd, the caller closes it) and its info, by ID: -ENOENT when it is gone. */
+static int prog_info_by_id(uint32_t prog_id, int *ret_fd, struct bpf_prog_info *ret_info) {
+        uint32_t len = sizeof *ret_info;
         cleanup_close int fd = -EBADF;
 
+        *ret_info = (struct bpf_prog_info) {};
         fd = bpf_prog_get_fd_by_id(prog_id);
         if (fd < 0)
                 return errno == ENOENT ? -ENOENT : -errno;
-        if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+        if (bpf_obj_get_info_by_fd(fd, ret_info, &len) < 0)
                 return -errno;
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int bpf_prog_name(uint32_t prog_id, char name[static BPF_PROG_NAME_MAX]) {
+        struct bpf_prog_info info;
+        cleanup_close int fd = -EBADF;
+        int r;
+
+        r = prog_info_by_id(prog_id, &fd, &info);
+        if (r < 0)
+                return r;
         memcpy(name, info.name, sizeof info.name);
         name[sizeof info.name - 1] = 0;
         if (strlen(name) == sizeof info.name - 1)
@@ -123,16 +136,15 @@ int bpf_prog_name(uint32_t prog_id, char name[static BPF_PROG_NAME_MAX]) {
 }
 
 int bpf_prog_map_ids(uint32_t prog_id, uint32_t **ret, size_t *ret_n) {
-        struct bpf_prog_info info = {};
-        uint32_t len = sizeof info, n;
+        struct bpf_prog_info info;
+        uint32_t len, n;
         cleanup_free uint32_t *ids = NULL;
         cleanup_close int fd = -EBADF;
+        int r;
 
-        fd = bpf_prog_get_fd_by_id(prog_id);
-        if (fd < 0)
-                return errno == ENOENT ? -ENOENT : -errno;
-        if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
-                return -errno;
+        r = prog_info_by_id(prog_id, &fd, &info);
+        if (r < 0)
+                return r;
         n = info.nr_map_ids;
         if (n > 0) {
                 ids = calloc(n, sizeof *ids);
