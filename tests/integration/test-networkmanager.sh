@@ -29,7 +29,7 @@ for p in network-manager $libs; do
 done
 require_cmd systemd-nspawn busctl dpkg-deb ldconfig chroot
 
-. "$TOP/tests/integration/nspawn/debs.sh"
+. "$TOP/tests/integration/nspawn/tree.sh"
 
 # NetworkManager on top of the host's /usr: the packages' /lib goes to usr/lib (the tree's /lib is a
 # link). The device plugins whose libraries the tree lacks (Bluetooth, team, WWAN) are left out;

@@ -34,10 +34,8 @@ mkleaf worker1 ca "/O=system:nodes/CN=system:node:worker-1" "extendedKeyUsage=cl
         { echo "FAIL: cannot make the test PKI with openssl"; exit 1; }
 
 # --- The container --------------------------------------------------------------------------------
-rootfs=$(bash "$TOP/tests/integration/nspawn/build-rootfs.sh" "$WORK/tree"); rc=$?
-[ $rc -eq 77 ] && skip "systemd or dbus is not installed on the host (make deps installs them)"
-[ $rc -eq 0 ] || { echo "FAIL: cannot assemble the nspawn tree"; exit 1; }
-. "$TOP/tests/integration/nspawn/container.sh"
+. "$TOP/tests/integration/nspawn/tree.sh"
+nspawn_tree
 servers=()
 trap 'kill "${servers[@]}" 2>/dev/null; wait "${servers[@]}" 2>/dev/null; nspawn_poweroff; cd /; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
 

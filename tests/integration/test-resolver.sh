@@ -18,7 +18,7 @@ deb=$(ls "$CACHE"/systemd-resolved_*.deb 2> /dev/null | head -n 1)
 [ -n "$deb" ] || skip "no systemd-resolved .deb in $CACHE (tools/install-deps.sh downloads it; the test runs offline)"
 require_cmd systemd-nspawn busctl dpkg-deb
 
-. "$TOP/tests/integration/nspawn/debs.sh"
+. "$TOP/tests/integration/nspawn/tree.sh"
 
 # resolved on top of the host's /usr.
 x=$WORK/resolved

@@ -175,11 +175,8 @@ assert "... every unit line skipped with the reason" jq_ "$WORK/nobus.json" \
         "len(actions(r)) == 12 and all(a['result'] == 'skipped' and 'cannot connect to the system bus at unix:path=$WORK/nowhere' in a['message'] for a in actions(r))"
 
 # ---- a real systemd ------------------------------------------------------------------------------
-rootfs=$(bash "$TOP/tests/integration/nspawn/build-rootfs.sh" "$WORK/tree"); rc=$?
-[ $rc -eq 77 ] && skip "systemd or dbus is not installed on the host (make deps installs them)"
-[ $rc -eq 0 ] || { echo "FAIL: cannot assemble the nspawn tree"; exit 1; }
-. "$TOP/tests/integration/nspawn/container.sh"
-trap 'nspawn_poweroff; cd /; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
+. "$TOP/tests/integration/nspawn/tree.sh"
+nspawn_tree
 
 mkdir -p "$WORK/c/systemd/system"
 sed 's/Description=.*/Description=crio stand-in, a runtime unit in \/run/' "$UNITS/k3s-agent.service" \

@@ -1,19 +1,27 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Sourced (after lib.sh) by the tests that run a Debian package's daemon in a booted nspawn tree
-# (test-resolver.sh, test-networkmanager.sh): the tree, the packages unpacked, then laid over the
-# tree's /usr, and the cleanup. The packages are never installed on the host.
+# Sourced (after lib.sh) by the tests that boot a real systemd in an nspawn tree (test-services.sh,
+# test-orphan-units.sh, and with a Debian package's daemon laid over it, test-resolver.sh and
+# test-networkmanager.sh): the tree, the cleanup, the packages. A package is never installed on the
+# host.
 
-# nspawn_debs_tree DIR DEB...: the tree in $rootfs (skips without systemd or dbus), container.sh
-# sourced, the cleanup trap set, the packages unpacked into DIR with their /lib copied to usr/lib
-# (the tree's /lib is a link to usr/lib).
-nspawn_debs_tree() {
-        local dir=$1 d rc
-        shift
+# nspawn_tree: the tree in $rootfs (skips without systemd or dbus), container.sh sourced, and the
+# cleanup trap set (a test with more to clean up sets its own, calling nspawn_poweroff first).
+nspawn_tree() {
+        local rc
+
         rootfs=$(bash "$TOP/tests/integration/nspawn/build-rootfs.sh" "$WORK/tree"); rc=$?
         [ $rc -eq 77 ] && skip "systemd or dbus is not installed on the host (make deps installs them)"
         [ $rc -eq 0 ] || { echo "FAIL: cannot assemble the nspawn tree"; exit 1; }
         . "$TOP/tests/integration/nspawn/container.sh"
         trap 'nspawn_poweroff; cd /; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
+}
+
+# nspawn_debs_tree DIR DEB...: nspawn_tree, and the packages unpacked into DIR with their /lib
+# copied to usr/lib (the tree's /lib is a link to usr/lib).
+nspawn_debs_tree() {
+        local dir=$1 d
+        shift
+        nspawn_tree
         mkdir -p "$dir"
         for d in "$@"; do
                 dpkg-deb -x "$d" "$dir" || { echo "FAIL: cannot unpack $d"; exit 1; }
