@@ -342,7 +342,7 @@ static void test_no_systemd_plan(void **state) {
         assert_non_null(strstr(a->skip_reason, "systemd not running: cannot connect to the system bus at "
                                                "unix:path=/nonexistent/node-reset-test"));
         assert_non_null(find(p, "daemon-reload", "systemd")->skip_reason);
-        services_manager_free(ctx.facts.systemd);
+        phase_table_done(&ctx); /* the systemd connection and the planning pass's /proc */
         assert_int_equal(unsetenv("DBUS_SYSTEM_BUS_ADDRESS"), 0);
 }
 
@@ -370,7 +370,7 @@ static void test_self_is_guarded(void **state) {
         assert_non_null(a);
         assert_false(a->present);
         assert_string_equal(a->skip_reason, "node-reset itself");
-        services_manager_free(ctx.facts.systemd);
+        phase_table_done(&ctx); /* the systemd connection and the planning pass's /proc */
         close(ctx.root_fd);
         assert_int_equal(unsetenv("DBUS_SYSTEM_BUS_ADDRESS"), 0);
 }
@@ -406,7 +406,7 @@ static void other_root(const char *dir, pid_t child) {
         assert_false(p->actions[0]->present);
         assert_string_equal(p->actions[0]->target, "/kubelet");
         assert_string_equal(p->actions[0]->detail, "nothing runs it");
-        services_manager_free(ctx.facts.systemd);
+        phase_table_done(&ctx); /* the systemd connection and the planning pass's /proc */
         close(ctx.root_fd);
 }
 
@@ -459,7 +459,7 @@ static void test_kill_child(void **state) {
         assert_string_equal(a->message, "exited on SIGTERM");
         assert_int_equal(waitpid(child, &status, 0), child);
         assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
-        services_manager_free(ctx.facts.systemd);
+        phase_table_done(&ctx); /* the systemd connection and the planning pass's /proc */
         close(ctx.root_fd);
         assert_int_equal(unsetenv("DBUS_SYSTEM_BUS_ADDRESS"), 0);
         assert_int_equal(unlink(exe), 0);
