@@ -358,6 +358,12 @@ int xt_table_observe(int family, const char *table, const FwClass *cls, FwMode m
                 xt_table_free(t);
                 return r;
         }
+        /* Only flush mode commits what it observed (xt_table_reset()); owned mode reads the table
+         * again under the lock, and the next table's read reuses this copy's memory. */
+        if (mode != FW_MODE_FLUSH) {
+                t->ops->free(t->h);
+                t->h = NULL;
+        }
         *ret = t;
         return 0;
 }
