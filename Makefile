@@ -250,7 +250,7 @@ $(O)/bench/%: bench/%.c
 	@$(if $(Q),$(SAY) "  BENCH   $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(shell $(PKG_CONFIG) --libs libnftnl libmnl)
 
-bench: $(O)/node-reset $(O)/bench/nft-batch
+bench: $(O)/node-reset $(O)/bench/nft-batch $(O)/bench/plan-floor
 	$(Q)for b in bench/*.sh; do O=$(O) $$b || exit 1; done
 
 analyze:

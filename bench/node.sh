@@ -13,6 +13,9 @@
 # through the CRI (crictl in kubespray, gRPC in node-reset) is bench/pods.sh's subject; without it,
 # CNI DEL never runs, so the pods' veths and namespaces are left to what each reset does itself.
 # (c) the floor: the same end state by the bare kernel and file-system operations (prepare_floor).
+# Before (b), outside its clock: node-reset's plan of the same node, beside the plan's floor
+# (bench/plan-floor.c: the same kernel reads, answers dropped unparsed), and, with PLAN_BASE set to
+# another node-reset binary (an older build), that binary's plan, in the same trial.
 # Prints both residues side by side (what each leaves that the other removes), the medians of
 # BENCH_TRIALS (3) interleaved trials, the ratio kubespray / node-reset and node-reset / floor.
 set -u
@@ -27,6 +30,31 @@ TRIALS=${BENCH_TRIALS:-3}
 SIZE=${SIZE:-}
 
 ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+
+# A command's wall time in ms (bash's clock: no process of its own around it), its output dropped.
+wall_ms() {
+        local t0=$EPOCHREALTIME t1
+        "$@" > /dev/null 2>&1 || { echo "bench/node.sh: '$*' failed" >&2; return 1; }
+        t1=$EPOCHREALTIME
+        echo $(((${t1/./} - ${t0/./}) / 1000))
+}
+
+# The plans of the built node, each variant once, in an order that turns with the trial.
+time_plans() { # root
+        local r=$1 v ms vs=(plan planfloor)
+        [ -n "${PLAN_BASE:-}" ] && vs+=(planbase)
+        [ $(($(wc -l < "$OUT/agent.ms" 2> /dev/null || echo 0) % 2)) -eq 1 ] && vs=($(printf '%s\n' "${vs[@]}" | tac))
+        for v in "${vs[@]}"; do
+                case $v in
+                plan) ms=$(wall_ms "$NODE_RESET" --root "$r" --profile kubespray --with-runtime=containerd \
+                        --phases mounts,firewall,network,files -o json plan) ;;
+                planbase) ms=$(wall_ms "$PLAN_BASE" --root "$r" --profile kubespray --with-runtime=containerd \
+                        --phases mounts,firewall,network,files -o json plan) ;;
+                planfloor) ms=$(wall_ms "$O/bench/plan-floor") ;;
+                esac || return 1
+                echo "$ms" >> "$OUT/$v.ms"
+        done
+}
 
 # The lines of a manifest with one directive, literal paths only.
 lines() { awk -v d="$1" '$1 == d && $2 !~ /[*?[]/ { print $2 }' "$2"; }
@@ -153,6 +181,7 @@ trial() { # variant
         mkdir -p "$root"
         build_node "$root" || { echo "cannot build the node" >&2; exit 1; }
         [ "$1" = floor ] && prepare_floor "$root"
+        if [ "$1" = agent ]; then time_plans "$root" || exit 1; fi
         t0=$(date +%s%N)
         "variant_$1" "$root"
         ms=$(ms_since "$t0")
@@ -169,7 +198,9 @@ if [ -n "${NR_BENCH_TRIAL:-}" ]; then
 fi
 
 [ "$(id -u)" -eq 0 ] || { echo "bench/node.sh: needs root for private namespaces" >&2; exit 77; }
-[ -x "$NODE_RESET" ] && [ -x "$O/bench/nft-batch" ] || { echo "bench/node.sh: make bench builds $NODE_RESET and $O/bench/nft-batch" >&2; exit 1; }
+[ -x "$NODE_RESET" ] && [ -x "$O/bench/nft-batch" ] && [ -x "$O/bench/plan-floor" ] ||
+        { echo "bench/node.sh: make bench builds $NODE_RESET, $O/bench/nft-batch and $O/bench/plan-floor" >&2; exit 1; }
+[ -z "${PLAN_BASE:-}" ] || [ -x "$PLAN_BASE" ] || { echo "bench/node.sh: PLAN_BASE=$PLAN_BASE is not a program" >&2; exit 1; }
 for c in iptables-nft-restore iptables-legacy-restore ipset python3 findmnt; do
         command -v "$c" > /dev/null 2>&1 || { echo "bench/node.sh: '$c' is not installed" >&2; exit 77; }
 done
@@ -187,7 +218,7 @@ for _ in $(seq "$TRIALS"); do
 done
 
 python3 - "$OUT" <<'EOF'
-import collections, sys
+import collections, os, sys
 out = sys.argv[1]
 res = {v: set(open(f"{out}/{v}.residue").read().split("\n")) - {""} for v in ("kubespray", "agent")}
 import statistics
@@ -242,6 +273,14 @@ except (OSError, ValueError, KeyError):
 print(f"\ntime ratio kubespray / node-reset: {ms['kubespray'] / max(ms['agent'], 1):.1f}x (target >= 5)")
 print(f"floor (the bare operations, see prepare_floor): {ms['floor']:.0f} ms; node-reset / floor: "
       f"{ms['agent'] / max(ms['floor'], 1):.2f}x (target <= 1.5)")
+plan = {v: statistics.median(int(x) for x in open(f"{out}/{v}.ms").read().split())
+        for v in ("plan", "planfloor", "planbase") if os.path.exists(f"{out}/{v}.ms")}
+print(f"plan of the node (before the reset, not on its clock): node-reset {plan['plan']:.0f} ms, its floor "
+      f"(bench/plan-floor.c: the same kernel reads, one thread, nothing parsed) {plan['planfloor']:.0f} ms: "
+      f"{plan['plan'] / max(plan['planfloor'], 1):.2f}x")
+if "planbase" in plan:
+    print(f"plan of PLAN_BASE ({os.environ.get('PLAN_BASE')}): {plan['planbase']:.0f} ms; node-reset / it: "
+          f"{plan['plan'] / max(plan['planbase'], 1):.2f} (target <= 0.33)")
 print("node-reset's residue a strict subset of kubespray's:", "yes" if not only_a and only_k else
       "yes, but for what it keeps on purpose" if not unexplained and only_k else "NO (see the list above)")
 EOF
