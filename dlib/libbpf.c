@@ -19,6 +19,7 @@
         X(int, bpf_obj_get_info_by_fd, (int bpf_fd, void *info, __u32 *info_len), (bpf_fd, info, info_len), -1) \
         X(int, bpf_prog_detach2, (int prog_fd, int attachable_fd, enum bpf_attach_type type), (prog_fd, attachable_fd, type), -1) \
         X(int, bpf_prog_get_fd_by_id, (__u32 id), (id), -1) \
+        X(int, bpf_prog_get_next_id, (__u32 start_id, __u32 *next_id), (start_id, next_id), -1) \
         X(int, bpf_prog_query, (int target_fd, enum bpf_attach_type type, __u32 query_flags, __u32 *attach_flags, __u32 *prog_ids, __u32 *prog_cnt), (target_fd, type, query_flags, attach_flags, prog_ids, prog_cnt), -1) \
         V(void, btf__free, (struct btf *btf), (btf), ) \
         X(struct btf *, btf__load_from_kernel_by_id, (__u32 id), (id), NULL) \

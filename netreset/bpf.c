@@ -3,7 +3,8 @@
 
 /* libbpf is used for a handful of calls only, all in this file so that the library can later be
  * opened at run time: bpf_prog_get_fd_by_id, bpf_obj_get_info_by_fd, bpf_prog_query and
- * bpf_prog_detach2, bpf_link_get_next_id, bpf_link_get_fd_by_id and bpf_link_detach (thin wrappers
+ * bpf_prog_detach2, bpf_prog_get_next_id, bpf_link_get_next_id, bpf_link_get_fd_by_id and
+ * bpf_link_detach (thin wrappers
  * of bpf(2), all in libbpf 0.2 and later), and btf__load_from_kernel_by_id, btf__type_by_id,
  * btf__name_by_offset, btf__free for a program's full name, bpf_obj_get to read what a pin holds;
  * nothing loads or attaches. tc filters
@@ -428,10 +429,30 @@ static void mark_netdev_link(const LinkDev *l, void *userdata) {
                         t->progs[i].link_id = l->id;
 }
 
+/* Whether a loaded program, in any namespace, is one tcx can hold (SCHED_CLS): without one no link
+ * holds a tcx program, and a node's thousand veths need not be asked twice each. true also when
+ * the programs cannot be listed (no CAP_SYS_ADMIN over the kernel's IDs): then every link is. */
+static bool tcx_possible(void) {
+        uint32_t id = 0;
+
+        while (bpf_prog_get_next_id(id, &id) == 0) {
+                struct bpf_prog_info info;
+                cleanup_close int fd = -EBADF;
+                int r = prog_info_by_id(id, &fd, &info);
+
+                if (r == -ENOENT) /* unloaded since it was listed */
+                        continue;
+                if (r < 0 || info.type == BPF_PROG_TYPE_SCHED_CLS)
+                        return true;
+        }
+        return errno != ENOENT;
+}
+
 static int read_tcx(BpfNetdevTable *t, const Collect *c) {
+        size_t n = c->n_links > 0 && tcx_possible() ? c->n_links : 0;
         int k = 0;
 
-        for (size_t i = 0; k >= 0 && i < c->n_links; i++) {
+        for (size_t i = 0; k >= 0 && i < n; i++) {
                 k = add_tcx_rows(t, c->ifindexes[i], c->names[i], BPF_HOOK_TCX_INGRESS);
                 if (k >= 0)
                         k = add_tcx_rows(t, c->ifindexes[i], c->names[i], BPF_HOOK_TCX_EGRESS);
