@@ -481,7 +481,9 @@ static void legacy_reset_tables(Action **actions, size_t n) {
         while (fam[0].n < n && ((TableData *) items[fam[0].n].action->data)->family != AF_INET6)
                 fam[0].n++;
         fam[1] = (LegacyFamilyReset) { .items = items + fam[0].n, .n = n - fam[0].n };
-        parallel_each(legacy_family_reset, fam, 2, sizeof(LegacyFamilyReset));
+        /* A family with no table to reset gets no thread. */
+        parallel_each(legacy_family_reset, fam + (fam[0].n == 0), (fam[0].n > 0) + (fam[1].n > 0),
+                      sizeof(LegacyFamilyReset));
         for (size_t i = 0; i < n; i++) {
                 if (items[i].r < 0)
                         action_recordf(items[i].action, items[i].r, "%s", items[i].msg ?: strerror(-items[i].r));
@@ -618,7 +620,9 @@ static int plan_legacy(Plan *plan, const Settings *s, char **reterr) {
         for (size_t i = 0; i < ELEMENTSOF(fam) && r >= 0; i++)
                 r = legacy_family_prepare(plan, &fam[i], reterr);
         if (r >= 0) {
-                parallel_each(legacy_family_read, fam, ELEMENTSOF(fam), sizeof(LegacyFamilyRead));
+                /* A family the kernel lists no table of gets no thread. */
+                parallel_each(legacy_family_read, fam + !fam[0].xt, !!fam[0].xt + !!fam[1].xt,
+                              sizeof(LegacyFamilyRead));
                 for (size_t i = 0; i < ELEMENTSOF(fam) && r >= 0; i++)
                         if (fam[i].r < 0)
                                 r = set_errmsg(reterr, fam[i].r, "%s", fam[i].err ?: strerror(-fam[i].r));
