@@ -4,13 +4,12 @@
 /* libbpf is used for a handful of calls only, all in this file so that the library can later be
  * opened at run time: bpf_prog_get_fd_by_id, bpf_obj_get_info_by_fd, bpf_prog_query and
  * bpf_prog_detach2, bpf_prog_get_next_id, bpf_link_get_next_id, bpf_link_get_fd_by_id and
- * bpf_link_detach (thin wrappers
- * of bpf(2), all in libbpf 0.2 and later), and btf__load_from_kernel_by_id, btf__type_by_id,
- * btf__name_by_offset, btf__free for a program's full name, bpf_obj_get to read what a pin holds;
- * nothing loads or attaches. tc filters
- * and XDP go over rtnetlink, as iproute2 does, because that is where they are attached; tcx (Linux
- * 6.6) is queried with bpf_prog_query on the ifindex, which libbpf 1.1's bpf_prog_query_opts would
- * do alike (its options predate tcx's link ids, which the link walk below supplies). */
+ * bpf_link_detach (thin wrappers of bpf(2), all in libbpf 0.2 and later), and
+ * btf__load_from_kernel_by_id, btf__type_by_id, btf__name_by_offset, btf__free for a program's full
+ * name, bpf_obj_get to read what a pin holds; nothing loads or attaches. tc filters and XDP go over
+ * rtnetlink, as iproute2 does, because that is where they are attached; tcx (Linux 6.6) is queried
+ * with bpf_prog_query on the ifindex, which libbpf 1.1's bpf_prog_query_opts would do alike (its
+ * options predate tcx's link ids, which the link walk below supplies). */
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
