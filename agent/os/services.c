@@ -553,22 +553,24 @@ void services_stop_many(ServiceManager *m, UnitStop *stops, size_t n, uint64_t t
                 stop_wait_all(m, &w);
 }
 
-int services_restart(ServiceManager *m, const char *unit, uint64_t timeout_usec, uint64_t deadline_usec,
-                     char **ret_msg) {
-        UnitStop u = { .unit = unit, .job = UNIT_JOB_RESTART };
+/* One unit's job, queued and waited for as services_stop_many() does. */
+static int one_job(ServiceManager *m, const char *unit, UnitJob job, uint64_t timeout_usec, uint64_t deadline_usec,
+                   char **ret_msg) {
+        UnitStop u = { .unit = unit, .job = job };
 
         services_stop_many(m, &u, 1, timeout_usec, deadline_usec);
         *ret_msg = u.message;
         return u.result;
 }
 
+int services_restart(ServiceManager *m, const char *unit, uint64_t timeout_usec, uint64_t deadline_usec,
+                     char **ret_msg) {
+        return one_job(m, unit, UNIT_JOB_RESTART, timeout_usec, deadline_usec, ret_msg);
+}
+
 int services_reload_unit(ServiceManager *m, const char *unit, uint64_t timeout_usec, uint64_t deadline_usec,
                          char **ret_msg) {
-        UnitStop u = { .unit = unit, .job = UNIT_JOB_RELOAD };
-
-        services_stop_many(m, &u, 1, timeout_usec, deadline_usec);
-        *ret_msg = u.message;
-        return u.result;
+        return one_job(m, unit, UNIT_JOB_RELOAD, timeout_usec, deadline_usec, ret_msg);
 }
 
 int services_networkmanager_reload(ServiceManager *m, const char *root, char **reterr_msg) {
