@@ -49,8 +49,8 @@ int rule_info_parse(const struct nlmsghdr *nlh, RuleInfo *ret);
 /* What makes a rule someone's: the CNI's own rule shape. A rule matches only when it looks up table
  * with no iif, oif, destination or other selector and the same "not" flag; when mask != 0, with
  * exactly this fwmark/mask and no source prefix; when priority != 0, at that priority. A shape without
- * a mark (kube-router's tables) accepts a source prefix (its pod CIDR) and any mark (its per-service
- * DSR marks), never "not". */
+ * a mark (kube-router's tables) accepts a source prefix (its pod CIDR: the caller checks that it
+ * lies in the cluster's ranges) and any mark (its per-service DSR marks), never "not". */
 typedef struct RuleMatch {
         uint32_t table;
         uint32_t fwmark;
