@@ -677,21 +677,32 @@ static int proxy_mode_from_file(int root_fd, const char *path, Detection *d) {
         return r;
 }
 
-/* The ConfigMap kubelet projected into the kube-proxy pod is on disk on every kubeadm-built node. */
-static int proxy_mode_from_pods(int root_fd, Detection *d) {
-        cleanup_strv char **pods = NULL;
+int detect_kube_proxy_configmaps(int root_fd, char ***ret) {
+        cleanup_strv char **pods = NULL, **l = NULL;
         int r;
 
+        *ret = NULL;
         r = fileio_list_beneath(root_fd, "/var/lib/kubelet/pods", "*", &pods);
-        STRV_FOREACH(p, pods) {
-                cleanup_free char *path = strprintf(
-                        "/var/lib/kubelet/pods/%s/volumes/kubernetes.io~configmap/kube-proxy/config.conf", *p);
-
-                if (!path)
-                        return -ENOMEM;
+        STRV_FOREACH(p, pods)
                 if (r >= 0)
-                        r = proxy_mode_from_file(root_fd, path, d);
-        }
+                        r = strv_consume(&l, strprintf("/var/lib/kubelet/pods/%s/volumes/kubernetes.io~configmap/"
+                                                       "kube-proxy/config.conf",
+                                                       *p));
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+/* The ConfigMap kubelet projected into the kube-proxy pod is on disk on every kubeadm-built node. */
+static int proxy_mode_from_pods(int root_fd, Detection *d) {
+        cleanup_strv char **paths = NULL;
+        int r;
+
+        r = detect_kube_proxy_configmaps(root_fd, &paths);
+        STRV_FOREACH(p, paths)
+                if (r >= 0)
+                        r = proxy_mode_from_file(root_fd, *p, d);
         return r;
 }
 

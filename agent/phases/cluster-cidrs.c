@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <yaml.h>
 
+#include "agent/config/detect.h"
 #include "agent/config/envfile.h"
 #include "agent/config/yaml-util.h"
 #include "agent/os/fileio.h"
@@ -214,19 +215,13 @@ static int kube_proxy_config(Reader *rd, yaml_node_t *root) {
 /* The ConfigMap kubeadm (and kubespray) give kube-proxy, as kubelet projects it into its pod's
  * volume: the one copy of kube-proxy's configuration on the node's disk. */
 static int kube_proxy_pods(int root_fd, ClusterCidrs *out) {
-        cleanup_strv char **pods = NULL;
+        cleanup_strv char **paths = NULL;
         int r;
 
-        r = fileio_list_beneath(root_fd, "/var/lib/kubelet/pods", "*", &pods);
-        STRV_FOREACH(p, pods) {
-                cleanup_free char *path = strprintf(
-                        "/var/lib/kubelet/pods/%s/volumes/kubernetes.io~configmap/kube-proxy/config.conf", *p);
-
-                if (!path)
-                        return -ENOMEM;
+        r = detect_kube_proxy_configmaps(root_fd, &paths);
+        STRV_FOREACH(p, paths)
                 if (r >= 0)
-                        r = read_yaml(root_fd, path, out, kube_proxy_config);
-        }
+                        r = read_yaml(root_fd, *p, out, kube_proxy_config);
         return r;
 }
 
