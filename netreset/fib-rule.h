@@ -19,7 +19,7 @@ typedef struct RuleInfo {
         uint32_t fwmark;
         uint32_t fwmask; /* 0xffffffff when the rule gave no mask */
         uint8_t src_len, dst_len;
-        uint8_t src[16], dst[16]; /* FRA_SRC, FRA_DST: the "from" and "to" prefixes' addresses */
+        uint8_t src[16], dst[16];                /* FRA_SRC, FRA_DST: the "from" and "to" prefixes' addresses */
         char iif[IF_NAMESIZE], oif[IF_NAMESIZE]; /* FRA_IIFNAME, FRA_OIFNAME; "" when none */
         bool has_other;       /* anything else: a selector or modifier this code does not read (tos, a flag
                                * but "not", l3mdev, uid range, ip_proto, ports, tun_id, realms, goto,

@@ -200,7 +200,7 @@ static const uint8_t dscp_rule_golden[] = {
         0x4c, 0x00, 0x00, 0x00, 0x20, 0x00, 0x02, 0x00, 0x02, 0x00, 0x00, 0x00, 0xfb, 0x31, 0x00, 0x00, /* nlmsghdr */
         0x02, 0x00, 0x00, 0x00, 0x4d, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, /* fib_rule_hdr: inet, table 77 */
         0x08, 0x00, 0x0f, 0x00, 0x4d, 0x00, 0x00, 0x00, /* FRA_TABLE 77 */
-        0x08, 0x00, 0x0e, 0x00, 0xff, 0xff, 0xff, 0xff, /* FRA_SUPPRESS_PREFIXLEN -1 */
+        0x08, 0x00, 0x0e, 0x00, 0xff, 0xff, 0xff, 0xff,                         /* FRA_SUPPRESS_PREFIXLEN -1 */
         0x05, 0x00, 0x15, 0x00, 0x00, 0x00, 0x00, 0x00, /* FRA_PROTOCOL unspec */
         0x08, 0x00, 0x06, 0x00, 0xc8, 0x00, 0x00, 0x00, /* FRA_PRIORITY 200 */
         0x05, 0x00, 0x19, 0x00, 0x2e, 0x00, 0x00, 0x00, /* FRA_DSCP 46 */
@@ -430,14 +430,16 @@ static void test_vrf_table_not_cnis(void **state) {
         assert_int_equal(rule_info_parse(build_rule(rbuf, AF_INET, 2004, 9, true, false), &rule), 0);
         assert_int_equal(manifest_parse_string(m, "t", "rule-table 2004 0x200/0xf00\n", NULL, &err), 0);
 
-        assert_int_equal(network_rule_guard_view(&(NetworkObservation) { .rules = &rules, .routes = &routes, .links = &none },
-                                                 m, &view),
-                         0);
+        assert_int_equal(
+                network_rule_guard_view(&(NetworkObservation) { .rules = &rules, .routes = &routes, .links = &none }, m,
+                                        &view),
+                0);
         assert_int_equal(view.n, 0); /* cilium's table: not the guard's business */
         free(view.routes);
-        assert_int_equal(network_rule_guard_view(&(NetworkObservation) { .rules = &rules, .routes = &routes, .links = &links },
-                                                 m, &view),
-                         0);
+        assert_int_equal(
+                network_rule_guard_view(&(NetworkObservation) { .rules = &rules, .routes = &routes, .links = &links },
+                                        m, &view),
+                0);
         assert_int_equal(view.n, 1); /* the VRF's table: guarded like the host's own */
         free(view.routes);
         rule_info_done(&rule);
@@ -480,9 +482,11 @@ static void test_rule_source_in_ranges(void **state) {
         assert_int_equal(ct_prefix_parse("10.96.0.0/12", &ranges[1]), 0);
         assert_int_equal(manifest_parse_string(m, "t", "rule-table 77\n", NULL, &err), 0);
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                NetworkObservation o = {
-                        .rules = &rules, .routes = &routes, .links = &none, .ranges = ranges, .n_ranges = cases[i].n_ranges
-                };
+                NetworkObservation o = { .rules = &rules,
+                                         .routes = &routes,
+                                         .links = &none,
+                                         .ranges = ranges,
+                                         .n_ranges = cases[i].n_ranges };
                 RouteTable view = {};
                 uint8_t buf[256] = {};
 

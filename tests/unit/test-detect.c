@@ -510,7 +510,8 @@ static void test_cluster_cidrs_loaded_conf_only(void **state) {
             "\"host-local\",\"ranges\":[[{\"subnet\":\"10.244.0.0/16\"}]]}}]}");
         put("/etc/cni/net.d/20-lan.conf", "{\"cniVersion\":\"0.4.0\",\"name\":\"lan\",\"type\":\"macvlan\",\"ipam\":"
                                           "{\"type\":\"host-local\",\"subnet\":\"192.168.77.0/24\"}}");
-        put("/var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--node-ip=192.0.2.5 --pod-cidr=10.60.0.0/24\"\n");
+        put("/var/lib/kubelet/kubeadm-flags.env",
+            "KUBELET_KUBEADM_ARGS=\"--node-ip=192.0.2.5 --pod-cidr=10.60.0.0/24\"\n");
         put("/var/lib/kubelet/pods/p1/volumes/kubernetes.io~configmap/kube-proxy/config.conf",
             "kind: KubeProxyConfiguration\nclusterCIDR: 10.50.0.0/16\n");
         put("/var/lib/kubelet/pods/p2/volumes/kubernetes.io~configmap/kube-proxy/config.conf",
