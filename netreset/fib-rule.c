@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Policy routing rules: one dump per family, matching by table and mark, deletion by echo. */
+/* Policy routing rules: one dump per family, parsing by an allow-list, matching by table and mark, deletion by echo. */
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <libmnl/libmnl.h>
 #include <linux/fib_rules.h>
@@ -46,35 +47,25 @@ int rule_info_copy(const RuleInfo *src, RuleInfo *ret) {
         return 0;
 }
 
-static void parse_name(const struct nlattr *a, char *ret) {
-        if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
-                snprintf(ret, IF_NAMESIZE, "%s", mnl_attr_get_str(a));
+static bool parse_name(const struct nlattr *a, char *ret) {
+        if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) < 0 || mnl_attr_get_payload_len(a) > IF_NAMESIZE)
+                return false;
+        snprintf(ret, IF_NAMESIZE, "%s", mnl_attr_get_str(a));
+        return true;
 }
 
-static void parse_attr(const struct nlattr *a, RuleInfo *r) {
-        switch (mnl_attr_get_type(a)) {
-        case FRA_IIFNAME:
-                return parse_name(a, r->iif);
-        case FRA_OIFNAME:
-                return parse_name(a, r->oif);
-        case FRA_FLOW:
-        case FRA_L3MDEV:
-        case FRA_UID_RANGE:
-        case FRA_IP_PROTO:
-        case FRA_SPORT_RANGE:
-        case FRA_DPORT_RANGE:
-        case FRA_TUN_ID:
-                r->has_other = true;
-                return;
-        case FRA_SUPPRESS_PREFIXLEN:
-        case FRA_SUPPRESS_IFGROUP:
-                /* Always dumped; -1 means unset. */
-                if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0 && mnl_attr_get_u32(a) != UINT32_MAX)
-                        r->has_other = true;
-                return;
-        }
+static bool parse_addr(const struct nlattr *a, int family, uint8_t *ret) {
+        size_t n = family == AF_INET ? 4 : 16;
+
+        if (mnl_attr_get_payload_len(a) != n)
+                return false;
+        memcpy(ret, mnl_attr_get_payload(a), n);
+        return true;
+}
+
+static bool parse_u32_attr(const struct nlattr *a, RuleInfo *r) {
         if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
-                return;
+                return false;
         switch (mnl_attr_get_type(a)) {
         case FRA_TABLE:
                 r->table = mnl_attr_get_u32(a);
@@ -87,15 +78,63 @@ static void parse_attr(const struct nlattr *a, RuleInfo *r) {
                 r->has_mark = true;
                 break;
         case FRA_FWMASK:
+                /* A mask alone ("fwmark 0/0xf00") still selects: the bits must be clear. */
                 r->fwmask = mnl_attr_get_u32(a);
+                r->has_mark = true;
                 break;
         }
+        return true;
+}
+
+/* The allow-list: the attributes this code reads, and true when a is one of them and readable. Any
+ * other attribute - a selector it does not compare (uid range, ports, realms, l3mdev, tun_id), an
+ * action's detail (goto) or what a newer kernel adds (FRA_DSCP in 6.13, the flow label, the port
+ * and DSCP masks) - is false: a rule that selects by what is not read is never taken for a CNI's. */
+static bool parse_attr(const struct nlattr *a, RuleInfo *r, unsigned *seen) {
+        uint16_t type = mnl_attr_get_type(a);
+
+        if (type < 32)
+                *seen |= 1U << type;
+        switch (type) {
+        case FRA_IIFNAME:
+                return parse_name(a, r->iif);
+        case FRA_OIFNAME:
+                return parse_name(a, r->oif);
+        case FRA_SRC:
+                return parse_addr(a, r->family, r->src);
+        case FRA_DST:
+                return parse_addr(a, r->family, r->dst);
+        case FRA_TABLE:
+        case FRA_PRIORITY:
+        case FRA_FWMARK:
+        case FRA_FWMASK:
+                return parse_u32_attr(a, r);
+        case FRA_SUPPRESS_PREFIXLEN:
+        case FRA_SUPPRESS_IFGROUP:
+                /* Always dumped; -1 means unset. */
+                return mnl_attr_validate(a, MNL_TYPE_U32) >= 0 && mnl_attr_get_u32(a) == UINT32_MAX;
+        case FRA_PROTOCOL: /* who added the rule ("proto boot"): no selector */
+        case FRA_PAD:
+                return true;
+        }
+        return false;
+}
+
+/* The header's selectors: a prefix length the family cannot have, a prefix without its address, a
+ * tos, or a flag other than "not" (goto's unresolved, a detached iif or oif, a newer kernel's). */
+static bool header_understood(const struct fib_rule_hdr *frh, unsigned seen) {
+        unsigned max = frh->family == AF_INET ? 32 : 128;
+
+        if (frh->src_len > max || frh->dst_len > max || frh->tos != 0 || (frh->flags & ~FIB_RULE_INVERT))
+                return false;
+        return (frh->src_len == 0 || (seen & (1U << FRA_SRC))) && (frh->dst_len == 0 || (seen & (1U << FRA_DST)));
 }
 
 int rule_info_parse(const struct nlmsghdr *nlh, RuleInfo *ret) {
         const struct fib_rule_hdr *frh = mnl_nlmsg_get_payload(nlh);
         const struct nlattr *a;
         RuleInfo r = { .fwmask = UINT32_MAX };
+        unsigned seen = 0;
 
         if (nlh->nlmsg_type != RTM_NEWRULE || mnl_nlmsg_get_payload_len(nlh) < sizeof *frh ||
             (frh->family != AF_INET && frh->family != AF_INET6))
@@ -106,10 +145,12 @@ int rule_info_parse(const struct nlmsghdr *nlh, RuleInfo *ret) {
         r.table = frh->table;
         r.src_len = frh->src_len;
         r.dst_len = frh->dst_len;
-        r.has_other = frh->tos != 0;
         mnl_attr_for_each(a, nlh, sizeof *frh) {
-                parse_attr(a, &r);
+                if (!parse_attr(a, &r, &seen))
+                        r.has_other = true;
         }
+        if (!header_understood(frh, seen))
+                r.has_other = true;
         if (!r.has_mark)
                 r.fwmask = 0;
         r.msg = malloc(nlh->nlmsg_len);
@@ -193,11 +234,23 @@ bool rule_same(const RuleInfo *a, const RuleInfo *b) {
         return a->family == b->family && a->priority == b->priority && a->table == b->table && a->action == b->action &&
                a->invert == b->invert && a->has_mark == b->has_mark && a->fwmark == b->fwmark &&
                a->fwmask == b->fwmask && a->src_len == b->src_len && a->dst_len == b->dst_len &&
+               memcmp(a->src, b->src, sizeof a->src) == 0 && memcmp(a->dst, b->dst, sizeof a->dst) == 0 &&
                streq(a->iif, b->iif) && streq(a->oif, b->oif) && a->has_other == b->has_other;
 }
 
+/* " from 10.244.0.0/24", or "" when len is 0. */
+static void prefix_format(char *buf, size_t size, const char *word, int family, const uint8_t *addr, uint8_t len) {
+        char a[INET6_ADDRSTRLEN] = "?";
+
+        *buf = 0;
+        if (len == 0)
+                return;
+        (void) inet_ntop(family, addr, a, sizeof a);
+        snprintf(buf, size, " %s %s/%u", word, a, len);
+}
+
 char *rule_to_string(const RuleInfo *r) {
-        char mark[48] = "", table[32];
+        char mark[48] = "", table[32], from[64], to[64];
 
         if (r->has_mark)
                 snprintf(mark, sizeof mark, " %sfwmark 0x%x/0x%x", r->invert ? "not " : "", r->fwmark, r->fwmask);
@@ -205,10 +258,12 @@ char *rule_to_string(const RuleInfo *r) {
                 snprintf(table, sizeof table, "lookup %u", r->table);
         else
                 snprintf(table, sizeof table, "action %u", r->action);
-        return strprintf("%s pref %u%s%s%s%s%s%s%s %s", r->family == AF_INET ? "ipv4" : "ipv6", r->priority,
-                         r->invert && !r->has_mark ? " not" : "", mark,
-                         r->src_len || r->dst_len || r->has_other ? " (with a selector)" : "",
-                         isempty(r->iif) ? "" : " iif ", r->iif, isempty(r->oif) ? "" : " oif ", r->oif, table);
+        prefix_format(from, sizeof from, "from", r->family, r->src, r->src_len);
+        prefix_format(to, sizeof to, "to", r->family, r->dst, r->dst_len);
+        return strprintf("%s pref %u%s%s%s%s%s%s%s%s%s %s", r->family == AF_INET ? "ipv4" : "ipv6", r->priority,
+                         r->invert && !r->has_mark ? " not" : "", from, to, mark,
+                         r->has_other ? " (with a selector)" : "", isempty(r->iif) ? "" : " iif ", r->iif,
+                         isempty(r->oif) ? "" : " oif ", r->oif, table);
 }
 
 /* The kernel matches a delete against every attribute given, so the dumped message itself names

@@ -19,9 +19,12 @@ typedef struct RuleInfo {
         uint32_t fwmark;
         uint32_t fwmask; /* 0xffffffff when the rule gave no mask */
         uint8_t src_len, dst_len;
+        uint8_t src[16], dst[16];                /* FRA_SRC, FRA_DST: the "from" and "to" prefixes' addresses */
         char iif[IF_NAMESIZE], oif[IF_NAMESIZE]; /* FRA_IIFNAME, FRA_OIFNAME; "" when none */
-        bool has_other;       /* any other selector or modifier: tos, l3mdev, uid range, ip_proto, ports, tun_id,
-                               * suppress_prefixlen/ifgroup */
+        bool has_other;       /* anything else: a selector or modifier this code does not read (tos, a flag
+                               * but "not", l3mdev, uid range, ip_proto, ports, tun_id, realms, goto,
+                               * suppress_prefixlen/ifgroup, dscp, flow label, port masks), an attribute it
+                               * does not know (a newer kernel's) or one it cannot read */
         struct nlmsghdr *msg; /* the message as dumped: echoed back to delete exactly this rule */
 } RuleInfo;
 
@@ -38,14 +41,16 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(RuleTable *, rule_table_free);
 void rule_info_done(RuleInfo *r);
 int rule_info_copy(const RuleInfo *src, RuleInfo *ret);
 
-/* Parse one RTM_NEWRULE message (exposed for tests). -EBADMSG when it is not a rule of either family. */
+/* Parse one RTM_NEWRULE message (exposed for tests). -EBADMSG when it is not a rule of either family.
+ * Only the attributes listed in fib-rule.c are read; any other sets has_other, so a selector this code
+ * does not understand can never make a rule look like a CNI's. */
 int rule_info_parse(const struct nlmsghdr *nlh, RuleInfo *ret);
 
 /* What makes a rule someone's: the CNI's own rule shape. A rule matches only when it looks up table
  * with no iif, oif, destination or other selector and the same "not" flag; when mask != 0, with
  * exactly this fwmark/mask and no source prefix; when priority != 0, at that priority. A shape without
- * a mark (kube-router's tables) accepts a source prefix (its pod CIDR) and any mark (its per-service
- * DSR marks), never "not". */
+ * a mark (kube-router's tables) accepts a source prefix (its pod CIDR: the caller checks that it
+ * lies in the cluster's ranges) and any mark (its per-service DSR marks), never "not". */
 typedef struct RuleMatch {
         uint32_t table;
         uint32_t fwmark;

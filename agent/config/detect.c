@@ -423,36 +423,6 @@ static int detect_runtime(int root_fd, Detection *d) {
         return 0;
 }
 
-/* The names in node directory dir matching glob, sorted; an unreadable directory has none. A NULL
- * glob: every name, dot files included. */
-static int dir_list(int root_fd, const char *dir, const char *glob, char ***ret) {
-        cleanup_strv char **l = NULL;
-        struct dirent *de;
-        DIR *dp;
-        int fd, r = 0;
-
-        *ret = NULL;
-        fd = chaseat(root_fd, dir, 0, O_RDONLY | O_DIRECTORY, NULL, NULL);
-        if (fd < 0)
-                return 0;
-        dp = fdopendir(fd);
-        if (!dp) {
-                (void) close_nointr(fd);
-                return 0;
-        }
-        while (r >= 0 && (de = readdir(dp)))
-                if (glob ? de->d_name[0] != '.' && fnmatch(glob, de->d_name, FNM_PERIOD) == 0
-                         : !streq(de->d_name, ".") && !streq(de->d_name, ".."))
-                        r = strv_extend(&l, de->d_name);
-        closedir(dp);
-        if (r < 0)
-                return r;
-        if (l)
-                qsort(l, strv_length(l), sizeof(char *), strcmp_ptr);
-        *ret = TAKE_PTR(l);
-        return 0;
-}
-
 static const char *const cni_dirs[] = { "/etc/cni/net.d", "/var/lib/rancher/k3s/agent/etc/cni/net.d" };
 
 /* The conf dir kubelet's runtime is configured with, when its configuration names one: containerd's
@@ -473,7 +443,7 @@ static int cni_runtime_dir(int root_fd, const Detection *d, char **ret) {
         if (is_crio) {
                 cleanup_strv char **names = NULL;
 
-                r = dir_list(root_fd, "/etc/crio/crio.conf.d", "*", &names);
+                r = fileio_list_beneath(root_fd, "/etc/crio/crio.conf.d", "*", &names);
                 STRV_FOREACH(n, names)
                         if (r >= 0)
                                 r = strv_consume(&files, strprintf("/etc/crio/crio.conf.d/%s", *n));
@@ -536,7 +506,7 @@ static int cni_from_config(int root_fd, Detection *d) {
 
                 if (r < 0 || d->cni.value)
                         break;
-                r = dir_list(root_fd, *dir, NULL, &names);
+                r = fileio_list_beneath(root_fd, *dir, NULL, &names);
                 STRV_FOREACH(n, names) {
                         cleanup_free char *path = NULL;
 
@@ -631,7 +601,7 @@ static int cni_from_paths(int root_fd, Detection *d, char ***seen) {
 
                 if (!m->dir || (!m->glob && !node_exists(root_fd, m->dir)))
                         continue;
-                if (m->glob && ((r = dir_list(root_fd, m->dir, m->glob, &names)) < 0 || !names))
+                if (m->glob && ((r = fileio_list_beneath(root_fd, m->dir, m->glob, &names)) < 0 || !names))
                         continue;
                 where = names ? strprintf("%s/%s", m->dir, names[0]) : strdup(m->dir);
                 r = where ? cni_mark_seen(d, seen, m, where) : -ENOMEM;
@@ -707,21 +677,32 @@ static int proxy_mode_from_file(int root_fd, const char *path, Detection *d) {
         return r;
 }
 
-/* The ConfigMap kubelet projected into the kube-proxy pod is on disk on every kubeadm-built node. */
-static int proxy_mode_from_pods(int root_fd, Detection *d) {
-        cleanup_strv char **pods = NULL;
+int detect_kube_proxy_configmaps(int root_fd, char ***ret) {
+        cleanup_strv char **pods = NULL, **l = NULL;
         int r;
 
-        r = dir_list(root_fd, "/var/lib/kubelet/pods", "*", &pods);
-        STRV_FOREACH(p, pods) {
-                cleanup_free char *path = strprintf(
-                        "/var/lib/kubelet/pods/%s/volumes/kubernetes.io~configmap/kube-proxy/config.conf", *p);
-
-                if (!path)
-                        return -ENOMEM;
+        *ret = NULL;
+        r = fileio_list_beneath(root_fd, "/var/lib/kubelet/pods", "*", &pods);
+        STRV_FOREACH(p, pods)
                 if (r >= 0)
-                        r = proxy_mode_from_file(root_fd, path, d);
-        }
+                        r = strv_consume(&l, strprintf("/var/lib/kubelet/pods/%s/volumes/kubernetes.io~configmap/"
+                                                       "kube-proxy/config.conf",
+                                                       *p));
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+/* The ConfigMap kubelet projected into the kube-proxy pod is on disk on every kubeadm-built node. */
+static int proxy_mode_from_pods(int root_fd, Detection *d) {
+        cleanup_strv char **paths = NULL;
+        int r;
+
+        r = detect_kube_proxy_configmaps(root_fd, &paths);
+        STRV_FOREACH(p, paths)
+                if (r >= 0)
+                        r = proxy_mode_from_file(root_fd, *p, d);
         return r;
 }
 
@@ -915,7 +896,7 @@ static int detect_kubeconfigs(int root_fd, Detection *d) {
                 d->cluster_server = TAKE_PTR(admin);
         if (!d->cluster_server)
                 return 0;
-        r = dir_list(root_fd, "/root/.kube", "*", &names);
+        r = fileio_list_beneath(root_fd, "/root/.kube", "*", &names);
         STRV_FOREACH(n, names) {
                 cleanup_free char *path = strprintf("/root/.kube/%s", *n), *server = NULL;
 

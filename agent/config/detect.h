@@ -55,6 +55,11 @@ Installer installer_from_string(const char *s);
 int detect_node(int root_fd, bool live, Detection *ret);
 void detection_done(Detection *d);
 
+/* The node paths where kubelet projects kube-proxy's ConfigMap (config.conf) into each pod's volume
+ * beneath root_fd: kubeadm's and kubespray's kube-proxy configuration on the node's disk. Whether a
+ * path exists is the reader's to find. NULL when there is no pod; -ENOMEM. */
+int detect_kube_proxy_configmaps(int root_fd, char ***ret);
+
 /* Does a containerd shim's command line (NUL-separated, as /proc/PID/cmdline) serve the k8s.io
  * namespace, the one the CRI plugin (and so kubelet) uses? Docker's shims serve "moby". */
 bool detect_shim_cmdline_is_kubernetes(const char *cmdline, size_t size);

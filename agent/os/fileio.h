@@ -17,6 +17,11 @@ int fileio_read_beneath(int root_fd, const char *path, size_t max, char **ret, s
  * here all go through this. */
 int fileio_read_regular(int fd, size_t max, char **ret, size_t *ret_size, struct stat *ret_st);
 
+/* The names in the directory dir beneath root_fd (resolved as chaseat() does) matching glob, sorted
+ * by byte order (NULL when there are none); an unreadable directory has none. A NULL glob: every name,
+ * dot files included. 0 or -ENOMEM. */
+int fileio_list_beneath(int root_fd, const char *dir, const char *glob, char ***ret);
+
 /* Read a whole file by its own path (a host path: --report-header-file, --report-cacert). */
 int fileio_read_file(const char *path, size_t max, char **ret, size_t *ret_size);
 

@@ -3,19 +3,20 @@
  * (YAML for the manifests and kubeadm's and kubelet's configurations, JSON - a YAML subset - for the CNI
  * configuration): what the conntrack flush and the rejoin check look for. */
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
-#include <unistd.h>
+#include <stdlib.h>
 #include <yaml.h>
 
+#include "agent/config/detect.h"
+#include "agent/config/envfile.h"
 #include "agent/config/yaml-util.h"
 #include "agent/os/fileio.h"
 #include "agent/phases/cluster-cidrs.h"
+#include "agent/phases/node-addresses.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "strv.h"
 
 #define CONFIG_MAX (4U << 20)
 
@@ -71,12 +72,6 @@ static int add_list(Reader *rd, CidrKind kind, const char *list, const char *wha
                 p += strspn(p, ",");
         }
         return r;
-}
-
-static bool has_suffix(const char *s, const char *suffix) {
-        size_t a = strlen(s), b = strlen(suffix);
-
-        return a >= b && streq(s + a - b, suffix);
 }
 
 /* ---- YAML documents ---- */
@@ -207,32 +202,45 @@ static int cni_config(Reader *rd, yaml_node_t *root) {
         return ipam_walk(rd, root, false, 0);
 }
 
-static int cni_dir(int root_fd, ClusterCidrs *out) {
-        struct dirent **names = NULL;
-        char dir[PATH_MAX];
-        int n, r = 0, fd;
+/* kube-proxy's own configuration: KubeProxyConfiguration's clusterCIDR ("" when kube-proxy is told
+ * none), the range it treats as the pods'. */
+static int kube_proxy_config(Reader *rd, yaml_node_t *root) {
+        const char *kind = yaml_scalar_of(yaml_map_get(rd->doc, root, "kind"));
 
-        fd = openat(root_fd, "etc/cni/net.d", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
+        if (!kind || !streq(kind, "KubeProxyConfiguration"))
                 return 0;
-        snprintf(dir, sizeof dir, "/proc/self/fd/%d", fd);
-        n = scandir(dir, &names, NULL, alphasort);
-        for (int k = 0; k < n; k++) {
-                const char *name = names[k]->d_name;
-                char path[PATH_MAX];
+        return add_list(rd, CIDR_POD, yaml_scalar_of(yaml_map_get(rd->doc, root, "clusterCIDR")), "clusterCIDR");
+}
 
-                if (r >= 0 && name[0] != '.' && (has_suffix(name, ".conf") || has_suffix(name, ".conflist"))) {
-                        snprintf(path, sizeof path, "/etc/cni/net.d/%s", name);
-                        r = read_yaml(root_fd, path, out, cni_config);
-                }
-                free(names[k]);
-        }
-        free(names);
-        close(fd);
+/* The ConfigMap kubeadm (and kubespray) give kube-proxy, as kubelet projects it into its pod's
+ * volume: the one copy of kube-proxy's configuration on the node's disk. */
+static int kube_proxy_pods(int root_fd, ClusterCidrs *out) {
+        cleanup_strv char **paths = NULL;
+        int r;
+
+        r = detect_kube_proxy_configmaps(root_fd, &paths);
+        STRV_FOREACH(p, paths)
+                if (r >= 0)
+                        r = read_yaml(root_fd, *p, out, kube_proxy_config);
         return r;
 }
 
-int cluster_cidrs_read(int root_fd, ClusterCidrs *ret) {
+/* kubelet's --pod-cidr flag, from the environment files its units read (kubeadm-flags.env, ...). */
+static int kubelet_flags(int root_fd, ClusterCidrs *out) {
+        int r = 0;
+
+        for (size_t i = 0; node_kubelet_env_files[i] && r >= 0; i++) {
+                cleanup_strv char **argv = NULL;
+                Reader rd = { .out = out, .path = node_kubelet_env_files[i] };
+
+                r = node_kubelet_argv(root_fd, node_kubelet_env_files[i], &argv);
+                if (r > 0)
+                        r = add_list(&rd, CIDR_POD, argv_flag(argv, "pod-cidr"), "--pod-cidr");
+        }
+        return r;
+}
+
+int cluster_cidrs_read(int root_fd, const char *cni_config_path, ClusterCidrs *ret) {
         static const struct {
                 const char *path;
                 DocFn fn;
@@ -241,6 +249,8 @@ int cluster_cidrs_read(int root_fd, ClusterCidrs *ret) {
                 { "/etc/kubernetes/manifests/kube-apiserver.yaml", static_pod },
                 { "/etc/kubernetes/kubeadm-config.yaml", kubeadm_config },
                 { "/var/lib/kubelet/config.yaml", kubelet_config },
+                { "/var/lib/kube-proxy/config.conf", kube_proxy_config },
+                { "/var/lib/kube-proxy/kube-proxy-config.yaml", kube_proxy_config },
         };
         ClusterCidrs c = {};
         int r = 0;
@@ -248,11 +258,31 @@ int cluster_cidrs_read(int root_fd, ClusterCidrs *ret) {
         for (size_t i = 0; i < ELEMENTSOF(files) && r >= 0; i++)
                 r = read_yaml(root_fd, files[i].path, &c, files[i].fn);
         if (r >= 0)
-                r = cni_dir(root_fd, &c);
+                r = kubelet_flags(root_fd, &c);
+        if (r >= 0)
+                r = kube_proxy_pods(root_fd, &c);
+        /* The one configuration the runtime loads, never every file of its directory: a second
+         * file there (a macvlan network naming the host's LAN) is no pod's. */
+        if (r >= 0 && cni_config_path)
+                r = read_yaml(root_fd, cni_config_path, &c, cni_config);
         if (r < 0) {
                 cluster_cidrs_done(&c);
                 return r;
         }
         *ret = c;
+        return 0;
+}
+
+int cluster_cidrs_prefixes(const ClusterCidrs *c, CtPrefix **ret, size_t *ret_n) {
+        CtPrefix *v = calloc(c->n + 1, sizeof *v);
+        size_t n = 0;
+
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n; i++)
+                if (ct_prefix_parse(c->items[i].cidr, &v[n]) >= 0)
+                        n++;
+        *ret = v;
+        *ret_n = n;
         return 0;
 }

@@ -58,19 +58,22 @@ static int add_list(NodeAddresses *l, const char *list, const char *what, const 
         return r;
 }
 
+const char *const node_kubelet_env_files[] = { "/var/lib/kubelet/kubeadm-flags.env", "/etc/default/kubelet",
+                                               "/etc/sysconfig/kubelet", "/etc/kubernetes/kubelet.env", NULL };
+
 /* kubelet's flags from an environment file its unit reads: each KUBELET_*ARGS value split at blanks,
  * as systemd expands an unbraced $VAR in ExecStart=, in the order kubeadm's drop-in names them. */
-static int read_kubelet_env(int root_fd, const char *path, NodeAddresses *l) {
+int node_kubelet_argv(int root_fd, const char *path, char ***ret) {
         static const char *const names[] = { "KUBELET_KUBEADM_ARGS", "KUBELET_EXTRA_ARGS", "KUBELET_ARGS",
                                              "KUBELET_ADDRESS" };
         cleanup_free char *text = NULL;
         cleanup_strv char **pairs = NULL, **argv = NULL;
-        const char *ip;
         size_t size;
 
+        *ret = NULL;
         if (fileio_read_beneath(root_fd, path, NODE_FILE_MAX, &text, &size) < 0 ||
             env_file_parse(text, size, &pairs, NULL) < 0)
-                return 0; /* no file, or not an environment file: it names no address */
+                return 0; /* no file, or not an environment file: it names nothing */
         if (strv_extend(&argv, "kubelet") < 0)
                 return -ENOMEM;
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
@@ -85,6 +88,18 @@ static int read_kubelet_env(int root_fd, const char *path, NodeAddresses *l) {
                         if (strv_extend(&argv, *w) < 0)
                                 return -ENOMEM;
         }
+        *ret = TAKE_PTR(argv);
+        return 1;
+}
+
+static int read_kubelet_env(int root_fd, const char *path, NodeAddresses *l) {
+        cleanup_strv char **argv = NULL;
+        const char *ip;
+        int r;
+
+        r = node_kubelet_argv(root_fd, path, &argv);
+        if (r <= 0)
+                return r;
         ip = argv_flag(argv, "node-ip");
         return ip ? add_list(l, ip, "kubelet's --node-ip", path) : 0;
 }
@@ -172,15 +187,13 @@ static int read_apiserver(int root_fd, NodeAddresses *l) {
 }
 
 int node_addresses_read(int root_fd, NodeAddresses *ret) {
-        static const char *const env_files[] = { "/var/lib/kubelet/kubeadm-flags.env", "/etc/default/kubelet",
-                                                 "/etc/sysconfig/kubelet", "/etc/kubernetes/kubelet.env" };
         static const char *const kubeadm_files[] = { "/etc/kubernetes/kubeadm-config.yaml",
                                                      "/etc/kubernetes/kubeadm.yaml" };
         NodeAddresses l = {};
         int r = 0;
 
-        for (size_t i = 0; i < ELEMENTSOF(env_files) && r >= 0; i++)
-                r = read_kubelet_env(root_fd, env_files[i], &l);
+        for (size_t i = 0; node_kubelet_env_files[i] && r >= 0; i++)
+                r = read_kubelet_env(root_fd, node_kubelet_env_files[i], &l);
         if (r >= 0)
                 r = read_apiserver(root_fd, &l);
         for (size_t i = 0; i < ELEMENTSOF(kubeadm_files) && r >= 0; i++)

@@ -24,6 +24,13 @@ typedef struct NodeAddresses {
 int node_addresses_read(int root_fd, NodeAddresses *ret);
 void node_addresses_done(NodeAddresses *l);
 
+/* The environment files kubelet's units read (kubeadm's, Debian's, Red Hat's, kubespray's), NULL-terminated. */
+extern const char *const node_kubelet_env_files[];
+/* kubelet's command line from one of them ("kubelet" first, then the KUBELET_*ARGS values split as
+ * systemd splits an unbraced $VAR): 1 with it, 0 when there is no such file or it is no environment
+ * file, -ENOMEM. */
+int node_kubelet_argv(int root_fd, const char *path, char ***ret);
+
 /* The source that names addr as the node's own, or NULL. */
 const char *node_addresses_find(const NodeAddresses *l, int family, const uint8_t *addr);
 

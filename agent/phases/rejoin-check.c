@@ -331,7 +331,7 @@ int rejoin_prepare(const Context *ctx, Rejoin *ret) {
         Rejoin r = {};
         int q;
 
-        q = cluster_cidrs_read(ctx->root_fd, &r.cidrs);
+        q = cluster_cidrs_read(ctx->root_fd, ctx->cni_config, &r.cidrs);
         if (q >= 0)
                 q = cni_keep_find(ctx, &r.keep);
         if (q < 0) {

@@ -184,7 +184,9 @@ rq() { python3 "$WORK/report.py" "$@"; }
 # The shipped manifest's BPF and policy routing lines, and cilium's links.
 grep -E '^(bpf-|rule-table |link cilium_)' "$TOP/manifests/default.conf" >"$WORK/m.conf"
 write_report_py
-mkdir -p "$WORK/root"
+# The tree names the pod range kube-router's "from 10.244.0.0/24" rule must lie in (kubelet's podCIDR).
+mkdir -p "$WORK/root/var/lib/kubelet"
+printf 'kind: KubeletConfiguration\npodCIDR: 10.244.0.0/16\n' >"$WORK/root/var/lib/kubelet/config.yaml"
 ATTACH=$O/tests/bpf-attach
 [ -x "$ATTACH" ] || { echo "FAIL: $ATTACH is not built"; exit 1; }
 # tcx needs Linux >= 6.6: without it the tcx part is left out, said so, and the rest runs.

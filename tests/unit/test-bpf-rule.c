@@ -19,6 +19,7 @@
 #include "agent/phases/network/phase-network-rule.h"
 #include "macro.h"
 #include "netreset/bpf.h"
+#include "netreset/conntrack.h"
 #include "netreset/fib-rule.h"
 #include "string-util.h"
 
@@ -193,6 +194,92 @@ static void test_rule_parse_selectors(void **state) {
         rule_info_done(&r);
 }
 
+/* "dscp 46 lookup 77" (pref 200) exactly as Linux 6.18 dumps it: FRA_DSCP (25) and FRA_DSCP_MASK (30),
+ * which this code does not read, follow the attributes it does. */
+static const uint8_t dscp_rule_golden[] = {
+        0x4c, 0x00, 0x00, 0x00, 0x20, 0x00, 0x02, 0x00, 0x02, 0x00, 0x00, 0x00, 0xfb, 0x31, 0x00, 0x00, /* nlmsghdr */
+        0x02, 0x00, 0x00, 0x00, 0x4d, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, /* fib_rule_hdr: inet, table 77 */
+        0x08, 0x00, 0x0f, 0x00, 0x4d, 0x00, 0x00, 0x00, /* FRA_TABLE 77 */
+        0x08, 0x00, 0x0e, 0x00, 0xff, 0xff, 0xff, 0xff, /* FRA_SUPPRESS_PREFIXLEN -1 */
+        0x05, 0x00, 0x15, 0x00, 0x00, 0x00, 0x00, 0x00, /* FRA_PROTOCOL unspec */
+        0x08, 0x00, 0x06, 0x00, 0xc8, 0x00, 0x00, 0x00, /* FRA_PRIORITY 200 */
+        0x05, 0x00, 0x19, 0x00, 0x2e, 0x00, 0x00, 0x00, /* FRA_DSCP 46 */
+        0x05, 0x00, 0x1e, 0x00, 0x3f, 0x00, 0x00, 0x00, /* FRA_DSCP_MASK 0x3f */
+};
+
+/* An attribute this code does not read makes the rule the host's: the kernel's own dump of "dscp 46
+ * lookup 77" is not kube-router's "lookup 77", the same bytes without the two DSCP attributes are. */
+static void test_rule_parse_unknown_attribute(void **state) {
+        _Alignas(struct nlmsghdr) uint8_t buf[sizeof dscp_rule_golden];
+        struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
+        RuleMatch kr = match_of("77", NULL, NULL);
+        cleanup_free char *s = NULL;
+        RuleInfo r;
+
+        memcpy(buf, dscp_rule_golden, sizeof buf);
+        assert_int_equal(rule_info_parse(nlh, &r), 0);
+        assert_int_equal(r.table, 77);
+        assert_int_equal(r.priority, 200);
+        assert_true(r.has_other);
+        assert_false(rule_matches(&r, &kr));
+        s = rule_to_string(&r);
+        assert_string_equal(s, "ipv4 pref 200 (with a selector) lookup 77");
+        rule_info_done(&r);
+
+        nlh->nlmsg_len -= 16; /* without FRA_DSCP and FRA_DSCP_MASK */
+        assert_int_equal(rule_info_parse(nlh, &r), 0);
+        assert_false(r.has_other);
+        assert_true(rule_matches(&r, &kr));
+        rule_info_done(&r);
+
+        /* Each newer selector alone: the flow label (26), its mask (27), the port masks (28, 29). */
+        for (uint16_t type = 26; type <= 29; type++) {
+                uint8_t b[256] = {};
+
+                nlh = build_rule(b, AF_INET6, 77, 200, false, false);
+                mnl_attr_put_u32(nlh, type, 0x12345);
+                assert_int_equal(rule_info_parse(nlh, &r), 0);
+                assert_true(r.has_other);
+                assert_false(rule_matches(&r, &kr));
+                rule_info_done(&r);
+        }
+}
+
+/* What the header says must be read too: a flag other than "not", a prefix length without its
+ * address, a length the family cannot have. The "from" address is kept and shown. */
+static void test_rule_parse_header(void **state) {
+        RuleMatch kr = match_of("77", NULL, NULL);
+        struct fib_rule_hdr *frh;
+        struct nlmsghdr *nlh;
+        uint8_t buf[256] = {}, src[4] = { 10, 0, 0, 0 };
+        cleanup_free char *s = NULL;
+        RuleInfo r;
+
+        nlh = build_rule(buf, AF_INET, 77, 100, false, false);
+        frh = mnl_nlmsg_get_payload(nlh);
+        frh->src_len = 24;
+        assert_int_equal(rule_info_parse(nlh, &r), 0);
+        assert_true(r.has_other); /* a prefix without FRA_SRC */
+        rule_info_done(&r);
+        mnl_attr_put(nlh, FRA_SRC, sizeof src, src);
+        assert_int_equal(rule_info_parse(nlh, &r), 0);
+        assert_false(r.has_other);
+        assert_memory_equal(r.src, src, sizeof src);
+        assert_true(rule_matches(&r, &kr)); /* the shape; the range is the network phase's to check */
+        s = rule_to_string(&r);
+        assert_string_equal(s, "ipv4 pref 100 from 10.0.0.0/24 lookup 77");
+        rule_info_done(&r);
+        frh->src_len = 33;
+        assert_int_equal(rule_info_parse(nlh, &r), 0);
+        assert_true(r.has_other);
+        rule_info_done(&r);
+        frh->src_len = 24;
+        frh->flags = FIB_RULE_IIF_DETACHED;
+        assert_int_equal(rule_info_parse(nlh, &r), 0);
+        assert_true(r.has_other);
+        rule_info_done(&r);
+}
+
 /* cilium's rule is matched by table and mark; the host's rule with the same mark and another table,
  * or the same table and another mark, is not. */
 static void test_rule_matches(void **state) {
@@ -343,13 +430,72 @@ static void test_vrf_table_not_cnis(void **state) {
         assert_int_equal(rule_info_parse(build_rule(rbuf, AF_INET, 2004, 9, true, false), &rule), 0);
         assert_int_equal(manifest_parse_string(m, "t", "rule-table 2004 0x200/0xf00\n", NULL, &err), 0);
 
-        assert_int_equal(network_rule_guard_view(&rules, &routes, &none, m, &view), 0);
+        assert_int_equal(
+                network_rule_guard_view(&(NetworkObservation) { .rules = &rules, .routes = &routes, .links = &none }, m,
+                                        &view),
+                0);
         assert_int_equal(view.n, 0); /* cilium's table: not the guard's business */
         free(view.routes);
-        assert_int_equal(network_rule_guard_view(&rules, &routes, &links, m, &view), 0);
+        assert_int_equal(
+                network_rule_guard_view(&(NetworkObservation) { .rules = &rules, .routes = &routes, .links = &links },
+                                        m, &view),
+                0);
         assert_int_equal(view.n, 1); /* the VRF's table: guarded like the host's own */
         free(view.routes);
         rule_info_done(&rule);
+        manifest_free(m);
+}
+
+static struct nlmsghdr *build_rule_from(void *buf, const uint8_t *src, uint8_t len) {
+        struct nlmsghdr *nlh = build_rule(buf, AF_INET, 77, 100, false, false);
+
+        ((struct fib_rule_hdr *) mnl_nlmsg_get_payload(nlh))->src_len = len;
+        mnl_attr_put(nlh, FRA_SRC, 4, src);
+        return nlh;
+}
+
+/* kube-router's "from <pod CIDR> lookup 77" is its own only while the prefix lies in a range the node's
+ * configuration names: "from 10.0.0.0/24" (or "from 10.244.0.0/8", wider than the range) makes table 77
+ * the host's, and so does any "from" when no range is known. The guard view shows it: a table the CNI
+ * owns is left out of it. */
+static void test_rule_source_in_ranges(void **state) {
+        static const struct {
+                uint8_t src[4], len;
+                size_t n_ranges, view;
+        } cases[] = {
+                { { 10, 244, 1, 0 }, 24, 2, 0 }, /* inside the pod range: kube-router's table */
+                { { 10, 96, 0, 10 }, 32, 2, 0 }, /* a service address */
+                { { 10, 244, 1, 0 }, 24, 0, 1 }, /* no range known: no evidence */
+                { { 10, 0, 0, 0 }, 24, 2, 1 },   /* the host's LAN */
+                { { 10, 244, 0, 0 }, 8, 2, 1 },  /* an address inside, a prefix wider than the pod range */
+        };
+        RuleInfo rule;
+        RuleTable rules = { .rules = &rule, .n = 1 };
+        RouteInfo rt = { .family = AF_INET, .table = 77, .type = RTN_UNICAST };
+        RouteTable routes = { .routes = &rt, .n = 1 };
+        LinkTable none = {};
+        CtPrefix ranges[2];
+        Manifest *m = manifest_new();
+        char *err = NULL;
+
+        assert_int_equal(ct_prefix_parse("10.244.0.0/16", &ranges[0]), 0);
+        assert_int_equal(ct_prefix_parse("10.96.0.0/12", &ranges[1]), 0);
+        assert_int_equal(manifest_parse_string(m, "t", "rule-table 77\n", NULL, &err), 0);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                NetworkObservation o = { .rules = &rules,
+                                         .routes = &routes,
+                                         .links = &none,
+                                         .ranges = ranges,
+                                         .n_ranges = cases[i].n_ranges };
+                RouteTable view = {};
+                uint8_t buf[256] = {};
+
+                assert_int_equal(rule_info_parse(build_rule_from(buf, cases[i].src, cases[i].len), &rule), 0);
+                assert_int_equal(network_rule_guard_view(&o, m, &view), 0);
+                assert_int_equal(view.n, cases[i].view);
+                free(view.routes);
+                rule_info_done(&rule);
+        }
         manifest_free(m);
 }
 
@@ -362,6 +508,9 @@ int main(void) {
                 cmocka_unit_test(test_rule_matches),
                 cmocka_unit_test(test_rule_matches_shape),
                 cmocka_unit_test(test_rule_parse_selectors),
+                cmocka_unit_test(test_rule_parse_unknown_attribute),
+                cmocka_unit_test(test_rule_parse_header),
+                cmocka_unit_test(test_rule_source_in_ranges),
                 cmocka_unit_test(test_rule_same),
                 cmocka_unit_test(test_bpf_names),
                 cmocka_unit_test(test_bpf_pin_remove_refuses),

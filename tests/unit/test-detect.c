@@ -19,6 +19,7 @@
 #include "agent/config/detect.h"
 #include "agent/config/manifest.h"
 #include "agent/config/profile.h"
+#include "agent/phases/cluster-cidrs.h"
 #include "macro.h"
 #include "string-util.h"
 #include "strv.h"
@@ -490,6 +491,50 @@ static void test_cni_invalid_first(void **state) {
         detection_done(&d);
 }
 
+/* The ranges of the pods are those of the configuration the runtime loads, never of a second file of
+ * its directory (a macvlan network on the host's LAN), plus kubelet's --pod-cidr and kube-proxy's
+ * clusterCIDR (the ConfigMap kubelet projects; another kind's clusterCIDR is not read). */
+static void test_cluster_cidrs_loaded_conf_only(void **state) {
+        static const char *const want[][2] = {
+                { "10.60.0.0/24", "/var/lib/kubelet/kubeadm-flags.env: --pod-cidr" },
+                { "10.50.0.0/16", "/var/lib/kubelet/pods/p1/volumes/kubernetes.io~configmap/kube-proxy/config.conf: "
+                                  "clusterCIDR" },
+                { "10.244.0.0/16", "/etc/cni/net.d/10-bridge.conflist: ipam subnet" },
+        };
+        CLEANUP(cluster_cidrs_done) ClusterCidrs c = {};
+        Detection d;
+        int fd;
+
+        put("/etc/cni/net.d/10-bridge.conflist",
+            "{\"cniVersion\":\"0.4.0\",\"name\":\"k8s\",\"plugins\":[{\"type\":\"bridge\",\"ipam\":{\"type\":"
+            "\"host-local\",\"ranges\":[[{\"subnet\":\"10.244.0.0/16\"}]]}}]}");
+        put("/etc/cni/net.d/20-lan.conf", "{\"cniVersion\":\"0.4.0\",\"name\":\"lan\",\"type\":\"macvlan\",\"ipam\":"
+                                          "{\"type\":\"host-local\",\"subnet\":\"192.168.77.0/24\"}}");
+        put("/var/lib/kubelet/kubeadm-flags.env",
+            "KUBELET_KUBEADM_ARGS=\"--node-ip=192.0.2.5 --pod-cidr=10.60.0.0/24\"\n");
+        put("/var/lib/kubelet/pods/p1/volumes/kubernetes.io~configmap/kube-proxy/config.conf",
+            "kind: KubeProxyConfiguration\nclusterCIDR: 10.50.0.0/16\n");
+        put("/var/lib/kubelet/pods/p2/volumes/kubernetes.io~configmap/kube-proxy/config.conf",
+            "kind: SomethingElse\nclusterCIDR: 192.168.78.0/24\n");
+        detect(&d);
+        assert_string_equal(d.cni_config, "/etc/cni/net.d/10-bridge.conflist");
+        fd = open(tree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(cluster_cidrs_read(fd, d.cni_config, &c), 0);
+        assert_int_equal(c.n, ELEMENTSOF(want));
+        for (size_t i = 0; i < c.n; i++) {
+                assert_int_equal(c.items[i].kind, CIDR_POD);
+                assert_string_equal(c.items[i].cidr, want[i][0]);
+                assert_string_equal(c.items[i].source, want[i][1]);
+        }
+        cluster_cidrs_done(&c);
+        /* No configuration loaded: no CNI range, whatever files the directory holds. */
+        assert_int_equal(cluster_cidrs_read(fd, NULL, &c), 0);
+        assert_int_equal(c.n, 2);
+        close(fd);
+        detection_done(&d);
+}
+
 /* No configuration left (a rerun after /etc/cni/net.d went): the CNI's own state says which. */
 static void test_cni_from_state(void **state) {
         cleanup_free char *text = NULL;
@@ -706,6 +751,7 @@ int main(void) {
                 T(test_cni_stale_backup),
                 T(test_cni_runtime_dir),
                 T(test_cni_invalid_first),
+                T(test_cluster_cidrs_loaded_conf_only),
                 T(test_cni_from_state),
                 T(test_cni_from_pins),
                 T(test_cni_state_ambiguous),

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "agent/engine/plan.h"
+#include "netreset/conntrack.h"
 #include "netreset/fib-rule.h"
 #include "netreset/guard.h"
 #include "netreset/link.h"
@@ -16,6 +17,10 @@ typedef struct NetworkObservation {
         RouteTable *routes;
         RuleTable *rules;
         Guard *guard;
+        /* The pod and service ranges the node's configuration names (cluster-cidrs.h): a policy
+         * rule's "from" prefix is a CNI's only inside one of them. */
+        CtPrefix *ranges;
+        size_t n_ranges;
 } NetworkObservation;
 
 /* Record r on a, with "what: strerror (extack)", each part when present. */

@@ -100,7 +100,7 @@ static int plan_cluster(Context *ctx, Plan *plan, const char *reason, char ***pl
         Action *a;
         int r;
 
-        r = cluster_cidrs_read(ctx->root_fd, &c);
+        r = cluster_cidrs_read(ctx->root_fd, ctx->cni_config, &c);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < c.n; i++) {

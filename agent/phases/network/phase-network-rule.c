@@ -5,7 +5,12 @@
  * (rule_matches()): it looks up a table a "rule-table" line names, with the same "not" flag
  * ("!MARK/MASK"), no iif, oif, "to" or other selector, and, when the line gives MARK/MASK (and
  * PREF), exactly that fwmark and mask, no "from" (and that priority): a host rule "not fwmark
- * 0x200/0xf00 lookup 2004" is not cilium's, and it makes table 2004 the host's too. The kernel's
+ * 0x200/0xf00 lookup 2004" is not cilium's, and it makes table 2004 the host's too. Only the
+ * attributes fib-rule.c reads count as understood: a rule with any other (a newer kernel's "dscp 46",
+ * a flow label, a port mask) is the host's. A "from" prefix must lie inside a pod or service range
+ * the node's configuration names (cluster-cidrs.h, read into the observation): kube-router's "from
+ * <its pod CIDR> lookup 77" is its own, the host's "from 10.0.0.0/24 lookup 77" is not, and with no
+ * range known no rule with a "from" is a CNI's. The kernel's
  * own tables (main, local, default) can never be named. The shipped lines, from the CNIs' sources:
  * - cilium (pkg/datapath/linux/linux_defaults): pref 9 fwmark 0x200/0xf00 lookup 2004 (to the proxy),
  *   pref 10 fwmark 0xa00/0xf00 and 0xb00/0xf00 lookup 2005 (from the proxy; bpf/init.sh
@@ -44,8 +49,23 @@ static int entry_match(const ManifestEntry *e, RuleMatch *ret) {
         return rule_match_from_args(e->args, e->n_args, ret);
 }
 
+/* Is the rule's "from" prefix (if any) inside one of the cluster's ranges? ("to" never matches: rule_matches()) */
+static bool rule_source_in_ranges(const NetworkObservation *o, const RuleInfo *r) {
+        if (r->src_len == 0)
+                return true;
+        for (size_t i = 0; i < o->n_ranges; i++) {
+                const CtPrefix *p = &o->ranges[i];
+
+                if (p->family == r->family && r->src_len >= p->len && ct_prefix_contains(p, r->family, r->src))
+                        return true;
+        }
+        return false;
+}
+
 /* The first "rule-table" line that owns this rule, or NULL. */
-static const ManifestEntry *rule_owner(const Manifest *m, const RuleInfo *r) {
+static const ManifestEntry *rule_owner(const NetworkObservation *o, const Manifest *m, const RuleInfo *r) {
+        if (!rule_source_in_ranges(o, r))
+                return NULL;
         MANIFEST_FOREACH(e, m, DIRECTIVE_RULE_TABLE) {
                 RuleMatch rm;
 
@@ -57,22 +77,22 @@ static const ManifestEntry *rule_owner(const Manifest *m, const RuleInfo *r) {
 
 /* The line that makes table (of family) a CNI's, or NULL; *ret_foreign names a rule of someone else
  * that also looks it up. */
-static const ManifestEntry *table_owner(const Manifest *m, const RuleTable *rules, const LinkTable *links,
-                                        uint32_t table, const RuleInfo **ret_foreign) {
+static const ManifestEntry *table_owner(const NetworkObservation *o, const Manifest *m, uint32_t table,
+                                        const RuleInfo **ret_foreign) {
         const ManifestEntry *owner = NULL;
 
         *ret_foreign = NULL;
         /* A VRF's table is the VRF's, whatever number a CNI also uses (cilium's 2004 is a common
          * one to pick): the number alone never makes it a CNI's. */
-        if (link_table_vrf_of(links, table))
+        if (link_table_vrf_of(o->links, table))
                 return NULL;
-        for (size_t i = 0; i < rules->n; i++) {
-                const RuleInfo *r = &rules->rules[i];
+        for (size_t i = 0; i < o->rules->n; i++) {
+                const RuleInfo *r = &o->rules->rules[i];
                 const ManifestEntry *e;
 
                 if (r->action != FR_ACT_TO_TBL || r->table != table)
                         continue;
-                e = rule_owner(m, r);
+                e = rule_owner(o, m, r);
                 if (!e) {
                         *ret_foreign = r;
                         return NULL;
@@ -90,17 +110,16 @@ static const ManifestEntry *table_owner(const Manifest *m, const RuleTable *rule
         return NULL;
 }
 
-int network_rule_guard_view(const RuleTable *rules, const RouteTable *routes, const LinkTable *links, const Manifest *m,
-                            RouteTable *ret) {
-        RouteInfo *v = calloc(routes->n + 1, sizeof *v);
+int network_rule_guard_view(const NetworkObservation *o, const Manifest *m, RouteTable *ret) {
+        RouteInfo *v = calloc(o->routes->n + 1, sizeof *v);
         const RuleInfo *foreign;
         size_t n = 0;
 
         if (!v)
                 return -ENOMEM;
-        for (size_t i = 0; i < routes->n; i++)
-                if (!table_owner(m, rules, links, routes->routes[i].table, &foreign))
-                        v[n++] = routes->routes[i];
+        for (size_t i = 0; i < o->routes->n; i++)
+                if (!table_owner(o, m, o->routes->routes[i].table, &foreign))
+                        v[n++] = o->routes->routes[i];
         *ret = (RouteTable) { .routes = v, .n = n };
         return 0;
 }
@@ -228,7 +247,7 @@ static int plan_rules(Plan *plan, const NetworkObservation *o, const Manifest *m
         if (!used)
                 return -ENOMEM;
         for (size_t i = 0; i < o->rules->n; i++) {
-                const ManifestEntry *e = rule_owner(m, &o->rules->rules[i]);
+                const ManifestEntry *e = rule_owner(o, m, &o->rules->rules[i]);
 
                 if (!e)
                         continue;
@@ -275,7 +294,7 @@ static int plan_table_routes(Plan *plan, const NetworkObservation *o, const Mani
                 const RuleInfo *foreign;
                 int k;
 
-                e = table_owner(m, o->rules, o->links, rt->table, &foreign);
+                e = table_owner(o, m, rt->table, &foreign);
                 if (!e) {
                         const LinkInfo *vrf = link_table_vrf_of(o->links, rt->table);
 

@@ -11,5 +11,4 @@ int network_rule_plan(Plan *plan, const NetworkObservation *o, const Manifest *m
 /* The routes the guard is to weigh: all but those of tables that only a CNI's rules look up, which
  * unmarked traffic (the management path) never reaches. A shallow view into routes: free the array
  * only. */
-int network_rule_guard_view(const RuleTable *rules, const RouteTable *routes, const LinkTable *links, const Manifest *m,
-                            RouteTable *ret);
+int network_rule_guard_view(const NetworkObservation *o, const Manifest *m, RouteTable *ret);

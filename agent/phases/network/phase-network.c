@@ -32,6 +32,7 @@
 #include "agent/phases/phases.h"
 #include "agent/base/log.h"
 #include "agent/engine/phase.h"
+#include "agent/phases/cluster-cidrs.h"
 #include "agent/phases/network/links.h"
 #include "agent/phases/network/phase-network-bpf.h"
 #include "agent/phases/network/phase-network-conntrack.h"
@@ -60,6 +61,7 @@ typedef struct NetnsData {
 typedef NetworkObservation Observation;
 
 static void observation_done(Observation *o) {
+        free(o->ranges);
         guard_free(o->guard);
         rule_table_free(o->rules);
         route_table_free(o->routes);
@@ -270,7 +272,7 @@ static int observe_guard(Observation *o, const Manifest *m, char **reterr_msg) {
         RouteTable view = {};
         int r;
 
-        r = network_rule_guard_view(o->rules, o->routes, o->links, m, &view);
+        r = network_rule_guard_view(o, m, &view);
         if (r < 0)
                 return r;
         r = guard_new(o->rtnl, o->links, &view, &opts, &o->guard, reterr_msg);
@@ -278,13 +280,27 @@ static int observe_guard(Observation *o, const Manifest *m, char **reterr_msg) {
         return r;
 }
 
-static int observe(Observation *o, const Manifest *m, char **reterr) {
+/* The cluster's ranges from the node's (or the tree's) configuration: what a rule's "from" must lie in. */
+static int observe_ranges(const Context *ctx, Observation *o) {
+        CLEANUP(cluster_cidrs_done) ClusterCidrs c = {};
+        int r;
+
+        r = cluster_cidrs_read(ctx->root_fd, ctx->cni_config, &c);
+        return r < 0 ? r : cluster_cidrs_prefixes(&c, &o->ranges, &o->n_ranges);
+}
+
+static int observe(const Context *ctx, Observation *o, char **reterr) {
+        const Manifest *m = ctx->manifest;
         cleanup_free char *extack = NULL;
         const char *what;
         int r;
 
-        what = "open a rtnetlink socket";
-        r = nl_open(NETLINK_ROUTE, &o->rtnl);
+        what = "read the cluster's address ranges";
+        r = observe_ranges(ctx, o);
+        if (r >= 0) {
+                what = "open a rtnetlink socket";
+                r = nl_open(NETLINK_ROUTE, &o->rtnl);
+        }
         if (r >= 0) {
                 what = "dump links";
                 r = link_table_read(o->rtnl, &o->links, &extack);
@@ -314,7 +330,7 @@ static int plan_observed(Context *ctx, Plan *plan, Observation *o, char **reterr
         const Manifest *m = ctx->manifest;
         int r;
 
-        r = observe(o, m, reterr);
+        r = observe(ctx, o, reterr);
         if (r >= 0 && network_bpf_wanted(m))
                 r = network_bpf_plan(ctx, plan, o, reterr);
         if (r >= 0)
