@@ -118,8 +118,8 @@ static void help(void) {
                "     --report-header='NAME: VALUE'  ... with this header (repeatable)\n"
                "     --report-header-file=FILE  ... with the headers in FILE, one per line\n"
                "     --report-cacert=FILE  ... trusting the CA certificates in FILE\n\n"
-               "Phases, in order: backup, etcd, services-early, node-object, pods, services-late, processes, mounts,\n"
-               "firewall, network, files, reload, verify.\n"
+               "Phases, in order: backup, etcd, services-early, node-object, pods, services-late, processes, cgroups,\n"
+               "mounts, firewall, network, files, reload, verify.\n"
                "See node-reset(8) for the manifest grammar and the exit status.\n");
 }
 
