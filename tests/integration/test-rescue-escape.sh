@@ -59,29 +59,9 @@ extendedKeyUsage=serverAuth" &&
         mkleaf cp1 ca "/O=system:nodes/CN=system:node:cp-1" "extendedKeyUsage=clientAuth" &&
         mkleaf admin ca "/O=system:masters/CN=kubernetes-admin" "extendedKeyUsage=clientAuth" ||
         { echo "FAIL: cannot make the test PKI with openssl"; exit 1; }
-kubeconfig() { # client-name
-        cat <<-EOF
-	apiVersion: v1
-	kind: Config
-	current-context: default
-	contexts:
-	- name: default
-	  context: {cluster: local, user: u}
-	clusters:
-	- name: local
-	  cluster:
-	    server: https://127.0.0.1:6443
-	    certificate-authority-data: $(base64 -w0 "$pki/ca.crt")
-	users:
-	- name: u
-	  user:
-	    client-certificate-data: $(base64 -w0 "$pki/$1.crt")
-	    client-key-data: $(base64 -w0 "$pki/$1.key")
-	EOF
-}
-kubeconfig cp1 > "$host_etc/kubernetes/kubelet.conf"
-kubeconfig admin > "$host_etc/kubernetes/admin.conf"
-kubeconfig admin > "$WORK/operator.conf"
+kubeconfig_pem https://127.0.0.1:6443 cp1 > "$host_etc/kubernetes/kubelet.conf"
+kubeconfig_pem https://127.0.0.1:6443 admin > "$host_etc/kubernetes/admin.conf"
+kubeconfig_pem https://127.0.0.1:6443 admin > "$WORK/operator.conf"
 
 # Sockets that record every connection, one line per accept, in $WORK/connections.
 cat > "$WORK/listen.py" <<'PY'
