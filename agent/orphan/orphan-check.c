@@ -25,10 +25,9 @@ static int pick_node(const OrphanOptions *o, const Kubeconfig *k, OrphanCheck *c
         int r = node_name_pick(o->node_name, &k->cert, o->root_fd, streq(o->root, "/"), &c->node, &c->node_source);
 
         if (r == -ENXIO)
-                return set_errmsg(&c->error, r,
-                                  "node name unknown: %s holds no node's client certificate, the tree no /etc/hostname, "
-                                  "and --node-name was not given",
-                                  k->path);
+                return set_errmsg(&c->error, r, "node name unknown: %s %s", k->path,
+                                  "holds no node's client certificate, the tree no /etc/hostname, and --node-name was "
+                                  "not given");
         if (r == -EINVAL)
                 return set_errmsg(&c->error, -EINVAL, "'%s' (from the %s) is not a valid node name; use --node-name",
                                   c->node, c->node_source);

@@ -99,8 +99,8 @@ static int manager_try(ServiceManager *m, bool direct, const char *address, cons
         m->direct = direct;
         r = bus_open_address(address, !direct, &m->bus);
         if (r < 0)
-                return manager_absent(m, "cannot connect to the %s at %s: %s", direct ? "manager" : "system bus",
-                                      shown, strerror(-r));
+                return manager_absent(m, "cannot connect to the %s at %s: %s", direct ? "manager" : "system bus", shown,
+                                      strerror(-r));
         r = sd_bus_get_property_string(m->bus, SD_DESTINATION, SD_PATH, SD_MANAGER, "Version", &e, &version);
         if (r < 0)
                 return manager_absent(m, "no systemd answers on %s: %s", shown, e.message ?: strerror(-r));
@@ -117,8 +117,7 @@ static int manager_try(ServiceManager *m, bool direct, const char *address, cons
  * the running system's. sd-bus connects through the O_PATH fd ("/proc/self/fd/N": connect(2)
  * follows that link to the socket inode resolved here, never looks the path up again); *ret_fd must
  * stay open until the connection is made. *ret_shown: "unix:path=ROOT/PATH", for the messages. */
-static int tree_socket(const ServiceManager *m, const char *path, int *ret_fd, char **ret_address,
-                       char **ret_shown) {
+static int tree_socket(const ServiceManager *m, const char *path, int *ret_fd, char **ret_address, char **ret_shown) {
         cleanup_free char *joined = path_join_root(m->root, path);
         cleanup_close int fd = -EBADF;
         struct stat st;

@@ -80,8 +80,9 @@ int services_reload_unit(ServiceManager *m, const char *unit, uint64_t timeout_u
 /* org.freedesktop.NetworkManager.Reload(0): configuration, DNS configuration and the DNS plugin, over
  * the system bus (a direct connection to the manager reaches no other service: then the system bus
  * at ROOT/run/dbus/system_bus_socket, resolved as services_manager_open() resolves it, or
- * $DBUS_SYSTEM_BUS_ADDRESS). 1 reloaded, -errno with the bus error in *reterr_msg: -EACCES when NetworkManager or the bus refused the caller (NetworkManager
- * authorizes a caller by its PID, which the bus cannot tell from another PID namespace). */
+ * $DBUS_SYSTEM_BUS_ADDRESS). 1 reloaded, -errno with the bus error in *reterr_msg: -EACCES when
+ * NetworkManager or the bus refused the caller (NetworkManager authorizes a caller by its PID, which
+ * the bus cannot tell from another PID namespace). */
 int services_networkmanager_reload(ServiceManager *m, char **reterr_msg);
 
 /* DisableUnitFiles(runtime=false, and runtime=true for an "-runtime" state): 1 with the changes
