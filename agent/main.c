@@ -20,6 +20,7 @@
 #include "agent/engine/lock.h"
 #include "agent/base/log.h"
 #include "agent/config/manifest.h"
+#include "agent/config/node-name.h"
 #include "agent/orphan/orphan.h"
 #include "agent/config/profile.h"
 #include "agent/report/report-url.h"
@@ -117,8 +118,8 @@ static void help(void) {
                "     --report-header='NAME: VALUE'  ... with this header (repeatable)\n"
                "     --report-header-file=FILE  ... with the headers in FILE, one per line\n"
                "     --report-cacert=FILE  ... trusting the CA certificates in FILE\n\n"
-               "Phases, in order: backup, etcd, services-early, node-object, pods, services-late, processes, mounts,\n"
-               "firewall, network, files, reload, verify.\n"
+               "Phases, in order: backup, etcd, services-early, node-object, pods, services-late, processes, cgroups,\n"
+               "mounts, firewall, network, files, reload, verify.\n"
                "See node-reset(8) for the manifest grammar and the exit status.\n");
 }
 
@@ -385,6 +386,7 @@ typedef struct Setup {
         Manifest *manifest;
         PhaseSelection sel;
         char *root;
+        char *hostname; /* node_host_name(): the tree's under --root, NULL when unknown */
         Detection detection;
         ProfileSettings profile_settings;
         Selection selection;
@@ -396,6 +398,7 @@ static void setup_done(Setup *s) {
         (void) close_nointr(s->ctx.root_fd);
         manifest_free(s->manifest);
         free(s->root);
+        free(s->hostname);
         profile_configure(NULL);
         detection_done(&s->detection);
 }
@@ -436,6 +439,8 @@ static int setup(Setup *s) {
                 return log_error_errno(negative_errno(), "Cannot open %s: %m", s->root), EXIT_USAGE;
         if (setup_profile(s) < 0)
                 return EXIT_USAGE;
+        if (node_host_name(s->ctx.root_fd, streq(s->root, "/"), &s->hostname) < 0)
+                return log_oom(), EXIT_USAGE;
         s->ctx.root = s->root;
         s->ctx.manifest = s->manifest;
         s->ctx.cni_config = s->detection.cni_config;
@@ -450,6 +455,7 @@ static void emit_report(const Setup *s, ReportInfo *info, const Plan *plan, cons
         Emitter e;
 
         info->root = s->root;
+        info->hostname = s->hostname;
         info->manifests = s->manifest->files;
         info->detection = &s->detection;
         info->profile = s->selection.profile;
@@ -576,6 +582,7 @@ static void post_final_report(const Setup *s, ReportInfo *info, ReportUrl *u, co
         if (!u)
                 return;
         info->root = s->root;
+        info->hostname = s->hostname;
         info->manifests = s->manifest->files;
         info->detection = &s->detection;
         info->profile = s->selection.profile;
@@ -686,6 +693,8 @@ static int verb_run(int argc, char *argv[]) {
         if (r > 0)
                 goto finish;
         info.report_url = report_url ? &report_url->outcome : NULL;
+        if (report_url)
+                report_url->hostname = s.hostname;
         r = take_lock(&s, &lock_fd);
         if (r > 0)
                 goto finish;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The node's name as the API server knows it: from the kubelet's client certificate (libcrypto). */
+/* The node's name as the API server knows it: from the kubelet's client certificate (libcrypto), else
+ * its host name, the tree's own under --root. */
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "agent/config/node-name.h"
+#include "agent/os/fileio.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -53,8 +55,53 @@ bool node_name_is_valid(const char *s) {
         return true;
 }
 
-int node_name_pick(const char *override, const KubeconfigPem *cert, char **ret, const char **ret_source) {
+/* hostname(5): the first line that is neither empty nor a comment, without the blanks around it. */
+static int hostname_file_parse(char *text, char **ret) {
+        for (char *line = text, *next; line; line = next) {
+                size_t n;
+
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                line += strspn(line, " \t\r");
+                n = strlen(line);
+                while (n > 0 && strchr(" \t\r", line[n - 1]))
+                        n--;
+                if (n == 0 || line[0] == '#')
+                        continue;
+                *ret = strndup(line, n);
+                return *ret ? 1 : -ENOMEM;
+        }
+        return 0;
+}
+
+int node_host_name(int root_fd, bool on_node, char **ret) {
+        cleanup_free char *text = NULL;
         char host[HOST_NAME_MAX + 1] = "";
+        int r;
+
+        *ret = NULL;
+        if (on_node) {
+                if (gethostname(host, sizeof host - 1) < 0 || isempty(host))
+                        return 0;
+                *ret = strdup(host);
+        } else {
+                /* The tree's own file, read beneath the root; the running system's name is not the tree's. */
+                r = fileio_read_beneath(root_fd, "/etc/hostname", 4096, &text, NULL);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || (r = hostname_file_parse(text, ret)) <= 0)
+                        return r == -ENOMEM ? r : 0;
+        }
+        if (!*ret)
+                return -ENOMEM;
+        for (char *p = *ret; *p; p++)
+                *p = (char) tolower((unsigned char) *p);
+        return 1;
+}
+
+int node_name_pick(const char *override, const KubeconfigPem *cert, int root_fd, bool on_node, char **ret,
+                   const char **ret_source) {
         int r = 0;
 
         *ret = NULL;
@@ -64,11 +111,12 @@ int node_name_pick(const char *override, const KubeconfigPem *cert, char **ret, 
         } else if ((r = node_from_certificate(cert, ret)) > 0)
                 *ret_source = "client certificate";
         else if (r == 0) {
-                (void) gethostname(host, sizeof host - 1);
-                for (char *p = host; *p; p++)
-                        *p = (char) tolower((unsigned char) *p);
-                *ret = strdup(host);
-                *ret_source = "hostname";
+                r = node_host_name(root_fd, on_node, ret);
+                if (r == 0) {
+                        *ret_source = NULL;
+                        return -ENXIO;
+                }
+                *ret_source = on_node ? "hostname" : "tree's /etc/hostname";
         }
         if (r < 0 || !*ret)
                 return -ENOMEM;

@@ -66,7 +66,7 @@ int phase_systemd(Context *ctx, ServiceManager **ret) {
         int r;
 
         if (!ctx->facts.systemd) {
-                r = services_manager_open(ctx->root, &ctx->facts.systemd);
+                r = services_manager_open(ctx->root_fd, ctx->root, &ctx->facts.systemd);
                 if (r < 0)
                         return r;
         }

@@ -22,8 +22,12 @@
 DEFINE_TRIVIAL_CLEANUP_FUNC(Kubeconfig *, kubeconfig_free);
 
 static int pick_node(const OrphanOptions *o, const Kubeconfig *k, OrphanCheck *c) {
-        int r = node_name_pick(o->node_name, &k->cert, &c->node, &c->node_source);
+        int r = node_name_pick(o->node_name, &k->cert, o->root_fd, streq(o->root, "/"), &c->node, &c->node_source);
 
+        if (r == -ENXIO)
+                return set_errmsg(&c->error, r, "node name unknown: %s %s", k->path,
+                                  "holds no node's client certificate, the tree no /etc/hostname, and --node-name was "
+                                  "not given");
         if (r == -EINVAL)
                 return set_errmsg(&c->error, -EINVAL, "'%s' (from the %s) is not a valid node name; use --node-name",
                                   c->node, c->node_source);
@@ -223,10 +227,11 @@ static void emit_sighting(Emitter *e, const OrphanOptions *o, const OrphanCheck 
 }
 
 void orphan_check_emit(Emitter *e, const OrphanOptions *o, const OrphanCheck *c, int exit_status) {
-        char host[256] = "";
+        cleanup_free char *host = NULL;
         Color color = c->error || c->orphaned ? COLOR_RED : c->class == ORPHAN_HEALTHY ? COLOR_GREEN : COLOR_YELLOW;
 
-        (void) gethostname(host, sizeof host - 1);
+        /* The node's, the tree's under --root: null when unknown. */
+        (void) node_host_name(o->root_fd, streq(o->root, "/"), &host);
         emit_open_object(e, NULL);
         emit_string(e, COLOR_NONE, "tool", NULL, "node-reset");
         emit_uint(e, COLOR_NONE, "schema_version", NULL, REPORT_SCHEMA_VERSION);

@@ -9,6 +9,7 @@
 #include "agent/base/log.h"
 #include "agent/base/path.h"
 #include "agent/os/services.h"
+#include "chase.h"
 #include "dlib/dlopen.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -23,6 +24,8 @@
 
 struct ServiceManager {
         sd_bus *bus;
+        int root_fd; /* the tree whose sockets are reached (a dup of the run's root_fd) */
+        char *root;  /* its path, for the messages */
         char *why_absent;
         char *description;
         bool direct; /* the private socket: no bus daemon, signals carry no sender */
@@ -85,8 +88,8 @@ static int bus_open_address(const char *address, bool client, sd_bus **ret) {
 }
 
 /* Open one kind of connection and prove that systemd answers on it: 1 connected, 0 not (why in
- * m->why_absent), -ENOMEM. */
-static int manager_try(ServiceManager *m, bool direct, const char *address) {
+ * m->why_absent), -ENOMEM. address is what sd-bus connects to, shown what the messages name. */
+static int manager_try(ServiceManager *m, bool direct, const char *address, const char *shown) {
         cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
         cleanup_free char *version = NULL;
         int r;
@@ -96,12 +99,12 @@ static int manager_try(ServiceManager *m, bool direct, const char *address) {
         m->direct = direct;
         r = bus_open_address(address, !direct, &m->bus);
         if (r < 0)
-                return manager_absent(m, "cannot connect to the %s at %s: %s", direct ? "manager" : "system bus",
-                                      address, strerror(-r));
+                return manager_absent(m, "cannot connect to the %s at %s: %s", direct ? "manager" : "system bus", shown,
+                                      strerror(-r));
         r = sd_bus_get_property_string(m->bus, SD_DESTINATION, SD_PATH, SD_MANAGER, "Version", &e, &version);
         if (r < 0)
-                return manager_absent(m, "no systemd answers on %s: %s", address, e.message ?: strerror(-r));
-        if (asprintf(&m->description, "systemd %s via %s", version, address) < 0) {
+                return manager_absent(m, "no systemd answers on %s: %s", shown, e.message ?: strerror(-r));
+        if (asprintf(&m->description, "systemd %s via %s", version, shown) < 0) {
                 m->description = NULL;
                 return -ENOMEM;
         }
@@ -109,51 +112,105 @@ static int manager_try(ServiceManager *m, bool direct, const char *address) {
         return 1;
 }
 
-/* "unix:path=ROOT/PATH" */
-static char *root_address(const char *root, const char *path) {
-        cleanup_free char *p = path_join_root(root, path);
-        char *a;
+/* A socket of the tree (path beneath m->root_fd), reached by the one resolver: a symlink anywhere on
+ * the way is refused (-ELOOP), so a tree whose run/systemd points at /run/systemd reaches nothing of
+ * the running system's. sd-bus connects through the O_PATH fd ("/proc/self/fd/N": connect(2)
+ * follows that link to the socket inode resolved here, never looks the path up again); *ret_fd must
+ * stay open until the connection is made. *ret_shown: "unix:path=ROOT/PATH", for the messages. */
+static int tree_socket(const ServiceManager *m, const char *path, int *ret_fd, char **ret_address, char **ret_shown) {
+        cleanup_free char *joined = path_join_root(m->root, path);
+        cleanup_close int fd = -EBADF;
+        struct stat st;
 
-        return p && asprintf(&a, "unix:path=%s", p) >= 0 ? a : NULL;
+        *ret_shown = joined ? strprintf("unix:path=%s", joined) : NULL;
+        if (!*ret_shown)
+                return -ENOMEM;
+        fd = chaseat(m->root_fd, path, CHASE_NO_SYMLINKS, O_PATH, NULL, NULL);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISSOCK(st.st_mode))
+                return -ENOTSOCK;
+        *ret_address = strprintf("unix:path=/proc/self/fd/%d", fd);
+        if (!*ret_address)
+                return -ENOMEM;
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+/* Why the tree's /run cannot be used, in words. */
+static const char *tree_socket_error(int r) {
+        return r == -ELOOP ? "a symlink on the way, refused (a tree reaches only its own /run)" : strerror(-r);
+}
+
+/* manager_try() on the tree's socket at path. */
+static int manager_try_tree(ServiceManager *m, bool direct, const char *path) {
+        cleanup_free char *address = NULL, *shown = NULL;
+        cleanup_close int fd = -EBADF;
+        int r;
+
+        r = tree_socket(m, path, &fd, &address, &shown);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return manager_absent(m, "cannot connect to the %s at %s: %s", direct ? "manager" : "system bus",
+                                      strna(shown), tree_socket_error(r));
+        return manager_try(m, direct, address, shown);
+}
+
+/* sd_booted()'s test, made on the tree's /run through the resolver: 0 booted, or manager_absent(). */
+static int manager_booted(ServiceManager *m) {
+        cleanup_free char *marker = path_join_root(m->root, "/run/systemd/system");
+        cleanup_close int fd = -EBADF;
+
+        if (!marker)
+                return -ENOMEM;
+        fd = chaseat(m->root_fd, "/run/systemd/system", CHASE_NO_SYMLINKS | CHASE_MUST_BE_DIRECTORY, O_PATH, NULL,
+                     NULL);
+        if (fd == -ENOENT || fd == -ENOTDIR)
+                return manager_absent(m, "not booted with systemd (no %s)", marker) ?: 1;
+        if (fd < 0)
+                return manager_absent(m, "not booted with systemd (%s: %s)", marker, tree_socket_error(fd)) ?: 1;
+        return 0;
 }
 
 /* Pick the connection (see services.h). */
-static int manager_connect(ServiceManager *m, const char *root) {
-        cleanup_free char *marker = path_join_root(root, "/run/systemd/system");
-        cleanup_free char *private = root_address(root, "/run/systemd/private");
-        cleanup_free char *system = root_address(root, "/run/dbus/system_bus_socket");
+static int manager_connect(ServiceManager *m) {
         const char *env = getenv("DBUS_SYSTEM_BUS_ADDRESS");
-        struct stat st;
         int r;
 
-        if (!marker || !private || !system)
-                return -ENOMEM;
-        /* sd_booted()'s test, made on the tree's /run: without systemd, libsystemd is not loaded. */
-        if (isempty(env) && (stat(marker, &st) < 0 || !S_ISDIR(st.st_mode)))
-                return manager_absent(m, "not booted with systemd (no %s)", marker);
+        /* Without systemd in the tree, libsystemd is not loaded. */
+        if (isempty(env)) {
+                r = manager_booted(m);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
         /* Without libsystemd nothing can be asked: the same as no systemd, with the reason. */
         if (dlib_load(DLIB_LIBSYSTEMD) < 0)
                 return manager_absent(m, "%s", dlib_why(DLIB_LIBSYSTEMD));
         if (!isempty(env))
-                return manager_try(m, false, env);
+                return manager_try(m, false, env, env);
         /* As root, talk to PID 1 directly, as systemctl does: it works while dbus is down too. */
         if (geteuid() == 0) {
-                r = manager_try(m, true, private);
+                r = manager_try_tree(m, true, "/run/systemd/private");
                 if (r != 0)
                         return r;
                 log_debug("%s; trying the system bus.", m->why_absent);
         }
-        return manager_try(m, false, system);
+        return manager_try_tree(m, false, "/run/dbus/system_bus_socket");
 }
 
-int services_manager_open(const char *root, ServiceManager **ret) {
+int services_manager_open(int root_fd, const char *root, ServiceManager **ret) {
         ServiceManager *m;
         int r;
 
         m = calloc(1, sizeof *m);
         if (!m)
                 return -ENOMEM;
-        r = manager_connect(m, root ?: "/");
+        m->root_fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
+        m->root = strdup(root ?: "/");
+        r = m->root_fd < 0 ? negative_errno() : !m->root ? -ENOMEM : manager_connect(m);
         if (r < 0) {
                 services_manager_free(m);
                 return r;
@@ -167,6 +224,9 @@ ServiceManager *services_manager_free(ServiceManager *m) {
                 return NULL;
         if (m->bus)
                 sd_bus_flush_close_unref(m->bus);
+        if (m->root_fd >= 0)
+                (void) close(m->root_fd);
+        free(m->root);
         free(m->why_absent);
         free(m->description);
         return mfree(m);
@@ -573,22 +633,28 @@ int services_reload_unit(ServiceManager *m, const char *unit, uint64_t timeout_u
         return one_job(m, unit, UNIT_JOB_RELOAD, timeout_usec, deadline_usec, ret_msg);
 }
 
-int services_networkmanager_reload(ServiceManager *m, const char *root, char **reterr_msg) {
+int services_networkmanager_reload(ServiceManager *m, char **reterr_msg) {
         CLEANUP(sd_bus_flush_close_unrefp) sd_bus *own = NULL;
         cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
-        cleanup_free char *address = NULL;
+        cleanup_free char *address = NULL, *shown = NULL;
+        cleanup_close int fd = -EBADF;
         const char *env = getenv("DBUS_SYSTEM_BUS_ADDRESS");
         sd_bus *bus = m->bus;
         int r;
 
         if (m->direct) {
-                address = isempty(env) ? root_address(root ?: "/", "/run/dbus/system_bus_socket") : strdup(env);
-                if (!address)
-                        return -ENOMEM;
-                r = bus_open_address(address, true, &own);
+                /* The tree's system bus, through the resolver as the manager was (tree_socket()). */
+                if (!isempty(env))
+                        r = (address = strdup(env)) && (shown = strdup(env)) ? 0 : -ENOMEM;
+                else
+                        r = tree_socket(m, "/run/dbus/system_bus_socket", &fd, &address, &shown);
+                if (r >= 0)
+                        r = bus_open_address(address, true, &own);
+                if (r == -ENOMEM)
+                        return r;
                 if (r < 0)
-                        return set_errmsg(reterr_msg, r, "cannot connect to the system bus at %s: %s", address,
-                                          strerror(-r));
+                        return set_errmsg(reterr_msg, r, "cannot connect to the system bus at %s: %s", strna(shown),
+                                          tree_socket_error(r));
                 bus = own;
         }
         r = sd_bus_call_method(bus, "org.freedesktop.NetworkManager", "/org/freedesktop/NetworkManager",

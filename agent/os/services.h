@@ -13,13 +13,15 @@
 
 typedef struct ServiceManager ServiceManager;
 
-/* Find the systemd of the tree at root ("/" on a node): the one whose sockets are in ROOT/run.
- * $DBUS_SYSTEM_BUS_ADDRESS when set; otherwise nothing unless ROOT/run/systemd/system exists
+/* Find the systemd of the tree at root_fd (root its path, "/" on a node): the one whose sockets are in
+ * ROOT/run. $DBUS_SYSTEM_BUS_ADDRESS when set; otherwise nothing unless ROOT/run/systemd/system exists
  * (sd_booted()'s test), then, as root, the manager's private socket ROOT/run/systemd/private as
- * systemctl does, else the system bus at ROOT/run/dbus/system_bus_socket. A rescue system with a
+ * systemctl does, else the system bus at ROOT/run/dbus/system_bus_socket. Every path is resolved
+ * beneath root_fd with no symlink on the way (chaseat()) and connected to through the inode found,
+ * so a tree whose run/systemd points at the running system's reaches nothing. A rescue system with a
  * node's disk at --root finds no systemd there, and stops none of its own units. Always returns a
  * manager (or -ENOMEM); services_manager_why_absent() says whether it is usable. */
-int services_manager_open(const char *root, ServiceManager **ret);
+int services_manager_open(int root_fd, const char *root, ServiceManager **ret);
 ServiceManager *services_manager_free(ServiceManager *m);
 
 /* NULL when connected, else why systemd is out of reach ("sd_booted() is false: ..."). */
@@ -77,10 +79,11 @@ int services_reload_unit(ServiceManager *m, const char *unit, uint64_t timeout_u
 
 /* org.freedesktop.NetworkManager.Reload(0): configuration, DNS configuration and the DNS plugin, over
  * the system bus (a direct connection to the manager reaches no other service: then the system bus
- * at ROOT/run/dbus/system_bus_socket, or $DBUS_SYSTEM_BUS_ADDRESS). 1 reloaded, -errno with the bus
- * error in *reterr_msg: -EACCES when NetworkManager or the bus refused the caller (NetworkManager
- * authorizes a caller by its PID, which the bus cannot tell from another PID namespace). */
-int services_networkmanager_reload(ServiceManager *m, const char *root, char **reterr_msg);
+ * at ROOT/run/dbus/system_bus_socket, resolved as services_manager_open() resolves it, or
+ * $DBUS_SYSTEM_BUS_ADDRESS). 1 reloaded, -errno with the bus error in *reterr_msg: -EACCES when
+ * NetworkManager or the bus refused the caller (NetworkManager authorizes a caller by its PID, which
+ * the bus cannot tell from another PID namespace). */
+int services_networkmanager_reload(ServiceManager *m, char **reterr_msg);
 
 /* DisableUnitFiles(runtime=false, and runtime=true for an "-runtime" state): 1 with the changes
  * ("removed /etc/systemd/system/multi-user.target.wants/kubelet.service") in *ret_msg, 0 when

@@ -118,7 +118,11 @@ static int node_api_open(Context *ctx, NodeApi **ret, char **reterr) {
                            kubelet         ? &kubelet->cert
                            : a->may_delete ? NULL
                                            : &a->kc->cert,
-                           &a->node, &a->node_source);
+                           ctx->root_fd, streq(ctx->root, "/"), &a->node, &a->node_source);
+        if (r == -ENXIO)
+                return set_errmsg(reterr, r,
+                                  "node name unknown: the tree has %s, no /etc/hostname, and --node-name was not given",
+                                  kubelet ? "no node's client certificate in kubelet.conf" : "no kubelet.conf");
         if (r == -EINVAL)
                 return set_errmsg(reterr, r, "'%s' (from the %s) is not a valid node name; use --node-name", a->node,
                                   a->node_source);
@@ -288,6 +292,34 @@ static const ActionOps node_object_ops = {
         .apply = node_object_apply,
 };
 
+/* A fact the tree does not hold (under --root, the node's name) is never filled in from the running
+ * system: the row the operator asked for fails with the reason, and the run says so. */
+static int node_unknown_apply(Action *act, Context *ctx, char **ret_msg) {
+        *ret_msg = strdup(act->detail);
+        return *ret_msg ? -ENXIO : -ENOMEM;
+}
+
+static int node_unknown_check(Action *act, Context *ctx, char **ret_msg) {
+        *ret_msg = strprintf("%s: the Node object may still be there", act->detail);
+        return *ret_msg ? 1 : -ENOMEM;
+}
+
+static const ActionOps node_unknown_ops = {
+        .kind = "node-object",
+        .apply = node_unknown_apply,
+        .check = node_unknown_check,
+};
+
+static int plan_unknown(Plan *plan, const char *why) {
+        Action *act = plan_add(plan, &node_unknown_ops, PHASE, "Node", "--delete-node", NULL);
+
+        if (!act)
+                return -ENOMEM;
+        act->present = true;
+        act->code = "unknown";
+        return action_set_detail(act, "%s", why);
+}
+
 static int plan_row(Context *ctx, Plan *plan) {
         const NodeApi *a = node_api;
         cleanup_free char *why = NULL, *target = NULL;
@@ -326,6 +358,10 @@ int phase_node_object_plan(Context *ctx, Plan *plan, char **reterr) {
                 return 0;
         if (!node_api) {
                 r = node_api_open(ctx, &a, &err);
+                if (r == -ENXIO) {
+                        node_api_free(a);
+                        return plan_unknown(plan, strna(err));
+                }
                 if (r < 0) {
                         node_api_free(a);
                         act = plan_add(plan, &node_object_ops, PHASE, "Node", "--delete-node", NULL);

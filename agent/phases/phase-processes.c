@@ -15,7 +15,6 @@
 #include "agent/engine/phase.h"
 #include "agent/os/proc.h"
 #include "agent/os/services.h"
-#include "agent/phases/processes-cgroup.h"
 #include "agent/engine/cmdline.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -325,13 +324,6 @@ static int plan_refused(Plan *plan, const char *why) {
         return action_set_skip(a, "%s", why);
 }
 
-/* The cgroups come after the kills: rmdir(2) takes a cgroup only once its processes are gone. */
-static int plan_cgroups(Context *ctx, Plan *plan, char **reterr) {
-        int r = processes_plan_cgroups(ctx, plan);
-
-        return r < 0 ? set_errmsg(reterr, r, "cannot plan the cgroups: %s", strerror(-r)) : 0;
-}
-
 int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
         ProcScan s = { .root = ctx->root };
         ServiceManager *m;
@@ -341,7 +333,7 @@ int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
         MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_PROCESS)
                 any = true;
         if (!any)
-                return plan_cgroups(ctx, plan, reterr);
+                return 0;
         if (!proc_view_is_ours())
                 return plan_refused(plan, "/proc shows another PID namespace than node-reset's: no PID is signalled");
         r = phase_systemd(ctx, &m);
@@ -358,7 +350,7 @@ int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
                 if (r >= 0)
                         r = plan_line(plan, &s, e);
         proc_scan_done(&s);
-        return r < 0 ? r : plan_cgroups(ctx, plan, reterr);
+        return r;
 }
 
 static int parse_kill_grace(const char *arg, char **reterr) {

@@ -9,8 +9,8 @@
  * serves; the member leaves its cluster next, before kubelet stops and the pods phase removes a static
  * pod etcd (kubeadm reset runs remove-etcd-member before cleanup-node). Units that feed pods stop
  * before the pods phase, the runtime after it; processes that outlive their services die before
- * anything they hold is unmounted; systemd reloads after unit files are gone. "verify" is not a row: it re-runs the
- * observation of the selected phases (engine_verify). */
+ * anything they hold is unmounted, and their cgroups go after them; systemd reloads after unit files
+ * are gone. "verify" is not a row: it re-runs the observation of the selected phases (engine_verify). */
 /* name, summary, acts on the tree (--root applies), planning function, libraries needed, done hook,
  * options */
 static const Phase phases[] = {
@@ -30,6 +30,10 @@ static const Phase phases[] = {
           phase_services_late_plan, DLIB_MASK(DLIB_LIBSYSTEMD), NULL, NULL },
         { "processes", "kill the process trees that outlive their services (shims, conmon)", false,
           phase_processes_plan, 0, NULL, phase_processes_options },
+        /* Not a tree phase: the cgroups are the running system's (its cgroup namespace), whatever --root
+         * says, so a rescue system names the phase to have them removed. */
+        { "cgroups", "remove the cgroup trees kubelet and the runtime left, once their processes are gone", false,
+          phase_cgroups_plan, 0, NULL, NULL },
         { "mounts", "unmount what kubelet and the runtime left, deepest first", true, phase_mounts_plan, 0, NULL,
           NULL },
         { "firewall", "remove Kubernetes-owned netfilter state, ipsets and IPVS", false, phase_firewall_plan,

@@ -14,6 +14,7 @@ void phase_node_object_done(Context *ctx);
 int phase_pods_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_services_late_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_processes_plan(Context *ctx, Plan *plan, char **reterr);
+int phase_cgroups_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_mounts_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_firewall_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_network_plan(Context *ctx, Plan *plan, char **reterr);

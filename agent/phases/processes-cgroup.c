@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The processes phase's cgroup rows. kubelet's cgroupfs driver and runc make a tree per hierarchy
+/* The cgroups phase, right after the processes phase (rmdir(2) takes a cgroup only once its
+ * processes are gone). kubelet's cgroupfs driver and runc make a tree per hierarchy
  * (kubepods/burstable/pod<UID>/<container>) that nothing removes once kubelet is gone: kubeadm reset
  * leaves it, and the rejoined kubelet then starts from the old pods' limits and counters. A "cgroup
  * NAME" line names such a tree at the top of every mounted cgroup hierarchy (as this process's cgroup
  * namespace shows it); its row removes the tree deepest first with rmdir(2), which the kernel refuses
  * for a cgroup that still holds a process: the row says which, and nothing is forced. Trees a
  * systemd driver made (kubepods.slice) belong to their slice units: "unit kubepods.slice stop" ends
- * them through systemd, and a "cgroup" line only takes what that left. */
+ * them through systemd, and a "cgroup" line only takes what that left. Cgroups have no file-system
+ * root: with --root the phase runs only when --phases names it (its row in the phase table). */
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -18,14 +20,14 @@
 #include "agent/config/manifest.h"
 #include "agent/engine/context.h"
 #include "agent/os/mountinfo.h"
-#include "agent/phases/processes-cgroup.h"
+#include "agent/phases/phases.h"
 #include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
 #include "time-util.h"
 
-#define PHASE "processes"
+#define PHASE "cgroups"
 /* kubepods/QOS/pod/container is four levels; runc's nested cgroups and systemd's slices add a few. */
 #define CGROUP_DEPTH_MAX 16U
 /* A process killed a moment ago leaves its cgroup a little after its pidfd says it is gone. */
@@ -289,17 +291,17 @@ static int plan_line(Plan *plan, const MountTable *t, const ManifestEntry *m) {
         return action_set_detail(a, "no mounted cgroup hierarchy holds it");
 }
 
-int processes_plan_cgroups(Context *ctx, Plan *plan) {
+int phase_cgroups_plan(Context *ctx, Plan *plan, char **reterr) {
         MountTable *t = NULL;
         int r = 0;
 
         MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_CGROUP) {
                 if (!t && (r = mount_table_read(&t)) < 0)
-                        return r;
+                        break;
                 r = plan_line(plan, t, e);
                 if (r < 0)
                         break;
         }
         mount_table_free(t);
-        return r;
+        return r < 0 ? set_errmsg(reterr, r, "cannot plan the cgroups: %s", strerror(-r)) : 0;
 }

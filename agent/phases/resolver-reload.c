@@ -48,7 +48,7 @@ static int networkmanager_reload(ServiceManager *m, Context *ctx, char **ret_msg
         cleanup_free char *refused = NULL, *msg = NULL;
         int r;
 
-        r = services_networkmanager_reload(m, ctx->root, &refused);
+        r = services_networkmanager_reload(m, &refused);
         if (r >= 0)
                 return set_errmsg(ret_msg, 1, "reloaded (Reload(0): configuration and DNS)");
         if (r != -EACCES)

@@ -197,11 +197,10 @@ static void format_now(char *buf, size_t size) {
 static void post_status(ReportUrl *u, ReportUrlPost *p, const char *which, const char *status,
                         const char *report_json) {
         cleanup_free char *body = NULL;
-        char host[256] = "", now[64];
+        char now[64];
         size_t size = 0;
         FILE *f;
 
-        (void) gethostname(host, sizeof host - 1);
         format_now(now, sizeof now);
         f = open_memstream(&body, &size);
         if (!f) {
@@ -211,7 +210,10 @@ static void post_status(ReportUrl *u, ReportUrlPost *p, const char *which, const
         fputs("{\"status\":", f);
         json_write_string(f, status);
         fputs(",\"hostname\":", f);
-        json_write_string(f, host);
+        if (u->hostname)
+                json_write_string(f, u->hostname);
+        else
+                fputs("null", f);
         fputs(",\"time\":", f);
         json_write_string(f, now);
         fprintf(f, ",\"report\":%s}\n", report_json ?: "null");

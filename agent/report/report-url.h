@@ -20,6 +20,7 @@ typedef struct ReportUrl {
         const char *proxy;        /* NULL: none */
         unsigned backoff_ms;      /* before the 2nd attempt; doubles after each */
         ReportUrlOutcome outcome; /* what the report shows */
+        const char *hostname;     /* the node's, the tree's under --root (ReportInfo's); NULL: unknown */
 } ReportUrl;
 
 /* headers are "Name: value" strings; header_file holds one per line ('#' comments, blank lines),

@@ -146,16 +146,21 @@ static void emit_residue(Emitter *e, const Plan *residue, const Plan *unobserved
 }
 
 static void emit_header(Emitter *e, const ReportInfo *info) {
-        char host[256] = "", started[64], finished[64];
+        char started[64], finished[64];
 
-        (void) gethostname(host, sizeof host - 1);
         format_time(info->started_usec, started, sizeof started);
         format_time(info->finished_usec, finished, sizeof finished);
         emit_string(e, COLOR_NONE, "tool", NULL, "node-reset");
         emit_uint(e, COLOR_NONE, "schema_version", NULL, REPORT_SCHEMA_VERSION);
         emit_string(e, COLOR_NONE, "version", NULL, NODE_RESET_VERSION);
         emit_string(e, COLOR_BOLD, "command", "node-reset %s", info->command);
-        emit_string(e, COLOR_NONE, "hostname", " on %s", host);
+        if (info->hostname)
+                emit_string(e, COLOR_NONE, "hostname", " on %s", info->hostname);
+        else {
+                /* Under --root a tree without /etc/hostname: the running system's name is not the node's. */
+                emit_null(e, "hostname");
+                emit_text(e, COLOR_NONE, " on a host of unknown name");
+        }
         emit_string(e, COLOR_NONE, "root", " (root %s)", info->root);
         emit_string(e, COLOR_NONE, "started", NULL, started);
         emit_string(e, COLOR_NONE, "finished", NULL, finished);

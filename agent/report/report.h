@@ -27,6 +27,7 @@ typedef struct ReportUrlOutcome {
 typedef struct ReportInfo {
         const char *command; /* "plan", "run", "status" */
         const char *root;
+        const char *hostname;                 /* the node's, the tree's under --root; NULL: unknown */
         char *const *manifests;               /* files the manifest came from */
         uint64_t started_usec, finished_usec; /* CLOCK_REALTIME */
         bool executed;                        /* results, not a plan */

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The processes phase's "cgroup kubepods" rows on real cgroup file systems. The test makes a
+# The cgroups phase's "cgroup kubepods" rows on real cgroup file systems. The test makes a
 # throwaway child cgroup in every mounted hierarchy of the host, moves itself into it, and enters a
 # cgroup namespace rooted there with a private mount namespace whose /sys/fs/cgroup is mounted anew:
 # node-reset sees that child as the top of every hierarchy and can reach nothing above it. Inside,
 # kubelet's cgroupfs layout (kubepods/QOS/pod<UID>/<container>) with a "container" process in one
 # hierarchy, and a sibling cgroup that is not Kubernetes'. The tree goes deepest first once its process
 # is gone (killed by the same run's "process" line); a cgroup that still holds a process is left
-# and named; the sibling stays; a second run changes nothing; status finds no residue.
+# and named; the sibling stays; a second run changes nothing; status finds no residue. Under --root
+# only "--phases cgroups" acts on them: the processes phase and a run without --phases leave them.
 . "$(dirname "$0")/lib.sh"
 
 # The host side: make the child cgroups, run the test inside them, remove what is left.
@@ -112,14 +113,27 @@ run() { # run NAME MANIFEST-TEXT ARGS...: node-reset's processes phase, JSON int
         local n=$1 m=$2
         shift 2
         printf '%s\n' "$m" > "$WORK/$n.conf"
-        "$NODE_RESET" --root "$WORK/root" --manifest "$WORK/$n.conf" --phases processes -o json "$@" \
+        "$NODE_RESET" --root "$WORK/root" --manifest "$WORK/$n.conf" --phases processes,cgroups -o json "$@" \
                 > "$WORK/$n.json" 2> "$WORK/$n.err"
 }
 
 # A glob or a path is refused with file:line.
 printf 'cgroup kube*\n' > "$WORK/bad.conf"
-"$NODE_RESET" --root "$WORK/root" --manifest "$WORK/bad.conf" --phases processes plan > /dev/null 2> "$WORK/bad.err"
+"$NODE_RESET" --root "$WORK/root" --manifest "$WORK/bad.conf" --phases cgroups plan > /dev/null 2> "$WORK/bad.err"
 assert "a glob is refused with file:line" grep -q "bad.conf:1: .*cgroup name without '/' or a glob" "$WORK/bad.err"
+
+# 0. Under --root the node is the tree: cgroups have no file-system root, so the processes phase (the
+# tree's processes) leaves them, and so does a run without --phases; only naming the cgroups phase
+# acts on them.
+printf 'cgroup kubepods\n' > "$WORK/tree.conf"
+"$NODE_RESET" --root "$WORK/root" --manifest "$WORK/tree.conf" --phases processes -o json run --yes \
+        > "$WORK/tree1.json" 2> "$WORK/tree1.err"
+assert "--root --phases processes: no cgroup row" jq_ "$WORK/tree1.json" "actions(r, kind='cgroup') == []"
+"$NODE_RESET" --root "$WORK/root" --manifest "$WORK/tree.conf" -o json run --yes > "$WORK/tree2.json" 2> "$WORK/tree2.err"
+assert "--root without --phases: no cgroups phase" jq_ "$WORK/tree2.json" "actions(r, kind='cgroup') == []"
+for h in "${mounted[@]}"; do
+        assert "$h/kubepods survives both" test -d "$h/kubepods/besteffort/podaa/beef"
+done
 
 # 1. Only the cgroup line: the busy cgroup is left and named, everything else of the tree goes.
 run plan1 "cgroup kubepods" plan
@@ -153,7 +167,7 @@ cgroup kubepods" run --yes
 rc=$?
 assert "a run that kills the process first exits 0" test "$rc" -eq 0
 assert "the kill row comes before the cgroup row" jq_ "$WORK/run2.json" \
-        "[(a['kind'], a['result']) for a in actions(r, phase='processes')] == [('kill', 'changed'), ('cgroup', 'changed')]"
+        "[(a['kind'], a['result']) for a in actions(r) if a['phase'] in ('processes', 'cgroups')] == [('kill', 'changed'), ('cgroup', 'changed')]"
 assert "the first hierarchy's tree is gone" test ! -e "$first/kubepods"
 kill -9 "$cpid" 2> /dev/null && fail "the process line did not kill the container process"
 wait "$cpid" 2> /dev/null
@@ -171,7 +185,7 @@ assert "status: no residue" jq_ "$WORK/status.json" "r['residue'] == []"
 
 # 4. A hierarchy replaced by a tmpfs is not a cgroup file system: nothing there is acted on.
 umount "$first" && mount -t tmpfs nr-fake "$first" && mkdir -p "$first/kubepods/x"
-"$NODE_RESET" --root "$WORK/root" --manifest "$WORK/run3.conf" --phases processes -o json plan > "$WORK/plan5.json"
+"$NODE_RESET" --root "$WORK/root" --manifest "$WORK/run3.conf" --phases cgroups -o json plan > "$WORK/plan5.json"
 assert "a tmpfs at a hierarchy's place holds no cgroup row" jq_ "$WORK/plan5.json" \
         "'$first/kubepods' not in [a['target'] for a in actions(r, kind='cgroup')]"
 assert "its directory was not removed" test -d "$first/kubepods/x"

@@ -33,26 +33,7 @@ trap 'kill "$server" 2>/dev/null; wait; cd /; umount -R -l "$WORK" 2>/dev/null; 
 for _ in $(seq 100); do [ -e "$records/ready-6443" ] && break; sleep 0.1; done
 [ -e "$records/ready-6443" ] || { echo "FAIL: the test server did not start"; cat "$WORK/server.log"; exit 1; }
 
-kubeconfig() { # server client-name
-        cat <<-EOF
-	apiVersion: v1
-	kind: Config
-	current-context: default
-	contexts:
-	- name: default
-	  context: {cluster: local, user: u}
-	clusters:
-	- name: local
-	  cluster:
-	    server: $1
-	    certificate-authority-data: $(base64 -w0 "$pki/ca.crt")
-	users:
-	- name: u
-	  user:
-	    client-certificate-data: $(base64 -w0 "$pki/$2.crt")
-	    client-key-data: $(base64 -w0 "$pki/$2.key")
-	EOF
-}
+kubeconfig() { kubeconfig_pem "$@"; } # server client-name
 make_node() { # root server [admin]
         mkdir -p "$1/etc/kubernetes"
         kubeconfig "$2" worker1 > "$1/etc/kubernetes/kubelet.conf"

@@ -134,10 +134,17 @@ assert "node-missing: HTTP 404" jq_ "$WORK/oc.json" 'r["http_status"] == 404 and
 assert "node-missing: a first sighting is recorded" grep -q "^class=node-missing" "$(state_of "$root")"
 assert "node-missing: not orphaned yet" jq_ "$WORK/oc.json" 'not r["orphaned"] and r["verdict"] == "not orphaned yet"'
 
+# No client certificate: the node's name is the tree's host name (its /etc/hostname), never the
+# name of the machine the test runs on; without one it is unknown and orphan-check cannot decide.
 new_root < <(kubeconfig_anonymous https://127.0.0.1:6443)
 oc "$root"
+assert "no client certificate, no /etc/hostname in the tree: cannot decide (255)" test "$rc" -eq 255
+assert "... the node name is unknown, said" grep -q "node name unknown" "$WORK/oc.err"
+echo Worker-1 > "$root/etc/hostname"
+oc "$root"
 expect_class "no client certificate" unauthorized 1
-assert "unauthorized: HTTP 401" jq_ "$WORK/oc.json" 'r["http_status"] == 401'
+assert "unauthorized: HTTP 401, node name from the tree's /etc/hostname" jq_ "$WORK/oc.json" \
+        'r["http_status"] == 401 and r["node"] == "worker-1" and r["node_source"] == "tree'"'"'s /etc/hostname" and r["hostname"] == "worker-1"'
 
 new_root < <(kubeconfig_files https://127.0.0.1:6443)
 oc "$root" --node-name worker-2
@@ -316,7 +323,7 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); json.dump(json.load
         "$WORK/post0.json" "$WORK/body0.json"
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); json.dump(json.loads(r["body"]), open(sys.argv[2], "w"))' \
         "$WORK/post1.json" "$WORK/body1.json"
-assert "start body: status deleting, report null" jq_ "$WORK/body0.json" 'r["status"] == "deleting" and r["report"] is None and r["hostname"] and r["time"].endswith("Z") and sorted(r) == ["hostname", "report", "status", "time"]'
+assert "start body: status deleting, report null, host name unknown (the tree has no /etc/hostname)" jq_ "$WORK/body0.json" 'r["status"] == "deleting" and r["report"] is None and r["hostname"] is None and r["time"].endswith("Z") and sorted(r) == ["hostname", "report", "status", "time"]'
 assert "final body: status deleted, the run's report" jq_ "$WORK/body1.json" 'r["status"] == "deleted" and r["report"]["command"] == "run" and r["report"]["exit_status"] == 0 and not r["report"]["failed"]'
 assert "final body: the report has the start's outcome, not its own" jq_ "$WORK/body1.json" 'r["report"]["report_url"]["start"]["ok"] and r["report"]["report_url"]["final"] is None'
 assert "final body: the URL in the report has no query (it may hold a secret)" jq_ "$WORK/body1.json" '"token" not in r["report"]["report_url"]["url"] and r["report"]["report_url"]["url"].startswith("https://127.0.0.1:6443/clusters/")'
