@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Small files beneath a root directory: read them with symlinks resolved inside the root, write them atomically. */
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
@@ -13,6 +15,7 @@
 
 #include "agent/os/fileio.h"
 #include "chase.h"
+#include "strv.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -386,5 +389,33 @@ int fileio_write_new(int dir_fd, const char *name, const void *data, size_t size
                 return r;
         st.st_nlink = 1;
         *ret_st = st;
+        return 0;
+}
+
+int fileio_list_beneath(int root_fd, const char *dir, const char *glob, char ***ret) {
+        cleanup_strv char **l = NULL;
+        struct dirent *de;
+        DIR *dp;
+        int fd, r = 0;
+
+        *ret = NULL;
+        fd = chaseat(root_fd, dir, 0, O_RDONLY | O_DIRECTORY, NULL, NULL);
+        if (fd < 0)
+                return 0;
+        dp = fdopendir(fd);
+        if (!dp) {
+                (void) close_nointr(fd);
+                return 0;
+        }
+        while (r >= 0 && (de = readdir(dp)))
+                if (glob ? de->d_name[0] != '.' && fnmatch(glob, de->d_name, FNM_PERIOD) == 0
+                         : !streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        r = strv_extend(&l, de->d_name);
+        closedir(dp);
+        if (r < 0)
+                return r;
+        if (l)
+                qsort(l, strv_length(l), sizeof(char *), strcmp_ptr);
+        *ret = TAKE_PTR(l);
         return 0;
 }

@@ -60,3 +60,8 @@ int fileio_write_atomic(int dir_fd, const char *name, const void *data, size_t s
 /* Create dir_fd/name with data, complete or not at all, and fail with -EEXIST when the name exists,
  * whatever it is. *ret_st identifies the new file for fileio_unlink_if_same(). */
 int fileio_write_new(int dir_fd, const char *name, const void *data, size_t size, mode_t mode, struct stat *ret_st);
+
+/* The names in the directory dir beneath root_fd (symlinks resolved inside the root) matching the
+ * fnmatch(3) glob, sorted bytewise; a missing or unreadable directory has none. A NULL glob: every
+ * name, dot files included; a glob never matches a leading dot. 0 or -ENOMEM. */
+int fileio_list_beneath(int root_fd, const char *dir, const char *glob, char ***ret);
