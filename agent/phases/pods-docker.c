@@ -106,6 +106,7 @@ static int engine_row(Plan *plan, const char *socket, const char *fmt, ...) {
         a = plan_add(plan, &docker_engine_ops, "pods", socket, NULL, NULL);
         if (!a || !detail)
                 return -ENOMEM;
+        a->present = false; /* the engine itself is kept: nothing to do to it */
         a->detail = TAKE_PTR(detail);
         return 0;
 }
