@@ -292,40 +292,33 @@ static bool id_valid(const char *id) {
         return !isempty(id) && strspn(id, "0123456789abcdef") == strlen(id) && strlen(id) <= 64;
 }
 
-int docker_remove_container(int root_fd, const char *socket, const char *id, uint64_t timeout_usec,
-                            char **reterr_msg) {
+/* A call on one container: its ID checked, then "200 (or 204) yes, 404 no" as 1 and 0. */
+static int call_on(int root_fd, const char *socket, const char *method, const char *id, const char *suffix,
+                   uint64_t timeout_usec, char **reterr_msg) {
         cleanup_free char *path = NULL;
         HttpResult res;
         int r;
 
         if (!id_valid(id))
                 return set_errmsg(reterr_msg, -EINVAL, "'%s' is no container ID", id);
-        path = strprintf("/containers/%s?force=1&v=1", id);
+        path = strprintf("/containers/%s%s", id, suffix);
         if (!path)
                 return -ENOMEM;
-        r = call(root_fd, socket, "DELETE", path, timeout_usec, &res, reterr_msg);
+        r = call(root_fd, socket, method, path, timeout_usec, &res, reterr_msg);
         if (r >= 0)
-                r = res.status == 204 || res.status == 200 ? 1
+                r = res.status == 200 || res.status == 204 ? 1
                     : res.status == 404                    ? 0
-                                                           : unexpected(&res, "DELETE /containers", reterr_msg);
+                                                           : unexpected(&res, method, reterr_msg);
         http_result_done(&res);
         return r;
 }
 
+int docker_remove_container(int root_fd, const char *socket, const char *id, uint64_t timeout_usec,
+                            char **reterr_msg) {
+        return call_on(root_fd, socket, "DELETE", id, "?force=1&v=1", timeout_usec, reterr_msg);
+}
+
 int docker_container_exists(int root_fd, const char *socket, const char *id, uint64_t timeout_usec,
                             char **reterr_msg) {
-        cleanup_free char *path = NULL;
-        HttpResult res;
-        int r;
-
-        if (!id_valid(id))
-                return set_errmsg(reterr_msg, -EINVAL, "'%s' is no container ID", id);
-        path = strprintf("/containers/%s/json", id);
-        if (!path)
-                return -ENOMEM;
-        r = call(root_fd, socket, "GET", path, timeout_usec, &res, reterr_msg);
-        if (r >= 0)
-                r = res.status == 200 ? 1 : res.status == 404 ? 0 : unexpected(&res, "GET /containers/ID/json", reterr_msg);
-        http_result_done(&res);
-        return r;
+        return call_on(root_fd, socket, "GET", id, "/json", timeout_usec, reterr_msg);
 }

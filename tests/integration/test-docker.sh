@@ -78,21 +78,14 @@ while :; do sleep 1 & wait \$!; done
 EOF
 
 dk_stop() {
-        local d init
+        local init
         if [ -n "$UNSHARE_PID" ]; then
                 init=$(cut -d' ' -f1 "/proc/$UNSHARE_PID/task/$UNSHARE_PID/children" 2> /dev/null)
                 [ -n "$init" ] && kill -KILL "$init" 2> /dev/null
                 wait "$UNSHARE_PID" 2> /dev/null
                 UNSHARE_PID=
         fi
-        for d in /sys/fs/cgroup/*/"${CGROUP_PARENT#/}" /sys/fs/cgroup/"${CGROUP_PARENT#/}"; do
-                [ -d "$d" ] || continue
-                for _ in $(seq 50); do
-                        find "$d" -depth -type d -exec rmdir {} + 2> /dev/null
-                        [ -d "$d" ] || break
-                        sleep 0.1
-                done
-        done
+        remove_cgroup_parent "$CGROUP_PARENT"
 }
 eval "set -- $(trap -p EXIT)"
 trap "dk_stop; $3" EXIT
