@@ -58,6 +58,9 @@ fi
 # /etc/resolv.conf, NetworkManager would manage its links). With NetworkManager, the libraries it
 # depends on that this host lacks (here: libndp0 for its daemon, the rest for its device plugins,
 # which test-networkmanager.sh leaves out of the tree), listed in network-manager.libs.
+# test-docker.sh runs dockerd from docker.io's .deb in private namespaces the same way (installed,
+# its daemon would start on this host and rewrite its firewall); the containerd and runc it needs
+# are the ones installed above.
 if [ "$(id -u)" -eq 0 ]; then
         cache=/var/cache/node-reset-tests
         mkdir -p "$cache"
@@ -67,7 +70,7 @@ if [ "$(id -u)" -eq 0 ]; then
                         while read -r p; do dpkg -s "$p" > /dev/null 2>&1 || echo "$p"; done > "$cache/network-manager.libs.new" &&
                         mv "$cache/network-manager.libs.new" "$cache/network-manager.libs"
         fi
-        for p in systemd-resolved:test-resolver network-manager:test-networkmanager \
+        for p in systemd-resolved:test-resolver network-manager:test-networkmanager docker.io:test-docker \
                 $(sed 's/$/:test-networkmanager/' "$cache/network-manager.libs" 2> /dev/null); do
                 ls "$cache/${p%%:*}"_*.deb > /dev/null 2>&1 && continue
                 (cd "$cache" && apt-get -o Acquire::Retries=3 download "${p%%:*}")

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* One HTTP(S) request over libcurl with in-memory TLS material: the orphan probe and the report POSTs. */
+/* One HTTP(S) request over libcurl with in-memory TLS material: the orphan probe, the report POSTs, the
+ * Node object, and Docker's Engine API on its unix socket. */
 
 /* CURLOPT_PROTOCOLS is deprecated in the headers this builds against, and needed by libcurl < 7.85. */
 #define CURL_DISABLE_DEPRECATION 1
@@ -165,6 +166,8 @@ static CURLcode set_transport(CURL *h, const HttpRequest *req, const HttpFeature
         /* The environment's http_proxy is not for a root agent talking to its own control plane. */
         SETOPT(h, ok, CURLOPT_PROXY, req->proxy ?: "");
         SETOPT(h, ok, CURLOPT_NOPROXY, req->proxy ? "" : "*");
+        if (req->unix_socket)
+                SETOPT(h, ok, CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
         if (req->body) {
                 SETOPT(h, ok, CURLOPT_POST, 1L);
                 SETOPT(h, ok, CURLOPT_POSTFIELDS, req->body);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* One HTTP(S) request over libcurl with in-memory TLS material: the orphan probe and the report POSTs. */
+/* One HTTP(S) request over libcurl with in-memory TLS material: the orphan probe, the report POSTs, the
+ * Node object, and Docker's Engine API on its unix socket. */
 #pragma once
 
 #include <stdbool.h>
@@ -25,6 +26,8 @@ typedef struct HttpRequest {
         HttpBlob cert, key;       /* PEM client certificate and key */
         bool insecure;            /* no server verification (kubeconfig insecure-skip-tls-verify) */
         const char *proxy;        /* NULL: no proxy at all, whatever the environment says */
+        const char *unix_socket;  /* connect to this unix socket instead of the URL's host (Docker's
+                                   * Engine API); NULL: TCP */
         uint64_t connect_timeout_ms, timeout_ms;
 } HttpRequest;
 

@@ -22,6 +22,7 @@
 #include "agent/config/yaml-util.h"
 #include "agent/os/fileio.h"
 #include "agent/config/kubeconfig.h"
+#include "agent/config/kubelet-runtime.h"
 #include "chase.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -405,10 +406,36 @@ static int runtime_from_installs(int root_fd, Detection *d) {
 static const char *const docker_marks[] = { "/usr/bin/dockerd", "/usr/local/bin/dockerd", "/etc/docker",
                                             "/var/lib/docker" };
 
+/* No endpoint written anywhere: Docker may still be kubelet's runtime, through dockershim or k3s's
+ * cri-dockerd (kubelet-runtime.c). */
+static int runtime_from_kubelet_docker(int root_fd, Detection *d) {
+        KubeletDocker k = {};
+        bool installed = false;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(docker_marks) && !installed; i++)
+                installed = node_exists(root_fd, docker_marks[i]);
+        r = kubelet_docker_detect(root_fd, installed, &k);
+        if (r < 0)
+                return r;
+        STRV_FOREACH(e, k.evidence)
+                if (r >= 0)
+                        r = strv_extend(&d->runtime.evidence, *e);
+        if (r >= 0 && k.endpoint) {
+                r = finding_set(&d->runtime, "docker");
+                if (r >= 0 && !(d->runtime_endpoint = strdup(k.endpoint)))
+                        r = -ENOMEM;
+        }
+        kubelet_docker_done(&k);
+        return r;
+}
+
 static int detect_runtime(int root_fd, Detection *d) {
         int r;
 
         r = runtime_from_endpoints(root_fd, d);
+        if (r >= 0 && !d->runtime.value && !d->runtime.ambiguous)
+                r = runtime_from_kubelet_docker(root_fd, d);
         if (r >= 0 && !d->runtime.value && !d->runtime.ambiguous)
                 r = runtime_from_installs(root_fd, d);
         finding_settle(&d->runtime);

@@ -318,7 +318,8 @@ static int validate_cgroup(char **args, char **ret_reason) {
         return 0;
 }
 
-/* A CRI socket: "unix:///PATH" or a plain absolute PATH; sockaddr_un holds at most 107 bytes. */
+/* A CRI (or Docker) socket: "unix:///PATH" or a plain absolute PATH; sockaddr_un holds at most 107
+ * bytes. */
 static int validate_cri_endpoint(char **args, char **ret_reason) {
         const char *p = startswith(args[0], "unix://") ?: args[0];
         cleanup_free char *err = NULL;
@@ -423,6 +424,7 @@ static const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
         [DIRECTIVE_KUBE_VIP] = { "kube-vip", 1, 1, validate_kube_vip },
         [DIRECTIVE_REMOVE_SYMLINK_TO] = { "remove-symlink-to", 2, 2, validate_remove_symlink_to, .writes = true },
         [DIRECTIVE_CONNTRACK] = { "conntrack", 1, 1, validate_conntrack },
+        [DIRECTIVE_DOCKER_ENDPOINT] = { "docker-endpoint", 1, 1, validate_cri_endpoint },
 };
 
 const char *directive_type_to_string(DirectiveType t) {

@@ -47,6 +47,9 @@ typedef enum DirectiveType {
                                       * and TARGET is gone or removed by this run */
         DIRECTIVE_CONNTRACK,         /* conntrack cluster|ADDRESS[/LEN]: connection tracking entries to or from the
                                       * cluster's pod and service ranges, or this range */
+        /* pods phase */
+        DIRECTIVE_DOCKER_ENDPOINT, /* docker-endpoint URI: Docker's Engine API socket (unix:///PATH or /PATH,
+                                    * a node path) whose Kubernetes containers the pods phase removes */
         _DIRECTIVE_MAX,
         _DIRECTIVE_INVALID = -1,
 } DirectiveType;

@@ -211,6 +211,13 @@ static int detected_text(char **ret) {
                 fprintf(f, "unmount %s/*\nempty %s\n", d->kubelet_dir_target, d->kubelet_dir_target);
         if (d && detected_comment(f, "the local etcd's data directory", d->etcd_data_dir))
                 fprintf(f, "empty %s\n", d->etcd_data_dir);
+        /* Docker as kubelet's runtime: its Engine API removes the pods dockershim (gone with kubelet) or
+         * a silent cri-dockerd left. /run/docker.sock is where docker.socket listens (/var/run is a
+         * symlink to it, and the socket is resolved with no symlink on the way). */
+        if (d && streq_ptr(d->runtime.value, "docker"))
+                fprintf(f, "# Docker is kubelet's runtime (%s): its Kubernetes containers go through its Engine API\n"
+                           "docker-endpoint unix:///run/docker.sock\n",
+                        strna(d->runtime_endpoint));
         STRV_FOREACH(k, d ? d->root_kubeconfigs : NULL)
                 if (detected_comment(f, "a kubeconfig of this cluster", *k))
                         fprintf(f, "remove %s\n", *k);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Small lookups in a libyaml document, shared by the readers of kubeconfigs and static pod manifests. */
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "agent/config/yaml-util.h"
@@ -25,4 +26,29 @@ yaml_node_t *yaml_map_get(yaml_document_t *doc, yaml_node_t *map, const char *ke
                         return yaml_document_get_node(doc, i->value);
         }
         return NULL;
+}
+
+int yaml_each_document(const char *text, size_t size, const char *path,
+                       int (*fn)(yaml_document_t *doc, const char *path, void *userdata), void *userdata) {
+        yaml_parser_t parser;
+        int r = 0;
+
+        if (!yaml_parser_initialize(&parser))
+                return 0;
+        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
+        for (unsigned n = 0; r >= 0 && n < YAML_EACH_DOCUMENT_MAX; n++) {
+                yaml_document_t doc;
+                bool empty;
+
+                if (!yaml_parser_load(&parser, &doc))
+                        break;
+                empty = !yaml_document_get_root_node(&doc);
+                if (!empty)
+                        r = fn(&doc, path, userdata);
+                yaml_document_delete(&doc);
+                if (empty)
+                        break;
+        }
+        yaml_parser_delete(&parser);
+        return r;
 }

@@ -15,6 +15,7 @@
 
 #include "agent/os/fileio.h"
 #include "chase.h"
+#include "strv.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

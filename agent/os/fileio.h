@@ -65,3 +65,4 @@ int fileio_write_atomic(int dir_fd, const char *name, const void *data, size_t s
 /* Create dir_fd/name with data, complete or not at all, and fail with -EEXIST when the name exists,
  * whatever it is. *ret_st identifies the new file for fileio_unlink_if_same(). */
 int fileio_write_new(int dir_fd, const char *name, const void *data, size_t size, mode_t mode, struct stat *ret_st);
+

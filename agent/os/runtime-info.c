@@ -22,6 +22,9 @@ const char *const pods_known_sockets[] = {
         "/var/run/crio/crio.sock",
         "/var/run/cri-dockerd.sock",
         "/run/k3s/containerd/containerd.sock",
+        /* k3s with docker: true (--docker) runs its pods in Docker through its embedded cri-dockerd
+         * (k3s pkg/agent/cridockerd); the socket exists only then (k3s#1469, #621). */
+        "/run/k3s/cri-dockerd/cri-dockerd.sock",
         NULL,
 };
 
@@ -140,6 +143,9 @@ static int cri_dockerd_info(RuntimeInfo *i, const char *cmdline, size_t len) {
 static RuntimeKind kind_from(const char *runtime_name, const char *exe, const char *socket_path) {
         const char *names[] = { runtime_name, exe };
 
+        /* k3s's cri-dockerd is served by the k3s process itself: the socket says what it is. */
+        if (strstr(socket_path, "/cri-dockerd/"))
+                return RUNTIME_CRI_DOCKERD;
         for (size_t k = 0; k < ELEMENTSOF(names); k++) {
                 const char *n = names[k];
 
@@ -165,7 +171,7 @@ static const char *default_unit(RuntimeKind k, const char *socket_path) {
         if (k == RUNTIME_CRIO)
                 return "crio.service";
         if (k == RUNTIME_CRI_DOCKERD)
-                return "cri-docker.service";
+                return strstr(socket_path, "/k3s/") ? "k3s.service" : "cri-docker.service";
         return NULL;
 }
 

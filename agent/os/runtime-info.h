@@ -25,7 +25,7 @@ typedef struct RuntimeInfo {
 } RuntimeInfo;
 
 /* The sockets probed when neither --cri-endpoint nor the manifest names one, in order: containerd,
- * CRI-O, cri-dockerd, k3s/rke2. NULL-terminated. */
+ * CRI-O, cri-dockerd, k3s/rke2, k3s's cri-dockerd. NULL-terminated. */
 extern const char *const pods_known_sockets[];
 
 void runtime_info_done(RuntimeInfo *i);

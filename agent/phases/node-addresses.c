@@ -137,28 +137,11 @@ static int kubeadm_advertise(yaml_document_t *doc, const char *path, void *userd
 static int read_yaml(int root_fd, const char *path, void *userdata,
                      int (*fn)(yaml_document_t *, const char *, void *)) {
         cleanup_free char *text = NULL;
-        yaml_parser_t parser;
         size_t size;
-        int r = 0;
 
-        if (fileio_read_beneath(root_fd, path, NODE_FILE_MAX, &text, &size) < 0 || !yaml_parser_initialize(&parser))
+        if (fileio_read_beneath(root_fd, path, NODE_FILE_MAX, &text, &size) < 0)
                 return 0;
-        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
-        for (unsigned n = 0; r >= 0 && n < 64; n++) {
-                yaml_document_t doc;
-                bool empty;
-
-                if (!yaml_parser_load(&parser, &doc))
-                        break;
-                empty = !yaml_document_get_root_node(&doc);
-                if (!empty)
-                        r = fn(&doc, path, userdata);
-                yaml_document_delete(&doc);
-                if (empty)
-                        break;
-        }
-        yaml_parser_delete(&parser);
-        return r;
+        return yaml_each_document(text, size, path, fn, userdata);
 }
 
 int node_apiserver_flag(int root_fd, const char *flag, char **ret) {

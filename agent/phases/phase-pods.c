@@ -14,6 +14,7 @@
 #include "agent/engine/libraries.h"
 #include "agent/base/log.h"
 #include "agent/engine/phase.h"
+#include "agent/phases/pods-docker.h"
 #include "agent/phases/pods-ladder.h"
 #include "agent/os/proc.h"
 #include "agent/os/runtime-info.h"
@@ -836,7 +837,8 @@ static int target_new(const Context *ctx, const char *path, PodsTarget **ret) {
         return 0;
 }
 
-static int plan_target(const Context *ctx, Plan *plan, const char *path, uint64_t deadline, char **reterr) {
+static int plan_target(const Context *ctx, Plan *plan, const char *path, uint64_t deadline, bool *ret_cri_dockerd,
+                       char **reterr) {
         CLEANUP(target_unrefp) PodsTarget *pt = NULL;
         int r;
 
@@ -854,6 +856,8 @@ static int plan_target(const Context *ctx, Plan *plan, const char *path, uint64_
                 r = pt->probe_error < 0 ? plan_unanswered(plan, pt) : plan_pods(ctx, plan, pt);
         if (r < 0)
                 return set_errmsg(reterr, r, "pods: cannot plan for %s: %s", path, strerror(-r));
+        if (pt->info.kind == RUNTIME_CRI_DOCKERD && pt->probe_error >= 0)
+                *ret_cri_dockerd = true;
         return 0;
 }
 
@@ -930,7 +934,8 @@ static uint64_t plan_deadline(const Context *ctx) {
         return ctx->deadline_usec > 0 ? u64_min(d, ctx->deadline_usec) : d;
 }
 
-int phase_pods_plan(Context *ctx, Plan *plan, char **reterr) {
+/* The CRI sockets: the runtimes kubelet talks to through the CRI. */
+static int plan_cri(Context *ctx, Plan *plan, bool *ret_cri_dockerd, char **reterr) {
         cleanup_strv char **eps = NULL, **paths = NULL;
         uint64_t deadline = plan_deadline(ctx);
         size_t n = 0, found = 0;
@@ -960,13 +965,25 @@ int phase_pods_plan(Context *ctx, Plan *plan, char **reterr) {
                 /* The first CRI call: libcurl is loaded here, not when the phase was chosen. */
                 if (found == 1 && (r = libraries_plan_missing(plan, "pods", DLIB_LIBCURL, "the pods phase")) != 0)
                         return r < 0 ? r : 0;
-                r = plan_target(ctx, plan, paths[i], deadline, reterr);
+                r = plan_target(ctx, plan, paths[i], deadline, ret_cri_dockerd, reterr);
         }
         if (r < 0)
                 return r;
         if (found == 0)
                 return plan_no_runtime(plan, eps);
         return 0;
+}
+
+/* The CRI sockets, then Docker's Engine API where Docker is kubelet's runtime (docker-endpoint lines):
+ * dockershim died with kubelet, and a cri-dockerd that does not answer removes nothing. */
+int phase_pods_plan(Context *ctx, Plan *plan, char **reterr) {
+        bool cri_dockerd = false;
+        int r;
+
+        r = plan_cri(ctx, plan, &cri_dockerd, reterr);
+        if (r < 0)
+                return r;
+        return pods_docker_plan(ctx, plan, cri_dockerd);
 }
 
 const char *phase_pods_cri_endpoint(void) {

@@ -49,6 +49,20 @@ in_private_ns() {
         trap 'cd /; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
 }
 
+# remove_cgroup_parent /PARENT: a test's own cgroup_parent in every hierarchy, deepest first, once
+# what ran in it is gone (the kernel takes a moment to empty a cgroup whose last process died).
+remove_cgroup_parent() {
+        local d
+        for d in /sys/fs/cgroup/*/"${1#/}" /sys/fs/cgroup/"${1#/}"; do
+                [ -d "$d" ] || continue
+                for _ in $(seq 50); do
+                        find "$d" -depth -type d -exec rmdir {} + 2> /dev/null
+                        [ -d "$d" ] || break
+                        sleep 0.1
+                done
+        done
+}
+
 # schema_valid FILE...: each file holds a node-reset JSON report that matches docs/report.schema.json
 # (tests/integration/report.py also checks every report it reads).
 schema_valid() { "$TOP/tests/integration/validate-json.py" "$@"; }

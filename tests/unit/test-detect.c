@@ -729,6 +729,93 @@ static void test_profile_detected(void **state) {
         profile_configure(NULL);
 }
 
+/* A kubeadm 1.20 worker joined with --cri-socket /var/run/dockershim.sock: kubeadm-flags.env names no
+ * runtime (only --network-plugin), Docker is installed: Docker is kubelet's runtime, through
+ * dockershim, not "co-hosted"; the detected profile asks its Engine API for the pods. */
+static void test_dockershim(void **state) {
+        Manifest *m = NULL;
+        Detection d;
+
+        put("/etc/systemd/system/kubelet.service.d/10-kubeadm.conf",
+            "[Service]\nExecStart=\nExecStart=/usr/bin/kubelet $KUBELET_KUBEADM_ARGS\n");
+        put("/var/lib/kubelet/kubeadm-flags.env",
+            "KUBELET_KUBEADM_ARGS=\"--network-plugin=cni --pod-infra-container-image=k8s.gcr.io/pause:3.2\"\n");
+        put("/var/lib/kubelet/config.yaml", "kind: KubeletConfiguration\ncgroupDriver: cgroupfs\n");
+        put("/usr/bin/dockerd", "");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "docker");
+        assert_string_equal(d.runtime_endpoint, "unix:///var/run/dockershim.sock");
+        assert_false(d.docker_cohosted);
+        assert_true(evidence_has(d.runtime.evidence, "dockershim"));
+        profile_configure(&(ProfileSettings) { .detection = &d });
+        m = parse_profile("kubeadm", 0);
+        assert_true(has_line(m, DIRECTIVE_DOCKER_ENDPOINT, "unix:///run/docker.sock"));
+        manifest_free(m);
+        profile_configure(NULL);
+        detection_done(&d);
+}
+
+/* The same flags file without Docker on the node is no evidence of dockershim; a remote runtime in
+ * kubelet's unit, or kubeadm's criSocket naming containerd, says it is not dockershim. */
+static void test_dockershim_not(void **state) {
+        Detection d;
+
+        put("/var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--network-plugin=cni\"\n");
+        put("/etc/containerd/config.toml", "version = 2\n");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "containerd");
+        detection_done(&d);
+
+        put("/usr/bin/dockerd", "");
+        put("/etc/kubernetes/kubeadm-config.yaml", "apiVersion: kubeadm.k8s.io/v1beta2\nkind: InitConfiguration\n"
+                                                   "nodeRegistration:\n  criSocket: /run/containerd/containerd.sock\n");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "containerd");
+        assert_true(d.docker_cohosted);
+        assert_true(evidence_has(d.runtime.evidence, "not dockershim"));
+        detection_done(&d);
+}
+
+/* kubeadm's criSocket, or --container-runtime=docker in /etc/default/kubelet, names dockershim. */
+static void test_dockershim_said(void **state) {
+        Detection d;
+
+        put("/etc/kubernetes/kubeadm-config.yaml", "kind: ClusterConfiguration\n---\nkind: JoinConfiguration\n"
+                                                   "nodeRegistration:\n  criSocket: /var/run/dockershim.sock\n");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "docker");
+        detection_done(&d);
+        (void) unlink(tree_path("/etc/kubernetes/kubeadm-config.yaml"));
+        put("/etc/default/kubelet", "KUBELET_EXTRA_ARGS=--container-runtime=docker\n");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "docker");
+        assert_string_equal(d.runtime_endpoint, "unix:///var/run/dockershim.sock");
+        detection_done(&d);
+}
+
+/* k3s with docker: true (a config.yaml.d drop-in), or --docker in its unit: its cri-dockerd. */
+static void test_k3s_docker(void **state) {
+        Detection d;
+
+        put("/usr/local/bin/k3s", "");
+        put("/etc/rancher/k3s/config.yaml", "write-kubeconfig-mode: \"0644\"\n");
+        put("/etc/rancher/k3s/config.yaml.d/50-docker.yaml", "docker: true\n");
+        detect(&d);
+        assert_int_equal(d.installer, INSTALLER_K3S);
+        assert_string_equal(d.runtime.value, "docker");
+        assert_string_equal(d.runtime_endpoint, "unix:///run/k3s/cri-dockerd/cri-dockerd.sock");
+        detection_done(&d);
+        (void) unlink(tree_path("/etc/rancher/k3s/config.yaml.d/50-docker.yaml"));
+        detect(&d);
+        assert_string_equal(d.runtime.value, "containerd");
+        detection_done(&d);
+        put("/etc/systemd/system/k3s.service", "[Service]\nExecStart=/usr/local/bin/k3s \\\n    server \\\n    '--docker' \\\n");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "docker");
+        assert_true(evidence_has(d.runtime.evidence, "--docker"));
+        detection_done(&d);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_tree, teardown_tree)
 
 int main(void) {
@@ -739,6 +826,10 @@ int main(void) {
                 T(test_kubespray),
                 T(test_kubekey_docker),
                 T(test_cohosted_docker),
+                T(test_dockershim),
+                T(test_dockershim_not),
+                T(test_dockershim_said),
+                T(test_k3s_docker),
                 T(test_k3s),
                 T(test_rke2),
                 T(test_symlinked_kubelet),

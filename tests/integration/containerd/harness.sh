@@ -213,21 +213,13 @@ cd_restart_containerd() {
 
 # Everything we started dies with the namespace's init; then the pods' cgroups, deepest first.
 cd_stop() {
-        local d
         if [ -n "$CD_INIT_PID" ]; then
                 cd_stop_containerd 2> /dev/null
                 kill -KILL "$CD_INIT_PID" 2> /dev/null
                 wait "$CD_UNSHARE_PID" 2> /dev/null
                 CD_INIT_PID=
         fi
-        for d in /sys/fs/cgroup/*/"${CD_CGROUP_PARENT#/}" /sys/fs/cgroup/"${CD_CGROUP_PARENT#/}"; do
-                [ -d "$d" ] || continue
-                for _ in $(seq 50); do
-                        find "$d" -depth -type d -exec rmdir {} + 2> /dev/null
-                        [ -d "$d" ] || break
-                        sleep 0.1
-                done
-        done
+        remove_cgroup_parent "$CD_CGROUP_PARENT"
 }
 
 # What the namespace still holds: sandboxes and containers (through the helper), cni netns.
