@@ -21,16 +21,16 @@ finish() { [ "$_failures" -eq 0 ] && exit 0; echo "$_failures assertion(s) faile
 require_root() { [ "$(id -u)" -eq 0 ] || skip "needs root for private namespaces"; }
 require_cmd() { for c in "$@"; do command -v "$c" >/dev/null 2>&1 || skip "'$c' is not installed"; done; }
 
-# Re-run this script inside fresh mount and network namespaces with private propagation and a
+# Re-run this script inside fresh mount, network and UTS namespaces with private propagation and a
 # tmpfs on /run and on a work directory, so nothing touches the host's state: the agent's network
-# and firewall phases act on the namespace they run in, whatever --root says. "-n" is accepted for
-# clarity; the network namespace is always private.
+# and firewall phases act on the namespace they run in, whatever --root says, and a test that sets
+# a host name sets its own. "-n" is accepted for clarity; the network namespace is always private.
 # Usage at the top of a test: in_private_ns [-n] "$@"
 in_private_ns() {
         if [ "${1:-}" = -n ]; then shift; fi
         if [ -z "${NR_IN_NS:-}" ]; then
                 require_root
-                NR_IN_NS=1 exec unshare -m -n --propagation private -- "$BASH" "$0" "$@"
+                NR_IN_NS=1 exec unshare -m -n -u --propagation private -- "$BASH" "$0" "$@"
         fi
         # A private mount namespace still shows the host's cgroups, which the profiles' "cgroup
         # kubepods" lines act on: on a machine whose own kubelet made them, no test runs.
