@@ -82,7 +82,8 @@ static int kubelet_warnings(Rejoin *r, ServiceManager *m, const char *file) {
             warn(r, "kubelet", "kubelet.service is %s (%s)", s.active_state, s.sub_state) < 0)
                 return -ENOMEM;
         if (!file)
-                return warn(r, "kubelet", "kubelet.service has no unit file: kubeadm join warns that it does not exist");
+                return warn(r, "kubelet",
+                            "kubelet.service has no unit file: kubeadm join warns that it does not exist");
         if (startswith(file, "masked"))
                 return warn(r, "kubelet",
                             "kubelet.service is masked: kubeadm join's kubelet-start cannot start it until it is "
@@ -241,7 +242,8 @@ static int check_one_runtime(Context *ctx, Rejoin *r, const CniKeep *k, char **r
         if (q < 0)
                 return set_errmsg(ret_msg, REJOIN_FAILED, "%s at %s does not answer CRI Status: %s", k->runtime,
                                   k->socket, err ?: strerror(-q));
-        q = st.runtime_ready ? 0 : warn(r, "runtime", "%s is not RuntimeReady: %s", k->runtime, strna(st.runtime_reason));
+        q = st.runtime_ready ? 0
+                             : warn(r, "runtime", "%s is not RuntimeReady: %s", k->runtime, strna(st.runtime_reason));
         cri_runtime_status_done(&st);
         if (q < 0)
                 return q;
@@ -423,16 +425,16 @@ static const struct {
         const char *phase;
         CheckFn fn;
 } checks[] = {
-        { "static-pods", "files", check_manifests },     /* RunJoinNodeChecks DirAvailableCheck */
-        { "kubelet-kubeconfig", "files", check_kubeconfig }, /* RunJoinNodeChecks FileAvailableCheck */
+        { "static-pods", "files", check_manifests },                     /* RunJoinNodeChecks DirAvailableCheck */
+        { "kubelet-kubeconfig", "files", check_kubeconfig },             /* RunJoinNodeChecks FileAvailableCheck */
         { "bootstrap-kubeconfig", "files", check_bootstrap_kubeconfig }, /* RunJoinNodeChecks */
-        { "ca-cert", "files", check_ca },                /* RunJoinNodeChecks FileAvailableCheck CACertPath */
-        { "etcd-data", "files", check_etcd },            /* RunInitNodeChecks DirAvailableCheck */
-        { "ports", NULL, check_ports },                  /* PortOpenCheck */
-        { "runtime", "pods", check_runtime },            /* ContainerRuntimeCheck */
-        { "kubelet", "services-early", check_kubelet },  /* ServiceCheck kubelet (warnings only) */
-        { "swap", KERNEL, check_swap },                  /* SwapCheck */
-        { "sysctl", KERNEL, check_sysctl },              /* FileContentCheck bridgenf, ipv4Forward */
+        { "ca-cert", "files", check_ca },                    /* RunJoinNodeChecks FileAvailableCheck CACertPath */
+        { "etcd-data", "files", check_etcd },                /* RunInitNodeChecks DirAvailableCheck */
+        { "ports", NULL, check_ports },                      /* PortOpenCheck */
+        { "runtime", "pods", check_runtime },                /* ContainerRuntimeCheck */
+        { "kubelet", "services-early", check_kubelet },      /* ServiceCheck kubelet (warnings only) */
+        { "swap", KERNEL, check_swap },                      /* SwapCheck */
+        { "sysctl", KERNEL, check_sysctl },                  /* FileContentCheck bridgenf, ipv4Forward */
         { "node-object", "node-object", check_node_object }, /* join/kubelet.go */
 };
 
