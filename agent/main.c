@@ -656,14 +656,16 @@ static void log_run_result(const Setup *s, const Plan *plan, const Plan *residue
                   status);
 }
 
-/* A node with no residue that still cannot join (a port in use, a kept runtime that does not
- * answer, a resolver without a nameserver) is not a success: exit 1 and say why. */
+/* A node with no residue that kubeadm join still refuses (a port in use, a kept runtime that does not
+ * answer, a kubeconfig left) is not a success: exit 1 and say why. A warning is said, and is no failure. */
 static int rejoin_verdict(Setup *s, Rejoin *rejoin, bool prepared, ReportInfo *info, int status) {
         if (!prepared || rejoin_check(&s->ctx, &s->sel, rejoin) < 0) {
                 log_error("Cannot make the rejoin verdict: %s", prepared ? "out of memory" : "not prepared");
                 return status == EXIT_CLEAN ? EXIT_RESIDUE : status;
         }
         info->rejoin = rejoin;
+        for (size_t i = 0; i < rejoin->n_warnings; i++)
+                log_warning("Rejoin warning: %s: %s", rejoin->warnings[i].name, rejoin->warnings[i].message);
         if (rejoin_is_rejoinable(rejoin))
                 return status;
         for (size_t i = 0; i < rejoin->n_checks; i++)

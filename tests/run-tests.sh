@@ -73,6 +73,24 @@ run_fuzz() {
         done
 }
 
+# What a test must never change on the machine that runs it: its host name, the mount points of
+# this (the host's) mount namespace, its network links. Compared as sets before and after the run.
+host_state() {
+        {
+                echo "hostname $(cat /proc/sys/kernel/hostname)"
+                awk '{ print "mount " $5 }' /proc/self/mountinfo
+                for l in /sys/class/net/*; do echo "link ${l##*/}"; done
+        } | LC_ALL=C sort -u
+}
+
+# Each difference as "<what> added|removed: <name>", one a line.
+host_state_diff() { # before after
+        LC_ALL=C comm -3 <(echo "$1") <(echo "$2") |
+                awk -F '\t' '{ if ($1 == "") { s = $2; how = "now" } else { s = $1; how = "no longer" }
+                                i = index(s, " "); print substr(s, 1, i - 1) " " how ": " substr(s, i + 1) }'
+}
+
+host_before=$(host_state)
 for w in $what; do
         case "$w" in
         unit) run_unit ;;
@@ -83,6 +101,14 @@ for w in $what; do
         *) echo "unknown test group: $w" >&2; exit 2 ;;
         esac
 done
+
+host_changed=$(host_state_diff "$host_before" "$(host_state)")
+if [ -n "$host_changed" ]; then
+        echo "FAIL: the run changed the machine it ran on (host name, mounts or links):"
+        echo "$host_changed" | sed 's/^/  /'
+        failed=$((failed + 1))
+        failed_names+=("host-state")
+fi
 
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
 echo "$passed passed, $failed failed, $skipped skipped"

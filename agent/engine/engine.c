@@ -250,9 +250,10 @@ static int action_is_residue(Context *ctx, Action *a) {
 }
 
 /* A row that stands for what could not be looked at: the skipped "library" row of a phase, or of a
- * part of one, whose library does not load (libraries_plan_missing()). */
+ * part of one, whose library does not load (libraries_plan_missing()), or a target whose only
+ * witness did not answer (the node-object phase's API server). */
 static bool action_is_unobserved(const Action *a) {
-        return a->skip_reason && streq(a->ops->kind, "library");
+        return a->skip_reason && a->unobserved;
 }
 
 int engine_verify(Context *ctx, const PhaseSelection *sel, Plan **ret_residue, Plan **ret_unobserved, char **reterr) {

@@ -53,6 +53,7 @@ static int plan_skip_row(Plan *plan, const char *phase, DlibLib lib, const char 
         if (!a)
                 return -ENOMEM;
         a->present = false;
+        a->unobserved = true;
         r = action_set_detail(a, "needed for %s", what);
         if (r >= 0)
                 r = action_set_skip(a, "%s: %s skipped", why, what);

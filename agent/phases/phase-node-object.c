@@ -5,7 +5,9 @@
  * node, or --kubeconfig) the object is deleted, as "kk delete node" does; with only the kubelet's own
  * (the node authorizer grants it get/update/patch of its Node, never delete) its Ready condition is
  * set to Unknown, as the node lifecycle controller would after its grace period. An API server that
- * does not answer is said and the run goes on. */
+ * does not answer is said and the run goes on, but never as "unchanged": planning skips the row as
+ * unobserved (verify cannot call the node clean), acting records a failure, and the row's check
+ * asks again, so verify and the rejoin verdict see a Node that is still there. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -199,23 +201,38 @@ static int node_is_ready(const char *text, size_t size) {
         return r;
 }
 
-/* What the API server says of the object now; *ret_why says it in words. */
-static int node_observe(const NodeApi *a, const Context *ctx, NodeState *ret, char **ret_why) {
+/* No response arrived: the transfer failed (refused, reset, timed out) before any status. */
+static bool no_answer(const HttpResult *res) {
+        return res->code != CURLE_OK || res->status == 0;
+}
+
+static int no_answer_errno(const HttpResult *res) {
+        return res->code == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EHOSTUNREACH;
+}
+
+/* What the API server says of the object now; *ret_why says it in words. NODE_UNREACHABLE: *ret_error
+ * is -ETIMEDOUT or -EHOSTUNREACH when no answer came, else -EACCES or -EIO for an answer that says
+ * nothing about the object. */
+static int node_observe(const NodeApi *a, const Context *ctx, NodeState *ret, int *ret_error, char **ret_why) {
         HttpResult res;
         int r;
 
+        *ret_error = 0;
         r = api_call(a, ctx, NULL, "", NULL, NULL, &res);
         if (r < 0) {
                 *ret = NODE_UNREACHABLE;
+                *ret_error = r;
                 *ret_why = strprintf("cannot ask the API server: %s", res.error[0] ? res.error : strerror(-r));
-        } else if (res.code != CURLE_OK || res.status == 0) {
+        } else if (no_answer(&res)) {
                 *ret = NODE_UNREACHABLE;
+                *ret_error = no_answer_errno(&res);
                 *ret_why = strprintf("the API server %s did not answer (%s)", a->kc->server, res.error);
         } else if (res.status == 404) {
                 *ret = NODE_ABSENT;
                 *ret_why = strprintf("no Node object %s", a->node);
         } else if (res.status != 200) {
                 *ret = NODE_UNREACHABLE;
+                *ret_error = res.status == 401 || res.status == 403 ? -EACCES : -EIO;
                 *ret_why = strprintf("the API server answered HTTP %ld for Node %s with the credentials of %s",
                                      res.status, a->node, a->kc->path);
         } else {
@@ -242,12 +259,18 @@ static char *ready_unknown_patch(void) {
                          stamp, stamp);
 }
 
-static int judge(const NodeApi *a, const HttpResult *res, const char *done, char **ret_msg) {
-        if (res->code != CURLE_OK || res->status == 0) {
+/* The report's "error" of a row the API server left without an answer, or without one about the Node. */
+static const char *unreachable_code(int error) {
+        return error == -ETIMEDOUT || error == -EHOSTUNREACH ? "unreachable" : "api-error";
+}
+
+static int judge(Action *act, const NodeApi *a, const HttpResult *res, const char *done, char **ret_msg) {
+        if (no_answer(res)) {
                 log_warning("The API server %s stopped answering (%s): Node %s left to the operator.", a->kc->server,
                             res->error, a->node);
                 *ret_msg = strprintf("the API server stopped answering (%s): Node %s left", res->error, a->node);
-                return 0;
+                act->code = "unreachable";
+                return no_answer_errno(res);
         }
         if (res->status == 200 || res->status == 202) {
                 *ret_msg = strprintf("%s Node %s", done, a->node);
@@ -264,16 +287,18 @@ static int node_object_apply(Action *act, Context *ctx, char **ret_msg) {
         cleanup_free char *why = NULL, *patch = NULL;
         HttpResult res;
         NodeState state;
-        int r;
+        int r, error;
 
-        /* What the plan saw is a claim: ask again, and act on what the API server says now. */
-        r = node_observe(a, ctx, &state, &why);
+        /* What the plan saw is a claim: ask again, and act on what the API server says now. A question
+         * without an answer leaves the Node as it was: a failure, never "already clean". */
+        r = node_observe(a, ctx, &state, &error, &why);
         if (r < 0)
                 return r;
         if (state == NODE_UNREACHABLE) {
                 log_warning("%s: Node %s left to the operator.", why, a->node);
-                *ret_msg = TAKE_PTR(why);
-                return 0;
+                *ret_msg = strprintf("%s: Node %s left", why, a->node);
+                act->code = unreachable_code(error);
+                return *ret_msg ? error : -ENOMEM;
         }
         if (state == NODE_ABSENT || (!a->may_delete && state == NODE_NOT_READY))
                 return 0;
@@ -282,14 +307,36 @@ static int node_object_apply(Action *act, Context *ctx, char **ret_msg) {
         r = a->may_delete ? api_call(a, ctx, "DELETE", "", NULL, NULL, &res)
                           : api_call(a, ctx, "PATCH", "/status", patch, "application/strategic-merge-patch+json", &res);
         if (r >= 0)
-                r = judge(a, &res, a->may_delete ? "deleted" : "set Ready=Unknown on", ret_msg);
+                r = judge(act, a, &res, a->may_delete ? "deleted" : "set Ready=Unknown on", ret_msg);
         http_result_done(&res);
         return r;
+}
+
+/* Something to do: a Ready Node, or with credentials that may delete it, any Node of this name. */
+static bool node_present(const NodeApi *a, NodeState state) {
+        return state == NODE_READY || (a->may_delete && state == NODE_NOT_READY);
+}
+
+/* Verify's question, asked anew: >0 the Node is still there (Ready, or not deleted), 0 gone or not
+ * Ready, -errno when the API server does not answer (verify then counts the row as residue that
+ * could not be checked). */
+static int node_object_check(Action *act, Context *ctx, char **ret_msg) {
+        const NodeApi *a = node_api;
+        NodeState state;
+        int r, error;
+
+        if (!a)
+                return -ENODATA;
+        r = node_observe(a, ctx, &state, &error, ret_msg);
+        if (r < 0)
+                return r;
+        return state == NODE_UNREACHABLE ? error : node_present(a, state);
 }
 
 static const ActionOps node_object_ops = {
         .kind = "node-object",
         .apply = node_object_apply,
+        .check = node_object_check,
 };
 
 /* A fact the tree does not hold (under --root, the node's name) is never filled in from the running
@@ -325,18 +372,22 @@ static int plan_row(Context *ctx, Plan *plan) {
         cleanup_free char *why = NULL, *target = NULL;
         NodeState state;
         Action *act;
-        int r;
+        int r, error;
 
-        r = node_observe(a, ctx, &state, &why);
+        r = node_observe(a, ctx, &state, &error, &why);
         target = strprintf("Node/%s", a->node);
         if (r < 0 || !target)
                 return -ENOMEM;
         act = plan_add(plan, &node_object_ops, PHASE, target, "--delete-node", NULL);
         if (!act)
                 return -ENOMEM;
-        act->present = state == NODE_READY || (a->may_delete && state == NODE_NOT_READY);
-        if (state == NODE_UNREACHABLE)
-                return action_set_skip_code(act, "unreachable", "%s: the Node object is left to the operator", why);
+        act->present = node_present(a, state);
+        if (state == NODE_UNREACHABLE) {
+                /* Not known to be gone: verify reports the node unobserved, never clean. */
+                act->unobserved = true;
+                return action_set_skip_code(act, unreachable_code(error), "%s: the Node object is left to the operator",
+                                            why);
+        }
         if (!act->present)
                 return action_set_detail(act, "%s", why);
         if (a->may_delete)
@@ -382,6 +433,20 @@ int phase_node_object_plan(Context *ctx, Plan *plan, char **reterr) {
 void phase_node_object_done(Context *ctx) {
         node_api_free(node_api);
         node_api = NULL;
+}
+
+int phase_node_object_ready(Context *ctx, char **ret_msg) {
+        NodeState state;
+        int r, error;
+
+        if (!arg_delete_node)
+                return set_errmsg(ret_msg, -ENODATA, "without --delete-node the API server is not asked");
+        if (!node_api)
+                return set_errmsg(ret_msg, -ENODATA, "no credentials to ask the API server with");
+        r = node_observe(node_api, ctx, &state, &error, ret_msg);
+        if (r < 0)
+                return r;
+        return state == NODE_UNREACHABLE ? error : state == NODE_READY;
 }
 
 void phase_node_object_identity(const char *kubeconfig, const char *node_name) {

@@ -37,6 +37,11 @@ void phase_etcd_done(Context *ctx);
 /* --kubeconfig and --node-name are the program's (orphan-check takes them too): the node-object
  * phase is handed them before it plans. NULL: the node's own credentials and name. */
 void phase_node_object_identity(const char *kubeconfig, const char *node_name);
+/* The rejoin verdict's question (kubeadm join's kubelet-start refuses a Node of this name that is
+ * Ready), asked with the credentials the phase found: 1 Ready, 0 no such Node or not Ready; -ENODATA
+ * without --delete-node or credentials, another -errno when the API server gives no answer about it.
+ * *ret_msg says which. */
+int phase_node_object_ready(Context *ctx, char **ret_msg);
 
 /* Hand the table to the engine: once, before any phase is named or planned. */
 void reset_phases_register(void);

@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The "rejoinable" verdict: after verify, the checks kubeadm join's (and init's) preflight would fail
- * on, made natively - kubelet stopped as its installer leaves it, its ports and the control plane's
- * free, no static pod manifest, no kubelet kubeconfig, no etcd data, the kept runtime answering CRI
- * Status with its CNI conf dir in place, no CNI link or route of the pod ranges left, a resolver with
- * a nameserver. A check whose state the run did not act on (--phases, --root) says so instead. */
+/* The "rejoinable" verdict: after verify, what kubeadm join refuses, made natively, and no more.
+ * Each check names its source in kubeadm 1.20 (the version the e2e nodes run), read from
+ * cmd/kubeadm/app/preflight/checks.go (RunJoinNodeChecks, addCommonChecks, and RunInitNodeChecks as
+ * cmd/kubeadm/app/cmd/phases/join/preflight.go runs it for a control-plane join) and
+ * cmd/kubeadm/app/cmd/phases/join/kubelet.go (the existing Ready Node). A condition join does not
+ * refuse - a resolver without a nameserver, a CNI link left, a runtime not RuntimeReady - is a warning.
+ * A check whose state the run did not act on (--phases) is unchecked; one that cannot be told from
+ * here (the running system's ports beneath --root) is unknown. Neither counts against the node. */
 
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -18,6 +22,7 @@
 #include "agent/os/fileio.h"
 #include "agent/os/services.h"
 #include "agent/phases/network/links.h"
+#include "agent/phases/phases.h"
 #include "agent/phases/rejoin-check.h"
 #include "cri/cri.h"
 #include "chase.h"
@@ -47,43 +52,59 @@ static bool acts_on_netns(const Context *ctx, const PhaseSelection *sel) {
         return streq(ctx->root, "/");
 }
 
-/* ---- kubelet ---- */
+static int warn(Rejoin *r, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int warn(Rejoin *r, const char *name, const char *fmt, ...) {
+        RejoinWarning *w;
+        va_list ap;
+        int k;
 
-/* What the manifest does to kubelet.service's unit file: "mask", "disable" or NULL. */
-static const char *kubelet_expected(const Manifest *m) {
-        const char *want = NULL;
+        if (r->n_warnings >= ELEMENTSOF(r->warnings))
+                return 0;
+        w = r->warnings + r->n_warnings;
+        va_start(ap, fmt);
+        k = vasprintf(&w->message, fmt, ap);
+        va_end(ap);
+        if (k < 0)
+                return -ENOMEM;
+        w->name = name;
+        r->n_warnings++;
+        return 0;
+}
 
-        MANIFEST_FOREACH(e, m, DIRECTIVE_UNIT) {
-                if (e->n_args < 2 || !services_unit_pattern_matches(e->args[0], "kubelet.service"))
-                        continue;
-                if (comma_list_contains(e->args[1], "mask"))
-                        return "mask";
-                if (comma_list_contains(e->args[1], "disable"))
-                        want = "disable";
-        }
-        return want;
+/* ---- kubelet: ServiceCheck{Service: "kubelet", CheckIfActive: false} (addCommonChecks) ---- */
+
+/* kubeadm only warns here (no unit, not enabled); a running kubelet holds port 10250, which the ports
+ * check asks. A masked unit passes preflight, but join's kubelet-start cannot start it. */
+static int kubelet_warnings(Rejoin *r, ServiceManager *m, const char *file) {
+        UnitStatus s;
+
+        if (services_unit_status(m, "kubelet.service", &s) >= 0 && !services_status_is_stopped(&s) &&
+            warn(r, "kubelet", "kubelet.service is %s (%s)", s.active_state, s.sub_state) < 0)
+                return -ENOMEM;
+        if (!file)
+                return warn(r, "kubelet",
+                            "kubelet.service has no unit file: kubeadm join warns that it does not exist");
+        if (startswith(file, "masked"))
+                return warn(r, "kubelet",
+                            "kubelet.service is masked: kubeadm join's kubelet-start cannot start it until it is "
+                            "unmasked");
+        if (!startswith(file, "enabled"))
+                return warn(r, "kubelet", "kubelet.service is %s: kubeadm join warns that it is not enabled", file);
+        return 0;
 }
 
 static int check_kubelet(Context *ctx, Rejoin *r, char **ret_msg) {
-        const char *want = kubelet_expected(ctx->manifest);
         cleanup_free char *file = NULL;
         ServiceManager *m = NULL;
-        UnitStatus s;
-        int k;
 
         if (phase_systemd(ctx, &m) < 0 || services_manager_why_absent(m))
-                return set_errmsg(ret_msg, REJOIN_UNCHECKED, "systemd out of reach: %s",
+                return set_errmsg(ret_msg, REJOIN_UNKNOWN, "systemd out of reach: %s",
                                   m ? strna(services_manager_why_absent(m)) : "cannot connect");
-        k = services_unit_status(m, "kubelet.service", &s);
-        if (k >= 0 && !services_status_is_stopped(&s))
-                return set_errmsg(ret_msg, REJOIN_FAILED, "kubelet.service is %s (%s)", s.active_state, s.sub_state);
-        if (services_unit_file_state(m, "kubelet.service", &file) < 0)
-                return set_errmsg(ret_msg, REJOIN_OK, "kubelet.service stopped, no unit file");
-        if ((want && streq(want, "mask") && !startswith(file, "masked")) ||
-            (want && streq(want, "disable") && startswith(file, "enabled")))
-                return set_errmsg(ret_msg, REJOIN_FAILED, "kubelet.service is %s, the manifest asks to %s it", file,
-                                  want);
-        return set_errmsg(ret_msg, REJOIN_OK, "kubelet.service stopped, %s", file);
+        (void) services_unit_file_state(m, "kubelet.service", &file);
+        if (kubelet_warnings(r, m, file) < 0)
+                return -ENOMEM;
+        return set_errmsg(ret_msg, REJOIN_OK, "kubelet.service %s (kubeadm join refuses no state of it)",
+                          file ?: "has no unit file");
 }
 
 /* ---- ports: LISTEN sockets of this network namespace ---- */
@@ -104,6 +125,8 @@ static int listening(const char *table, unsigned port) {
         return 0;
 }
 
+/* PortOpenCheck: 10250 (addCommonChecks); a control-plane join (RunInitNodeChecks) also 6443, 10259,
+ * 10257 and, with a local etcd, 2379 and 2380. */
 static int check_ports(Context *ctx, Rejoin *r, char **ret_msg) {
         static const unsigned ports[] = { 10250, 6443, 2379, 2380, 10257, 10259 };
         size_t n = r->control_plane ? ELEMENTSOF(ports) : 1;
@@ -140,6 +163,7 @@ static int dir_entries(int root_fd, const char *path, char **ret_first) {
         return n;
 }
 
+/* DirAvailableCheck /etc/kubernetes/manifests (RunJoinNodeChecks): absent or empty. */
 static int check_manifests(Context *ctx, Rejoin *r, char **ret_msg) {
         cleanup_free char *first = NULL;
         int n = dir_entries(ctx->root_fd, "/etc/kubernetes/manifests", &first);
@@ -152,16 +176,38 @@ static int check_manifests(Context *ctx, Rejoin *r, char **ret_msg) {
         return set_errmsg(ret_msg, REJOIN_OK, "/etc/kubernetes/manifests absent or empty");
 }
 
-static int check_kubeconfig(Context *ctx, Rejoin *r, char **ret_msg) {
-        cleanup_close int fd = chaseat(ctx->root_fd, "/etc/kubernetes/kubelet.conf", 0, O_PATH, NULL, NULL);
+/* FileAvailableCheck (os.Stat succeeds: it exists, whatever it is; a dangling symlink does not). */
+static int file_available(Context *ctx, const char *path, char **ret_msg) {
+        cleanup_close int fd = chaseat(ctx->root_fd, path, 0, O_PATH, NULL, NULL);
 
         if (fd >= 0)
-                return set_errmsg(ret_msg, REJOIN_FAILED, "/etc/kubernetes/kubelet.conf exists");
-        return set_errmsg(ret_msg, REJOIN_OK, "no /etc/kubernetes/kubelet.conf");
+                return set_errmsg(ret_msg, REJOIN_FAILED, "%s exists: kubeadm join refuses it", path);
+        if (fd != -ENOENT)
+                return set_errmsg(ret_msg, REJOIN_UNKNOWN, "%s cannot be looked at: %s", path, strerror(-fd));
+        return set_errmsg(ret_msg, REJOIN_OK, "no %s", path);
 }
 
+/* RunJoinNodeChecks: FileAvailableCheck kubelet.conf, bootstrap-kubelet.conf and (a worker's join,
+ * JoinConfiguration.CACertPath's default) pki/ca.crt. */
+static int check_kubeconfig(Context *ctx, Rejoin *r, char **ret_msg) {
+        return file_available(ctx, "/etc/kubernetes/kubelet.conf", ret_msg);
+}
+
+static int check_bootstrap_kubeconfig(Context *ctx, Rejoin *r, char **ret_msg) {
+        return file_available(ctx, "/etc/kubernetes/bootstrap-kubelet.conf", ret_msg);
+}
+
+static int check_ca(Context *ctx, Rejoin *r, char **ret_msg) {
+        return file_available(ctx, "/etc/kubernetes/pki/ca.crt", ret_msg);
+}
+
+/* DirAvailableCheck of the local etcd's data directory: RunInitNodeChecks, run by a control-plane
+ * join only. */
 static int check_etcd(Context *ctx, Rejoin *r, char **ret_msg) {
         const char *dirs[] = { "/var/lib/etcd", ctx->facts.etcd_data_dir };
+
+        if (!r->control_plane)
+                return set_errmsg(ret_msg, REJOIN_UNCHECKED, "a worker's join does not check it (not a control plane)");
 
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
                 cleanup_free char *first = NULL;
@@ -178,9 +224,11 @@ static int check_etcd(Context *ctx, Rejoin *r, char **ret_msg) {
         return set_errmsg(ret_msg, REJOIN_OK, "the etcd data directory is absent or empty");
 }
 
-/* ---- the kept runtime ---- */
+/* ---- the kept runtime: ContainerRuntimeCheck (addCommonChecks) ---- */
 
-static int check_one_runtime(Context *ctx, const CniKeep *k, char **ret_msg) {
+/* kubeadm runs "crictl -r SOCKET info" (util/runtime/runtime.go IsRunning): an answer is enough. What
+ * else a join needs of a kept runtime - RuntimeReady, the CNI conf dir it watches - is a warning. */
+static int check_one_runtime(Context *ctx, Rejoin *r, const CniKeep *k, char **ret_msg) {
         CLEANUP(cri_client_freep) CriClient *c = NULL;
         cleanup_free char *err = NULL;
         cleanup_close int fd = -EBADF;
@@ -194,20 +242,18 @@ static int check_one_runtime(Context *ctx, const CniKeep *k, char **ret_msg) {
         if (q < 0)
                 return set_errmsg(ret_msg, REJOIN_FAILED, "%s at %s does not answer CRI Status: %s", k->runtime,
                                   k->socket, err ?: strerror(-q));
-        q = st.runtime_ready ? REJOIN_OK : REJOIN_FAILED;
-        if (q == REJOIN_FAILED)
-                (void) set_errmsg(ret_msg, q, "%s is not RuntimeReady: %s", k->runtime, strna(st.runtime_reason));
+        q = st.runtime_ready ? 0
+                             : warn(r, "runtime", "%s is not RuntimeReady: %s", k->runtime, strna(st.runtime_reason));
         cri_runtime_status_done(&st);
-        if (q != REJOIN_OK)
+        if (q < 0)
                 return q;
         fd = chaseat(ctx->root_fd, k->conf_dir, 0, O_RDONLY | O_DIRECTORY, NULL, NULL);
-        if (fd < 0)
-                return set_errmsg(ret_msg, REJOIN_FAILED,
-                                  "%s answers, but its CNI conf dir %s is gone: it will not load the CNI configuration "
-                                  "a join writes until it restarts",
-                                  k->runtime, k->conf_dir);
-        return set_errmsg(ret_msg, REJOIN_OK, "%s answers CRI Status (RuntimeReady), its CNI conf dir %s is in place",
-                          k->runtime, k->conf_dir);
+        if (fd < 0 && warn(r, "runtime",
+                           "%s answers, but its CNI conf dir %s is gone: it will not load the CNI configuration a join "
+                           "writes until it restarts",
+                           k->runtime, k->conf_dir) < 0)
+                return -ENOMEM;
+        return set_errmsg(ret_msg, REJOIN_OK, "%s answers CRI Status", k->runtime);
 }
 
 static int check_runtime(Context *ctx, Rejoin *r, char **ret_msg) {
@@ -218,7 +264,7 @@ static int check_runtime(Context *ctx, Rejoin *r, char **ret_msg) {
         for (size_t i = 0; i < r->keep.n && q == REJOIN_OK; i++) {
                 if (i > 0)
                         *ret_msg = mfree(*ret_msg);
-                q = check_one_runtime(ctx, r->keep.items + i, ret_msg);
+                q = check_one_runtime(ctx, r, r->keep.items + i, ret_msg);
         }
         return q;
 }
@@ -240,8 +286,9 @@ static bool route_in_pod_range(const Rejoin *r, const RouteInfo *rt) {
         return false;
 }
 
-/* What the management guard keeps was refused where it happened, and is said there: not counted. */
-static int check_network(Context *ctx, Rejoin *r, char **ret_msg) {
+/* kubeadm join does not look at links or routes: what is left is a warning (and verify's residue).
+ * What the management guard keeps was refused where it happened, and is said there: not counted. */
+static int warn_network(Context *ctx, Rejoin *r) {
         const GuardOptions opts = { .ssh_connection = getenv("SSH_CONNECTION") };
         CLEANUP(nl_freep) NlSocket *rtnl = NULL;
         CLEANUP(link_table_freep) LinkTable *links = NULL;
@@ -257,7 +304,7 @@ static int check_network(Context *ctx, Rejoin *r, char **ret_msg) {
         if (q >= 0)
                 q = guard_new(rtnl, links, routes, &opts, &g, NULL);
         if (q < 0)
-                return set_errmsg(ret_msg, REJOIN_FAILED, "cannot read the links and routes: %s", strerror(-q));
+                return q == -ENOMEM ? q : warn(r, "cni-network", "cannot read the links and routes: %s", strerror(-q));
         for (size_t i = 0; i < links->n; i++) {
                 const LinkInfo *l = links->links + i;
                 int n;
@@ -267,21 +314,20 @@ static int check_network(Context *ctx, Rejoin *r, char **ret_msg) {
                 /* tunl0 cannot be deleted while the ipip module is loaded: reset (down, no address) is clean */
                 if (link_is_tunnel_fallback(l) && network_fallback_state(rtnl, l, &n) == 0)
                         continue;
-                return set_errmsg(ret_msg, REJOIN_FAILED, "link %s is left", l->name);
+                return warn(r, "cni-network", "link %s is left", l->name);
         }
         for (size_t i = 0; i < routes->n; i++)
                 if (route_in_pod_range(r, routes->routes + i) && !guard_route_reason(g, routes->routes + i)) {
                         cleanup_free char *s = route_to_string(routes->routes + i);
 
-                        return set_errmsg(ret_msg, REJOIN_FAILED, "route %s in a pod range is left", strna(s));
+                        return warn(r, "cni-network", "route %s in a pod range is left", strna(s));
                 }
-        return set_errmsg(ret_msg, REJOIN_OK, "no CNI link left, no route in the pod ranges%s",
-                          r->cidrs.n == 0 ? " (none found before the run)" : "");
+        return 0;
 }
 
-/* ---- the resolver ---- */
+/* ---- the resolver: kubeadm join does not read it; what the kubelet will find there is a warning ---- */
 
-static int check_resolver(Context *ctx, Rejoin *r, char **ret_msg) {
+static int warn_resolver(Context *ctx, Rejoin *r) {
         cleanup_free char *text = NULL;
         char *saveptr = NULL;
         unsigned n = 0, stale = 0;
@@ -290,11 +336,12 @@ static int check_resolver(Context *ctx, Rejoin *r, char **ret_msg) {
         int q;
 
         q = fileio_read_beneath(ctx->root_fd, "/etc/resolv.conf", RESOLV_MAX, &text, NULL);
+        if (q == -ENOMEM)
+                return q;
         if (q < 0 && !streq(ctx->root, "/"))
-                return set_errmsg(ret_msg, REJOIN_UNCHECKED, "no readable /etc/resolv.conf in the tree: %s",
-                                  strerror(-q));
+                return 0; /* a tree may hold none: the rescue system's is not the node's */
         if (q < 0)
-                return set_errmsg(ret_msg, REJOIN_FAILED, "cannot read /etc/resolv.conf: %s", strerror(-q));
+                return warn(r, "resolver", "cannot read /etc/resolv.conf: %s", strerror(-q));
         for (char *l = strtok_r(text, "\n", &saveptr); l; l = strtok_r(NULL, "\n", &saveptr)) {
                 char key[16], addr[64];
 
@@ -305,25 +352,90 @@ static int check_resolver(Context *ctx, Rejoin *r, char **ret_msg) {
                         stale++;
         }
         if (n == 0)
-                return set_errmsg(ret_msg, REJOIN_FAILED, "/etc/resolv.conf names no nameserver");
+                return warn(r, "resolver", "/etc/resolv.conf names no nameserver (kubeadm join does not check it)");
         if (stale == n)
+                return warn(r, "resolver",
+                            "/etc/resolv.conf names only " NODELOCALDNS
+                            ", NodeLocal DNS, whose link is gone (kubeadm join does not check it)");
+        return 0;
+}
+
+/* ---- the running system's kernel: SwapCheck and FileContentCheck (addCommonChecks) ---- */
+
+static int check_swap(Context *ctx, Rejoin *r, char **ret_msg) {
+        cleanup_free char *text = NULL;
+        unsigned lines = 0;
+
+        /* kubeadm: no /proc/swaps, no reason to refuse; more than its header line, swap is on. */
+        if (fileio_read_file("/proc/swaps", 1U << 20, &text, NULL) < 0)
+                return set_errmsg(ret_msg, REJOIN_OK, "no /proc/swaps");
+        for (const char *p = text; *p; p++)
+                lines += *p == '\n';
+        if (lines > 1)
+                return set_errmsg(ret_msg, REJOIN_FAILED, "swap is on (%u in /proc/swaps): kubeadm join refuses it",
+                                  lines - 1);
+        return set_errmsg(ret_msg, REJOIN_OK, "swap is off");
+}
+
+static int check_sysctl(Context *ctx, Rejoin *r, char **ret_msg) {
+        static const char *const files[] = { "/proc/sys/net/bridge/bridge-nf-call-iptables",
+                                             "/proc/sys/net/ipv4/ip_forward" };
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                cleanup_free char *text = NULL;
+
+                /* kubeadm compares the first byte with '1'. */
+                if (fileio_read_file(files[i], 4096, &text, NULL) < 0)
+                        return set_errmsg(ret_msg, REJOIN_FAILED, "%s does not exist: kubeadm join refuses it",
+                                          files[i]);
+                if (text[0] != '1')
+                        return set_errmsg(ret_msg, REJOIN_FAILED, "%s is not 1: kubeadm join refuses it", files[i]);
+        }
+        return set_errmsg(ret_msg, REJOIN_OK, "bridge-nf-call-iptables and ip_forward are 1");
+}
+
+/* ---- the Node object: kubelet-start (cmd/kubeadm/app/cmd/phases/join/kubelet.go) ---- */
+
+static int check_node_object(Context *ctx, Rejoin *r, char **ret_msg) {
+        int q = phase_node_object_ready(ctx, ret_msg);
+
+        if (q == -ENOMEM)
+                return q;
+        if (q == -ENODATA)
+                return REJOIN_UNCHECKED;
+        if (q < 0)
+                return REJOIN_UNKNOWN;
+        if (q > 0) {
+                *ret_msg = mfree(*ret_msg);
                 return set_errmsg(ret_msg, REJOIN_FAILED,
-                                  "/etc/resolv.conf names only " NODELOCALDNS ", NodeLocal DNS, whose link is gone");
-        return set_errmsg(ret_msg, REJOIN_OK, "/etc/resolv.conf names %u nameserver%s%s", n, n == 1 ? "" : "s",
-                          stale ? " (" NODELOCALDNS " is gone, the others answer)" : "");
+                                  "a Node of this name is Ready: kubeadm join refuses to register it again");
+        }
+        return REJOIN_OK;
 }
 
 /* ---- the verdict ---- */
 
+/* Each check, with the phase whose work it looks at (NULL: the running system's network namespace,
+ * which beneath --root is the node's only when a phase that acts on it was selected; KERNEL: the
+ * running kernel's swap and sysctls, never the node's beneath --root, where they come from the node's
+ * own boot) and where kubeadm 1.20 asks it. */
+#define KERNEL ""
 static const struct {
         const char *name;
-        const char *phase; /* the phase that makes the check's state; NULL: the network namespace's */
+        const char *phase;
         CheckFn fn;
 } checks[] = {
-        { "kubelet", "services-early", check_kubelet }, { "ports", NULL, check_ports },
-        { "static-pods", "files", check_manifests },    { "kubelet-kubeconfig", "files", check_kubeconfig },
-        { "etcd-data", "files", check_etcd },           { "runtime", "pods", check_runtime },
-        { "cni-network", "network", check_network },    { "resolver", "files", check_resolver },
+        { "static-pods", "files", check_manifests },                     /* RunJoinNodeChecks DirAvailableCheck */
+        { "kubelet-kubeconfig", "files", check_kubeconfig },             /* RunJoinNodeChecks FileAvailableCheck */
+        { "bootstrap-kubeconfig", "files", check_bootstrap_kubeconfig }, /* RunJoinNodeChecks */
+        { "ca-cert", "files", check_ca },                    /* RunJoinNodeChecks FileAvailableCheck CACertPath */
+        { "etcd-data", "files", check_etcd },                /* RunInitNodeChecks DirAvailableCheck */
+        { "ports", NULL, check_ports },                      /* PortOpenCheck */
+        { "runtime", "pods", check_runtime },                /* ContainerRuntimeCheck */
+        { "kubelet", "services-early", check_kubelet },      /* ServiceCheck kubelet (warnings only) */
+        { "swap", KERNEL, check_swap },                      /* SwapCheck */
+        { "sysctl", KERNEL, check_sysctl },                  /* FileContentCheck bridgenf, ipv4Forward */
+        { "node-object", "node-object", check_node_object }, /* join/kubelet.go */
 };
 
 int rejoin_prepare(const Context *ctx, Rejoin *ret) {
@@ -350,14 +462,24 @@ int rejoin_check(Context *ctx, const PhaseSelection *sel, Rejoin *r) {
 
         for (size_t i = 0; i < ELEMENTSOF(checks); i++) {
                 RejoinCheck *c = r->checks + r->n_checks++;
-                bool run = checks[i].phase ? selected(sel, checks[i].phase) : acts_on_netns(ctx, sel);
+                const char *phase = checks[i].phase;
+                bool kernel = phase && streq(phase, KERNEL);
+                bool run = kernel ? streq(ctx->root, "/") : phase ? selected(sel, phase) : acts_on_netns(ctx, sel);
                 int q;
 
                 *c = (RejoinCheck) { .name = checks[i].name };
-                if (!run) {
+                /* The tree holds no ports, swap or sysctls: never "ok", never "failed". */
+                if (!run && kernel) {
+                        c->state = REJOIN_UNKNOWN;
+                        c->message = strdup("beneath --root the running kernel is not the node's: its swap and "
+                                            "sysctls come from the node's own boot, cannot tell");
+                } else if (!run && !phase) {
+                        c->state = REJOIN_UNKNOWN;
+                        c->message = strdup("beneath --root no phase acted on the running system, which is not "
+                                            "the node: cannot tell");
+                } else if (!run) {
                         c->state = REJOIN_UNCHECKED;
-                        c->message = checks[i].phase ? strprintf("the %s phase did not run", checks[i].phase)
-                                                     : strdup("the run did not act on this network namespace");
+                        c->message = strprintf("the %s phase did not run", phase);
                 } else {
                         q = checks[i].fn(ctx, r, &c->message);
                         if (q < 0)
@@ -367,6 +489,10 @@ int rejoin_check(Context *ctx, const PhaseSelection *sel, Rejoin *r) {
                 if (!c->message)
                         return -ENOMEM;
         }
+        if (selected(sel, "network") && warn_network(ctx, r) < 0)
+                return -ENOMEM;
+        if (selected(sel, "files") && warn_resolver(ctx, r) < 0)
+                return -ENOMEM;
         return 0;
 }
 
@@ -382,11 +508,20 @@ void rejoin_done(Rejoin *r) {
         cni_keep_set_done(&r->keep);
         for (size_t i = 0; i < r->n_checks; i++)
                 free(r->checks[i].message);
+        for (size_t i = 0; i < r->n_warnings; i++)
+                free(r->warnings[i].message);
         *r = (Rejoin) {};
 }
 
 static const char *state_to_string(RejoinState s) {
-        return s == REJOIN_OK ? "ok" : s == REJOIN_FAILED ? "failed" : "unchecked";
+        static const char *const names[] = {
+                [REJOIN_OK] = "ok",
+                [REJOIN_FAILED] = "failed",
+                [REJOIN_UNCHECKED] = "unchecked",
+                [REJOIN_UNKNOWN] = "unknown",
+        };
+
+        return names[s];
 }
 
 void rejoin_emit(Emitter *e, const Rejoin *r) {
@@ -400,9 +535,17 @@ void rejoin_emit(Emitter *e, const Rejoin *r) {
                 const RejoinCheck *c = r->checks + i;
 
                 emit_open_object(e, NULL);
-                emit_string(e, c->state == REJOIN_FAILED ? COLOR_RED : COLOR_NONE, "name", "  %-19s", c->name);
+                emit_string(e, c->state == REJOIN_FAILED ? COLOR_RED : COLOR_NONE, "name", "  %-21s", c->name);
                 emit_string(e, COLOR_NONE, "state", " %-9s", state_to_string(c->state));
                 emit_string(e, COLOR_GREY, "message", " %s\n", c->message);
+                emit_close_object(e);
+        }
+        emit_close_array(e);
+        emit_open_array(e, "warnings");
+        for (size_t i = 0; i < r->n_warnings; i++) {
+                emit_open_object(e, NULL);
+                emit_string(e, COLOR_YELLOW, "name", "  warning: %s:", r->warnings[i].name);
+                emit_string(e, COLOR_NONE, "message", " %s\n", r->warnings[i].message);
                 emit_close_object(e);
         }
         emit_close_array(e);

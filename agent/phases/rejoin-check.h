@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The verdict after verify: can this node join a cluster again as it is? The checks a join's
- * preflight would fail on, made natively. */
+/* The verdict after verify: can this node join a cluster again as it is? The checks kubeadm join
+ * (1.20) refuses on, made natively; what it does not check is a warning, never a failure. */
 #pragma once
 
 #include <stdbool.h>
@@ -14,7 +14,9 @@
 typedef enum RejoinState {
         REJOIN_OK,
         REJOIN_FAILED,
-        REJOIN_UNCHECKED, /* the run did not act on what the check looks at (--phases, --root) */
+        REJOIN_UNCHECKED, /* the run did not act on what the check looks at (--phases, no --delete-node) */
+        REJOIN_UNKNOWN,   /* it cannot be told from here: beneath --root the running system's ports, swap
+                           * and sysctls are not the node's; an API server or systemd that does not answer */
 } RejoinState;
 
 typedef struct RejoinCheck {
@@ -23,7 +25,14 @@ typedef struct RejoinCheck {
         char *message;
 } RejoinCheck;
 
-#define REJOIN_CHECKS_MAX 8
+/* A condition kubeadm join does not refuse (or only warns about) that the operator should know. */
+typedef struct RejoinWarning {
+        const char *name;
+        char *message;
+} RejoinWarning;
+
+#define REJOIN_CHECKS_MAX 16
+#define REJOIN_WARNINGS_MAX 8
 
 typedef struct Rejoin {
         /* What the run removes, learned before it: */
@@ -33,16 +42,19 @@ typedef struct Rejoin {
         bool netns; /* the run acted on this network namespace: its links are the node's */
         RejoinCheck checks[REJOIN_CHECKS_MAX];
         size_t n_checks;
+        RejoinWarning warnings[REJOIN_WARNINGS_MAX];
+        size_t n_warnings;
 } Rejoin;
 
 /* Before the run: the pod ranges, the kept runtimes, whether this is a control-plane node. */
 int rejoin_prepare(const Context *ctx, Rejoin *ret);
-/* After verify: every check, each OK, FAILED or UNCHECKED with its reason. -ENOMEM only. */
+/* After verify: every check, each OK, FAILED, UNCHECKED or UNKNOWN with its reason, and the
+ * warnings. -ENOMEM only. */
 int rejoin_check(Context *ctx, const PhaseSelection *sel, Rejoin *r);
-/* No check failed. */
+/* No check failed (an unknown or unchecked one does not count, nor does a warning). */
 bool rejoin_is_rejoinable(const Rejoin *r);
 void rejoin_done(Rejoin *r);
 
-/* "rejoin": {"rejoinable", "checks": [{"name", "state", "message"}]}, and "rejoinable: yes|no" with the
- * reasons in text. */
+/* "rejoin": {"rejoinable", "checks": [{"name", "state", "message"}], "warnings": [{"name", "message"}]},
+ * and "rejoinable: yes|no" with the reasons and warnings in text. */
 void rejoin_emit(Emitter *e, const Rejoin *r);

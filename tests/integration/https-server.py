@@ -12,6 +12,9 @@
 #       conditions by type (a strategic merge patch) and is recorded. POST PATH: records {"path", "headers", "body"} as
 #       RECORD_DIR/NNN.json and answers 200; a PATH starting with /flaky answers 503 on every
 #       odd-numbered request to it first.
+#       RECORD_DIR/silence, while it exists, holds "close|hang N..." and makes the Nth connections
+#       (counted from when its content last changed, the first is 1) get no answer: "close" closes
+#       each after the TLS handshake, "hang" reads the request and never replies.
 #   https-server.py blackhole PORT RECORD_DIR
 #       A listening socket whose accept queue is full: a SYN to it is dropped, so a connect hangs
 #       until the client's own timeout, as with a black-holed address.
@@ -33,6 +36,18 @@ record_lock = threading.Lock()
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fake-apiserver"
+
+    def handle(self):
+        how = self.server.silence()
+        if how == "close":
+            self.log_message("silent: closed without an answer")
+            return
+        if how == "hang":
+            self.log_message("silent: hanging without an answer")
+            self.rfile.readline()
+            time.sleep(3600)
+            return
+        super().handle()
 
     def log_message(self, fmt, *args):
         sys.stderr.write("https-server: " + (fmt % args) + "\n")
@@ -132,6 +147,30 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.reply(200, {"received": True})
 
 
+class Silence:
+    """RECORD_DIR/silence: which connections get no answer, and how."""
+
+    def __init__(self, record_dir):
+        self.path = os.path.join(record_dir, "silence")
+        self.lock = threading.Lock()
+        self.spec = None
+        self.count = 0
+
+    def __call__(self):
+        try:
+            with open(self.path) as f:
+                spec = f.read().split()
+        except FileNotFoundError:
+            spec = None
+        with self.lock:
+            if spec != self.spec:
+                self.spec, self.count = spec, 0
+            self.count += 1
+            if spec and str(self.count) in spec[1:]:
+                return spec[0]
+        return None
+
+
 def serve(port, cert, key, client_ca, record_dir, nodes):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, key)
@@ -144,6 +183,7 @@ def serve(port, cert, key, client_ca, record_dir, nodes):
     httpd.nodes = set(nodes)
     httpd.ready = {}
     httpd.record_dir = record_dir
+    httpd.silence = Silence(record_dir)
     ready(record_dir, port)
     httpd.serve_forever()
 

@@ -56,6 +56,9 @@ nspawn_boot "$rootfs" "$WORK/c" "$UNITDIR/node-reset.service" "$UNITDIR/node-res
         "$UNITDIR/node-reset-orphan.timer" || { echo "FAIL: the container did not boot"; exit 1; }
 echo "container booted in $(ms_since "$t0") ms"
 leader=$(nspawn_leader)
+# The reset runs on the container's "/": the rejoin verdict reads its sysctls, and kubeadm join refuses
+# ip_forward 0. Set as kubeadm's installer leaves a node, in the container's private network only.
+nsenter --target "$leader" --net -- sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward'
 C=/proc/$leader/root     # the container's / (its overlay), as this process sees it
 in_container() { nsenter --target "$leader" --mount --uts --ipc --net --pid -- "$@"; }
 bus() { busctl --address="$(nspawn_bus)" "$@"; }

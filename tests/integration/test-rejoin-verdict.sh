@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The rejoin verdict asks what kubeadm join (1.20) refuses, and no more, on --root trees: a
+# bootstrap-kubelet.conf or a pki/ca.crt the manifest leaves makes the node "not rejoinable" (exit 1,
+# though verify is clean); a resolv.conf without a nameserver, which join never reads, is a warning
+# (exit 0, rejoinable); the running system's ports, swap and sysctls are "unknown" beneath --root,
+# never "ok" and never "failed".
+. "$(dirname "$0")/lib.sh"
+in_private_ns "$@"
+REPORT="$TOP/tests/integration/report.py"
+row() { "$REPORT" "$1" "$2" > /dev/null; }
+check_() { "$REPORT" "$1" "[c['state'] for c in r['rejoin']['checks'] if c['name'] == '$2'] == ['$3']" > /dev/null; }
+
+# What the reset removes here: the kubelet's kubeconfig only, so that each case leaves one thing.
+printf 'remove /etc/kubernetes/kubelet.conf\n' > "$WORK/m.conf"
+tree() { # dir [relative-path...]: a node with a kubelet.conf, and each path as a file
+        local d=$1 f
+        shift
+        mkdir -p "$d/etc/kubernetes/manifests" "$d/etc/kubernetes/pki"
+        echo "apiVersion: v1" > "$d/etc/kubernetes/kubelet.conf"
+        for f in "$@"; do
+                mkdir -p "$d/$(dirname "$f")"
+                echo "left" > "$d/$f"
+        done
+}
+reset() { # dir json
+        "$NODE_RESET" --root "$1" --manifest "$WORK/m.conf" --phases files,verify --yes -o json run > "$2" 2> "$2.err"
+}
+
+# --- bootstrap-kubelet.conf, pki/ca.crt (a failed join leaves it): join's FileAvailableCheck -------
+refused() { # name relative-path check
+        local j=$WORK/$1.json rc
+        tree "$WORK/$1" "$2"
+        reset "$WORK/$1" "$j"; rc=$?
+        assert "/$2 left: exit 1" [ "$rc" -eq 1 ]
+        assert "... the reset itself did its work: kubelet.conf removed (changed), verify clean" row "$j" \
+                "[a['result'] for a in actions(r, phase='files')] == ['changed'] and r['verdict'] == 'clean'"
+        assert "... not rejoinable: $3 failed, and only it" row "$j" \
+                "r['rejoin']['rejoinable'] is False and [c['name'] for c in r['rejoin']['checks'] if c['state'] == 'failed'] == ['$3']"
+        assert "... kubelet-kubeconfig ok" check_ "$j" kubelet-kubeconfig ok
+        assert "... the log names it" grep -q "Not rejoinable: $3: /$2 exists" "$j.err"
+        assert "... and it is still there (the manifest did not ask)" test -f "$WORK/$1/$2"
+}
+refused boot etc/kubernetes/bootstrap-kubelet.conf bootstrap-kubeconfig
+refused ca etc/kubernetes/pki/ca.crt ca-cert
+
+# --- a resolv.conf without a nameserver: join does not read it, a warning ------------------------
+tree "$WORK/dns" etc/resolv.conf
+printf 'search example.org\noptions ndots:2\n' > "$WORK/dns/etc/resolv.conf"
+reset "$WORK/dns" "$WORK/dns.json"; rc=$?
+assert "resolv.conf without a nameserver: exit 0" [ "$rc" -eq 0 ]
+assert "... rejoinable, no check failed, none named resolver" row "$WORK/dns.json" \
+        "r['rejoin']['rejoinable'] is True and not any(c['state'] == 'failed' or c['name'] == 'resolver' for c in r['rejoin']['checks'])"
+assert "... a resolver warning says why" row "$WORK/dns.json" \
+        "[w['name'] for w in r['rejoin']['warnings']] == ['resolver'] and 'no nameserver' in r['rejoin']['warnings'][0]['message']"
+assert "... logged as a warning" grep -q "Rejoin warning: resolver: /etc/resolv.conf names no nameserver" "$WORK/dns.json.err"
+assert "... every file check ok" row "$WORK/dns.json" \
+        "all(c['state'] == 'ok' for c in r['rejoin']['checks'] if c['name'] in ('static-pods', 'kubelet-kubeconfig', 'bootstrap-kubeconfig', 'ca-cert'))"
+
+# --- beneath --root, what only the running system holds is unknown ---------------------------------
+for c in ports swap sysctl; do
+        assert "--root, no phase of the running system: $c unknown" check_ "$WORK/dns.json" $c unknown
+done
+assert "... saying why" row "$WORK/dns.json" \
+        "all('--root' in c['message'] for c in r['rejoin']['checks'] if c['name'] in ('ports', 'swap', 'sysctl'))"
+assert "... the phases that did not run: unchecked (kubelet, runtime, node-object; etcd-data on a worker)" row "$WORK/dns.json" \
+        "sorted(c['name'] for c in r['rejoin']['checks'] if c['state'] == 'unchecked') == ['etcd-data', 'kubelet', 'node-object', 'runtime']"
+
+# --- in text ----------------------------------------------------------------------------------------
+tree "$WORK/text" etc/kubernetes/bootstrap-kubelet.conf etc/resolv.conf
+"$NODE_RESET" --root "$WORK/text" --manifest "$WORK/m.conf" --phases files,verify status > "$WORK/text.out" 2> /dev/null; rc=$?
+assert "text: exit 1, rejoinable: no, the failed check and the warning" \
+        test "$rc" -eq 1 -a -n "$(grep '^rejoinable: no' "$WORK/text.out")" \
+        -a -n "$(grep -E '^ +bootstrap-kubeconfig +failed' "$WORK/text.out")" \
+        -a -n "$(grep -E '^ +warning: resolver:' "$WORK/text.out")"
+schema_valid "$WORK"/*.json > /dev/null || fail "a report does not match docs/report.schema.json"
+finish
