@@ -22,6 +22,7 @@
 #include "agent/config/yaml-util.h"
 #include "agent/os/fileio.h"
 #include "agent/config/kubeconfig.h"
+#include "agent/config/rancher-datadir.h"
 #include "chase.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -453,6 +454,10 @@ static int dir_list(int root_fd, const char *dir, const char *glob, char ***ret)
         return 0;
 }
 
+int detect_dir_list(int root_fd, const char *dir, const char *glob, char ***ret) {
+        return dir_list(root_fd, dir, glob, ret);
+}
+
 static const char *const cni_dirs[] = { "/etc/cni/net.d", "/var/lib/rancher/k3s/agent/etc/cni/net.d" };
 
 /* The conf dir kubelet's runtime is configured with, when its configuration names one: containerd's
@@ -860,6 +865,24 @@ static int detect_etcd(int root_fd, Detection *d) {
         return r;
 }
 
+/* k3s's and rke2's data dirs when configured elsewhere: the profiles' paths move with them. */
+static int detect_rancher_data_dirs(int root_fd, Detection *d) {
+        char **dirs[] = { &d->k3s_data_dir, &d->rke2_data_dir };
+        const char *programs[] = { "k3s", "rke2" };
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(programs); i++) {
+                cleanup_free char *dir = NULL, *evidence = NULL;
+
+                r = rancher_data_dir(root_fd, programs[i], &dir, &evidence);
+                if (r > 0) {
+                        *dirs[i] = TAKE_PTR(dir);
+                        r = strv_consume(&d->installer_evidence, TAKE_PTR(evidence));
+                }
+        }
+        return r;
+}
+
 /* A symlinked /var/lib/kubelet (a data disk): the node path it resolves to, inside the root. */
 static int detect_kubelet_dir(int root_fd, Detection *d) {
         char self[64], host[PATH_MAX], root[PATH_MAX];
@@ -936,6 +959,8 @@ int detect_node(int root_fd, bool live, Detection *ret) {
 
         r = detect_installer(root_fd, &d);
         if (r >= 0)
+                r = detect_rancher_data_dirs(root_fd, &d);
+        if (r >= 0)
                 r = detect_runtime(root_fd, &d);
         if (r >= 0)
                 r = detect_cni(root_fd, live, &d);
@@ -965,6 +990,8 @@ void detection_done(Detection *d) {
         finding_done(&d->etcd);
         d->runtime_endpoint = mfree(d->runtime_endpoint);
         d->etcd_data_dir = mfree(d->etcd_data_dir);
+        d->k3s_data_dir = mfree(d->k3s_data_dir);
+        d->rke2_data_dir = mfree(d->rke2_data_dir);
         d->kubelet_dir_target = mfree(d->kubelet_dir_target);
         d->cluster_server = mfree(d->cluster_server);
         d->root_kubeconfigs = strv_free(d->root_kubeconfigs);

@@ -41,6 +41,8 @@ typedef struct Detection {
         Finding kube_proxy_mode;  /* "iptables", "ipvs", "nftables" */
         Finding etcd;             /* "none", "static-pod", "systemd", "external", "embedded" */
         char *etcd_data_dir;      /* a local etcd's data directory when it is not /var/lib/etcd */
+        char *k3s_data_dir;       /* k3s's data dir when it is not /var/lib/rancher/k3s (rancher-datadir.h) */
+        char *rke2_data_dir;      /* rke2's, when it is not /var/lib/rancher/rke2 */
         char *kubelet_dir_target; /* node path /var/lib/kubelet resolves to, when it is a symlink */
         char *cluster_server;     /* the API server kubelet talks to (/etc/kubernetes/kubelet.conf) */
         char **root_kubeconfigs;  /* /root/.kube files whose server is cluster_server */
@@ -54,6 +56,10 @@ Installer installer_from_string(const char *s);
  * evidence too. -ENOMEM only. */
 int detect_node(int root_fd, bool live, Detection *ret);
 void detection_done(Detection *d);
+
+/* The names in node directory dir matching glob (NULL: every name, dot files included), sorted; an
+ * unreadable directory has none. -ENOMEM only. */
+int detect_dir_list(int root_fd, const char *dir, const char *glob, char ***ret);
 
 /* Does a containerd shim's command line (NUL-separated, as /proc/PID/cmdline) serve the k8s.io
  * namespace, the one the CRI plugin (and so kubelet) uses? Docker's shims serve "moby". */
