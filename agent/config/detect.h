@@ -45,7 +45,7 @@ typedef struct Detection {
         char *rke2_data_dir;      /* rke2's, when it is not /var/lib/rancher/rke2 */
         char *kubelet_dir_target; /* node path /var/lib/kubelet resolves to, when it is a symlink */
         char *cluster_server;     /* the API server kubelet talks to (/etc/kubernetes/kubelet.conf) */
-        char **root_kubeconfigs;  /* /root/.kube files whose server is cluster_server */
+        char **home_kubeconfigs;  /* ~/.kube files of every home naming this cluster (home-kubeconfigs.h) */
 } Detection;
 
 const char *installer_to_string(Installer i);
@@ -60,6 +60,10 @@ void detection_done(Detection *d);
 /* The names in node directory dir matching glob (NULL: every name, dot files included), sorted; an
  * unreadable directory has none. -ENOMEM only. */
 int detect_dir_list(int root_fd, const char *dir, const char *glob, char ***ret);
+
+/* The node path the directory at node path "path" resolves to beneath root_fd (symlinks followed
+ * inside the root, as chase does): 1 with it in *ret, 0 when it is no directory there, -ENOMEM. */
+int detect_resolve_beneath(int root_fd, const char *path, char **ret);
 
 /* Does a containerd shim's command line (NUL-separated, as /proc/PID/cmdline) serve the k8s.io
  * namespace, the one the CRI plugin (and so kubelet) uses? Docker's shims serve "moby". */

@@ -212,7 +212,7 @@ static int detected_text(char **ret) {
                 fprintf(f, "unmount %s/*\nempty %s\n", d->kubelet_dir_target, d->kubelet_dir_target);
         if (d && detected_comment(f, "the local etcd's data directory", d->etcd_data_dir))
                 fprintf(f, "empty %s\n", d->etcd_data_dir);
-        STRV_FOREACH(k, d ? d->root_kubeconfigs : NULL)
+        STRV_FOREACH(k, d ? d->home_kubeconfigs : NULL)
                 if (detected_comment(f, "a kubeconfig of this cluster", *k))
                         fprintf(f, "remove %s\n", *k);
         if (fclose(f) != 0) {

@@ -3,7 +3,7 @@
  * ("include profile:kubeadm"), plus three fragments made at run time from the detection: "runtime"
  * (the runtime's scope: kept, or removed with --with-runtime), "cni-detected" (the detected CNI's
  * own fragment, cni-cilium, cni-calico, ...) and "detected" (a symlinked /var/lib/kubelet, a
- * non-default etcd data directory, this cluster's /root/.kube files). */
+ * non-default etcd data directory, this cluster's kubeconfigs in every user's ~/.kube). */
 #pragma once
 
 #include <stdbool.h>

@@ -129,8 +129,8 @@ static void test_kubeadm(void **state) {
         assert_null(d.kubelet_dir_target);
         assert_string_equal(d.cluster_server, "https://10.0.0.1:6443");
         /* Only the kubeconfig of this cluster is this reset's; the other cluster's stays. */
-        assert_int_equal(strv_length(d.root_kubeconfigs), 1);
-        assert_string_equal(d.root_kubeconfigs[0], "/root/.kube/config");
+        assert_int_equal(strv_length(d.home_kubeconfigs), 1);
+        assert_string_equal(d.home_kubeconfigs[0], "/root/.kube/config");
         assert_string_equal(profile_for_detection(&d, &why), "kubeadm");
         detection_done(&d);
 }
@@ -737,7 +737,7 @@ static void test_profile_detected(void **state) {
         char *kube[] = { (char *) "/root/.kube/config", NULL };
         Detection d = { .kubelet_dir_target = (char *) "/data/kubelet",
                         .etcd_data_dir = (char *) "/srv/etcd",
-                        .root_kubeconfigs = kube };
+                        .home_kubeconfigs = kube };
         ProfileSettings s = { .detection = &d };
         Manifest *m;
 
