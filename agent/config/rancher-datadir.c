@@ -76,55 +76,53 @@ static int found_set(Found *f, const char *dir, const char *path, const char *wh
         return f->dir && f->evidence ? 0 : -ENOMEM;
 }
 
-/* The env files systemd hands the unit: a file that is no environment file says nothing. */
-static int from_env_files(int root_fd, const RancherFiles *rf, Found *f) {
-        for (size_t i = 0; i < ELEMENTSOF(rf->env_files) && rf->env_files[i]; i++) {
+typedef int (*file_reader_t)(const RancherFiles *rf, const char *path, const char *text, size_t size, Found *f);
+
+/* Each of paths that can be read, handed to fn in order; a file missing or unreadable says nothing. */
+static int read_each(int root_fd, const RancherFiles *rf, const char *const *paths, size_t n, file_reader_t fn,
+                     Found *f) {
+        for (size_t i = 0; i < n && paths[i]; i++) {
                 cleanup_free char *text = NULL;
-                cleanup_strv char **pairs = NULL;
-                const char *v;
                 size_t size;
                 int r;
 
-                if (fileio_read_beneath(root_fd, rf->env_files[i], RANCHER_FILE_MAX, &text, &size) < 0)
+                if (fileio_read_beneath(root_fd, paths[i], RANCHER_FILE_MAX, &text, &size) < 0)
                         continue;
-                r = env_file_parse(text, size, &pairs, NULL);
-                if (r == -ENOMEM)
-                        return r;
+                r = fn(rf, paths[i], text, size, f);
                 if (r < 0)
-                        continue;
-                if (!f->config && !isempty(v = env_get(pairs, rf->config_env_key)) && !(f->config = strdup(v)))
-                        return -ENOMEM;
-                if (!isempty(v = env_get(pairs, rf->env_key)) &&
-                    (r = found_set(f, v, rf->env_files[i], rf->env_key)) < 0)
                         return r;
         }
         return 0;
 }
 
-/* The unit's ExecStart= as the program's flags: --data-dir/-d, and --config/-c naming the file. */
-static int from_units(int root_fd, const RancherFiles *rf, Found *f) {
-        for (size_t i = 0; i < ELEMENTSOF(rf->units) && rf->units[i]; i++) {
-                cleanup_free char *text = NULL;
-                cleanup_strv char **argv = NULL;
-                const char *v;
-                size_t size;
-                int r;
+/* An env file systemd hands the unit: one that is no environment file says nothing. */
+static int from_env_file(const RancherFiles *rf, const char *path, const char *text, size_t size, Found *f) {
+        cleanup_strv char **pairs = NULL;
+        const char *v;
+        int r;
 
-                if (fileio_read_beneath(root_fd, rf->units[i], RANCHER_FILE_MAX, &text, &size) < 0)
-                        continue;
-                r = unit_exec_start_argv(text, size, &argv);
-                if (r == -ENOMEM)
-                        return r;
-                if (r <= 0)
-                        continue;
-                if (!f->config && !isempty(v = argv_flag(argv, "config") ?: argv_flag(argv, "c")) &&
-                    !(f->config = strdup(v)))
-                        return -ENOMEM;
-                v = argv_flag(argv, "data-dir") ?: argv_flag(argv, "d");
-                if (!isempty(v) && (r = found_set(f, v, rf->units[i], "ExecStart= --data-dir")) < 0)
-                        return r;
-        }
-        return 0;
+        r = env_file_parse(text, size, &pairs, NULL);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        if (!f->config && !isempty(v = env_get(pairs, rf->config_env_key)) && !(f->config = strdup(v)))
+                return -ENOMEM;
+        v = env_get(pairs, rf->env_key);
+        return isempty(v) ? 0 : found_set(f, v, path, rf->env_key);
+}
+
+/* The unit's ExecStart= as the program's flags: --data-dir/-d, and --config/-c naming the file. */
+static int from_unit(const RancherFiles *rf, const char *path, const char *text, size_t size, Found *f) {
+        cleanup_strv char **argv = NULL;
+        const char *v;
+        int r;
+
+        r = unit_exec_start_argv(text, size, &argv);
+        if (r <= 0)
+                return r == -ENOMEM ? r : 0;
+        if (!f->config && !isempty(v = argv_flag(argv, "config") ?: argv_flag(argv, "c")) && !(f->config = strdup(v)))
+                return -ENOMEM;
+        v = argv_flag(argv, "data-dir") ?: argv_flag(argv, "d");
+        return isempty(v) ? 0 : found_set(f, v, path, "ExecStart= --data-dir");
 }
 
 /* One config file's top-level "data-dir" (or "data-dir+", which appends: k3s joins with a comma). */
@@ -225,9 +223,9 @@ int rancher_data_dir(int root_fd, const char *program, char **ret_dir, char **re
 
         if (!rf)
                 return -EINVAL;
-        r = from_env_files(root_fd, rf, &f);
+        r = read_each(root_fd, rf, rf->env_files, ELEMENTSOF(rf->env_files), from_env_file, &f);
         if (r >= 0)
-                r = from_units(root_fd, rf, &f);
+                r = read_each(root_fd, rf, rf->units, ELEMENTSOF(rf->units), from_unit, &f);
         if (r >= 0)
                 r = from_config(root_fd, rf, &f);
         if (r >= 0 && f.dir && !(simplified = strdup(f.dir)))

@@ -8,16 +8,7 @@
 # losing source, and everything outside the data dir, stay.
 . "$(dirname "$0")/lib.sh"
 in_private_ns "$@"
-REPORT="$TOP/tests/integration/report.py"
-jq_() { "$REPORT" "$@" >/dev/null; }
 nr() { "$NODE_RESET" "$@"; }
-gone() { for p in "$@"; do assert "$name: gone: $p" test ! -e "$root$p" -a ! -L "$root$p"; done; }
-stays() { for p in "$@"; do assert "$name: stays: $p" test -e "$root$p"; done; }
-
-put() { # node-path [text]
-        mkdir -p "$(dirname "$root$1")"
-        printf '%s\n' "${2:-x}" > "$root$1"
-}
 
 # k3s's layout beneath a data dir: server state, the extracted binaries, the embedded containerd's
 # images (kept by default), air-gap images, local-path PV data (always kept).

@@ -7,14 +7,6 @@
 # the backup is written and everything goes, as before.
 . "$(dirname "$0")/lib.sh"
 in_private_ns "$@"
-REPORT="$TOP/tests/integration/report.py"
-jq_() { "$REPORT" "$@" >/dev/null; }
-gone() { for p in "$@"; do assert "$name: gone: $p" test ! -e "$root$p" -a ! -L "$root$p"; done; }
-stays() { for p in "$@"; do assert "$name: stays: $p" test -e "$root$p"; done; }
-put() { # node-path [text]
-        mkdir -p "$(dirname "$root$1")"
-        printf '%s\n' "${2:-x}" > "$root$1"
-}
 
 kubeadm_worker() { # name
         name=$1 root=$WORK/$1

@@ -8,13 +8,6 @@
 # not parse, and the rest of ~/.kube stay.
 . "$(dirname "$0")/lib.sh"
 in_private_ns "$@"
-REPORT="$TOP/tests/integration/report.py"
-gone() { for p in "$@"; do assert "$name: gone: $p" test ! -e "$root$p" -a ! -L "$root$p"; done; }
-stays() { for p in "$@"; do assert "$name: stays: $p" test -e "$root$p"; done; }
-put() { # node-path [text]
-        mkdir -p "$(dirname "$root$1")"
-        printf '%s\n' "${2:-x}" > "$root$1"
-}
 kubeconfig() { # server ca-text
         printf 'apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: %s\n    certificate-authority-data: %s\n  name: k\ncontexts:\n- context:\n    cluster: k\n    user: u\n  name: c\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: t\n' \
                 "$1" "$(printf -- '-----BEGIN CERTIFICATE-----\n%s\n-----END CERTIFICATE-----\n' "$2" | base64 -w0)"

@@ -10,8 +10,6 @@ in_private_ns -n "$@"
 require_cmd iptables-nft-restore ip6tables-nft-restore iptables-legacy-restore ip6tables-legacy-restore \
         iptables-nft-save ip6tables-nft-save iptables-legacy-save ip6tables-legacy-save python3
 . "$TOP/tests/integration/fixtures/firewall.sh"
-REPORT="$TOP/tests/integration/report.py"
-jq_() { "$REPORT" "$@" >/dev/null; }
 mkdir -p "$WORK/root"
 
 ruleset() { # FAMILY: rke2-killall.sh's survivors (as rke2#10654 shows them) and the host's own rules
