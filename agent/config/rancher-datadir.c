@@ -36,7 +36,7 @@ static const RancherFiles rancher_files[] = {
                 .env_key = "K3S_DATA_DIR",
                 .config_env_key = "K3S_CONFIG_FILE",
                 .config = "/etc/rancher/k3s/config.yaml",
-                .default_dir = "/var/lib/rancher/k3s",
+                .default_dir = K3S_DEFAULT_DATA_DIR,
                 .units = { "/etc/systemd/system/k3s.service", "/etc/systemd/system/k3s-agent.service" },
                 .env_files = { "/etc/systemd/system/k3s.service.env", "/etc/systemd/system/k3s-agent.service.env",
                                "/etc/default/k3s", "/etc/default/k3s-agent", "/etc/sysconfig/k3s",
@@ -47,7 +47,7 @@ static const RancherFiles rancher_files[] = {
                 .env_key = "RKE2_DATA_DIR",
                 .config_env_key = "RKE2_CONFIG_FILE",
                 .config = "/etc/rancher/rke2/config.yaml",
-                .default_dir = "/var/lib/rancher/rke2",
+                .default_dir = RKE2_DEFAULT_DATA_DIR,
                 .units = { "/etc/systemd/system/rke2-server.service", "/etc/systemd/system/rke2-agent.service",
                            "/usr/local/lib/systemd/system/rke2-server.service",
                            "/usr/local/lib/systemd/system/rke2-agent.service",
@@ -205,12 +205,6 @@ static const RancherFiles *rancher_files_of(const char *program) {
                 if (streq(rancher_files[i].program, program))
                         return rancher_files + i;
         return NULL;
-}
-
-const char *rancher_default_data_dir(const char *program) {
-        const RancherFiles *rf = rancher_files_of(program);
-
-        return rf ? rf->default_dir : NULL;
 }
 
 /* cmd/k3s/main.go findDataDir: $K3S_DATA_DIR first, then --data-dir/-d on the command line, then the
