@@ -66,6 +66,7 @@ typedef struct Found {
         char *dir;      /* the data directory said, NULL when nothing said one */
         char *evidence; /* "PATH: what said it" */
         char *config;   /* the config file named by --config/-c or *_CONFIG_FILE, when one is */
+        char *config_value, *config_from; /* the config files' data-dir so far, and the file that set it */
 } Found;
 
 static int found_set(Found *f, const char *dir, const char *path, const char *what) {
@@ -165,12 +166,29 @@ static bool is_yaml_name(const char *name) {
         return (n > 5 && strcasecmp(name + n - 5, ".yaml") == 0) || (n > 4 && strcasecmp(name + n - 4, ".yml") == 0);
 }
 
-/* The config file, then its .d drop-ins in lexical order, only .yaml and .yml files (pkg/configfilearg
- * parser.go dotDFiles, FindString): a later file's value wins. A file that is no YAML stops k3s; here
- * it says nothing. */
+/* One config file: its value, when it says one, replaces (or, "data-dir+", extends) what the files
+ * before it said. A file that is no YAML stops k3s; here it says nothing. */
+static int from_config_file(const RancherFiles *rf, const char *path, const char *text, size_t size, Found *f) {
+        cleanup_free char *before = f->config_value ? strdup(f->config_value) : NULL;
+        int r;
+
+        if (f->config_value && !before)
+                return -ENOMEM;
+        r = config_value(text, size, &f->config_value);
+        if (r < 0)
+                return r == -EBADMSG ? 0 : r;
+        if (streq_ptr(before, f->config_value))
+                return 0;
+        free(f->config_from);
+        f->config_from = strdup(path);
+        return f->config_from ? 0 : -ENOMEM;
+}
+
+/* The config file, then its .d drop-ins in lexical order, only .yaml and .yml files that are no
+ * directories (pkg/configfilearg parser.go dotDFiles, FindString): a later file's value wins. */
 static int from_config(int root_fd, const RancherFiles *rf, Found *f) {
         const char *config = f->config ?: rf->config;
-        cleanup_free char *dropins = strprintf("%s.d", config), *value = NULL, *from = NULL;
+        cleanup_free char *dropins = strprintf("%s.d", config);
         cleanup_strv char **names = NULL, **files = NULL;
         int r;
 
@@ -180,24 +198,11 @@ static int from_config(int root_fd, const RancherFiles *rf, Found *f) {
         STRV_FOREACH(n, names)
                 if (r >= 0 && is_yaml_name(*n))
                         r = strv_consume(&files, strprintf("%s/%s", dropins, *n));
-        STRV_FOREACH(p, files) {
-                cleanup_free char *text = NULL, *before = NULL;
-                size_t size;
-
-                if (r < 0 || fileio_read_beneath(root_fd, *p, RANCHER_FILE_MAX, &text, &size) < 0)
-                        continue;
-                before = value ? strdup(value) : NULL;
-                if (value && !before)
-                        return -ENOMEM;
-                r = config_value(text, size, &value);
-                if (r == -EBADMSG)
-                        r = 0;
-                if (r >= 0 && !streq_ptr(before, value) && (free(from), !(from = strdup(*p))))
-                        r = -ENOMEM;
-        }
-        if (r < 0 || isempty(value))
+        if (r >= 0)
+                r = read_each(root_fd, rf, (const char *const *) files, strv_length(files), from_config_file, f);
+        if (r < 0 || isempty(f->config_value))
                 return r;
-        return found_set(f, value, from, "data-dir");
+        return found_set(f, f->config_value, f->config_from, "data-dir");
 }
 
 static const RancherFiles *rancher_files_of(const char *program) {
@@ -241,5 +246,7 @@ int rancher_data_dir(int root_fd, const char *program, char **ret_dir, char **re
         free(f.dir);
         free(f.evidence);
         free(f.config);
+        free(f.config_value);
+        free(f.config_from);
         return r;
 }
