@@ -25,6 +25,7 @@
 #include "agent/config/profile.h"
 #include "agent/report/report-url.h"
 #include "agent/phases/phases.h"
+#include "agent/phases/phase-backup.h"
 #include "agent/phases/rejoin-check.h"
 #include "agent/report/report.h"
 #include "agent/os/services.h"
@@ -600,8 +601,9 @@ static int exit_status_of(const Plan *plan, const Plan *residue, const Plan *uno
         return EXIT_CLEAN;
 }
 
-/* A backup that could not be written stops the run before anything is deleted: the console's hooks
- * are wrapped so that every phase after a failed backup is quit, and said why afterwards. */
+/* A backup that failed stops the run before anything is deleted, unless it failed for want of room:
+ * the console's hooks are wrapped so that every phase after such a failure is quit, and said why
+ * afterwards. */
 typedef struct RunHooks {
         ExecuteHooks inner;
         bool backup_failed;
@@ -610,8 +612,11 @@ typedef struct RunHooks {
 static PhaseDecision run_phase_begin(const Plan *plan, size_t first, size_t n, void *userdata) {
         RunHooks *h = userdata;
 
+        /* One that could not be written (no room) lets the run go on: the files phase keeps what has no
+         * other copy (phase-backup.h). */
         for (size_t i = 0; i < first; i++)
-                if (streq(plan->actions[i]->phase, "backup") && plan->actions[i]->result == ACTION_FAILED)
+                if (streq(plan->actions[i]->phase, "backup") && plan->actions[i]->result == ACTION_FAILED &&
+                    !backup_failure_goes_on(plan->actions[i]->error))
                         h->backup_failed = true;
         if (h->backup_failed)
                 return PHASE_QUIT;

@@ -21,8 +21,10 @@
 #include "agent/base/toml.h"
 #include "agent/config/yaml-util.h"
 #include "agent/os/fileio.h"
+#include "agent/config/home-kubeconfigs.h"
 #include "agent/config/kubeconfig.h"
 #include "agent/config/kubelet-runtime.h"
+#include "agent/config/rancher-datadir.h"
 #include "chase.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -868,17 +870,32 @@ static int detect_etcd(int root_fd, Detection *d) {
         return r;
 }
 
-/* A symlinked /var/lib/kubelet (a data disk): the node path it resolves to, inside the root. */
-static int detect_kubelet_dir(int root_fd, Detection *d) {
+/* k3s's and rke2's data dirs when configured elsewhere: the profiles' paths move with them. */
+static int detect_rancher_data_dirs(int root_fd, Detection *d) {
+        char **dirs[] = { &d->k3s_data_dir, &d->rke2_data_dir };
+        const char *programs[] = { "k3s", "rke2" };
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(programs); i++) {
+                cleanup_free char *dir = NULL, *evidence = NULL;
+
+                r = rancher_data_dir(root_fd, programs[i], &dir, &evidence);
+                if (r > 0) {
+                        *dirs[i] = TAKE_PTR(dir);
+                        r = strv_consume(&d->installer_evidence, TAKE_PTR(evidence));
+                }
+        }
+        return r;
+}
+
+int detect_resolve_beneath(int root_fd, const char *path, char **ret) {
         char self[64], host[PATH_MAX], root[PATH_MAX];
-        struct stat st;
         const char *rest;
         ssize_t n;
         int fd;
 
-        if (fstatat(root_fd, "var/lib/kubelet", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
-                return 0;
-        fd = chaseat(root_fd, "/var/lib/kubelet", 0, O_PATH | O_DIRECTORY, NULL, NULL);
+        *ret = NULL;
+        fd = chaseat(root_fd, path, 0, O_PATH | O_DIRECTORY, NULL, NULL);
         if (fd < 0)
                 return 0;
         snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
@@ -895,47 +912,22 @@ static int detect_kubelet_dir(int root_fd, Detection *d) {
         rest = streq(root, "/") ? host : startswith(host, root);
         if (!rest || rest[0] != '/')
                 return 0;
-        d->kubelet_dir_target = strdup(rest);
-        return d->kubelet_dir_target ? 0 : -ENOMEM;
+        *ret = strdup(rest);
+        return *ret ? 1 : -ENOMEM;
 }
 
-static int server_of(int root_fd, const char *path, char **ret) {
-        Kubeconfig *k = NULL;
-        cleanup_free char *err = NULL;
+/* A symlinked /var/lib/kubelet (a data disk): the node path it resolves to, inside the root. */
+static int detect_kubelet_dir(int root_fd, Detection *d) {
+        struct stat st;
 
-        *ret = NULL;
-        if (kubeconfig_load(root_fd, path, &k, &err) < 0)
+        if (fstatat(root_fd, "var/lib/kubelet", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
                 return 0;
-        *ret = k->server ? strdup(k->server) : NULL;
-        kubeconfig_free(k);
-        return 0;
+        return detect_resolve_beneath(root_fd, "/var/lib/kubelet", &d->kubelet_dir_target);
 }
 
-/* This cluster's server, and the files of /root/.kube that point at it (and only those). */
+/* This cluster's server, and the kubeconfigs of every home that name it (and only those). */
 static int detect_kubeconfigs(int root_fd, Detection *d) {
-        cleanup_strv char **names = NULL;
-        cleanup_free char *admin = NULL;
-        int r;
-
-        (void) server_of(root_fd, "/etc/kubernetes/kubelet.conf", &d->cluster_server);
-        (void) server_of(root_fd, "/etc/kubernetes/admin.conf", &admin);
-        if (!d->cluster_server)
-                d->cluster_server = TAKE_PTR(admin);
-        if (!d->cluster_server)
-                return 0;
-        r = fileio_list_beneath(root_fd, "/root/.kube", "*", &names);
-        STRV_FOREACH(n, names) {
-                cleanup_free char *path = strprintf("/root/.kube/%s", *n), *server = NULL;
-
-                if (!path)
-                        return -ENOMEM;
-                if (r < 0)
-                        break;
-                (void) server_of(root_fd, path, &server);
-                if (server && (streq(server, d->cluster_server) || streq_ptr(server, admin)))
-                        r = strv_extend(&d->root_kubeconfigs, path);
-        }
-        return r;
+        return home_kubeconfigs_find(root_fd, &d->cluster_server, &d->home_kubeconfigs);
 }
 
 int detect_node(int root_fd, bool live, Detection *ret) {
@@ -943,6 +935,8 @@ int detect_node(int root_fd, bool live, Detection *ret) {
         int r;
 
         r = detect_installer(root_fd, &d);
+        if (r >= 0)
+                r = detect_rancher_data_dirs(root_fd, &d);
         if (r >= 0)
                 r = detect_runtime(root_fd, &d);
         if (r >= 0)
@@ -973,9 +967,11 @@ void detection_done(Detection *d) {
         finding_done(&d->etcd);
         d->runtime_endpoint = mfree(d->runtime_endpoint);
         d->etcd_data_dir = mfree(d->etcd_data_dir);
+        d->k3s_data_dir = mfree(d->k3s_data_dir);
+        d->rke2_data_dir = mfree(d->rke2_data_dir);
         d->kubelet_dir_target = mfree(d->kubelet_dir_target);
         d->cluster_server = mfree(d->cluster_server);
-        d->root_kubeconfigs = strv_free(d->root_kubeconfigs);
+        d->home_kubeconfigs = strv_free(d->home_kubeconfigs);
 }
 
 bool detect_shim_cmdline_is_kubernetes(const char *cmdline, size_t size) {

@@ -41,9 +41,11 @@ typedef struct Detection {
         Finding kube_proxy_mode;  /* "iptables", "ipvs", "nftables" */
         Finding etcd;             /* "none", "static-pod", "systemd", "external", "embedded" */
         char *etcd_data_dir;      /* a local etcd's data directory when it is not /var/lib/etcd */
+        char *k3s_data_dir;       /* k3s's data dir when it is not /var/lib/rancher/k3s (rancher-datadir.h) */
+        char *rke2_data_dir;      /* rke2's, when it is not /var/lib/rancher/rke2 */
         char *kubelet_dir_target; /* node path /var/lib/kubelet resolves to, when it is a symlink */
         char *cluster_server;     /* the API server kubelet talks to (/etc/kubernetes/kubelet.conf) */
-        char **root_kubeconfigs;  /* /root/.kube files whose server is cluster_server */
+        char **home_kubeconfigs;  /* ~/.kube files of every home naming this cluster (home-kubeconfigs.h) */
 } Detection;
 
 const char *installer_to_string(Installer i);
@@ -59,6 +61,10 @@ void detection_done(Detection *d);
  * beneath root_fd: kubeadm's and kubespray's kube-proxy configuration on the node's disk. Whether a
  * path exists is the reader's to find. NULL when there is no pod; -ENOMEM. */
 int detect_kube_proxy_configmaps(int root_fd, char ***ret);
+
+/* The node path the directory at node path "path" resolves to beneath root_fd (symlinks followed
+ * inside the root, as chase does): 1 with it in *ret, 0 when it is no directory there, -ENOMEM. */
+int detect_resolve_beneath(int root_fd, const char *path, char **ret);
 
 /* Does a containerd shim's command line (NUL-separated, as /proc/PID/cmdline) serve the k8s.io
  * namespace, the one the CRI plugin (and so kubelet) uses? Docker's shims serve "moby". */

@@ -273,3 +273,63 @@ const char *argv_flag(char *const *argv, const char *name) {
         }
         return value;
 }
+
+/* One logical line of a unit file starting at p: continuation lines ("\" last) joined with a blank,
+ * as systemd joins them, comment lines met inside a continuation dropped. *next is where the next
+ * logical line starts. */
+static char *unit_logical_line(const char *p, const char *end, const char **next) {
+        Word w = {};
+        bool first = true;
+
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t) (end - p));
+                const char *e = nl ?: end, *s = p;
+                bool cont;
+
+                p = nl ? nl + 1 : end;
+                while (s < e && strchr(" \t", *s))
+                        s++;
+                if (!first && (*s == '#' || *s == ';'))
+                        continue;
+                while (e > s && strchr(" \t\r", e[-1]))
+                        e--;
+                cont = e > s && e[-1] == '\\';
+                for (const char *c = s; c < e - cont; c++)
+                        if (word_put(&w, *c) < 0)
+                                return mfree(w.s);
+                first = false;
+                if (!cont)
+                        break;
+                if (word_put(&w, ' ') < 0)
+                        return mfree(w.s);
+        }
+        *next = p;
+        return word_take(&w);
+}
+
+int unit_exec_start_argv(const char *text, size_t size, char ***ret) {
+        const char *p = text, *end = text + size;
+        cleanup_free char *value = NULL;
+        bool service = false;
+
+        while (p < end) {
+                cleanup_free char *line = unit_logical_line(p, end, &p);
+                const char *v;
+
+                if (!line)
+                        return -ENOMEM;
+                if (line[0] == '[')
+                        service = streq(line, "[Service]");
+                else if (service && (v = startswith(line, "ExecStart")) && *(v += strspn(v, " \t")) == '=') {
+                        v += 1 + strspn(v + 1, " \t");
+                        free(value);
+                        /* An empty assignment resets the list; systemd's prefixes are no part of argv. */
+                        value = strdup(v + strspn(v, "@-:+!|"));
+                        if (!value)
+                                return -ENOMEM;
+                }
+        }
+        if (isempty(value))
+                return 0;
+        return argv_split(value, ret) < 0 ? -EBADMSG : 1;
+}

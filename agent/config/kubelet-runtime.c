@@ -67,66 +67,6 @@ int kubelet_env_argv(const char *text, size_t size, char ***ret) {
         return 0;
 }
 
-/* One logical line of a unit file: a trailing backslash joins the next line. */
-static char *unit_next_line(const char **p, const char *end) {
-        cleanup_free char *line = NULL;
-        size_t n = 0;
-
-        while (*p < end) {
-                const char *nl = memchr(*p, '\n', (size_t) (end - *p)), *e = nl ?: end;
-                size_t k = (size_t) (e - *p);
-                bool more = k > 0 && (*p)[k - 1] == '\\';
-                char *t = realloc(line, n + k + 2);
-
-                if (!t)
-                        return NULL;
-                line = t;
-                memcpy(line + n, *p, more ? k - 1 : k);
-                n += more ? k - 1 : k;
-                line[n] = 0;
-                *p = nl ? nl + 1 : end;
-                if (!more)
-                        break;
-                line[n++] = ' ';
-                line[n] = 0;
-        }
-        return TAKE_PTR(line) ?: strdup("");
-}
-
-int unit_exec_start_argv(const char *text, size_t size, char ***ret) {
-        const char *p = text, *end = text + size;
-        cleanup_free char *cmd = NULL;
-        bool service = false;
-
-        *ret = NULL;
-        while (p < end) {
-                cleanup_free char *line = unit_next_line(&p, end);
-                const char *s, *v;
-
-                if (!line)
-                        return -ENOMEM;
-                s = line + strspn(line, " \t");
-                if (*s == '#' || *s == ';' || *s == 0)
-                        continue;
-                if (*s == '[') {
-                        service = startswith(s, "[Service]") != NULL;
-                        continue;
-                }
-                v = startswith(s, "ExecStart");
-                if (!service || !v || *(v += strspn(v, " \t")) != '=')
-                        continue;
-                v += 1 + strspn(v + 1, " \t");
-                v += strspn(v, "-@:+!");
-                free(cmd);
-                cmd = *v ? strdup(v) : NULL; /* an empty ExecStart= resets the list */
-                if (*v && !cmd)
-                        return -ENOMEM;
-        }
-        if (!cmd)
-                return 0;
-        return argv_split(cmd, ret) < 0 ? -EBADMSG : 1;
-}
-
 bool k3s_argv_docker(char *const *argv) {
         for (char *const *a = argv && argv[0] ? argv + 1 : NULL; a && *a; a++) {
                 if (streq(*a, "--"))

@@ -27,11 +27,6 @@ KubeletRuntime kubelet_runtime_of_argv(char *const *argv);
  * file, -ENOMEM. */
 int kubelet_env_argv(const char *text, size_t size, char ***ret);
 
-/* The command line of a unit file's last ExecStart= in [Service] (an empty one resets, as systemd
- * reads it; the "-@:+!" prefixes dropped, $VAR words kept as they are). 1 with it, 0 when the file
- * sets none (then *ret is NULL), -EBADMSG when the command line does not split, -ENOMEM. */
-int unit_exec_start_argv(const char *text, size_t size, char ***ret);
-
 /* k3s's command line asks for Docker: "--docker" (or --docker=true) after the program. */
 bool k3s_argv_docker(char *const *argv);
 

@@ -817,6 +817,24 @@ static int include_apply(Manifest *m, const Source *src, char **words, const Whe
         return parse_file(m, path, src, w, reterr);
 }
 
+/* A built-in profile's paths move with k3s's or rke2's data dir; its protect lines keep protecting
+ * the default dir too (a line elsewhere may still name it). */
+static int profile_line_rebase(Manifest *m, const Source *src, char **words, const Where *w, char **reterr) {
+        cleanup_strv char **orig = NULL;
+        int r;
+
+        if (src->is_file || !startswith(src->name, PROFILE_PREFIX) || streq(words[0], "include"))
+                return 0;
+        if (streq(words[0], "protect"))
+                for (char **i = words; *i; i++)
+                        if (strv_extend(&orig, *i) < 0)
+                                return where_error(w, reterr, -ENOMEM, "out of memory");
+        r = profile_rebase_words(words);
+        if (r < 0)
+                return where_error(w, reterr, r, "out of memory");
+        return r > 0 && orig ? directive_apply(m, orig, w, reterr) : 0;
+}
+
 static int line_parse(Manifest *m, const Source *src, const char *s, size_t len, const Where *w, char **reterr) {
         cleanup_strv char **words = NULL;
         int r;
@@ -829,6 +847,9 @@ static int line_parse(Manifest *m, const Source *src, const char *s, size_t len,
                 return r;
         if (!words)
                 return 0;
+        r = profile_line_rebase(m, src, words, w, reterr);
+        if (r < 0)
+                return r;
         if (streq(words[0], "include"))
                 return include_apply(m, src, words, w, reterr);
         return directive_apply(m, words, w, reterr);

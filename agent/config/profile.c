@@ -8,6 +8,7 @@
 #include "agent/config/embedded.h"
 #include "agent/base/path.h"
 #include "agent/config/profile.h"
+#include "agent/config/rancher-datadir.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -218,7 +219,7 @@ static int detected_text(char **ret) {
                 fprintf(f, "# Docker is kubelet's runtime (%s): its Kubernetes containers go through its Engine API\n"
                            "docker-endpoint unix:///run/docker.sock\n",
                         strna(d->runtime_endpoint));
-        STRV_FOREACH(k, d ? d->root_kubeconfigs : NULL)
+        STRV_FOREACH(k, d ? d->home_kubeconfigs : NULL)
                 if (detected_comment(f, "a kubeconfig of this cluster", *k))
                         fprintf(f, "remove %s\n", *k);
         if (fclose(f) != 0) {
@@ -227,6 +228,39 @@ static int detected_text(char **ret) {
         }
         *ret = buf;
         return 0;
+}
+
+/* The detected data dir of the program whose default dir word lies at or beneath, and that default. */
+static const char *moved_data_dir(const char *word, const char **ret_default) {
+        const Detection *d = settings ? settings->detection : NULL;
+        const char *const programs[] = { "k3s", "rke2" };
+        const char *const moved[] = { d ? d->k3s_data_dir : NULL, d ? d->rke2_data_dir : NULL };
+
+        for (size_t i = 0; i < ELEMENTSOF(programs); i++)
+                if (moved[i] && path_startswith_dir(word, rancher_default_data_dir(programs[i]))) {
+                        *ret_default = rancher_default_data_dir(programs[i]);
+                        return moved[i];
+                }
+        return NULL;
+}
+
+int profile_rebase_words(char **words) {
+        int moved = 0;
+
+        for (char **w = words && words[0] ? words + 1 : NULL; w && *w; w++) {
+                const char *def, *dir = moved_data_dir(*w, &def);
+                char *n;
+
+                if (!dir)
+                        continue;
+                n = strprintf("%s%s", dir, *w + strlen(def));
+                if (!n)
+                        return -ENOMEM;
+                free(*w);
+                *w = n;
+                moved = 1;
+        }
+        return moved;
 }
 
 int profile_text(const char *name, const char **ret_name, char **ret, char **reterr) {

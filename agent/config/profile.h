@@ -3,7 +3,7 @@
  * ("include profile:kubeadm"), plus three fragments made at run time from the detection: "runtime"
  * (the runtime's scope: kept, or removed with --with-runtime), "cni-detected" (the detected CNI's
  * own fragment, cni-cilium, cni-calico, ...) and "detected" (a symlinked /var/lib/kubelet, a
- * non-default etcd data directory, this cluster's /root/.kube files). */
+ * non-default etcd data directory, this cluster's kubeconfigs in every user's ~/.kube). */
 #pragma once
 
 #include <stdbool.h>
@@ -33,6 +33,11 @@ void profile_configure(const ProfileSettings *s);
  * ("runtime" becomes "runtime-keep", "runtime-containerd", ...). -ENOENT for an unknown name, -EINVAL
  * when "runtime" cannot be resolved (--with-runtime without a known runtime); *reterr says why. */
 int profile_text(const char *name, const char **ret_name, char **ret, char **reterr);
+
+/* A built-in profile's line, its words (words[0] the directive) rooted at k3s's or rke2's default
+ * data dir (/var/lib/rancher/k3s, /var/lib/rancher/rke2) moved in place to the dir detection found
+ * configured (rancher-datadir.h): 1 when a word moved, 0 when none did, -ENOMEM. */
+int profile_rebase_words(char **words);
 
 /* The names --profile accepts: kubeadm, kubespray, kubekey, k3s, rke2, all. */
 bool profile_is_selectable(const char *name);

@@ -38,6 +38,9 @@ typedef struct PhaseFacts {
         /* Established by backup (snapshot, db copy) and etcd (left, last voter) at act time; the files
          * phase decides the data directory's fate from all of them (etcd-datadir.h). */
         NodeEtcdFacts etcd;
+        /* backup: what could not be saved when the backup could not be written (no room): the files
+         * phase then keeps the rows with no other copy (phase-backup.h). NULL when it was written. */
+        char *backup_unsaved;
         /* /proc as one planning pass saw it: read by the first phase that asks (phase_procs()): the
          * pods phase looks for kubelet, processes matches its lines, network names who is inside a
          * namespace. Dropped when the pass ends: acting and verifying read /proc anew. */

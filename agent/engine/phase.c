@@ -33,6 +33,7 @@ void phase_table_done(Context *ctx) {
                         registered[i].done(ctx);
         ctx->facts.systemd = services_manager_free(ctx->facts.systemd);
         ctx->facts.etcd_data_dir = mfree(ctx->facts.etcd_data_dir);
+        ctx->facts.backup_unsaved = mfree(ctx->facts.backup_unsaved);
         ctx->facts.etcd.why = mfree(ctx->facts.etcd.why);
         phase_procs_drop(ctx);
 }

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,7 +22,10 @@
 #include "agent/engine/cmdline.h"
 #include "agent/phases/etcd-member.h"
 #include "agent/phases/etcd-datadir.h"
+#include "agent/base/log.h"
+#include "agent/base/path.h"
 #include "agent/os/fileio.h"
+#include "agent/os/remove.h"
 #include "agent/engine/phase.h"
 #include "chase.h"
 #include "errno-util.h"
@@ -66,8 +70,26 @@ static const char *const backup_sources[] = {
         "/etc/ssl/etcd", /* kubespray's and kubekey's etcd PKI */
 };
 
+/* What has no other copy once the reset removes it, and is never removed without the backup: the
+ * control plane's CAs, keys and certificates (kubeadm's pki/, kubespray's ssl/ and its etcd CA: a
+ * rebuilt control plane reuses them, "kubeadm init phase certs" signs with the ones it finds) and the
+ * service-account key pair every token was signed with. The etcd data directory is the other such
+ * row: its own rule keeps it without a snapshot or a copy of its member/snap/db (etcd-datadir.h). */
+static const char *const irreplaceable[] = {
+        "/etc/kubernetes/pki/ca.key",          "/etc/kubernetes/pki/ca.crt",
+        "/etc/kubernetes/pki/front-proxy-ca.key", "/etc/kubernetes/pki/front-proxy-ca.crt",
+        "/etc/kubernetes/pki/etcd/ca.key",     "/etc/kubernetes/pki/etcd/ca.crt",
+        "/etc/kubernetes/pki/sa.key",          "/etc/kubernetes/pki/sa.pub",
+        "/etc/kubernetes/ssl/ca.key",          "/etc/kubernetes/ssl/ca.crt",
+        "/etc/kubernetes/ssl/front-proxy-ca.key", "/etc/kubernetes/ssl/front-proxy-ca.crt",
+        "/etc/kubernetes/ssl/sa.key",          "/etc/kubernetes/ssl/sa.pub",
+        "/etc/ssl/etcd/ssl/ca-key.pem",        "/etc/ssl/etcd/ssl/ca.pem",
+};
+
 typedef struct BackupRun {
-        uint64_t files, bytes;
+        bool dry;       /* only measure: what the copy would write, in blocks of block bytes */
+        uint64_t block; /* the backup file system's block size (dry) */
+        uint64_t files, bytes, written;
         char **saved;   /* the sources saved */
         char *snapshot; /* what happened to the snapshot */
         char *db_copy;  /* what happened to the copy of member/snap/db, when there is no snapshot */
@@ -94,6 +116,12 @@ static int copy_file(int src_dir, const char *name, int dst_dir, BackupRun *b) {
                 return -EFBIG;
         if (b->bytes + (uint64_t) st.st_size > BACKUP_TOTAL_MAX || b->files >= BACKUP_FILES_MAX)
                 return -E2BIG;
+        if (b->dry) {
+                b->files++;
+                b->bytes += (uint64_t) st.st_size;
+                b->written += ((uint64_t) st.st_size + b->block - 1) / b->block * b->block;
+                return 0;
+        }
         buf = malloc((size_t) st.st_size + 1);
         if (!buf)
                 return -ENOMEM;
@@ -117,6 +145,11 @@ static int copy_symlink(int src_dir, const char *name, int dst_dir, BackupRun *b
         char target[PATH_MAX];
         ssize_t n = readlinkat(src_dir, name, target, sizeof target - 1);
 
+        if (n >= 0 && b->dry) {
+                b->files++;
+                b->written += b->block;
+                return 0;
+        }
         if (n < 0)
                 return negative_errno();
         target[n] = '\0';
@@ -149,6 +182,10 @@ static int copy_entry(int src_dir, const char *name, int dst_dir, const MountIde
         sub = openat(src_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub < 0)
                 return negative_errno();
+        if (b->dry) {
+                b->written += b->block;
+                return copy_tree(sub, -EBADF, top ?: &mi, depth + 1, b);
+        }
         if (mkdirat(dst_dir, name, 0700) < 0)
                 return negative_errno();
         dsub = openat(dst_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -195,8 +232,8 @@ static int save_source(const Context *ctx, int dst_fd, const char *path, BackupR
                 /* cppcheck-suppress memleak ; cleanup_free (cppcheck does not know the attribute) */
                 return errno == ENOENT ? 0 : negative_errno();
         *strrchr(parent, '/') = '\0';
-        dst_parent = fileio_mkdir_beneath(dst_fd, parent, 0700);
-        if (dst_parent < 0)
+        dst_parent = b->dry ? -EBADF : fileio_mkdir_beneath(dst_fd, parent, 0700);
+        if (dst_parent < 0 && !b->dry)
                 return dst_parent;
         return copy_entry(src_parent, name, dst_parent, NULL, 0, b);
 }
@@ -420,7 +457,7 @@ static char *describe_saved(const BackupRun *b, const char *dir) {
 
 /* The sources present on the node, as a list for the plan; 1 when there is something to save (an etcd
  * member counts: its snapshot). */
-static int backup_observe(const Context *ctx, char **ret_list, char **ret_member) {
+static int backup_observe(const Context *ctx, char **ret_list, char **ret_member, char **ret_data_dir) {
         cleanup_free char *list = NULL;
         NodeEtcd l = {};
         int r;
@@ -437,10 +474,102 @@ static int backup_observe(const Context *ctx, char **ret_list, char **ret_member
         r = node_etcd_find(ctx, &l, NULL) > 0 && !l.external;
         if (r && ret_member)
                 *ret_member = TAKE_PTR(l.name);
+        if (r && ret_data_dir)
+                *ret_data_dir = TAKE_PTR(l.data_dir);
         node_etcd_done(&l);
         r = list || r;
         if (ret_list)
                 *ret_list = TAKE_PTR(list);
+        return r;
+}
+
+bool backup_failure_goes_on(int error) {
+        return error == -ENOSPC || error == -EDQUOT || error == -EROFS;
+}
+
+/* The free bytes and the block size of the file system the backup goes to: BACKUP_DIR's, or that of
+ * its nearest ancestor there is (the run makes the rest). */
+static int backup_fs_space(const Context *ctx, uint64_t *ret_free, uint64_t *ret_block) {
+        static const char *const dirs[] = { BACKUP_DIR, "/var/backups", "/var", "/" };
+
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                cleanup_close int fd = chaseat(ctx->root_fd, dirs[i], CHASE_NO_SYMLINKS, O_PATH | O_DIRECTORY, NULL,
+                                               NULL);
+                struct statvfs sv;
+
+                if (fd == -ENOENT || fd == -ENOTDIR)
+                        continue;
+                if (fd < 0)
+                        return fd;
+                if (fstatvfs(fd, &sv) < 0)
+                        return negative_errno();
+                *ret_free = (uint64_t) sv.f_bavail * sv.f_frsize;
+                *ret_block = sv.f_frsize ?: 4096;
+                return 0;
+        }
+        return -ENOENT;
+}
+
+/* What the backup would write, counted in the backup file system's blocks: the sources as they are,
+ * a block per directory and link, the run's directories, and the member's backend (member/snap/db)
+ * for its snapshot (a snapshot is that size, give or take its free pages). */
+static int backup_measure(const Context *ctx, const char *data_dir, uint64_t block, uint64_t *ret) {
+        cleanup_free char *db = data_dir ? strprintf("%s/member/snap/db", data_dir) : NULL;
+        BackupRun b = { .dry = true, .block = block };
+        struct stat st;
+        int r = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(backup_sources) && r >= 0; i++)
+                r = save_source(ctx, -EBADF, backup_sources[i], &b);
+        if (r < 0)
+                return r;
+        if (db && fstatat(ctx->root_fd, db + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISREG(st.st_mode))
+                b.written += ((uint64_t) st.st_size + block - 1) / block * block;
+        *ret = b.written + 4 * block;
+        return 0;
+}
+
+/* The plan's word on room: what the backup would write against what is free where it goes. */
+static int backup_room(const Context *ctx, const char *data_dir, char **ret) {
+        uint64_t need = 0, avail = 0, block = 0;
+        int r;
+
+        r = backup_fs_space(ctx, &avail, &block);
+        if (r >= 0)
+                r = backup_measure(ctx, data_dir, block, &need);
+        if (r < 0)
+                return set_errmsg(ret, 0, "; the room it needs cannot be told: %s", strerror(-r));
+        if (need <= avail)
+                return set_errmsg(ret, 0, "; about %" PRIu64 " KiB to write, %" PRIu64 " KiB free where it goes",
+                                  need >> 10, avail >> 10);
+        return set_errmsg(ret, 0,
+                          "; NO ROOM: about %" PRIu64 " KiB to write, %" PRIu64 " KiB free where it goes: without "
+                          "the backup the control plane's CAs and the etcd data directory are kept, everything else is reset",
+                          need >> 10, avail >> 10);
+}
+
+/* The backup could not be written (no room, a quota, a read-only file system): its partial directory
+ * goes (it would only take the room the next run needs), the run goes on without the rows that have
+ * no other copy (backup_unsaved_keeps()), and one line says what was not saved. */
+static int backup_unwritten(Context *ctx, const char *dir, int r, char **reterr_msg) {
+        cleanup_free char *list = NULL, *member = NULL, *why = TAKE_PTR(*reterr_msg);
+        RemoveOptions o = { .deadline_usec = ctx->deadline_usec };
+        RemoveStats st = {};
+
+        if (dir)
+                (void) remove_tree(ctx->root_fd, dir, &o, &st);
+        remove_stats_done(&st);
+        (void) backup_observe(ctx, &list, &member, NULL);
+        free(ctx->facts.backup_unsaved);
+        ctx->facts.backup_unsaved = strprintf("%s%s%s", strempty(list), member ? (list ? ", " : "") : "",
+                                              member ? "the etcd snapshot" : "");
+        if (!ctx->facts.backup_unsaved)
+                return -ENOMEM;
+        r = set_errmsg(reterr_msg, r,
+                       "the backup could not be written (%s): not saved: %s; kept without it: the control plane's "
+                       "CAs and the etcd data directory (unless its member left its cluster); everything else is reset",
+                       strna(why), ctx->facts.backup_unsaved);
+        log_error("%s", *reterr_msg);
         return r;
 }
 
@@ -451,12 +580,12 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
         int r;
 
         /* Nothing left to save (a node already reset): no empty backup directory either. */
-        r = backup_observe(ctx, NULL, NULL);
+        r = backup_observe(ctx, NULL, NULL, NULL);
         if (r <= 0)
                 return r < 0 ? r : set_errmsg(reterr_msg, 0, "nothing to back up");
         r = open_backup_dir(ctx, &dst, &dir);
         if (r < 0)
-                return set_errmsg(reterr_msg, r,
+                (void) set_errmsg(reterr_msg, r,
                                   "cannot create a backup directory beneath %s: %s; nothing will "
                                   "be deleted without a backup (--no-backup to go on without one)",
                                   BACKUP_DIR, strerror(-r));
@@ -485,9 +614,46 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
         if (r >= 0) {
                 *reterr_msg = describe_saved(&b, dir);
                 r = 1;
+        } else if (backup_failure_goes_on(r)) {
+                *reterr_msg = mfree(*reterr_msg);
+                (void) set_errmsg(reterr_msg, 0, "%s", strerror(-r));
+                r = backup_unwritten(ctx, dir, r, reterr_msg);
         }
         backup_run_done(&b);
         return r;
+}
+
+static bool path_reaches(const char *path, const char *kept, bool *ret_contains) {
+        *ret_contains = false;
+        if (path_startswith_dir(path, kept))
+                return true;
+        *ret_contains = path_startswith_dir(kept, path) || streq(path, "/");
+        return *ret_contains;
+}
+
+bool backup_unsaved_keeps(const Context *ctx, const char *path, bool *ret_contains) {
+        bool contains = false, any = false;
+
+        *ret_contains = false;
+        for (size_t i = 0; ctx->facts.backup_unsaved && i < ELEMENTSOF(irreplaceable); i++)
+                if (path_reaches(path, irreplaceable[i], &contains)) {
+                        if (!contains)
+                                return true;
+                        any = *ret_contains = true;
+                }
+        return any;
+}
+
+int backup_unsaved_kept_beneath(const Context *ctx, const char *target, char ***ret) {
+        cleanup_strv char **l = NULL;
+        bool contains;
+
+        for (size_t i = 0; ctx->facts.backup_unsaved && i < ELEMENTSOF(irreplaceable); i++)
+                if ((path_reaches(target, irreplaceable[i], &contains) || path_pattern_below(target, irreplaceable[i])) &&
+                    node_path_exists(ctx, irreplaceable[i]) && strv_extend(&l, irreplaceable[i]) < 0)
+                        return -ENOMEM;
+        *ret = TAKE_PTR(l);
+        return 0;
 }
 
 static int backup_check(Action *a, Context *ctx, char **ret_msg) {
@@ -501,7 +667,7 @@ static const ActionOps backup_ops = {
 };
 
 int phase_backup_plan(Context *ctx, Plan *plan, char **reterr) {
-        cleanup_free char *list = NULL, *member = NULL;
+        cleanup_free char *list = NULL, *member = NULL, *data_dir = NULL, *room = NULL;
         Action *a;
         int r;
 
@@ -513,12 +679,14 @@ int phase_backup_plan(Context *ctx, Plan *plan, char **reterr) {
                 return -ENOMEM;
         if (arg_no_backup)
                 return action_set_skip(a, "--no-backup");
-        r = backup_observe(ctx, &list, &member);
+        r = backup_observe(ctx, &list, &member, &data_dir);
         if (r < 0)
                 return r;
         a->present = r > 0;
-        return action_set_detail(a, "%s%s%s%s", list ? "copy " : "nothing to copy", strempty(list),
-                                 member ? "; an etcd snapshot of member " : "", strempty(member));
+        if (a->present && backup_room(ctx, data_dir, &room) == -ENOMEM)
+                return -ENOMEM;
+        return action_set_detail(a, "%s%s%s%s%s", list ? "copy " : "nothing to copy", strempty(list),
+                                 member ? "; an etcd snapshot of member " : "", strempty(member), strempty(room));
 }
 
 static int parse_etcd_db_copy_max(const char *arg, char **reterr) {

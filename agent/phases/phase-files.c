@@ -131,6 +131,8 @@ static ProtectState builtin_protects(const Context *ctx, const char *node_path) 
 
         if (backup_dir_protects(node_path, &contains))
                 return contains ? PROTECT_CONTAINS : PROTECT_SELF;
+        if (ctx->executing && backup_unsaved_keeps(ctx, node_path, &contains))
+                return contains ? PROTECT_CONTAINS : PROTECT_SELF;
         if (keep && path_startswith_dir(node_path, keep))
                 return PROTECT_SELF;
         if (keep && (path_startswith_dir(keep, node_path) || streq(node_path, "/")))
@@ -338,6 +340,20 @@ static int etcd_residue(const Context *ctx, const char *target, int r, char **ms
         return r < 0 ? r : -EBUSY;
 }
 
+/* Rows with no other copy that the line reaches, kept because the backup could not be written: the
+ * line is refused for them (residue, named), whatever else it removed. */
+static int unsaved_residue(const Context *ctx, const char *target, int r, char **msg) {
+        cleanup_strv char **kept = NULL;
+
+        if (r < 0 || backup_unsaved_kept_beneath(ctx, target, &kept) < 0 || !kept)
+                return r;
+        STRV_FOREACH(k, kept)
+                if (append(msg, "%s%s", k == kept ? "; the backup could not be written, so kept (no other copy): "
+                                                  : ", ", *k) < 0)
+                        return -ENOMEM;
+        return -EBUSY;
+}
+
 static int file_apply(Action *a, Context *ctx, char **ret_msg) {
         FileData *d = a->data;
         int r;
@@ -346,7 +362,7 @@ static int file_apply(Action *a, Context *ctx, char **ret_msg) {
                 r = remove_pattern(ctx, d, WALK_APPLY, ret_msg);
         else
                 r = remove_one(ctx, d, d->path, WALK_APPLY, ret_msg, NULL);
-        return etcd_residue(ctx, d->path, r, ret_msg);
+        return unsaved_residue(ctx, d->path, etcd_residue(ctx, d->path, r, ret_msg), ret_msg);
 }
 
 /* Residue: a dry run that still finds something to remove, or a mount it must leave alone. */
@@ -366,7 +382,8 @@ static int file_check(Action *a, Context *ctx, char **ret_msg) {
                         strprintf("only the empty %s, which the restarted runtime made again", d->restarted_conf_dir);
                 return 0;
         }
-        return etcd_residue(ctx, d->path, r, ret_msg) == -EBUSY ? 1 : r;
+        r = etcd_residue(ctx, d->path, r, ret_msg);
+        return unsaved_residue(ctx, d->path, r, ret_msg) == -EBUSY ? 1 : r;
 }
 
 static const ActionOps remove_ops = {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libFuzzer target for the environment-file and command-line readers: any bytes in; pairs or -EBADMSG
  * with a line inside the input out, every pair "KEY=value" with a valid key, and the same bytes split
- * into words and read for a flag, never a crash. */
+ * into words and read for a flag, and read as a unit file's ExecStart=, never a crash. */
 
 #include <assert.h>
 #include <errno.h>
@@ -52,6 +52,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (argv_split_blanks(copy, &words) == 0)
                 (void) argv_flag(words, "data-dir");
         strv_free(words);
+        words = NULL;
         free(copy);
+        /* The same bytes as a unit file: its ExecStart= command line, or none. */
+        r = unit_exec_start_argv((const char *) data, size, &words);
+        assert(r == 0 || r == 1 || r == -EBADMSG || r == -ENOMEM);
+        assert(r == 1 ? words != NULL : words == NULL);
+        if (r == 1)
+                (void) argv_flag(words, "data-dir");
+        strv_free(words);
         return 0;
 }

@@ -66,3 +66,13 @@ remove_cgroup_parent() {
 # schema_valid FILE...: each file holds a node-reset JSON report that matches docs/report.schema.json
 # (tests/integration/report.py also checks every report it reads).
 schema_valid() { "$TOP/tests/integration/validate-json.py" "$@"; }
+
+# Tests on --root trees: $root is the tree, $name the case being asserted.
+REPORT="$TOP/tests/integration/report.py"
+jq_() { "$REPORT" "$@" >/dev/null; } # jq_ FILE EXPR: true when EXPR holds on the report in FILE
+gone() { for p in "$@"; do assert "$name: gone: $p" test ! -e "$root$p" -a ! -L "$root$p"; done; }
+stays() { for p in "$@"; do assert "$name: stays: $p" test -e "$root$p"; done; }
+put() { # node-path [text]
+        mkdir -p "$(dirname "$root$1")"
+        printf '%s\n' "${2:-x}" > "$root$1"
+}

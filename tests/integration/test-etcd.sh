@@ -422,7 +422,7 @@ assert "no member answers (--root): member/snap/db copied into the backup" \
 assert "no member answers, its db in the backup: the data directory is removed, exit 0 ($rc)" \
         test $rc -eq 0 -a ! -e "$R/var/lib/etcd"
 
-# --- a backup that cannot be written stops the run before anything is deleted ---------------------
+# --- a backup that cannot be written for want of room: what has no other copy is kept, the rest goes ---
 R="$WORK/full/root"
 mkdir -p "$R"
 new_root "$R"
@@ -432,9 +432,10 @@ agent --root "$R" -m "$WORK/wipe.conf" --phases backup,files --yes -o json run >
 assert "disk full: the run fails" test $rc -ne 0
 assert "disk full: the backup failed with the reason" jq_ "$WORK/full.json" \
         "any('No space left' in a['message'] for a in actions(r, kind='backup', result='failed'))"
-assert "disk full: nothing was deleted" test -f "$R/etc/kubernetes/pki/etcd/ca.key" -a -d "$R/var/lib/etcd"
-assert "disk full: the files phase says why it did not run" jq_ "$WORK/full.json" \
-        "actions(r, phase='files') and all('the backup failed' in a['message'] for a in actions(r, phase='files'))"
+assert "disk full: the etcd CA, saved nowhere else, is kept" test -f "$R/etc/kubernetes/pki/etcd/ca.key"
+assert "disk full: what can be made again goes" test ! -e "$R/etc/kubernetes/admin.conf"
+assert "disk full: the files phase names what it kept" jq_ "$WORK/full.json" \
+        "any('kept (no other copy): /etc/kubernetes/pki/etcd/ca.key' in a['message'] for a in actions(r, phase='files'))"
 agent --root "$R" -m "$WORK/wipe.conf" --phases backup,files --no-backup --yes -o json run > "$WORK/nobackup.json"; rc=$?
 assert "--no-backup: the run goes on and deletes" test $rc -eq 0 -a ! -e "$R/etc/kubernetes"
 assert "--no-backup: the backup is skipped, said so" jq_ "$WORK/nobackup.json" \

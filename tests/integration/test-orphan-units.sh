@@ -53,7 +53,7 @@ fi
 
 t0=$(date +%s%N)
 nspawn_boot "$rootfs" "$WORK/c" "$UNITDIR/node-reset.service" "$UNITDIR/node-reset-orphan.service" \
-        "$UNITDIR/node-reset-orphan.timer" || { echo "FAIL: the container did not boot"; exit 1; }
+        "$UNITDIR/node-reset-orphan.timer" "$UNITDIR/node-reset-orphan-failed.service" || { echo "FAIL: the container did not boot"; exit 1; }
 echo "container booted in $(ms_since "$t0") ms"
 leader=$(nspawn_leader)
 # The reset runs on the container's "/": the rejoin verdict reads its sysctls, and kubeadm join refuses
@@ -87,8 +87,8 @@ assert "node-reset-orphan.service has not run at boot" \
 # There is no man(1) in the tree to check Documentation=man:node-reset(8) with: --man=no.
 in_container systemd-analyze verify --man=no /etc/systemd/system/node-reset.service \
         /etc/systemd/system/node-reset-orphan.service /etc/systemd/system/node-reset-orphan.timer \
-        > "$WORK/verify.txt" 2>&1; rc=$?
-assert "systemd-analyze verify exits 0 on the three units" test $rc -eq 0
+        /etc/systemd/system/node-reset-orphan-failed.service > "$WORK/verify.txt" 2>&1; rc=$?
+assert "systemd-analyze verify exits 0 on the four units" test $rc -eq 0
 assert "systemd-analyze verify says nothing" test ! -s "$WORK/verify.txt"
 [ -s "$WORK/verify.txt" ] && sed 's/^/    verify: /' "$WORK/verify.txt"
 
@@ -223,6 +223,36 @@ run_service
 assert "after the reset: the next run is skipped (ConditionResult false)" \
         test "$(unit_property node-reset-orphan.service ConditionResult)" = false
 assert "after the reset: nothing removed" test -f "$C/etc/cni/net.d/10.conf"
+
+# --- A run that fails is not retried on every tick -------------------------------------------------
+# An orphaned worker again (the rebuilt master), whose run fails: a --timeout it refuses (exit 2).
+cp "$pki/ca.crt" "$C/etc/kubernetes/pki/ca.crt"
+kubeconfig 6444
+old_state
+echo "NODE_RESET_TIMEOUT=never" > "$C/etc/node-reset/node-reset.env"
+run_service
+assert "failed run: the service failed (result $(service_result node-reset-orphan.service))" \
+        test "$(unit_property node-reset-orphan.service ActiveState)" = failed
+for _ in $(seq 50); do [ -e "$C/var/lib/node-reset/orphan-run.failed" ] && break; sleep 0.1; done
+assert "failed run: OnFailure= left the mark" test -e "$C/var/lib/node-reset/orphan-run.failed"
+manager_call ResetFailedUnit s node-reset-orphan.service > /dev/null
+rm -f "$C/etc/node-reset/node-reset.env"
+old_state
+# A unit condition that fails leaves the unit inactive without a state change: wait for its check.
+before=$(unit_property node-reset-orphan.service ConditionTimestampMonotonic)
+manager_call StartUnit ss node-reset-orphan.service replace > /dev/null || fail "StartUnit node-reset-orphan.service"
+for _ in $(seq 100); do
+        [ "$(unit_property node-reset-orphan.service ConditionTimestampMonotonic)" != "$before" ] && break
+        sleep 0.1
+done
+assert "marked: the next tick is skipped by the condition (ConditionResult false)" \
+        test "$(unit_property node-reset-orphan.service ConditionResult)" = false
+assert "marked: the worker's files stay" test -f "$C/etc/kubernetes/kubelet.conf" -a -f "$C/etc/cni/net.d/10.conf"
+rm -f "$C/var/lib/node-reset/orphan-run.failed"
+old_state
+run_service
+assert "mark removed: the reset runs again and succeeds" test "$(service_result node-reset-orphan.service)" = success
+assert "mark removed: kubelet.conf removed" test ! -e "$C/etc/kubernetes/kubelet.conf"
 
 t0=$(date +%s%N)
 kill "${servers[@]}" 2>/dev/null; wait "${servers[@]}" 2>/dev/null; servers=()

@@ -8,20 +8,11 @@
 # are killed, Docker's (moby) keep running.
 . "$(dirname "$0")/lib.sh"
 in_private_ns "$@"
-REPORT="$TOP/tests/integration/report.py"
-jq_() { "$REPORT" "$@" >/dev/null; }
 nr() { "$NODE_RESET" "$@"; }
-gone() { for p in "$@"; do assert "$name: gone: $p" test ! -e "$root$p" -a ! -L "$root$p"; done; }
-stays() { for p in "$@"; do assert "$name: stays: $p" test -e "$root$p"; done; }
 mounts_beneath() { findmnt -rn -o TARGET | grep -F "$1/" || true; }
 
 kubeconfig() { # server
         printf 'apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: %s\n  name: k\ncontexts:\n- context:\n    cluster: k\n    user: u\n  name: c\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: t\n' "$1"
-}
-
-put() { # node-path [text]
-        mkdir -p "$(dirname "$root$1")"
-        printf '%s\n' "${2:-x}" > "$root$1"
 }
 
 # What every node has: kubelet state with a pod's emptyDir mounted, containerd with an image blob,

@@ -20,6 +20,9 @@
 #include "agent/config/manifest.h"
 #include "agent/config/profile.h"
 #include "agent/phases/cluster-cidrs.h"
+#include "agent/config/rancher-datadir.h"
+#include "agent/phases/network/links.h"
+#include "netreset/link.h"
 #include "macro.h"
 #include "string-util.h"
 #include "strv.h"
@@ -127,8 +130,8 @@ static void test_kubeadm(void **state) {
         assert_null(d.kubelet_dir_target);
         assert_string_equal(d.cluster_server, "https://10.0.0.1:6443");
         /* Only the kubeconfig of this cluster is this reset's; the other cluster's stays. */
-        assert_int_equal(strv_length(d.root_kubeconfigs), 1);
-        assert_string_equal(d.root_kubeconfigs[0], "/root/.kube/config");
+        assert_int_equal(strv_length(d.home_kubeconfigs), 1);
+        assert_string_equal(d.home_kubeconfigs[0], "/root/.kube/config");
         assert_string_equal(profile_for_detection(&d, &why), "kubeadm");
         detection_done(&d);
 }
@@ -256,6 +259,56 @@ static void test_rke2(void **state) {
         assert_string_equal(d.runtime.value, "containerd");
         assert_string_equal(profile_for_detection(&d, &why), "rke2");
         detection_done(&d);
+}
+
+static void assert_data_dir(const char *program, int expect, const char *dir, const char *evidence) {
+        cleanup_free char *got = NULL, *why = NULL;
+        int fd = open(tree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(rancher_data_dir(fd, program, &got, &why), expect);
+        close(fd);
+        assert_string_equal(got, dir);
+        if (evidence)
+                assert_non_null(strstr(why, evidence));
+        else
+                assert_null(why);
+}
+
+/* k3s's order (cmd/k3s/main.go findDataDir): the env var, then the flag, then the config files, the
+ * drop-ins (only .yaml/.yml) in lexical order after the file, the last one winning. */
+static void test_k3s_data_dir(void **state) {
+        Detection d;
+
+        assert_data_dir("k3s", 0, "/var/lib/rancher/k3s", NULL);
+        put("/etc/rancher/k3s/config.yaml", "data-dir: /data/a\n");
+        assert_data_dir("k3s", 1, "/data/a", "config.yaml: data-dir /data/a");
+        put("/etc/rancher/k3s/config.yaml.d/20-b.yml", "data-dir: /data/b\n");
+        put("/etc/rancher/k3s/config.yaml.d/10-c.yaml", "data-dir: /data/c\n");
+        put("/etc/rancher/k3s/config.yaml.d/30-d.conf", "data-dir: /data/d\n");
+        put("/etc/rancher/k3s/config.yaml.d/40-broken.yaml", "data-dir: [\n");
+        assert_data_dir("k3s", 1, "/data/b", "20-b.yml: data-dir /data/b");
+        put("/etc/systemd/system/k3s.service", "[Service]\nExecStart=/usr/local/bin/k3s server \\\n  -d /data/flag//\n");
+        assert_data_dir("k3s", 1, "/data/flag", "k3s.service: ExecStart= --data-dir /data/flag");
+        put("/etc/default/k3s", "# K3S_DATA_DIR=/data/commented\nK3S_DATA_DIR=/data/env\n");
+        assert_data_dir("k3s", 1, "/data/env", "/etc/default/k3s: K3S_DATA_DIR /data/env");
+        /* The default, a relative path or a system path moves nothing. */
+        put("/etc/default/k3s", "K3S_DATA_DIR=/var/lib/rancher/k3s\n");
+        assert_data_dir("k3s", 0, "/var/lib/rancher/k3s", NULL);
+        put("/etc/default/k3s", "K3S_DATA_DIR=/usr\n");
+        assert_data_dir("k3s", 0, "/var/lib/rancher/k3s", NULL);
+        put("/usr/local/bin/k3s", "");
+        put("/etc/default/k3s", "K3S_DATA_DIR=/srv/k3s\n");
+        detect(&d);
+        assert_string_equal(d.k3s_data_dir, "/srv/k3s");
+        assert_null(d.rke2_data_dir);
+        assert_true(evidence_has(d.installer_evidence, "K3S_DATA_DIR /srv/k3s"));
+        detection_done(&d);
+        /* rke2: its config file, the drop-in's "data-dir+" appending as k3s's FindString does. */
+        put("/etc/rancher/rke2/config.yaml", "data-dir: /data/rke2\n");
+        assert_data_dir("rke2", 1, "/data/rke2", "rke2/config.yaml: data-dir /data/rke2");
+        put("/etc/rancher/rke2/config.yaml.d/50-more.yaml", "data-dir+: x\n");
+        assert_data_dir("rke2", 1, "/data/rke2,x", "50-more.yaml: data-dir /data/rke2,x");
 }
 
 /* /var/lib/kubelet on a data disk through a symlink: the target is found, inside the tree. */
@@ -670,6 +723,28 @@ static void test_profiles_parse(void **state) {
         manifest_free(parse_profile("nonesuch", -EINVAL));
 }
 
+/* Calico's WireGuard devices (kind wireguard) are the cni profile's, by name; the host's own WireGuard
+ * device and a lookalike name are not. */
+static void test_profile_wireguard_links(void **state) {
+        LinkInfo links[] = {
+                { .ifindex = 2, .name = "wireguard.cali", .kind = "wireguard" },
+                { .ifindex = 3, .name = "wg-v6.cali", .kind = "wireguard" },
+                { .ifindex = 4, .name = "wg0", .kind = "wireguard" },
+                { .ifindex = 5, .name = "wireguard.calico", .kind = "wireguard" },
+        };
+        LinkTable t = { .links = links, .n = ELEMENTSOF(links) };
+        Manifest *m;
+
+        profile_configure(NULL);
+        m = parse_profile("cni", 0);
+        assert_non_null(network_link_selected_by(m, &t, &links[0]));
+        assert_string_equal(network_link_selected_by(m, &t, &links[0])->args[0], "wireguard.cali");
+        assert_string_equal(network_link_selected_by(m, &t, &links[1])->args[0], "wg-v6.cali");
+        assert_null(network_link_selected_by(m, &t, &links[2]));
+        assert_null(network_link_selected_by(m, &t, &links[3]));
+        manifest_free(m);
+}
+
 static void test_profile_runtime_scope(void **state) {
         Detection d = {};
         ProfileSettings s = { .detection = &d, .with_runtime = true };
@@ -707,7 +782,7 @@ static void test_profile_detected(void **state) {
         char *kube[] = { (char *) "/root/.kube/config", NULL };
         Detection d = { .kubelet_dir_target = (char *) "/data/kubelet",
                         .etcd_data_dir = (char *) "/srv/etcd",
-                        .root_kubeconfigs = kube };
+                        .home_kubeconfigs = kube };
         ProfileSettings s = { .detection = &d };
         Manifest *m;
 
@@ -832,6 +907,7 @@ int main(void) {
                 T(test_k3s_docker),
                 T(test_k3s),
                 T(test_rke2),
+                T(test_k3s_data_dir),
                 T(test_symlinked_kubelet),
                 T(test_ambiguous),
                 T(test_runtime_ambiguous),
@@ -849,6 +925,7 @@ int main(void) {
                 T(test_nothing),
                 cmocka_unit_test(test_shim_cmdline),
                 cmocka_unit_test(test_profiles_parse),
+                cmocka_unit_test(test_profile_wireguard_links),
                 cmocka_unit_test(test_profile_runtime_scope),
                 cmocka_unit_test(test_profile_detected),
         };

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "agent/config/envfile.h"
 #include "agent/config/kubelet-runtime.h"
 #include "agent/os/docker-api.h"
 #include "macro.h"

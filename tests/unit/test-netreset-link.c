@@ -147,6 +147,42 @@ static void test_tunnel_fallback(void **state) {
         }
 }
 
+/* An RTM_NEWLINK for calico's WireGuard device as the kernel reports one: "wireguard.cali type
+ * wireguard" (this kernel has no wireguard module to make a real one). */
+static struct nlmsghdr *build_wireguard(void *buf, int ifindex, const char *name) {
+        struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+        struct ifinfomsg *ifi;
+        struct nlattr *info;
+
+        nlh->nlmsg_type = RTM_NEWLINK;
+        ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+        ifi->ifi_index = ifindex;
+        ifi->ifi_flags = IFF_UP | IFF_NOARP | IFF_POINTOPOINT;
+        mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+        mnl_attr_put_u32(nlh, IFLA_MTU, 1440);
+        info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+        mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "wireguard");
+        mnl_attr_nest_end(nlh, info);
+        return nlh;
+}
+
+static void test_wireguard_parse(void **state) {
+        uint8_t buf[256] = {};
+        LinkInfo l;
+
+        assert_int_equal(link_info_parse(build_wireguard(buf, 42, "wireguard.cali"), &l), 1);
+        assert_int_equal(l.ifindex, 42);
+        assert_string_equal(l.name, "wireguard.cali");
+        assert_string_equal(l.kind, "wireguard");
+        assert_false(link_is_tunnel_fallback(&l));
+        assert_true(link_pattern_match("wireguard.cali", l.name));
+        assert_false(link_pattern_match("wireguard.cali", "wireguard.calico"));
+        memset(buf, 0, sizeof buf);
+        assert_int_equal(link_info_parse(build_wireguard(buf, 43, "wg-v6.cali"), &l), 1);
+        assert_string_equal(l.name, "wg-v6.cali");
+        assert_string_equal(l.kind, "wireguard");
+}
+
 /* Built, then parsed back: the address must come back exactly as it went out. */
 static void assert_addr_round_trip(const AddrInfo *a) {
         uint8_t buf[ADDR_MESSAGE_SIZE];
@@ -680,6 +716,7 @@ int main(void) {
                 cmocka_unit_test(test_message_delete),
                 cmocka_unit_test(test_message_set_down),
                 cmocka_unit_test(test_tunnel_fallback),
+                cmocka_unit_test(test_wireguard_parse),
                 cmocka_unit_test(test_message_delete_addr),
                 cmocka_unit_test(test_message_delete_addr_golden),
                 cmocka_unit_test(test_addr_parse_invalid),
