@@ -16,8 +16,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/config/manifest.h"
 #include "agent/engine/phase.h"
 #include "agent/os/fileio.h"
 #include "agent/os/services.h"
@@ -222,6 +224,88 @@ static int check_etcd(Context *ctx, Rejoin *r, char **ret_msg) {
                                           n > 1 ? ", ..." : "");
         }
         return set_errmsg(ret_msg, REJOIN_OK, "the etcd data directory is absent or empty");
+}
+
+/* ---- InPathCheck (addCommonChecks) ---- */
+
+/* kubeadm looks the programs up with exec.LookPath in the PATH it runs with; beneath the root, root's
+ * usual PATH. Resolved inside the tree (a symlink such as /usr/sbin/iptables -> /etc/alternatives/...
+ * is followed within it): a regular file with an execute bit is found. */
+static bool in_path(int root_fd, const char *name) {
+        static const char *const path[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
+                                            "/usr/bin",        "/sbin",          "/bin" };
+
+        for (size_t i = 0; i < ELEMENTSOF(path); i++) {
+                cleanup_free char *p = strprintf("%s/%s", path[i], name);
+                cleanup_close int fd = p ? chaseat(root_fd, p, 0, O_PATH, NULL, NULL) : -ENOMEM;
+                struct stat st;
+
+                if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
+                        return true;
+        }
+        return false;
+}
+
+/* InPathCheck's mandatory programs (crictl is not asked of a dockershim node: the manifest's
+ * docker-endpoint) and its optional ones, which kubeadm only warns about. */
+static const char *const mandatory_programs[] = { "crictl", "conntrack", "ip", "iptables", "mount", "nsenter" };
+static const char *const optional_programs[] = { "ebtables", "ethtool", "socat", "tc", "touch" };
+
+static unsigned programs_in_path(int root_fd) {
+        unsigned m = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(mandatory_programs); i++)
+                if (in_path(root_fd, mandatory_programs[i]))
+                        m |= 1U << i;
+        return m;
+}
+
+/* The names of list[] (from index first) not in PATH now, ", "-separated, in *ret (NULL: none). */
+static int programs_missing(int root_fd, const char *const *list, size_t n, size_t first, unsigned before,
+                            bool want_before, char **ret) {
+        cleanup_free char *s = NULL;
+
+        for (size_t i = first; i < n; i++) {
+                char *t;
+
+                if (in_path(root_fd, list[i]) || (want_before != !!(before & (1U << i))))
+                        continue;
+                t = strprintf("%s%s%s", strempty(s), s ? ", " : "", list[i]);
+                if (!t)
+                        return -ENOMEM;
+                free(s);
+                s = t;
+        }
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+/* A mandatory program the run removed refuses the join: the reset caused it (the default manifest's
+ * /usr/local/bin/crictl, where a cri-tools tarball puts it). One the node lacked before the run too
+ * is a warning that says join refuses it (the node's preparation lacks it, not the reset), and the
+ * optional ones are kubeadm's own warnings: one warning names them all. */
+static int check_executables(Context *ctx, Rejoin *r, char **ret_msg) {
+        cleanup_free char *removed = NULL, *lacked = NULL, *optional = NULL;
+        size_t first = 0;
+
+        MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_DOCKER_ENDPOINT)
+                first = 1; /* crictl */
+        if (programs_missing(ctx->root_fd, mandatory_programs, ELEMENTSOF(mandatory_programs), first,
+                             r->programs_before, true, &removed) < 0 ||
+            programs_missing(ctx->root_fd, mandatory_programs, ELEMENTSOF(mandatory_programs), first,
+                             r->programs_before, false, &lacked) < 0 ||
+            programs_missing(ctx->root_fd, optional_programs, ELEMENTSOF(optional_programs), 0, 0, false, &optional) <
+                    0)
+                return -ENOMEM;
+        if ((lacked || optional) &&
+            warn(r, "executables", "not in PATH: %s%s%s%s%s", strempty(lacked),
+                 lacked ? " (missing before the run too; kubeadm join refuses it)" : "", lacked && optional ? "; " : "",
+                 strempty(optional), optional ? " (kubeadm join only warns)" : "") < 0)
+                return -ENOMEM;
+        if (removed)
+                return set_errmsg(ret_msg, REJOIN_FAILED, "the run removed %s from PATH: kubeadm join refuses it",
+                                  removed);
+        return set_errmsg(ret_msg, REJOIN_OK, "the run removed none of the programs kubeadm join needs in PATH");
 }
 
 /* ---- the kept runtime: ContainerRuntimeCheck (addCommonChecks) ---- */
@@ -430,6 +514,7 @@ static const struct {
         { "bootstrap-kubeconfig", "files", check_bootstrap_kubeconfig }, /* RunJoinNodeChecks */
         { "ca-cert", "files", check_ca },                    /* RunJoinNodeChecks FileAvailableCheck CACertPath */
         { "etcd-data", "files", check_etcd },                /* RunInitNodeChecks DirAvailableCheck */
+        { "executables", "files", check_executables },       /* addCommonChecks InPathCheck */
         { "ports", NULL, check_ports },                      /* PortOpenCheck */
         { "runtime", "pods", check_runtime },                /* ContainerRuntimeCheck */
         { "kubelet", "services-early", check_kubelet },      /* ServiceCheck kubelet (warnings only) */
@@ -452,6 +537,7 @@ int rejoin_prepare(const Context *ctx, Rejoin *ret) {
         }
         fd = chaseat(ctx->root_fd, "/etc/kubernetes/manifests/kube-apiserver.yaml", 0, O_PATH, NULL, NULL);
         r.control_plane = fd >= 0;
+        r.programs_before = programs_in_path(ctx->root_fd);
         *ret = r;
         return 0;
 }

@@ -39,7 +39,8 @@ typedef struct Rejoin {
         ClusterCidrs cidrs;
         CniKeepSet keep;
         bool control_plane;
-        bool netns; /* the run acted on this network namespace: its links are the node's */
+        unsigned programs_before; /* bit i: kubeadm's mandatory program i was in PATH before the run */
+        bool netns;               /* the run acted on this network namespace: its links are the node's */
         RejoinCheck checks[REJOIN_CHECKS_MAX];
         size_t n_checks;
         RejoinWarning warnings[REJOIN_WARNINGS_MAX];

@@ -18,10 +18,19 @@ tree() { # dir [relative-path...]: a node with a kubelet.conf, and each path as 
         shift
         mkdir -p "$d/etc/kubernetes/manifests" "$d/etc/kubernetes/pki"
         echo "apiVersion: v1" > "$d/etc/kubernetes/kubelet.conf"
+        programs "$d"
         for f in "$@"; do
                 mkdir -p "$d/$(dirname "$f")"
                 echo "left" > "$d/$f"
         done
+}
+programs() { # dir: every program kubeadm join's InPathCheck looks for, in /usr/bin (crictl in /usr/local/bin)
+        local p
+        mkdir -p "$1/usr/bin" "$1/usr/local/bin"
+        for p in conntrack ip iptables mount nsenter ebtables ethtool socat tc touch; do
+                printf '#!/bin/sh\n' > "$1/usr/bin/$p" && chmod 755 "$1/usr/bin/$p"
+        done
+        printf '#!/bin/sh\n' > "$1/usr/local/bin/crictl" && chmod 755 "$1/usr/local/bin/crictl"
 }
 reset() { # dir json
         "$NODE_RESET" --root "$1" --manifest "$WORK/m.conf" --phases files,verify --yes -o json run > "$2" 2> "$2.err"
@@ -56,6 +65,27 @@ assert "... a resolver warning says why" row "$WORK/dns.json" \
 assert "... logged as a warning" grep -q "Rejoin warning: resolver: /etc/resolv.conf names no nameserver" "$WORK/dns.json.err"
 assert "... every file check ok" row "$WORK/dns.json" \
         "all(c['state'] == 'ok' for c in r['rejoin']['checks'] if c['name'] in ('static-pods', 'kubelet-kubeconfig', 'bootstrap-kubeconfig', 'ca-cert'))"
+
+# --- InPathCheck: a program the run removed refuses the join; one missing before is a warning ------
+tree "$WORK/crictl"
+rm "$WORK/crictl/usr/bin/ip"
+printf 'remove /etc/kubernetes/kubelet.conf\nremove /usr/local/bin/crictl\n' > "$WORK/m-crictl.conf"
+"$NODE_RESET" --root "$WORK/crictl" --manifest "$WORK/m-crictl.conf" --phases files,verify --yes -o json run \
+        > "$WORK/crictl.json" 2> "$WORK/crictl.json.err"; rc=$?
+assert "crictl removed by the manifest (a cri-tools tarball's place): exit 1" [ "$rc" -eq 1 ]
+assert "... verify clean, not rejoinable: executables failed, and only it" row "$WORK/crictl.json" \
+        "r['verdict'] == 'clean' and r['rejoin']['rejoinable'] is False and [c['name'] for c in r['rejoin']['checks'] if c['state'] == 'failed'] == ['executables']"
+assert "... naming crictl" row "$WORK/crictl.json" \
+        "[c['message'] for c in r['rejoin']['checks'] if c['name'] == 'executables'] == ['the run removed crictl from PATH: kubeadm join refuses it']"
+assert "... ip, missing before the run, is a warning" row "$WORK/crictl.json" \
+        "[w['message'] for w in r['rejoin']['warnings'] if w['name'] == 'executables'] == ['not in PATH: ip (missing before the run too; kubeadm join refuses it)']"
+assert "... the log says why" grep -q "Not rejoinable: executables: the run removed crictl" "$WORK/crictl.json.err"
+tree "$WORK/lacked"
+rm "$WORK/lacked/usr/bin/nsenter" "$WORK/lacked/usr/bin/socat"
+reset "$WORK/lacked" "$WORK/lacked.json"; rc=$?
+assert "nsenter and socat missing before the run, the run removed none: exit 0, rejoinable" [ "$rc" -eq 0 ]
+assert "... executables ok, one warning naming both" row "$WORK/lacked.json" \
+        "[c['state'] for c in r['rejoin']['checks'] if c['name'] == 'executables'] == ['ok'] and [w['message'] for w in r['rejoin']['warnings']] == ['not in PATH: nsenter (missing before the run too; kubeadm join refuses it); socat (kubeadm join only warns)']"
 
 # --- beneath --root, what only the running system holds is unknown ---------------------------------
 for c in ports swap sysctl; do
