@@ -305,13 +305,6 @@ static int endpoint_from_yaml(Detection *d, const char *path, const char *text, 
         return r;
 }
 
-/* A KUBELET_*ARGS variable: kubelet's systemd unit expands it unbraced, so it is split at blanks. */
-static bool is_kubelet_args(const char *pair) {
-        const char *eq = strchr(pair, '=');
-
-        return startswith(pair, "KUBELET_") && eq && eq - pair >= 12 && strncmp(eq - 4, "ARGS", 4) == 0;
-}
-
 static int endpoint_from_env(Detection *d, const char *path, const char *text, size_t size) {
         cleanup_strv char **pairs = NULL;
         unsigned line = 0;
@@ -328,7 +321,7 @@ static int endpoint_from_env(Detection *d, const char *path, const char *text, s
                 cleanup_strv char **argv = NULL;
                 const char *eq = strchr(*p, '='), *ep;
 
-                if (!is_kubelet_args(*p))
+                if (!kubelet_env_is_args(*p))
                         continue;
                 line_argv = strprintf("kubelet %s", eq + 1);
                 key = strndup(*p, (size_t) (eq - *p));

@@ -35,9 +35,7 @@ KubeletRuntime kubelet_runtime_of_argv(char *const *argv) {
         return KUBELET_RUNTIME_UNSAID;
 }
 
-/* KUBELET_KUBEADM_ARGS (kubeadm-flags.env), KUBELET_EXTRA_ARGS (/etc/default/kubelet), KUBELET_ARGS
- * and the like: what kubeadm's drop-in and the distributions' units expand into kubelet's argv. */
-static bool is_kubelet_args(const char *pair) {
+bool kubelet_env_is_args(const char *pair) {
         const char *eq = strchr(pair, '=');
 
         return startswith(pair, "KUBELET_") && eq && eq - pair >= 12 && strncmp(eq - 4, "ARGS", 4) == 0;
@@ -55,7 +53,7 @@ int kubelet_env_argv(const char *text, size_t size, char ***ret) {
         STRV_FOREACH(p, pairs) {
                 cleanup_strv char **words = NULL;
 
-                if (!is_kubelet_args(*p))
+                if (!kubelet_env_is_args(*p))
                         continue;
                 if (argv_split_blanks(strchr(*p, '=') + 1, &words) < 0)
                         return -ENOMEM;
