@@ -40,9 +40,10 @@ bool docker_container_is_sandbox(const DockerContainer *c);
 /* GET /version's answer: the engine's version and API version. -EBADMSG, -ENOMEM. */
 int docker_version_parse(const char *json, size_t size, char **ret_version, char **ret_api);
 
-/* The calls. socket is a node path beneath root_fd, resolved there without following any symlink
- * (-ELOOP) and refused unless it is a socket (-ENOTSOCK); the connection goes through
- * /proc/self/fd/N of that O_PATH descriptor, so no path outside the root is ever connected to.
+/* The calls. socket is a node path beneath root_fd, reached by fileio_socket_beneath(): resolved
+ * there without following any symlink (-ELOOP) and refused unless it is a socket (-ENOTSOCK); the
+ * connection goes through /proc/self/fd/N of that O_PATH descriptor, so no path outside the root is
+ * ever connected to.
  * timeout_usec bounds each call. Failures say why in *reterr_msg: -ECONNREFUSED (nobody listens),
  * -ETIMEDOUT, -EPROTO (an HTTP answer that is not the call's), -ENOMEM. */
 int docker_version(int root_fd, const char *socket, uint64_t timeout_usec, char **ret_version, char **ret_api,
