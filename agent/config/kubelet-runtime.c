@@ -158,7 +158,8 @@ static int judge_argv(Verdict *v, const char *path, char *const *argv) {
         switch (kubelet_runtime_of_argv(argv)) {
         case KUBELET_RUNTIME_DOCKER:
                 v->docker++;
-                return say(v, path, "%s", "kubelet runs with Docker (--container-runtime=docker or dockershim's socket)");
+                return say(v, path, "%s",
+                           "kubelet runs with Docker (--container-runtime=docker or dockershim's socket)");
         case KUBELET_RUNTIME_REMOTE:
                 v->remote++;
                 return say(v, path, "%s", "kubelet runs with a remote (CRI) runtime: not dockershim");
@@ -168,9 +169,7 @@ static int judge_argv(Verdict *v, const char *path, char *const *argv) {
 }
 
 static const char *const kubelet_env_files[] = {
-        "/var/lib/kubelet/kubeadm-flags.env",
-        "/etc/default/kubelet",
-        "/etc/sysconfig/kubelet",
+        "/var/lib/kubelet/kubeadm-flags.env", "/etc/default/kubelet", "/etc/sysconfig/kubelet",
         "/etc/kubernetes/kubelet.env", /* kubespray */
 };
 
@@ -287,8 +286,7 @@ static int kubeadm_cri_socket(yaml_document_t *doc, const char *path, void *user
 }
 
 static const char *const kubeadm_configs[] = {
-        "/etc/kubernetes/kubeadm-config.yaml",
-        "/etc/kubernetes/kubeadm.yaml",
+        "/etc/kubernetes/kubeadm-config.yaml", "/etc/kubernetes/kubeadm.yaml",
         "/etc/kubernetes/kubeadm-client.conf", /* kubespray's join configuration */
 };
 

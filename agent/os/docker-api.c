@@ -249,8 +249,8 @@ static void keep_kubernetes(DockerContainer *l, size_t n, size_t *ret_n, size_t 
         *ret_others = others;
 }
 
-int docker_list_kubernetes(int root_fd, const char *socket, uint64_t timeout_usec, DockerContainer **ret,
-                           size_t *ret_n, size_t *ret_others, char **reterr_msg) {
+int docker_list_kubernetes(int root_fd, const char *socket, uint64_t timeout_usec, DockerContainer **ret, size_t *ret_n,
+                           size_t *ret_others, char **reterr_msg) {
         DockerContainer *l = NULL;
         HttpResult res;
         size_t n = 0;
@@ -295,12 +295,10 @@ static int call_on(int root_fd, const char *socket, const char *method, const ch
         return r;
 }
 
-int docker_remove_container(int root_fd, const char *socket, const char *id, uint64_t timeout_usec,
-                            char **reterr_msg) {
+int docker_remove_container(int root_fd, const char *socket, const char *id, uint64_t timeout_usec, char **reterr_msg) {
         return call_on(root_fd, socket, "DELETE", id, "?force=1&v=1", timeout_usec, reterr_msg);
 }
 
-int docker_container_exists(int root_fd, const char *socket, const char *id, uint64_t timeout_usec,
-                            char **reterr_msg) {
+int docker_container_exists(int root_fd, const char *socket, const char *id, uint64_t timeout_usec, char **reterr_msg) {
         return call_on(root_fd, socket, "GET", id, "/json", timeout_usec, reterr_msg);
 }

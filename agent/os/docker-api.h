@@ -50,11 +50,10 @@ int docker_version(int root_fd, const char *socket, uint64_t timeout_usec, char 
                    char **reterr_msg);
 /* Every container (running or not) that carries DOCKER_LABEL_TYPE, asked with a label filter, then
  * judged one by one by docker_container_is_kubernetes(); *ret_others counts those it refused. */
-int docker_list_kubernetes(int root_fd, const char *socket, uint64_t timeout_usec, DockerContainer **ret,
-                           size_t *ret_n, size_t *ret_others, char **reterr_msg);
+int docker_list_kubernetes(int root_fd, const char *socket, uint64_t timeout_usec, DockerContainer **ret, size_t *ret_n,
+                           size_t *ret_others, char **reterr_msg);
 /* DELETE /containers/ID?force=1&v=1: killed if running, removed with its anonymous volumes (named
  * volumes and images stay). 1 removed, 0 already gone. */
 int docker_remove_container(int root_fd, const char *socket, const char *id, uint64_t timeout_usec, char **reterr_msg);
 /* GET /containers/ID/json: 1 it exists, 0 it does not. */
-int docker_container_exists(int root_fd, const char *socket, const char *id, uint64_t timeout_usec,
-                            char **reterr_msg);
+int docker_container_exists(int root_fd, const char *socket, const char *id, uint64_t timeout_usec, char **reterr_msg);

@@ -67,7 +67,6 @@ int fileio_write_atomic(int dir_fd, const char *name, const void *data, size_t s
  * whatever it is. *ret_st identifies the new file for fileio_unlink_if_same(). */
 int fileio_write_new(int dir_fd, const char *name, const void *data, size_t size, mode_t mode, struct stat *ret_st);
 
-
 /* "/proc/self/fd/N" for any descriptor N, with its NUL. */
 #define FILEIO_PROC_FD_MAX sizeof("/proc/self/fd/-2147483648")
 
