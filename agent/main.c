@@ -444,7 +444,7 @@ static int setup(Setup *s) {
                 return log_oom(), EXIT_USAGE;
         s->ctx.root = s->root;
         s->ctx.manifest = s->manifest;
-        s->ctx.cni_config = s->detection.cni_config;
+        s->ctx.cni_config = s->detection.cni_loaded;
         s->ctx.lazy_unmount = arg_lazy_unmount;
         phase_node_object_identity(arg_kubeconfig, arg_node_name);
         if (arg_timeout_sec > 0)

@@ -307,13 +307,6 @@ static int endpoint_from_yaml(Detection *d, const char *path, const char *text, 
         return r;
 }
 
-/* A KUBELET_*ARGS variable: kubelet's systemd unit expands it unbraced, so it is split at blanks. */
-static bool is_kubelet_args(const char *pair) {
-        const char *eq = strchr(pair, '=');
-
-        return startswith(pair, "KUBELET_") && eq && eq - pair >= 12 && strncmp(eq - 4, "ARGS", 4) == 0;
-}
-
 static int endpoint_from_env(Detection *d, const char *path, const char *text, size_t size) {
         cleanup_strv char **pairs = NULL;
         unsigned line = 0;
@@ -330,7 +323,7 @@ static int endpoint_from_env(Detection *d, const char *path, const char *text, s
                 cleanup_strv char **argv = NULL;
                 const char *eq = strchr(*p, '='), *ep;
 
-                if (!is_kubelet_args(*p))
+                if (!kubelet_env_is_args(*p))
                         continue;
                 line_argv = strprintf("kubelet %s", eq + 1);
                 key = strndup(*p, (size_t) (eq - *p));
@@ -491,10 +484,45 @@ static int cni_runtime_dir(int root_fd, const Detection *d, char **ret) {
         return r < 0 ? r : 0;
 }
 
-/* One file of a CNI conf dir: 1 when it is a configuration libcni loads (then it decides), 0 when
- * libcni would skip it (said in the evidence: a file that does not parse is evidence of nothing). */
-static int cni_from_file(int root_fd, const char *path, Detection *d) {
-        cleanup_free char *text = NULL, *types = NULL;
+/* Does kubelet's runtime skip a CNI configuration that does not load and take the next by name?
+ * CRI-O does (cri-o/ocicni pkg/ocicni/ocicni.go loadNetworks: "continue" on each error), and so did
+ * dockershim, whose code cri-dockerd carries on (kubernetes pkg/kubelet/dockershim/network/cni/cni.go
+ * getDefaultCNINetwork). containerd's CRI plugin does not: it loads its conf dir with
+ * cni.WithDefaultConf (containerd pkg/cri/server/service_linux.go initPlatform, cniLoadOptions;
+ * max_conf_num 1 by default), and go-cni's loadFromConfDir (containerd/go-cni opts.go) sorts the
+ * .conf/.conflist/.json names and returns the error of the first file that does not load: the node
+ * then has no CNI configuration at all. An unknown runtime counts as containerd: a file's ranges are
+ * the pods' only when whichever runtime it is would load that file. */
+static bool cni_runtime_skips_invalid(const Detection *d) {
+        return streq_ptr(d->runtime.value, "crio") || streq_ptr(d->runtime.value, "docker");
+}
+
+/* A file of the conf dir that does not load (why): skipped in naming the CNI, and by a runtime that
+ * skips it; where containerd stops at it, the first such file is *stopped, and no CNI file's range is
+ * a pod range. */
+static int cni_file_refused(Detection *d, const char *path, const char *why, char **stopped) {
+        const char *who =
+                d->runtime.value ? "containerd's CRI plugin" : "containerd's CRI plugin, if it is the runtime,";
+
+        if (cni_runtime_skips_invalid(d))
+                return evidence_add(&d->cni.evidence, path, "%s: skipped, as the runtime's libcni skips it", why);
+        if (*stopped)
+                return evidence_add(&d->cni.evidence, path, "%s: skipped in naming the CNI (containerd stops before)",
+                                    why);
+        *stopped = strdup(path);
+        if (!*stopped)
+                return -ENOMEM;
+        return evidence_add(&d->cni.evidence, path,
+                            "%s: skipped in naming the CNI; %s stops at it and loads no CNI configuration (go-cni "
+                            "loadFromConfDir), so no CNI file's range is a pod range",
+                            why, who);
+}
+
+/* One file of a CNI conf dir: 1 when it is a configuration libcni loads (then it names the CNI, and
+ * its ranges are the pods' unless the runtime stopped at an earlier file), 0 when it does not (a
+ * file that does not parse is evidence of nothing). */
+static int cni_from_file(int root_fd, const char *path, Detection *d, char **stopped) {
+        cleanup_free char *text = NULL, *types = NULL, *unread = NULL;
         const char *why = NULL;
         size_t size;
         int r;
@@ -502,17 +530,28 @@ static int cni_from_file(int root_fd, const char *path, Detection *d) {
         r = fileio_read_beneath(root_fd, path, DETECT_FILE_MAX, &text, &size);
         if (r == -ENOMEM)
                 return r;
-        if (r < 0)
-                return evidence_add(&d->cni.evidence, path, "cannot be read (%s): not evidence", strerror(-r));
+        if (r < 0) {
+                unread = strprintf("cannot be read (%s)", strerror(-r));
+                return unread ? cni_file_refused(d, path, unread, stopped) : -ENOMEM;
+        }
         r = cni_conf_types(strrchr(path, '/') + 1, text, size, &types, &why);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return evidence_add(&d->cni.evidence, path, "%s: skipped, as the runtime's libcni skips it", why);
-        r = evidence_add(&d->cni.evidence, path, "plugins %s (the first configuration the runtime loads)", types);
+                return cni_file_refused(d, path, why, stopped);
+        if (*stopped)
+                r = evidence_add(&d->cni.evidence, path,
+                                 "plugins %s (the first configuration that loads: the node's CNI; not the "
+                                 "runtime's, which stops at %s: its ranges are not the pods')",
+                                 types, *stopped);
+        else
+                r = evidence_add(&d->cni.evidence, path, "plugins %s (the first configuration the runtime loads)",
+                                 types);
         if (r >= 0)
                 r = finding_set(&d->cni, types);
         if (r >= 0 && !(d->cni_config = strdup(path)))
+                r = -ENOMEM;
+        if (r >= 0 && !*stopped && !(d->cni_loaded = strdup(path)))
                 r = -ENOMEM;
         return r < 0 ? r : 1;
 }
@@ -521,7 +560,7 @@ static int cni_from_file(int root_fd, const char *path, Detection *d) {
  * .conflist or .json, in byte order, dot files included): its plugins are the node's CNI. */
 static int cni_from_config(int root_fd, Detection *d) {
         cleanup_strv char **dirs = NULL;
-        cleanup_free char *own = NULL;
+        cleanup_free char *own = NULL, *stopped = NULL;
         int r;
 
         /* The runtime's own conf dir first, then the default ones. */
@@ -544,7 +583,7 @@ static int cni_from_config(int root_fd, Detection *d) {
                         if (!cni_conf_name_loaded(*n) || cni_conf_name_is_rescue(*n))
                                 continue;
                         path = strprintf("%s/%s", *dir, *n);
-                        r = path ? cni_from_file(root_fd, path, d) : -ENOMEM;
+                        r = path ? cni_from_file(root_fd, path, d, &stopped) : -ENOMEM;
                 }
         }
         return r < 0 ? r : 0;
@@ -963,6 +1002,7 @@ void detection_done(Detection *d) {
         finding_done(&d->runtime);
         finding_done(&d->cni);
         d->cni_config = mfree(d->cni_config);
+        d->cni_loaded = mfree(d->cni_loaded);
         finding_done(&d->kube_proxy_mode);
         finding_done(&d->etcd);
         d->runtime_endpoint = mfree(d->runtime_endpoint);

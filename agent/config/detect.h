@@ -38,6 +38,9 @@ typedef struct Detection {
         Finding cni;              /* value: the plugin types, comma separated, of the first config libcni
                                    * loads; without one, the CNI whose own state is on the node */
         char *cni_config;         /* node path of that first config; NULL when decided by state */
+        char *cni_loaded;         /* node path of the config the runtime loads, whose ranges are the
+                                   * pods': cni_config, or NULL when the runtime loads none (containerd
+                                   * stops at a first file that does not load; CRI-O skips it) */
         Finding kube_proxy_mode;  /* "iptables", "ipvs", "nftables" */
         Finding etcd;             /* "none", "static-pod", "systemd", "external", "embedded" */
         char *etcd_data_dir;      /* a local etcd's data directory when it is not /var/lib/etcd */

@@ -35,9 +35,7 @@ KubeletRuntime kubelet_runtime_of_argv(char *const *argv) {
         return KUBELET_RUNTIME_UNSAID;
 }
 
-/* KUBELET_KUBEADM_ARGS (kubeadm-flags.env), KUBELET_EXTRA_ARGS (/etc/default/kubelet), KUBELET_ARGS
- * and the like: what kubeadm's drop-in and the distributions' units expand into kubelet's argv. */
-static bool is_kubelet_args(const char *pair) {
+bool kubelet_env_is_args(const char *pair) {
         const char *eq = strchr(pair, '=');
 
         return startswith(pair, "KUBELET_") && eq && eq - pair >= 12 && strncmp(eq - 4, "ARGS", 4) == 0;
@@ -55,7 +53,7 @@ int kubelet_env_argv(const char *text, size_t size, char ***ret) {
         STRV_FOREACH(p, pairs) {
                 cleanup_strv char **words = NULL;
 
-                if (!is_kubelet_args(*p))
+                if (!kubelet_env_is_args(*p))
                         continue;
                 if (argv_split_blanks(strchr(*p, '=') + 1, &words) < 0)
                         return -ENOMEM;
@@ -100,7 +98,8 @@ static int judge_argv(Verdict *v, const char *path, char *const *argv) {
         switch (kubelet_runtime_of_argv(argv)) {
         case KUBELET_RUNTIME_DOCKER:
                 v->docker++;
-                return say(v, path, "%s", "kubelet runs with Docker (--container-runtime=docker or dockershim's socket)");
+                return say(v, path, "%s",
+                           "kubelet runs with Docker (--container-runtime=docker or dockershim's socket)");
         case KUBELET_RUNTIME_REMOTE:
                 v->remote++;
                 return say(v, path, "%s", "kubelet runs with a remote (CRI) runtime: not dockershim");
@@ -110,9 +109,7 @@ static int judge_argv(Verdict *v, const char *path, char *const *argv) {
 }
 
 static const char *const kubelet_env_files[] = {
-        "/var/lib/kubelet/kubeadm-flags.env",
-        "/etc/default/kubelet",
-        "/etc/sysconfig/kubelet",
+        "/var/lib/kubelet/kubeadm-flags.env", "/etc/default/kubelet", "/etc/sysconfig/kubelet",
         "/etc/kubernetes/kubelet.env", /* kubespray */
 };
 
@@ -229,8 +226,7 @@ static int kubeadm_cri_socket(yaml_document_t *doc, const char *path, void *user
 }
 
 static const char *const kubeadm_configs[] = {
-        "/etc/kubernetes/kubeadm-config.yaml",
-        "/etc/kubernetes/kubeadm.yaml",
+        "/etc/kubernetes/kubeadm-config.yaml", "/etc/kubernetes/kubeadm.yaml",
         "/etc/kubernetes/kubeadm-client.conf", /* kubespray's join configuration */
 };
 

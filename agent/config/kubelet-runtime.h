@@ -22,6 +22,12 @@ typedef enum KubeletRuntime {
  * --container-runtime-endpoint decides when there is one, else the last --container-runtime. */
 KubeletRuntime kubelet_runtime_of_argv(char *const *argv);
 
+/* Is this NAME=VALUE pair of an environment file a KUBELET_*ARGS variable (KUBELET_KUBEADM_ARGS of
+ * kubeadm-flags.env, KUBELET_EXTRA_ARGS of /etc/default/kubelet, KUBELET_ARGS and the like), one
+ * kubeadm's drop-in and the distributions' units expand unbraced into kubelet's argv, so split at
+ * blanks? */
+bool kubelet_env_is_args(const char *pair);
+
 /* kubelet's words from an environment file its unit reads: every KUBELET_*ARGS value split at blanks
  * (systemd expands an unbraced $VAR so), after "kubelet". -EBADMSG for a file that is no environment
  * file, -ENOMEM. */

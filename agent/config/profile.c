@@ -216,8 +216,9 @@ static int detected_text(char **ret) {
          * a silent cri-dockerd left. /run/docker.sock is where docker.socket listens (/var/run is a
          * symlink to it, and the socket is resolved with no symlink on the way). */
         if (d && streq_ptr(d->runtime.value, "docker"))
-                fprintf(f, "# Docker is kubelet's runtime (%s): its Kubernetes containers go through its Engine API\n"
-                           "docker-endpoint unix:///run/docker.sock\n",
+                fprintf(f,
+                        "# Docker is kubelet's runtime (%s): its Kubernetes containers go through its Engine API\n"
+                        "docker-endpoint unix:///run/docker.sock\n",
                         strna(d->runtime_endpoint));
         STRV_FOREACH(k, d ? d->home_kubeconfigs : NULL)
                 if (detected_comment(f, "a kubeconfig of this cluster", *k))

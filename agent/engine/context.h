@@ -51,8 +51,9 @@ typedef struct Context {
         const char *root; /* "/" or the absolute, resolved --root directory */
         int root_fd;      /* O_PATH|O_DIRECTORY fd of root */
         const Manifest *manifest;
-        /* Node path of the CNI configuration the runtime loads (the first of its conf dir that libcni
-         * loads: detect.h's cni_config); NULL when none. The one CNI file whose ranges are the pods'. */
+        /* Node path of the CNI configuration the runtime loads (detect.h's cni_loaded: the first of
+         * its conf dir that libcni loads, and none on containerd when the first file does not load);
+         * NULL when none. The one CNI file whose ranges are the pods'. */
         const char *cni_config;
         MountTable *mounts;   /* read once when the plan is built, refreshed by phases that change it */
         usec_t deadline_usec; /* CLOCK_MONOTONIC; 0 = none */

@@ -3,16 +3,15 @@
  * removal, with the JSON answers read by agent/base/json.c. */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "agent/base/http.h"
 #include "agent/base/json.h"
 #include "agent/os/docker-api.h"
-#include "chase.h"
+#include "agent/os/fileio.h"
+#include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
 #include "time-util.h"
@@ -158,22 +157,6 @@ int docker_version_parse(const char *json, size_t size, char **ret_version, char
 
 /* --- Calls -------------------------------------------------------------------------------- */
 
-/* The socket beneath the root, as an O_PATH descriptor: no symlink anywhere on the way. */
-static int socket_open(int root_fd, const char *socket, char **reterr_msg) {
-        struct stat st;
-        int fd;
-
-        fd = chaseat(root_fd, socket, CHASE_NO_SYMLINKS, O_PATH, NULL, NULL);
-        if (fd < 0)
-                return set_errmsg(reterr_msg, fd, "%s: %s%s", socket, strerror(-fd),
-                                  fd == -ELOOP || fd == -EXDEV ? " (a symlink on the way: refused)" : "");
-        if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
-                (void) close_nointr(fd);
-                return set_errmsg(reterr_msg, -ENOTSOCK, "%s is not a socket", socket);
-        }
-        return fd;
-}
-
 /* Docker's own words for a failure: {"message": "..."}. */
 static char *answer_message(const HttpResult *res) {
         CLEANUP(json_freep) JsonValue *v = NULL;
@@ -189,17 +172,16 @@ static int call(int root_fd, const char *socket, const char *method, const char 
                 HttpResult *res, char **reterr_msg) {
         cleanup_free char *url = strprintf(DOCKER_API_PREFIX "%s", path);
         cleanup_close int fd = -EBADF;
-        char proc[64];
+        char proc[FILEIO_PROC_FD_MAX];
         HttpRequest req;
         int r;
 
         *res = (HttpResult) {};
         if (!url)
                 return -ENOMEM;
-        fd = socket_open(root_fd, socket, reterr_msg);
+        fd = fileio_socket_beneath(root_fd, socket, proc);
         if (fd < 0)
-                return fd;
-        (void) snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+                return set_errmsg(reterr_msg, fd, "%s: %s", socket, fileio_socket_strerror(fd));
         req = (HttpRequest) {
                 .url = url,
                 .method = method,
@@ -267,8 +249,8 @@ static void keep_kubernetes(DockerContainer *l, size_t n, size_t *ret_n, size_t 
         *ret_others = others;
 }
 
-int docker_list_kubernetes(int root_fd, const char *socket, uint64_t timeout_usec, DockerContainer **ret,
-                           size_t *ret_n, size_t *ret_others, char **reterr_msg) {
+int docker_list_kubernetes(int root_fd, const char *socket, uint64_t timeout_usec, DockerContainer **ret, size_t *ret_n,
+                           size_t *ret_others, char **reterr_msg) {
         DockerContainer *l = NULL;
         HttpResult res;
         size_t n = 0;
@@ -313,12 +295,10 @@ static int call_on(int root_fd, const char *socket, const char *method, const ch
         return r;
 }
 
-int docker_remove_container(int root_fd, const char *socket, const char *id, uint64_t timeout_usec,
-                            char **reterr_msg) {
+int docker_remove_container(int root_fd, const char *socket, const char *id, uint64_t timeout_usec, char **reterr_msg) {
         return call_on(root_fd, socket, "DELETE", id, "?force=1&v=1", timeout_usec, reterr_msg);
 }
 
-int docker_container_exists(int root_fd, const char *socket, const char *id, uint64_t timeout_usec,
-                            char **reterr_msg) {
+int docker_container_exists(int root_fd, const char *socket, const char *id, uint64_t timeout_usec, char **reterr_msg) {
         return call_on(root_fd, socket, "GET", id, "/json", timeout_usec, reterr_msg);
 }

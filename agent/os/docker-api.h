@@ -40,20 +40,20 @@ bool docker_container_is_sandbox(const DockerContainer *c);
 /* GET /version's answer: the engine's version and API version. -EBADMSG, -ENOMEM. */
 int docker_version_parse(const char *json, size_t size, char **ret_version, char **ret_api);
 
-/* The calls. socket is a node path beneath root_fd, resolved there without following any symlink
- * (-ELOOP) and refused unless it is a socket (-ENOTSOCK); the connection goes through
- * /proc/self/fd/N of that O_PATH descriptor, so no path outside the root is ever connected to.
+/* The calls. socket is a node path beneath root_fd, reached by fileio_socket_beneath(): resolved
+ * there without following any symlink (-ELOOP) and refused unless it is a socket (-ENOTSOCK); the
+ * connection goes through /proc/self/fd/N of that O_PATH descriptor, so no path outside the root is
+ * ever connected to.
  * timeout_usec bounds each call. Failures say why in *reterr_msg: -ECONNREFUSED (nobody listens),
  * -ETIMEDOUT, -EPROTO (an HTTP answer that is not the call's), -ENOMEM. */
 int docker_version(int root_fd, const char *socket, uint64_t timeout_usec, char **ret_version, char **ret_api,
                    char **reterr_msg);
 /* Every container (running or not) that carries DOCKER_LABEL_TYPE, asked with a label filter, then
  * judged one by one by docker_container_is_kubernetes(); *ret_others counts those it refused. */
-int docker_list_kubernetes(int root_fd, const char *socket, uint64_t timeout_usec, DockerContainer **ret,
-                           size_t *ret_n, size_t *ret_others, char **reterr_msg);
+int docker_list_kubernetes(int root_fd, const char *socket, uint64_t timeout_usec, DockerContainer **ret, size_t *ret_n,
+                           size_t *ret_others, char **reterr_msg);
 /* DELETE /containers/ID?force=1&v=1: killed if running, removed with its anonymous volumes (named
  * volumes and images stay). 1 removed, 0 already gone. */
 int docker_remove_container(int root_fd, const char *socket, const char *id, uint64_t timeout_usec, char **reterr_msg);
 /* GET /containers/ID/json: 1 it exists, 0 it does not. */
-int docker_container_exists(int root_fd, const char *socket, const char *id, uint64_t timeout_usec,
-                            char **reterr_msg);
+int docker_container_exists(int root_fd, const char *socket, const char *id, uint64_t timeout_usec, char **reterr_msg);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Small files beneath a root directory: read them with symlinks resolved inside the root, write them atomically. */
+/* Small files beneath a root directory: read them with symlinks resolved inside the root, write them
+ * atomically; reach a unix socket there through the inode resolved. */
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -419,4 +420,34 @@ int fileio_list_beneath(int root_fd, const char *dir, const char *glob, char ***
                 qsort(l, strv_length(l), sizeof(char *), strcmp_ptr);
         *ret = TAKE_PTR(l);
         return 0;
+}
+
+int fileio_socket_beneath(int root_fd, const char *path, char ret_proc[static FILEIO_PROC_FD_MAX]) {
+        cleanup_close int fd = -EBADF;
+        struct stat st;
+
+        /* No CHASE_NO_XDEV: a mount beneath the root is the operator's (a container's /run bound
+         * into the tree), a symlink is the tree's own and may point at the running system. */
+        fd = chaseat(root_fd, path, CHASE_NO_SYMLINKS, O_PATH, NULL, NULL);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISSOCK(st.st_mode))
+                return -ENOTSOCK;
+        (void) snprintf(ret_proc, FILEIO_PROC_FD_MAX, "/proc/self/fd/%d", fd);
+        return TAKE_FD(fd);
+}
+
+const char *fileio_socket_strerror(int r) {
+        switch (r) {
+        case -ELOOP:
+                return "a symlink on the way, refused (a tree reaches only what is its own)";
+        case -EXDEV:
+                return "a \"..\" on the way, refused";
+        case -ENOTSOCK:
+                return "not a socket";
+        default:
+                return strerror(-r);
+        }
 }

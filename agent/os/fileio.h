@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Small files beneath a root directory: read them with symlinks resolved inside the root, write them atomically. */
+/* Small files beneath a root directory: read them with symlinks resolved inside the root, write them
+ * atomically; reach a unix socket there through the inode resolved. */
 #pragma once
 
 #include <stdbool.h>
@@ -66,3 +67,16 @@ int fileio_write_atomic(int dir_fd, const char *name, const void *data, size_t s
  * whatever it is. *ret_st identifies the new file for fileio_unlink_if_same(). */
 int fileio_write_new(int dir_fd, const char *name, const void *data, size_t size, mode_t mode, struct stat *ret_st);
 
+/* "/proc/self/fd/N" for any descriptor N, with its NUL. */
+#define FILEIO_PROC_FD_MAX sizeof("/proc/self/fd/-2147483648")
+
+/* A unix socket beneath root_fd (the tree's systemd and bus, docker.sock), for connect(2): path is
+ * resolved with no symlink anywhere on the way (-ELOOP; a ".." is -EXDEV) and must be a socket
+ * (-ENOTSOCK); a mount beneath the root is crossed, as only the operator can make one (docs/rescue.md).
+ * Returns the O_PATH descriptor and writes "/proc/self/fd/N" to ret_proc: connect(2) follows that
+ * name to the inode resolved here, so no path is looked up again and nothing outside the root is
+ * reached. The descriptor must stay open until the connection is made. */
+int fileio_socket_beneath(int root_fd, const char *path, char ret_proc[static FILEIO_PROC_FD_MAX]);
+
+/* Why fileio_socket_beneath() refused, in words for a message ("a symlink on the way, refused ..."). */
+const char *fileio_socket_strerror(int r);

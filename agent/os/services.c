@@ -8,6 +8,7 @@
 
 #include "agent/base/log.h"
 #include "agent/base/path.h"
+#include "agent/os/fileio.h"
 #include "agent/os/services.h"
 #include "chase.h"
 #include "dlib/dlopen.h"
@@ -112,36 +113,26 @@ static int manager_try(ServiceManager *m, bool direct, const char *address, cons
         return 1;
 }
 
-/* A socket of the tree (path beneath m->root_fd), reached by the one resolver: a symlink anywhere on
- * the way is refused (-ELOOP), so a tree whose run/systemd points at /run/systemd reaches nothing of
- * the running system's. sd-bus connects through the O_PATH fd ("/proc/self/fd/N": connect(2)
- * follows that link to the socket inode resolved here, never looks the path up again); *ret_fd must
- * stay open until the connection is made. *ret_shown: "unix:path=ROOT/PATH", for the messages. */
+/* A socket of the tree (path beneath m->root_fd), reached by fileio_socket_beneath(): a symlink
+ * anywhere on the way is refused, so a tree whose run/systemd points at /run/systemd reaches nothing
+ * of the running system's. *ret_address: "unix:path=/proc/self/fd/N" for sd-bus; *ret_fd must stay
+ * open until the connection is made. *ret_shown: "unix:path=ROOT/PATH", for the messages. */
 static int tree_socket(const ServiceManager *m, const char *path, int *ret_fd, char **ret_address, char **ret_shown) {
         cleanup_free char *joined = path_join_root(m->root, path);
         cleanup_close int fd = -EBADF;
-        struct stat st;
+        char proc[FILEIO_PROC_FD_MAX];
 
         *ret_shown = joined ? strprintf("unix:path=%s", joined) : NULL;
         if (!*ret_shown)
                 return -ENOMEM;
-        fd = chaseat(m->root_fd, path, CHASE_NO_SYMLINKS, O_PATH, NULL, NULL);
+        fd = fileio_socket_beneath(m->root_fd, path, proc);
         if (fd < 0)
                 return fd;
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISSOCK(st.st_mode))
-                return -ENOTSOCK;
-        *ret_address = strprintf("unix:path=/proc/self/fd/%d", fd);
+        *ret_address = strprintf("unix:path=%s", proc);
         if (!*ret_address)
                 return -ENOMEM;
         *ret_fd = TAKE_FD(fd);
         return 0;
-}
-
-/* Why the tree's /run cannot be used, in words. */
-static const char *tree_socket_error(int r) {
-        return r == -ELOOP ? "a symlink on the way, refused (a tree reaches only its own /run)" : strerror(-r);
 }
 
 /* manager_try() on the tree's socket at path. */
@@ -155,7 +146,7 @@ static int manager_try_tree(ServiceManager *m, bool direct, const char *path) {
                 return r;
         if (r < 0)
                 return manager_absent(m, "cannot connect to the %s at %s: %s", direct ? "manager" : "system bus",
-                                      strna(shown), tree_socket_error(r));
+                                      strna(shown), fileio_socket_strerror(r));
         return manager_try(m, direct, address, shown);
 }
 
@@ -171,7 +162,7 @@ static int manager_booted(ServiceManager *m) {
         if (fd == -ENOENT || fd == -ENOTDIR)
                 return manager_absent(m, "not booted with systemd (no %s)", marker) ?: 1;
         if (fd < 0)
-                return manager_absent(m, "not booted with systemd (%s: %s)", marker, tree_socket_error(fd)) ?: 1;
+                return manager_absent(m, "not booted with systemd (%s: %s)", marker, fileio_socket_strerror(fd)) ?: 1;
         return 0;
 }
 
@@ -654,7 +645,7 @@ int services_networkmanager_reload(ServiceManager *m, char **reterr_msg) {
                         return r;
                 if (r < 0)
                         return set_errmsg(reterr_msg, r, "cannot connect to the system bus at %s: %s", strna(shown),
-                                          tree_socket_error(r));
+                                          fileio_socket_strerror(r));
                 bus = own;
         }
         r = sd_bus_call_method(bus, "org.freedesktop.NetworkManager", "/org/freedesktop/NetworkManager",

@@ -151,8 +151,10 @@ static int plan_engine(Context *ctx, Plan *plan, const char *socket) {
         if (r < 0) {
                 if (r != -ECONNREFUSED && r != -ENOENT)
                         log_warning("Docker's Engine API at %s does not answer: %s", socket, strna(err));
-                return engine_row(plan, socket, "Docker does not answer (%s): kubelet's containers in it cannot be "
-                                  "listed", strna(err));
+                return engine_row(plan, socket,
+                                  "Docker does not answer (%s): kubelet's containers in it cannot be "
+                                  "listed",
+                                  strna(err));
         }
         for (size_t i = 0; i < n; i++)
                 sandboxes += docker_container_is_sandbox(&c[i]);
@@ -178,8 +180,9 @@ int pods_docker_plan(Context *ctx, Plan *plan, bool cri_dockerd_answered) {
                 if (r < 0)
                         return r;
                 if (cri_dockerd_answered) {
-                        r = engine_row(plan, socket, "%s", "cri-dockerd answers on its CRI socket: kubelet's pods go "
-                                                           "through it, Docker's Engine API is not asked");
+                        r = engine_row(plan, socket, "%s",
+                                       "cri-dockerd answers on its CRI socket: kubelet's pods go "
+                                       "through it, Docker's Engine API is not asked");
                         continue;
                 }
                 /* libcurl is loaded at the first call, not when the phase was chosen. */

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # A policy rule and a conntrack entry are the CNI's only by evidence of ownership, tested with real
 # rules and entries in a private network namespace. The tree's pod ranges come from the CNI
-# configuration the runtime loads (the first of /etc/cni/net.d by name), kubelet's --pod-cidr and
-# kube-proxy's clusterCIDR; a second CNI file (a macvlan network naming the host's LAN) is never read.
+# configuration the runtime loads (the first of /etc/cni/net.d by name; none when containerd's first
+# file does not load), kubelet's --pod-cidr and kube-proxy's clusterCIDR; a second CNI file (a macvlan
+# network naming the host's LAN) is never read.
 # Kept: the host's rule with a selector node-reset does not read ("dscp 46", added by a raw netlink
 # message: this iproute2 may not know the keyword), the host's "from 10.0.0.0/24" rule, a rule from
 # the macvlan file's LAN, each with its table's route, and the LAN's connections. Gone: the
@@ -115,4 +116,31 @@ env -u SSH_CONNECTION "$NODE_RESET" --root "$root" --manifest "$WORK/m.conf" --p
         > "$WORK/run2.json" 2> /dev/null
 assert "a second run changes nothing" jq_ "$WORK/run2.json" "not r['changed']"
 assert "the second run keeps the host's rules" sh -c "[ \$(ip rule show | grep -cE 'lookup (77|80|81)\$') -eq 3 ]"
+
+# ---- containerd stops at a first file that does not load (go-cni loadFromConfDir) ----
+# A half-written file sorting first: containerd loads no CNI configuration at all, so the bridge
+# file's range is no pod range; kubelet's --pod-cidr and kube-proxy's clusterCIDR still are.
+printf '{"cniVersion":"0.4.0","name":"cilium","plugins":[{"type":"cilium-cni"}' > "$root/etc/cni/net.d/05-cilium.conflist"
+ip rule add pref 100 from 10.244.1.0/24 lookup 78
+ip route add 10.244.2.0/24 dev eth1 table 78
+for src in 10.244.3.3 10.60.0.7; do
+        conntrack -I -p tcp -s "$src" -d 203.0.113.9 --sport 40000 --dport 443 --state ESTABLISHED -t 120 > /dev/null 2>&1 ||
+                fail "cannot insert the entry $src -> 203.0.113.9"
+done
+env -u SSH_CONNECTION "$NODE_RESET" --root "$root" --manifest "$WORK/m.conf" --phases network -o json plan \
+        > "$WORK/plan3.json" 2> "$WORK/plan3.err"
+assert "invalid first file: the conntrack rows are kubelet's and kube-proxy's ranges only" \
+        jq_ "$WORK/plan3.json" "sorted(a['target'] for a in actions(r, kind='conntrack')) == ['10.50.0.0/16', '10.60.0.0/24']"
+assert "invalid first file: the evidence says containerd loads none" \
+        jq_ "$WORK/plan3.json" "any('05-cilium.conflist: not valid JSON' in e and 'loads no CNI configuration' in e
+          for e in r['cni']['evidence'])"
+env -u SSH_CONNECTION "$NODE_RESET" --root "$root" --manifest "$WORK/m.conf" --phases network --yes -o json run \
+        > "$WORK/run3.json" 2> "$WORK/run3.err"
+rc=$?
+assert "invalid first file: run exits 0" test $rc -eq 0
+[ $rc -eq 0 ] || cat "$WORK/run3.err"
+assert "invalid first file: gone, kubelet's --pod-cidr's entry" ct_gone "src=10.60.0.7 "
+assert "invalid first file: stays, the entry in the bridge file's range" ct_has "src=10.244.3.3 "
+assert "invalid first file: stays, the rule from the bridge file's range" rule_has "^100:.*from 10.244.1.0/24 lookup 78$"
+assert "invalid first file: stays, its table's route" route_has 78
 finish

@@ -571,9 +571,10 @@ static void test_cluster_cidrs_loaded_conf_only(void **state) {
             "kind: SomethingElse\nclusterCIDR: 192.168.78.0/24\n");
         detect(&d);
         assert_string_equal(d.cni_config, "/etc/cni/net.d/10-bridge.conflist");
+        assert_string_equal(d.cni_loaded, "/etc/cni/net.d/10-bridge.conflist");
         fd = open(tree, O_PATH | O_DIRECTORY | O_CLOEXEC);
         assert_true(fd >= 0);
-        assert_int_equal(cluster_cidrs_read(fd, d.cni_config, &c), 0);
+        assert_int_equal(cluster_cidrs_read(fd, d.cni_loaded, &c), 0);
         assert_int_equal(c.n, ELEMENTSOF(want));
         for (size_t i = 0; i < c.n; i++) {
                 assert_int_equal(c.items[i].kind, CIDR_POD);
@@ -585,6 +586,73 @@ static void test_cluster_cidrs_loaded_conf_only(void **state) {
         assert_int_equal(cluster_cidrs_read(fd, NULL, &c), 0);
         assert_int_equal(c.n, 2);
         close(fd);
+        detection_done(&d);
+}
+
+static const char bridge_conflist[] =
+        "{\"cniVersion\":\"0.4.0\",\"name\":\"k8s\",\"plugins\":[{\"type\":\"bridge\",\"ipam\":{\"type\":"
+        "\"host-local\",\"ranges\":[[{\"subnet\":\"10.244.0.0/16\"}]]}}]}";
+
+/* The pod ranges read from d's loaded configuration: how many, and whether cidr is one of them. */
+static size_t pod_ranges(const Detection *d, const char *cidr, bool *ret_has) {
+        CLEANUP(cluster_cidrs_done) ClusterCidrs c = {};
+        int fd = open(tree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(cluster_cidrs_read(fd, d->cni_loaded, &c), 0);
+        close(fd);
+        *ret_has = false;
+        for (size_t i = 0; i < c.n; i++) {
+                assert_int_equal(c.items[i].kind, CIDR_POD);
+                *ret_has = *ret_has || streq(c.items[i].cidr, cidr);
+        }
+        return c.n;
+}
+
+/* The pod ranges are those of the configuration the runtime actually loads. containerd's CRI plugin
+ * (go-cni loadFromConfDir) fails on a first file by name that does not load and loads none: no CNI
+ * file's range is then a pod range, kubelet's and kube-proxy's still are; the CNI is still named by the
+ * first file that loads. CRI-O's ocicni skips that file and loads the next: its range is the pods'. */
+static void test_cni_ranges_runtime_loads(void **state) {
+        Detection d;
+        bool has;
+
+        kubeadm_worker();
+        put("/var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint="
+                                                  "unix:///run/containerd/containerd.sock --pod-cidr=10.60.0.0/24\"\n");
+        put("/var/lib/kubelet/pods/0a/volumes/kubernetes.io~configmap/kube-proxy/config.conf",
+            "kind: KubeProxyConfiguration\nclusterCIDR: 10.50.0.0/16\n");
+        put("/etc/cni/net.d/05-cilium.conflist", "{\"name\":\"cilium\",\"plugins\":[{\"type\":\"cilium-cni\"}]");
+        put("/etc/cni/net.d/07-bridge.conflist", bridge_conflist);
+        detect(&d);
+        assert_string_equal(d.runtime.value, "containerd");
+        assert_string_equal(d.cni.value, "bridge,host-local");
+        assert_string_equal(d.cni_config, "/etc/cni/net.d/07-bridge.conflist");
+        assert_null(d.cni_loaded);
+        assert_true(evidence_has(d.cni.evidence, "05-cilium.conflist: not valid JSON: skipped in naming the CNI; "
+                                                 "containerd's CRI plugin stops at it and loads no CNI configuration"));
+        assert_true(evidence_has(d.cni.evidence, "07-bridge.conflist: plugins bridge,host-local (the first "
+                                                 "configuration that loads: the node's CNI; not the runtime's, "
+                                                 "which stops at /etc/cni/net.d/05-cilium.conflist"));
+        assert_int_equal(pod_ranges(&d, "10.244.0.0/16", &has), 2);
+        assert_false(has);
+        assert_int_equal(pod_ranges(&d, "10.60.0.0/24", &has), 2);
+        assert_true(has);
+        assert_int_equal(pod_ranges(&d, "10.50.0.0/16", &has), 2);
+        assert_true(has);
+        detection_done(&d);
+
+        put("/var/lib/kubelet/config.yaml", "containerRuntimeEndpoint: unix:///var/run/crio/crio.sock\n");
+        put("/var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--pod-cidr=10.60.0.0/24\"\n");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "crio");
+        assert_string_equal(d.cni.value, "bridge,host-local");
+        assert_string_equal(d.cni_loaded, "/etc/cni/net.d/07-bridge.conflist");
+        assert_true(evidence_has(d.cni.evidence, "05-cilium.conflist: not valid JSON: skipped, as the runtime's"));
+        assert_true(evidence_has(d.cni.evidence, "07-bridge.conflist: plugins bridge,host-local (the first "
+                                                 "configuration the runtime loads)"));
+        assert_int_equal(pod_ranges(&d, "10.244.0.0/16", &has), 3);
+        assert_true(has);
         detection_done(&d);
 }
 
@@ -918,7 +986,7 @@ int main(void) {
                 T(test_cni_stale_backup),
                 T(test_cni_runtime_dir),
                 T(test_cni_invalid_first),
-                T(test_cluster_cidrs_loaded_conf_only),
+                T(test_cluster_cidrs_loaded_conf_only), T(test_cni_ranges_runtime_loads),
                 T(test_cni_from_state),
                 T(test_cni_from_pins),
                 T(test_cni_state_ambiguous),

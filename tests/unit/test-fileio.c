@@ -7,11 +7,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "agent/os/fileio.h"
+#include "chase.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -249,11 +253,96 @@ static void test_read_not_regular(void **state) {
         assert_int_equal(unlink(p), 0);
 }
 
+/* A listening unix socket at path. */
+static int listener(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+        assert_true(fd >= 0);
+        assert_true(strlen(path) < sizeof sa.sun_path);
+        strcpy(sa.sun_path, path);
+        assert_int_equal(bind(fd, (struct sockaddr *) &sa, sizeof sa), 0);
+        assert_int_equal(listen(fd, 4), 0);
+        return fd;
+}
+
+/* Which of the listeners the proc name reaches: connect through it, see who has a connection. */
+static int reached(const char *proc, int inside, int outside) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), a, who = 0;
+
+        assert_true(c >= 0);
+        strcpy(sa.sun_path, proc);
+        assert_int_equal(connect(c, (struct sockaddr *) &sa, sizeof sa), 0);
+        if ((a = accept4(inside, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+                who = 1, close(a);
+        if ((a = accept4(outside, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+                who = who ? -1 : 2, close(a);
+        close(c);
+        return who;
+}
+
+/* One socket path through fileio_socket_beneath(): its error, or 1 when it reached the tree's
+ * listener through /proc/self/fd/N (2: the running system's). */
+static int socket_try(const char *path, int inside, int outside) {
+        char proc[FILEIO_PROC_FD_MAX], want[FILEIO_PROC_FD_MAX];
+        int fd = fileio_socket_beneath(root_fd, path, proc), who;
+
+        if (fd < 0)
+                return fd;
+        snprintf(want, sizeof want, "/proc/self/fd/%d", fd);
+        assert_string_equal(proc, want);
+        who = reached(proc, inside, outside);
+        close(fd);
+        return who;
+}
+
+/* The tree's sockets (its systemd and bus, docker.sock) are reached only by the inode resolved beneath
+ * the root with no symlink on the way: a socket planted as a symlink (to the running system's or to
+ * the tree's own), a symlinked directory, a ".." out of the tree and anything that is no socket are
+ * refused; a real socket beneath the root is reached, never the one outside. Both walks: openat2 and
+ * the one by hand. */
+static void test_socket_beneath(void **state) {
+        char out[] = "/tmp/test-fileio-out.XXXXXX", p[512], up[512];
+        int inside, outside;
+
+        assert_non_null(mkdtemp(out));
+        snprintf(p, sizeof p, "%s/run", dir);
+        assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof p, "%s/run/app.sock", dir);
+        inside = listener(p);
+        snprintf(p, sizeof p, "%s/app.sock", out);
+        outside = listener(p);
+        link_(p, "run/host.sock");         /* the running system's socket, planted as a symlink */
+        link_("app.sock", "run/self.sock"); /* even one to the tree's own socket */
+        link_(out, "run2");                /* a symlinked directory on the way */
+        snprintf(up, sizeof up, "/../%s/app.sock", out + strlen("/tmp/"));
+        for (int walk = 0; walk < 2; walk++) {
+                assert_int_equal(setenv(CHASE_NO_OPENAT2_ENV, walk ? "1" : "0", 1), 0);
+                assert_int_equal(socket_try("/run/app.sock", inside, outside), 1);
+                assert_int_equal(socket_try("run/app.sock", inside, outside), 1);
+                assert_int_equal(socket_try("/run/host.sock", inside, outside), -ELOOP);
+                assert_int_equal(socket_try("/run/self.sock", inside, outside), -ELOOP);
+                assert_int_equal(socket_try("/run2/app.sock", inside, outside), -ELOOP);
+                assert_int_equal(socket_try(up, inside, outside), -EXDEV);
+                assert_int_equal(socket_try("/etc/k/conf", inside, outside), -ENOTSOCK);
+                assert_int_equal(socket_try("/etc/k", inside, outside), -ENOTSOCK);
+                assert_int_equal(socket_try("/run/none.sock", inside, outside), -ENOENT);
+        }
+        assert_int_equal(unsetenv(CHASE_NO_OPENAT2_ENV), 0);
+        assert_non_null(strstr(fileio_socket_strerror(-ELOOP), "symlink on the way, refused"));
+        assert_string_equal(fileio_socket_strerror(-ENOTSOCK), "not a socket");
+        close(inside);
+        close(outside);
+        snprintf(p, sizeof p, "rm -rf %s %s/run %s/run2", out, dir, dir);
+        assert_int_equal(system(p), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_read_and_write),   cmocka_unit_test(test_write_atomic_hard_link),
                 cmocka_unit_test(test_write_new),        cmocka_unit_test(test_open_own),
-                cmocka_unit_test(test_read_not_regular),
+                cmocka_unit_test(test_read_not_regular), cmocka_unit_test(test_socket_beneath),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

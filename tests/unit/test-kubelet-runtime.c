@@ -49,6 +49,18 @@ static void test_env_flags(void **state) {
         assert_int_equal(kubelet_env_argv("KUBELET_ARGS=\"unterminated\n", 25, &argv), -EBADMSG);
 }
 
+/* The variables kubelet's units expand into its argv: KUBELET_ and ARGS around a name, with a value. */
+static void test_env_is_args(void **state) {
+        assert_true(kubelet_env_is_args("KUBELET_ARGS=--pod-cidr=10.0.0.0/16"));
+        assert_true(kubelet_env_is_args("KUBELET_KUBEADM_ARGS="));
+        assert_true(kubelet_env_is_args("KUBELET_EXTRA_ARGS=a=b"));
+        assert_false(kubelet_env_is_args("KUBELET_ARGS"));
+        assert_false(kubelet_env_is_args("KUBELET_ARG=x"));
+        assert_false(kubelet_env_is_args("KUBELET_ARGSX=x"));
+        assert_false(kubelet_env_is_args("DOCKER_ARGS=x"));
+        assert_false(kubelet_env_is_args("KUBELET_CONFIG=ARGS=x"));
+}
+
 static int exec_start(const char *text, char ***argv) {
         return unit_exec_start_argv(text, strlen(text), argv);
 }
@@ -146,7 +158,7 @@ static void test_version_parse(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_env_flags),    cmocka_unit_test(test_unit_exec_start),
+                cmocka_unit_test(test_env_flags), cmocka_unit_test(test_env_is_args),    cmocka_unit_test(test_unit_exec_start),
                 cmocka_unit_test(test_k3s_argv),     cmocka_unit_test(test_containers_parse),
                 cmocka_unit_test(test_version_parse),
         };
