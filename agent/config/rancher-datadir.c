@@ -55,17 +55,18 @@ static const RancherFiles rancher_files[] = {
                            "/opt/rke2/lib/systemd/system/rke2-server.service",
                            "/opt/rke2/lib/systemd/system/rke2-agent.service" },
                 .env_files = { "/usr/local/lib/systemd/system/rke2-server.env",
-                               "/usr/local/lib/systemd/system/rke2-agent.env", "/usr/lib/systemd/system/rke2-server.env",
-                               "/usr/lib/systemd/system/rke2-agent.env", "/opt/rke2/lib/systemd/system/rke2-server.env",
+                               "/usr/local/lib/systemd/system/rke2-agent.env",
+                               "/usr/lib/systemd/system/rke2-server.env", "/usr/lib/systemd/system/rke2-agent.env",
+                               "/opt/rke2/lib/systemd/system/rke2-server.env",
                                "/opt/rke2/lib/systemd/system/rke2-agent.env", "/etc/default/rke2-server",
                                "/etc/default/rke2-agent", "/etc/sysconfig/rke2-server", "/etc/sysconfig/rke2-agent" },
         },
 };
 
 typedef struct Found {
-        char *dir;      /* the data directory said, NULL when nothing said one */
-        char *evidence; /* "PATH: what said it" */
-        char *config;   /* the config file named by --config/-c or *_CONFIG_FILE, when one is */
+        char *dir;                        /* the data directory said, NULL when nothing said one */
+        char *evidence;                   /* "PATH: what said it" */
+        char *config;                     /* the config file named by --config/-c or *_CONFIG_FILE, when one is */
         char *config_value, *config_from; /* the config files' data-dir so far, and the file that set it */
 } Found;
 

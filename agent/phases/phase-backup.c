@@ -76,14 +76,22 @@ static const char *const backup_sources[] = {
  * service-account key pair every token was signed with. The etcd data directory is the other such
  * row: its own rule keeps it without a snapshot or a copy of its member/snap/db (etcd-datadir.h). */
 static const char *const irreplaceable[] = {
-        "/etc/kubernetes/pki/ca.key",          "/etc/kubernetes/pki/ca.crt",
-        "/etc/kubernetes/pki/front-proxy-ca.key", "/etc/kubernetes/pki/front-proxy-ca.crt",
-        "/etc/kubernetes/pki/etcd/ca.key",     "/etc/kubernetes/pki/etcd/ca.crt",
-        "/etc/kubernetes/pki/sa.key",          "/etc/kubernetes/pki/sa.pub",
-        "/etc/kubernetes/ssl/ca.key",          "/etc/kubernetes/ssl/ca.crt",
-        "/etc/kubernetes/ssl/front-proxy-ca.key", "/etc/kubernetes/ssl/front-proxy-ca.crt",
-        "/etc/kubernetes/ssl/sa.key",          "/etc/kubernetes/ssl/sa.pub",
-        "/etc/ssl/etcd/ssl/ca-key.pem",        "/etc/ssl/etcd/ssl/ca.pem",
+        "/etc/kubernetes/pki/ca.key",
+        "/etc/kubernetes/pki/ca.crt",
+        "/etc/kubernetes/pki/front-proxy-ca.key",
+        "/etc/kubernetes/pki/front-proxy-ca.crt",
+        "/etc/kubernetes/pki/etcd/ca.key",
+        "/etc/kubernetes/pki/etcd/ca.crt",
+        "/etc/kubernetes/pki/sa.key",
+        "/etc/kubernetes/pki/sa.pub",
+        "/etc/kubernetes/ssl/ca.key",
+        "/etc/kubernetes/ssl/ca.crt",
+        "/etc/kubernetes/ssl/front-proxy-ca.key",
+        "/etc/kubernetes/ssl/front-proxy-ca.crt",
+        "/etc/kubernetes/ssl/sa.key",
+        "/etc/kubernetes/ssl/sa.pub",
+        "/etc/ssl/etcd/ssl/ca-key.pem",
+        "/etc/ssl/etcd/ssl/ca.pem",
 };
 
 typedef struct BackupRun {
@@ -493,8 +501,8 @@ static int backup_fs_space(const Context *ctx, uint64_t *ret_free, uint64_t *ret
         static const char *const dirs[] = { BACKUP_DIR, "/var/backups", "/var", "/" };
 
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
-                cleanup_close int fd = chaseat(ctx->root_fd, dirs[i], CHASE_NO_SYMLINKS, O_PATH | O_DIRECTORY, NULL,
-                                               NULL);
+                cleanup_close int fd =
+                        chaseat(ctx->root_fd, dirs[i], CHASE_NO_SYMLINKS, O_PATH | O_DIRECTORY, NULL, NULL);
                 struct statvfs sv;
 
                 if (fd == -ENOENT || fd == -ENOTDIR)
@@ -542,10 +550,11 @@ static int backup_room(const Context *ctx, const char *data_dir, char **ret) {
         if (need <= avail)
                 return set_errmsg(ret, 0, "; about %" PRIu64 " KiB to write, %" PRIu64 " KiB free where it goes",
                                   need >> 10, avail >> 10);
-        return set_errmsg(ret, 0,
-                          "; NO ROOM: about %" PRIu64 " KiB to write, %" PRIu64 " KiB free where it goes: without "
-                          "the backup the control plane's CAs and the etcd data directory are kept, everything else is reset",
-                          need >> 10, avail >> 10);
+        return set_errmsg(
+                ret, 0,
+                "; NO ROOM: about %" PRIu64 " KiB to write, %" PRIu64 " KiB free where it goes: without "
+                "the backup the control plane's CAs and the etcd data directory are kept, everything else is reset",
+                need >> 10, avail >> 10);
 }
 
 /* The backup could not be written (no room, a quota, a read-only file system): its partial directory
@@ -649,7 +658,8 @@ int backup_unsaved_kept_beneath(const Context *ctx, const char *target, char ***
         bool contains;
 
         for (size_t i = 0; ctx->facts.backup_unsaved && i < ELEMENTSOF(irreplaceable); i++)
-                if ((path_reaches(target, irreplaceable[i], &contains) || path_pattern_below(target, irreplaceable[i])) &&
+                if ((path_reaches(target, irreplaceable[i], &contains) ||
+                     path_pattern_below(target, irreplaceable[i])) &&
                     node_path_exists(ctx, irreplaceable[i]) && strv_extend(&l, irreplaceable[i]) < 0)
                         return -ENOMEM;
         *ret = TAKE_PTR(l);
