@@ -26,8 +26,7 @@ void cni_keep_set_done(CniKeepSet *s) {
         *s = (CniKeepSet) {};
 }
 
-/* Does a unit line of the manifest stop this unit? Then the runtime is not kept (--with-runtime). */
-static bool manifest_stops(const Manifest *m, const char *unit) {
+bool cni_keep_manifest_stops(const Manifest *m, const char *unit) {
         MANIFEST_FOREACH(e, m, DIRECTIVE_UNIT)
                 if (e->n_args >= 2 && services_unit_pattern_matches(e->args[0], unit) &&
                     comma_list_contains(e->args[1], "stop"))
@@ -68,7 +67,7 @@ static int add_runtime(const Context *ctx, CniKeepSet *s, const RuntimeInfo *inf
         cleanup_free char *dir = NULL;
         CniKeep *k;
 
-        if (info->pid == 0 || !info->cni_conf_dir || !info->unit || manifest_stops(ctx->manifest, info->unit))
+        if (info->pid == 0 || !info->cni_conf_dir || !info->unit || cni_keep_manifest_stops(ctx->manifest, info->unit))
                 return 0;
         dir = node_path_of(ctx, info->cni_conf_dir);
         if (!dir || cni_keep_watched(s, dir))

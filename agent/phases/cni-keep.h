@@ -28,3 +28,6 @@ int cni_keep_find(const Context *ctx, CniKeepSet *ret);
 const CniKeep *cni_keep_watched(const CniKeepSet *s, const char *node_path);
 /* The first runtime whose watched directory is strictly beneath node_path, or NULL. */
 const CniKeep *cni_keep_beneath(const CniKeepSet *s, const char *node_path);
+
+/* Does a unit line of the manifest stop this unit? Then the runtime is not kept (--with-runtime). */
+bool cni_keep_manifest_stops(const Manifest *m, const char *unit);

@@ -280,6 +280,12 @@ static int programs_missing(int root_fd, const char *const *list, size_t n, size
         return 0;
 }
 
+/* Does the manifest stop a CRI runtime's unit (--with-runtime, the runtime-containerd and
+ * runtime-crio profiles)? Then crictl, which those profiles remove with it, is the runtime's. */
+static bool runtime_removed(const Manifest *m) {
+        return cni_keep_manifest_stops(m, "containerd.service") || cni_keep_manifest_stops(m, "crio.service");
+}
+
 /* A mandatory program the run removed refuses the join: the reset caused it (the default manifest's
  * /usr/local/bin/crictl, where a cri-tools tarball puts it). One the node lacked before the run too
  * is a warning that says join refuses it (the node's preparation lacks it, not the reset), and the
@@ -290,6 +296,15 @@ static int check_executables(Context *ctx, Rejoin *r, char **ret_msg) {
 
         MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_DOCKER_ENDPOINT)
                 first = 1; /* crictl */
+        if (first == 0 && runtime_removed(ctx->manifest) && (r->programs_before & 1U) &&
+            !in_path(ctx->root_fd, mandatory_programs[0])) {
+                /* --with-runtime: crictl went with the runtime, as the runtime check is unchecked; the
+                 * reinstall that a join needs brings both back. */
+                first = 1;
+                if (warn(r, "executables",
+                         "the run removed crictl with the runtime: reinstall both before kubeadm join") < 0)
+                        return -ENOMEM;
+        }
         if (programs_missing(ctx->root_fd, mandatory_programs, ELEMENTSOF(mandatory_programs), first,
                              r->programs_before, true, &removed) < 0 ||
             programs_missing(ctx->root_fd, mandatory_programs, ELEMENTSOF(mandatory_programs), first,

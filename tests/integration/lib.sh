@@ -67,6 +67,18 @@ remove_cgroup_parent() {
 # (tests/integration/report.py also checks every report it reads).
 schema_valid() { "$TOP/tests/integration/validate-json.py" "$@"; }
 
+# Every program kubeadm join's InPathCheck looks for, as executable stubs beneath the tree DIR (in
+# /usr/bin; crictl in /usr/local/bin, where a cri-tools tarball puts it): a tree the verdict may call
+# rejoinable. Usage: kubeadm_programs DIR
+kubeadm_programs() {
+        local p
+        mkdir -p "$1/usr/bin" "$1/usr/local/bin"
+        for p in conntrack ip iptables mount nsenter ebtables ethtool socat tc touch; do
+                printf '#!/bin/sh\n' > "$1/usr/bin/$p" && chmod 755 "$1/usr/bin/$p"
+        done
+        printf '#!/bin/sh\n' > "$1/usr/local/bin/crictl" && chmod 755 "$1/usr/local/bin/crictl"
+}
+
 # Tests on --root trees: $root is the tree, $name the case being asserted.
 REPORT="$TOP/tests/integration/report.py"
 jq_() { "$REPORT" "$@" >/dev/null; } # jq_ FILE EXPR: true when EXPR holds on the report in FILE

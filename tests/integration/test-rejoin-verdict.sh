@@ -18,19 +18,11 @@ tree() { # dir [relative-path...]: a node with a kubelet.conf, and each path as 
         shift
         mkdir -p "$d/etc/kubernetes/manifests" "$d/etc/kubernetes/pki"
         echo "apiVersion: v1" > "$d/etc/kubernetes/kubelet.conf"
-        programs "$d"
+        kubeadm_programs "$d"
         for f in "$@"; do
                 mkdir -p "$d/$(dirname "$f")"
                 echo "left" > "$d/$f"
         done
-}
-programs() { # dir: every program kubeadm join's InPathCheck looks for, in /usr/bin (crictl in /usr/local/bin)
-        local p
-        mkdir -p "$1/usr/bin" "$1/usr/local/bin"
-        for p in conntrack ip iptables mount nsenter ebtables ethtool socat tc touch; do
-                printf '#!/bin/sh\n' > "$1/usr/bin/$p" && chmod 755 "$1/usr/bin/$p"
-        done
-        printf '#!/bin/sh\n' > "$1/usr/local/bin/crictl" && chmod 755 "$1/usr/local/bin/crictl"
 }
 reset() { # dir json
         "$NODE_RESET" --root "$1" --manifest "$WORK/m.conf" --phases files,verify --yes -o json run > "$2" 2> "$2.err"

@@ -39,6 +39,7 @@ worker() { # dir
         echo "containerRuntimeEndpoint: unix://$CD_SOCK" > "$NODE/var/lib/kubelet/config.yaml"
         echo "CERT" > "$NODE/var/lib/kubelet/pki/kubelet.crt"
         echo "CERT" > "$NODE/etc/kubernetes/pki/ca.crt"
+        kubeadm_programs "$NODE"
         printf 'apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://10.0.0.1:6443\n  name: k\ncontexts:\n- context:\n    cluster: k\n    user: u\n  name: c\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: t\n' \
                 > "$NODE/etc/kubernetes/kubelet.conf"
 }
