@@ -14,6 +14,9 @@
 # (a manifest removes /etc/cni; containerd is restarted; the rejoin works), "control-plane" (a
 # second control plane with stacked etcd leaves and joins again; the last one passes kubeadm init's
 # preflight) and "master-gone" (the control plane stopped for good; the orphan unit resets a worker).
+# Not in the default list: "dockershim" (a worker whose runtime is Docker through kubelet's
+# dockershim, Debian's docker.io laid into it, beside an operator's container with a volume; the
+# reset removes kubelet's containers through Docker and keeps the rest; kubeadm join again).
 #
 # Environment: O (build directory with node-reset, default build), E2E_K8S_SCENARIOS (default
 # "rejoin side-by-side rejoin-removed-netd control-plane master-gone"), E2E_K8S_DIR (a Kubernetes
@@ -107,6 +110,7 @@ for s in "${SCENARIOS[@]}"; do
         rejoin-removed-netd) scenario_rejoin_removed_netd ;;
         control-plane) scenario_control_plane ;;
         master-gone) scenario_master_gone ;;
+        dockershim) scenario_dockershim ;;
         *) echo "e2e-k8s: unknown scenario $s" >&2; exit 2 ;;
         esac
 done
