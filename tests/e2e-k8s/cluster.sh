@@ -714,6 +714,18 @@ deployment_running() { # NAME N
         [ "$(kc get deployment "$1" -o 'jsonpath={.status.readyReplicas}')" = "$2" ]
 }
 
+keepme_diagnosis() {
+        cat "$OUT/keepme-d1.log"
+        dk ps -a --filter name=keepme
+        dk logs keepme 2>&1 | tail -n 5
+        dk exec keepme cat /data/file
+}
+
+dk_network() { # Docker's nat and filter chains and its bridge, with keepme's port on it
+        node_exec d1 iptables -t nat -S DOCKER >/dev/null 2>&1 && node_exec d1 iptables -S DOCKER-USER >/dev/null 2>&1 &&
+                node_exec d1 ip -o link show master docker0 | grep -q veth
+}
+
 dk_k8s_containers() { dk ps -aq --filter name=k8s_ 2>/dev/null | wc -l; }
 dk_keepme() { # the operator's container: running, its volume's data as written
         [ "$(dk inspect -f '{{.State.Running}}' keepme 2>/dev/null)" = true ] &&
@@ -746,14 +758,15 @@ scenario_dockershim() {
 
         token=operator-$RANDOM$RANDOM
         dk volume create keepdata >/dev/null
-        dk run -d --name keepme -v keepdata:/data "$TEST_IMAGE" \
-                sh -c "echo $token > /data/file; exec sleep 2147483647" >/dev/null
+        dk run -d --name keepme -v keepdata:/data --entrypoint /bin/sh "$TEST_IMAGE" \
+                -c "echo $token > /data/file; exec sleep 2147483647" >"$OUT/keepme-d1.log" 2>&1
         check "an operator's own container (not Kubernetes') runs in d1's Docker with a named volume" \
-                wait_for 30 "keepme's data" dk_keepme "$token"
+                wait_for 30 "keepme's data" dk_keepme "$token" || { keepme_diagnosis; return; }
         n=$(dk_k8s_containers)
         echo "e2e-k8s: d1 before the reset: $n k8s_ containers in Docker;" \
                 "$(node_residue d1 | cut -d' ' -f1 | sort | uniq -c | tr -s ' \n' ' ')"
         check "kubelet's pods are k8s_ containers in Docker ($n)" test "$n" -ge 8
+        check "Docker's own firewall chains and docker0 are there" dk_network
 
         local t0=$SECONDS
         node_exec d1 node-reset --yes --output=json --delete-node run >"$OUT/run-d1.json" 2>"$OUT/run-d1.log"
@@ -767,8 +780,9 @@ scenario_dockershim() {
         check "... removed $n containers through Docker's Engine API, none failed" \
                 test "$(json_field "$OUT/run-d1.json" 'sorted(set(a["result"] for p in r["phases"] for a in p["actions"] if a["kind"] in ("docker-remove-container", "docker-remove-pod"))) + [len([a for p in r["phases"] for a in p["actions"] if a["kind"] in ("docker-remove-container", "docker-remove-pod")])]' 2>/dev/null)" = "['changed', $n]"
         check "no k8s_ container is left in Docker" test "$(dk_k8s_containers)" -eq 0 || dk ps -a
-        check "the operator's container still runs, its volume's data intact" dk_keepme "$token"
+        check "the operator's container still runs, its volume's data intact" dk_keepme "$token" || keepme_diagnosis
         check "Docker still runs (kept)" node_exec d1 systemctl is-active --quiet docker
+        check "... its firewall chains (DOCKER, DOCKER-USER) and docker0 kept" dk_network
         node_residue d1 >"$OUT/residue-d1.txt"
         check "d1 holds no kubelet mount, cni0 or kubepods cgroup (seen from the node)" \
                 sh -c "! grep -q -E '^(mount|link|cgroup) ' '$OUT/residue-d1.txt'" || cat "$OUT/residue-d1.txt"
@@ -785,7 +799,9 @@ scenario_dockershim() {
         check "a new pod on d1 runs (a k8s_ container in Docker)" wait_for 120 "nr-dk-after Running" pod_running nr-dk-after ||
                 kc describe pod nr-dk-after | tail -n 12
         check "... and the operator's container still runs with its data" dk_keepme "$token"
+        # d1 leaves the cluster as it came: the scenarios after this one never see it
         kc delete deployment nr-dk --wait=false >/dev/null 2>&1
+        kc delete node d1 --wait=false >/dev/null 2>&1
         node_stop d1
         echo "e2e-k8s: scenario dockershim took $((SECONDS - t_s)) s (cp1's own boot and init included when it ran first)"
 }
