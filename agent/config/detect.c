@@ -398,8 +398,10 @@ static int runtime_from_installs(int root_fd, Detection *d) {
         return r;
 }
 
-static const char *const docker_marks[] = { "/usr/bin/dockerd", "/usr/local/bin/dockerd", "/etc/docker",
-                                            "/var/lib/docker" };
+/* docker-ce installs /usr/bin/dockerd, Debian's and Ubuntu's docker.io /usr/sbin/dockerd; /etc/docker and
+ * /var/lib/docker exist once Docker has run. */
+static const char *const docker_marks[] = { "/usr/bin/dockerd", "/usr/sbin/dockerd", "/usr/local/bin/dockerd",
+                                            "/etc/docker", "/var/lib/docker" };
 
 /* No endpoint written anywhere: Docker may still be kubelet's runtime, through dockershim or k3s's
  * cri-dockerd (kubelet-runtime.c). */

@@ -6,10 +6,11 @@
 CP_IP=10.240.0.11
 W1_IP=10.240.0.12
 declare -A NODE_PODCIDR=([cp1]=10.244.0.0/24 [w1]=10.244.1.0/24 [w2]=10.244.2.0/24 [w3]=10.244.3.0/24
-        [w4]=10.244.4.0/24 [cp2]=10.244.5.0/24 [w5]=10.244.6.0/24)
+        [w4]=10.244.4.0/24 [cp2]=10.244.5.0/24 [w5]=10.244.6.0/24 [d1]=10.244.7.0/24)
 declare -A ALL_NODE_IP=([cp1]=$CP_IP [w1]=$W1_IP [w2]=10.240.0.13 [w3]=10.240.0.14 [w4]=10.240.0.15
-        [cp2]=10.240.0.16 [w5]=10.240.0.17)
+        [cp2]=10.240.0.16 [w5]=10.240.0.17 [d1]=10.240.0.18)
 CRI_SOCKET=/run/containerd/containerd.sock
+DOCKERSHIM_SOCKET=/var/run/dockershim.sock
 TEST_IMAGE=nr.local/busybox:1
 PEAK_RAM_MB=
 
@@ -115,12 +116,12 @@ cluster_init() {
 }
 
 # A fresh token and the join command from cp1, run on NODE; nothing else done on NODE.
-cluster_join() {
-        local node=$1 log=$2 cmd t0=$SECONDS
+cluster_join() { # NODE LOG [CRI-SOCKET]
+        local node=$1 log=$2 sock=${3:-$CRI_SOCKET} cmd t0=$SECONDS
         cmd=$(node_exec cp1 kubeadm token create --print-join-command 2>>"$log") || return 1
         echo "e2e-k8s: join command from cp1: ${cmd%% --token*} --token <fresh> ..."
         # shellcheck disable=SC2086
-        node_exec "$node" $cmd --cri-socket "$CRI_SOCKET" --node-name "$node" \
+        node_exec "$node" $cmd --cri-socket "$sock" --node-name "$node" \
                 ${E2E_K8S_IGNORE_PREFLIGHT:+--ignore-preflight-errors=$E2E_K8S_IGNORE_PREFLIGHT} >>"$log" 2>&1 || {
                 tail -n 30 "$log"
                 return 1
@@ -576,8 +577,8 @@ join_control_plane() { # LOG
         echo "e2e-k8s: kubeadm join --control-plane of cp2 in $((SECONDS - t0)) s"
 }
 
-# node-reset run on a control-plane node: exit 0, no residue; its report in $OUT/NAME.json.
-reset_control_plane() { # NODE NAME ARGS...
+# node-reset run on a node: exit 0, no residue; its report in $OUT/NAME.json.
+reset_node() { # NODE NAME ARGS...
         local n=$1 name=$2 rc t0=$SECONDS
         shift 2
         node_exec "$n" node-reset --yes --output=json "$@" run >"$OUT/$name.json" 2>"$OUT/$name.log"
@@ -612,7 +613,7 @@ scenario_control_plane() {
         check "etcd has two members: cp1 cp2" wait_for 60 "etcd members cp1 cp2" etcd_members_are "cp1 cp2" ||
                 echo "e2e-k8s: etcd members: $(etcd_members)"
 
-        reset_control_plane cp2 reset-cp2 --delete-node
+        reset_node cp2 reset-cp2 --delete-node
         echo "e2e-k8s: cp2's etcd rows:"; etcd_rows "$OUT/reset-cp2.json" | sed 's/^/e2e-k8s:   /'
         check "... its etcd member left (the etcd phase changed)" \
                 test "$(json_field "$OUT/reset-cp2.json" '[a["result"] for p in r["phases"] for a in p["actions"] if a["kind"] == "etcd-member"]')" = "['changed']"
@@ -627,9 +628,9 @@ scenario_control_plane() {
         check "etcd has two members again: cp1 cp2" wait_for 60 "etcd members cp1 cp2" etcd_members_are "cp1 cp2"
 
         # cp2 leaves again; then cp1 is the last control plane and its etcd the last voting member
-        reset_control_plane cp2 reset-cp2-again --delete-node
+        reset_node cp2 reset-cp2-again --delete-node
         check "etcd is healthy with one member again: cp1" etcd_alone_healthy
-        reset_control_plane cp1 reset-cp1
+        reset_node cp1 reset-cp1
         echo "e2e-k8s: cp1's etcd rows:"; etcd_rows "$OUT/reset-cp1.json" | sed 's/^/e2e-k8s:   /'
         check "the last control plane's data directory went with a snapshot in the backup" last_cp_data_gone ||
                 node_exec cp1 ls -la /var/lib/etcd /var/backups/node-reset
@@ -679,4 +680,123 @@ scenario_rejoin_removed_netd() {
         check "... with a CNI address from w5's range ${NODE_PODCIDR[w5]} (got '${ip}')" \
                 test "${ip%.*}.0/24" = "${NODE_PODCIDR[w5]}"
         node_stop w5
+}
+
+# --- Scenario "dockershim": Docker as kubelet's runtime --------------------------------------------
+
+dk() { node_exec d1 docker "$@"; }
+
+# A Deployment of two replicas on NODE (its pods are Docker containers there, with an emptyDir each).
+docker_deployment() { # NODE
+        cat <<-EOF2
+	apiVersion: apps/v1
+	kind: Deployment
+	metadata: {name: nr-dk}
+	spec:
+	  replicas: 2
+	  selector: {matchLabels: {app: nr-dk}}
+	  template:
+	    metadata: {labels: {app: nr-dk}}
+	    spec:
+	      nodeSelector: {kubernetes.io/hostname: $1}
+	      terminationGracePeriodSeconds: 1
+	      containers:
+	      - name: main
+	        image: $TEST_IMAGE
+	        imagePullPolicy: Never
+	        command: [sh, -c, 'echo x > /scratch/f; exec sleep 2147483647']
+	        volumeMounts: [{name: scratch, mountPath: /scratch}]
+	      volumes: [{name: scratch, emptyDir: {}}]
+	EOF2
+}
+
+deployment_running() { # NAME N
+        [ "$(kc get deployment "$1" -o 'jsonpath={.status.readyReplicas}')" = "$2" ]
+}
+
+keepme_diagnosis() {
+        cat "$OUT/keepme-d1.log"
+        dk ps -a --filter name=keepme
+        dk logs keepme 2>&1 | tail -n 5
+        dk exec keepme cat /data/file
+}
+
+dk_network() { # Docker's nat and filter chains and its bridge, with keepme's port on it
+        node_exec d1 iptables -t nat -S DOCKER >/dev/null 2>&1 && node_exec d1 iptables -S DOCKER-USER >/dev/null 2>&1 &&
+                node_exec d1 ip -o link show master docker0 | grep -q veth
+}
+
+dk_k8s_containers() { dk ps -aq --filter name=k8s_ 2>/dev/null | wc -l; }
+dk_keepme() { # the operator's container: running, its volume's data as written
+        [ "$(dk inspect -f '{{.State.Running}}' keepme 2>/dev/null)" = true ] &&
+                [ "$(dk exec keepme cat /data/file 2>/dev/null)" = "$1" ]
+}
+
+# d1 joins cp1 with Docker as its runtime (kubeadm join --cri-socket /var/run/dockershim.sock, kubelet
+# 1.20's built-in dockershim); kube-proxy, the CNI installer and a Deployment run there as k8s_
+# containers, beside an operator's own container with a named volume. node-reset --delete-node must
+# find Docker to be kubelet's runtime, remove every k8s_ container through the Engine API and keep
+# Docker, that container and its data; then kubeadm join again, nothing done by hand, gives a Ready
+# node that runs a new pod.
+scenario_dockershim() {
+        local t_s=$SECONDS rc token n
+        echo "=== scenario: Docker as kubelet's runtime (dockershim)"
+        [ -n "$(docker_deb)" ] || { echo "SKIP: dockershim: no docker.io .deb in $DOCKER_DEB_CACHE (make deps caches it)"; return; }
+        cluster_up || return
+        node_create d1 "${ALL_NODE_IP[d1]}" docker && node_boot d1 || { echo "FAIL: d1 boots"; failed=$((failed + 1)); return; }
+        check "Docker runs on d1 (Debian's docker.io laid into the node, its units enabled)" \
+                node_exec d1 systemctl is-active --quiet docker
+        check "kubeadm join of d1 with --cri-socket $DOCKERSHIM_SOCKET" \
+                cluster_join d1 "$OUT/kubeadm-join-d1.log" "$DOCKERSHIM_SOCKET" || return
+        check "... kubeadm-flags.env names no remote runtime (kubelet's default: dockershim)" \
+                sh -c "! grep -q -- '--container-runtime=remote' '$W/nodes/d1/root/var/lib/kubelet/kubeadm-flags.env'"
+        check "d1 Ready" wait_for 180 "d1 Ready" node_ready d1 ||
+                { node_exec d1 journalctl -u kubelet --no-pager -o cat | tail -n 20; return; }
+        docker_deployment d1 | kc apply -f - >/dev/null
+        check "a Deployment's 2 pods run on d1" wait_for 180 "nr-dk 2/2" deployment_running nr-dk 2 ||
+                { kc describe pods -l app=nr-dk | tail -n 20; return; }
+
+        token=operator-$RANDOM$RANDOM
+        dk volume create keepdata >/dev/null
+        dk run -d --name keepme -v keepdata:/data --entrypoint /bin/sh "$TEST_IMAGE" \
+                -c "echo $token > /data/file; exec sleep 2147483647" >"$OUT/keepme-d1.log" 2>&1
+        check "an operator's own container (not Kubernetes') runs in d1's Docker with a named volume" \
+                wait_for 30 "keepme's data" dk_keepme "$token" || { keepme_diagnosis; return; }
+        n=$(dk_k8s_containers)
+        echo "e2e-k8s: d1 before the reset: $n k8s_ containers in Docker;" \
+                "$(node_residue d1 | cut -d' ' -f1 | sort | uniq -c | tr -s ' \n' ' ')"
+        check "kubelet's pods are k8s_ containers in Docker ($n)" test "$n" -ge 8
+        check "Docker's own firewall chains and docker0 are there" dk_network
+
+        reset_node d1 run-d1 --delete-node
+        check "... detection: Docker is kubelet's runtime (not co-hosted)" \
+                test "$(json_field "$OUT/run-d1.json" '(r["runtime"]["name"], r["runtime"]["docker_cohosted"])' 2>/dev/null)" = "('docker', False)" ||
+                json_field "$OUT/run-d1.json" 'r["runtime"]'
+        check "... removed $n containers through Docker's Engine API, none failed" \
+                test "$(json_field "$OUT/run-d1.json" 'sorted(set(a["result"] for p in r["phases"] for a in p["actions"] if a["kind"] in ("docker-remove-container", "docker-remove-pod"))) + [len([a for p in r["phases"] for a in p["actions"] if a["kind"] in ("docker-remove-container", "docker-remove-pod")])]' 2>/dev/null)" = "['changed', $n]"
+        check "no k8s_ container is left in Docker" test "$(dk_k8s_containers)" -eq 0 || dk ps -a
+        check "the operator's container still runs, its volume's data intact" dk_keepme "$token" || keepme_diagnosis
+        check "Docker still runs (kept)" node_exec d1 systemctl is-active --quiet docker
+        check "... its firewall chains (DOCKER, DOCKER-USER) and docker0 kept" dk_network
+        node_residue d1 >"$OUT/residue-d1.txt"
+        check "d1 holds no kubelet mount, cni0 or kubepods cgroup (seen from the node)" \
+                sh -c "! grep -q -E '^(mount|link|cgroup) ' '$OUT/residue-d1.txt'" || cat "$OUT/residue-d1.txt"
+        node_exec d1 node-reset --output=json status >"$OUT/status-d1.json" 2>"$OUT/status-d1.log"
+        rc=$?
+        check "node-reset status on d1 exits 0, residue none" \
+                test "$rc/$(json_field "$OUT/status-d1.json" 'len(r["residue"])' 2>/dev/null)" = 0/0 ||
+                tail -n 20 "$OUT/status-d1.log"
+
+        check "kubeadm join of d1 again with --cri-socket $DOCKERSHIM_SOCKET, nothing restarted or cleaned by hand" \
+                cluster_join d1 "$OUT/kubeadm-join-d1-again.log" "$DOCKERSHIM_SOCKET" || return
+        check "d1 Ready again" wait_for 180 "d1 Ready again" node_ready d1
+        probe_pod nr-dk-after d1 | kc apply -f - >/dev/null
+        check "a new pod on d1 runs (a k8s_ container in Docker)" wait_for 120 "nr-dk-after Running" pod_running nr-dk-after ||
+                kc describe pod nr-dk-after | tail -n 12
+        check "... and the operator's container still runs with its data" dk_keepme "$token"
+        # d1 leaves the cluster as it came: the scenarios after this one never see it
+        kc delete deployment nr-dk --wait=false >/dev/null 2>&1
+        kc delete node d1 --wait=false >/dev/null 2>&1
+        node_stop d1
+        echo "e2e-k8s: scenario dockershim took $((SECONDS - t_s)) s (cp1's own boot and init included when it ran first)"
 }

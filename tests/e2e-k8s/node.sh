@@ -9,14 +9,17 @@
 # The walls and their workarounds: /work/shared/notes/real-kubernetes.md.
 #
 #   node_layer                    the shared /usr layer (Kubernetes binaries, kubelet.service, prep)
-#   node_create NAME IP PODCIDR   tree, network namespace, cgroups
-#   node_boot NAME                boot it; containerd running, images imported
+#   node_create NAME IP [docker]  tree, network namespace, cgroups; "docker": Debian's docker.io laid
+#                                 over its /usr, dockerd enabled (kubelet's runtime through dockershim)
+#   node_boot NAME                boot it; containerd running, images imported (into Docker on a
+#                                 Docker node)
 #   node_exec NAME CMD...         run CMD in all the node's namespaces
 #   node_stop NAME                poweroff, then SIGKILL what is left in its cgroups, remove them
 # Needs: W (work directory), K8S_DIR (tools/k8s-build.sh --print-dir), SWITCH_IP, SUBNET_PREFIX.
 
 NODES=()
-declare -A NODE_PID NODE_IP NODE_CG
+declare -A NODE_PID NODE_IP NODE_CG NODE_RUNTIME NODE_LAYER
+DOCKER_DEB_CACHE=/var/cache/node-reset-tests
 
 node_log() { echo "e2e-k8s: $*"; }
 
@@ -51,7 +54,7 @@ node_layer() {
 	Description=e2e-k8s: make this nspawn node able to run kubelet (cgroups rw, kubelet's sysctls)
 	DefaultDependencies=no
 	After=local-fs.target
-	Before=containerd.service kubelet.service sysinit.target
+	Before=containerd.service docker.service kubelet.service sysinit.target
 
 	[Service]
 	Type=oneshot
@@ -204,14 +207,21 @@ node_tree() {
                 true
         ) || return 1
         mount -t overlay "nr-e2e-k8s-usr-$name" \
-                -o "lowerdir=$W/k8s-layer:/usr,upperdir=$d/usr-upper,workdir=$d/usr-work" "$r/usr" || return 1
+                -o "lowerdir=$W/k8s-layer:${NODE_LAYER[$name]:+${NODE_LAYER[$name]}:}/usr,upperdir=$d/usr-upper,workdir=$d/usr-work" \
+                "$r/usr" || return 1
         node_etc "$name" "$ip" "$r/etc"
+        [ "${NODE_RUNTIME[$name]}" != docker ] || node_docker_etc "$name" "$ip" "$r/etc"
 }
 
 node_create() {
         local name=$1 ip=$2
         NODES+=("$name")
         NODE_IP[$name]=$ip
+        NODE_RUNTIME[$name]=${3:-containerd}
+        if [ "${NODE_RUNTIME[$name]}" = docker ]; then
+                docker_layer || { node_log "cannot build the Docker layer"; return 1; }
+                NODE_LAYER[$name]=$W/docker-layer/usr
+        fi
         node_tree "$name" "$ip" || { node_log "cannot build the tree of $name"; return 1; }
         node_net_create "$name" "$ip" || { node_log "cannot make the network of $name"; return 1; }
         node_cgroup_create "$name" || { node_log "cannot make the cgroups of $name"; return 1; }
@@ -270,7 +280,11 @@ node_boot() {
         ) </dev/null >"$d/nspawn.log" 2>&1 &
         NODE_PID[$name]=$!
         node_wait_running "$name" || return 1
-        node_import_images "$name" || return 1
+        if [ "${NODE_RUNTIME[$name]}" = docker ]; then
+                node_docker_load_images "$name" || return 1
+        else
+                node_import_images "$name" || return 1
+        fi
         node_log "$name booted, images imported in $((SECONDS - t0)) s"
 }
 
@@ -301,4 +315,86 @@ node_stop() {
         ip netns del "nr-$name" 2>/dev/null
         umount "$W/nodes/$name/root/usr" 2>/dev/null
         return 0
+}
+
+# --- Docker as kubelet's runtime (dockershim) --------------------------------------------------
+
+docker_deb() { ls "$DOCKER_DEB_CACHE"/docker.io_*.deb 2>/dev/null | head -n 1; }
+
+# Debian's docker.io from the .deb tools/install-deps.sh caches (never installed on this machine),
+# unpacked as the nspawn tests lay packages over a tree's /usr (tests/integration/nspawn/tree.sh):
+# its dependencies (containerd, runc, iptables, libdevmapper) are the host's, already in the node's
+# /usr; tini (docker-init, only for "docker run --init") and lsb-base (the SysV script) are unused.
+# runc-clamp rides along; the pod images are converted for "docker load" once.
+DOCKER_LAYER=
+docker_layer() {
+        [ -z "$DOCKER_LAYER" ] || return "$DOCKER_LAYER"
+        DOCKER_LAYER=1
+        local deb l=$W/docker-layer
+        deb=$(docker_deb)
+        [ -n "$deb" ] || return 1
+        . "$TOP/tests/integration/nspawn/tree.sh"
+        debs_unpack "$l" "$deb" || return 1
+        mkdir -p "$l/usr/libexec/nr-e2e-k8s" "$W/docker-images"
+        install -m 0755 "$E2E_DIR/runc-clamp" "$l/usr/libexec/nr-e2e-k8s/runc-clamp"
+        docker_archives "$W/docker-images" || return 1
+        DOCKER_LAYER=0
+}
+
+# The images a worker runs (pause, kube-proxy, the test image), as "docker save" archives: Docker
+# 20.10 loads no OCI layout, so each OCI tarball of tests/e2e-k8s/images.sh gains the manifest.json
+# docker load reads (config and layer blobs named by their paths in the same tarball).
+DOCKER_IMAGES="k8s.gcr.io/pause:3.2 k8s.gcr.io/kube-proxy:v1.20.2 nr.local/busybox:1"
+docker_archives() { # OUT_DIR
+        local img file
+        while read -r img file; do
+                case " $DOCKER_IMAGES " in *" $img "*) ;; *) continue ;; esac
+                python3 - "$K8S_DIR/images/$file" "$1/$file" "$img" <<-'EOF' || return 1
+		import io, json, sys, tarfile
+		src, dst, name = sys.argv[1:]
+		with tarfile.open(src) as t:
+		    blob = lambda d: json.load(t.extractfile("./blobs/sha256/" + d.split(":", 1)[1]))
+		    index = json.load(t.extractfile("./index.json"))
+		    man = blob(index["manifests"][0]["digest"])
+		    path = lambda d: "blobs/sha256/" + d["digest"].split(":", 1)[1]
+		    m = json.dumps([{"Config": path(man["config"]), "RepoTags": [name],
+		                     "Layers": [path(l) for l in man["layers"]]}]).encode()
+		    with tarfile.open(dst, "w") as o:
+		        for member in t.getmembers():
+		            o.addfile(member, t.extractfile(member) if member.isfile() else None)
+		        info = tarfile.TarInfo("manifest.json")
+		        info.size = len(m)
+		        o.addfile(info, io.BytesIO(m))
+		EOF
+        done <"$K8S_DIR/images/list"
+}
+
+# /etc of a Docker node: docker.socket's group, docker.service and docker.socket enabled as the
+# package's postinst does, runc-clamp as Docker's default runtime, and kubelet's CNI binaries where
+# Debian's containernetworking-plugins puts them (dockershim looks in /opt/cni/bin).
+node_docker_etc() {
+        local name=$1 ip=$2 e=$3
+        echo 'docker:x:102:' >>"$e/group"
+        mkdir -p "$e/docker" "$e/systemd/system/sockets.target.wants"
+        ln -s /usr/lib/systemd/system/docker.service "$e/systemd/system/multi-user.target.wants/"
+        ln -s /usr/lib/systemd/system/docker.socket "$e/systemd/system/sockets.target.wants/"
+        cat >"$e/docker/daemon.json" <<-'EOF'
+	{
+	  "runtimes": {"nr-runc-clamp": {"path": "/usr/libexec/nr-e2e-k8s/runc-clamp"}},
+	  "default-runtime": "nr-runc-clamp",
+	  "exec-opts": ["native.cgroupdriver=cgroupfs"]
+	}
+	EOF
+        echo "KUBELET_EXTRA_ARGS=--node-ip=$ip --cni-bin-dir=/usr/lib/cni" >"$e/default/kubelet"
+}
+
+node_docker_load_images() {
+        local name=$1 f
+        for _ in $(seq 150); do
+                node_exec "$name" docker version >/dev/null 2>&1 && break
+                sleep 0.2
+        done
+        for f in "$W"/docker-images/*.tar; do
+                node_exec "$name" docker load <"$f" >/dev/null || { node_log "$name: cannot load $f into Docker"; return 1; }
+        done
 }

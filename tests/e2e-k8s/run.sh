@@ -14,9 +14,13 @@
 # (a manifest removes /etc/cni; containerd is restarted; the rejoin works), "control-plane" (a
 # second control plane with stacked etcd leaves and joins again; the last one passes kubeadm init's
 # preflight) and "master-gone" (the control plane stopped for good; the orphan unit resets a worker).
+# "dockershim" (a worker whose runtime is Docker through kubelet's dockershim, Debian's docker.io
+# laid into it, beside an operator's container with a volume; the reset removes kubelet's containers
+# through Docker and keeps the rest; kubeadm join again) runs before "control-plane", which resets
+# cp1 last.
 #
 # Environment: O (build directory with node-reset, default build), E2E_K8S_SCENARIOS (default
-# "rejoin side-by-side rejoin-removed-netd control-plane master-gone"), E2E_K8S_DIR (a Kubernetes
+# "rejoin side-by-side rejoin-removed-netd dockershim control-plane master-gone"), E2E_K8S_DIR (a Kubernetes
 # build other than tools/k8s-build.sh's cache directory), E2E_K8S_NETD=empty (see scenario_rejoin),
 # E2E_K8S_KEEP=1 (keep the nodes running at the end until $W/release exists, for debugging),
 # E2E_K8S_WORK (parent of the work directory, default /var/tmp). Reports and logs are copied to
@@ -99,7 +103,7 @@ echo "e2e-k8s: Kubernetes from $K8S_DIR, work directory $W"
 node_layer
 
 # rejoin first: it makes the cluster (cp1) the others join
-read -r -a SCENARIOS <<<"${E2E_K8S_SCENARIOS:-rejoin side-by-side rejoin-removed-netd control-plane master-gone}"
+read -r -a SCENARIOS <<<"${E2E_K8S_SCENARIOS:-rejoin side-by-side rejoin-removed-netd dockershim control-plane master-gone}"
 for s in "${SCENARIOS[@]}"; do
         case "$s" in
         rejoin) scenario_rejoin ;;
@@ -107,6 +111,7 @@ for s in "${SCENARIOS[@]}"; do
         rejoin-removed-netd) scenario_rejoin_removed_netd ;;
         control-plane) scenario_control_plane ;;
         master-gone) scenario_master_gone ;;
+        dockershim) scenario_dockershim ;;
         *) echo "e2e-k8s: unknown scenario $s" >&2; exit 2 ;;
         esac
 done

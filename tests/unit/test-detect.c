@@ -898,6 +898,28 @@ static void test_dockershim(void **state) {
         detection_done(&d);
 }
 
+/* Debian's docker.io puts dockerd in /usr/sbin (docker-ce in /usr/bin), and before Docker first ran
+ * neither /etc/docker nor /var/lib/docker exists: that dockerd alone says Docker is installed. */
+static void test_dockershim_debian(void **state) {
+        Detection d;
+
+        put("/var/lib/kubelet/kubeadm-flags.env",
+            "KUBELET_KUBEADM_ARGS=\"--network-plugin=cni --pod-infra-container-image=k8s.gcr.io/pause:3.2\"\n");
+        put("/usr/sbin/dockerd", "");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "docker");
+        assert_string_equal(d.runtime_endpoint, "unix:///var/run/dockershim.sock");
+        detection_done(&d);
+
+        put("/etc/containerd/config.toml", "version = 2\n");
+        put("/var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--container-runtime=remote "
+                                                  "--container-runtime-endpoint=/run/containerd/containerd.sock\"\n");
+        detect(&d);
+        assert_string_equal(d.runtime.value, "containerd");
+        assert_true(d.docker_cohosted);
+        detection_done(&d);
+}
+
 /* The same flags file without Docker on the node is no evidence of dockershim; a remote runtime in
  * kubelet's unit, or kubeadm's criSocket naming containerd, says it is not dockershim. */
 static void test_dockershim_not(void **state) {
@@ -970,6 +992,7 @@ int main(void) {
                 T(test_kubekey_docker),
                 T(test_cohosted_docker),
                 T(test_dockershim),
+                T(test_dockershim_debian),
                 T(test_dockershim_not),
                 T(test_dockershim_said),
                 T(test_k3s_docker),
