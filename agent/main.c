@@ -440,6 +440,7 @@ static int setup(Setup *s) {
         s->ctx.manifest = s->manifest;
         s->ctx.lazy_unmount = arg_lazy_unmount;
         phase_node_object_identity(arg_kubeconfig, arg_node_name);
+        phase_drain_identity(arg_kubeconfig, arg_node_name);
         if (arg_timeout_sec > 0)
                 s->ctx.deadline_usec = started_usec + (usec_t) arg_timeout_sec * USEC_PER_SEC;
         return 0;
@@ -592,20 +593,23 @@ static int exit_status_of(const Plan *plan, const Plan *residue, const Plan *uno
         return EXIT_CLEAN;
 }
 
-/* A backup that could not be written stops the run before anything is deleted: the console's hooks
- * are wrapped so that every phase after a failed backup is quit, and said why afterwards. */
+/* A phase with a gate (the backup, the drain) that failed stops the run before anything later is
+ * done: the console's hooks are wrapped so that every phase after it is quit, and said why afterwards. */
 typedef struct RunHooks {
         ExecuteHooks inner;
-        bool backup_failed;
+        const Phase *gate; /* the gate that failed, NULL while none did */
 } RunHooks;
 
 static PhaseDecision run_phase_begin(const Plan *plan, size_t first, size_t n, void *userdata) {
         RunHooks *h = userdata;
 
-        for (size_t i = 0; i < first; i++)
-                if (streq(plan->actions[i]->phase, "backup") && plan->actions[i]->result == ACTION_FAILED)
-                        h->backup_failed = true;
-        if (h->backup_failed)
+        for (size_t i = 0; i < first && !h->gate; i++) {
+                const Phase *ph = phase_find(plan->actions[i]->phase);
+
+                if (ph && ph->gate && plan->actions[i]->result == ACTION_FAILED)
+                        h->gate = ph;
+        }
+        if (h->gate)
                 return PHASE_QUIT;
         return h->inner.phase_begin ? h->inner.phase_begin(plan, first, n, h->inner.userdata) : PHASE_RUN;
 }
@@ -624,12 +628,11 @@ static void run_phase_end(const Plan *plan, size_t first, size_t n, uint64_t ela
                 h->inner.phase_end(plan, first, n, elapsed_usec, h->inner.userdata);
 }
 
-static void explain_backup_failure(Plan *plan) {
+static void explain_gate_failure(Plan *plan, const Phase *gate) {
         PLAN_FOREACH(a, plan)
-                if (!streq(a->phase, "backup") && a->result == ACTION_SKIPPED && !a->skip_reason) {
+                if (!streq(a->phase, gate->name) && a->result == ACTION_SKIPPED && !a->skip_reason) {
                         free(a->message);
-                        a->message = strdup("not run: the backup failed, and nothing is deleted without one "
-                                            "(--no-backup to go on without)");
+                        a->message = strprintf("not run: %s", gate->gate);
                 }
 }
 
@@ -709,8 +712,8 @@ static int verb_run(int argc, char *argv[]) {
         log_event(LOG_NOTICE, LOG_MESSAGE_RUN_START, "Reset of %s started: %zu actions, %zu with something to do.",
                   s.root, plan->n_actions, plan_count_present(plan));
         (void) engine_execute(&s.ctx, plan, &hooks);
-        if (run_hooks.backup_failed)
-                explain_backup_failure(plan);
+        if (run_hooks.gate)
+                explain_gate_failure(plan, run_hooks.gate);
         console_done(&console);
         if (s.sel.verify && engine_verify(&s.ctx, &s.sel, &residue, &unobserved, &err) < 0)
                 log_error("Cannot verify the result: %s", err ?: "out of memory");

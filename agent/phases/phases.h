@@ -6,6 +6,9 @@
 #include "agent/engine/phase.h"
 
 int phase_backup_plan(Context *ctx, Plan *plan, char **reterr);
+int phase_drain_plan(Context *ctx, Plan *plan, char **reterr);
+/* Free what the drain phase kept for the run (its credentials). */
+void phase_drain_done(Context *ctx);
 int phase_etcd_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_services_early_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_node_object_plan(Context *ctx, Plan *plan, char **reterr);
@@ -23,6 +26,7 @@ int phase_reload_plan(Context *ctx, Plan *plan, char **reterr);
 /* The options each phase takes (PhaseOption), declared in the phase's file next to the code that
  * reads them; a phase without any has none here. */
 extern const PhaseOption phase_backup_options[];
+extern const PhaseOption phase_drain_options[];
 extern const PhaseOption phase_etcd_options[];
 extern const PhaseOption phase_services_options[]; /* services-early's row: both services phases read them */
 extern const PhaseOption phase_node_object_options[];
@@ -36,6 +40,9 @@ void phase_etcd_done(Context *ctx);
 /* --kubeconfig and --node-name are the program's (orphan-check takes them too): the node-object
  * phase is handed them before it plans. NULL: the node's own credentials and name. */
 void phase_node_object_identity(const char *kubeconfig, const char *node_name);
+void phase_drain_identity(const char *kubeconfig, const char *node_name);
+/* --drain implies --delete-node: the Node goes once the node is reset. */
+void phase_node_object_enable(void);
 
 /* Hand the table to the engine: once, before any phase is named or planned. */
 void reset_phases_register(void);
