@@ -27,6 +27,7 @@
 #include "agent/phases/rejoin-check.h"
 #include "agent/report/report.h"
 #include "agent/os/services.h"
+#include "agent/verbs/forget.h"
 #include "errno-util.h"
 #include "escape.h"
 #include "macro.h"
@@ -69,6 +70,8 @@ static char **arg_report_headers;
 static size_t arg_n_report_headers;
 static const char *arg_report_header_file;
 static const char *arg_report_cacert;
+static bool arg_force; /* forget's --force and --plan */
+static bool arg_plan_only;
 
 /* orphan-check's exit status is read by ExecCondition=: 0 proceeds, 1..254 skip quietly, 255
  * fails the unit loudly. */
@@ -87,7 +90,9 @@ static void help(void) {
                "  status                Show what is left (residue); exit 0 when clean\n"
                "  manifest check FILE…  Validate manifest files\n"
                "  manifest print        Show the effective manifest\n"
-               "  orphan-check          Exit 0 when this worker's control plane has been gone --for long\n\n"
+               "  orphan-check          Exit 0 when this worker's control plane has been gone --for long\n"
+               "  forget NODE           On a surviving control plane: remove a gone node's etcd member,\n"
+               "                        Node object and kubeadm ClusterStatus entry\n\n"
                "Options:\n"
                "  -h --help             Show this help\n"
                "  -V --version          Show the version\n"
@@ -116,7 +121,9 @@ static void help(void) {
                "     --report-url=URL   run: POST the status and the report to URL (start and end)\n"
                "     --report-header='NAME: VALUE'  ... with this header (repeatable)\n"
                "     --report-header-file=FILE  ... with the headers in FILE, one per line\n"
-               "     --report-cacert=FILE  ... trusting the CA certificates in FILE\n\n"
+               "     --report-cacert=FILE  ... trusting the CA certificates in FILE\n"
+               "     --force            forget: remove the etcd member even though it still answers\n"
+               "     --plan             forget: print the plan only (dry run)\n\n"
                "Phases, in order: backup, etcd, services-early, node-object, pods, services-late, processes, mounts,\n"
                "firewall, network, files, reload, verify.\n"
                "See node-reset(8) for the manifest grammar and the exit status.\n");
@@ -158,6 +165,8 @@ enum {
         ARG_REPORT_CACERT,
         ARG_PROFILE,
         ARG_WITH_RUNTIME,
+        ARG_FORCE,
+        ARG_PLAN,
 };
 
 static int add_report_header_arg(const char *h) {
@@ -201,6 +210,12 @@ static int parse_orphan_report_option(int c, const char *optarg_) {
                 return 0;
         case ARG_REPORT_CACERT:
                 arg_report_cacert = optarg_;
+                return 0;
+        case ARG_FORCE:
+                arg_force = true;
+                return 0;
+        case ARG_PLAN:
+                arg_plan_only = true;
                 return 0;
         }
         return usage_error("internal: unhandled option %s", "");
@@ -257,6 +272,8 @@ static const struct option options[] = {
         { "report-cacert", required_argument, NULL, ARG_REPORT_CACERT },
         { "profile", required_argument, NULL, ARG_PROFILE },
         { "with-runtime", optional_argument, NULL, ARG_WITH_RUNTIME },
+        { "force", no_argument, NULL, ARG_FORCE },
+        { "plan", no_argument, NULL, ARG_PLAN },
         {},
 };
 
@@ -504,19 +521,8 @@ static void show_plan(const Setup *s, const Plan *plan) {
 
 /* Without --yes a person must type "yes" on a terminal; anything else refuses. */
 static bool confirmed(const Setup *s, const Plan *plan) {
-        char answer[64] = "";
-
         show_plan(s, plan);
-        if (!isatty(STDIN_FILENO)) {
-                log_error("Refusing to reset without --yes: standard input is not a terminal to confirm on.");
-                return false;
-        }
-        fputs("Type 'yes' to reset this node: ", stderr);
-        if (!fgets(answer, sizeof answer, stdin) || !streq(answer, "yes\n")) {
-                log_error("Not confirmed; nothing was changed.");
-                return false;
-        }
-        return true;
+        return console_confirm(stdin, stderr, "reset this node");
 }
 
 /* Per-phase questions need a person at a terminal; the plan is shown first either way. */
@@ -877,6 +883,21 @@ static int verb_orphan_check(int argc, char *argv[]) {
         return status;
 }
 
+static int verb_forget_main(int argc, char *argv[]) {
+        ForgetOptions o = {
+                .root = arg_root,
+                .kubeconfig = arg_kubeconfig,
+                .force = arg_force,
+                .plan_only = arg_plan_only,
+                .yes = arg_yes,
+                .all_actions = arg_all_actions,
+                .output = arg_output,
+                .deadline_usec = arg_timeout_sec > 0 ? started_usec + (usec_t) arg_timeout_sec * USEC_PER_SEC : 0,
+        };
+
+        return verb_forget(&o, argc, argv);
+}
+
 typedef struct Verb {
         const char *name;
         int (*run)(int argc, char *argv[]);
@@ -889,11 +910,14 @@ static const Verb verbs[] = {
         { "status", verb_status, true },
         { "orphan-check", verb_orphan_check, false }, /* its usage errors exit 255: it checks itself */
         { "manifest", verb_manifest, false },
+        { "forget", verb_forget_main, false }, /* agent/verbs/forget.c */
 };
 
 static int dispatch(int argc, char *argv[]) {
         if (argc < 1)
-                return usage_error("a command is needed: plan, run, status, manifest or orphan-check"), EXIT_USAGE;
+                return usage_error("a command is needed: plan, run, status, manifest, orphan-check or forget"), EXIT_USAGE;
+        if ((arg_force || arg_plan_only) && !streq(argv[0], "forget"))
+                return usage_error("--force and --plan are forget's options"), EXIT_USAGE;
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
                 if (streq(verbs[i].name, argv[0])) {
                         /* "run status" must not reset the node and exit 0: reject, like util-linux. */

@@ -115,8 +115,29 @@ static int load_kubeconfig(int root_fd, const char *path, Kubeconfig **ret, char
         return 0;
 }
 
-/* The operator's file on the running system, else the node's admin.conf, else (when allowed) the
- * kubelet's own credentials. */
+/* The administrator's kubeconfig each installer writes on a control-plane node: kubeadm's, k3s's
+ * (its server's --write-kubeconfig default) and rke2's. */
+static const char *const admin_kubeconfigs[] = {
+        KUBE_ADMIN_CONF,
+        "/etc/rancher/k3s/k3s.yaml",
+        "/etc/rancher/rke2/rke2.yaml",
+};
+
+static int load_admin(int root_fd, Kubeconfig **ret, char **reterr) {
+        int r = -ENOENT;
+
+        for (size_t i = 0; i < ELEMENTSOF(admin_kubeconfigs) && r == -ENOENT; i++) {
+                if (reterr)
+                        *reterr = mfree(*reterr);
+                r = load_kubeconfig(root_fd, admin_kubeconfigs[i], ret, reterr);
+        }
+        if (r == -ENOENT && reterr) /* none of them: the caller says so in its words */
+                *reterr = mfree(*reterr);
+        return r;
+}
+
+/* The operator's file on the running system, else the node's administrator kubeconfig, else (when
+ * allowed) the kubelet's own credentials. */
 static int open_credentials(int root_fd, const char *kubeconfig, bool kubelet_fallback, Kubeconfig **kubelet,
                             KubeIdentity *id, char **reterr) {
         cleanup_close int slash = -EBADF;
@@ -128,7 +149,7 @@ static int open_credentials(int root_fd, const char *kubeconfig, bool kubelet_fa
                 id->may_delete = true;
                 return r;
         }
-        r = load_kubeconfig(root_fd, KUBE_ADMIN_CONF, &id->kc, reterr);
+        r = load_admin(root_fd, &id->kc, reterr);
         id->may_delete = r >= 0;
         if (r == -ENOENT && kubelet_fallback && *kubelet) {
                 if (reterr)

@@ -49,8 +49,8 @@ typedef struct KubeIdentity {
         bool may_delete;         /* admin's or the operator's credentials, not the kubelet's own */
 } KubeIdentity;
 
-/* kubeconfig (the operator's --kubeconfig, a path on the running system) or the node's admin.conf
- * beneath root_fd; with kubelet_fallback and neither, the kubelet's kubelet.conf. The node's name:
+/* kubeconfig (the operator's --kubeconfig, a path on the running system) or the node's administrator
+ * kubeconfig beneath root_fd (admin.conf, k3s.yaml, rke2.yaml); with kubelet_fallback and neither, the kubelet's kubelet.conf. The node's name:
  * node_name, else the kubelet's certificate's, else the host name (node-name.h). -ENOENT when there
  * are no credentials; -EINVAL for a name that is no node name. */
 int kube_identity_open(int root_fd, const char *kubeconfig, const char *node_name, bool kubelet_fallback,
