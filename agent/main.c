@@ -91,8 +91,7 @@ static void help(void) {
                "  manifest check FILE…  Validate manifest files\n"
                "  manifest print        Show the effective manifest\n"
                "  orphan-check          Exit 0 when this worker's control plane has been gone --for long\n"
-               "  forget NODE           On a surviving control plane: remove a gone node's etcd member,\n"
-               "                        Node object and kubeadm ClusterStatus entry\n\n"
+               "  forget NODE           From a surviving control plane: remove a gone node's etcd member and Node\n\n"
                "Options:\n"
                "  -h --help             Show this help\n"
                "  -V --version          Show the version\n"
@@ -124,7 +123,7 @@ static void help(void) {
                "     --report-cacert=FILE  ... trusting the CA certificates in FILE\n"
                "     --force            forget: remove the etcd member even though it still answers\n"
                "     --plan             forget: print the plan only (dry run)\n\n"
-               "Phases, in order: backup, etcd, services-early, node-object, pods, services-late, processes, mounts,\n"
+               "Phases, in order: backup, drain, etcd, services-early, node-object, pods, services-late, processes, mounts,\n"
                "firewall, network, files, reload, verify.\n"
                "See node-reset(8) for the manifest grammar and the exit status.\n");
 }
