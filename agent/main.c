@@ -638,6 +638,7 @@ static void explain_gate_failure(Plan *plan, const Phase *gate) {
                 if (!streq(a->phase, gate->name) && a->result == ACTION_SKIPPED && !a->skip_reason) {
                         free(a->message);
                         a->message = strprintf("not run: %s", gate->gate);
+                        a->code = "refused";
                 }
 }
 

@@ -234,11 +234,12 @@ int drain_eviction_version(const Kubeconfig *kc, uint64_t deadline, char **ret, 
         gv = yaml_scalar_of(
                 yaml_map_get(&doc, yaml_map_get(&doc, yaml_document_get_root_node(&doc), "preferredVersion"),
                              "groupVersion"));
-        *ret = gv && startswith(gv, "policy/") ? strdup(gv) : NULL;
-        yaml_document_delete(&doc);
         if (!gv || !startswith(gv, "policy/"))
-                return set_errmsg(reterr, -EOPNOTSUPP, "the policy group names no preferred version");
-        return *ret ? 0 : -ENOMEM;
+                r = set_errmsg(reterr, -EOPNOTSUPP, "the policy group names no preferred version");
+        else
+                r = (*ret = strdup(gv)) ? 0 : -ENOMEM;
+        yaml_document_delete(&doc);
+        return r;
 }
 
 int drain_pod_evict(const Kubeconfig *kc, const char *version, const DrainPod *p, uint64_t deadline,

@@ -45,7 +45,9 @@ typedef struct Eviction {
         bool pending; /* to be evicted (again) */
         bool evicted; /* the API server took the eviction: wait until it is gone */
         unsigned refusals;
-        char *why; /* the last refusal's words */
+        uint64_t next_usec;    /* when to ask again after a 429 */
+        uint64_t evicted_usec; /* when the API server took the eviction */
+        char *why;             /* the last refusal's words */
 } Eviction;
 
 static void pod_ref_free(void *p) {
@@ -158,14 +160,14 @@ static bool any(const Eviction *ev, size_t n, bool evicted) {
         return false;
 }
 
-/* One round: every pending pod asked once; a 429 stays pending. */
-static void evict_round(Eviction *ev, size_t n, const char *version, uint64_t deadline) {
+/* Ask for the pods whose turn it is; a 429 is asked again 5 s later (drain.go's evictPods). */
+static void evict_due(Eviction *ev, size_t n, const char *version, uint64_t deadline) {
         for (size_t i = 0; i < n; i++) {
                 cleanup_free char *err = NULL;
                 DrainPod p = { .ns = ev[i].ref->ns, .name = ev[i].ref->name };
                 int r;
 
-                if (!ev[i].pending)
+                if (!ev[i].pending || now(CLOCK_MONOTONIC) < ev[i].next_usec)
                         continue;
                 r = drain_pod_evict(drain_id->kc, version, &p, deadline, &err);
                 if (r == -EBUSY) {
@@ -173,25 +175,38 @@ static void evict_round(Eviction *ev, size_t n, const char *version, uint64_t de
                                 log_info("%s: %s; asking again every 5 s until --drain-timeout.", ev[i].a->target, err);
                         free(ev[i].why);
                         ev[i].why = TAKE_PTR(err);
+                        ev[i].next_usec = now(CLOCK_MONOTONIC) + EVICT_RETRY_USEC;
                         continue;
                 }
                 ev[i].pending = false;
-                if (r > 0)
-                        ev[i].evicted = true;
-                else
+                ev[i].evicted = r > 0;
+                ev[i].evicted_usec = now(CLOCK_MONOTONIC);
+                if (r <= 0)
                         action_record(ev[i].a, r, r == 0 ? strdup("gone before its eviction") : TAKE_PTR(err));
         }
 }
 
-static void evict_until(Eviction *ev, size_t n, const char *version, uint64_t deadline) {
-        for (;;) {
-                evict_round(ev, n, version, deadline);
-                if (!any(ev, n, false))
-                        return;
-                if (now(CLOCK_MONOTONIC) + EVICT_RETRY_USEC >= deadline)
-                        break;
-                (void) usleep(EVICT_RETRY_USEC);
+/* waitForDelete: an evicted pod is gone when the node's list no longer holds its UID. */
+static void record_gone(Eviction *ev, size_t n, const char *version, uint64_t deadline) {
+        cleanup_free char *err = NULL;
+        DrainPodList l;
+
+        if (!any(ev, n, true) || drain_pods_list(drain_id->kc, drain_id->node, deadline, &l, &err) < 0)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                const DrainPod *p = drain_pod_list_find(&l, ev[i].ref->ns, ev[i].ref->name);
+
+                if (!ev[i].evicted || (p && streq(p->uid, ev[i].ref->uid)))
+                        continue;
+                action_recordf(ev[i].a, 1, "evicted (%s Eviction), gone from the node %.1f s later", version,
+                               (double) (now(CLOCK_MONOTONIC) - ev[i].evicted_usec) / USEC_PER_SEC);
+                ev[i].evicted = false;
         }
+        drain_pod_list_done(&l);
+}
+
+/* What the deadline left: a budget that still refuses, a pod evicted but not gone. */
+static void record_timeout(Eviction *ev, size_t n) {
         for (size_t i = 0; i < n; i++)
                 if (ev[i].pending) {
                         ev[i].a->code = "disruption-budget";
@@ -199,35 +214,25 @@ static void evict_until(Eviction *ev, size_t n, const char *version, uint64_t de
                                        ev[i].why ?: "refused", ev[i].refusals);
                         ev[i].pending = false;
                 }
-}
-
-/* waitForDelete: an evicted pod is gone when the node's list no longer holds its UID. */
-static void wait_gone(Eviction *ev, size_t n, const char *version, uint64_t start, uint64_t deadline) {
-        while (any(ev, n, true)) {
-                cleanup_free char *err = NULL;
-                DrainPodList l;
-
-                if (drain_pods_list(drain_id->kc, drain_id->node, deadline, &l, &err) >= 0) {
-                        for (size_t i = 0; i < n; i++) {
-                                const DrainPod *p = drain_pod_list_find(&l, ev[i].ref->ns, ev[i].ref->name);
-
-                                if (ev[i].evicted && (!p || !streq(p->uid, ev[i].ref->uid))) {
-                                        action_recordf(ev[i].a, 1, "evicted (%s Eviction), gone from the node after %.1f s",
-                                                       version, (double) (now(CLOCK_MONOTONIC) - start) / USEC_PER_SEC);
-                                        ev[i].evicted = false;
-                                }
-                        }
-                        drain_pod_list_done(&l);
-                }
-                if (!any(ev, n, true) || now(CLOCK_MONOTONIC) + WAIT_POLL_USEC >= deadline)
-                        break;
-                (void) usleep(WAIT_POLL_USEC);
-        }
         fail_pending(ev, n, -ETIMEDOUT, "evicted, but still on the node at --drain-timeout");
 }
 
+/* Evict and wait at once: a pod that goes is recorded when it goes, whatever the others wait for. */
+static void evict_and_wait(Eviction *ev, size_t n, const char *version, uint64_t deadline) {
+        for (;;) {
+                evict_due(ev, n, version, deadline);
+                record_gone(ev, n, version, deadline);
+                if (!any(ev, n, false) && !any(ev, n, true))
+                        return;
+                if (now(CLOCK_MONOTONIC) + WAIT_POLL_USEC >= deadline)
+                        break;
+                (void) usleep(WAIT_POLL_USEC);
+        }
+        record_timeout(ev, n);
+}
+
 /* Decide again from the pods on the node now, then evict, then wait: drain.go's order. */
-static void evict_all(Eviction *ev, size_t n, const DrainPodList *now_on_node, uint64_t start, uint64_t deadline) {
+static void evict_all(Eviction *ev, size_t n, const DrainPodList *now_on_node, uint64_t deadline) {
         cleanup_free char *err = NULL, *version = NULL;
         char *first = NULL;
         int r;
@@ -241,12 +246,11 @@ static void evict_all(Eviction *ev, size_t n, const DrainPodList *now_on_node, u
         r = drain_eviction_version(drain_id->kc, deadline, &version, &err);
         if (r < 0)
                 return fail_pending(ev, n, r, err ?: strerror(-r));
-        evict_until(ev, n, version, deadline);
-        wait_gone(ev, n, version, start, deadline);
+        evict_and_wait(ev, n, version, deadline);
 }
 
 static void evict_batch(Action **actions, size_t n, Context *ctx) {
-        uint64_t start = now(CLOCK_MONOTONIC), deadline = drain_deadline(ctx);
+        uint64_t deadline = drain_deadline(ctx);
         cleanup_free char *err = NULL;
         cleanup_free Eviction *ev = calloc(n, sizeof *ev);
         DrainPodList l;
@@ -262,7 +266,7 @@ static void evict_batch(Action **actions, size_t n, Context *ctx) {
         r = drain_id ? drain_pods_list(drain_id->kc, drain_id->node, deadline, &l, &err) : -EACCES;
         if (r < 0)
                 return fail_pending(ev, n, r, err ?: "no credentials to drain with");
-        evict_all(ev, n, &l, start, deadline);
+        evict_all(ev, n, &l, deadline);
         drain_pod_list_done(&l);
         for (size_t i = 0; i < n; i++)
                 free(ev[i].why);
@@ -295,6 +299,7 @@ static int plan_pod(Plan *plan, const DrainPod *p) {
         act = plan_add(plan, &evict_ops, PHASE, target, "--drain", ref);
         if (!act)
                 return -ENOMEM;
+        act->present = p->class == DRAIN_EVICT || p->class == DRAIN_UNMANAGED;
         if (p->class == DRAIN_DAEMONSET)
                 return action_set_skip_code(act, "daemonset",
                                             "managed by %s: left, as kubectl drain --ignore-daemonsets does", p->owner);
@@ -302,7 +307,6 @@ static int plan_pod(Plan *plan, const DrainPod *p) {
                 return action_set_skip_code(act, "mirror",
                                             "the mirror of a static pod: the API server cannot evict it (the pods "
                                             "phase stops it)");
-        act->present = true;
         return action_set_detail(act, "%s", pod_plan_detail(p, buf, sizeof buf));
 }
 

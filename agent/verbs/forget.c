@@ -154,8 +154,10 @@ static int plan_etcd_row(Forget *f, Plan *plan, bool verifying) {
         }
         target = m.found ? strprintf("etcd-member/%016" PRIx64 " (%s)", m.id, m.name) : strdup("etcd-member");
         r = target ? add_row(plan, &etcd_ops, target, &a) : -ENOMEM;
-        if (r >= 0 && !m.found)
-                r = action_set_detail(a, "no member of cluster (asked %s) is %s's", m.endpoint, f->node);
+        if (r >= 0 && !m.found) {
+                a->present = false;
+                r = action_set_detail(a, "no member of the cluster (asked %s) is %s's", m.endpoint, f->node);
+        }
         else if (r >= 0 && m.refusal) {
                 a->present = true;
                 f->refused = !verifying;
