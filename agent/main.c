@@ -123,7 +123,8 @@ static void help(void) {
                "     --report-cacert=FILE  ... trusting the CA certificates in FILE\n"
                "     --force            forget: remove the etcd member even though it still answers\n"
                "     --plan             forget: print the plan only (dry run)\n\n"
-               "Phases, in order: backup, drain, etcd, services-early, node-object, pods, services-late, processes, mounts,\n"
+               "Phases, in order: backup, drain, etcd, services-early, node-object, pods, services-late, processes, "
+               "mounts,\n"
                "firewall, network, files, reload, verify.\n"
                "See node-reset(8) for the manifest grammar and the exit status.\n");
 }
@@ -915,7 +916,8 @@ static const Verb verbs[] = {
 
 static int dispatch(int argc, char *argv[]) {
         if (argc < 1)
-                return usage_error("a command is needed: plan, run, status, manifest, orphan-check or forget"), EXIT_USAGE;
+                return usage_error("a command is needed: plan, run, status, manifest, orphan-check or forget"),
+                       EXIT_USAGE;
         if ((arg_force || arg_plan_only) && !streq(argv[0], "forget"))
                 return usage_error("--force and --plan are forget's options"), EXIT_USAGE;
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)

@@ -55,8 +55,8 @@ int kube_api_request(const Kubeconfig *kc, const KubeRequest *req, HttpResult *r
                         .key = { kc->key.data, kc->key.size },
                         .insecure = kc->insecure,
                         .proxy = kc->proxy_url,
-                        .connect_timeout_ms = timeout < KUBE_API_CONNECT_TIMEOUT_MS ? timeout
-                                                                                     : KUBE_API_CONNECT_TIMEOUT_MS,
+                        .connect_timeout_ms =
+                                timeout < KUBE_API_CONNECT_TIMEOUT_MS ? timeout : KUBE_API_CONNECT_TIMEOUT_MS,
                         .timeout_ms = timeout,
                 },
                 ret);
@@ -97,7 +97,8 @@ char *kube_api_describe(const HttpResult *res) {
         if (kube_api_document(res, &doc) < 0)
                 return strprintf("HTTP %ld", res->status);
         s = strprintf("HTTP %ld: %s", res->status,
-                      yaml_scalar_of(yaml_map_get(&doc, yaml_document_get_root_node(&doc), "message")) ?: "(no message)");
+                      yaml_scalar_of(yaml_map_get(&doc, yaml_document_get_root_node(&doc), "message"))
+                              ?: "(no message)");
         yaml_document_delete(&doc);
         return s;
 }

@@ -50,9 +50,9 @@ typedef struct KubeIdentity {
 } KubeIdentity;
 
 /* kubeconfig (the operator's --kubeconfig, a path on the running system) or the node's administrator
- * kubeconfig beneath root_fd (admin.conf, k3s.yaml, rke2.yaml); with kubelet_fallback and neither, the kubelet's kubelet.conf. The node's name:
- * node_name, else the kubelet's certificate's, else the host name (node-name.h). -ENOENT when there
- * are no credentials; -EINVAL for a name that is no node name. */
+ * kubeconfig beneath root_fd (admin.conf, k3s.yaml, rke2.yaml); with kubelet_fallback and neither, the kubelet's
+ * kubelet.conf. The node's name: node_name, else the kubelet's certificate's, else the host name (node-name.h). -ENOENT
+ * when there are no credentials; -EINVAL for a name that is no node name. */
 int kube_identity_open(int root_fd, const char *kubeconfig, const char *node_name, bool kubelet_fallback,
                        KubeIdentity *ret, char **reterr);
 void kube_identity_done(KubeIdentity *id);

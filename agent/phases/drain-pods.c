@@ -58,9 +58,12 @@ static int judge(const Kubeconfig *kc, const HttpResult *res, const char *what, 
         if (!why)
                 return -ENOMEM;
         if (!kube_api_answered(res))
-                return set_errmsg(reterr, -EHOSTUNREACH, "%s: the API server %s does not answer: %s", what,
-                                  kc->server, why);
-        return set_errmsg(reterr, res->status == 401 || res->status == 403 ? -EACCES : res->status == 429 ? -EBUSY : -EIO,
+                return set_errmsg(reterr, -EHOSTUNREACH, "%s: the API server %s does not answer: %s", what, kc->server,
+                                  why);
+        return set_errmsg(reterr,
+                          res->status == 401 || res->status == 403 ? -EACCES
+                          : res->status == 429                     ? -EBUSY
+                                                                   : -EIO,
                           "%s: the API server refused: %s (credentials of %s)", what, why, kc->path);
 }
 
@@ -86,8 +89,7 @@ static int call(const Kubeconfig *kc, const KubeRequest *req, const char *what, 
         return r;
 }
 
-int drain_node_get(const Kubeconfig *kc, const char *node, uint64_t deadline, bool *ret_unschedulable,
-                   char **reterr) {
+int drain_node_get(const Kubeconfig *kc, const char *node, uint64_t deadline, bool *ret_unschedulable, char **reterr) {
         cleanup_free char *path = strprintf("/api/v1/nodes/%s", node), *what = strprintf("Node %s", node);
         yaml_document_t doc;
         yaml_node_t *spec;
@@ -119,9 +121,9 @@ int drain_node_cordon(const Kubeconfig *kc, const char *node, uint64_t deadline,
 }
 
 /* The item of a sequence node, in order. */
-#define YAML_SEQ_FOREACH(doc, seq, it)                                                                          \
+#define YAML_SEQ_FOREACH(doc, seq, it)                                                                            \
         for (yaml_node_item_t *it = (seq) && (seq)->type == YAML_SEQUENCE_NODE ? (seq)->data.sequence.items.start \
-                                                                               : NULL;                          \
+                                                                               : NULL;                            \
              it && it < (seq)->data.sequence.items.top; it++)
 
 /* metadata.ownerReferences' entry with controller: true (metav1.GetControllerOf). */
@@ -143,8 +145,8 @@ static int controller_of(yaml_document_t *doc, yaml_node_t *meta, const char **r
 
 static bool has_emptydir(yaml_document_t *doc, yaml_node_t *spec) {
         YAML_SEQ_FOREACH(doc, yaml_map_get(doc, spec, "volumes"), it)
-                if (yaml_map_get(doc, yaml_document_get_node(doc, *it), "emptyDir"))
-                        return true;
+        if (yaml_map_get(doc, yaml_document_get_node(doc, *it), "emptyDir"))
+                return true;
         return false;
 }
 
@@ -185,7 +187,7 @@ static int pods_read(yaml_document_t *doc, DrainPodList *l) {
         int r;
 
         YAML_SEQ_FOREACH(doc, items, it)
-                n++;
+        n++;
         l->pods = calloc(n ?: 1, sizeof *l->pods);
         if (!l->pods)
                 return -ENOMEM;
@@ -231,9 +233,8 @@ int drain_eviction_version(const Kubeconfig *kc, uint64_t deadline, char **ret, 
                 return set_errmsg(reterr, -EOPNOTSUPP, "the API server offers no policy group: no Eviction API");
         if (r < 0)
                 return r;
-        gv = yaml_scalar_of(
-                yaml_map_get(&doc, yaml_map_get(&doc, yaml_document_get_root_node(&doc), "preferredVersion"),
-                             "groupVersion"));
+        gv = yaml_scalar_of(yaml_map_get(
+                &doc, yaml_map_get(&doc, yaml_document_get_root_node(&doc), "preferredVersion"), "groupVersion"));
         if (!gv || !startswith(gv, "policy/"))
                 r = set_errmsg(reterr, -EOPNOTSUPP, "the policy group names no preferred version");
         else
@@ -242,8 +243,7 @@ int drain_eviction_version(const Kubeconfig *kc, uint64_t deadline, char **ret, 
         return r;
 }
 
-int drain_pod_evict(const Kubeconfig *kc, const char *version, const DrainPod *p, uint64_t deadline,
-                    char **reterr) {
+int drain_pod_evict(const Kubeconfig *kc, const char *version, const DrainPod *p, uint64_t deadline, char **reterr) {
         cleanup_free char *path = strprintf("/api/v1/namespaces/%s/pods/%s/eviction", p->ns, p->name);
         cleanup_free char *what = strprintf("evict %s/%s", p->ns, p->name);
         cleanup_free char *body = strprintf("{\"apiVersion\":\"%s\",\"kind\":\"Eviction\","

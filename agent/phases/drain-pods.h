@@ -35,8 +35,7 @@ const char *drain_class_to_string(DrainClass c);
 
 /* What the API server says of a Node: 1 and spec.unschedulable, 0 no such Node, -EHOSTUNREACH no
  * answer (or a refusal), with the words in *reterr. */
-int drain_node_get(const Kubeconfig *kc, const char *node, uint64_t deadline, bool *ret_unschedulable,
-                   char **reterr);
+int drain_node_get(const Kubeconfig *kc, const char *node, uint64_t deadline, bool *ret_unschedulable, char **reterr);
 /* spec.unschedulable = true (a strategic merge patch): 1, 0 when the Node is gone, -errno. */
 int drain_node_cordon(const Kubeconfig *kc, const char *node, uint64_t deadline, char **reterr);
 
@@ -49,5 +48,4 @@ int drain_eviction_version(const Kubeconfig *kc, uint64_t deadline, char **ret, 
 
 /* POST an Eviction for the pod: 1 accepted, 0 the pod is gone already, -EBUSY refused for now by a
  * PodDisruptionBudget (HTTP 429: try again later), other -errno; the server's words in *reterr. */
-int drain_pod_evict(const Kubeconfig *kc, const char *version, const DrainPod *p, uint64_t deadline,
-                    char **reterr);
+int drain_pod_evict(const Kubeconfig *kc, const char *version, const DrainPod *p, uint64_t deadline, char **reterr);

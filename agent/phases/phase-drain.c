@@ -123,8 +123,9 @@ static size_t refuse_unmanaged(Eviction *ev, size_t n, const DrainPodList *now_o
                 if (!ev[i].pending || !p || p->class != DRAIN_UNMANAGED || arg_drain_force)
                         continue;
                 ev[i].a->code = "unmanaged";
-                action_recordf(ev[i].a, -EPERM,
-                               "refused: no controller manages it, nothing would recreate it (--drain-force evicts it)");
+                action_recordf(
+                        ev[i].a, -EPERM,
+                        "refused: no controller manages it, nothing would recreate it (--drain-force evicts it)");
                 ev[i].pending = false;
                 if (refused++ == 0)
                         *ret_first = ev[i].a->target;
@@ -347,8 +348,9 @@ static int plan_cordon(Context *ctx, Plan *plan, bool *ret_node) {
         act->present = r > 0 && !unschedulable;
         if (r == 0)
                 return action_set_detail(act, "no Node object %s: nothing to drain", drain_id->node);
-        return action_set_detail(act, unschedulable ? "Node %s is cordoned already (credentials of %s)"
-                                                    : "mark Node %s unschedulable (credentials of %s)",
+        return action_set_detail(act,
+                                 unschedulable ? "Node %s is cordoned already (credentials of %s)"
+                                               : "mark Node %s unschedulable (credentials of %s)",
                                  drain_id->node, drain_id->kc->path);
 }
 
@@ -359,8 +361,9 @@ static int plan_no_credentials(Plan *plan, int r, const char *err) {
                 return -ENOMEM;
         act->present = true;
         if (r == -ENOENT)
-                return action_set_detail(act, "no %s or --kubeconfig: the drain cannot be done, and the reset will "
-                                              "not run",
+                return action_set_detail(act,
+                                         "no %s or --kubeconfig: the drain cannot be done, and the reset will "
+                                         "not run",
                                          KUBE_ADMIN_CONF);
         return action_set_detail(act, "%s: the drain cannot be done, and the reset will not run", err ?: strerror(-r));
 }
@@ -415,7 +418,8 @@ static int parse_drain_force(const char *arg, char **reterr) {
 static int parse_drain_timeout(const char *arg, char **reterr) {
         if (duration_parse(arg, &arg_drain_timeout_sec) < 0 || arg_drain_timeout_sec == 0)
                 return set_errmsg(reterr, -EINVAL,
-                                  "invalid --drain-timeout '%s': expected a positive duration such as 90s, 5m, 1h", arg);
+                                  "invalid --drain-timeout '%s': expected a positive duration such as 90s, 5m, 1h",
+                                  arg);
         return 0;
 }
 
@@ -424,7 +428,8 @@ const PhaseOption phase_drain_options[] = {
           "Cordon this node and evict its pods (Eviction API, PodDisruptionBudgets\n"
           "respected) before the reset; implies --delete-node",
           parse_drain },
-        { "drain-force", PHASE_OPTION_NO_ARG, NULL, "--drain: evict pods no controller manages too", parse_drain_force },
+        { "drain-force", PHASE_OPTION_NO_ARG, NULL, "--drain: evict pods no controller manages too",
+          parse_drain_force },
         { "drain-timeout", PHASE_OPTION_REQUIRED_ARG, "DURATION",
           "--drain: retry refused evictions and wait for the pods this long (5m)", parse_drain_timeout },
         {},

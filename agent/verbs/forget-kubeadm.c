@@ -67,8 +67,8 @@ static int drop_key(yaml_document_t *doc, const char *node, char **ret_address) 
         for (yaml_node_pair_t *p = eps->data.mapping.pairs.start; p < eps->data.mapping.pairs.top; p++) {
                 if (!streq_ptr(yaml_scalar_of(yaml_document_get_node(doc, p->key)), node))
                         continue;
-                const char *a = yaml_scalar_of(
-                        yaml_map_get(doc, yaml_document_get_node(doc, p->value), "advertiseAddress"));
+                const char *a =
+                        yaml_scalar_of(yaml_map_get(doc, yaml_document_get_node(doc, p->value), "advertiseAddress"));
 
                 if (a && !(*ret_address = strdup(a)))
                         return -ENOMEM;
@@ -109,7 +109,8 @@ static int read_config_map(const Kubeconfig *kc, uint64_t deadline, yaml_documen
         if (r >= 0 && kube_api_answered(&res) && res.status == 404)
                 r = 0;
         else if (r >= 0 && kube_api_answered(&res) && res.status == 200)
-                r = kube_api_document(&res, ret) < 0 ? set_errmsg(reterr, -EBADMSG, "kubeadm-config does not parse") : 1;
+                r = kube_api_document(&res, ret) < 0 ? set_errmsg(reterr, -EBADMSG, "kubeadm-config does not parse")
+                                                     : 1;
         else if (r >= 0)
                 r = set_errmsg(reterr, kube_api_answered(&res) ? -EIO : -EHOSTUNREACH, "cannot read kubeadm-config: %s",
                                (why = kube_api_describe(&res)) ?: "out of memory");
@@ -177,8 +178,8 @@ static int update_once(const Kubeconfig *kc, const KubeadmEndpoint *e, uint64_t 
         else if (r >= 0 && kube_api_answered(&res) && res.status == 409)
                 r = -EAGAIN;
         else if (r >= 0)
-                r = set_errmsg(reterr, kube_api_answered(&res) ? -EIO : -EHOSTUNREACH, "cannot update kubeadm-config: %s",
-                               (why = kube_api_describe(&res)) ?: "out of memory");
+                r = set_errmsg(reterr, kube_api_answered(&res) ? -EIO : -EHOSTUNREACH,
+                               "cannot update kubeadm-config: %s", (why = kube_api_describe(&res)) ?: "out of memory");
         http_result_done(&res);
         return r;
 }

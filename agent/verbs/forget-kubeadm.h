@@ -7,7 +7,7 @@
 #include "agent/config/kube-api.h"
 
 typedef struct KubeadmEndpoint {
-        char *address;         /* its advertiseAddress, NULL when none is given */
+        char *address;          /* its advertiseAddress, NULL when none is given */
         char *resource_version; /* of the ConfigMap as read */
         char *status_without;   /* ClusterStatus with the node's key removed (YAML) */
 } KubeadmEndpoint;

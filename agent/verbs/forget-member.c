@@ -54,7 +54,8 @@ static bool peer_on(const EtcdMember *m, char *const *addresses) {
 static bool named_after(const EtcdMember *m, const char *node) {
         const char *rest = startswith(m->name, node);
 
-        return rest && (*rest == '\0' || (*rest == '-' && strlen(rest) == 9 && strspn(rest + 1, "0123456789abcdef") == 8));
+        return rest &&
+               (*rest == '\0' || (*rest == '-' && strlen(rest) == 9 && strspn(rest + 1, "0123456789abcdef") == 8));
 }
 
 /* Does this member's own client URL answer a Status, with its own ID? */
@@ -136,7 +137,8 @@ static int decide(const NodeEtcd *local, const EtcdMemberList *list, const EtcdM
         if (t->id == own_id || node_etcd_is(local, t))
                 return refuse(m, "this node's own member (%s): forget runs on a surviving control plane", t->name);
         if (!force && member_answers(local, t, deadline))
-                return refuse(m, "its client URL still answers: the node is not gone (--force removes it all the same)");
+                return refuse(m,
+                              "its client URL still answers: the node is not gone (--force removes it all the same)");
         return decide_quorum(local, list, t, deadline, m);
 }
 
@@ -157,8 +159,10 @@ static int observe_list(const NodeEtcd *local, const char *node, char *const *ad
         if (!m->name)
                 return -ENOMEM;
         if (r == -EPERM)
-                return refuse(m, "named like %s, but no peer URL of it is on the Node's addresses: a name alone "
-                                 "does not prove it is %s's", node, node);
+                return refuse(m,
+                              "named like %s, but no peer URL of it is on the Node's addresses: a name alone "
+                              "does not prove it is %s's",
+                              node, node);
         (void) node_etcd_status(local, deadline, &own, NULL);
         return decide(local, list, t, own.member_id, force, deadline, m);
 }
@@ -179,8 +183,8 @@ int forget_member_observe(const NodeEtcd *local, const char *node, char *const *
         return r;
 }
 
-int forget_member_remove(const NodeEtcd *local, const char *node, char *const *addresses, bool force,
-                         uint64_t deadline, char **ret_msg) {
+int forget_member_remove(const NodeEtcd *local, const char *node, char *const *addresses, bool force, uint64_t deadline,
+                         char **ret_msg) {
         cleanup_free char *err = NULL;
         EtcdClient *c = NULL;
         ForgetMember m;

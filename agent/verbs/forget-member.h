@@ -8,13 +8,13 @@
 #include "agent/phases/etcd-member.h"
 
 typedef struct ForgetMember {
-        bool found;        /* a member is NODE's, confirmed by its peer URLs */
+        bool found; /* a member is NODE's, confirmed by its peer URLs */
         uint64_t id;
         char *name;
-        char *refusal;     /* why it must stay; NULL when it may go */
-        size_t voters;     /* voting members now */
-        size_t answering;  /* of the voters that stay, how many answer */
-        char *endpoint;    /* the client URL whose member list this is */
+        char *refusal;    /* why it must stay; NULL when it may go */
+        size_t voters;    /* voting members now */
+        size_t answering; /* of the voters that stay, how many answer */
+        char *endpoint;   /* the client URL whose member list this is */
 } ForgetMember;
 
 void forget_member_done(ForgetMember *m);
@@ -28,5 +28,5 @@ int forget_member_observe(const NodeEtcd *local, const char *node, char *const *
                           uint64_t deadline, ForgetMember *ret, char **reterr);
 
 /* Observe and decide again, then remove: 1 removed, 0 none was there, -EPERM refused, -errno. */
-int forget_member_remove(const NodeEtcd *local, const char *node, char *const *addresses, bool force,
-                         uint64_t deadline, char **ret_msg);
+int forget_member_remove(const NodeEtcd *local, const char *node, char *const *addresses, bool force, uint64_t deadline,
+                         char **ret_msg);

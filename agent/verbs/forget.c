@@ -69,7 +69,8 @@ static int node_apply(Action *a, Context *ctx, char **ret_msg) {
                 return set_errmsg(ret_msg, -EACCES, "%s", forget->id_error ?: "no credentials");
         if (!path)
                 return -ENOMEM;
-        r = kube_api_request(forget->id.kc, &(KubeRequest) { .method = "DELETE", .path = path, .deadline_usec = ctx->deadline_usec },
+        r = kube_api_request(forget->id.kc,
+                             &(KubeRequest) { .method = "DELETE", .path = path, .deadline_usec = ctx->deadline_usec },
                              &res);
         if (r >= 0 && kube_api_answered(&res) && (res.status == 200 || res.status == 202))
                 r = set_errmsg(ret_msg, 1, "deleted Node %s", forget->node);
@@ -111,11 +112,14 @@ static int observe_node(Forget *f, char **ret_why) {
         if (r >= 0 && kube_api_answered(&res) && res.status == 404)
                 r = 0;
         else if (r >= 0 && kube_api_answered(&res) && res.status == 200 && kube_api_document(&res, &doc) >= 0) {
-                addrs = yaml_map_get(&doc, yaml_map_get(&doc, yaml_document_get_root_node(&doc), "status"), "addresses");
+                addrs = yaml_map_get(&doc, yaml_map_get(&doc, yaml_document_get_root_node(&doc), "status"),
+                                     "addresses");
                 r = 1;
                 if (addrs && addrs->type == YAML_SEQUENCE_NODE)
-                        for (yaml_node_item_t *i = addrs->data.sequence.items.start; r > 0 && i < addrs->data.sequence.items.top; i++) {
-                                const char *a = yaml_scalar_of(yaml_map_get(&doc, yaml_document_get_node(&doc, *i), "address"));
+                        for (yaml_node_item_t *i = addrs->data.sequence.items.start;
+                             r > 0 && i < addrs->data.sequence.items.top; i++) {
+                                const char *a =
+                                        yaml_scalar_of(yaml_map_get(&doc, yaml_document_get_node(&doc, *i), "address"));
 
                                 if (a && strv_extend_unique(&f->addresses, a) < 0)
                                         r = -ENOMEM;
@@ -157,15 +161,15 @@ static int plan_etcd_row(Forget *f, Plan *plan, bool verifying) {
         if (r >= 0 && !m.found) {
                 a->present = false;
                 r = action_set_detail(a, "no member of the cluster (asked %s) is %s's", m.endpoint, f->node);
-        }
-        else if (r >= 0 && m.refusal) {
+        } else if (r >= 0 && m.refusal) {
                 a->present = true;
                 f->refused = !verifying;
-                r = verifying ? action_set_detail(a, "%s", m.refusal) : action_set_skip_code(a, "refused", "%s", m.refusal);
+                r = verifying ? action_set_detail(a, "%s", m.refusal)
+                              : action_set_skip_code(a, "refused", "%s", m.refusal);
         } else if (r >= 0) {
                 a->present = true;
-                r = action_set_detail(a, "remove it (asked %s; %zu of the other voting members answer, of %zu)", m.endpoint,
-                                      m.answering, m.voters);
+                r = action_set_detail(a, "remove it (asked %s; %zu of the other voting members answer, of %zu)",
+                                      m.endpoint, m.answering, m.voters);
         }
         forget_member_done(&m);
         return r;
@@ -216,8 +220,7 @@ static int forget_plan(Forget *f, Plan *plan, bool verifying) {
 
         node = observe_node(f, &node_err);
         kubeadm = f->id.kc ? kubeadm_endpoint_find(f->id.kc, f->node, f->o->deadline_usec, &e, &kubeadm_err) : 0;
-        if (node == -ENOMEM || kubeadm == -ENOMEM ||
-            (e.address && strv_extend_unique(&f->addresses, e.address) < 0)) {
+        if (node == -ENOMEM || kubeadm == -ENOMEM || (e.address && strv_extend_unique(&f->addresses, e.address) < 0)) {
                 kubeadm_endpoint_done(&e);
                 return -ENOMEM;
         }
