@@ -17,16 +17,8 @@ command -v etcd > /dev/null 2>&1 || skip "etcd is not installed (apt-get install
 in_private_ns -n "$@"
 REPORT="$TOP/tests/integration/report.py"
 jq_() { "$REPORT" "$@" > /dev/null; }
-
-PIDS=()
-eval "set -- $(trap -p EXIT)"
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null; done; wait 2> /dev/null; '"$3" EXIT
-
-pki=$WORK/pki
-mkdir -p "$pki"
-. "$TOP/tests/integration/fixtures/pki.sh"
 KUBE_NEED_KCM=1 . "$TOP/tests/integration/fixtures/kube-api.sh"
-kube_pki || { echo "FAIL: cannot make the test PKI"; exit 1; }
+
 
 etcd --name kube --data-dir "$WORK/etcd" --listen-client-urls http://127.0.0.1:2379 \
         --advertise-client-urls http://127.0.0.1:2379 --listen-peer-urls http://127.0.0.1:2380 \

@@ -15,16 +15,7 @@ command -v etcd > /dev/null 2>&1 || skip "etcd is not installed (apt-get install
 in_private_ns -n "$@"
 REPORT="$TOP/tests/integration/report.py"
 jq_() { "$REPORT" "$@" > /dev/null; }
-
-PIDS=()
-eval "set -- $(trap -p EXIT)"
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null; done; wait 2> /dev/null; '"$3" EXIT
-
-pki=$WORK/pki
-mkdir -p "$pki"
-. "$TOP/tests/integration/fixtures/pki.sh"
 . "$TOP/tests/integration/fixtures/kube-api.sh"
-kube_pki || { echo "FAIL: cannot make the Kubernetes PKI"; exit 1; }
 
 # --- etcd: kubeadm's layout for cp1 beneath $R, the others beside it ---------------------------------
 R=$WORK/cp1
