@@ -199,6 +199,32 @@ static int pods_read(yaml_document_t *doc, DrainPodList *l) {
         return 0;
 }
 
+/* filters.go's daemonSetFilter asks for the DaemonSet: one that is gone recreates nothing, and its pod
+ * is then one no controller manages (refused unless --drain-force). Any other answer keeps it skipped. */
+static int check_daemonsets(const Kubeconfig *kc, DrainPodList *l, uint64_t deadline) {
+        for (size_t i = 0; i < l->n; i++) {
+                DrainPod *p = &l->pods[i];
+                cleanup_free char *path = NULL;
+                HttpResult res;
+                int r;
+
+                if (p->class != DRAIN_DAEMONSET)
+                        continue;
+                path = strprintf("/apis/apps/v1/namespaces/%s/daemonsets/%s", p->ns, p->owner + strlen("DaemonSet/"));
+                if (!path)
+                        return -ENOMEM;
+                r = kube_api_request(kc, &(KubeRequest) { .path = path, .deadline_usec = deadline }, &res);
+                if (r >= 0 && kube_api_answered(&res) && res.status == 404) {
+                        p->class = DRAIN_UNMANAGED;
+                        p->owner_gone = true;
+                }
+                http_result_done(&res);
+                if (r == -ENOMEM)
+                        return r;
+        }
+        return 0;
+}
+
 int drain_pods_list(const Kubeconfig *kc, const char *node, uint64_t deadline, DrainPodList *ret, char **reterr) {
         cleanup_free char *path = strprintf("/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", node);
         cleanup_free char *what = strprintf("list the pods on %s", node);
@@ -215,6 +241,8 @@ int drain_pods_list(const Kubeconfig *kc, const char *node, uint64_t deadline, D
                 return r;
         r = pods_read(&doc, ret);
         yaml_document_delete(&doc);
+        if (r >= 0)
+                r = check_daemonsets(kc, ret, deadline);
         if (r < 0) {
                 drain_pod_list_done(ret);
                 return set_errmsg(reterr, r, "%s: %s", what, r == -EBADMSG ? "a pod without a name" : strerror(-r));

@@ -13,15 +13,16 @@ typedef enum DrainClass {
         DRAIN_EVICT,     /* a controller recreates it elsewhere, or it has finished */
         DRAIN_DAEMONSET, /* its controller is a DaemonSet: skipped (--ignore-daemonsets) */
         DRAIN_MIRROR,    /* the kubelet's mirror of a static pod: the API cannot delete it */
-        DRAIN_UNMANAGED, /* no controller: refused unless --drain-force */
+        DRAIN_UNMANAGED, /* no controller (or its DaemonSet is gone): refused unless --drain-force */
 } DrainClass;
 
 typedef struct DrainPod {
         char *ns, *name, *uid;
         char *owner; /* "ReplicaSet/web-5d4f", NULL without a controller */
         DrainClass class;
-        bool finished; /* status.phase Succeeded or Failed */
-        bool emptydir; /* has an emptyDir volume: its data goes (--delete-emptydir-data) */
+        bool owner_gone; /* its DaemonSet is gone: unmanaged now */
+        bool finished;   /* status.phase Succeeded or Failed */
+        bool emptydir;   /* has an emptyDir volume: its data goes (--delete-emptydir-data) */
 } DrainPod;
 
 typedef struct DrainPodList {

@@ -123,9 +123,8 @@ static size_t refuse_unmanaged(Eviction *ev, size_t n, const DrainPodList *now_o
                 if (!ev[i].pending || !p || p->class != DRAIN_UNMANAGED || arg_drain_force)
                         continue;
                 ev[i].a->code = "unmanaged";
-                action_recordf(
-                        ev[i].a, -EPERM,
-                        "refused: no controller manages it, nothing would recreate it (--drain-force evicts it)");
+                action_recordf(ev[i].a, -EPERM, "refused: %s, nothing would recreate it (--drain-force evicts it)",
+                               p->owner_gone ? "its DaemonSet is gone" : "no controller manages it");
                 ev[i].pending = false;
                 if (refused++ == 0)
                         *ret_first = ev[i].a->target;
@@ -275,10 +274,12 @@ static void evict_batch(Action **actions, size_t n, Context *ctx) {
 
 static const char *pod_plan_detail(const DrainPod *p, char *buf, size_t size) {
         if (p->class == DRAIN_UNMANAGED)
-                return arg_drain_force ? "no controller manages it: evicted with --drain-force, nothing recreates it"
-                                       : "no controller manages it: refused, and then no pod is evicted "
-                                         "(--drain-force evicts it; nothing recreates it)";
-        if (p->finished)
+                (void) snprintf(buf, size, "%s: %s",
+                                p->owner_gone ? "its DaemonSet is gone" : "no controller manages it",
+                                arg_drain_force ? "evicted with --drain-force, nothing recreates it"
+                                                : "refused, and then no pod is evicted (--drain-force evicts it; "
+                                                  "nothing recreates it)");
+        else if (p->finished)
                 (void) snprintf(buf, size, "it has finished: evict it");
         else
                 (void) snprintf(buf, size, "managed by %s: evict it%s", p->owner ?: "?",

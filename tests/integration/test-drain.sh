@@ -30,7 +30,7 @@ start_kube_controller_manager "$WORK/kcm.log"
 
 # --- the cluster's objects --------------------------------------------------------------------------
 node() { printf 'apiVersion: v1\nkind: Node\nmetadata: {name: %s}\n---\n' "$1"; }
-owner_of() { kc get "$1" "$2" -o jsonpath='{.metadata.uid}'; }
+owner_of() { kc get "$1" "$2" -o jsonpath='{.metadata.uid}' 2> /dev/null || echo 00000000-0000-0000-0000-00000000dead; }
 pod() { # NAME NODE LABEL OWNER-KIND OWNER-NAME [GRACE [EXTRA-YAML]]
         local meta="name: $1, namespace: ${NS:-default}, labels: {app: $3}"
         [ -z "$4" ] || meta="$meta, ownerReferences: [{apiVersion: apps/v1, kind: $4, name: $5, uid: $(owner_of "$4" "$5"), controller: true}]"
@@ -65,11 +65,12 @@ all_exist() { local p; for p; do exists "${p#*/}" "${p%/*}" || return 1; done; }
         pod db-1 w1 db ReplicaSet db
         pod agent-w1 w1 agent DaemonSet agent
         pod bare-1 w1 bare "" ""
+        pod ghost-1 w1 ghost DaemonSet gone-agent
         pod web-2 w2 web ReplicaSet web
         NS=kube-system pod etcd-w1 w1 etcd "" "" 0 "annotations: {kubernetes.io/config.mirror: 3f2a}"
         printf 'apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: db}\nspec:\n  minAvailable: 1\n  selector: {matchLabels: {app: db}}\n'
 } | kc apply -f - > /dev/null || { echo "FAIL: cannot create the pods"; exit 1; }
-for p in web-1 slow-1 db-1 agent-w1 bare-1 web-2; do running default $p; done
+for p in web-1 slow-1 db-1 agent-w1 bare-1 ghost-1 web-2; do running default $p; done
 running kube-system etcd-w1
 # The budget is computed (observed, db-1 healthy: no disruption allowed) before anything is asked.
 for _ in $(seq 60); do
@@ -107,11 +108,13 @@ result_of() { "$REPORT" "$1" "[a['result'] + ':' + str(a['error']) for a in acti
 nr --drain plan > "$WORK/plan.json"; rc=$?
 assert "plan: exit 0" [ "$rc" -eq 0 ]
 assert "plan: cordon Node/w1, then one row per pod on w1 (none of w2's)" jq_ "$WORK/plan.json" \
-        "targets(r, phase='drain') == sorted(['Node/w1', 'Pod/default/web-1', 'Pod/default/slow-1', 'Pod/default/db-1', 'Pod/default/agent-w1', 'Pod/default/bare-1', 'Pod/kube-system/etcd-w1'])"
+        "targets(r, phase='drain') == sorted(['Node/w1', 'Pod/default/web-1', 'Pod/default/slow-1', 'Pod/default/db-1', 'Pod/default/agent-w1', 'Pod/default/bare-1', 'Pod/default/ghost-1', 'Pod/kube-system/etcd-w1'])"
 assert "plan: the DaemonSet's and the mirror pod will be skipped, and say why" jq_ "$WORK/plan.json" \
         "sorted(a['target'] for a in actions(r, phase='drain') if a.get('skip_reason')) == ['Pod/default/agent-w1', 'Pod/kube-system/etcd-w1'] and 'DaemonSet/agent' in [a for a in actions(r, phase='drain') if a['target'] == 'Pod/default/agent-w1'][0]['skip_reason'] and 'mirror' in [a for a in actions(r, phase='drain') if a['target'] == 'Pod/kube-system/etcd-w1'][0]['skip_reason']"
 assert "plan: the bare pod will be refused (--drain-force)" jq_ "$WORK/plan.json" \
         "'refused' in [a for a in actions(r, phase='drain') if a['target'] == 'Pod/default/bare-1'][0]['detail']"
+assert "plan: a pod whose DaemonSet is gone will be refused too" jq_ "$WORK/plan.json" \
+        "'its DaemonSet is gone: refused' in [a for a in actions(r, phase='drain') if a['target'] == 'Pod/default/ghost-1'][0]['detail']"
 assert "plan: --drain implies --delete-node" jq_ "$WORK/plan.json" "targets(r, phase='node-object') == ['Node/w1']"
 assert "plan: the node is not cordoned" schedulable
 
@@ -120,11 +123,12 @@ nr --drain --drain-timeout 20s run > "$WORK/run1.json" 2> "$WORK/run1.err"; rc=$
 assert "refused drain: exit 1" [ "$rc" -eq 1 ]
 assert "refused drain: the node is cordoned" unschedulable
 assert "refused drain: the bare pod failed as unmanaged" [ "$(result_of "$WORK/run1.json" Pod/default/bare-1)" = failed:unmanaged ]
+assert "refused drain: the pod of a gone DaemonSet failed as unmanaged" [ "$(result_of "$WORK/run1.json" Pod/default/ghost-1)" = failed:unmanaged ]
 assert "refused drain: the others were not evicted (skipped, refused)" jq_ "$WORK/run1.json" \
         "all(a['result'] == 'skipped' and a['error'] == 'refused' and 'bare-1' in a['message'] for a in actions(r, phase='drain') if a['target'] in ('Pod/default/web-1', 'Pod/default/slow-1', 'Pod/default/db-1'))"
 assert "refused drain: the node-object phase did not run, and says why" jq_ "$WORK/run1.json" \
         "all(a['result'] == 'skipped' and 'drain did not finish' in a['message'] for a in actions(r, phase='node-object'))"
-for p in web-1 slow-1 db-1 bare-1 agent-w1; do assert "refused drain: $p is still there" exists $p; done
+for p in web-1 slow-1 db-1 bare-1 ghost-1 agent-w1; do assert "refused drain: $p is still there" exists $p; done
 assert "refused drain: the Node is still there" has_node w1
 
 # --- --drain-force with the budget in place: 429s retried until --drain-timeout -----------------------
@@ -140,7 +144,8 @@ assert "budget: web-1, the bare pod and the slow pod were evicted and are gone" 
         "all(a['result'] == 'changed' and 'gone from the node' in a['message'] for a in actions(r, phase='drain') if a['target'] in ('Pod/default/web-1', 'Pod/default/slow-1', 'Pod/default/bare-1'))"
 assert "budget: each is recorded when it went (web-1 at once, slow-1 after the kubelet ended it)" jq_ "$WORK/run2.json" \
         "[float(a['message'].split('node ')[1].split(' s')[0]) for a in actions(r, phase='drain') if a['target'] in ('Pod/default/web-1', 'Pod/default/slow-1')] and all((float(a['message'].split('node ')[1].split(' s')[0]) < 1.5) == (a['target'] == 'Pod/default/web-1') for a in actions(r, phase='drain') if a['target'] in ('Pod/default/web-1', 'Pod/default/slow-1'))"
-for p in web-1 slow-1 bare-1; do assert "budget: $p is gone" gone $p; done
+assert "budget: the pod of a gone DaemonSet was evicted with --drain-force" [ "$(result_of "$WORK/run2.json" Pod/default/ghost-1)" = changed:None ]
+for p in web-1 slow-1 bare-1 ghost-1; do assert "budget: $p is gone" gone $p; done
 assert "budget: db-1 stays, and so do the DaemonSet's and the mirror pod" all_exist default/db-1 default/agent-w1 kube-system/etcd-w1
 assert "budget: the node-object phase did not run; the Node stays" has_node w1
 
