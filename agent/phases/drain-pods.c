@@ -225,27 +225,49 @@ static int check_daemonsets(const Kubeconfig *kc, DrainPodList *l, uint64_t dead
         return 0;
 }
 
+int drain_pods_parse(const char *text, size_t size, DrainPodList *ret) {
+        yaml_document_t doc;
+        yaml_parser_t p;
+        int r;
+
+        *ret = (DrainPodList) {};
+        if (!yaml_parser_initialize(&p))
+                return -ENOMEM;
+        yaml_parser_set_input_string(&p, (const unsigned char *) text, size);
+        r = yaml_parser_load(&p, &doc) ? 0 : -EBADMSG;
+        yaml_parser_delete(&p);
+        if (r < 0)
+                return r;
+        r = yaml_document_get_root_node(&doc) ? pods_read(&doc, ret) : -EBADMSG;
+        yaml_document_delete(&doc);
+        if (r < 0)
+                drain_pod_list_done(ret);
+        return r;
+}
+
 int drain_pods_list(const Kubeconfig *kc, const char *node, uint64_t deadline, DrainPodList *ret, char **reterr) {
         cleanup_free char *path = strprintf("/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", node);
         cleanup_free char *what = strprintf("list the pods on %s", node);
-        yaml_document_t doc;
+        HttpResult res;
         int r;
 
         *ret = (DrainPodList) {};
         if (!path || !what)
                 return -ENOMEM;
-        r = call(kc, &(KubeRequest) { .path = path, .deadline_usec = deadline }, what, &doc, reterr);
-        if (r == 0)
-                return set_errmsg(reterr, -EIO, "%s: the API server has no pods resource (HTTP 404)", what);
+        r = kube_api_request(kc, &(KubeRequest) { .path = path, .deadline_usec = deadline }, &res);
         if (r < 0)
-                return r;
-        r = pods_read(&doc, ret);
-        yaml_document_delete(&doc);
+                r = set_errmsg(reterr, r, "%s: %s", what, res.error[0] ? res.error : strerror(-r));
+        else if ((r = judge(kc, &res, what, reterr)) == 0)
+                r = set_errmsg(reterr, -EIO, "%s: the API server has no pods resource (HTTP 404)", what);
+        else if (r > 0)
+                r = res.truncated ? -EFBIG : drain_pods_parse(res.body ?: "", res.body_size, ret);
+        http_result_done(&res);
         if (r >= 0)
                 r = check_daemonsets(kc, ret, deadline);
         if (r < 0) {
                 drain_pod_list_done(ret);
-                return set_errmsg(reterr, r, "%s: %s", what, r == -EBADMSG ? "a pod without a name" : strerror(-r));
+                return set_errmsg(reterr, r, "%s: %s", what,
+                                  r == -EBADMSG ? "the answer is no list of named pods" : strerror(-r));
         }
         return 0;
 }

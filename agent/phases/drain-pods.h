@@ -40,7 +40,12 @@ int drain_node_get(const Kubeconfig *kc, const char *node, uint64_t deadline, bo
 /* spec.unschedulable = true (a strategic merge patch): 1, 0 when the Node is gone, -errno. */
 int drain_node_cordon(const Kubeconfig *kc, const char *node, uint64_t deadline, char **reterr);
 
-/* Every pod bound to node (fieldSelector spec.nodeName), classified. */
+/* A PodList (YAML or JSON) classified, without asking for any DaemonSet: 0, -EBADMSG (not YAML, a
+ * pod without a name), -ENOMEM. */
+int drain_pods_parse(const char *text, size_t size, DrainPodList *ret);
+
+/* Every pod bound to node (fieldSelector spec.nodeName), classified; a pod whose DaemonSet is gone
+ * is DRAIN_UNMANAGED. */
 int drain_pods_list(const Kubeconfig *kc, const char *node, uint64_t deadline, DrainPodList *ret, char **reterr);
 
 /* The Eviction API's version: the policy group's preferred version ("policy/v1beta1" on 1.20,

@@ -79,7 +79,7 @@ static int drop_key(yaml_document_t *doc, const char *node, char **ret_address) 
         return 0;
 }
 
-static int status_without(const char *text, const char *node, KubeadmEndpoint *e) {
+int kubeadm_cluster_status_without(const char *text, const char *node, KubeadmEndpoint *e) {
         yaml_document_t doc;
         yaml_parser_t p;
         int r;
@@ -133,7 +133,7 @@ int kubeadm_endpoint_find(const Kubeconfig *kc, const char *node, uint64_t deadl
         meta = yaml_map_get(&doc, root, "metadata");
         status = yaml_scalar_of(yaml_map_get(&doc, yaml_map_get(&doc, root, "data"), "ClusterStatus"));
         rv = yaml_scalar_of(yaml_map_get(&doc, meta, "resourceVersion"));
-        r = status && rv ? status_without(status, node, ret) : 0;
+        r = status && rv ? kubeadm_cluster_status_without(status, node, ret) : 0;
         if (r > 0 && !(ret->resource_version = strdup(rv)))
                 r = -ENOMEM;
         yaml_document_delete(&doc);

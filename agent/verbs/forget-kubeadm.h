@@ -14,6 +14,10 @@ typedef struct KubeadmEndpoint {
 
 void kubeadm_endpoint_done(KubeadmEndpoint *e);
 
+/* A ClusterStatus document (YAML) without node's key in apiEndpoints, into e->status_without, with
+ * its advertiseAddress: 1, 0 when it has no such key, -EBADMSG, -ENOMEM. */
+int kubeadm_cluster_status_without(const char *text, const char *node, KubeadmEndpoint *e);
+
 /* 1 when ClusterStatus.apiEndpoints has node's key, 0 when not (no ConfigMap, no ClusterStatus:
  * kubeadm >= 1.22 keeps none, k3s and rke2 have no kubeadm-config), -errno with the words. */
 int kubeadm_endpoint_find(const Kubeconfig *kc, const char *node, uint64_t deadline, KubeadmEndpoint *ret,
