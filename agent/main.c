@@ -25,10 +25,10 @@
 #include "agent/config/profile.h"
 #include "agent/report/report-url.h"
 #include "agent/phases/phases.h"
-#include "agent/phases/phase-backup.h"
 #include "agent/phases/rejoin-check.h"
 #include "agent/report/report.h"
 #include "agent/os/services.h"
+#include "agent/verbs/forget.h"
 #include "errno-util.h"
 #include "escape.h"
 #include "macro.h"
@@ -71,6 +71,8 @@ static char **arg_report_headers;
 static size_t arg_n_report_headers;
 static const char *arg_report_header_file;
 static const char *arg_report_cacert;
+static bool arg_force; /* forget's --force and --plan */
+static bool arg_plan_only;
 
 /* orphan-check's exit status is read by ExecCondition=: 0 proceeds, 1..254 skip quietly, 255
  * fails the unit loudly. */
@@ -89,7 +91,8 @@ static void help(void) {
                "  status                Show what is left (residue); exit 0 when clean\n"
                "  manifest check FILE…  Validate manifest files\n"
                "  manifest print        Show the effective manifest\n"
-               "  orphan-check          Exit 0 when this worker's control plane has been gone --for long\n\n"
+               "  orphan-check          Exit 0 when this worker's control plane has been gone --for long\n"
+               "  forget NODE           From a surviving control plane: remove a gone node's etcd member and Node\n\n"
                "Options:\n"
                "  -h --help             Show this help\n"
                "  -V --version          Show the version\n"
@@ -118,9 +121,11 @@ static void help(void) {
                "     --report-url=URL   run: POST the status and the report to URL (start and end)\n"
                "     --report-header='NAME: VALUE'  ... with this header (repeatable)\n"
                "     --report-header-file=FILE  ... with the headers in FILE, one per line\n"
-               "     --report-cacert=FILE  ... trusting the CA certificates in FILE\n\n"
-               "Phases, in order: backup, etcd, services-early, node-object, pods, services-late, processes, cgroups,\n"
-               "mounts, firewall, network, files, reload, verify.\n"
+               "     --report-cacert=FILE  ... trusting the CA certificates in FILE\n"
+               "     --force            forget: remove the etcd member even though it still answers\n"
+               "     --plan             forget: print the plan only (dry run)\n\n"
+               "Phases, in order: backup, drain, etcd, services-early, node-object, pods, services-late, processes,\n"
+               "cgroups, mounts, firewall, network, files, reload, verify.\n"
                "See node-reset(8) for the manifest grammar and the exit status.\n");
 }
 
@@ -160,6 +165,8 @@ enum {
         ARG_REPORT_CACERT,
         ARG_PROFILE,
         ARG_WITH_RUNTIME,
+        ARG_FORCE,
+        ARG_PLAN,
 };
 
 static int add_report_header_arg(const char *h) {
@@ -203,6 +210,12 @@ static int parse_orphan_report_option(int c, const char *optarg_) {
                 return 0;
         case ARG_REPORT_CACERT:
                 arg_report_cacert = optarg_;
+                return 0;
+        case ARG_FORCE:
+                arg_force = true;
+                return 0;
+        case ARG_PLAN:
+                arg_plan_only = true;
                 return 0;
         }
         return usage_error("internal: unhandled option %s", "");
@@ -259,6 +272,8 @@ static const struct option options[] = {
         { "report-cacert", required_argument, NULL, ARG_REPORT_CACERT },
         { "profile", required_argument, NULL, ARG_PROFILE },
         { "with-runtime", optional_argument, NULL, ARG_WITH_RUNTIME },
+        { "force", no_argument, NULL, ARG_FORCE },
+        { "plan", no_argument, NULL, ARG_PLAN },
         {},
 };
 
@@ -447,6 +462,7 @@ static int setup(Setup *s) {
         s->ctx.cni_config = s->detection.cni_loaded;
         s->ctx.lazy_unmount = arg_lazy_unmount;
         phase_node_object_identity(arg_kubeconfig, arg_node_name);
+        phase_drain_identity(arg_kubeconfig, arg_node_name);
         if (arg_timeout_sec > 0)
                 s->ctx.deadline_usec = started_usec + (usec_t) arg_timeout_sec * USEC_PER_SEC;
         return 0;
@@ -511,19 +527,8 @@ static void show_plan(const Setup *s, const Plan *plan) {
 
 /* Without --yes a person must type "yes" on a terminal; anything else refuses. */
 static bool confirmed(const Setup *s, const Plan *plan) {
-        char answer[64] = "";
-
         show_plan(s, plan);
-        if (!isatty(STDIN_FILENO)) {
-                log_error("Refusing to reset without --yes: standard input is not a terminal to confirm on.");
-                return false;
-        }
-        fputs("Type 'yes' to reset this node: ", stderr);
-        if (!fgets(answer, sizeof answer, stdin) || !streq(answer, "yes\n")) {
-                log_error("Not confirmed; nothing was changed.");
-                return false;
-        }
-        return true;
+        return console_confirm(stdin, stderr, "reset this node");
 }
 
 /* Per-phase questions need a person at a terminal; the plan is shown first either way. */
@@ -601,24 +606,26 @@ static int exit_status_of(const Plan *plan, const Plan *residue, const Plan *uno
         return EXIT_CLEAN;
 }
 
-/* A backup that failed stops the run before anything is deleted, unless it failed for want of room:
- * the console's hooks are wrapped so that every phase after such a failure is quit, and said why
- * afterwards. */
+/* A phase with a gate (the backup, the drain) that failed stops the run before anything later is
+ * done, unless the failure is one its gate lets through (a backup with no room: the files phase then
+ * keeps what has no other copy, phase-backup.h): the console's hooks are wrapped so that every phase
+ * after it is quit, and said why afterwards. */
 typedef struct RunHooks {
         ExecuteHooks inner;
-        bool backup_failed;
+        const Phase *gate; /* the gate that failed, NULL while none did */
 } RunHooks;
 
 static PhaseDecision run_phase_begin(const Plan *plan, size_t first, size_t n, void *userdata) {
         RunHooks *h = userdata;
 
-        /* One that could not be written (no room) lets the run go on: the files phase keeps what has no
-         * other copy (phase-backup.h). */
-        for (size_t i = 0; i < first; i++)
-                if (streq(plan->actions[i]->phase, "backup") && plan->actions[i]->result == ACTION_FAILED &&
-                    !backup_failure_goes_on(plan->actions[i]->error))
-                        h->backup_failed = true;
-        if (h->backup_failed)
+        for (size_t i = 0; i < first && !h->gate; i++) {
+                const Phase *ph = phase_find(plan->actions[i]->phase);
+
+                if (ph && ph->gate && plan->actions[i]->result == ACTION_FAILED &&
+                    !(ph->gate_passes && ph->gate_passes(plan->actions[i]->error)))
+                        h->gate = ph;
+        }
+        if (h->gate)
                 return PHASE_QUIT;
         return h->inner.phase_begin ? h->inner.phase_begin(plan, first, n, h->inner.userdata) : PHASE_RUN;
 }
@@ -637,12 +644,12 @@ static void run_phase_end(const Plan *plan, size_t first, size_t n, uint64_t ela
                 h->inner.phase_end(plan, first, n, elapsed_usec, h->inner.userdata);
 }
 
-static void explain_backup_failure(Plan *plan) {
+static void explain_gate_failure(Plan *plan, const Phase *gate) {
         PLAN_FOREACH(a, plan)
-                if (!streq(a->phase, "backup") && a->result == ACTION_SKIPPED && !a->skip_reason) {
+                if (!streq(a->phase, gate->name) && a->result == ACTION_SKIPPED && !a->skip_reason) {
                         free(a->message);
-                        a->message = strdup("not run: the backup failed, and nothing is deleted without one "
-                                            "(--no-backup to go on without)");
+                        a->message = strprintf("not run: %s", gate->gate);
+                        a->code = "refused";
                 }
 }
 
@@ -726,8 +733,8 @@ static int verb_run(int argc, char *argv[]) {
         log_event(LOG_NOTICE, LOG_MESSAGE_RUN_START, "Reset of %s started: %zu actions, %zu with something to do.",
                   s.root, plan->n_actions, plan_count_present(plan));
         (void) engine_execute(&s.ctx, plan, &hooks);
-        if (run_hooks.backup_failed)
-                explain_backup_failure(plan);
+        if (run_hooks.gate)
+                explain_gate_failure(plan, run_hooks.gate);
         console_done(&console);
         if (s.sel.verify && engine_verify(&s.ctx, &s.sel, &residue, &unobserved, &err) < 0)
                 log_error("Cannot verify the result: %s", err ?: "out of memory");
@@ -891,6 +898,21 @@ static int verb_orphan_check(int argc, char *argv[]) {
         return status;
 }
 
+static int verb_forget_main(int argc, char *argv[]) {
+        ForgetOptions o = {
+                .root = arg_root,
+                .kubeconfig = arg_kubeconfig,
+                .force = arg_force,
+                .plan_only = arg_plan_only,
+                .yes = arg_yes,
+                .all_actions = arg_all_actions,
+                .output = arg_output,
+                .deadline_usec = arg_timeout_sec > 0 ? started_usec + (usec_t) arg_timeout_sec * USEC_PER_SEC : 0,
+        };
+
+        return verb_forget(&o, argc, argv);
+}
+
 typedef struct Verb {
         const char *name;
         int (*run)(int argc, char *argv[]);
@@ -903,11 +925,15 @@ static const Verb verbs[] = {
         { "status", verb_status, true },
         { "orphan-check", verb_orphan_check, false }, /* its usage errors exit 255: it checks itself */
         { "manifest", verb_manifest, false },
+        { "forget", verb_forget_main, false }, /* agent/verbs/forget.c */
 };
 
 static int dispatch(int argc, char *argv[]) {
         if (argc < 1)
-                return usage_error("a command is needed: plan, run, status, manifest or orphan-check"), EXIT_USAGE;
+                return usage_error("a command is needed: plan, run, status, manifest, orphan-check or forget"),
+                       EXIT_USAGE;
+        if ((arg_force || arg_plan_only) && !streq(argv[0], "forget"))
+                return usage_error("--force and --plan are forget's options"), EXIT_USAGE;
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
                 if (streq(verbs[i].name, argv[0])) {
                         /* "run status" must not reset the node and exit 0: reject, like util-linux. */

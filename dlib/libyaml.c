@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libyaml, loaded on first use: the orphan check parses kubeconfigs. Not linked in from libyaml.a:
  * Debian wants security fixes of a library to reach every program that uses it (lintian's
- * embedded-library), and only orphan-check needs it, which needs libcurl at run time anyway. */
+ * embedded-library), and only orphan-check needs it, which needs libcurl at run time anyway. The
+ * emitter writes kubeadm's ClusterStatus back (forget). */
 
 #include <yaml.h>
 
@@ -13,6 +14,13 @@
 /* clang-format off */
 #define SYMBOLS(X, V, R) \
         V(void, yaml_document_delete, (yaml_document_t *document), (document), ) \
+        X(int, yaml_emitter_close, (yaml_emitter_t *emitter), (emitter), 0) \
+        V(void, yaml_emitter_delete, (yaml_emitter_t *emitter), (emitter), ) \
+        X(int, yaml_emitter_dump, (yaml_emitter_t *emitter, yaml_document_t *document), (emitter, document), 0) \
+        X(int, yaml_emitter_initialize, (yaml_emitter_t *emitter), (emitter), 0) \
+        X(int, yaml_emitter_open, (yaml_emitter_t *emitter), (emitter), 0) \
+        V(void, yaml_emitter_set_output, (yaml_emitter_t *emitter, yaml_write_handler_t *handler, void *data), (emitter, handler, data), ) \
+        V(void, yaml_emitter_set_unicode, (yaml_emitter_t *emitter, int unicode), (emitter, unicode), ) \
         X(yaml_node_t *, yaml_document_get_node, (yaml_document_t *document, int index), (document, index), NULL) \
         X(yaml_node_t *, yaml_document_get_root_node, (yaml_document_t *document), (document), NULL) \
         V(void, yaml_parser_delete, (yaml_parser_t *parser), (parser), ) \

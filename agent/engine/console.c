@@ -180,3 +180,19 @@ ExecuteHooks console_hooks(Console *c) {
                 .userdata = c,
         };
 }
+
+bool console_confirm(FILE *in, FILE *out, const char *what) {
+        char answer[64] = "";
+
+        if (!isatty(fileno(in))) {
+                log_error("Refusing to %s without --yes: standard input is not a terminal to confirm on.", what);
+                return false;
+        }
+        fprintf(out, "Type 'yes' to %s: ", what);
+        fflush(out);
+        if (!fgets(answer, sizeof answer, in) || !streq(answer, "yes\n")) {
+                log_error("Not confirmed; nothing was changed.");
+                return false;
+        }
+        return true;
+}

@@ -35,5 +35,9 @@ ExecuteHooks console_hooks(Console *c);
 /* Stops the heartbeat thread, if one runs. */
 void console_done(Console *c);
 
+/* Without --yes a person types "yes" on a terminal to go on ("reset this node"); anything else, or no
+ * terminal, refuses (said on the log). */
+bool console_confirm(FILE *in, FILE *out, const char *what);
+
 /* Parse an answer to the per-phase question; -EINVAL for anything else. */
 int phase_decision_from_string(const char *s, PhaseDecision *ret);

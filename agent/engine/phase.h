@@ -43,6 +43,12 @@ typedef struct Phase {
         /* Optional: the options it takes, ended by an entry without a name. An option several phases
          * read is declared once, by the phase that owns it, and read through that phase's header. */
         const PhaseOption *options;
+        /* Optional: a failed action of this phase quits every later phase; the words that say why
+         * ("the backup failed, and nothing is deleted without one"). */
+        const char *gate;
+        /* Optional, with gate: a failure that leaves the gate open (true for its error), such as a
+         * backup that had no room to be written (phase-backup.h). */
+        bool (*gate_passes)(int error);
 } Phase;
 
 /* The table of phases in their order, registered once by the program (reset_phases_register()); the

@@ -18,6 +18,7 @@
 #include <yaml.h>
 
 #include "agent/phases/phases.h"
+#include "agent/config/kube-api.h"
 #include "agent/config/kubeconfig.h"
 #include "agent/config/node-name.h"
 #include "agent/config/yaml-util.h"
@@ -30,21 +31,12 @@
 #include "time-util.h"
 
 #define PHASE "node-object"
-#define ADMIN_CONF "/etc/kubernetes/admin.conf"
-#define API_CALL_TIMEOUT_MS 10000ULL
-#define API_CONNECT_TIMEOUT_MS 3000ULL
+#define ADMIN_CONF KUBE_ADMIN_CONF
 #define NODE_OBJECT_MAX (1U << 20)
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(Kubeconfig *, kubeconfig_free);
 
 /* The credentials and name, found once and kept for the run: verify asks again with the same ones
  * after the files phase has removed the node's kubeconfigs. */
-typedef struct NodeApi {
-        Kubeconfig *kc;
-        char *node;
-        const char *node_source;
-        bool may_delete; /* not the kubelet's own credentials */
-} NodeApi;
+typedef KubeIdentity NodeApi;
 
 static bool arg_delete_node;
 /* --kubeconfig and --node-name: the program's options (orphan-check's too), handed over by
@@ -63,114 +55,36 @@ typedef enum NodeState {
 static void node_api_free(void *p) {
         NodeApi *a = p;
 
-        if (!a)
-                return;
-        kubeconfig_free(a->kc);
-        free(a->node);
+        kube_identity_done(a);
         free(a);
-}
-
-static int load_kubeconfig(int root_fd, const char *path, Kubeconfig **ret, char **reterr) {
-        CLEANUP(kubeconfig_freep) Kubeconfig *k = NULL;
-        int r;
-
-        r = kubeconfig_load(root_fd, path, &k, reterr);
-        if (r >= 0)
-                r = kubeconfig_read_files(k, root_fd, reterr);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(k);
-        return 0;
 }
 
 /* --kubeconfig is the operator's file on the running system; admin.conf and kubelet.conf are the
  * node's, beneath --root. The node's name comes from the kubelet's certificate either way. */
 static int node_api_open(Context *ctx, NodeApi **ret, char **reterr) {
-        CLEANUP(kubeconfig_freep) Kubeconfig *kubelet = NULL;
-        cleanup_close int slash = -EBADF;
         NodeApi *a;
-        int r;
 
         a = calloc(1, sizeof *a);
         if (!a)
                 return -ENOMEM;
         *ret = a;
-        r = load_kubeconfig(ctx->root_fd, KUBECONFIG_DEFAULT, &kubelet, reterr);
-        if (r < 0 && r != -ENOENT)
-                return r;
-        if (reterr)
-                *reterr = mfree(*reterr);
-        if (arg_kubeconfig) {
-                slash = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                r = slash < 0 ? -errno : load_kubeconfig(slash, arg_kubeconfig, &a->kc, reterr);
-                a->may_delete = true;
-        } else {
-                r = load_kubeconfig(ctx->root_fd, ADMIN_CONF, &a->kc, reterr);
-                a->may_delete = r >= 0;
-                if (r == -ENOENT && kubelet) {
-                        if (reterr)
-                                *reterr = mfree(*reterr);
-                        a->kc = TAKE_PTR(kubelet);
-                        r = 0;
-                }
-        }
-        if (r < 0)
-                return r;
-        r = node_name_pick(arg_node_name,
-                           kubelet         ? &kubelet->cert
-                           : a->may_delete ? NULL
-                                           : &a->kc->cert,
-                           ctx->root_fd, streq(ctx->root, "/"), &a->node, &a->node_source);
-        if (r == -ENXIO)
-                return set_errmsg(reterr, r,
-                                  "node name unknown: the tree has %s, no /etc/hostname, and --node-name was not given",
-                                  kubelet ? "no node's client certificate in kubelet.conf" : "no kubelet.conf");
-        if (r == -EINVAL)
-                return set_errmsg(reterr, r, "'%s' (from the %s) is not a valid node name; use --node-name", a->node,
-                                  a->node_source);
-        return r;
+        return kube_identity_open(ctx->root_fd, streq(ctx->root, "/"), arg_kubeconfig, arg_node_name, true, a, reterr);
 }
 
 static int api_call(const NodeApi *a, const Context *ctx, const char *method, const char *suffix, const char *body,
                     const char *content_type, HttpResult *ret) {
-        cleanup_free char *url = NULL, *auth = NULL;
-        char *headers[3] = { (char *) "Accept: application/yaml" };
-        size_t n = strlen(a->kc->server);
-        uint64_t timeout = API_CALL_TIMEOUT_MS, left;
-        int r;
+        cleanup_free char *path = strprintf("/api/v1/nodes/%s%s", a->node, suffix);
 
-        while (n > 0 && a->kc->server[n - 1] == '/')
-                n--;
-        url = strprintf("%.*s/api/v1/nodes/%s%s", (int) n, a->kc->server, a->node, suffix);
-        if (!url || (a->kc->token && !(auth = strprintf("Authorization: Bearer %s", a->kc->token))))
+        if (!path)
                 return -ENOMEM;
-        headers[1] = auth;
-        if (ctx->deadline_usec > 0) {
-                left = ctx->deadline_usec > now(CLOCK_MONOTONIC) ? (ctx->deadline_usec - now(CLOCK_MONOTONIC)) / 1000
-                                                                 : 1;
-                timeout = left < 1 ? 1 : left < timeout ? left : timeout;
-        }
-        r = http_perform(
-                &(HttpRequest) {
-                        .url = url,
-                        .method = method,
-                        .body = body,
-                        .body_size = body ? strlen(body) : 0,
-                        .content_type = content_type,
-                        .response_max = NODE_OBJECT_MAX,
-                        .headers = headers,
-                        .ca = { a->kc->ca.data, a->kc->ca.size },
-                        .cert = { a->kc->cert.data, a->kc->cert.size },
-                        .key = { a->kc->key.data, a->kc->key.size },
-                        .insecure = a->kc->insecure,
-                        .proxy = a->kc->proxy_url,
-                        .connect_timeout_ms = timeout < API_CONNECT_TIMEOUT_MS ? timeout : API_CONNECT_TIMEOUT_MS,
-                        .timeout_ms = timeout,
-                },
-                ret);
-        if (auth)
-                explicit_bzero(auth, strlen(auth));
-        return r;
+        return kube_api_request(a->kc,
+                                &(KubeRequest) { .method = method,
+                                                 .path = path,
+                                                 .body = body,
+                                                 .content_type = content_type,
+                                                 .response_max = NODE_OBJECT_MAX,
+                                                 .deadline_usec = ctx->deadline_usec },
+                                ret);
 }
 
 /* status.conditions[type=Ready].status of a Node as the API server wrote it (YAML, asked for with
@@ -454,8 +368,12 @@ void phase_node_object_identity(const char *kubeconfig, const char *node_name) {
         arg_node_name = node_name;
 }
 
-static int parse_delete_node(const char *arg, char **reterr) {
+void phase_node_object_enable(void) {
         arg_delete_node = true;
+}
+
+static int parse_delete_node(const char *arg, char **reterr) {
+        phase_node_object_enable();
         return 0;
 }
 

@@ -6,6 +6,9 @@
 #include "agent/engine/phase.h"
 
 int phase_backup_plan(Context *ctx, Plan *plan, char **reterr);
+int phase_drain_plan(Context *ctx, Plan *plan, char **reterr);
+/* Free what the drain phase kept for the run (its credentials). */
+void phase_drain_done(Context *ctx);
 int phase_etcd_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_services_early_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_node_object_plan(Context *ctx, Plan *plan, char **reterr);
@@ -24,6 +27,7 @@ int phase_reload_plan(Context *ctx, Plan *plan, char **reterr);
 /* The options each phase takes (PhaseOption), declared in the phase's file next to the code that
  * reads them; a phase without any has none here. */
 extern const PhaseOption phase_backup_options[];
+extern const PhaseOption phase_drain_options[];
 extern const PhaseOption phase_etcd_options[];
 extern const PhaseOption phase_services_options[]; /* services-early's row: both services phases read them */
 extern const PhaseOption phase_node_object_options[];
@@ -42,6 +46,9 @@ void phase_node_object_identity(const char *kubeconfig, const char *node_name);
  * without --delete-node or credentials, another -errno when the API server gives no answer about it.
  * *ret_msg says which. */
 int phase_node_object_ready(Context *ctx, char **ret_msg);
+void phase_drain_identity(const char *kubeconfig, const char *node_name);
+/* --drain implies --delete-node: the Node goes once the node is reset. */
+void phase_node_object_enable(void);
 
 /* Hand the table to the engine: once, before any phase is named or planned. */
 void reset_phases_register(void);

@@ -173,10 +173,12 @@ static void test_selection(void **state) {
         assert_int_equal(phase_selection_parse(&sel, NULL, NULL, false, &err), 0);
         assert_true(sel.n >= 2);
         assert_true(sel.verify);
-        /* The backup before anything changes; the etcd member leaves before kubelet stops. */
+        /* The backup before anything changes; the drain while the kubelet and the API server still
+         * run; the etcd member leaves before kubelet stops. */
         assert_string_equal(sel.phases[0]->name, "backup");
-        assert_string_equal(sel.phases[1]->name, "etcd");
-        assert_string_equal(sel.phases[2]->name, "services-early");
+        assert_string_equal(sel.phases[1]->name, "drain");
+        assert_string_equal(sel.phases[2]->name, "etcd");
+        assert_string_equal(sel.phases[3]->name, "services-early");
         assert_string_equal(sel.phases[sel.n - 1]->name, "reload");
 
         /* --root: only the phases that act on the tree, unless named. */

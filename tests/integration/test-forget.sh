@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# forget NODE on a surviving control plane against real components, in private namespaces: a
+# 3-member etcd 3.4 cluster with kubeadm's TLS layout (cp1, cp2, cp3 on 127.0.0.11-13; cp1's files
+# are the node's, beneath --root) and a real kube-apiserver 1.20 storing into it, holding Nodes cp1-3
+# and kubeadm 1.20's kube-system/kubeadm-config with ClusterStatus endpoints for all three. Refused
+# (exit 3, nothing changed): this node's own member; a member that still answers (without --force);
+# a removal that leaves too few answering voters (cp2 stopped, --force on a live cp3). Then cp3's
+# etcd is stopped for good: the plan lists three rows and changes nothing; the run leaves a healthy
+# 2-member cluster, ClusterStatus without cp3 (cp1, cp2 and the ClusterConfiguration kept), no Node
+# cp3 (cp1, cp2 kept); a second run finds nothing to do.
+. "$(dirname "$0")/lib.sh"
+require_cmd openssl python3 unshare curl etcdctl
+command -v etcd > /dev/null 2>&1 || skip "etcd is not installed (apt-get install etcd-server)"
+in_private_ns -n "$@"
+REPORT="$TOP/tests/integration/report.py"
+jq_() { "$REPORT" "$@" > /dev/null; }
+. "$TOP/tests/integration/fixtures/kube-api.sh"
+
+# --- etcd: kubeadm's layout for cp1 beneath $R, the others beside it ---------------------------------
+R=$WORK/cp1
+EP=$R/etc/kubernetes/pki/etcd
+mkdir -p "$EP" "$R/etc/kubernetes/manifests" "$R/var/lib/etcd"
+ip_of() { echo "127.0.0.1${1#cp}"; }
+etcd_certs() { # DIR IP
+        mkdir -p "$1" && cp "$pki/eca.crt" "$1/ca.crt" &&
+        mkleaf_in "$1" server "/CN=$(basename "$1")" "subjectAltName=IP:$2,IP:127.0.0.1
+extendedKeyUsage=serverAuth,clientAuth" &&
+        mkleaf_in "$1" peer "/CN=$(basename "$1")" "subjectAltName=IP:$2,IP:127.0.0.1
+extendedKeyUsage=serverAuth,clientAuth"
+}
+mkleaf_in() { mkleaf "$2-$(basename "$1")" eca "$3" "$4" && mv "$pki/$2-$(basename "$1").crt" "$1/$2.crt" &&
+        mv "$pki/$2-$(basename "$1").key" "$1/$2.key"; }
+mkca eca etcd-ca && cp "$pki/eca.key" "$EP/ca.key" || { echo "FAIL: etcd CA"; exit 1; }
+mkleaf apiserver-etcd-client eca "/O=system:masters/CN=kube-apiserver-etcd-client" "extendedKeyUsage=clientAuth" &&
+        cp "$pki/apiserver-etcd-client.crt" "$pki/apiserver-etcd-client.key" "$R/etc/kubernetes/pki/" ||
+        { echo "FAIL: etcd client certificate"; exit 1; }
+CLUSTER=cp1=https://127.0.0.11:2380,cp2=https://127.0.0.12:2380,cp3=https://127.0.0.13:2380
+dir_of() { if [ "$1" = cp1 ]; then echo "$EP"; else echo "$WORK/$1/pki"; fi; }
+data_of() { if [ "$1" = cp1 ]; then echo "$R/var/lib/etcd"; else echo "$WORK/$1/data"; fi; }
+start_etcd() { # NAME [STATE]
+        local n=$1 ip d listen
+        ip=$(ip_of "$n"); d=$(dir_of "$n"); listen="https://$ip:2379"
+        [ "$n" = cp1 ] && listen="https://127.0.0.1:2379,$listen"
+        etcd --name "$n" --data-dir "$(data_of "$n")" --listen-client-urls "$listen" \
+                --advertise-client-urls "https://$ip:2379" --listen-peer-urls "https://$ip:2380" \
+                --initial-advertise-peer-urls "https://$ip:2380" --initial-cluster "$CLUSTER" \
+                --initial-cluster-state "${2:-new}" --initial-cluster-token forget \
+                --client-cert-auth --trusted-ca-file "$d/ca.crt" --cert-file "$d/server.crt" --key-file "$d/server.key" \
+                --peer-client-cert-auth --peer-trusted-ca-file "$d/ca.crt" --peer-cert-file "$d/peer.crt" \
+                --peer-key-file "$d/peer.key" --logger zap --log-outputs stderr >> "$WORK/$n.log" 2>&1 &
+        PIDS+=($!)
+        eval "PID_$n=$!"
+}
+stop_etcd() { local v="PID_$1"; kill "${!v}" 2> /dev/null; wait "${!v}" 2> /dev/null; }
+ctl() { ETCDCTL_API=3 etcdctl --endpoints "$1" --cacert "$pki/eca.crt" --cert "$pki/apiserver-etcd-client.crt" \
+        --key "$pki/apiserver-etcd-client.key" --dial-timeout 2s --command-timeout 5s "${@:2}"; }
+ALL=https://127.0.0.11:2379,https://127.0.0.12:2379,https://127.0.0.13:2379
+members() { ctl https://127.0.0.11:2379 member list -w simple 2> /dev/null | awk -F', ' '{print $3}' | sort | tr '\n' ' '; }
+healthy() { ctl "$1" endpoint health > /dev/null 2>&1; }
+wait_healthy() { for _ in $(seq 100); do healthy "$1" && return 0; sleep 0.2; done; return 1; }
+
+for n in cp1 cp2 cp3; do etcd_certs "$(dir_of "$n")" "$(ip_of "$n")" || { echo "FAIL: certificates of $n"; exit 1; }; done
+mkdir -p "$WORK/cp2/data" "$WORK/cp3/data"
+for n in cp1 cp2 cp3; do start_etcd $n; done
+wait_healthy "$ALL" || { echo "FAIL: the etcd cluster did not become healthy"; tail -n 5 "$WORK"/cp*.log; exit 1; }
+
+cat > "$R/etc/kubernetes/manifests/etcd.yaml" << EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: etcd, namespace: kube-system}
+spec:
+  containers:
+  - name: etcd
+    image: k8s.gcr.io/etcd:3.4.13-0
+    command:
+    - etcd
+    - --advertise-client-urls=https://127.0.0.11:2379
+    - --cert-file=/etc/kubernetes/pki/etcd/server.crt
+    - --data-dir=/var/lib/etcd
+    - --initial-advertise-peer-urls=https://127.0.0.11:2380
+    - --initial-cluster=cp1=https://127.0.0.11:2380
+    - --key-file=/etc/kubernetes/pki/etcd/server.key
+    - --listen-client-urls=https://127.0.0.1:2379,https://127.0.0.11:2379
+    - --listen-peer-urls=https://127.0.0.11:2380
+    - --name=cp1
+    - --trusted-ca-file=/etc/kubernetes/pki/etcd/ca.crt
+EOF
+
+# --- the API server, storing into cp1's member; kubeadm 1.20's records of three control planes -------
+start_kube_apiserver "$WORK/apiserver.log" --etcd-servers=https://127.0.0.11:2379 --etcd-cafile="$pki/eca.crt" \
+        --etcd-certfile="$pki/apiserver-etcd-client.crt" --etcd-keyfile="$pki/apiserver-etcd-client.key" ||
+        { echo "FAIL: kube-apiserver"; exit 1; }
+cp "$WORK/admin.conf" "$R/etc/kubernetes/admin.conf"
+for n in cp1 cp2 cp3; do
+        printf 'apiVersion: v1\nkind: Node\nmetadata: {name: %s}\nstatus:\n  addresses: [{type: InternalIP, address: "%s"}, {type: Hostname, address: %s}]\n---\n' \
+                "$n" "$(ip_of $n)" "$n"
+done | kc create -f - > /dev/null || { echo "FAIL: cannot create the Nodes"; exit 1; }
+python3 - "$WORK/kubeadm-config.json" << 'PY'
+import json, sys
+status = "apiEndpoints:\n" + "".join("  cp%d:\n    advertiseAddress: 127.0.0.1%d\n    bindPort: 6443\n" % (i, i) for i in (1, 2, 3)) + \
+    "apiVersion: kubeadm.k8s.io/v1beta2\nkind: ClusterStatus\n"
+config = "apiVersion: kubeadm.k8s.io/v1beta2\nkind: ClusterConfiguration\nkubernetesVersion: v1.20.2\n"
+json.dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kubeadm-config", "namespace": "kube-system"},
+           "data": {"ClusterStatus": status, "ClusterConfiguration": config}}, open(sys.argv[1], "w"))
+PY
+kc create -f "$WORK/kubeadm-config.json" > /dev/null || { echo "FAIL: cannot create kubeadm-config"; exit 1; }
+endpoints() { kc get cm -n kube-system kubeadm-config -o jsonpath='{.data.ClusterStatus}' |
+        python3 -c 'import sys, yaml; print(" ".join(sorted(yaml.safe_load(sys.stdin)["apiEndpoints"])))'; }
+has_config() { kc get cm -n kube-system kubeadm-config -o jsonpath='{.data.ClusterConfiguration}' | grep -q 'kubernetesVersion: v1.20.2'; }
+assert "set up: three endpoints in ClusterStatus" [ "$(endpoints)" = "cp1 cp2 cp3" ]
+
+nr() { "$NODE_RESET" --root "$R" -o json "$@"; }
+unchanged() { # what every refusal must leave as it was
+        [ "$(members)" = "cp1 cp2 cp3 " ] && [ "$(endpoints)" = "cp1 cp2 cp3" ] && kc get node cp1 cp2 cp3 > /dev/null
+}
+
+# --- refusals ---------------------------------------------------------------------------------------
+nr forget --yes cp1 > "$WORK/own.json" 2> "$WORK/own.err"; rc=$?
+assert "own member: refused (exit 3)" [ "$rc" -eq 3 ]
+assert "own member: the report says it is this node's own" jq_ "$WORK/own.json" \
+        "'own member' in actions(r, kind='etcd-member')[0]['skip_reason']"
+assert "own member: nothing changed" unchanged
+
+nr forget --yes cp3 > "$WORK/alive.json" 2> "$WORK/alive.err"; rc=$?
+assert "a member that answers: refused (exit 3)" [ "$rc" -eq 3 ]
+assert "a member that answers: the report says so (--force)" jq_ "$WORK/alive.json" \
+        "'still answers' in actions(r, kind='etcd-member')[0]['skip_reason'] and all(a.get('skip_reason') for a in actions(r, phase='forget'))"
+assert "a member that answers: nothing changed" unchanged
+
+stop_etcd cp2
+nr forget --yes --force cp3 > "$WORK/quorum.json" 2> "$WORK/quorum.err"; rc=$?
+assert "quorum: removing cp3 with cp2 down is refused (exit 3)" [ "$rc" -eq 3 ]
+assert "quorum: the report counts the voters" jq_ "$WORK/quorum.json" \
+        "'fewer than a quorum' in actions(r, kind='etcd-member')[0]['skip_reason']"
+start_etcd cp2 existing
+wait_healthy "$ALL" || { echo "FAIL: cp2 did not come back"; exit 1; }
+assert "quorum: nothing changed" unchanged
+
+# --- cp3 gone for good ------------------------------------------------------------------------------
+stop_etcd cp3
+rm -rf "$WORK/cp3/data"
+nr forget --plan cp3 > "$WORK/plan.json"; rc=$?
+assert "plan: exit 0" [ "$rc" -eq 0 ]
+assert "plan: the member, the ClusterStatus entry and the Node, each with something to do" jq_ "$WORK/plan.json" \
+        "[a['kind'] for a in actions(r, phase='forget')] == ['etcd-member', 'kubeadm-endpoint', 'node-object'] and all(a['result'] == 'planned' and not a.get('skip_reason') for a in actions(r, phase='forget'))"
+assert "plan: nothing changed" unchanged
+
+nr forget cp3 < /dev/null > /dev/null 2> "$WORK/noyes.err"; rc=$?
+assert "without --yes and no terminal: refused (exit 3)" [ "$rc" -eq 3 ]
+
+nr forget --yes cp3 > "$WORK/run.json" 2> "$WORK/run.err"; rc=$?
+assert "forget cp3: exit 0" [ "$rc" -eq 0 ]
+assert "forget cp3: three rows changed, verified clean" jq_ "$WORK/run.json" \
+        "[a['result'] for a in actions(r, phase='forget')] == ['changed'] * 3 and r['verdict'] == 'clean'"
+assert "forget cp3: two members left" [ "$(members)" = "cp1 cp2 " ]
+assert "forget cp3: the two are healthy" healthy https://127.0.0.11:2379,https://127.0.0.12:2379
+assert "forget cp3: ClusterStatus without cp3" [ "$(endpoints)" = "cp1 cp2" ]
+assert "forget cp3: the ClusterConfiguration is kept" has_config
+no_node() { ! kc get node "$1" > /dev/null 2>&1; }
+has_node() { kc get node "$@" > /dev/null 2>&1; }
+assert "forget cp3: no Node cp3" no_node cp3
+assert "forget cp3: Nodes cp1 and cp2 stay" has_node cp1 cp2
+
+nr forget --yes cp3 > "$WORK/again.json" 2> "$WORK/again.err"; rc=$?
+assert "again: exit 0, nothing to do" [ "$rc" -eq 0 ]
+assert "again: no row with something done" jq_ "$WORK/again.json" \
+        "all(a['result'] == 'unchanged' for a in actions(r, phase='forget'))"
+schema_valid "$WORK"/own.json "$WORK"/alive.json "$WORK"/quorum.json "$WORK"/plan.json "$WORK"/run.json "$WORK"/again.json
+assert "every report matches the schema" [ $? -eq 0 ]
+finish
