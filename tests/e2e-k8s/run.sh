@@ -17,7 +17,10 @@
 # "dockershim" (a worker whose runtime is Docker through kubelet's dockershim, Debian's docker.io
 # laid into it, beside an operator's container with a volume; the reset removes kubelet's containers
 # through Docker and keeps the rest; kubeadm join again) runs before "control-plane", which resets
-# cp1 last.
+# cp1 last. "external-etcd" (tests/e2e-k8s/external-etcd.sh: its own control plane xe1, kubeadm init
+# with etcd.external naming an etcd the node runs as the site's own etcd.service, data in
+# /var/lib/etcd, certificates in /etc/etcd/pki; after node-reset that etcd still runs with its member,
+# its keys, its data and its certificates, and kubeadm init's preflight passes) needs no other node.
 #
 # Environment: O (build directory with node-reset, default build), E2E_K8S_SCENARIOS (default
 # "rejoin side-by-side rejoin-removed-netd dockershim control-plane master-gone"), E2E_K8S_DIR (a Kubernetes
@@ -41,6 +44,7 @@ fi
 
 . "$E2E_DIR/node.sh"
 . "$E2E_DIR/cluster.sh"
+. "$E2E_DIR/external-etcd.sh"
 
 passed=0 failed=0
 for n in "${!ALL_NODE_IP[@]}"; do NODE_IP[$n]=${ALL_NODE_IP[$n]}; done
@@ -112,6 +116,7 @@ for s in "${SCENARIOS[@]}"; do
         control-plane) scenario_control_plane ;;
         master-gone) scenario_master_gone ;;
         dockershim) scenario_dockershim ;;
+        external-etcd) scenario_external_etcd ;;
         *) echo "e2e-k8s: unknown scenario $s" >&2; exit 2 ;;
         esac
 done
