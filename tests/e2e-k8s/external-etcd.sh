@@ -209,6 +209,12 @@ scenario_external_etcd() {
         check "$XE_PKI is intact (every file, same content)" test "$(xe_pki_sums)" = "$pki"
         check "$XE passes kubeadm init's preflight with the same configuration (etcd.external, the same etcd running)" \
                 xe_preflight "$OUT/preflight-$XE.log"
+        # A running etcd keeps serving a data directory emptied beneath it (open and mapped files):
+        # only a restart shows what is on disk.
+        node_exec "$XE" systemctl restart etcd.service
+        check "after a restart of etcd.service: its member, same ID, and the site's keys (read from disk)" \
+                test "$(xe_member)|$(xe_site_get)" = "$member|/site/owner=ops-team /site/dns/zone=example.internal /site/token=$token " ||
+                { echo "e2e-k8s: member list now: $(xe_member); site keys now: $(xe_site_get)"; xe_state; }
         node_stop "$XE"
         echo "e2e-k8s: scenario external-etcd took $((SECONDS - t_s)) s"
 }

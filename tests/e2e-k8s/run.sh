@@ -23,7 +23,7 @@
 # its keys, its data and its certificates, and kubeadm init's preflight passes) needs no other node.
 #
 # Environment: O (build directory with node-reset, default build), E2E_K8S_SCENARIOS (default
-# "rejoin side-by-side rejoin-removed-netd dockershim control-plane master-gone"), E2E_K8S_DIR (a Kubernetes
+# "rejoin side-by-side rejoin-removed-netd dockershim external-etcd control-plane master-gone"), E2E_K8S_DIR (a Kubernetes
 # build other than tools/k8s-build.sh's cache directory), E2E_K8S_NETD=empty (see scenario_rejoin),
 # E2E_K8S_KEEP=1 (keep the nodes running at the end until $W/release exists, for debugging),
 # E2E_K8S_WORK (parent of the work directory, default /var/tmp). Reports and logs are copied to
@@ -107,7 +107,7 @@ echo "e2e-k8s: Kubernetes from $K8S_DIR, work directory $W"
 node_layer
 
 # rejoin first: it makes the cluster (cp1) the others join
-read -r -a SCENARIOS <<<"${E2E_K8S_SCENARIOS:-rejoin side-by-side rejoin-removed-netd dockershim control-plane master-gone}"
+read -r -a SCENARIOS <<<"${E2E_K8S_SCENARIOS:-rejoin side-by-side rejoin-removed-netd dockershim external-etcd control-plane master-gone}"
 for s in "${SCENARIOS[@]}"; do
         case "$s" in
         rejoin) scenario_rejoin ;;
