@@ -25,6 +25,7 @@
 # Environment: O (build directory with node-reset, default build), E2E_K8S_SCENARIOS (default
 # "rejoin side-by-side rejoin-removed-netd dockershim external-etcd control-plane master-gone"), E2E_K8S_DIR (a Kubernetes
 # build other than tools/k8s-build.sh's cache directory), E2E_K8S_NETD=empty (see scenario_rejoin),
+# E2E_K8S_XE_CONFIG (where external-etcd's kubeadm configuration lives; see external-etcd.sh),
 # E2E_K8S_KEEP=1 (keep the nodes running at the end until $W/release exists, for debugging),
 # E2E_K8S_WORK (parent of the work directory, default /var/tmp). Reports and logs are copied to
 # $O/e2e-k8s at the end.
