@@ -929,41 +929,13 @@ static int detect_rancher_data_dirs(int root_fd, Detection *d) {
         return r;
 }
 
-int detect_resolve_beneath(int root_fd, const char *path, char **ret) {
-        char self[64], host[PATH_MAX], root[PATH_MAX];
-        const char *rest;
-        ssize_t n;
-        int fd;
-
-        *ret = NULL;
-        fd = chaseat(root_fd, path, 0, O_PATH | O_DIRECTORY, NULL, NULL);
-        if (fd < 0)
-                return 0;
-        snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
-        n = readlink(self, host, sizeof host - 1);
-        (void) close_nointr(fd);
-        snprintf(self, sizeof self, "/proc/self/fd/%d", root_fd);
-        if (n <= 0)
-                return 0;
-        host[n] = 0;
-        n = readlink(self, root, sizeof root - 1);
-        if (n <= 0)
-                return 0;
-        root[n] = 0;
-        rest = streq(root, "/") ? host : startswith(host, root);
-        if (!rest || rest[0] != '/')
-                return 0;
-        *ret = strdup(rest);
-        return *ret ? 1 : -ENOMEM;
-}
-
 /* A symlinked /var/lib/kubelet (a data disk): the node path it resolves to, inside the root. */
 static int detect_kubelet_dir(int root_fd, Detection *d) {
         struct stat st;
 
         if (fstatat(root_fd, "var/lib/kubelet", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
                 return 0;
-        return detect_resolve_beneath(root_fd, "/var/lib/kubelet", &d->kubelet_dir_target);
+        return fileio_resolve_beneath(root_fd, "/var/lib/kubelet", &d->kubelet_dir_target);
 }
 
 /* This cluster's server, and the kubeconfigs of every home that name it (and only those). */

@@ -451,3 +451,31 @@ const char *fileio_socket_strerror(int r) {
                 return strerror(-r);
         }
 }
+
+int fileio_resolve_beneath(int root_fd, const char *path, char **ret) {
+        char self[64], host[PATH_MAX], root[PATH_MAX];
+        const char *rest;
+        ssize_t n;
+        int fd;
+
+        *ret = NULL;
+        fd = chaseat(root_fd, path, 0, O_PATH | O_DIRECTORY, NULL, NULL);
+        if (fd < 0)
+                return 0;
+        snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+        n = readlink(self, host, sizeof host - 1);
+        (void) close_nointr(fd);
+        snprintf(self, sizeof self, "/proc/self/fd/%d", root_fd);
+        if (n <= 0)
+                return 0;
+        host[n] = 0;
+        n = readlink(self, root, sizeof root - 1);
+        if (n <= 0)
+                return 0;
+        root[n] = 0;
+        rest = streq(root, "/") ? host : startswith(host, root);
+        if (!rest || rest[0] != '/')
+                return 0;
+        *ret = strdup(rest);
+        return *ret ? 1 : -ENOMEM;
+}
