@@ -38,6 +38,10 @@ typedef struct PhaseFacts {
         /* Established by backup (snapshot, db copy) and etcd (left, last voter) at act time; the files
          * phase decides the data directory's fate from all of them (etcd-datadir.h). */
         NodeEtcdFacts etcd;
+        /* Who owns this node's etcd (etcd-owner.h): decided by the first phase that asks
+         * (phase_etcd_scope()), from the files as they were before anything was changed, and
+         * followed by every phase for the rest of the run. */
+        struct EtcdScope *etcd_scope;
         /* /proc as one planning pass saw it: read by the first phase that asks (phase_procs()): the
          * pods phase looks for kubelet, processes matches its lines, network names who is inside a
          * namespace. Dropped when the pass ends: acting and verifying read /proc anew. */

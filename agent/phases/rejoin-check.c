@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "agent/config/etcd-owner.h"
 #include "agent/engine/phase.h"
 #include "agent/os/fileio.h"
 #include "agent/os/services.h"
@@ -162,6 +163,16 @@ static int check_kubeconfig(Context *ctx, Rejoin *r, char **ret_msg) {
 
 static int check_etcd(Context *ctx, Rejoin *r, char **ret_msg) {
         const char *dirs[] = { "/var/lib/etcd", ctx->facts.etcd_data_dir };
+        const EtcdScope *scope;
+        int q;
+
+        /* kubeadm's preflight asks for an empty data directory only for a local etcd
+         * (DirAvailable--var-lib-etcd, when ClusterConfiguration.etcd.local is set). */
+        q = phase_etcd_scope(ctx, &scope);
+        if (q < 0)
+                return q;
+        if (scope->owner == ETCD_OWNER_FOREIGN)
+                return set_errmsg(ret_msg, REJOIN_OK, "the etcd is out of scope (%s): its data is kept", scope->source);
 
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
                 cleanup_free char *first = NULL;
