@@ -72,22 +72,24 @@ static int doc_container_argv(yaml_document_t *doc, const char *container, char 
         return 0;
 }
 
-int pod_container_argv(const char *text, size_t size, const char *container, char ***ret) {
-        yaml_parser_t parser;
-        yaml_document_t doc;
-        int r;
+typedef struct PodQuery {
+        const char *container;
+        char ***ret;
+} PodQuery;
 
-        if (!yaml_parser_initialize(&parser))
-                return -EOPNOTSUPP;
-        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
-        if (!yaml_parser_load(&parser, &doc))
-                r = -EBADMSG;
-        else {
-                r = doc_container_argv(&doc, container, ret);
-                yaml_document_delete(&doc);
-        }
-        yaml_parser_delete(&parser);
-        return r;
+/* A static pod manifest is one document: its answer is the file's. */
+static int pod_document(yaml_document_t *doc, void *userdata) {
+        PodQuery *q = userdata;
+        int r = doc_container_argv(doc, q->container, q->ret);
+
+        return r == 0 ? -ENOENT : r;
+}
+
+int pod_container_argv(const char *text, size_t size, const char *container, char ***ret) {
+        int r = yaml_each_document(text, size, pod_document, &(PodQuery) { container, ret });
+
+        /* No document at all is no pod spec. */
+        return r == 0 ? -EBADMSG : r == -ENOENT ? 0 : r;
 }
 
 int etcd_env_pairs_argv(char **pairs, char ***argv) {
@@ -179,26 +181,22 @@ static int config_map_argv(yaml_document_t *doc, yaml_node_t *map, const char *p
         return 0;
 }
 
+/* The configuration is the first document. */
+static int config_document(yaml_document_t *doc, void *userdata) {
+        int r = config_map_argv(doc, yaml_document_get_root_node(doc), "", userdata);
+
+        return r < 0 ? r : 1;
+}
+
 int etcd_config_argv(const char *text, size_t size, char ***ret) {
         cleanup_strv char **argv = NULL;
-        yaml_parser_t parser;
-        yaml_document_t doc;
         int r;
 
-        if (!yaml_parser_initialize(&parser))
-                return -EOPNOTSUPP;
-        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
-        if (!yaml_parser_load(&parser, &doc))
-                r = -EBADMSG;
-        else {
-                r = strv_extend(&argv, "etcd");
-                if (r >= 0)
-                        r = config_map_argv(&doc, yaml_document_get_root_node(&doc), "", &argv);
-                yaml_document_delete(&doc);
-        }
-        yaml_parser_delete(&parser);
-        if (r < 0)
-                return r;
+        if (strv_extend(&argv, "etcd") < 0)
+                return -ENOMEM;
+        r = yaml_each_document(text, size, config_document, &argv);
+        if (r <= 0)
+                return r < 0 ? r : -EBADMSG; /* no document: no configuration */
         *ret = TAKE_PTR(argv);
         return 0;
 }

@@ -25,18 +25,9 @@
 /* k3s's own client of its etcd (pkg/etcd/etcd.go: const endpoint). */
 #define K3S_ENDPOINT "https://127.0.0.1:2379"
 
-static const char *const owner_names[_ETCD_OWNER_MAX] = {
-        [ETCD_OWNER_NONE] = "none",       [ETCD_OWNER_KUBEADM] = "kubeadm", [ETCD_OWNER_ENV] = "kubespray/kubekey",
-        [ETCD_OWNER_K3S] = "k3s",         [ETCD_OWNER_RKE2] = "rke2",       [ETCD_OWNER_FOREIGN] = "out of scope",
-};
-
 /* systemd's unit search path for system units, highest precedence first (systemd.unit(5)). */
 static const char *const unit_dirs[] = { "/etc/systemd/system", "/usr/local/lib/systemd/system",
                                          "/usr/lib/systemd/system", "/lib/systemd/system" };
-
-const char *etcd_owner_to_string(EtcdOwner o) {
-        return o >= 0 && o < _ETCD_OWNER_MAX ? owner_names[o] : NULL;
-}
 
 char *k3s_data_dir(int root_fd, Installer installer) {
         /* k3s pkg/cli/cmds/server.go and rke2's defaults: DataDir. Stub: the default only. */
@@ -62,7 +53,7 @@ static bool node_has(int root_fd, const char *path) {
         return true;
 }
 
-static bool doc_names_external(yaml_document_t *doc) {
+static int doc_names_external(yaml_document_t *doc, void *userdata) {
         yaml_node_t *root = yaml_document_get_root_node(doc);
         const char *kind = yaml_scalar_of(yaml_map_get(doc, root, "kind"));
         yaml_node_t *ext = yaml_map_get(doc, yaml_map_get(doc, root, "etcd"), "external");
@@ -75,32 +66,11 @@ static bool doc_names_external(yaml_document_t *doc) {
  * 1 yes, 0 no or no such file, -EBADMSG a file that is no YAML, -EOPNOTSUPP without libyaml. */
 static int kubeadm_external(int root_fd) {
         cleanup_free char *text = NULL;
-        yaml_parser_t parser;
         size_t size;
-        int r = 0;
 
         if (fileio_read_beneath(root_fd, KUBEADM_CONFIG, OWNER_FILE_MAX, &text, &size) < 0)
                 return 0;
-        if (!yaml_parser_initialize(&parser))
-                return -EOPNOTSUPP;
-        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
-        for (;;) {
-                yaml_document_t doc;
-                bool end;
-
-                if (!yaml_parser_load(&parser, &doc)) {
-                        r = -EBADMSG;
-                        break;
-                }
-                end = !yaml_document_get_root_node(&doc);
-                if (!end && doc_names_external(&doc))
-                        r = 1;
-                yaml_document_delete(&doc);
-                if (end || r)
-                        break;
-        }
-        yaml_parser_delete(&parser);
-        return r;
+        return yaml_each_document(text, size, doc_names_external, NULL);
 }
 
 static int set_why(EtcdScope *s, const char *fmt, ...) _printf_(2, 3);
@@ -138,8 +108,9 @@ static int owned_file(int root_fd, EtcdScope *s, EtcdOwner owner, const char *pa
                 return r;
         if (r < 0)
                 return set_why(s, "%s (%s), which does not parse as %s: it says nothing of this node's etcd member",
-                               what, path, owner == ETCD_OWNER_KUBEADM ? "a static pod with an etcd container"
-                                                                        : "an environment file");
+                               what, path,
+                               owner == ETCD_OWNER_KUBEADM ? "a static pod with an etcd container"
+                                                           : "an environment file");
         return set_why(s, "%s (%s)", what, path);
 }
 
@@ -189,8 +160,10 @@ static int owned_embedded(int root_fd, Installer installer, EtcdScope *s) {
                 return r;
         s->source = TAKE_PTR(db);
         if (r < 0)
-                r = set_why(s, "%s's embedded etcd (%s), whose config does not parse as etcd's configuration file: "
-                            "it says nothing of this node's etcd member", who, s->source);
+                r = set_why(s,
+                            "%s's embedded etcd (%s), whose config does not parse as etcd's configuration file: "
+                            "it says nothing of this node's etcd member",
+                            who, s->source);
         else
                 r = set_why(s, "%s's embedded etcd (%s)", who, s->source);
         return r < 0 ? r : 1;
@@ -302,12 +275,10 @@ int etcd_scope_decide(int root_fd, EtcdScope *ret) {
                  (r = owned_embedded(root_fd, INSTALLER_RKE2, &s)) == 0) {
                 cleanup_free char *unit = etcd_unit_path(root_fd);
 
+                /* A kubeadm control plane without etcd.yaml is no evidence that lasts: every profile
+                 * empties the manifests, and a rerun would decide otherwise. */
                 if (unit)
                         r = foreign(root_fd, &s, unit, "an etcd unit that no installer of this node writes");
-                else if (node_has(root_fd, KUBE_APISERVER_MANIFEST))
-                        /* kubeadm writes etcd.yaml only for a stacked etcd (phases/etcd/local.go). */
-                        r = foreign(root_fd, &s, KUBE_APISERVER_MANIFEST,
-                                    "a kubeadm control plane without an etcd static pod: its etcd is external");
         }
         if (r < 0) {
                 etcd_scope_done(&s);

@@ -2,9 +2,8 @@
 /* Who owns this node's etcd, decided once from what each installer writes: kubeadm owns one only
  * through its static pod, kubespray and kubekey through /etc/etcd.env and its unit, k3s and rke2
  * through server/db/etcd under their data directory. An etcd none of them made (kubeadm's
- * ClusterConfiguration says etcd.external, a kubeadm control plane without an etcd static pod, a
- * unit no installer writes) is out of scope: every phase leaves its unit, data, certificates and
- * member alone. */
+ * ClusterConfiguration says etcd.external, a unit no installer writes) is out of scope: every phase
+ * leaves its unit, data, certificates and member alone. */
 #pragma once
 
 #include <stdbool.h>
@@ -23,21 +22,18 @@ typedef enum EtcdOwner {
         ETCD_OWNER_K3S,     /* embedded: server/db/etcd under k3s's data directory */
         ETCD_OWNER_RKE2,    /* the same under rke2's */
         ETCD_OWNER_FOREIGN, /* no installer of this node made it: out of scope */
-        _ETCD_OWNER_MAX,
 } EtcdOwner;
 
 typedef struct EtcdScope {
         EtcdOwner owner;
-        char *source;       /* the node file the decision rests on */
-        char *why;          /* one line: whose it is, or why it is out of scope */
-        char **argv;        /* owned: the member's command line as its files give it ("etcd --name=..."),
-                             * NULL when they do not parse (why says so) */
-        char *server_dir;   /* k3s/rke2: the data directory's server/ (node path) */
-        char *unit;         /* foreign: the unit that runs it, when a unit file names it */
-        char **keep;        /* foreign: node paths never touched (data, unit and env files, certificates) */
+        char *source;     /* the node file the decision rests on */
+        char *why;        /* one line: whose it is, or why it is out of scope */
+        char **argv;      /* owned: the member's command line as its files give it ("etcd --name=..."),
+                           * NULL when they do not parse (why says so) */
+        char *server_dir; /* k3s/rke2: the data directory's server/ (node path) */
+        char *unit;       /* foreign: the unit that runs it, when a unit file names it */
+        char **keep;      /* foreign: node paths never touched (data, unit and env files, certificates) */
 } EtcdScope;
-
-const char *etcd_owner_to_string(EtcdOwner o);
 
 /* k3s's (or rke2's) data directory, node path, malloc'd (NULL: out of memory). For now the default
  * each installer uses, /var/lib/rancher/k3s and /var/lib/rancher/rke2; a data-dir set in config.yaml

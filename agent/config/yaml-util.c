@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Small lookups in a libyaml document, shared by the readers of kubeconfigs and static pod manifests. */
 
+#include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "agent/config/yaml-util.h"
@@ -25,4 +27,30 @@ yaml_node_t *yaml_map_get(yaml_document_t *doc, yaml_node_t *map, const char *ke
                         return yaml_document_get_node(doc, i->value);
         }
         return NULL;
+}
+
+int yaml_each_document(const char *text, size_t size, int (*fn)(yaml_document_t *doc, void *userdata), void *userdata) {
+        yaml_parser_t parser;
+        int r = 0;
+
+        if (!yaml_parser_initialize(&parser))
+                return -EOPNOTSUPP;
+        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
+        while (r == 0) {
+                yaml_document_t doc;
+                bool end;
+
+                if (!yaml_parser_load(&parser, &doc)) {
+                        r = -EBADMSG;
+                        break;
+                }
+                end = !yaml_document_get_root_node(&doc);
+                if (!end)
+                        r = fn(&doc, userdata);
+                yaml_document_delete(&doc);
+                if (end)
+                        break;
+        }
+        yaml_parser_delete(&parser);
+        return r;
 }

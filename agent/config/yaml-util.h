@@ -10,3 +10,7 @@ const char *yaml_scalar_of(const yaml_node_t *n);
 
 /* The value of key in a mapping node, or NULL when map is no mapping or has no such key. */
 yaml_node_t *yaml_map_get(yaml_document_t *doc, yaml_node_t *map, const char *key);
+
+/* Load each document of text in turn and pass it to fn until fn returns non-zero: that result; 0
+ * after the last document; -EBADMSG when a document is no YAML; -EOPNOTSUPP without libyaml. */
+int yaml_each_document(const char *text, size_t size, int (*fn)(yaml_document_t *doc, void *userdata), void *userdata);

@@ -174,7 +174,8 @@ static int pick_tls(const Context *ctx, char **flags, const EtcdScope *s, NodeEt
                   "/etc/kubernetes/pki/etcd/healthcheck-client.key" },
         };
         cleanup_free char *k3s_ca = NULL, *k3s_cert = NULL, *k3s_key = NULL;
-        const char *ca = flag(flags, "trusted-ca-file"), *cert = flag(flags, "cert-file"), *key = flag(flags, "key-file");
+        const char *ca = flag(flags, "trusted-ca-file"), *cert = flag(flags, "cert-file"),
+                   *key = flag(flags, "key-file");
         int r;
 
         for (size_t i = 0; s->owner == ETCD_OWNER_KUBEADM && i < ELEMENTSOF(kubeadm_pairs); i++)

@@ -240,7 +240,7 @@ static int add_line(Context *ctx, Plan *plan, const char *phase, UnitVerb v, con
         }
         for (char **u = units; *u; u++) {
                 r = etcd_scope_keeps_unit(scope, *u) ? add_out_of_scope(plan, phase, v, *u, reason, scope)
-                                                      : add_unit(plan, m, phase, v, *u, reason);
+                                                     : add_unit(plan, m, phase, v, *u, reason);
                 if (r < 0)
                         return r;
         }

@@ -22,17 +22,7 @@ eval "set -- $(trap -p EXIT)"
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null; done; wait 2> /dev/null; '"$3" EXIT
 
 # --- one CA; k3s's certificate names (pkg/daemons/control/server.go) -----------------------------
-CA="$WORK/ca"
-mkdir -p "$CA"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=etcd-ca \
-        -keyout "$CA/ca.key" -out "$CA/ca.crt" 2> /dev/null || { echo "FAIL: openssl CA"; exit 1; }
-cert() { # DIR NAME CN SAN EKU
-        openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$3" \
-                -keyout "$1/$2.key" -out "$1/$2.csr" 2> /dev/null &&
-        openssl x509 -req -in "$1/$2.csr" -CA "$CA/ca.crt" -CAkey "$CA/ca.key" -CAcreateserial -days 2 \
-                -out "$1/$2.crt" -extfile <(printf 'subjectAltName=%s\nextendedKeyUsage=%s\n' "$4" "$5") 2> /dev/null &&
-        rm -f "$1/$2.csr"
-}
+test_ca "$WORK/ca" || { echo "FAIL: openssl CA"; exit 1; }
 # tls_dir DIR IP: server-ca.crt, peer-ca.crt, server-client.*, peer-server-client.*, client.*
 tls_dir() {
         mkdir -p "$1" && cp "$CA/ca.crt" "$1/server-ca.crt" && cp "$CA/ca.crt" "$1/peer-ca.crt" &&

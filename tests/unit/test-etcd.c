@@ -420,16 +420,6 @@ static void test_scope(void **state) {
         assert_string_equal(s.argv[1], "--name=cp1");
         etcd_scope_done(&s);
         rm_rf(dir);
-        strcpy(dir, "/tmp/test-etcd.XXXXXX");
-
-        /* A kubeadm control plane without the etcd static pod: its etcd is external. */
-        assert_non_null(mkdtemp(dir));
-        write_file(dir, KUBE_APISERVER_MANIFEST, "kind: Pod\n");
-        scope_in(dir, &s);
-        assert_int_equal(s.owner, ETCD_OWNER_FOREIGN);
-        assert_string_equal(s.source, KUBE_APISERVER_MANIFEST);
-        etcd_scope_done(&s);
-        rm_rf(dir);
 }
 
 static void test_config_argv(void **state) {
