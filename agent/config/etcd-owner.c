@@ -240,6 +240,10 @@ static int foreign(int root_fd, EtcdScope *s, const char *source, const char *wh
                 return -ENOMEM;
         if (unit && (r = keep_unit(root_fd, s, unit)) < 0)
                 return r;
+        /* The file that decided stays, so that a rerun decides the same ("remove /etc/kubernetes"
+         * would leave an external etcd's data to the next run's default). */
+        if (streq(s->source, KUBEADM_CONFIG) && keep_path(s, KUBEADM_CONFIG) < 0)
+                return -ENOMEM;
         if (keep_path(s, DEFAULT_DATA_DIR) < 0)
                 return -ENOMEM;
         STRV_FOREACH(k, s->keep) {

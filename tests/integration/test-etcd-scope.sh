@@ -102,6 +102,14 @@ assert "external: it keeps its member" test "$(ctl "$(eps_of 1)" member list -w 
 assert "external: it keeps its keys" test "$(ctl "$(eps_of 1)" get /site/key --print-value-only)" = kept
 assert "external: its data directory is intact" test -s "$R/var/lib/etcd/member/snap/db" -a -d "$R/var/lib/etcd/member/wal"
 assert "external: no snapshot of it was taken" test -z "$(find "$R/var/backups" -name 'etcd-*' 2> /dev/null)"
+# "all" removes /etc/kubernetes: the ClusterConfiguration that decided stays, and so does the decision.
+for n in 1 2; do
+        "$NODE_RESET" --root "$R" --phases "$PH" --profile all --yes -o json run > "$WORK/ext-all$n.json"; rc=$?
+        assert "external, profile all, run $n: exit 0 ($rc), data intact, keys kept" \
+                test $rc -eq 0 -a -s "$R/var/lib/etcd/member/snap/db" -a "$(ctl "$(eps_of 1)" get /site/key --print-value-only)" = kept
+done
+assert "external, profile all: the rest of /etc/kubernetes went, kubeadm-config.yaml stayed" \
+        test ! -e "$R/etc/kubernetes/manifests" -a -f "$R/etc/kubernetes/kubeadm-config.yaml"
 kill "$EXT_PID"; wait "$EXT_PID" 2> /dev/null
 
 # --- (b) a site's etcd.service, --data-dir=/var/lib/etcd, no static pod ---------------------------

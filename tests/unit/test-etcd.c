@@ -378,7 +378,8 @@ static void test_scope(void **state) {
         assert_true(etcd_scope_keeps(&s, "/var/lib/etcd", &contains) && !contains);
         assert_true(etcd_scope_keeps(&s, "/var/lib/etcd/member", &contains));
         assert_true(etcd_scope_keeps(&s, "/var/lib", &contains) && contains);
-        assert_false(etcd_scope_keeps(&s, "/etc/kubernetes", &contains));
+        assert_true(etcd_scope_keeps(&s, "/etc/kubernetes", &contains) && contains); /* the config stays */
+        assert_false(etcd_scope_keeps(&s, "/etc/kubernetes/pki", &contains));
         assert_non_null(strstr(s.why, "out of scope"));
         etcd_scope_done(&s);
         /* kubespray: its etcd.env wins over the external it names. */
