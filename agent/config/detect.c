@@ -87,12 +87,7 @@ static const InstallerMark installer_marks[] = {
 };
 
 static bool node_exists(int root_fd, const char *path) {
-        int fd = chaseat(root_fd, path, 0, O_PATH, NULL, NULL);
-
-        if (fd < 0)
-                return false;
-        (void) close_nointr(fd);
-        return true;
+        return fileio_exists_beneath(root_fd, path);
 }
 
 /* The file's text, or NULL when it is missing, unreadable or too big (evidence of nothing). */

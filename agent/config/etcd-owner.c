@@ -44,15 +44,6 @@ void etcd_scope_done(EtcdScope *s) {
         *s = (EtcdScope) {};
 }
 
-static bool node_has(int root_fd, const char *path) {
-        int fd = chaseat(root_fd, path, 0, O_PATH, NULL, NULL);
-
-        if (fd < 0)
-                return false;
-        (void) close(fd);
-        return true;
-}
-
 static int doc_names_external(yaml_document_t *doc, void *userdata) {
         yaml_node_t *root = yaml_document_get_root_node(doc);
         const char *kind = yaml_scalar_of(yaml_map_get(doc, root, "kind"));
@@ -149,7 +140,7 @@ static int owned_embedded(int root_fd, Installer installer, EtcdScope *s) {
 
         if (!dir || !(db = strprintf("%s/server/db/etcd", dir)))
                 return -ENOMEM;
-        if (!node_has(root_fd, db))
+        if (!fileio_exists_beneath(root_fd, db))
                 return 0;
         s->owner = installer == INSTALLER_RKE2 ? ETCD_OWNER_RKE2 : ETCD_OWNER_K3S;
         s->server_dir = strprintf("%s/server", dir);
@@ -174,7 +165,7 @@ static char *etcd_unit_path(int root_fd) {
         for (size_t i = 0; i < ELEMENTSOF(unit_dirs); i++) {
                 char *p = strprintf("%s/etcd.service", unit_dirs[i]);
 
-                if (!p || node_has(root_fd, p))
+                if (!p || fileio_exists_beneath(root_fd, p))
                         return p;
                 free(p);
         }
@@ -265,11 +256,11 @@ int etcd_scope_decide(int root_fd, EtcdScope *ret) {
         int ext, r = 0;
 
         ext = kubeadm_external(root_fd);
-        if (node_has(root_fd, ETCD_MANIFEST))
+        if (fileio_exists_beneath(root_fd, ETCD_MANIFEST))
                 r = ext > 0 ? foreign(root_fd, &s, KUBEADM_CONFIG,
                                       "kubeadm's ClusterConfiguration names etcd.external, beside an etcd static pod")
                             : owned_file(root_fd, &s, ETCD_OWNER_KUBEADM, ETCD_MANIFEST, "kubeadm's stacked etcd");
-        else if (node_has(root_fd, ETCD_ENV))
+        else if (fileio_exists_beneath(root_fd, ETCD_ENV))
                 /* kubespray writes etcd.external into kubeadm-config.yaml for the etcd it runs itself
                  * (roles/kubernetes/control-plane/templates/kubeadm-config.*.yaml.j2): etcd.env is its. */
                 r = owned_file(root_fd, &s, ETCD_OWNER_ENV, ETCD_ENV, "kubespray's or kubekey's etcd");

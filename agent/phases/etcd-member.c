@@ -63,12 +63,7 @@ static const char *flag(char **argv, const char *name) {
 }
 
 static bool node_file_exists(const Context *ctx, const char *path) {
-        int fd = chaseat(ctx->root_fd, path, 0, O_RDONLY, NULL, NULL);
-
-        if (fd < 0)
-                return false;
-        (void) close(fd);
-        return true;
+        return fileio_exists_beneath(ctx->root_fd, path);
 }
 
 static int split_urls(const char *list, char ***l) {
