@@ -73,6 +73,15 @@ int fileio_read_regular(int fd, size_t max, char **ret, size_t *ret_size, struct
         return read_fd(fd, max, ret, ret_size);
 }
 
+bool fileio_exists_beneath(int root_fd, const char *path) {
+        int fd = chaseat(root_fd, path, 0, O_PATH, NULL, NULL);
+
+        if (fd < 0)
+                return false;
+        (void) close_nointr(fd);
+        return true;
+}
+
 int fileio_read_beneath(int root_fd, const char *path, size_t max, char **ret, size_t *ret_size) {
         cleanup_close int fd = -EBADF;
 

@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+/* Does path name something beneath root_fd (symlinks resolved inside the root)? */
+bool fileio_exists_beneath(int root_fd, const char *path);
+
 /* Read a whole file of at most max bytes (-EFBIG beyond) into a NUL-terminated buffer. */
 int fileio_read_beneath(int root_fd, const char *path, size_t max, char **ret, size_t *ret_size);
 
