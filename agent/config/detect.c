@@ -18,6 +18,7 @@
 #include "agent/config/detect.h"
 #include "agent/config/envfile.h"
 #include "agent/config/etcd-flags.h"
+#include "agent/config/etcd-owner.h"
 #include "agent/base/toml.h"
 #include "agent/config/yaml-util.h"
 #include "agent/os/fileio.h"
@@ -89,12 +90,7 @@ static const InstallerMark installer_marks[] = {
 };
 
 static bool node_exists(int root_fd, const char *path) {
-        int fd = chaseat(root_fd, path, 0, O_PATH, NULL, NULL);
-
-        if (fd < 0)
-                return false;
-        (void) close_nointr(fd);
-        return true;
+        return fileio_exists_beneath(root_fd, path);
 }
 
 /* The file's text, or NULL when it is missing, unreadable or too big (evidence of nothing). */
@@ -841,21 +837,6 @@ static int detect_kube_proxy(int root_fd, bool live, Detection *d) {
         return r;
 }
 
-/* kubeadm's ClusterConfiguration with "etcd:" → "external:": this node runs no etcd of its own. */
-static bool kubeadm_etcd_external(const char *text) {
-        const char *p = strstr(text, "\netcd:\n");
-
-        if (!p)
-                return false;
-        for (p += strlen("\netcd:\n"); *p == ' '; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "") {
-                const char *w = p + strspn(p, " ");
-
-                if (startswith(w, "external:"))
-                        return true;
-        }
-        return false;
-}
-
 static int etcd_mark(Detection *d, const char *path, const char *kind, const char *what) {
         int r = evidence_add(&d->etcd.evidence, path, "%s", what);
 
@@ -887,8 +868,13 @@ static int etcd_data_dir(Detection *d, const char *path, const char *text, bool 
 static int detect_etcd(int root_fd, Detection *d) {
         cleanup_free char *pod = node_read(root_fd, "/etc/kubernetes/manifests/etcd.yaml");
         cleanup_free char *env = node_read(root_fd, "/etc/etcd.env");
-        cleanup_free char *cfg = node_read(root_fd, "/etc/kubernetes/kubeadm-config.yaml");
-        int r = 0;
+        CLEANUP(etcd_scope_done) EtcdScope scope = {};
+        int r;
+
+        /* "external" is the one decision every phase follows (etcd-owner.h). */
+        r = etcd_scope_decide(root_fd, &scope);
+        if (r < 0)
+                return r;
 
         if (pod &&
             (r = etcd_mark(d, "/etc/kubernetes/manifests/etcd.yaml", "static-pod", "kubeadm's etcd static pod")) >= 0)
@@ -896,11 +882,8 @@ static int detect_etcd(int root_fd, Detection *d) {
         if (r >= 0 && env &&
             (r = etcd_mark(d, "/etc/etcd.env", "systemd", "etcd run by systemd (kubespray, kubekey)")) >= 0)
                 r = etcd_data_dir(d, "/etc/etcd.env", env, false);
-        if (r >= 0 && !env && node_exists(root_fd, "/etc/systemd/system/etcd.service"))
-                r = etcd_mark(d, "/etc/systemd/system/etcd.service", "systemd", "an etcd unit");
-        if (r >= 0 && cfg && kubeadm_etcd_external(cfg))
-                r = etcd_mark(d, "/etc/kubernetes/kubeadm-config.yaml", "external",
-                              "ClusterConfiguration names an external etcd");
+        if (r >= 0 && scope.owner == ETCD_OWNER_FOREIGN)
+                r = etcd_mark(d, scope.source, "external", scope.why);
         if (r >= 0 && node_exists(root_fd, "/var/lib/rancher/k3s/server/db/etcd"))
                 r = etcd_mark(d, "/var/lib/rancher/k3s/server/db/etcd", "embedded", "k3s's embedded etcd");
         if (r >= 0 && node_exists(root_fd, "/var/lib/rancher/rke2/server/db/etcd"))
@@ -929,41 +912,13 @@ static int detect_rancher_data_dirs(int root_fd, Detection *d) {
         return r;
 }
 
-int detect_resolve_beneath(int root_fd, const char *path, char **ret) {
-        char self[64], host[PATH_MAX], root[PATH_MAX];
-        const char *rest;
-        ssize_t n;
-        int fd;
-
-        *ret = NULL;
-        fd = chaseat(root_fd, path, 0, O_PATH | O_DIRECTORY, NULL, NULL);
-        if (fd < 0)
-                return 0;
-        snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
-        n = readlink(self, host, sizeof host - 1);
-        (void) close_nointr(fd);
-        snprintf(self, sizeof self, "/proc/self/fd/%d", root_fd);
-        if (n <= 0)
-                return 0;
-        host[n] = 0;
-        n = readlink(self, root, sizeof root - 1);
-        if (n <= 0)
-                return 0;
-        root[n] = 0;
-        rest = streq(root, "/") ? host : startswith(host, root);
-        if (!rest || rest[0] != '/')
-                return 0;
-        *ret = strdup(rest);
-        return *ret ? 1 : -ENOMEM;
-}
-
 /* A symlinked /var/lib/kubelet (a data disk): the node path it resolves to, inside the root. */
 static int detect_kubelet_dir(int root_fd, Detection *d) {
         struct stat st;
 
         if (fstatat(root_fd, "var/lib/kubelet", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
                 return 0;
-        return detect_resolve_beneath(root_fd, "/var/lib/kubelet", &d->kubelet_dir_target);
+        return fileio_resolve_beneath(root_fd, "/var/lib/kubelet", &d->kubelet_dir_target);
 }
 
 /* This cluster's server, and the kubeconfigs of every home that name it (and only those). */

@@ -65,10 +65,6 @@ void detection_done(Detection *d);
  * path exists is the reader's to find. NULL when there is no pod; -ENOMEM. */
 int detect_kube_proxy_configmaps(int root_fd, char ***ret);
 
-/* The node path the directory at node path "path" resolves to beneath root_fd (symlinks followed
- * inside the root, as chase does): 1 with it in *ret, 0 when it is no directory there, -ENOMEM. */
-int detect_resolve_beneath(int root_fd, const char *path, char **ret);
-
 /* Does a containerd shim's command line (NUL-separated, as /proc/PID/cmdline) serve the k8s.io
  * namespace, the one the CRI plugin (and so kubelet) uses? Docker's shims serve "moby". */
 bool detect_shim_cmdline_is_kubernetes(const char *cmdline, size_t size);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* etcd's command line as this node's files give it: a static pod's container command and args (read
- * with libyaml), or /etc/etcd.env's ETCD_* assignments (read as systemd's EnvironmentFile= does). */
+ * with libyaml), /etc/etcd.env's ETCD_* assignments (read as systemd's EnvironmentFile= does), or
+ * etcd's own YAML configuration file (k3s's and rke2's server/db/etcd/config). */
 #pragma once
 
 #include <stddef.h>
@@ -14,3 +15,12 @@ int pod_container_argv(const char *text, size_t size, const char *container, cha
  * ETCD_DATA_DIR=X, as etcd maps its ETCD_* variables to flags. -EBADMSG (line in *ret_line) for a
  * file that is no environment file. */
 int etcd_env_argv(const char *text, size_t size, char ***ret, unsigned *ret_line);
+
+/* etcd's ETCD_* variables among "KEY=value" pairs appended to *argv as the flags etcd maps them to. */
+int etcd_env_pairs_argv(char **pairs, char ***argv);
+
+/* etcd's YAML configuration file (--config-file; k3s and rke2 write one beside the data, see
+ * etcd-owner.h) as the command line it stands for: "etcd --name=X --data-dir=Y ...", the
+ * client-transport-security keys as --cert-file & co., peer-transport-security's as --peer-*, a
+ * list joined by commas. -EBADMSG for a file that is no such mapping, -EOPNOTSUPP without libyaml. */
+int etcd_config_argv(const char *text, size_t size, char ***ret);

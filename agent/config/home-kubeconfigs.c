@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/config/detect.h"
 #include "agent/config/home-kubeconfigs.h"
 #include "agent/config/kubeconfig.h"
 #include "agent/os/fileio.h"
@@ -74,7 +73,7 @@ static int homes_list(int root_fd, char ***ret) {
         char *line, *save = NULL;
         int r;
 
-        r = detect_resolve_beneath(root_fd, "/root", &line);
+        r = fileio_resolve_beneath(root_fd, "/root", &line);
         if (r > 0 && strv_consume(&homes, line) < 0)
                 return -ENOMEM;
         if (fileio_read_beneath(root_fd, "/etc/passwd", PASSWD_MAX, &text, &size) >= 0)
@@ -87,7 +86,7 @@ static int homes_list(int root_fd, char ***ret) {
                         if (!f || line[0] == '#' || f[0] != '/' || streq(f, "/"))
                                 continue;
                         home = strndup(f, strcspn(f, ":"));
-                        r = home ? detect_resolve_beneath(root_fd, home, &resolved) : -ENOMEM;
+                        r = home ? fileio_resolve_beneath(root_fd, home, &resolved) : -ENOMEM;
                         free(home);
                         if (r < 0 || (r > 0 && strv_consume_unique(&homes, resolved) < 0))
                                 return -ENOMEM;

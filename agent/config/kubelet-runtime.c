@@ -234,10 +234,12 @@ static int read_yaml_file(int root_fd, const char *path, Verdict *v,
                           int (*fn)(yaml_document_t *, const char *, void *)) {
         cleanup_free char *text = NULL;
         size_t size;
+        int r;
 
         if (fileio_read_beneath(root_fd, path, KUBELET_FILE_MAX, &text, &size) < 0)
                 return 0;
-        return yaml_each_document(text, size, path, fn, v);
+        r = yaml_each_document(text, size, path, fn, v);
+        return r == -EBADMSG ? 0 : r; /* a file that does not parse gives nothing more */
 }
 
 /* k3s's config.yaml, then each YAML file of config.yaml.d, merged in that order: "docker: true". */

@@ -9,7 +9,6 @@
 #include <yaml.h>
 
 #include "agent/base/path.h"
-#include "agent/config/detect.h"
 #include "agent/config/envfile.h"
 #include "agent/config/rancher-datadir.h"
 #include "agent/config/yaml-util.h"

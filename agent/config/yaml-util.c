@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Small lookups in a libyaml document, shared by the readers of kubeconfigs and static pod manifests. */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -34,19 +35,21 @@ int yaml_each_document(const char *text, size_t size, const char *path,
         int r = 0;
 
         if (!yaml_parser_initialize(&parser))
-                return 0;
+                return -EOPNOTSUPP;
         yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
-        for (unsigned n = 0; r >= 0 && n < YAML_EACH_DOCUMENT_MAX; n++) {
+        for (unsigned n = 0; r == 0 && n < YAML_EACH_DOCUMENT_MAX; n++) {
                 yaml_document_t doc;
-                bool empty;
+                bool end;
 
-                if (!yaml_parser_load(&parser, &doc))
+                if (!yaml_parser_load(&parser, &doc)) {
+                        r = -EBADMSG;
                         break;
-                empty = !yaml_document_get_root_node(&doc);
-                if (!empty)
+                }
+                end = !yaml_document_get_root_node(&doc);
+                if (!end)
                         r = fn(&doc, path, userdata);
                 yaml_document_delete(&doc);
-                if (empty)
+                if (end)
                         break;
         }
         yaml_parser_delete(&parser);

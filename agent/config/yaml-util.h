@@ -11,9 +11,10 @@ const char *yaml_scalar_of(const yaml_node_t *n);
 /* The value of key in a mapping node, or NULL when map is no mapping or has no such key. */
 yaml_node_t *yaml_map_get(yaml_document_t *doc, yaml_node_t *map, const char *key);
 
-/* Call fn on each document of a (multi-document) YAML text, in order, up to the first empty one, one
- * that does not parse, or the 64th: what a reader that looks for one kind among several sees. Stops
- * at fn's first negative answer and returns it; 0 otherwise (a text that is no YAML has no document). */
+/* Load each document of a (multi-document) YAML text in turn, up to the 64th, and pass it (with path,
+ * for the reader's messages) to fn until fn returns non-zero: that result; 0 after the last document;
+ * -EBADMSG when a document is no YAML (the documents before it were read); -EOPNOTSUPP without
+ * libyaml. */
 #define YAML_EACH_DOCUMENT_MAX 64U
 int yaml_each_document(const char *text, size_t size, const char *path,
                        int (*fn)(yaml_document_t *doc, const char *path, void *userdata), void *userdata);

@@ -41,6 +41,10 @@ typedef struct PhaseFacts {
         /* backup: what could not be saved when the backup could not be written (no room): the files
          * phase then keeps the rows with no other copy (phase-backup.h). NULL when it was written. */
         char *backup_unsaved;
+        /* Who owns this node's etcd (etcd-owner.h): decided by the first phase that asks
+         * (phase_etcd_scope()), from the files as they were before anything was changed, and
+         * followed by every phase for the rest of the run. */
+        struct EtcdScope *etcd_scope;
         /* /proc as one planning pass saw it: read by the first phase that asks (phase_procs()): the
          * pods phase looks for kubelet, processes matches its lines, network names who is inside a
          * namespace. Dropped when the pass ends: acting and verifying read /proc anew. */

@@ -66,4 +66,6 @@ int phase_systemd(Context *ctx, struct ServiceManager **ret);
 /* /proc for this planning pass: read by the first phase that asks, then shared (ctx->facts.procs);
  * phase_procs_drop() at the pass's start and end. -errno when /proc cannot be read. */
 int phase_procs(Context *ctx, const ProcTable **ret);
+/* Who owns this node's etcd, decided once per run (etcd-owner.h). -ENOMEM only. */
+int phase_etcd_scope(Context *ctx, const struct EtcdScope **ret);
 void phase_procs_drop(Context *ctx);

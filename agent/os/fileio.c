@@ -73,6 +73,15 @@ int fileio_read_regular(int fd, size_t max, char **ret, size_t *ret_size, struct
         return read_fd(fd, max, ret, ret_size);
 }
 
+bool fileio_exists_beneath(int root_fd, const char *path) {
+        int fd = chaseat(root_fd, path, 0, O_PATH, NULL, NULL);
+
+        if (fd < 0)
+                return false;
+        (void) close_nointr(fd);
+        return true;
+}
+
 int fileio_read_beneath(int root_fd, const char *path, size_t max, char **ret, size_t *ret_size) {
         cleanup_close int fd = -EBADF;
 
@@ -450,4 +459,32 @@ const char *fileio_socket_strerror(int r) {
         default:
                 return strerror(-r);
         }
+}
+
+int fileio_resolve_beneath(int root_fd, const char *path, char **ret) {
+        char self[64], host[PATH_MAX], root[PATH_MAX];
+        const char *rest;
+        ssize_t n;
+        int fd;
+
+        *ret = NULL;
+        fd = chaseat(root_fd, path, 0, O_PATH | O_DIRECTORY, NULL, NULL);
+        if (fd < 0)
+                return 0;
+        snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+        n = readlink(self, host, sizeof host - 1);
+        (void) close_nointr(fd);
+        snprintf(self, sizeof self, "/proc/self/fd/%d", root_fd);
+        if (n <= 0)
+                return 0;
+        host[n] = 0;
+        n = readlink(self, root, sizeof root - 1);
+        if (n <= 0)
+                return 0;
+        root[n] = 0;
+        rest = streq(root, "/") ? host : startswith(host, root);
+        if (!rest || rest[0] != '/')
+                return 0;
+        *ret = strdup(rest);
+        return *ret ? 1 : -ENOMEM;
 }

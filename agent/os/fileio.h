@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+/* Does path name something beneath root_fd (symlinks resolved inside the root)? */
+bool fileio_exists_beneath(int root_fd, const char *path);
+
 /* Read a whole file of at most max bytes (-EFBIG beyond) into a NUL-terminated buffer. */
 int fileio_read_beneath(int root_fd, const char *path, size_t max, char **ret, size_t *ret_size);
 
@@ -22,6 +25,10 @@ int fileio_read_regular(int fd, size_t max, char **ret, size_t *ret_size, struct
  * by byte order (NULL when there are none); an unreadable directory has none. A NULL glob: every name,
  * dot files included. 0 or -ENOMEM. */
 int fileio_list_beneath(int root_fd, const char *dir, const char *glob, char ***ret);
+
+/* The node path the directory at node path "path" resolves to beneath root_fd (symlinks followed
+ * inside the root, as chase does): 1 with it in *ret, 0 when it is no directory there, -ENOMEM. */
+int fileio_resolve_beneath(int root_fd, const char *path, char **ret);
 
 /* Read a whole file by its own path (a host path: --report-header-file, --report-cacert). */
 int fileio_read_file(const char *path, size_t max, char **ret, size_t *ret_size);

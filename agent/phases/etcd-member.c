@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Find this node's etcd member in its own files and reach its cluster. The files are read as what
- * they are: kubeadm's static pod manifest as a pod spec (the etcd container's command and args, an
- * argument vector), kubespray's and kubekey's /etc/etcd.env as an environment file; a comment is no
- * flag. */
+/* Find this node's etcd member in its own files and reach its cluster. Which files, and whether the
+ * etcd is this node's at all, is the run's one decision (etcd-owner.h); they are read as what they
+ * are: kubeadm's static pod manifest as a pod spec (the etcd container's command and args, an
+ * argument vector), kubespray's and kubekey's /etc/etcd.env as an environment file, k3s's and rke2's
+ * server/db/etcd/config as etcd's YAML configuration; a comment is no flag. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 
 #include "agent/phases/etcd-member.h"
 #include "agent/engine/libraries.h"
+#include "agent/engine/phase.h"
 #include "agent/config/envfile.h"
 #include "agent/config/etcd-flags.h"
 #include "agent/os/fileio.h"
@@ -30,6 +32,8 @@
 static char **learned_endpoints;
 
 void node_etcd_done(NodeEtcd *l) {
+        free(l->source);
+        free(l->why);
         free(l->name);
         strv_free(l->peer_urls);
         strv_free(l->endpoints);
@@ -59,12 +63,7 @@ static const char *flag(char **argv, const char *name) {
 }
 
 static bool node_file_exists(const Context *ctx, const char *path) {
-        int fd = chaseat(ctx->root_fd, path, 0, O_RDONLY, NULL, NULL);
-
-        if (fd < 0)
-                return false;
-        (void) close(fd);
-        return true;
+        return fileio_exists_beneath(ctx->root_fd, path);
 }
 
 static int split_urls(const char *list, char ***l) {
@@ -160,23 +159,39 @@ static int set_host_path(const Context *ctx, const char *node_path, char **ret) 
 }
 
 /* The client certificate kubeadm's own reset uses (apiserver-etcd-client), else the health check
- * one, else the member's server certificate (kubespray's member certificates are client ones too). */
-static int pick_tls(const Context *ctx, char **flags, bool kubeadm, NodeEtcd *l) {
+ * one; k3s's and rke2's own client (server/tls/etcd/client.crt, signed by server-ca.crt: k3s
+ * pkg/daemons/control/server.go, ClientETCDCert and ETCDServerCA); else the member's server
+ * certificate (kubespray's member certificates are client ones too). */
+static int pick_tls(const Context *ctx, char **flags, const EtcdScope *s, NodeEtcd *l) {
         static const char *const kubeadm_pairs[][2] = {
                 { "/etc/kubernetes/pki/apiserver-etcd-client.crt", "/etc/kubernetes/pki/apiserver-etcd-client.key" },
                 { "/etc/kubernetes/pki/etcd/healthcheck-client.crt",
                   "/etc/kubernetes/pki/etcd/healthcheck-client.key" },
         };
-        const char *cert = flag(flags, "cert-file"), *key = flag(flags, "key-file");
+        cleanup_free char *k3s_ca = NULL, *k3s_cert = NULL, *k3s_key = NULL;
+        const char *ca = flag(flags, "trusted-ca-file"), *cert = flag(flags, "cert-file"),
+                   *key = flag(flags, "key-file");
         int r;
 
-        for (size_t i = 0; kubeadm && i < ELEMENTSOF(kubeadm_pairs); i++)
+        for (size_t i = 0; s->owner == ETCD_OWNER_KUBEADM && i < ELEMENTSOF(kubeadm_pairs); i++)
                 if (node_file_exists(ctx, kubeadm_pairs[i][0]) && node_file_exists(ctx, kubeadm_pairs[i][1])) {
                         cert = kubeadm_pairs[i][0];
                         key = kubeadm_pairs[i][1];
                         break;
                 }
-        r = set_host_path(ctx, flag(flags, "trusted-ca-file"), &l->ca_file);
+        if (s->server_dir) {
+                k3s_ca = strprintf("%s/tls/etcd/server-ca.crt", s->server_dir);
+                k3s_cert = strprintf("%s/tls/etcd/client.crt", s->server_dir);
+                k3s_key = strprintf("%s/tls/etcd/client.key", s->server_dir);
+                if (!k3s_ca || !k3s_cert || !k3s_key)
+                        return -ENOMEM;
+                if (node_file_exists(ctx, k3s_cert) && node_file_exists(ctx, k3s_key)) {
+                        ca = k3s_ca;
+                        cert = k3s_cert;
+                        key = k3s_key;
+                }
+        }
+        r = set_host_path(ctx, ca, &l->ca_file);
         if (r >= 0)
                 r = set_host_path(ctx, cert, &l->cert_file);
         if (r >= 0)
@@ -184,53 +199,8 @@ static int pick_tls(const Context *ctx, char **flags, bool kubeadm, NodeEtcd *l)
         return r;
 }
 
-/* kubeadm's ClusterConfiguration with "etcd:" holding "external:". Read as indented text: only the
- * keys' nesting matters. */
-static bool kubeadm_external(const char *text) {
-        int etcd_indent = -1;
-
-        for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-                int indent = (int) strspn(line, " ");
-                const char *k = line + indent;
-
-                if (*k == '\n' || *k == '#' || *k == '\0')
-                        continue;
-                if (etcd_indent >= 0 && indent <= etcd_indent)
-                        etcd_indent = -1;
-                if (etcd_indent < 0 && startswith(k, "etcd:"))
-                        etcd_indent = indent;
-                else if (etcd_indent >= 0 && startswith(k, "external:"))
-                        return true;
-        }
-        return false;
-}
-
-static int read_member_files(const Context *ctx, NodeEtcd *l, char ***ret_flags, bool *ret_kubeadm) {
-        cleanup_free char *text = NULL;
-        unsigned line = 0;
-        size_t size;
-        int r;
-
-        r = fileio_read_beneath(ctx->root_fd, ETCD_MANIFEST, NODE_FILE_MAX, &text, &size);
-        *ret_kubeadm = r >= 0;
-        if (r >= 0)
-                l->source = ETCD_MANIFEST;
-        else if (r == -ENOENT || r == -ENOTDIR) {
-                r = fileio_read_beneath(ctx->root_fd, ETCD_ENV, NODE_FILE_MAX, &text, &size);
-                if (r == -ENOENT || r == -ENOTDIR)
-                        return 0;
-                l->source = ETCD_ENV;
-        }
-        if (r < 0)
-                return r;
-        if (!*ret_kubeadm)
-                r = etcd_env_argv(text, size, ret_flags, &line);
-        else if ((r = pod_container_argv(text, size, "etcd", ret_flags)) == 0)
-                r = -EBADMSG; /* a pod without an etcd container */
-        return r < 0 ? r : 1;
-}
-
-static int fill_member(const Context *ctx, char **flags, bool kubeadm, NodeEtcd *l) {
+static int fill_member(const Context *ctx, const EtcdScope *s, NodeEtcd *l) {
+        char **flags = s->argv;
         const char *name = flag(flags, "name");
         int r;
 
@@ -242,7 +212,8 @@ static int fill_member(const Context *ctx, char **flags, bool kubeadm, NodeEtcd 
         l->data_dir = strdup(flag(flags, "data-dir") ?: "/var/lib/etcd");
         if (!l->name || !l->data_dir)
                 return -ENOMEM;
-        r = split_urls(flag(flags, "initial-advertise-peer-urls"), &l->peer_urls);
+        /* k3s writes initial-advertise-peer-urls only while a member joins; its listen URL is the same. */
+        r = split_urls(flag(flags, "initial-advertise-peer-urls") ?: flag(flags, "listen-peer-urls"), &l->peer_urls);
         if (r >= 0)
                 r = split_urls(flag(flags, "advertise-client-urls"), &l->endpoints);
         if (r >= 0)
@@ -250,46 +221,44 @@ static int fill_member(const Context *ctx, char **flags, bool kubeadm, NodeEtcd 
         l->n_own = strv_length(l->endpoints);
         if (r >= 0)
                 r = add_initial_cluster(flag(flags, "initial-cluster"), l->name, &l->endpoints);
-        if (r >= 0)
+        if (r >= 0 && s->owner != ETCD_OWNER_K3S && s->owner != ETCD_OWNER_RKE2)
                 r = add_apiserver_urls(ctx, &l->endpoints);
         STRV_FOREACH(e, learned_endpoints)
                 if (r >= 0)
                         r = strv_extend_unique(&l->endpoints, *e);
         if (r >= 0)
-                r = pick_tls(ctx, flags, kubeadm, l);
+                r = pick_tls(ctx, flags, s, l);
         return r < 0 ? r : 0;
 }
 
-int node_etcd_find(const Context *ctx, NodeEtcd *ret, char **reterr) {
-        cleanup_free char *config = NULL;
-        cleanup_strv char **flags = NULL;
+int node_etcd_find(Context *ctx, NodeEtcd *ret, char **reterr) {
+        const EtcdScope *s;
         NodeEtcd l = {};
-        bool kubeadm;
         int r;
 
-        if (fileio_read_beneath(ctx->root_fd, KUBEADM_CONFIG, NODE_FILE_MAX, &config, NULL) >= 0 &&
-            kubeadm_external(config)) {
-                l.external = true;
-                l.external_source = KUBEADM_CONFIG;
+        *ret = (NodeEtcd) {};
+        r = phase_etcd_scope(ctx, &s);
+        if (r < 0)
+                return set_errmsg(reterr, r, "cannot tell who owns this node's etcd: %s", strerror(-r));
+        l.owner = s->owner;
+        l.external = s->owner == ETCD_OWNER_FOREIGN;
+        l.source = s->source ? strdup(s->source) : NULL;
+        l.why = s->why ? strdup(s->why) : NULL;
+        if ((s->source && !l.source) || (s->why && !l.why)) {
+                node_etcd_done(&l);
+                return -ENOMEM;
         }
-        r = read_member_files(ctx, &l, &flags, &kubeadm);
-        if (r == -EBADMSG) {
+        if (s->owner == ETCD_OWNER_NONE || l.external) {
                 *ret = l;
-                return set_errmsg(reterr, r,
-                                  "%s does not parse as %s: it says nothing of this node's etcd member, and "
-                                  "nothing is done on its word",
-                                  l.source, kubeadm ? "a static pod with an etcd container" : "an environment file");
+                return 0;
         }
-        if (r <= 0) {
+        if (!s->argv) {
                 *ret = l;
-                return r < 0 ? set_errmsg(reterr, r, "cannot read the etcd member's files: %s", strerror(-r)) : 0;
+                return set_errmsg(reterr, -EBADMSG, "%s, and nothing is done on its word", s->why);
         }
-        r = fill_member(ctx, flags, kubeadm, &l);
+        r = fill_member(ctx, s, &l);
         if (r < 0) {
                 node_etcd_done(&l);
-                if (r == -EBADMSG)
-                        return set_errmsg(reterr, r, "%s names no etcd member (no --name / ETCD_NAME)",
-                                          l.source ?: "?");
                 return set_errmsg(reterr, r, "cannot read the etcd member's files: %s", strerror(-r));
         }
         *ret = l;

@@ -1,34 +1,33 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* This node's etcd member as its own files describe it (kubeadm's static pod manifest, kubespray's
- * and kubekey's /etc/etcd.env), and how to reach the cluster it belongs to. */
+ * and kubekey's /etc/etcd.env, k3s's and rke2's server/db/etcd/config), and how to reach the cluster
+ * it belongs to. */
 #pragma once
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent/config/etcd-owner.h"
 #include "agent/engine/context.h"
 #include "etcd/etcd.h"
 
-#define ETCD_MANIFEST "/etc/kubernetes/manifests/etcd.yaml"
-#define ETCD_ENV "/etc/etcd.env"
-#define KUBEADM_CONFIG "/etc/kubernetes/kubeadm-config.yaml"
-#define KUBE_APISERVER_MANIFEST "/etc/kubernetes/manifests/kube-apiserver.yaml"
-
 typedef struct NodeEtcd {
-        const char *source; /* the node file that names the member */
+        char *source; /* the node file that names the member */
         char *name;
         char **peer_urls;                     /* --initial-advertise-peer-urls */
         char **endpoints;                     /* client URLs: this member's first, then the others' the files name */
         size_t n_own;                         /* how many of them are this member's */
         char *data_dir;                       /* node path */
         char *ca_file, *cert_file, *key_file; /* host paths (beneath --root) */
-        bool external;                        /* kubeadm-config says etcd.external: never touched */
-        const char *external_source;
+        EtcdOwner owner;                      /* whose it is (etcd-owner.h) */
+        char *why;                            /* the decision in one line */
+        bool external;                        /* out of scope: never touched */
 } NodeEtcd;
 
 void node_etcd_done(NodeEtcd *l);
-/* 1 and the member, 0 when the node's files name none (ret->external may still be set), -errno. */
-int node_etcd_find(const Context *ctx, NodeEtcd *ret, char **reterr);
+/* 1 and the member, 0 when the node's files name none or the etcd is out of scope (ret->external),
+ * -errno. Follows the run's one decision of who owns the etcd (phase_etcd_scope()). */
+int node_etcd_find(Context *ctx, NodeEtcd *ret, char **reterr);
 
 /* Is m this node's member: the same name and a peer URL in common? */
 bool node_etcd_is(const NodeEtcd *l, const EtcdMember *m);

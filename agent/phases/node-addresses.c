@@ -138,10 +138,12 @@ static int read_yaml(int root_fd, const char *path, void *userdata,
                      int (*fn)(yaml_document_t *, const char *, void *)) {
         cleanup_free char *text = NULL;
         size_t size;
+        int r;
 
         if (fileio_read_beneath(root_fd, path, NODE_FILE_MAX, &text, &size) < 0)
                 return 0;
-        return yaml_each_document(text, size, path, fn, userdata);
+        r = yaml_each_document(text, size, path, fn, userdata);
+        return r == -EBADMSG ? 0 : r;
 }
 
 int node_apiserver_flag(int root_fd, const char *flag, char **ret) {

@@ -465,7 +465,7 @@ static char *describe_saved(const BackupRun *b, const char *dir) {
 
 /* The sources present on the node, as a list for the plan; 1 when there is something to save (an etcd
  * member counts: its snapshot). */
-static int backup_observe(const Context *ctx, char **ret_list, char **ret_member, char **ret_data_dir) {
+static int backup_observe(Context *ctx, char **ret_list, char **ret_member, char **ret_data_dir) {
         cleanup_free char *list = NULL;
         NodeEtcd l = {};
         int r;

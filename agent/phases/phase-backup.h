@@ -12,11 +12,6 @@
  * (*ret_contains false), or an ancestor of it (*ret_contains true)? */
 bool backup_dir_protects(const char *path, bool *ret_contains);
 
-/* Does a failed backup (its action's -errno) let the run go on: it could not be written (no room,
- * a quota, a read-only file system)? The rows with no other copy are then kept (below); any other
- * failure stops the run before anything is deleted. */
-bool backup_failure_goes_on(int error);
-
 /* After a backup that could not be written: does removing node path "path" reach a row that has no
  * other copy (a CA key, the service-account key): it is one (*ret_contains false), or holds one
  * (*ret_contains true)? Always false when the backup was written or not asked for. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The etcd phase: this node's member leaves its cluster before etcd is stopped and its data wiped,
  * as kubeadm reset's remove-etcd-member phase does, made safer: only the member this node's own client
- * URL says it is (the member ID in its answer's header), never the last voting one, never an external
- * etcd, decided again from what the run reads, and within a deadline whatever state the cluster is
+ * URL says it is (the member ID in its answer's header), never the last voting one, never an etcd no
+ * installer of this node made (etcd-owner.h), kubeadm's, kubespray's, kubekey's, k3s's and rke2's
+ * alike, decided again from what the run reads, and within a deadline whatever state the cluster is
  * in. What it finds feeds the data directory rule (etcd-datadir.h). */
 
 #include <inttypes.h>
@@ -495,12 +496,15 @@ int phase_etcd_plan(Context *ctx, Plan *plan, char **reterr) {
         if (r < 0)
                 return r;
         if (l.external) {
-                /* kubeadm's reset skips external etcd too: that cluster is not this node's to change. */
-                a = plan_add(plan, &member_ops, "etcd", "external etcd", l.external_source, NULL);
-                node_etcd_done(&l);
-                if (!a)
+                /* kubeadm's reset skips external etcd too (removeetcdmember.go: "Assuming external
+                 * etcd"): that cluster is not this node's to change. */
+                a = plan_add(plan, &member_ops, "etcd", "external etcd", l.source, NULL);
+                if (!a || action_set_skip_code(a, "out-of-scope", "%s", l.why) < 0) {
+                        node_etcd_done(&l);
                         return -ENOMEM;
-                return action_set_skip(a, "ClusterConfiguration.etcd.external: an external etcd is never touched");
+                }
+                node_etcd_done(&l);
+                return 0;
         }
         if (r == 0)
                 return 0; /* no member on this node */

@@ -12,6 +12,7 @@
 #include "agent/phases/phase-services.h"
 #include "cri/cri.h"
 #include "time-util.h"
+#include "agent/config/etcd-owner.h"
 #include "agent/phases/etcd-datadir.h"
 #include "agent/phases/cni-keep.h"
 #include "agent/os/services.h"
@@ -132,6 +133,9 @@ static ProtectState builtin_protects(const Context *ctx, const char *node_path) 
         if (backup_dir_protects(node_path, &contains))
                 return contains ? PROTECT_CONTAINS : PROTECT_SELF;
         if (ctx->executing && backup_unsaved_keeps(ctx, node_path, &contains))
+                return contains ? PROTECT_CONTAINS : PROTECT_SELF;
+        /* An etcd no installer of this node made: its data, unit and certificates (etcd-owner.h). */
+        if (etcd_scope_keeps(ctx->facts.etcd_scope, node_path, &contains))
                 return contains ? PROTECT_CONTAINS : PROTECT_SELF;
         if (keep && path_startswith_dir(node_path, keep))
                 return PROTECT_SELF;
@@ -430,7 +434,11 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
                 return action_set_skip_code(a, "protected", "protected by %s:%u", p->file, p->line);
         }
         if (builtin_protects(ctx, path) == PROTECT_SELF) {
+                bool contains;
+
                 a->present = false;
+                if (etcd_scope_keeps(ctx->facts.etcd_scope, path, &contains) && !contains)
+                        return action_set_skip_code(a, "out-of-scope", "%s", ctx->facts.etcd_scope->why);
                 return action_set_skip(a, "node-reset's backups (" BACKUP_DIR ") are never removed");
         }
         r = pattern ? remove_pattern(ctx, d, WALK_PLAN, &msg) : remove_one(ctx, d, path, WALK_PLAN, &msg, &symlink);
@@ -567,10 +575,14 @@ static int plan_restarts(Plan *plan, const CniKeepSet *keep, size_t first) {
 }
 
 static int files_plan_entries(Context *ctx, Plan *plan, const CniKeepSet *keep, char **reterr) {
+        const EtcdScope *scope;
         const char *etcd_dir;
         int k;
 
-        k = node_etcd_data_dir_find(ctx, &etcd_dir);
+        /* Decided before the first line is planned: builtin_protects() follows it. */
+        k = phase_etcd_scope(ctx, &scope);
+        if (k >= 0)
+                k = node_etcd_data_dir_find(ctx, &etcd_dir);
         if (k < 0)
                 return set_errmsg(reterr, k, "cannot tell where this node's etcd member keeps its data: %s",
                                   strerror(-k));

@@ -11,6 +11,7 @@
 
 #include "agent/phases/phases.h"
 #include "agent/config/detect.h"
+#include "agent/config/etcd-owner.h"
 #include "agent/os/fileio.h"
 #include "agent/engine/phase.h"
 #include "agent/os/proc.h"
@@ -190,6 +191,7 @@ typedef struct ProcScan {
         const char *no_systemd; /* why systemd is out of reach, or NULL */
         const char *root;       /* ctx->root */
         struct stat root_st;    /* its identity: a process whose root directory it is belongs to the node */
+        const EtcdScope *etcd;  /* who owns this node's etcd */
 } ProcScan;
 
 /* The executable as the node sees it, for a process that belongs to the node (its root directory is
@@ -286,6 +288,12 @@ static bool shim_is_kubernetes(const ProcInfo *p) {
         return detect_shim_cmdline_is_kubernetes(cmdline, size);
 }
 
+static bool names_etcd(const char *program) {
+        const char *slash = strrchr(program, '/');
+
+        return streq(slash ? slash + 1 : program, "etcd");
+}
+
 static int plan_line(Plan *plan, ProcScan *s, const ManifestEntry *e) {
         cleanup_free char *reason = NULL;
         bool matched = false;
@@ -295,6 +303,14 @@ static int plan_line(Plan *plan, ProcScan *s, const ManifestEntry *e) {
         reason = manifest_entry_reason(e);
         if (!reason)
                 return -ENOMEM;
+        /* An etcd no installer of this node made is not told from another by its executable. */
+        if (s->etcd->owner == ETCD_OWNER_FOREIGN && names_etcd(e->args[0])) {
+                a = plan_add(plan, &kill_ops, "processes", e->args[0], reason, NULL);
+                if (!a)
+                        return -ENOMEM;
+                a->present = false;
+                return action_set_skip_code(a, "out-of-scope", "%s", s->etcd->why);
+        }
         for (size_t i = 0; r >= 0 && i < s->table->n; i++) {
                 const ProcInfo *p = s->table->procs + i;
 
@@ -345,6 +361,9 @@ int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
         r = phase_procs(ctx, &s.table);
         if (r < 0)
                 return set_errmsg(reterr, r, "cannot read /proc: %s", strerror(-r));
+        r = phase_etcd_scope(ctx, &s.etcd);
+        if (r < 0)
+                return set_errmsg(reterr, r, "cannot tell who owns this node's etcd: %s", strerror(-r));
         r = proc_untouchable(s.table, getpid(), &s.untouchable);
         MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_PROCESS)
                 if (r >= 0)

@@ -4,6 +4,7 @@
  * The reload phase (phase-reload.c) reloads systemd after them when a unit file changed. */
 
 #include "agent/phases/phases.h"
+#include "agent/config/etcd-owner.h"
 #include "agent/engine/phase.h"
 #include "agent/os/services.h"
 #include "agent/phases/phase-services.h"
@@ -201,10 +202,25 @@ static int add_unit(Plan *plan, ServiceManager *m, const char *phase, UnitVerb v
         return observe(m, v, unit, a);
 }
 
+/* The unit of an etcd no installer of this node made (etcd-owner.h): never stopped nor disabled. */
+static int add_out_of_scope(Plan *plan, const char *phase, UnitVerb v, const char *unit, const char *reason,
+                            const EtcdScope *scope) {
+        Action *a;
+
+        if (already_planned(plan, &verb_ops[v], unit))
+                return 0;
+        a = plan_add(plan, &verb_ops[v], phase, unit, reason, NULL);
+        if (!a)
+                return -ENOMEM;
+        a->present = false;
+        return action_set_skip_code(a, "out-of-scope", "%s", scope->why);
+}
+
 static int add_line(Context *ctx, Plan *plan, const char *phase, UnitVerb v, const ManifestEntry *e, char **reterr) {
         cleanup_free char *reason = NULL;
         cleanup_strv char **units = NULL;
         ServiceManager *m = ctx->facts.systemd;
+        const EtcdScope *scope = ctx->facts.etcd_scope; /* plan_units() asked */
         Action *a;
         int r;
 
@@ -223,7 +239,8 @@ static int add_line(Context *ctx, Plan *plan, const char *phase, UnitVerb v, con
                 return action_set_detail(a, "no unit matches");
         }
         for (char **u = units; *u; u++) {
-                r = add_unit(plan, m, phase, v, *u, reason);
+                r = etcd_scope_keeps_unit(scope, *u) ? add_out_of_scope(plan, phase, v, *u, reason, scope)
+                                                     : add_unit(plan, m, phase, v, *u, reason);
                 if (r < 0)
                         return r;
         }
@@ -241,7 +258,7 @@ static const ActionOps unit_unreachable_ops = {
         .apply = unit_unreachable_apply,
 };
 
-static int add_unreachable(Context *ctx, Plan *plan, const char *phase, const char *when) {
+static int add_unreachable(Context *ctx, Plan *plan, const char *phase, const char *when, const EtcdScope *scope) {
         MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_UNIT) {
                 cleanup_free char *reason = NULL;
                 Action *a;
@@ -257,7 +274,9 @@ static int add_unreachable(Context *ctx, Plan *plan, const char *phase, const ch
                         return -ENOMEM;
                 a->present = false;
                 r = action_set_detail(a, "%s", e->args[1]);
-                if (r >= 0)
+                if (r >= 0 && etcd_scope_keeps_unit(scope, e->args[0]))
+                        r = action_set_skip_code(a, "out-of-scope", "%s", scope->why);
+                else if (r >= 0)
                         r = action_set_skip_code(a, "no-systemd", "systemd not running: %s",
                                                  services_manager_why_absent(ctx->facts.systemd));
                 if (r < 0)
@@ -268,14 +287,18 @@ static int add_unreachable(Context *ctx, Plan *plan, const char *phase, const ch
 
 /* All stops first, so that they form one batch and run concurrently; then disable, then mask. */
 static int plan_units(Context *ctx, Plan *plan, const char *phase, const char *when, char **reterr) {
+        const EtcdScope *scope;
         ServiceManager *m;
         int r;
 
+        r = phase_etcd_scope(ctx, &scope);
+        if (r < 0)
+                return set_errmsg(reterr, r, "cannot tell who owns this node's etcd: %s", strerror(-r));
         r = phase_systemd(ctx, &m);
         if (r < 0)
                 return set_errmsg(reterr, r, "cannot look for systemd: %s", strerror(-r));
         if (services_manager_why_absent(m))
-                return add_unreachable(ctx, plan, phase, when);
+                return add_unreachable(ctx, plan, phase, when, scope);
         for (UnitVerb v = 0; v < _VERB_MAX; v++)
                 MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_UNIT) {
                         if (!streq(e->args[2], when) || !comma_list_contains(e->args[1], verb_names[v]))

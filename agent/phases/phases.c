@@ -2,7 +2,6 @@
 /* The table of node-reset's phases, in their order (see phases.h). */
 
 #include "agent/engine/libraries.h"
-#include "agent/phases/phase-backup.h"
 #include "agent/phases/phases.h"
 #include "macro.h"
 

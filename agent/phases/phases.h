@@ -50,5 +50,10 @@ void phase_drain_identity(const char *kubeconfig, const char *node_name);
 /* --drain implies --delete-node: the Node goes once the node is reset. */
 void phase_node_object_enable(void);
 
+/* Does a failed backup (its action's -errno) let the run go on: it could not be written (no room,
+ * a quota, a read-only file system)? The rows with no other copy are then kept (phase-backup.h); any other
+ * failure stops the run before anything is deleted. */
+bool backup_failure_goes_on(int error);
+
 /* Hand the table to the engine: once, before any phase is named or planned. */
 void reset_phases_register(void);

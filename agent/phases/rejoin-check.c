@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "agent/config/manifest.h"
+#include "agent/config/etcd-owner.h"
 #include "agent/engine/phase.h"
 #include "agent/os/fileio.h"
 #include "agent/os/services.h"
@@ -207,6 +208,16 @@ static int check_ca(Context *ctx, Rejoin *r, char **ret_msg) {
  * join only. */
 static int check_etcd(Context *ctx, Rejoin *r, char **ret_msg) {
         const char *dirs[] = { "/var/lib/etcd", ctx->facts.etcd_data_dir };
+        const EtcdScope *scope;
+        int q;
+
+        /* kubeadm's preflight asks for an empty data directory only for a local etcd
+         * (DirAvailable--var-lib-etcd, when ClusterConfiguration.etcd.local is set). */
+        q = phase_etcd_scope(ctx, &scope);
+        if (q < 0)
+                return q;
+        if (scope->owner == ETCD_OWNER_FOREIGN)
+                return set_errmsg(ret_msg, REJOIN_OK, "the etcd is out of scope (%s): its data is kept", scope->source);
 
         if (!r->control_plane)
                 return set_errmsg(ret_msg, REJOIN_UNCHECKED, "a worker's join does not check it (not a control plane)");

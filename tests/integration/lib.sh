@@ -63,6 +63,22 @@ remove_cgroup_parent() {
         done
 }
 
+# test_ca DIR: a throwaway EC certificate authority (DIR/ca.crt, DIR/ca.key) for TLS fixtures; the
+# certificates cert() makes are signed by it ($CA).
+test_ca() {
+        CA=$1
+        mkdir -p "$CA" && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+                -subj /CN=etcd-ca -keyout "$CA/ca.key" -out "$CA/ca.crt" 2> /dev/null
+}
+# cert DIR NAME CN SAN EKU: DIR/NAME.crt and .key, signed by $CA
+cert() {
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$3" \
+                -keyout "$1/$2.key" -out "$1/$2.csr" 2> /dev/null &&
+        openssl x509 -req -in "$1/$2.csr" -CA "$CA/ca.crt" -CAkey "$CA/ca.key" -CAcreateserial -days 2 \
+                -out "$1/$2.crt" -extfile <(printf 'subjectAltName=%s\nextendedKeyUsage=%s\n' "$4" "$5") 2> /dev/null &&
+                rm -f "$1/$2.csr"
+}
+
 # schema_valid FILE...: each file holds a node-reset JSON report that matches docs/report.schema.json
 # (tests/integration/report.py also checks every report it reads).
 schema_valid() { "$TOP/tests/integration/validate-json.py" "$@"; }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests for the etcd client's codec (golden bytes from rpc.proto's field numbers, bounds,
  * malformed answers), the gRPC frame parser's streaming mode, and how the agent finds this node's
- * member in kubeadm's and kubespray's files and matches it, protects the backups, decides the data
- * directory's fate (every case of the rule) and remembers a departure. */
+ * member in kubeadm's, kubespray's and k3s's files and matches it, decides who owns the etcd (an
+ * external or site-managed one is out of scope), protects the backups, decides the data directory's
+ * fate (every case of the rule) and remembers a departure. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/config/etcd-flags.h"
+#include "agent/config/etcd-owner.h"
+#include "agent/config/unit-file.h"
 #include "agent/phases/phase-backup.h"
 #include "agent/phases/etcd-datadir.h"
 #include "agent/phases/etcd-member.h"
@@ -229,6 +233,9 @@ static void local_in(const char *dir, NodeEtcd *l, int want) {
         assert_true(ctx.root_fd >= 0);
         assert_int_equal(node_etcd_find(&ctx, l, NULL), want);
         close(ctx.root_fd);
+        if (ctx.facts.etcd_scope)
+                etcd_scope_done(ctx.facts.etcd_scope);
+        free(ctx.facts.etcd_scope);
 }
 
 static void test_local_kubeadm(void **state) {
@@ -274,9 +281,9 @@ static void test_local_kubeadm(void **state) {
         assert_true(node_etcd_name_clash(&l, &other));
         node_etcd_done(&l);
 
-        /* kubeadm-config says external: never touched. */
+        /* kubeadm-config says external: out of scope, never touched (no member to describe). */
         write_file(dir, KUBEADM_CONFIG, "kind: ClusterConfiguration\netcd:\n  external:\n    endpoints: []\n");
-        local_in(dir, &l, 1);
+        local_in(dir, &l, 0);
         assert_true(l.external);
         node_etcd_done(&l);
         write_file(dir, KUBEADM_CONFIG,
@@ -285,6 +292,152 @@ static void test_local_kubeadm(void **state) {
         assert_false(l.external);
         node_etcd_done(&l);
         rm_rf(dir);
+}
+
+/* k3s's layout (pkg/etcd/etcd.go, pkg/daemons/executor): server/db/etcd/config as etcd's YAML
+ * configuration, the member reached through k3s's own client certificate. */
+static void test_local_k3s(void **state) {
+        char dir[] = "/tmp/test-etcd.XXXXXX";
+        NodeEtcd l = {};
+
+        assert_non_null(mkdtemp(dir));
+        write_file(dir, "/var/lib/rancher/k3s/server/db/etcd/config",
+                   "advertise-client-urls: https://10.0.0.7:2379\n"
+                   "client-transport-security:\n"
+                   "  cert-file: /var/lib/rancher/k3s/server/tls/etcd/server-client.crt\n"
+                   "  client-cert-auth: true\n"
+                   "  key-file: /var/lib/rancher/k3s/server/tls/etcd/server-client.key\n"
+                   "  trusted-ca-file: /var/lib/rancher/k3s/server/tls/etcd/server-ca.crt\n"
+                   "data-dir: /var/lib/rancher/k3s/server/db/etcd\n"
+                   "election-timeout: 5000\n"
+                   "listen-client-urls: https://10.0.0.7:2379,https://127.0.0.1:2379\n"
+                   "listen-peer-urls: https://10.0.0.7:2380\n"
+                   "log-outputs:\n- stderr\n"
+                   "name: srv1-6c2d1a3e\n"
+                   "peer-transport-security:\n"
+                   "  cert-file: /var/lib/rancher/k3s/server/tls/etcd/peer-server-client.crt\n"
+                   "  trusted-ca-file: /var/lib/rancher/k3s/server/tls/etcd/peer-ca.crt\n");
+        write_file(dir, "/var/lib/rancher/k3s/server/tls/etcd/client.crt", "x");
+        write_file(dir, "/var/lib/rancher/k3s/server/tls/etcd/client.key", "x");
+        local_in(dir, &l, 1);
+        assert_int_equal(l.owner, ETCD_OWNER_K3S);
+        assert_string_equal(l.source, "/var/lib/rancher/k3s/server/db/etcd");
+        assert_string_equal(l.name, "srv1-6c2d1a3e");
+        assert_string_equal(l.data_dir, "/var/lib/rancher/k3s/server/db/etcd");
+        assert_string_equal(l.peer_urls[0], "https://10.0.0.7:2380"); /* its listen URL: no initial-* */
+        assert_int_equal(l.n_own, 2);
+        assert_string_equal(l.endpoints[0], "https://10.0.0.7:2379");
+        assert_string_equal(l.endpoints[1], "https://127.0.0.1:2379");
+        assert_non_null(strstr(l.cert_file, "/var/lib/rancher/k3s/server/tls/etcd/client.crt"));
+        assert_non_null(strstr(l.key_file, "/var/lib/rancher/k3s/server/tls/etcd/client.key"));
+        assert_non_null(strstr(l.ca_file, "/var/lib/rancher/k3s/server/tls/etcd/server-ca.crt"));
+        node_etcd_done(&l);
+        /* No config yet: k3s's own endpoint and the name file. */
+        rm_rf(dir);
+        strcpy(dir, "/tmp/test-etcd.XXXXXX");
+        assert_non_null(mkdtemp(dir));
+        write_file(dir, "/var/lib/rancher/rke2/server/db/etcd/name", "cp-1-aaaa");
+        local_in(dir, &l, 1);
+        assert_int_equal(l.owner, ETCD_OWNER_RKE2);
+        assert_string_equal(l.name, "cp-1-aaaa");
+        assert_string_equal(l.endpoints[0], "https://127.0.0.1:2379");
+        node_etcd_done(&l);
+        write_file(dir, "/var/lib/rancher/rke2/server/db/etcd/config", "name: [\n");
+        local_in(dir, &l, -EBADMSG);
+        node_etcd_done(&l);
+        rm_rf(dir);
+}
+
+static void scope_in(const char *dir, EtcdScope *s) {
+        int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(etcd_scope_decide(fd, s), 0);
+        close(fd);
+}
+
+/* Who owns the etcd: kubeadm only through its static pod, kubespray through etcd.env (also beside
+ * the etcd.external it writes into kubeadm-config.yaml), nobody for a site unit or an external one. */
+static void test_scope(void **state) {
+        char dir[] = "/tmp/test-etcd.XXXXXX";
+        EtcdScope s = {};
+        bool contains;
+
+        assert_non_null(mkdtemp(dir));
+        scope_in(dir, &s);
+        assert_int_equal(s.owner, ETCD_OWNER_NONE);
+        etcd_scope_done(&s);
+        /* etcd.external in the second document, the first an InitConfiguration. */
+        write_file(dir, KUBEADM_CONFIG,
+                   "apiVersion: kubeadm.k8s.io/v1beta3\nkind: InitConfiguration\n---\n"
+                   "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n"
+                   "etcd:\n  external:\n    endpoints:\n    - https://10.0.0.1:2379\n");
+        scope_in(dir, &s);
+        assert_int_equal(s.owner, ETCD_OWNER_FOREIGN);
+        assert_string_equal(s.source, KUBEADM_CONFIG);
+        assert_true(etcd_scope_keeps(&s, "/var/lib/etcd", &contains) && !contains);
+        assert_true(etcd_scope_keeps(&s, "/var/lib/etcd/member", &contains));
+        assert_true(etcd_scope_keeps(&s, "/var/lib", &contains) && contains);
+        assert_true(etcd_scope_keeps(&s, "/etc/kubernetes", &contains) && contains); /* the config stays */
+        assert_false(etcd_scope_keeps(&s, "/etc/kubernetes/pki", &contains));
+        assert_non_null(strstr(s.why, "out of scope"));
+        etcd_scope_done(&s);
+        /* kubespray: its etcd.env wins over the external it names. */
+        write_file(dir, ETCD_ENV, "ETCD_NAME=etcd1\n");
+        scope_in(dir, &s);
+        assert_int_equal(s.owner, ETCD_OWNER_ENV);
+        assert_false(etcd_scope_keeps(&s, "/var/lib/etcd", &contains));
+        etcd_scope_done(&s);
+        rm_rf(dir);
+        strcpy(dir, "/tmp/test-etcd.XXXXXX");
+
+        /* A site's unit (Debian's, with its /etc/default file), no static pod: out of scope. */
+        assert_non_null(mkdtemp(dir));
+        write_file(dir, "/lib/systemd/system/etcd.service",
+                   "[Unit]\nDescription=etcd\n[Service]\nEnvironment=DAEMON_ARGS=\n"
+                   "Environment=ETCD_DATA_DIR=/var/lib/etcd/default\nEnvironmentFile=-/etc/default/%p\n"
+                   "# ExecStart=/usr/bin/etcd --data-dir=/srv/commented\n"
+                   "ExecStart=/usr/bin/etcd $DAEMON_ARGS \\\n  --cert-file=${CERTS}/server.crt\n");
+        write_file(dir, "/etc/default/etcd", "DAEMON_ARGS=\"--data-dir=/srv/etcd --name=e1\"\nCERTS=/etc/etcd/pki\n");
+        write_file(dir, KUBE_APISERVER_MANIFEST, "kind: Pod\n");
+        scope_in(dir, &s);
+        assert_int_equal(s.owner, ETCD_OWNER_FOREIGN);
+        assert_string_equal(s.source, "/lib/systemd/system/etcd.service");
+        assert_string_equal(s.unit, "etcd.service");
+        assert_true(etcd_scope_keeps_unit(&s, "etcd.service"));
+        assert_false(etcd_scope_keeps_unit(&s, "etcd-events.service"));
+        assert_true(strv_contains(s.keep, "/srv/etcd"));
+        assert_false(strv_contains(s.keep, "/srv/commented"));
+        assert_false(strv_contains(s.keep, "/var/lib/etcd/default")); /* the command line wins */
+        assert_true(strv_contains(s.keep, "/etc/etcd/pki/server.crt"));
+        assert_true(strv_contains(s.keep, "/etc/default/etcd"));
+        assert_true(strv_contains(s.keep, "/lib/systemd/system/etcd.service"));
+        assert_true(strv_contains(s.keep, "/var/lib/etcd"));
+        etcd_scope_done(&s);
+        /* The static pod makes it kubeadm's again. */
+        write_file(dir, ETCD_MANIFEST, "spec:\n  containers:\n  - name: etcd\n    command: [etcd, --name=cp1]\n");
+        scope_in(dir, &s);
+        assert_int_equal(s.owner, ETCD_OWNER_KUBEADM);
+        assert_string_equal(s.argv[1], "--name=cp1");
+        etcd_scope_done(&s);
+        rm_rf(dir);
+}
+
+static void test_config_argv(void **state) {
+        static const char text[] = "name: a\nlog-outputs: [stderr, /var/log/e]\n"
+                                   "client-transport-security: {cert-file: /c, client-cert-auth: true}\n"
+                                   "peer-transport-security: {key-file: /k}\nauto-tls: {x: 1}\n";
+        cleanup_strv char **argv = NULL;
+
+        assert_int_equal(etcd_config_argv(text, strlen(text), &argv), 0);
+        assert_string_equal(argv[0], "etcd");
+        assert_string_equal(argv[1], "--name=a");
+        assert_string_equal(argv[2], "--log-outputs=stderr,/var/log/e");
+        assert_string_equal(argv[3], "--cert-file=/c");
+        assert_string_equal(argv[4], "--client-cert-auth=true");
+        assert_string_equal(argv[5], "--peer-key-file=/k");
+        assert_null(argv[6]);
+        assert_int_equal(etcd_config_argv("- a\n", 4, &argv), -EBADMSG);
 }
 
 static void test_local_env(void **state) {
@@ -467,6 +620,9 @@ int main(void) {
                 cmocka_unit_test(test_refused),
                 cmocka_unit_test(test_local_kubeadm),
                 cmocka_unit_test(test_local_env),
+                cmocka_unit_test(test_local_k3s),
+                cmocka_unit_test(test_scope),
+                cmocka_unit_test(test_config_argv),
                 cmocka_unit_test(test_local_formats),
                 cmocka_unit_test(test_backup_protected),
                 cmocka_unit_test(test_decode_status),

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Who owns this node's etcd, decided once from what each installer writes: kubeadm owns one only
+ * through its static pod, kubespray and kubekey through /etc/etcd.env and its unit, k3s and rke2
+ * through server/db/etcd under their data directory. An etcd none of them made (kubeadm's
+ * ClusterConfiguration says etcd.external, a unit no installer writes) is out of scope: every phase
+ * leaves its unit, data, certificates and member alone. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "agent/config/detect.h"
+
+#define ETCD_MANIFEST "/etc/kubernetes/manifests/etcd.yaml"
+#define ETCD_ENV "/etc/etcd.env"
+#define KUBEADM_CONFIG "/etc/kubernetes/kubeadm-config.yaml"
+#define KUBE_APISERVER_MANIFEST "/etc/kubernetes/manifests/kube-apiserver.yaml"
+
+typedef enum EtcdOwner {
+        ETCD_OWNER_NONE,    /* no etcd in this node's files */
+        ETCD_OWNER_KUBEADM, /* stacked: /etc/kubernetes/manifests/etcd.yaml */
+        ETCD_OWNER_ENV,     /* /etc/etcd.env and its unit: kubespray, kubekey */
+        ETCD_OWNER_K3S,     /* embedded: server/db/etcd under k3s's data directory */
+        ETCD_OWNER_RKE2,    /* the same under rke2's */
+        ETCD_OWNER_FOREIGN, /* no installer of this node made it: out of scope */
+} EtcdOwner;
+
+typedef struct EtcdScope {
+        EtcdOwner owner;
+        char *source;     /* the node file the decision rests on */
+        char *why;        /* one line: whose it is, or why it is out of scope */
+        char **argv;      /* owned: the member's command line as its files give it ("etcd --name=..."),
+                           * NULL when they do not parse (why says so) */
+        char *server_dir; /* k3s/rke2: the data directory's server/ (node path) */
+        char *unit;       /* foreign: the unit that runs it, when a unit file names it */
+        char **keep;      /* foreign: node paths never touched (data, unit and env files, certificates) */
+} EtcdScope;
+
+/* k3s's (or rke2's) data directory, node path, malloc'd (NULL: out of memory): rancher_data_dir()'s
+ * answer, a data-dir set in an env file, the unit's command line or config.yaml, else the default. */
+char *k3s_data_dir(int root_fd, Installer installer);
+
+/* Decide from the tree beneath root_fd. 0 (also for a file that does not parse: then argv is NULL
+ * and why names the file), -ENOMEM. */
+int etcd_scope_decide(int root_fd, EtcdScope *ret);
+void etcd_scope_done(EtcdScope *s);
+
+/* Does the out-of-scope etcd keep node_path (1: it is, or lies beneath, a kept path) or something
+ * beneath it (*ret_contains)? Always false for an owned etcd. */
+bool etcd_scope_keeps(const EtcdScope *s, const char *node_path, bool *ret_contains);
+
+/* Is unit the out-of-scope etcd's unit? */
+bool etcd_scope_keeps_unit(const EtcdScope *s, const char *unit);

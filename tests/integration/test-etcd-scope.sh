@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Who owns an etcd, against a real etcd (Debian's etcd-server 3.4) in a private network namespace,
+# each tree laid out as its installer lays it out (--root): a kubeadm node whose ClusterConfiguration
+# names etcd.external, and one whose etcd is a site's own etcd.service (no static pod): the etcd keeps
+# running with its member, keys and data, and the plan says out of scope; k3s's embedded etcd (three
+# members: this one leaves first, then its data goes; one member: kept unless the backup holds its
+# snapshot; peers gone: bounded by --etcd-timeout) and rke2's. etcdctl and openssl only build and
+# check the fixtures.
+
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+in_private_ns "$@"
+
+command -v etcd > /dev/null 2>&1 || skip "etcd is not installed (apt-get install etcd-server etcd-client)"
+require_cmd etcdctl openssl python3
+REPORT="$TOP/tests/integration/report.py"
+jq_() { "$REPORT" "$@" > /dev/null; } # jq_ FILE EXPR: true when EXPR holds
+elapsed_ms() { echo $((($(date +%s%N) - $1) / 1000000)); }
+
+PIDS=()
+eval "set -- $(trap -p EXIT)"
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null; done; wait 2> /dev/null; '"$3" EXIT
+
+# --- one CA; k3s's certificate names (pkg/daemons/control/server.go) -----------------------------
+test_ca "$WORK/ca" || { echo "FAIL: openssl CA"; exit 1; }
+# tls_dir DIR IP: server-ca.crt, peer-ca.crt, server-client.*, peer-server-client.*, client.*
+tls_dir() {
+        mkdir -p "$1" && cp "$CA/ca.crt" "$1/server-ca.crt" && cp "$CA/ca.crt" "$1/peer-ca.crt" &&
+        cert "$1" server-client etcd "IP:$2,IP:127.0.0.1" serverAuth,clientAuth &&
+        cert "$1" peer-server-client etcd-peer "IP:$2,IP:127.0.0.1" serverAuth,clientAuth &&
+        cert "$1" client etcd-client "DNS:client" clientAuth
+}
+ip_of() { echo "127.0.0.1$1"; }
+eps_of() { local s="" i; for i in "$@"; do s="$s${s:+,}https://$(ip_of "$i"):2379"; done; echo "$s"; }
+cluster_of() { local p=$1 s="" i; shift; for i in "$@"; do s="$s${s:+,}$p$i=https://$(ip_of "$i"):2380"; done; echo "$s"; }
+
+# start_etcd NAME DATA TLS IP CLUSTER [STATE] [EXTRA-LISTEN]: one member, PID in $LAST
+start_etcd() {
+        local listen="https://$4:2379${7:+,$7}"
+        mkdir -p "$2" && chmod 0700 "$2"
+        etcd --name "$1" --data-dir "$2" --listen-client-urls "$listen" --advertise-client-urls "https://$4:2379" \
+                --listen-peer-urls "https://$4:2380" --initial-advertise-peer-urls "https://$4:2380" \
+                --initial-cluster "$5" --initial-cluster-state "${6:-new}" --initial-cluster-token "$(echo "$5" | md5sum | cut -c1-8)" \
+                --client-cert-auth --trusted-ca-file "$3/server-ca.crt" --cert-file "$3/server-client.crt" \
+                --key-file "$3/server-client.key" --peer-client-cert-auth --peer-trusted-ca-file "$3/peer-ca.crt" \
+                --peer-cert-file "$3/peer-server-client.crt" --peer-key-file "$3/peer-server-client.key" \
+                --logger zap --log-outputs stderr > "$WORK/$1.log" 2>&1 &
+        LAST=$!
+        PIDS+=("$LAST")
+}
+ctl() { # ENDPOINTS ARGS...: etcdctl with a client certificate kept outside every tree
+        local eps=$1
+        shift
+        ETCDCTL_API=3 etcdctl --endpoints "$eps" --cacert "$CA/ca.crt" --cert "$WORK/client/client.crt" \
+                --key "$WORK/client/client.key" --dial-timeout 2s --command-timeout 5s "$@"
+}
+members() { ctl "$1" member list -w simple 2> /dev/null | awk -F', ' '{print $3}' | sort | tr '\n' ' '; }
+healthy() { for _ in $(seq 100); do ctl "$1" endpoint health > /dev/null 2>&1 && return 0; sleep 0.2; done; return 1; }
+files_of() { (cd "$1" && find . | sort | md5sum); }
+# Under --root only backup, mounts and files run unless named: these act on the tree and on this
+# namespace only (no systemd is reachable here; processes are matched by their root directory).
+PH=backup,etcd,services-late,processes,mounts,files
+mkdir -p "$WORK/client" && tls_dir "$WORK/client" 127.0.0.1 || { echo "FAIL: openssl"; exit 1; }
+
+# --- (a) kubeadm with etcd.external; the etcd runs here, its data is the tree's /var/lib/etcd -----
+R="$WORK/ext/root"
+mkdir -p "$R/etc/kubernetes/manifests" "$R/etc/kubernetes/pki" "$R/var/lib/kubelet"
+cat > "$R/etc/kubernetes/kubeadm-config.yaml" << EOF2
+apiVersion: kubeadm.k8s.io/v1beta3
+kind: InitConfiguration
+---
+apiVersion: kubeadm.k8s.io/v1beta3
+kind: ClusterConfiguration
+etcd:
+  external:
+    endpoints:
+    - https://$(ip_of 1):2379
+    caFile: /etc/kubernetes/pki/etcd/ca.crt
+EOF2
+printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: kube-apiserver\nspec:\n  containers:\n  - name: kube-apiserver\n    command: [kube-apiserver, --etcd-servers=https://%s:2379]\n' \
+        "$(ip_of 1)" > "$R/etc/kubernetes/manifests/kube-apiserver.yaml"
+echo "apiVersion: v1" > "$R/etc/kubernetes/admin.conf"
+mkdir -p "$R/etc/systemd/system/kubelet.service.d" && echo "[Service]" > "$R/etc/systemd/system/kubelet.service.d/10-kubeadm.conf"
+tls_dir "$WORK/ext/tls" "$(ip_of 1)"
+start_etcd ext "$R/var/lib/etcd" "$WORK/ext/tls" "$(ip_of 1)" "ext=https://$(ip_of 1):2380"
+EXT_PID=$LAST
+healthy "$(eps_of 1)" || { echo "FAIL: the external etcd did not start"; tail -5 "$WORK/ext.log"; exit 1; }
+ctl "$(eps_of 1)" put /site/key kept > /dev/null
+EXT_ID=$(ctl "$(eps_of 1)" member list -w simple | cut -d, -f1)
+"$NODE_RESET" --root "$R" --phases "$PH" -o json plan > "$WORK/ext-plan.json"
+assert "external: detection says external, with the reason" jq_ "$WORK/ext-plan.json" \
+        "r['etcd']['name'] == 'external' and 'out of scope' in str(r['etcd']['evidence'])"
+assert "external: the etcd row says out of scope in one line" jq_ "$WORK/ext-plan.json" \
+        "len([a for a in actions(r, kind='etcd-member') if 'out of scope' in (a.get('skip_reason') or '')]) == 1"
+assert "external: 'empty /var/lib/etcd' is out of scope" jq_ "$WORK/ext-plan.json" \
+        "any(a['target'] == '/var/lib/etcd' and 'out of scope' in (a.get('skip_reason') or '') for a in actions(r, phase='files'))"
+"$NODE_RESET" --root "$R" --phases "$PH" --yes -o json run > "$WORK/ext.json"; rc=$?
+assert "external: run exits 0 ($rc)" test $rc -eq 0
+assert "external: the rest of kubeadm's files went (admin.conf)" test ! -e "$R/etc/kubernetes/admin.conf"
+assert "external: the etcd still runs" kill -0 "$EXT_PID"
+assert "external: it keeps its member" test "$(ctl "$(eps_of 1)" member list -w simple | cut -d, -f1)" = "$EXT_ID"
+assert "external: it keeps its keys" test "$(ctl "$(eps_of 1)" get /site/key --print-value-only)" = kept
+assert "external: its data directory is intact" test -s "$R/var/lib/etcd/member/snap/db" -a -d "$R/var/lib/etcd/member/wal"
+assert "external: no snapshot of it was taken" test -z "$(find "$R/var/backups" -name 'etcd-*' 2> /dev/null)"
+# "all" removes /etc/kubernetes: the ClusterConfiguration that decided stays, and so does the decision.
+for n in 1 2; do
+        "$NODE_RESET" --root "$R" --phases "$PH" --profile all --yes -o json run > "$WORK/ext-all$n.json"; rc=$?
+        assert "external, profile all, run $n: exit 0 ($rc), data intact, keys kept" \
+                test $rc -eq 0 -a -s "$R/var/lib/etcd/member/snap/db" -a "$(ctl "$(eps_of 1)" get /site/key --print-value-only)" = kept
+done
+assert "external, profile all: the rest of /etc/kubernetes went, kubeadm-config.yaml stayed" \
+        test ! -e "$R/etc/kubernetes/manifests" -a -f "$R/etc/kubernetes/kubeadm-config.yaml"
+kill "$EXT_PID"; wait "$EXT_PID" 2> /dev/null
+
+# --- (b) a site's etcd.service, --data-dir=/var/lib/etcd, no static pod ---------------------------
+R="$WORK/site/root"
+mkdir -p "$R/etc/kubernetes/pki" "$R/etc/systemd/system/kubelet.service.d" "$R/etc/etcd/pki"
+echo "[Service]" > "$R/etc/systemd/system/kubelet.service.d/10-kubeadm.conf"
+echo "apiVersion: v1" > "$R/etc/kubernetes/kubelet.conf"
+tls_dir "$R/etc/etcd/pki" "$(ip_of 2)"
+cat > "$R/etc/systemd/system/etcd.service" << EOF2
+[Unit]
+Description=the site's etcd
+[Service]
+Type=notify
+ExecStart=/usr/bin/etcd --name site --data-dir=/var/lib/etcd \\
+  --cert-file=/etc/etcd/pki/server-client.crt --key-file=/etc/etcd/pki/server-client.key
+[Install]
+WantedBy=multi-user.target
+EOF2
+start_etcd site "$R/var/lib/etcd" "$R/etc/etcd/pki" "$(ip_of 2)" "site=https://$(ip_of 2):2380"
+SITE_PID=$LAST
+healthy "$(eps_of 2)" || { echo "FAIL: the site's etcd did not start"; tail -5 "$WORK/site.log"; exit 1; }
+ctl "$(eps_of 2)" put /site/key kept > /dev/null
+SITE_ID=$(ctl "$(eps_of 2)" member list -w simple | cut -d, -f1)
+for profile in kubeadm all; do
+        "$NODE_RESET" --root "$R" --phases "$PH" --profile "$profile" -o json plan > "$WORK/site-$profile-plan.json"
+        assert "site unit, profile $profile: detection says external" jq_ "$WORK/site-$profile-plan.json" \
+                "r['etcd']['name'] == 'external'"
+        "$NODE_RESET" --root "$R" --phases "$PH" --profile "$profile" --yes -o json run > "$WORK/site-$profile.json"; rc=$?
+        assert "site unit, profile $profile: run exits 0 ($rc)" test $rc -eq 0
+        assert "site unit, profile $profile: the etcd still runs, its member and keys kept" \
+                test "$(kill -0 "$SITE_PID" && ctl "$(eps_of 2)" member list -w simple | cut -d, -f1)/$(ctl "$(eps_of 2)" get /site/key --print-value-only)" = "$SITE_ID/kept"
+        assert "site unit, profile $profile: its data directory is intact" test -s "$R/var/lib/etcd/member/snap/db"
+        assert "site unit, profile $profile: its unit and certificates are kept" \
+                test -f "$R/etc/systemd/system/etcd.service" -a -f "$R/etc/etcd/pki/server-client.key"
+done
+assert "site unit, profile all: the etcd unit is out of scope" jq_ "$WORK/site-all-plan.json" \
+        "any(a['target'] == 'etcd.service' and 'out of scope' in (a.get('skip_reason') or '') for a in actions(r, phase='services-late'))"
+assert "site unit, profile all: 'process /usr/bin/etcd' is out of scope" jq_ "$WORK/site-all-plan.json" \
+        "any(a['target'] == '/usr/bin/etcd' and 'out of scope' in (a.get('skip_reason') or '') for a in actions(r, phase='processes'))"
+assert "site unit, profile all: the kubeadm files went (kubelet.conf)" test ! -e "$R/etc/kubernetes/kubelet.conf"
+kill "$SITE_PID"; wait "$SITE_PID" 2> /dev/null
+
+# --- k3s / rke2: a tree for member 1 under DATA-DIR (k3s's layout), the others outside it ---------
+# k3s_root ROOT KIND CLUSTER: KIND is k3s or rke2; writes server/db/etcd/{config,name} and
+# server/tls/etcd/* for m1 as k3s does (pkg/daemons/executor: ETCDConfig.ToConfigFile)
+k3s_root() {
+        local root=$1 kind=$2 ip; ip=$(ip_of 1)
+        local d="/var/lib/rancher/$kind/server"
+        mkdir -p "$root$d/db/etcd" "$root/etc/rancher/$kind" "$root/var/lib/rancher/$kind/storage/pvc-1" "$root/usr/local/bin"
+        chmod 0700 "$root$d/db/etcd"
+        echo "kept" > "$root/var/lib/rancher/$kind/storage/pvc-1/data"
+        echo "#!/bin/sh" > "$root/usr/local/bin/$kind"
+        echo "write-kubeconfig-mode: 644" > "$root/etc/rancher/$kind/config.yaml"
+        tls_dir "$root$d/tls/etcd" "$ip" || return 1
+        printf 'srv1' > "$root$d/db/etcd/name"
+        cat > "$root$d/db/etcd/config" << EOF2
+advertise-client-urls: https://$ip:2379
+client-transport-security:
+  cert-file: $d/tls/etcd/server-client.crt
+  client-cert-auth: true
+  key-file: $d/tls/etcd/server-client.key
+  trusted-ca-file: $d/tls/etcd/server-ca.crt
+data-dir: $d/db/etcd
+election-timeout: 5000
+heartbeat-interval: 500
+initial-cluster: $3
+initial-cluster-state: new
+listen-client-urls: https://$ip:2379,https://127.0.0.1:2379
+listen-metrics-urls: http://127.0.0.1:2381
+listen-peer-urls: https://$ip:2380
+log-outputs:
+- stderr
+logger: zap
+name: srv1
+peer-transport-security:
+  cert-file: $d/tls/etcd/peer-server-client.crt
+  client-cert-auth: true
+  key-file: $d/tls/etcd/peer-server-client.key
+  trusted-ca-file: $d/tls/etcd/peer-ca.crt
+EOF2
+}
+# k3s_cluster ROOT KIND I...: member srvI; srv1's data and certificates are the tree's
+k3s_cluster() {
+        local root=$1 kind=$2 c i
+        shift 2
+        c=$(cluster_of srv "$@")
+        k3s_root "$root" "$kind" "$c" || return 1
+        for i in "$@"; do
+                if [ "$i" = 1 ]; then
+                        # etcd reads its certificates at each handshake: it serves a copy, so that the
+                        # test can still ask it once the run removed the tree's.
+                        rm -rf "$root/../srv1-tls" && cp -r "$root/var/lib/rancher/$kind/server/tls/etcd" "$root/../srv1-tls"
+                        start_etcd srv1 "$root/var/lib/rancher/$kind/server/db/etcd" "$root/../srv1-tls" \
+                                "$(ip_of 1)" "$c" new https://127.0.0.1:2379
+                else
+                        tls_dir "$root/../srv$i-tls" "$(ip_of "$i")" || return 1
+                        start_etcd "srv$i" "$root/../srv$i-data" "$root/../srv$i-tls" "$(ip_of "$i")" "$c"
+                fi
+                eval "K_$i=$LAST"
+        done
+        healthy "$(eps_of "$@")"
+}
+datadir_k3s() { echo "$1/var/lib/rancher/$2/server/db/etcd"; }
+stop_k3s() { local v; for v in K_1 K_2 K_3; do [ -n "${!v:-}" ] && { kill "${!v}" 2> /dev/null; wait "${!v}" 2> /dev/null; }; eval "$v="; done; }
+
+# --- (c) three k3s servers: this member leaves first, then its data goes --------------------------
+R="$WORK/k3s3/root"
+mkdir -p "$R"
+k3s_cluster "$R" k3s 1 2 3 || { echo "FAIL: cannot start a 3-member k3s-layout etcd cluster"; for f in "$WORK"/srv*.log; do tail -n 5 "$f"; done; exit 1; }
+assert "k3s, 3 members before" test "$(members "$(eps_of 2)")" = "srv1 srv2 srv3 "
+"$NODE_RESET" --root "$R" --phases "$PH" -o json plan > "$WORK/k3s3-plan.json"
+assert "k3s: the profile is k3s's" jq_ "$WORK/k3s3-plan.json" "r['profile']['name'] == 'k3s'"
+assert "k3s: the plan names this member, found through k3s's client certificate" jq_ "$WORK/k3s3-plan.json" \
+        "any(' srv1, peer URLs https://127.0.0.11:2380' in a['detail'] and 'of 3' in a['detail'] for a in actions(r, kind='etcd-member'))"
+"$NODE_RESET" --root "$R" --phases "$PH" --yes -o json run > "$WORK/k3s3.json"; rc=$?
+assert "k3s: run exits 0 ($rc)" test $rc -eq 0
+assert "k3s: the member was removed" jq_ "$WORK/k3s3.json" "actions(r, kind='etcd-member', result='changed')"
+assert "k3s: 2 members remain: srv2 srv3" test "$(members "$(eps_of 2 3)")" = "srv2 srv3 "
+assert "k3s: the 2-member cluster is healthy" ctl "$(eps_of 2 3)" endpoint health
+assert "k3s: the member left before its data went (etcd phase first)" jq_ "$WORK/k3s3.json" \
+        "[p['name'] for p in r['phases']].index('etcd') < [p['name'] for p in r['phases']].index('files')"
+assert "k3s: its data directory is gone" test ! -e "$(datadir_k3s "$R" k3s)"
+assert "k3s: the local-path storage is kept" test -f "$R/var/lib/rancher/k3s/storage/pvc-1/data"
+assert "k3s: the snapshot is in the backup" env ETCDCTL_API=3 etcdctl snapshot status \
+        "$(ls -d "$R"/var/backups/node-reset/*/ | tail -n 1)/etcd-snapshot.db"
+stop_k3s
+
+# --- (d) one rke2 server: kept unless the backup holds its snapshot -------------------------------
+R="$WORK/rke1/root"
+mkdir -p "$R"
+k3s_cluster "$R" rke2 1 || { echo "FAIL: cannot start a 1-member rke2-layout etcd"; tail -5 "$WORK/srv1.log"; exit 1; }
+before=$(files_of "$(datadir_k3s "$R" rke2)")
+"$NODE_RESET" --root "$R" --phases "$PH" --no-backup --yes -o json run > "$WORK/rke1a.json"; rc=$?
+assert "rke2, one member, no backup: exit 1 (refused)" test $rc -eq 1
+assert "rke2, one member, no backup: refused with the reason" jq_ "$WORK/rke1a.json" \
+        "any('last voting member' in a['message'] and 'no complete snapshot' in a['message'] for a in actions(r, kind='etcd-member', result='failed'))"
+assert "rke2, one member, no backup: still a member" test "$(members "$(eps_of 1)")" = "srv1 "
+assert "rke2, one member, no backup: its data directory is kept" test -s "$(datadir_k3s "$R" rke2)/member/snap/db"
+assert "rke2, one member, no backup: the files phase names the kept data" jq_ "$WORK/rke1a.json" \
+        "any('/var/lib/rancher/rke2/server/db/etcd' in a['message'] and 'last voting member' in a['message'] for a in actions(r, phase='files', result='failed'))"
+# The refused run's files phase removed the rest of rke2's tree, its etcd client certificate too
+# (--no-backup): lay it out again, as a reinstall would, for the run with a backup.
+k3s_root "$R" rke2 "$(cluster_of srv 1)"
+"$NODE_RESET" --root "$R" --phases "$PH" --yes -o json run > "$WORK/rke1b.json"; rc=$?
+assert "rke2, one member, snapshot in the backup: exit 0 ($rc)" test $rc -eq 0
+assert "rke2, one member, snapshot: its data directory goes with the cluster" test ! -e "$(datadir_k3s "$R" rke2)"
+assert "rke2, one member: the snapshot is a valid etcd snapshot" env ETCDCTL_API=3 etcdctl snapshot status \
+        "$(ls -d "$R"/var/backups/node-reset/*/ | tail -n 1)/etcd-snapshot.db"
+stop_k3s
+
+# --- (e) three k3s servers, two gone: no quorum, bounded by --etcd-timeout ------------------------
+R="$WORK/k3sq/root"
+mkdir -p "$R"
+k3s_cluster "$R" k3s 1 2 3 ||
+        { echo "FAIL: cannot start the second k3s-layout cluster"; for f in "$WORK"/srv*.log; do tail -n 3 "$f"; done; exit 1; }
+kill "$K_2" "$K_3"; wait "$K_2" "$K_3" 2> /dev/null
+t=$(date +%s%N)
+timeout 60 "$NODE_RESET" --root "$R" --phases "$PH" --phases "$PH" --etcd-timeout 5 --no-backup --yes -o json run > "$WORK/k3sq.json"; rc=$?
+ms=$(elapsed_ms "$t")
+echo "  k3s, peers gone: the run ended in $ms ms (--etcd-timeout 5)"
+assert "k3s, peers gone: exit 1" test $rc -eq 1
+assert "k3s, peers gone: the etcd phase ends within its deadline" jq_ "$WORK/k3sq.json" \
+        "sum(a['duration_ms'] for a in actions(r, kind='etcd-member')) < 7000"
+assert "k3s, peers gone: failed with etcd's reason" jq_ "$WORK/k3sq.json" \
+        "any(('unhealthy' in a['message'] or 'not enough started members' in a['message'] or 'did not answer' in a['message']) for a in actions(r, kind='etcd-member', result='failed'))"
+assert "k3s, peers gone: still listed by its cluster" test "$(members "$(eps_of 1)")" = "srv1 srv2 srv3 "
+assert "k3s, peers gone: its data directory is kept" test -s "$(datadir_k3s "$R" k3s)/member/snap/db"
+stop_k3s
+finish
