@@ -129,20 +129,34 @@ static int listening(const char *table, unsigned port) {
 }
 
 /* PortOpenCheck: 10250 (addCommonChecks); a control-plane join (RunInitNodeChecks) also 6443, 10259,
- * 10257 and, with a local etcd, 2379 and 2380. */
+ * 10257 and, only "if cfg.Etcd.Local != nil" (cmd/kubeadm/app/preflight/checks.go, 1.20), 2379 and
+ * 2380: an out-of-scope etcd (etcd.external, a unit of the site's) keeps listening there, and kubeadm
+ * init with that etcd does not ask. */
 static int check_ports(Context *ctx, Rejoin *r, char **ret_msg) {
-        static const unsigned ports[] = { 10250, 6443, 2379, 2380, 10257, 10259 };
-        size_t n = r->control_plane ? ELEMENTSOF(ports) : 1;
+        static const unsigned ports[] = { 10250, 6443, 10257, 10259, 2379, 2380 };
+        const EtcdScope *scope;
+        size_t n = 1;
         char busy[128] = "";
+        int q;
 
+        if (r->control_plane) {
+                q = phase_etcd_scope(ctx, &scope);
+                if (q < 0)
+                        return q;
+                n = scope->owner == ETCD_OWNER_FOREIGN ? ELEMENTSOF(ports) - 2 : ELEMENTSOF(ports);
+        }
         for (size_t i = 0; i < n; i++)
                 if (listening("/proc/net/tcp", ports[i]) || listening("/proc/net/tcp6", ports[i]))
                         snprintf(busy + strlen(busy), sizeof busy - strlen(busy), "%s%u", busy[0] ? ", " : "",
                                  ports[i]);
         if (busy[0])
                 return set_errmsg(ret_msg, REJOIN_FAILED, "in use (LISTEN): %s", busy);
+        if (n == ELEMENTSOF(ports) - 2)
+                return set_errmsg(ret_msg, REJOIN_OK,
+                                  "10250, 6443, 10257, 10259 free (2379-2380 not asked: the etcd is out of scope, %s)",
+                                  scope->source);
         return set_errmsg(ret_msg, REJOIN_OK, "%s free",
-                          r->control_plane ? "10250, 6443, 2379-2380, 10257, 10259" : "10250");
+                          r->control_plane ? "10250, 6443, 10257, 10259, 2379-2380" : "10250");
 }
 
 /* ---- files ---- */

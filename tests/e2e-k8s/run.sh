@@ -17,11 +17,15 @@
 # "dockershim" (a worker whose runtime is Docker through kubelet's dockershim, Debian's docker.io
 # laid into it, beside an operator's container with a volume; the reset removes kubelet's containers
 # through Docker and keeps the rest; kubeadm join again) runs before "control-plane", which resets
-# cp1 last.
+# cp1 last. "external-etcd" (tests/e2e-k8s/external-etcd.sh: its own control plane xe1, kubeadm init
+# with etcd.external naming an etcd the node runs as the site's own etcd.service, data in
+# /var/lib/etcd, certificates in /etc/etcd/pki; after node-reset that etcd still runs with its member,
+# its keys, its data and its certificates, and kubeadm init's preflight passes) needs no other node.
 #
 # Environment: O (build directory with node-reset, default build), E2E_K8S_SCENARIOS (default
-# "rejoin side-by-side rejoin-removed-netd dockershim control-plane master-gone"), E2E_K8S_DIR (a Kubernetes
+# "rejoin side-by-side rejoin-removed-netd dockershim external-etcd control-plane master-gone"), E2E_K8S_DIR (a Kubernetes
 # build other than tools/k8s-build.sh's cache directory), E2E_K8S_NETD=empty (see scenario_rejoin),
+# E2E_K8S_XE_CONFIG (where external-etcd's kubeadm configuration lives; see external-etcd.sh),
 # E2E_K8S_KEEP=1 (keep the nodes running at the end until $W/release exists, for debugging),
 # E2E_K8S_WORK (parent of the work directory, default /var/tmp). Reports and logs are copied to
 # $O/e2e-k8s at the end.
@@ -41,6 +45,7 @@ fi
 
 . "$E2E_DIR/node.sh"
 . "$E2E_DIR/cluster.sh"
+. "$E2E_DIR/external-etcd.sh"
 
 passed=0 failed=0
 for n in "${!ALL_NODE_IP[@]}"; do NODE_IP[$n]=${ALL_NODE_IP[$n]}; done
@@ -103,7 +108,7 @@ echo "e2e-k8s: Kubernetes from $K8S_DIR, work directory $W"
 node_layer
 
 # rejoin first: it makes the cluster (cp1) the others join
-read -r -a SCENARIOS <<<"${E2E_K8S_SCENARIOS:-rejoin side-by-side rejoin-removed-netd dockershim control-plane master-gone}"
+read -r -a SCENARIOS <<<"${E2E_K8S_SCENARIOS:-rejoin side-by-side rejoin-removed-netd dockershim external-etcd control-plane master-gone}"
 for s in "${SCENARIOS[@]}"; do
         case "$s" in
         rejoin) scenario_rejoin ;;
@@ -112,6 +117,7 @@ for s in "${SCENARIOS[@]}"; do
         control-plane) scenario_control_plane ;;
         master-gone) scenario_master_gone ;;
         dockershim) scenario_dockershim ;;
+        external-etcd) scenario_external_etcd ;;
         *) echo "e2e-k8s: unknown scenario $s" >&2; exit 2 ;;
         esac
 done

@@ -4,7 +4,7 @@
 # bootstrap-kubelet.conf or a pki/ca.crt the manifest leaves makes the node "not rejoinable" (exit 1,
 # though verify is clean); a resolv.conf without a nameserver, which join never reads, is a warning
 # (exit 0, rejoinable); the running system's ports, swap and sysctls are "unknown" beneath --root,
-# never "ok" and never "failed".
+# never "ok" and never "failed"; a control plane's etcd ports count only for an etcd of its installer.
 . "$(dirname "$0")/lib.sh"
 in_private_ns "$@"
 REPORT="$TOP/tests/integration/report.py"
@@ -87,6 +87,36 @@ assert "... saying why" row "$WORK/dns.json" \
         "all('--root' in c['message'] for c in r['rejoin']['checks'] if c['name'] in ('ports', 'swap', 'sysctl'))"
 assert "... the phases that did not run: unchecked (kubelet, runtime, node-object; etcd-data on a worker)" row "$WORK/dns.json" \
         "sorted(c['name'] for c in r['rejoin']['checks'] if c['state'] == 'unchecked') == ['etcd-data', 'kubelet', 'node-object', 'runtime']"
+
+# --- a control plane's ports: 2379-2380 only for an etcd of this node's installer -----------------
+# kubeadm 1.20's RunInitNodeChecks asks PortOpenCheck 2379/2380 only "if cfg.Etcd.Local != nil": the
+# site's own etcd, named by etcd.external, listens there on after the reset and kubeadm does not ask.
+printf 'remove /etc/kubernetes/kubelet.conf\nempty /etc/kubernetes/manifests\n' > "$WORK/m-cp.conf"
+printf 'apiVersion: kubeadm.k8s.io/v1beta2\nkind: ClusterConfiguration\netcd:\n  external:\n    endpoints:\n    - https://127.0.0.1:2379\n' \
+        > "$WORK/external.yaml"
+python3 -c 'import socket, time
+ss = []
+for p in (2379, 2380):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", p)); s.listen(); ss.append(s)
+time.sleep(60)' &
+listener=$!
+for _ in $(seq 50); do grep -q ':0950 .* 0A ' /proc/net/tcp && grep -q ':094F .* 0A ' /proc/net/tcp && break; sleep 0.1; done
+cp_ports() { # name [kubeadm-config]
+        tree "$WORK/$1" etc/kubernetes/manifests/kube-apiserver.yaml
+        [ -z "${2:-}" ] || cp "$2" "$WORK/$1/etc/kubernetes/kubeadm-config.yaml"
+        "$NODE_RESET" --root "$WORK/$1" --manifest "$WORK/m-cp.conf" --phases network,files,verify --yes -o json run \
+                > "$WORK/$1.json" 2> "$WORK/$1.json.err"
+}
+cp_ports cp-external "$WORK/external.yaml"; rc=$?
+assert "control plane, etcd.external listening on 2379-2380: exit 0, rejoinable" [ "$rc" -eq 0 ]
+assert "... ports ok, saying why 2379-2380 were not asked" row "$WORK/cp-external.json" \
+        "[c['message'] for c in r['rejoin']['checks'] if c['name'] == 'ports' and c['state'] == 'ok'] == ['10250, 6443, 10257, 10259 free (2379-2380 not asked: the etcd is out of scope, /etc/kubernetes/kubeadm-config.yaml)']"
+cp_ports cp-local; rc=$?
+assert "control plane, no external etcd, 2379-2380 in use: exit 1" [ "$rc" -eq 1 ]
+assert "... not rejoinable: ports failed, naming both" row "$WORK/cp-local.json" \
+        "r['rejoin']['rejoinable'] is False and [c['message'] for c in r['rejoin']['checks'] if c['state'] == 'failed'] == ['in use (LISTEN): 2379, 2380']"
+kill "$listener"
+wait "$listener" 2> /dev/null
 
 # --- in text ----------------------------------------------------------------------------------------
 tree "$WORK/text" etc/kubernetes/bootstrap-kubelet.conf etc/resolv.conf
