@@ -252,6 +252,13 @@ int node_etcd_find(Context *ctx, NodeEtcd *ret, char **reterr) {
                 *ret = l;
                 return 0;
         }
+        /* The owner is decided once, from the files as they were; the member's own files are looked
+         * at now: once the run removed them (verify, a second run), no member of this node's is left
+         * to ask for - the last voter's data went only with a complete snapshot in the backup. */
+        if (s->source && !fileio_exists_beneath(ctx->root_fd, s->source)) {
+                *ret = l;
+                return 0;
+        }
         if (!s->argv) {
                 *ret = l;
                 return set_errmsg(reterr, -EBADMSG, "%s, and nothing is done on its word", s->why);
