@@ -16,17 +16,25 @@ nspawn_tree() {
         trap 'nspawn_poweroff; cd /; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
 }
 
-# nspawn_debs_tree DIR DEB...: nspawn_tree, and the packages unpacked into DIR with their /lib
-# copied to usr/lib (the tree's /lib is a link to usr/lib).
-nspawn_debs_tree() {
+# debs_unpack DIR DEB...: the packages unpacked into DIR with their /lib copied to usr/lib (a
+# merged-/usr tree's /lib is a link to usr/lib); DIR/usr is then a layer for a tree's /usr. Also
+# used by make e2e-k8s (tests/e2e-k8s/node.sh), which lays openssh-server into its nodes.
+debs_unpack() {
         local dir=$1 d
         shift
-        nspawn_tree
-        mkdir -p "$dir"
+        mkdir -p "$dir/usr/lib" || return 1
         for d in "$@"; do
-                dpkg-deb -x "$d" "$dir" || { echo "FAIL: cannot unpack $d"; exit 1; }
+                dpkg-deb -x "$d" "$dir" || { echo "cannot unpack $d" >&2; return 1; }
         done
-        cp -a "$dir/lib/." "$dir/usr/lib/"
+        [ ! -d "$dir/lib" ] || cp -a "$dir/lib/." "$dir/usr/lib/"
+}
+
+# nspawn_debs_tree DIR DEB...: nspawn_tree, and the packages unpacked into DIR (debs_unpack).
+nspawn_debs_tree() {
+        local dir=$1
+        shift
+        nspawn_tree
+        debs_unpack "$dir" "$@" || { echo "FAIL: cannot unpack the packages"; exit 1; }
 }
 
 # nspawn_debs_lay DIR: DIR's usr over the tree's /usr (read-only, the host's beneath), and an empty
