@@ -8,15 +8,25 @@
 # network namespace. Nothing is made in the host's namespaces but those cgroups, removed at the end.
 # The walls and their workarounds: /work/shared/notes/real-kubernetes.md.
 #
-#   node_layer                    the shared /usr layer (Kubernetes binaries, kubelet.service, prep)
+#   node_layer                    the shared /usr layer (Kubernetes binaries, kubelet.service, prep),
+#                                 openssh-server's layer and this run's SSH client key
 #   node_create NAME IP PODCIDR   tree, network namespace, cgroups
 #   node_boot NAME                boot it; containerd running, images imported
 #   node_exec NAME CMD...         run CMD in all the node's namespaces
 #   node_stop NAME                poweroff, then SIGKILL what is left in its cgroups, remove them
 # Needs: W (work directory), K8S_DIR (tools/k8s-build.sh --print-dir), SWITCH_IP, SUBNET_PREFIX.
+#
+# SSH: Debian's openssh-server (the .debs tools/install-deps.sh keeps in /var/cache/node-reset-tests,
+# never installed here) is a second lower layer of every node's /usr; each node runs the package's
+# ssh.service with host keys of its own, made when its tree is, and authorizes this run's client key
+# for root. $W/ssh/known_hosts holds every node's host key by address: a client in this namespace
+# (the switch) checks them strictly. NODE_SSH is empty when the packages are not there.
 
 NODES=()
 declare -A NODE_PID NODE_IP NODE_CG
+NODE_SSH=
+SSH_DEB_CACHE=${E2E_K8S_DEB_CACHE:-/var/cache/node-reset-tests}
+. "$TOP/tests/integration/nspawn/tree.sh"
 
 node_log() { echo "e2e-k8s: $*"; }
 
@@ -46,6 +56,7 @@ node_layer() {
 	WantedBy=multi-user.target
 	EOF
         cp "$E2E_DIR/node-prep.sh" "$l/libexec/nr-e2e-k8s/prep.sh"
+        node_ssh_layer
         cat >"$l/lib/systemd/system/nr-e2e-k8s-prep.service" <<-'EOF'
 	[Unit]
 	Description=e2e-k8s: make this nspawn node able to run kubelet (cgroups rw, kubelet's sysctls)
@@ -61,6 +72,51 @@ node_layer() {
 	[Install]
 	WantedBy=sysinit.target
 	EOF
+}
+
+# openssh-server and the dependencies this host lacks (openssh-server.debs), unpacked into
+# $W/ssh-debs with the helper the nspawn tests use; the client key of this run. Without the packages,
+# the nodes have no sshd and NODE_SSH stays empty.
+node_ssh_layer() {
+        local p d debs=()
+        [ -s "$SSH_DEB_CACHE/openssh-server.debs" ] || {
+                node_log "no openssh-server.debs in $SSH_DEB_CACHE (tools/install-deps.sh): the nodes run no sshd"
+                return 0
+        }
+        while read -r p; do
+                d=$(ls "$SSH_DEB_CACHE/${p}"_*.deb 2>/dev/null | head -n 1)
+                [ -n "$d" ] || { node_log "no $p .deb in $SSH_DEB_CACHE: the nodes run no sshd"; return 0; }
+                debs+=("$d")
+        done <"$SSH_DEB_CACHE/openssh-server.debs"
+        debs_unpack "$W/ssh-debs" "${debs[@]}" || return 0
+        mkdir -p "$W/ssh" && : >"$W/ssh/known_hosts" &&
+                ssh-keygen -q -t ed25519 -N '' -C "nr-e2e-k8s-controller-$$" -f "$W/ssh/id_ed25519" || return 0
+        NODE_SSH=$(dpkg-deb -f "${debs[0]}" Version)
+        node_log "openssh-server $NODE_SSH laid into the nodes' /usr"
+}
+
+# The node's sshd: the package's ssh.service enabled, its own host key (recorded by address in
+# $W/ssh/known_hosts, replacing the key of an earlier node at that address), root reached by this
+# run's key only. No PAM: the tree has no /etc/pam.d.
+node_ssh() { # NAME IP ROOT
+        local name=$1 ip=$2 r=$3 e=$3/etc
+        [ -n "$NODE_SSH" ] || return 0
+        mkdir -p "$e/ssh"
+        cat >"$e/ssh/sshd_config" <<-'EOF'
+	PermitRootLogin prohibit-password
+	PasswordAuthentication no
+	KbdInteractiveAuthentication no
+	UsePAM no
+	HostKey /etc/ssh/ssh_host_ed25519_key
+	AuthorizedKeysFile .ssh/authorized_keys
+	Subsystem sftp /usr/lib/openssh/sftp-server
+	EOF
+        ssh-keygen -q -t ed25519 -N '' -C "root@$name" -f "$e/ssh/ssh_host_ed25519_key" || return 1
+        sed -i "/^$ip /d" "$W/ssh/known_hosts"
+        echo "$ip $(cut -d' ' -f1,2 "$e/ssh/ssh_host_ed25519_key.pub")" >>"$W/ssh/known_hosts"
+        echo 'sshd:x:102:65534::/run/sshd:/usr/sbin/nologin' >>"$e/passwd"
+        install -d -m 0700 "$r/root/.ssh" && install -m 0600 "$W/ssh/id_ed25519.pub" "$r/root/.ssh/authorized_keys"
+        ln -s /usr/lib/systemd/system/ssh.service "$e/systemd/system/multi-user.target.wants/"
 }
 
 # Every mounted cgroup hierarchy of the host: v1 controllers, name=systemd, the unified one.
@@ -204,8 +260,9 @@ node_tree() {
                 true
         ) || return 1
         mount -t overlay "nr-e2e-k8s-usr-$name" \
-                -o "lowerdir=$W/k8s-layer:/usr,upperdir=$d/usr-upper,workdir=$d/usr-work" "$r/usr" || return 1
+                -o "lowerdir=$W/k8s-layer${NODE_SSH:+:$W/ssh-debs/usr}:/usr,upperdir=$d/usr-upper,workdir=$d/usr-work" "$r/usr" || return 1
         node_etc "$name" "$ip" "$r/etc"
+        node_ssh "$name" "$ip" "$r" || return 1
 }
 
 node_create() {
