@@ -37,6 +37,7 @@ fi
 
 . "$E2E_DIR/node.sh"
 . "$E2E_DIR/cluster.sh"
+. "$E2E_DIR/fleet.sh"
 
 passed=0 failed=0
 for n in "${!ALL_NODE_IP[@]}"; do NODE_IP[$n]=${ALL_NODE_IP[$n]}; done
@@ -80,6 +81,7 @@ cleanup() {
         rm -rf "$O/e2e-k8s" && cp -r "$OUT" "$O/e2e-k8s" && echo "e2e-k8s: reports and logs in $O/e2e-k8s"
         # bash reports each SIGKILLed node as a "Killed" job on stderr; cleanup reports on stdout
         exec 2>/dev/null
+        fleet_kill "${FLEET_PIDS[@]}"
         for n in "${NODES[@]}"; do
                 node_stop "$n"
         done
@@ -107,6 +109,9 @@ for s in "${SCENARIOS[@]}"; do
         rejoin-removed-netd) scenario_rejoin_removed_netd ;;
         control-plane) scenario_control_plane ;;
         master-gone) scenario_master_gone ;;
+        remove-node-live) scenario_remove_node_live ;;
+        forget-dead-control-plane) scenario_forget_dead_control_plane ;;
+        cluster-delete) scenario_cluster_delete ;;
         *) echo "e2e-k8s: unknown scenario $s" >&2; exit 2 ;;
         esac
 done
