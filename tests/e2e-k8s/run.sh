@@ -14,6 +14,11 @@
 # (a manifest removes /etc/cni; containerd is restarted; the rejoin works), "control-plane" (a
 # second control plane with stacked etcd leaves and joins again; the last one passes kubeadm init's
 # preflight) and "master-gone" (the control plane stopped for good; the orphan unit resets a worker).
+# The fleet scenarios (tests/e2e-k8s/fleet.sh: the real ansible-playbook over SSH into the nodes),
+# not in the default list, in this order when together: "remove-node-live" (remove-node.yml drains
+# w1 behind a PodDisruptionBudget, resets it, w1 joins again), "forget-dead-control-plane" (cp3 of
+# three stacked control planes gone for good, forgotten from cp1, a new cp3 joins) and
+# "cluster-delete" (cluster-delete.yml with a status endpoint, clean and with a busy worker).
 #
 # Environment: O (build directory with node-reset, default build), E2E_K8S_SCENARIOS (default
 # "rejoin side-by-side rejoin-removed-netd control-plane master-gone"), E2E_K8S_DIR (a Kubernetes
