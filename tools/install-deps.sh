@@ -67,9 +67,20 @@ if [ "$(id -u)" -eq 0 ]; then
                         while read -r p; do dpkg -s "$p" > /dev/null 2>&1 || echo "$p"; done > "$cache/network-manager.libs.new" &&
                         mv "$cache/network-manager.libs.new" "$cache/network-manager.libs"
         fi
-        # make e2e-k8s lays Debian's openssh-server into each node's tree (its sshd runs in the node,
-        # never here): the package and the dependencies this host lacks (openssh-sftp-server,
-        # libwrap0, ...), listed in openssh-server.debs
+        for p in systemd-resolved:test-resolver network-manager:test-networkmanager \
+                $(sed 's/$/:test-networkmanager/' "$cache/network-manager.libs" 2> /dev/null); do
+                ls "$cache/${p%%:*}"_*.deb > /dev/null 2>&1 && continue
+                (cd "$cache" && apt-get -o Acquire::Retries=3 download "${p%%:*}")
+                ls "$cache/${p%%:*}"_*.deb > /dev/null 2>&1 ||
+                        echo "deps: cannot download ${p%%:*}'s .deb: ${p#*:}.sh will skip" >&2
+        done
+fi
+
+# make e2e-k8s lays Debian's openssh-server into each node's tree (its sshd runs in the node, never
+# here): the package and the dependencies this host lacks (openssh-sftp-server, libwrap0, ...),
+# listed in openssh-server.debs, downloaded the same way.
+if [ "$(id -u)" -eq 0 ]; then
+        cache=/var/cache/node-reset-tests
         if [ ! -s "$cache/openssh-server.debs" ]; then
                 { echo openssh-server
                   apt-cache depends openssh-server 2> /dev/null |
@@ -78,13 +89,11 @@ if [ "$(id -u)" -eq 0 ]; then
                 } > "$cache/openssh-server.debs.new" &&
                         mv "$cache/openssh-server.debs.new" "$cache/openssh-server.debs"
         fi
-        for p in systemd-resolved:test-resolver network-manager:test-networkmanager \
-                $(sed 's/$/:test-networkmanager/' "$cache/network-manager.libs" 2> /dev/null) \
-                $(sed 's/$/:e2e-k8s/' "$cache/openssh-server.debs" 2> /dev/null); do
-                ls "$cache/${p%%:*}"_*.deb > /dev/null 2>&1 && continue
-                (cd "$cache" && apt-get -o Acquire::Retries=3 download "${p%%:*}")
-                ls "$cache/${p%%:*}"_*.deb > /dev/null 2>&1 ||
-                        echo "deps: cannot download ${p%%:*}'s .deb: ${p#*:}.sh will skip" >&2
+        for p in $(cat "$cache/openssh-server.debs" 2> /dev/null); do
+                ls "$cache/${p}"_*.deb > /dev/null 2>&1 && continue
+                (cd "$cache" && apt-get -o Acquire::Retries=3 download "$p")
+                ls "$cache/${p}"_*.deb > /dev/null 2>&1 ||
+                        echo "deps: cannot download $p's .deb: the e2e-k8s nodes will run no sshd" >&2
         done
 fi
 

@@ -16,15 +16,15 @@ nspawn_tree() {
         trap 'nspawn_poweroff; cd /; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
 }
 
-# debs_unpack DIR DEB...: the packages unpacked into DIR with their /lib copied to usr/lib (a
-# merged-/usr tree's /lib is a link to usr/lib); DIR/usr is then a layer for a tree's /usr. Also
-# used by make e2e-k8s (tests/e2e-k8s/node.sh), which lays openssh-server into its nodes.
+# debs_unpack DIR DEB...: the packages unpacked into DIR with their /lib copied to usr/lib (a merged
+# /usr tree's /lib is a link to usr/lib), so that DIR/usr can be laid over a tree's /usr. Also used
+# by tests/e2e-k8s/node.sh for the Docker node.
 debs_unpack() {
         local dir=$1 d
         shift
         mkdir -p "$dir/usr/lib" || return 1
         for d in "$@"; do
-                dpkg-deb -x "$d" "$dir" || { echo "cannot unpack $d" >&2; return 1; }
+                dpkg-deb -x "$d" "$dir" || { echo "FAIL: cannot unpack $d"; return 1; }
         done
         [ ! -d "$dir/lib" ] || cp -a "$dir/lib/." "$dir/usr/lib/"
 }
@@ -34,7 +34,7 @@ nspawn_debs_tree() {
         local dir=$1
         shift
         nspawn_tree
-        debs_unpack "$dir" "$@" || { echo "FAIL: cannot unpack the packages"; exit 1; }
+        debs_unpack "$dir" "$@" || exit 1
 }
 
 # nspawn_debs_lay DIR: DIR's usr over the tree's /usr (read-only, the host's beneath), and an empty
