@@ -8,25 +8,15 @@
 # network namespace. Nothing is made in the host's namespaces but those cgroups, removed at the end.
 # The walls and their workarounds: /work/shared/notes/real-kubernetes.md.
 #
-#   node_layer                    the shared /usr layer (Kubernetes binaries, kubelet.service, prep),
-#                                 openssh-server's layer and this run's SSH client key
+#   node_layer                    the shared /usr layer (Kubernetes binaries, kubelet.service, prep)
 #   node_create NAME IP PODCIDR   tree, network namespace, cgroups
 #   node_boot NAME                boot it; containerd running, images imported
 #   node_exec NAME CMD...         run CMD in all the node's namespaces
 #   node_stop NAME                poweroff, then SIGKILL what is left in its cgroups, remove them
 # Needs: W (work directory), K8S_DIR (tools/k8s-build.sh --print-dir), SWITCH_IP, SUBNET_PREFIX.
-#
-# SSH: Debian's openssh-server (the .debs tools/install-deps.sh keeps in /var/cache/node-reset-tests,
-# never installed here) is a second lower layer of every node's /usr; each node runs the package's
-# ssh.service with host keys of its own, made when its tree is, and authorizes this run's client key
-# for root. $W/ssh/known_hosts holds every node's host key by address: a client in this namespace
-# (the switch) checks them strictly. NODE_SSH is empty when the packages are not there.
 
 NODES=()
 declare -A NODE_PID NODE_IP NODE_CG
-NODE_SSH=
-SSH_DEB_CACHE=${E2E_K8S_DEB_CACHE:-/var/cache/node-reset-tests}
-. "$TOP/tests/integration/nspawn/tree.sh"
 
 node_log() { echo "e2e-k8s: $*"; }
 
@@ -56,7 +46,6 @@ node_layer() {
 	WantedBy=multi-user.target
 	EOF
         cp "$E2E_DIR/node-prep.sh" "$l/libexec/nr-e2e-k8s/prep.sh"
-        node_ssh_layer
         cat >"$l/lib/systemd/system/nr-e2e-k8s-prep.service" <<-'EOF'
 	[Unit]
 	Description=e2e-k8s: make this nspawn node able to run kubelet (cgroups rw, kubelet's sysctls)
@@ -72,11 +61,18 @@ node_layer() {
 	[Install]
 	WantedBy=sysinit.target
 	EOF
+        node_ssh_layer
 }
 
-# openssh-server and the dependencies this host lacks (openssh-server.debs), unpacked into
-# $W/ssh-debs with the helper the nspawn tests use; the client key of this run. Without the packages,
-# the nodes have no sshd and NODE_SSH stays empty.
+# SSH: Debian's openssh-server (the .debs tools/install-deps.sh keeps in /var/cache/node-reset-tests,
+# listed in openssh-server.debs; never installed here) is unpacked as the nspawn tests lay packages
+# over a tree's /usr (tests/integration/nspawn/tree.sh) into the shared layer above, so every node has
+# sshd and the package's ssh.service; each node gets host keys of its own when its tree is made, and
+# authorizes this run's client key for root. $W/ssh/known_hosts holds every node's host key by
+# address: a client in this namespace (the switch) checks them strictly. NODE_SSH (the package's
+# version) is empty when the packages are not there: the nodes then run no sshd.
+NODE_SSH=
+SSH_DEB_CACHE=${E2E_K8S_DEB_CACHE:-/var/cache/node-reset-tests}
 node_ssh_layer() {
         local p d debs=()
         [ -s "$SSH_DEB_CACHE/openssh-server.debs" ] || {
@@ -88,7 +84,8 @@ node_ssh_layer() {
                 [ -n "$d" ] || { node_log "no $p .deb in $SSH_DEB_CACHE: the nodes run no sshd"; return 0; }
                 debs+=("$d")
         done <"$SSH_DEB_CACHE/openssh-server.debs"
-        debs_unpack "$W/ssh-debs" "${debs[@]}" || return 0
+        . "$TOP/tests/integration/nspawn/tree.sh"
+        debs_unpack "$W/ssh-debs" "${debs[@]}" && cp -a "$W/ssh-debs/usr/." "$W/k8s-layer/" || return 0
         mkdir -p "$W/ssh" && : >"$W/ssh/known_hosts" &&
                 ssh-keygen -q -t ed25519 -N '' -C "nr-e2e-k8s-controller-$$" -f "$W/ssh/id_ed25519" || return 0
         NODE_SSH=$(dpkg-deb -f "${debs[0]}" Version)
@@ -98,8 +95,8 @@ node_ssh_layer() {
 # The node's sshd: the package's ssh.service enabled, its own host key (recorded by address in
 # $W/ssh/known_hosts, replacing the key of an earlier node at that address), root reached by this
 # run's key only. No PAM: the tree has no /etc/pam.d.
-node_ssh() { # NAME IP ROOT
-        local name=$1 ip=$2 r=$3 e=$3/etc
+node_ssh() { # NAME IP ETC
+        local name=$1 ip=$2 e=$3
         [ -n "$NODE_SSH" ] || return 0
         mkdir -p "$e/ssh"
         cat >"$e/ssh/sshd_config" <<-'EOF'
@@ -115,7 +112,7 @@ node_ssh() { # NAME IP ROOT
         sed -i "/^$ip /d" "$W/ssh/known_hosts"
         echo "$ip $(cut -d' ' -f1,2 "$e/ssh/ssh_host_ed25519_key.pub")" >>"$W/ssh/known_hosts"
         echo 'sshd:x:102:65534::/run/sshd:/usr/sbin/nologin' >>"$e/passwd"
-        install -d -m 0700 "$r/root/.ssh" && install -m 0600 "$W/ssh/id_ed25519.pub" "$r/root/.ssh/authorized_keys"
+        install -d -m 0700 "$e/../root/.ssh" && install -m 0600 "$W/ssh/id_ed25519.pub" "$e/../root/.ssh/authorized_keys"
         ln -s /usr/lib/systemd/system/ssh.service "$e/systemd/system/multi-user.target.wants/"
 }
 
@@ -218,6 +215,7 @@ node_etc() {
         echo "KUBELET_EXTRA_ARGS=--node-ip=$ip" >"$e/default/kubelet"
         echo "runtime-endpoint: unix:///run/containerd/containerd.sock" >"$e/crictl.yaml"
         node_containerd_config >"$e/containerd/config.toml"
+        node_ssh "$name" "$ip" "$e"
 }
 
 # containerd as the notes say: runc with cgroupfs, restrict_oom_score_adj (nothing here has
@@ -260,9 +258,8 @@ node_tree() {
                 true
         ) || return 1
         mount -t overlay "nr-e2e-k8s-usr-$name" \
-                -o "lowerdir=$W/k8s-layer${NODE_SSH:+:$W/ssh-debs/usr}:/usr,upperdir=$d/usr-upper,workdir=$d/usr-work" "$r/usr" || return 1
+                -o "lowerdir=$W/k8s-layer:/usr,upperdir=$d/usr-upper,workdir=$d/usr-work" "$r/usr" || return 1
         node_etc "$name" "$ip" "$r/etc"
-        node_ssh "$name" "$ip" "$r" || return 1
 }
 
 node_create() {

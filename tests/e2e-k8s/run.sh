@@ -14,11 +14,6 @@
 # (a manifest removes /etc/cni; containerd is restarted; the rejoin works), "control-plane" (a
 # second control plane with stacked etcd leaves and joins again; the last one passes kubeadm init's
 # preflight) and "master-gone" (the control plane stopped for good; the orphan unit resets a worker).
-# The fleet scenarios (tests/e2e-k8s/fleet.sh: the real ansible-playbook over SSH into the nodes),
-# not in the default list, in this order when together: "remove-node-live" (remove-node.yml drains
-# w1 behind a PodDisruptionBudget, resets it, w1 joins again), "forget-dead-control-plane" (cp3 of
-# three stacked control planes gone for good, forgotten from cp1, a new cp3 joins) and
-# "cluster-delete" (cluster-delete.yml with a status endpoint, clean and with a busy worker).
 #
 # Environment: O (build directory with node-reset, default build), E2E_K8S_SCENARIOS (default
 # "rejoin side-by-side rejoin-removed-netd control-plane master-gone"), E2E_K8S_DIR (a Kubernetes
@@ -26,6 +21,12 @@
 # E2E_K8S_KEEP=1 (keep the nodes running at the end until $W/release exists, for debugging),
 # E2E_K8S_WORK (parent of the work directory, default /var/tmp). Reports and logs are copied to
 # $O/e2e-k8s at the end.
+#
+# The fleet scenarios (tests/e2e-k8s/fleet.sh: the real ansible-playbook over SSH into the nodes),
+# not in the default list, in this order when together: "remove-node-live" (remove-node.yml drains
+# w1 behind a PodDisruptionBudget, resets it, w1 joins again), "forget-dead-control-plane" (cp3 of
+# three stacked control planes gone for good, forgotten from cp1, a new cp3 joins) and
+# "cluster-delete" (cluster-delete.yml with a status endpoint, clean and with a busy worker).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 TOP=$PWD
@@ -109,14 +110,14 @@ node_layer
 read -r -a SCENARIOS <<<"${E2E_K8S_SCENARIOS:-rejoin side-by-side rejoin-removed-netd control-plane master-gone}"
 for s in "${SCENARIOS[@]}"; do
         case "$s" in
+        remove-node-live) scenario_remove_node_live ;;
+        forget-dead-control-plane) scenario_forget_dead_control_plane ;;
+        cluster-delete) scenario_cluster_delete ;;
         rejoin) scenario_rejoin ;;
         side-by-side) scenario_side_by_side ;;
         rejoin-removed-netd) scenario_rejoin_removed_netd ;;
         control-plane) scenario_control_plane ;;
         master-gone) scenario_master_gone ;;
-        remove-node-live) scenario_remove_node_live ;;
-        forget-dead-control-plane) scenario_forget_dead_control_plane ;;
-        cluster-delete) scenario_cluster_delete ;;
         *) echo "e2e-k8s: unknown scenario $s" >&2; exit 2 ;;
         esac
 done
