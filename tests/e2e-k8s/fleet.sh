@@ -325,21 +325,7 @@ sys.exit(0 if r["command"] == "forget" and r["hostname"] == "cp1" and rows == {"
 
 # The cluster's status endpoint, here in the switch: every update as one JSON line, in order.
 status_server() {
-        cat >"$W/fleet/status.py" <<-'EOF'
-	import http.server, json, sys
-	class Status(http.server.BaseHTTPRequestHandler):
-	    def do_POST(self):
-	        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-	        with open(sys.argv[1], "a") as f:
-	            f.write(json.dumps(dict(body, _method=self.command, _path=self.path)) + "\n")
-	        self.send_response(204)
-	        self.end_headers()
-	    do_PUT = do_POST
-	    def log_message(self, *args):
-	        pass
-	http.server.HTTPServer((sys.argv[2], int(sys.argv[3])), Status).serve_forever()
-	EOF
-        setsid python3 "$W/fleet/status.py" "$W/fleet/updates" "$SWITCH_IP" "$FLEET_STATUS_PORT" 2>"$OUT/fleet/status-server.log" &
+        setsid python3 "$TOP/tests/integration/status-endpoint.py" "$W/fleet/updates" "$SWITCH_IP" "$FLEET_STATUS_PORT" 2>"$OUT/fleet/status-server.log" &
         STATUS_PID=$!
         FLEET_PIDS+=("$STATUS_PID")
         for _ in $(seq 50); do

@@ -45,23 +45,7 @@ for n in $NODES; do
 done
 
 # The cluster's status endpoint: every update, one JSON line, in the order received.
-cat > "$WORK/status.py" <<'EOF'
-import http.server, json, sys
-class Status(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-        with open(sys.argv[1], "a") as f:
-            f.write(json.dumps(dict(body, _method=self.command, _path=self.path)) + "\n")
-        self.send_response(204)
-        self.end_headers()
-    do_PUT = do_POST
-    def log_message(self, *args):
-        pass
-server = http.server.HTTPServer(("127.0.0.1", 8089), Status)
-open(sys.argv[2], "w").close()
-server.serve_forever()
-EOF
-python3 "$WORK/status.py" "$WORK/updates" "$WORK/status.ready" &
+python3 "$TOP/tests/integration/status-endpoint.py" "$WORK/updates" 127.0.0.1 8089 "$WORK/status.ready" &
 pids+=($!)
 for _ in $(seq 50); do [ -e "$WORK/status.ready" ] && break; sleep 0.1; done
 
