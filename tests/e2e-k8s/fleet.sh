@@ -27,7 +27,8 @@ FLEET_PIDS=() # process groups (setsid) this file starts; run.sh's cleanup ends 
 EXAMPLES=$TOP/examples/ansible
 
 # Ansible's home, temporary files and configuration in $W; the nodes' host keys checked strictly
-# against $W/ssh/known_hosts; one connection per task (no control master left behind).
+# against $W/ssh/known_hosts; one connection per task (no control master left behind), retried
+# and given time: on this shared 2-core machine sshd's banner can take more than 20 s.
 fleet_init() {
         local f=$W/fleet
         [ -z "${FLEET_READY:-}" ] || return "$FLEET_READY"
@@ -46,7 +47,8 @@ fleet_init() {
 	forks = 5
 	[ssh_connection]
 	pipelining = True
-	ssh_args = -o ControlMaster=no -o UserKnownHostsFile=$W/ssh/known_hosts -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=20
+	retries = 3
+	ssh_args = -o ControlMaster=no -o UserKnownHostsFile=$W/ssh/known_hosts -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=30
 	EOF
         FLEET_READY=0
 }

@@ -166,6 +166,15 @@ assert "busy worker: w2's held emptyDir is still mounted, its data there" grep -
 assert "busy worker: the play's failure names w2 and the agent's reason" grep -q 'not clean: w2 (failed: node-reset run exited' "$WORK/busy.log"
 kill "$holder"; wait "$holder" 2> /dev/null
 
+# --- A worker that does not answer (SSH to a closed port): counted as failed, the others go on --
+sed 's|^        w2: .*|&\n        w9: { ansible_connection: ssh, ansible_host: 127.0.0.1, ansible_port: 9, node_reset_connect_timeout: 4 }|' \
+        "$WORK/inventory.yml" > "$WORK/inventory9.yml" && cp "$WORK/inventory9.yml" "$WORK/inventory.yml"
+delete unreachable -e node_reset_confirm=yes; rc=$?
+assert "unreachable worker: exit 2" test $rc -eq 2 || tail -n 20 "$WORK/unreachable.log"
+assert "unreachable worker: updates: deleting, w1, w2 (its mount free now), w9 unreachable, cp1, then fail naming w9" \
+        u "$WORK/unreachable.updates" '[(x["status"], x.get("node"), x.get("result")) for x in u] == [("deleting", None, None), ("deleting", "w1", "clean"), ("deleting", "w2", "clean"), ("deleting", "w9", "unreachable"), ("deleting", "cp1", "clean"), ("fail", None, None)] and u[-1]["failed"] == ["w9"]'
+assert "unreachable worker: w2 converged, its busy emptyDir unmounted" test -z "$(findmnt -n -r -o TARGET | grep -F "$busy")"
+
 # NR_DEBUG_DIR=DIR keeps the playbook outputs, the updates and the reports for a look after the test.
 [ -n "${NR_DEBUG_DIR:-}" ] && cp -r "$WORK"/*.log "$WORK"/*.updates "$WORK"/reports "$NR_DEBUG_DIR"/
 finish
