@@ -79,6 +79,27 @@ if [ "$(id -u)" -eq 0 ]; then
         done
 fi
 
+# make e2e-k8s lays Debian's openssh-server into each node's tree (its sshd runs in the node, never
+# here): the package and the dependencies this host lacks (openssh-sftp-server, libwrap0, ...),
+# listed in openssh-server.debs, downloaded the same way.
+if [ "$(id -u)" -eq 0 ]; then
+        cache=/var/cache/node-reset-tests
+        if [ ! -s "$cache/openssh-server.debs" ]; then
+                { echo openssh-server
+                  apt-cache depends openssh-server 2> /dev/null |
+                        awk '($1 == "Depends:" || $1 == "PreDepends:") && $2 !~ /^</ { print $2 }' | sort -u |
+                        while read -r p; do dpkg -s "$p" > /dev/null 2>&1 || echo "$p"; done
+                } > "$cache/openssh-server.debs.new" &&
+                        mv "$cache/openssh-server.debs.new" "$cache/openssh-server.debs"
+        fi
+        for p in $(cat "$cache/openssh-server.debs" 2> /dev/null); do
+                ls "$cache/${p}"_*.deb > /dev/null 2>&1 && continue
+                (cd "$cache" && apt-get -o Acquire::Retries=3 download "$p")
+                ls "$cache/${p}"_*.deb > /dev/null 2>&1 ||
+                        echo "deps: cannot download $p's .deb: the e2e-k8s nodes will run no sshd" >&2
+        done
+fi
+
 # The e2e guest's packages, once, into /var/cache/node-reset-e2e (E2E_CACHE): the image itself is
 # built from them at test time, offline.
 if [ "$(id -u)" -eq 0 ]; then

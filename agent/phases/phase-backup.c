@@ -620,7 +620,13 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
         }
         if (r >= 0 && fsync(dst) < 0)
                 r = set_errmsg(reterr_msg, negative_errno(), "cannot sync %s: %m", dir);
-        if (r >= 0) {
+        /* Sources that are left but hold no file (kubeadm's emptied pki and manifests after a
+         * reset): nothing was saved, and a second run on a clean node changes nothing. */
+        if (r >= 0 && b.files == 0 && !b.snapshot) {
+                r = remove_tree(ctx->root_fd, dir, NULL, NULL);
+                r = r < 0 ? set_errmsg(reterr_msg, r, "cannot remove the empty %s: %s", dir, strerror(-r))
+                          : set_errmsg(reterr_msg, 0, "nothing to back up: the sources left hold no file");
+        } else if (r >= 0) {
                 *reterr_msg = describe_saved(&b, dir);
                 r = 1;
         } else if (backup_failure_goes_on(r)) {

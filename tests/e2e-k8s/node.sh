@@ -64,6 +64,59 @@ node_layer() {
 	[Install]
 	WantedBy=sysinit.target
 	EOF
+        node_ssh_layer
+}
+
+# SSH: Debian's openssh-server (the .debs tools/install-deps.sh keeps in /var/cache/node-reset-tests,
+# listed in openssh-server.debs; never installed here) is unpacked as the nspawn tests lay packages
+# over a tree's /usr (tests/integration/nspawn/tree.sh) into the shared layer above, so every node has
+# sshd and the package's ssh.service; each node gets host keys of its own when its tree is made, and
+# authorizes this run's client key for root. $W/ssh/known_hosts holds every node's host key by
+# address: a client in this namespace (the switch) checks them strictly. NODE_SSH (the package's
+# version) is empty when the packages are not there: the nodes then run no sshd.
+NODE_SSH=
+SSH_DEB_CACHE=${E2E_K8S_DEB_CACHE:-/var/cache/node-reset-tests}
+node_ssh_layer() {
+        local p d debs=()
+        [ -s "$SSH_DEB_CACHE/openssh-server.debs" ] || {
+                node_log "no openssh-server.debs in $SSH_DEB_CACHE (tools/install-deps.sh): the nodes run no sshd"
+                return 0
+        }
+        while read -r p; do
+                d=$(ls "$SSH_DEB_CACHE/${p}"_*.deb 2>/dev/null | head -n 1)
+                [ -n "$d" ] || { node_log "no $p .deb in $SSH_DEB_CACHE: the nodes run no sshd"; return 0; }
+                debs+=("$d")
+        done <"$SSH_DEB_CACHE/openssh-server.debs"
+        . "$TOP/tests/integration/nspawn/tree.sh"
+        debs_unpack "$W/ssh-debs" "${debs[@]}" && cp -a "$W/ssh-debs/usr/." "$W/k8s-layer/" || return 0
+        mkdir -p "$W/ssh" && : >"$W/ssh/known_hosts" &&
+                ssh-keygen -q -t ed25519 -N '' -C "nr-e2e-k8s-controller-$$" -f "$W/ssh/id_ed25519" || return 0
+        NODE_SSH=$(dpkg-deb -f "${debs[0]}" Version)
+        node_log "openssh-server $NODE_SSH laid into the nodes' /usr"
+}
+
+# The node's sshd: the package's ssh.service enabled, its own host key (recorded by address in
+# $W/ssh/known_hosts, replacing the key of an earlier node at that address), root reached by this
+# run's key only. No PAM: the tree has no /etc/pam.d.
+node_ssh() { # NAME IP ETC
+        local name=$1 ip=$2 e=$3
+        [ -n "$NODE_SSH" ] || return 0
+        mkdir -p "$e/ssh"
+        cat >"$e/ssh/sshd_config" <<-'EOF'
+	PermitRootLogin prohibit-password
+	PasswordAuthentication no
+	KbdInteractiveAuthentication no
+	UsePAM no
+	HostKey /etc/ssh/ssh_host_ed25519_key
+	AuthorizedKeysFile .ssh/authorized_keys
+	Subsystem sftp /usr/lib/openssh/sftp-server
+	EOF
+        ssh-keygen -q -t ed25519 -N '' -C "root@$name" -f "$e/ssh/ssh_host_ed25519_key" || return 1
+        sed -i "/^$ip /d" "$W/ssh/known_hosts"
+        echo "$ip $(cut -d' ' -f1,2 "$e/ssh/ssh_host_ed25519_key.pub")" >>"$W/ssh/known_hosts"
+        echo 'sshd:x:102:65534::/run/sshd:/usr/sbin/nologin' >>"$e/passwd"
+        install -d -m 0700 "$e/../root/.ssh" && install -m 0600 "$W/ssh/id_ed25519.pub" "$e/../root/.ssh/authorized_keys"
+        ln -s /usr/lib/systemd/system/ssh.service "$e/systemd/system/multi-user.target.wants/"
 }
 
 # Every mounted cgroup hierarchy of the host: v1 controllers, name=systemd, the unified one.
@@ -165,6 +218,7 @@ node_etc() {
         echo "KUBELET_EXTRA_ARGS=--node-ip=$ip" >"$e/default/kubelet"
         echo "runtime-endpoint: unix:///run/containerd/containerd.sock" >"$e/crictl.yaml"
         node_containerd_config >"$e/containerd/config.toml"
+        node_ssh "$name" "$ip" "$e"
 }
 
 # containerd as the notes say: runc with cgroupfs, restrict_oom_score_adj (nothing here has

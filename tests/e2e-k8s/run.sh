@@ -29,6 +29,12 @@
 # E2E_K8S_KEEP=1 (keep the nodes running at the end until $W/release exists, for debugging),
 # E2E_K8S_WORK (parent of the work directory, default /var/tmp). Reports and logs are copied to
 # $O/e2e-k8s at the end.
+#
+# The fleet scenarios (tests/e2e-k8s/fleet.sh: the real ansible-playbook over SSH into the nodes),
+# not in the default list, in this order when together: "remove-node-live" (remove-node.yml drains
+# w1 behind a PodDisruptionBudget, resets it, w1 joins again), "forget-dead-control-plane" (cp3 of
+# three stacked control planes gone for good, forgotten from cp1, a new cp3 joins) and
+# "cluster-delete" (cluster-delete.yml with a status endpoint, clean and with a busy worker).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 TOP=$PWD
@@ -46,6 +52,7 @@ fi
 . "$E2E_DIR/node.sh"
 . "$E2E_DIR/cluster.sh"
 . "$E2E_DIR/external-etcd.sh"
+. "$E2E_DIR/fleet.sh"
 
 passed=0 failed=0
 for n in "${!ALL_NODE_IP[@]}"; do NODE_IP[$n]=${ALL_NODE_IP[$n]}; done
@@ -89,6 +96,7 @@ cleanup() {
         rm -rf "$O/e2e-k8s" && cp -r "$OUT" "$O/e2e-k8s" && echo "e2e-k8s: reports and logs in $O/e2e-k8s"
         # bash reports each SIGKILLed node as a "Killed" job on stderr; cleanup reports on stdout
         exec 2>/dev/null
+        fleet_kill "${FLEET_PIDS[@]}"
         for n in "${NODES[@]}"; do
                 node_stop "$n"
         done
@@ -111,6 +119,9 @@ node_layer
 read -r -a SCENARIOS <<<"${E2E_K8S_SCENARIOS:-rejoin side-by-side rejoin-removed-netd dockershim external-etcd control-plane master-gone}"
 for s in "${SCENARIOS[@]}"; do
         case "$s" in
+        remove-node-live) scenario_remove_node_live ;;
+        forget-dead-control-plane) scenario_forget_dead_control_plane ;;
+        cluster-delete) scenario_cluster_delete ;;
         rejoin) scenario_rejoin ;;
         side-by-side) scenario_side_by_side ;;
         rejoin-removed-netd) scenario_rejoin_removed_netd ;;

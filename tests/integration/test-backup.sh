@@ -33,4 +33,19 @@ assert "a source that is a mount point itself is saved" [ -f "$b/etc/kubernetes/
 assert "the bind-mounted data is untouched" [ "$(cat "$WORK/elsewhere/secret")" = "not the node's" ]
 schema_valid "$WORK/run.json" >/dev/null || fail "the report does not match docs/report.schema.json"
 umount "$R/etc/kubernetes/pki/outside" "$R/etc/kubernetes/pki/etcd" "$R/etc/kubernetes/manifests"
+
+# A node already reset keeps its sources as empty directories (kubeadm empties pki and manifests):
+# nothing to save, so the row is unchanged and no empty backup directory is left (a second run on a
+# clean node changes nothing).
+E=$WORK/emptied
+mkdir -p "$E/etc/kubernetes/pki/etcd" "$E/etc/kubernetes/manifests"
+"$NODE_RESET" --root "$E" --phases backup --yes -o json run > "$WORK/empty.json" 2> "$WORK/empty.err"; rc=$?
+assert "emptied sources: backup run exits 0" [ "$rc" -eq 0 ] || cat "$WORK/empty.err"
+assert "emptied sources: the backup row is unchanged, the report not changed" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = [a["result"] for p in r["phases"] for a in p["actions"] if a["kind"] == "backup"]
+sys.exit(0 if rows == ["unchanged"] and not r["changed"] else 1)' "$WORK/empty.json"
+assert "emptied sources: no backup directory left" [ -z "$(ls -A "$E/var/backups/node-reset" 2>/dev/null)" ]
+assert "emptied sources: the emptied directories stay" [ -d "$E/etc/kubernetes/pki/etcd" ] && [ -d "$E/etc/kubernetes/manifests" ]
 finish

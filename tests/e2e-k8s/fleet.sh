@@ -1,0 +1,438 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
+# The fleet side of make e2e-k8s: the real ansible-playbook, run in this namespace (the switch, which
+# reaches the nodes on 10.240.0.0/24), drives the nodes over SSH (node.sh lays sshd into them) with
+# examples/ansible's playbooks, as operators run them. Sourced by tests/e2e-k8s/run.sh after
+# cluster.sh. Scenarios:
+#   remove-node-live           cp1, w1, w2; two replicas behind a PodDisruptionBudget (minAvailable
+#                              1), both on w1; remove-node.yml on w1: the pods move to w2 before w1
+#                              is reset, a watcher of the available replicas never sees fewer than
+#                              one; w1 clean and rejoinable, its Node gone; w1 joins again.
+#   forget-dead-control-plane  cp1, cp2, cp3 stacked; cp3 stopped for good, its disk gone;
+#                              remove-node.yml on cp3 (unreachable: node-reset forget cp3 on cp1):
+#                              etcd healthy with two members, ClusterStatus without cp3, its Node
+#                              gone; a new cp3 joins as a control plane with the same name and address.
+#   cluster-delete             cluster-delete.yml on every node of the cluster with a status
+#                              endpoint here that records every update: deleting, the workers, the
+#                              control planes (cp1 last), deleted; every node clean and rejoinable;
+#                              the fleet summary matches the nodes' reports; once more with a worker
+#                              holding a busy emptyDir: the status ends fail, naming it.
+# In one run they go in this order (cluster-delete ends the cluster), after rejoin and before
+# side-by-side, control-plane and master-gone, which leave w1/w2 and cp1 in other states.
+
+ALL_NODE_IP[cp3]=10.240.0.18
+NODE_PODCIDR[cp3]=10.244.7.0/24
+FLEET_STATUS_PORT=8090
+FLEET_PIDS=() # process groups (setsid) this file starts; run.sh's cleanup ends them
+EXAMPLES=$TOP/examples/ansible
+
+# Ansible's home, temporary files and configuration in $W; the nodes' host keys checked strictly
+# against $W/ssh/known_hosts; one connection per task (no control master left behind), retried
+# and given time: on this shared 2-core machine sshd's banner can take more than 20 s.
+fleet_init() {
+        local f=$W/fleet
+        [ -z "${FLEET_READY:-}" ] || return "$FLEET_READY"
+        FLEET_READY=1
+        [ -n "$NODE_SSH" ] || { echo "SKIP: the nodes run no sshd (no openssh-server .debs; tools/install-deps.sh)"; return 1; }
+        command -v ansible-playbook >/dev/null || { echo "SKIP: ansible-playbook is not installed (make deps)"; return 1; }
+        mkdir -p "$f/home" "$f/tmp" "$OUT/fleet"
+        cat >"$f/ansible.cfg" <<-EOF
+	[defaults]
+	retry_files_enabled = False
+	interpreter_python = /usr/bin/python3
+	host_key_checking = True
+	private_key_file = $W/ssh/id_ed25519
+	remote_user = root
+	timeout = 30
+	forks = 5
+	[ssh_connection]
+	pipelining = True
+	retries = 3
+	ssh_args = -o ControlMaster=no -o UserKnownHostsFile=$W/ssh/known_hosts -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=30
+	EOF
+        FLEET_READY=0
+}
+
+# fleet_inventory FILE "CONTROL PLANES" "WORKERS": kubespray's groups, each node by its address.
+fleet_inventory() {
+        local n
+        {
+                echo "all:"
+                echo "  vars: {node_reset_report_dir: $OUT/fleet/reports}"
+                echo "  children:"
+                echo "    kube_control_plane:"
+                echo "      hosts:"
+                for n in $2; do echo "        $n: {ansible_host: ${ALL_NODE_IP[$n]}}"; done
+                echo "    kube_node:"
+                echo "      hosts:"
+                for n in $3; do echo "        $n: {ansible_host: ${ALL_NODE_IP[$n]}}"; done
+                [ -n "$3" ] || echo "        {}"
+        } >"$1"
+}
+
+# fleet_playbook NAME PLAYBOOK INVENTORY ARGS...: ansible-playbook as an operator runs it, from this
+# namespace over SSH; its output in $OUT/fleet/NAME.log.
+fleet_playbook() {
+        local name=$1 pb=$2 inv=$3 rc t0=$SECONDS
+        shift 3
+        env HOME="$W/fleet/home" TMPDIR="$W/fleet/tmp" ANSIBLE_CONFIG="$W/fleet/ansible.cfg" ANSIBLE_NOCOLOR=1 \
+                ANSIBLE_LOCAL_TEMP="$W/fleet/tmp" ansible-playbook -i "$inv" "$EXAMPLES/$pb" "$@" >"$OUT/fleet/$name.log" 2>&1
+        rc=$?
+        echo "e2e-k8s: ansible-playbook $pb $* ($name): exit $rc in $((SECONDS - t0)) s"
+        return $rc
+}
+
+recap_changed() { # LOG HOST: the "changed=" count of HOST in ansible's recap
+        awk -v h="$2" '$1 == h && $2 == ":" { for (i = 3; i <= NF; i++) if ($i ~ /^changed=/) { sub(/changed=/, "", $i); print $i } }' "$1"
+}
+
+# A worker joined and Ready, made once per run (a later scenario finds it as an earlier one left it).
+fleet_worker() { # NAME
+        local n=$1
+        if [ -z "${NODE_PID[$n]:-}" ]; then
+                node_create "$n" "${ALL_NODE_IP[$n]}" && node_boot "$n" || { echo "FAIL: $n boots"; failed=$((failed + 1)); return 1; }
+        fi
+        node_ready "$n" 2>/dev/null && return 0
+        check "kubeadm join of $n" cluster_join "$n" "$OUT/kubeadm-join-fleet-$n.log" || return 1
+        check "$n Ready" wait_for 180 "$n Ready" node_ready "$n" || { network_diagnosis "$n"; return 1; }
+}
+
+# A control plane with stacked etcd: kubeadm join --control-plane with the certificates cp1 uploads.
+fleet_control_plane() { # NAME LOG
+        local n=$1 log=$2 key cmd t0=$SECONDS
+        if [ -z "${NODE_PID[$n]:-}" ]; then
+                node_create "$n" "${ALL_NODE_IP[$n]}" && node_boot "$n" || { echo "FAIL: $n boots"; failed=$((failed + 1)); return 1; }
+        fi
+        node_ready "$n" 2>/dev/null && return 0
+        key=$(node_exec cp1 kubeadm init phase upload-certs --upload-certs 2>>"$log" | tail -n 1)
+        cmd=$(node_exec cp1 kubeadm token create --print-join-command 2>>"$log") || return 1
+        # shellcheck disable=SC2086
+        node_exec "$n" $cmd --control-plane --certificate-key "$key" --apiserver-advertise-address "${ALL_NODE_IP[$n]}" \
+                --cri-socket "$CRI_SOCKET" --node-name "$n" \
+                ${E2E_K8S_IGNORE_PREFLIGHT:+--ignore-preflight-errors=$E2E_K8S_IGNORE_PREFLIGHT} >>"$log" 2>&1 || {
+                tail -n 30 "$log"
+                return 1
+        }
+        echo "e2e-k8s: kubeadm join --control-plane of $n in $((SECONDS - t0)) s"
+        check "$n Ready" wait_for 240 "$n Ready" node_ready "$n"
+}
+
+all_ready() { local n; for n; do node_ready "$n" || return 1; done; }
+node_gone() { ! kc get node "$1" >/dev/null 2>&1 && kc get node cp1 >/dev/null; }
+
+clean_and_rejoinable() { # NODE FILE: node-reset status on NODE says clean (exit 0) and rejoinable
+        node_exec "$1" node-reset --output=json status >"$2" 2>"$2.log" &&
+                test "$(json_field "$2" 'len(r["residue"])')/$(json_field "$2" 'r["rejoin"]["rejoinable"]')" = 0/True
+}
+
+# --- remove-node-live -----------------------------------------------------------------------------
+
+web_objects() {
+        cat <<-EOF
+	apiVersion: apps/v1
+	kind: Deployment
+	metadata: {name: nr-web}
+	spec:
+	  replicas: 2
+	  selector: {matchLabels: {app: nr-web}}
+	  template:
+	    metadata: {labels: {app: nr-web}}
+	    spec:
+	      terminationGracePeriodSeconds: 1
+	      containers:
+	      - name: main
+	        image: $TEST_IMAGE
+	        imagePullPolicy: Never
+	        command: [sh, -c, 'echo ok > /tmp/ready; exec sleep 2147483647']
+	        readinessProbe: {exec: {command: [cat, /tmp/ready]}, periodSeconds: 2}
+	        volumeMounts: [{name: scratch, mountPath: /scratch}]
+	      volumes: [{name: scratch, emptyDir: {}}]
+	---
+	apiVersion: policy/v1beta1
+	kind: PodDisruptionBudget
+	metadata: {name: nr-web}
+	spec:
+	  minAvailable: 1
+	  selector: {matchLabels: {app: nr-web}}
+	EOF
+}
+
+web_on() { # NODE: both replicas Running and Ready on NODE
+        [ "$(kc get pods -l app=nr-web -o 'jsonpath={range .items[*]}{.spec.nodeName}/{.status.phase}/{.status.containerStatuses[0].ready}{"\n"}{end}' |
+                grep -c "^$1/Running/true$")" = 2 ]
+}
+
+# Every value of the Deployment's status.availableReplicas as the API server reports it, with the
+# time, until killed; and every pod event of the Deployment's pods.
+web_watch() {
+        local kubectl=("$K8S_DIR/bin/kubectl" --kubeconfig "$W/admin.conf" --request-timeout=0)
+        # each in a process group of its own: the pipeline ends as one
+        setsid bash -c '"${@:2}" | while read -r v; do echo "$(date +%s.%N) ${v:-0}"; done >"$1"' watch \
+                "$OUT/fleet/available.txt" "${kubectl[@]}" get deployment nr-web --watch \
+                -o 'jsonpath={.status.availableReplicas}{"\n"}' 2>>"$OUT/fleet/watch.err" &
+        WATCH_PIDS=("$!")
+        setsid bash -c '"${@:2}" | while read -r l; do echo "$(date +%s.%N) $l"; done >"$1"' watch \
+                "$OUT/fleet/pods.txt" "${kubectl[@]}" get pods -l app=nr-web --watch \
+                -o 'jsonpath={.metadata.name} {.spec.nodeName} {.status.phase} {.status.containerStatuses[0].ready} {.metadata.deletionTimestamp}{"\n"}' \
+                2>>"$OUT/fleet/watch.err" &
+        WATCH_PIDS+=("$!")
+        FLEET_PIDS+=("${WATCH_PIDS[@]}")
+        sleep 2 # the watches print the current state first
+}
+
+fleet_kill() { # PGID...: end the process groups
+        local p
+        for p; do kill -- "-$p" 2>/dev/null; done
+        return 0
+}
+
+# The moment both replicas ran Ready on w2 (from the pod watch) against the moment w1's reset began
+# (the run's start plus the drain phase's time, from w1's own report): the first must come first.
+moved_before_reset() { # REPORT
+        python3 - "$OUT/fleet/pods.txt" "$1" <<-'EOF'
+	import calendar, json, sys, time
+	state, moved = {}, None
+	for line in open(sys.argv[1]):
+	    f = line.split()
+	    if len(f) < 5:
+	        continue
+	    t, name, node, phase, ready = float(f[0]), f[1], f[2], f[3], f[4]
+	    state[name] = (node, phase, ready, len(f) > 5)
+	    if moved is None and sum(1 for s in state.values() if s == ("w2", "Running", "true", False)) >= 2:
+	        moved = t
+	r = json.load(open(sys.argv[2]))
+	start = calendar.timegm(time.strptime(r["started"], "%Y-%m-%dT%H:%M:%SZ"))
+	drain = sum(a.get("duration_ms", 0) for p in r["phases"] if p["name"] == "drain" for a in p["actions"]) / 1000
+	print("e2e-k8s: both replicas Ready on w2 at +%.1f s, w1's reset after its drain at +%.1f s (from the run's start)"
+	      % ((moved or 0) - start, drain))
+	sys.exit(0 if moved is not None and moved <= start + drain + 1 else 1)
+	EOF
+}
+
+scenario_remove_node_live() {
+        local inv=$OUT/fleet/inventory-remove.yml min n p
+        echo "=== scenario: remove-node-live"
+        fleet_init || return
+        cluster_up || return
+        fleet_worker w1 || return
+        fleet_worker w2 || return
+        # both replicas on w1: w2 takes none while cordoned
+        kc cordon w2 >/dev/null
+        web_objects | kc apply -f - >>"$OUT/fleet/objects.log" 2>&1
+        check "two replicas of nr-web Ready on w1, a PodDisruptionBudget minAvailable 1" \
+                wait_for 180 "nr-web on w1" web_on w1 || { kc uncordon w2 >/dev/null; return; }
+        kc uncordon w2 >/dev/null
+        fleet_inventory "$inv" cp1 "w1 w2"
+
+        fleet_playbook remove-check remove-node.yml "$inv" -e node=w1 --check
+        check "remove-node.yml --check on w1: exit 0" test $? -eq 0 || tail -n 20 "$OUT/fleet/remove-check.log"
+        check "... its plan lists the two pods the drain would evict" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = [a for p in r["phases"] if p["name"] == "drain" for a in p["actions"] if "nr-web" in a["target"]]
+sys.exit(0 if len(rows) == 2 else 1)' "$OUT/fleet/reports/w1.plan.json"
+        check "... nothing changed: nr-web still on w1, w1 schedulable and Ready" \
+                eval 'web_on w1 && node_ready w1 && [ -z "$(kc get node w1 -o jsonpath={.spec.unschedulable})" ]'
+
+        web_watch
+        fleet_playbook remove remove-node.yml "$inv" -e node=w1 -e node_reset_confirm=yes -e node_reset_drain_timeout=300s
+        n=$?
+        fleet_kill "${WATCH_PIDS[@]}"
+        check "remove-node.yml on w1 over SSH: exit 0" test "$n" -eq 0 || tail -n 30 "$OUT/fleet/remove.log"
+        check "... w1's report: both nr-web pods evicted by the drain, no residue" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = [a for p in r["phases"] if p["name"] == "drain" for a in p["actions"] if "nr-web" in a["target"]]
+sys.exit(0 if len(rows) == 2 and all(a["result"] == "changed" for a in rows) and r["residue"] == [] else 1)' "$OUT/fleet/reports/w1.json"
+        check "both replicas run on w2" wait_for 60 "nr-web on w2" web_on w2
+        min=$(awk 'NR == 1 || $2 < m { m = $2 } END { print m }' "$OUT/fleet/available.txt")
+        echo "e2e-k8s: available replicas seen: $(cut -d' ' -f2 "$OUT/fleet/available.txt" | tr '\n' ' ')"
+        check "the budget held: the watcher saw $(wc -l <"$OUT/fleet/available.txt") values, never fewer than 1 available" \
+                test "$(wc -l <"$OUT/fleet/available.txt")" -ge 2 -a "${min:-0}" -ge 1
+        check "the pods moved to w2 before w1 was reset" moved_before_reset "$OUT/fleet/reports/w1.json"
+        check "w1's Node is gone" node_gone w1
+        check "node-reset status on w1: clean and rejoinable" clean_and_rejoinable w1 "$OUT/fleet/status-w1.json"
+        node_residue w1 >"$OUT/fleet/residue-w1.txt"
+        check "w1 holds no kubelet mount, sandbox, cni0 or kubepods cgroup (seen from the node)" \
+                test ! -s "$OUT/fleet/residue-w1.txt" || cat "$OUT/fleet/residue-w1.txt"
+
+        fleet_playbook remove-again remove-node.yml "$inv" -e node=w1 -e node_reset_confirm=yes
+        n=$?
+        check "remove-node.yml on w1 again: exit 0, nothing changed" test "$n/$(recap_changed "$OUT/fleet/remove-again.log" w1)" = 0/0 ||
+                tail -n 20 "$OUT/fleet/remove-again.log"
+
+        check "kubeadm join of w1 again, nothing cleaned by hand" cluster_join w1 "$OUT/kubeadm-join-w1-after-remove.log" || return
+        check "w1 Ready again" wait_for 180 "w1 Ready again" node_ready w1
+        p=nr-after-remove
+        probe_pod "$p" w1 | kc apply -f - >/dev/null
+        check "a new pod on w1 runs" wait_for 120 "$p Running" pod_running "$p"
+}
+
+# --- forget-dead-control-plane --------------------------------------------------------------------
+
+cluster_status_endpoints() { # the control planes kubeadm-config's ClusterStatus lists, sorted, one line
+        kc -n kube-system get configmap kubeadm-config -o 'jsonpath={.data.ClusterStatus}' |
+                python3 -c 'import sys, yaml; print(" ".join(sorted((yaml.safe_load(sys.stdin) or {}).get("apiEndpoints", {}))))'
+}
+etcd_three() { etcd_members_are "cp1 cp2 cp3" && etcd_healthy; }
+etcd_two() { etcd_members_are "cp1 cp2" && etcd_healthy; }
+
+scenario_forget_dead_control_plane() {
+        local inv=$OUT/fleet/inventory-forget.yml n
+        echo "=== scenario: forget-dead-control-plane"
+        fleet_init || return
+        cluster_up || return
+        fleet_control_plane cp2 "$OUT/kubeadm-join-cp2-fleet.log" || return
+        fleet_control_plane cp3 "$OUT/kubeadm-join-cp3-fleet.log" || return
+        check "etcd has three members: cp1 cp2 cp3" wait_for 60 "etcd cp1 cp2 cp3" etcd_three || return
+        check "ClusterStatus lists cp1 cp2 cp3" test "$(cluster_status_endpoints)" = "cp1 cp2 cp3"
+
+        echo "e2e-k8s: stopping cp3 for good, its disk gone"
+        node_stop cp3
+        rm -rf --one-file-system "$W/nodes/cp3"
+        fleet_inventory "$inv" "cp1 cp2 cp3" ""
+
+        fleet_playbook forget-check remove-node.yml "$inv" -e node=cp3 --check
+        check "remove-node.yml --check on cp3 (unreachable): exit 0, the forget plan only" test $? -eq 0 ||
+                tail -n 20 "$OUT/fleet/forget-check.log"
+        check "... nothing changed: etcd still has three members" etcd_members_are "cp1 cp2 cp3"
+
+        fleet_playbook forget remove-node.yml "$inv" -e node=cp3 -e node_reset_confirm=yes
+        n=$?
+        check "remove-node.yml on cp3 over SSH: cp3 unreachable, node-reset forget cp3 ran on cp1: exit 0" test "$n" -eq 0 ||
+                tail -n 30 "$OUT/fleet/forget.log"
+        cp "$OUT/fleet/reports/cp3.forget.json" "$OUT/fleet/forget-first.json"
+        check "... forget ran on cp1 (delegated), its report changed the etcd member, the Node and kubeadm's record" \
+                eval 'grep -Eq "(ok|changed): \[cp3 -> cp1\(" "$OUT/fleet/forget.log" && python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = {a[\"kind\"]: a[\"result\"] for p in r[\"phases\"] for a in p[\"actions\"]}
+sys.exit(0 if r[\"command\"] == \"forget\" and rows == {\"etcd-member\": \"changed\", \"node-object\": \"changed\", \"kubeadm-endpoint\": \"changed\"} else 1)" \
+                "$OUT/fleet/forget-first.json"' ||
+                json_field "$OUT/fleet/forget-first.json" '[(a["kind"], a["result"], a.get("message")) for p in r["phases"] for a in p["actions"]]'
+        check "etcd is healthy with two members: cp1 cp2" etcd_two || echo "e2e-k8s: etcd members: $(etcd_members)"
+        check "ClusterStatus no longer lists cp3" test "$(cluster_status_endpoints)" = "cp1 cp2"
+        check "cp3's Node is gone" node_gone cp3
+
+        fleet_playbook forget-again remove-node.yml "$inv" -e node=cp3 -e node_reset_confirm=yes
+        n=$?
+        check "remove-node.yml on cp3 again: exit 0, nothing changed" test "$n/$(recap_changed "$OUT/fleet/forget-again.log" cp3)" = 0/0 ||
+                tail -n 20 "$OUT/fleet/forget-again.log"
+
+        # a new machine with the same name and address: a fresh tree, new host keys
+        check "a new cp3 joins as a control plane with the same name and address" \
+                fleet_control_plane cp3 "$OUT/kubeadm-join-cp3-new.log" || return
+        check "etcd has three members again: cp1 cp2 cp3" wait_for 60 "etcd cp1 cp2 cp3" etcd_three
+        check "ClusterStatus lists cp3 again" test "$(cluster_status_endpoints)" = "cp1 cp2 cp3"
+}
+
+# --- cluster-delete -------------------------------------------------------------------------------
+
+# The cluster's status endpoint, here in the switch: every update as one JSON line, in order.
+status_server() {
+        setsid python3 "$TOP/tests/integration/status-endpoint.py" "$W/fleet/updates" "$SWITCH_IP" "$FLEET_STATUS_PORT" 2>"$OUT/fleet/status-server.log" &
+        STATUS_PID=$!
+        FLEET_PIDS+=("$STATUS_PID")
+        for _ in $(seq 50); do
+                python3 -c 'import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 1)' \
+                        "$SWITCH_IP" "$FLEET_STATUS_PORT" 2>/dev/null && return 0
+                sleep 0.1
+        done
+        return 1
+}
+
+fleet_delete() { # NAME INVENTORY ARGS...: cluster-delete.yml; the updates it sent in $OUT/fleet/NAME.updates
+        local name=$1 inv=$2 rc
+        shift 2
+        : >"$W/fleet/updates"
+        fleet_playbook "$name" cluster-delete.yml "$inv" -e "node_reset_summary_file=$OUT/fleet/$name.summary.json" \
+                -e "node_reset_status_url=http://$SWITCH_IP:$FLEET_STATUS_PORT/clusters/e2e/status" "$@"
+        rc=$?
+        cp "$W/fleet/updates" "$OUT/fleet/$name.updates"
+        return $rc
+}
+
+updates_are() { # NAME EXPECTED: the updates as "status[/node[/result]]" words
+        local got
+        got=$(python3 -c '
+import json, sys
+print(" ".join("/".join(str(x[k]) for k in ("status", "node", "result") if k in x) for x in map(json.loads, open(sys.argv[1]))))' \
+                "$OUT/fleet/$1.updates")
+        [ "$got" = "$2" ] || { echo "e2e-k8s: updates: $got"; return 1; }
+}
+
+summary_matches_reports() { # SUMMARY NODE...: each node's line is its own report's counts and residue
+        python3 - "$@" <<-EOF
+	import json, sys
+	s = json.load(open(sys.argv[1]))
+	bad = []
+	for n in sys.argv[2:]:
+	    r = json.load(open("$OUT/fleet/reports/%s.json" % n))
+	    acts = [a for p in r["phases"] for a in p["actions"]]
+	    counts = {k: sum(1 for a in acts if a["result"] == k) for k in ("changed", "unchanged", "failed", "skipped")}
+	    line = s["per_node"][n]
+	    if line["actions"] != counts or line["residue"] != [x["target"] for x in r["residue"]] or line["changed"] != r["changed"]:
+	        bad.append(n)
+	print("e2e-k8s: summary: %d nodes, %d clean, actions %s, failed %s%s" % (s["nodes"], s["clean"], s["actions"], s["failed"],
+	      "; differs from the report of " + " ".join(bad) if bad else ""))
+	sys.exit(1 if bad else 0)
+	EOF
+}
+
+scenario_cluster_delete() {
+        local inv=$OUT/fleet/inventory-delete.yml cps="" n order rc busy
+        echo "=== scenario: cluster-delete"
+        fleet_init || return
+        cluster_up || return
+        fleet_worker w1 || return
+        fleet_worker w2 || return
+        for n in w1 w2; do probe_pod "nr-cd-$n" "$n" | kc apply -f - >/dev/null; done
+        check "pods run on w1 and w2" wait_for 120 "nr-cd pods Running" eval 'pod_running nr-cd-w1 && pod_running nr-cd-w2' || return
+        # every control plane the cluster has now (forget-dead-control-plane may have made cp2, cp3)
+        for n in cp1 cp2 cp3; do [ -n "${NODE_PID[$n]:-}" ] && node_ready "$n" && cps+="$n "; done
+        fleet_inventory "$inv" "$cps" "w1 w2"
+        order="deleting deleting/w1/clean deleting/w2/clean"
+        for n in ${cps#cp1 }; do order+=" deleting/$n/clean"; done
+        order+=" deleting/cp1/clean deleted"
+        check "the status endpoint listens in the switch" status_server || return
+
+        fleet_delete delete-check "$inv" --check
+        check "cluster-delete.yml --check: exit 0, no update sent" test $? -eq 0 -a ! -s "$OUT/fleet/delete-check.updates" ||
+                tail -n 20 "$OUT/fleet/delete-check.log"
+        # shellcheck disable=SC2086
+        check "... every node still Ready" all_ready $cps w1 w2
+
+        fleet_delete delete "$inv" -e node_reset_confirm=yes
+        rc=$?
+        check "cluster-delete.yml over SSH: exit 0" test "$rc" -eq 0 || tail -n 30 "$OUT/fleet/delete.log"
+        check "the status endpoint got: $order" updates_are delete "$order"
+        for n in $cps w1 w2; do
+                check "node-reset status on $n: clean and rejoinable" clean_and_rejoinable "$n" "$OUT/fleet/status-$n.json"
+        done
+        check "the fleet summary matches every node's own report" \
+                summary_matches_reports "$OUT/fleet/delete.summary.json" $cps w1 w2
+        node_residue w2 >"$OUT/fleet/residue-cd-w2.txt"
+        check "w2 holds no kubelet mount, sandbox, cni0 or kubepods cgroup (seen from the node)" \
+                test ! -s "$OUT/fleet/residue-cd-w2.txt" || cat "$OUT/fleet/residue-cd-w2.txt"
+
+        # Once more, w2 holding an emptyDir busy: the reset must not force it.
+        busy=/var/lib/kubelet/pods/0b5e7a2c-1111-4b4b-8c8c-abcdefabcdef/volumes/kubernetes.io~empty-dir/busy
+        node_exec w2 sh -c "mkdir -p $busy && mount -t tmpfs -o size=1m nr-busy $busy && echo held >$busy/f"
+        node_exec w2 systemd-run --quiet --unit nr-busy-holder sh -c "exec 3<$busy/f; exec sleep 600"
+        fleet_delete delete-busy "$inv" -e node_reset_confirm=yes
+        rc=$?
+        check "cluster-delete.yml with w2's emptyDir busy: exit 2" test "$rc" -eq 2 || tail -n 20 "$OUT/fleet/delete-busy.log"
+        order=${order//deleting\/w2\/clean/deleting/w2/failed}
+        check "the status endpoint got: ${order% deleted} fail" updates_are delete-busy "${order% deleted} fail"
+        check "... the last update names w2 alone" \
+                test "$(json_field "$OUT/fleet/delete-busy.summary.json" 'r["failed"]')" = "['w2']"
+        check "... the summary's w2 residue is the busy emptyDir, its line matches its report" \
+                eval 'summary_matches_reports "$OUT/fleet/delete-busy.summary.json" w2 &&
+                        json_field "$OUT/fleet/delete-busy.summary.json" "r[\"residue\"][\"w2\"]" | grep -q "empty-dir/busy"'
+        check "... w2's busy emptyDir still mounted, its data there" node_exec w2 grep -qx held "$busy/f"
+        for n in $cps w1; do
+                check "... $n clean, unchanged" test "$(json_field "$OUT/fleet/delete-busy.summary.json" "r['per_node']['$n']['result']")/$(recap_changed "$OUT/fleet/delete-busy.log" "$n")" = clean/0
+        done
+        node_exec w2 systemctl stop nr-busy-holder
+        fleet_kill "$STATUS_PID"
+}
