@@ -144,7 +144,7 @@ lap() {
 # real API server by test-delete-node.sh and make e2e-k8s).
 agent_phases() {
         "$NR" --help | tr '\n' ' ' | sed -E 's/.*Phases, in order: ([^.]*)\..*/\1/' | tr ',' ' ' |
-                xargs -n1 | grep -vx -e verify -e etcd -e node-object | xargs
+                xargs -n1 | grep -vx -e verify -e etcd -e node-object -e drain | xargs
 }
 
 # A check.sh step counts as one check; its own lines say what failed.

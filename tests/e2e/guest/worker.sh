@@ -704,7 +704,10 @@ if [ "$MODE" = record-pods ]; then
         exit
 fi
 t0=$(ms)
-modprobe -a ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh nf_conntrack dummy ipip vxlan veth bridge
+modprobe -a ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh nf_conntrack dummy ipip vxlan veth bridge br_netfilter
+# As kubeadm's install guide prepares a node (its join preflight refuses either at 0, and the rejoin
+# verdict asks the same): set in this throwaway guest only.
+sysctl -q -w net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1
 for step in $STEPS; do
         t=$(ms)
         "build_$step"
