@@ -33,6 +33,10 @@ make_tree() {
         mount -t overlay nr-ov -o "lowerdir=/usr,upperdir=$WORK/ov/up,workdir=$WORK/ov/work" "$t/usr" || return 1
         mount --bind /proc "$t/proc" || return 1
         for l in bin sbin lib lib64; do [ -e "/usr/$l" ] && ln -s "usr/$l" "$t/$l"; done
+        # The host's etcd-server package (make deps) ships /usr/lib/systemd/system/etcd.service: in
+        # this tree it would read as a site's etcd unit, out of scope (etcd-owner.h). Hidden in the
+        # overlay's upper layer only; the host's file stays.
+        rm -f "$t/usr/lib/systemd/system/etcd.service"
         install -m 0755 "$HELPER" "$t/usr/bin/containerd-shim-runc-v2"
         install -m 0755 "$HELPER" "$t/usr/local/bin/kubelet"
         install -m 0755 "$HELPER" "$t/usr/local/bin/etcd"
