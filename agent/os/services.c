@@ -62,6 +62,8 @@ static int manager_absent(ServiceManager *m, const char *fmt, ...) {
         /* No bus, no call: a forwarder called even with NULL loads libsystemd. */
         if (m->bus)
                 m->bus = sd_bus_flush_close_unref(m->bus);
+        /* The private socket's reason is replaced by the system bus's when both are tried. */
+        free(m->why_absent);
         va_start(ap, fmt);
         m->why_absent = vstrprintf(fmt, ap);
         va_end(ap);
