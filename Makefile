@@ -177,7 +177,7 @@ check-unit: $(UNIT_TESTS)
 
 # The tiers of check: check-fast for the edit-compile-test loop (unit tests and the plan-only and
 # --root phase tests, under two minutes), check-repo for the repository itself (format, layers,
-# man page, package, install, make deps); tests/run-tests.sh lists which test is in which.
+# man pages and docs, package, install, make deps); tests/run-tests.sh lists which test is in which.
 check-fast: $(O)/node-reset $(UNIT_TESTS) $(TEST_HELPERS)
 	$(Q)O=$(O) tests/run-tests.sh fast
 
