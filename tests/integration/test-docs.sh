@@ -120,9 +120,9 @@ assert "the parser's table has a row per DirectiveType value ($(wc -l < "$T/dire
 assert "the parser reads 'include' itself" grep -rqE 'streq\(words\[0\], "include"\)' "$TOP/agent"
 echo include >> "$T/directives"
 sed -n '/^FORMAT$/,/^[A-Z][A-Z ]*$/p' "$T/page5.txt" | sed '1d;$d' > "$T/format.txt"
-for d in $(cat "$T/directives"); do
+while read -r d; do
         assert "node-reset.conf(5) FORMAT has an entry for '$d'" grep -qE "^ {7}$d( |\$)" "$T/format.txt"
-done
+done < "$T/directives"
 assert "node-reset(8) points to node-reset.conf(5) for the manifest" grep -q 'node-reset.conf(5)' "$T/page8.txt"
 
 # --- What is installed: only what an operator uses --------------------------------------------------
