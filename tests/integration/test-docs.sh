@@ -136,7 +136,7 @@ cat > "$T/allowed" <<'EOF'
 ^/usr/share/node-reset/report\.schema\.json$
 ^/usr/share/node-reset/manifests/(profiles/)?[a-z0-9-]+\.conf$
 ^/usr/share/bash-completion/completions/node-reset$
-^/usr/share/doc/node-reset/(README\.md|rescue\.md|copyright|changelog\.Debian)(\.gz)?$
+^/usr/share/doc/node-reset/(README\.md|rescue\.md|copyright|changelog(\.Debian)?)(\.gz)?$
 ^/usr/share/doc/node-reset/examples/ansible/([a-z_]+/)*[A-Za-z0-9_.-]+\.(yml|md)(\.gz)?$
 ^/usr/share/lintian/overrides/node-reset$
 EOF
