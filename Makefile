@@ -177,7 +177,7 @@ check-unit: $(UNIT_TESTS)
 
 # The tiers of check: check-fast for the edit-compile-test loop (unit tests and the plan-only and
 # --root phase tests, under two minutes), check-repo for the repository itself (format, layers,
-# man page, package, install, make deps); tests/run-tests.sh lists which test is in which.
+# man pages and docs, package, install, make deps); tests/run-tests.sh lists which test is in which.
 check-fast: $(O)/node-reset $(UNIT_TESTS) $(TEST_HELPERS)
 	$(Q)O=$(O) tests/run-tests.sh fast
 
@@ -272,6 +272,7 @@ format-check:
 install: $(O)/node-reset
 	install -D -m 0755 $(O)/node-reset $(DESTDIR)$(BINDIR)/node-reset
 	install -D -m 0644 docs/node-reset.8 $(DESTDIR)$(MANDIR)/man8/node-reset.8
+	install -D -m 0644 docs/node-reset.conf.5 $(DESTDIR)$(MANDIR)/man5/node-reset.conf.5
 	install -d $(DESTDIR)$(DATADIR)/manifests
 	install -m 0644 manifests/*.conf $(DESTDIR)$(DATADIR)/manifests/
 	install -m 0644 docs/report.schema.json $(DESTDIR)$(DATADIR)/
@@ -282,7 +283,7 @@ install: $(O)/node-reset
 	$(if $(wildcard units/*),install -d $(DESTDIR)$(UNITDIR) && install -m 0644 units/* $(DESTDIR)$(UNITDIR)/)
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/node-reset $(DESTDIR)$(MANDIR)/man8/node-reset.8
+	rm -f $(DESTDIR)$(BINDIR)/node-reset $(DESTDIR)$(MANDIR)/man8/node-reset.8 $(DESTDIR)$(MANDIR)/man5/node-reset.conf.5
 	rm -rf $(DESTDIR)$(DATADIR)
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/node-reset $(DESTDIR)$(CATALOGDIR)/node-reset.catalog
 	$(if $(wildcard units/*),cd $(DESTDIR)$(UNITDIR) && rm -f $(notdir $(wildcard units/*)))

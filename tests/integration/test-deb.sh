@@ -158,7 +158,7 @@ assert "lintian reports no error" test "$(grep -c '^E:' "$WORK/lintian.txt")" -e
         > "$WORK/install.log" 2>&1
 assert "make install DESTDIR PREFIX=/usr succeeds" test $? -eq 0
 (cd "$WORK/inst" && find . -type f | sed 's|^\.||' | sort) > "$WORK/installed"
-grep -v -e '^/usr/share/doc/' -e '^/usr/share/lintian/' "$WORK/contents" | grep -v '/$' | sed 's|\.8\.gz$|.8|' | sort > "$WORK/packaged"
+grep -v -e '^/usr/share/doc/' -e '^/usr/share/lintian/' "$WORK/contents" | grep -v '/$' | sed -E 's/\.([58])\.gz$/.\1/' | sort > "$WORK/packaged"
 comm -3 "$WORK/installed" "$WORK/packaged" > "$WORK/install-diff"
 assert "make install puts down the files the package has" test ! -s "$WORK/install-diff"
 [ -s "$WORK/install-diff" ] && cat "$WORK/install-diff"

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The man pages are the operator's one reference (issue 35), and the package carries only what an
+# operator reads:
+#   - node-reset.conf(5) renders without a groff or man warning (test-man.sh checks node-reset(8));
+#   - every long option of "node-reset --help" (the program's and the phases' own) is a tagged
+#     entry of node-reset(8)'s OPTIONS, with its short form when it has one, and every option
+#     OPTIONS documents is one the binary knows; every command of --help is an entry of COMMANDS;
+#     PHASES names the phases of --help in their order;
+#   - every directive of the manifest parser's table (read from the source, checked complete
+#     against the DirectiveType enum) and "include" is an entry of node-reset.conf(5)'s FORMAT;
+#   - what "make install" and the Debian package's lists (debian/node-reset.docs, .examples) put
+#     down, and the built .deb's contents when test-deb.sh left one in $O/deb, are the binary, the
+#     man pages, the units, the catalog, the manifests and schema, the completion and the operator's
+#     docs and examples, and nothing else: no test, header, library or contributor document.
+# Reads files, runs --help and "make install" into a temporary DESTDIR: no namespace needed.
+. "$(dirname "$0")/lib.sh"
+require_cmd groff man python3 make
+[ -x "$NODE_RESET" ] || skip "build $NODE_RESET first"
+PAGE8=$TOP/docs/node-reset.8
+PAGE5=$TOP/docs/node-reset.conf.5
+T=$(mktemp -d /tmp/nr-docs.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+# --- node-reset.conf(5) renders cleanly ------------------------------------------------------------
+groff -ww -z -man -t "$PAGE5" 2> "$T/groff.err"
+assert "node-reset.conf(5): groff -ww -z, no warning" test ! -s "$T/groff.err"
+cat "$T/groff.err"
+LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$PAGE5" > /dev/null 2> "$T/man.err"
+assert "node-reset.conf(5): man --warnings, no warning" test ! -s "$T/man.err"
+cat "$T/man.err"
+
+# One paragraph a line (no line is near 10,000 columns), so that nothing is hyphenated or broken.
+render() { LC_ALL=C.UTF-8 MANWIDTH=10000 man -l "$1" 2> /dev/null | sed 's/.\x08//g'; }
+render "$PAGE8" > "$T/page8.txt"
+render "$PAGE5" > "$T/page5.txt"
+"$NODE_RESET" --help > "$T/help.txt"
+assert "--help exits 0" test $? -eq 0
+
+# --- The program's options, commands and phases in node-reset(8) ----------------------------------
+python3 - "$T/help.txt" "$T/page8.txt" > "$T/cli.out" <<'PY'
+import re, sys
+help_text = open(sys.argv[1], encoding="utf-8").read()
+page = open(sys.argv[2], encoding="utf-8").read().split("\n")
+
+def section(name):  # the lines of a section of the rendered page, its heading excluded
+    out, inside = [], False
+    for line in page:
+        if re.match(r"^[A-Z][A-Z ]+$", line):
+            inside = line.strip() == name
+        elif inside:
+            out.append(line)
+    return out
+
+def report(ok, what):
+    print(("ok " if ok else "FAIL ") + what)
+
+# Options: "-h --help", "--root=DIR", "--with-runtime[=RUNTIME]"; program's and phases' alike.
+opts = {}
+for line in help_text.split("\n"):
+    m = re.match(r"^ {2,6}(?:-([A-Za-z]) )?\s*--([a-z][a-z0-9-]+)", line)
+    if m:
+        opts[m.group(2)] = m.group(1)
+report(len(opts) > 30, "--help lists options (%d)" % len(opts))
+tags = {}
+for line in section("OPTIONS"):
+    m = re.match(r"^ {7}(?:-([A-Za-z]), )?--([a-z][a-z0-9-]+)", line)
+    if m:
+        tags[m.group(2)] = m.group(1)
+for o, short in sorted(opts.items()):
+    report(o in tags, "OPTIONS has an entry for --%s" % o)
+    if short and o in tags:
+        report(tags[o] == short, "OPTIONS gives --%s its short form -%s" % (o, short))
+for o in sorted(tags):
+    report(o in opts, "--%s, documented in OPTIONS, is an option the binary knows" % o)
+
+# Commands: the words before the first operand ("manifest check FILE…" is "manifest check").
+block = re.search(r"^Commands:\n(.*?)\n\n", help_text, re.S | re.M)
+report(block is not None, "--help has a Commands: section")
+commands = []
+for line in (block.group(1).split("\n") if block else []):
+    words = []
+    for w in line.split():
+        if not re.fullmatch(r"[a-z][a-z-]*", w):
+            break
+        words.append(w)
+        if len(words) == 2 or w != "manifest":
+            break
+    commands.append(" ".join(words))
+report(len(commands) >= 6, "--help lists commands (%s)" % ", ".join(commands))
+entries = [l[7:] for l in section("COMMANDS") if re.match(r"^ {7}[a-z]", l)]
+for c in commands:
+    report(any(re.match(re.escape(c) + r"(\s|$)", e) for e in entries), "COMMANDS has an entry for '%s'" % c)
+
+# Phases, in order: PHASES's first paragraph names them in --help's order.
+m = re.search(r"^Phases, in order: (.*?)\.$", help_text, re.S | re.M)
+report(m is not None, "--help lists the phases")
+phases = [p.strip() for p in m.group(1).replace("\n", " ").split(",")] if m else []
+first = next((l for l in section("PHASES") if l.strip()), "")
+named = []
+for w in re.findall(r"[a-z][a-z-]*", first):
+    if w in phases and w not in named:
+        named.append(w)
+report(named == phases, "PHASES names every phase of --help in its order (%s)" % ", ".join(named))
+PY
+while read -r verdict what; do
+        assert "$what" test "$verdict" = ok
+done < "$T/cli.out"
+assert "the options check ran" grep -q 'OPTIONS has an entry for --root$' "$T/cli.out"
+
+# --- The manifest's directives in node-reset.conf(5) ---------------------------------------------
+# The parser's table: "[DIRECTIVE_REMOVE] = { "remove", ..." rows, wherever the parser keeps them;
+# complete when it has a row for each DirectiveType value. "include" is read before the table.
+grep -rhoE '\[DIRECTIVE_[A-Z0-9_]+\] *= *\{ *"[a-z][a-z0-9-]*"' "$TOP/agent" | sed -E 's/.*"(.*)"/\1/' |
+        sort -u > "$T/directives"
+n_enum=$(grep -rlE 'typedef enum DirectiveType' "$TOP/agent" --include='*.h' | head -n1 |
+        xargs sed -n '/typedef enum DirectiveType/,/}/p' | grep -cE '^\s*DIRECTIVE_[A-Z0-9_]+')
+assert "the parser's table has a row per DirectiveType value ($(wc -l < "$T/directives") rows, $n_enum values)" \
+        test "$(wc -l < "$T/directives")" -eq "$n_enum" -a "$n_enum" -gt 20
+assert "the parser reads 'include' itself" grep -rqE 'streq\(words\[0\], "include"\)' "$TOP/agent"
+echo include >> "$T/directives"
+sed -n '/^FORMAT$/,/^[A-Z][A-Z ]*$/p' "$T/page5.txt" | sed '1d;$d' > "$T/format.txt"
+while read -r d; do
+        assert "node-reset.conf(5) FORMAT has an entry for '$d'" grep -qE "^ {7}$d( |\$)" "$T/format.txt"
+done < "$T/directives"
+assert "node-reset(8) points to node-reset.conf(5) for the manifest" grep -q 'node-reset.conf(5)' "$T/page8.txt"
+
+# --- What is installed: only what an operator uses --------------------------------------------------
+# PREFIX=/usr paths, as the package has them (a man page gzipped or not, units in /lib or /usr/lib).
+cat > "$T/allowed" <<'EOF'
+^/usr/sbin/node-reset$
+^/usr/share/man/man8/node-reset\.8(\.gz)?$
+^/usr/share/man/man5/node-reset\.conf\.5(\.gz)?$
+^(/usr)?/lib/systemd/system/node-reset[a-z-]*\.(service|timer|socket)$
+^/usr/lib/systemd/catalog/node-reset\.catalog$
+^/usr/share/node-reset/report\.schema\.json$
+^/usr/share/node-reset/manifests/(profiles/)?[a-z0-9-]+\.conf$
+^/usr/share/bash-completion/completions/node-reset$
+^/usr/share/doc/node-reset/(README\.md|rescue\.md|copyright|changelog(\.Debian)?)(\.gz)?$
+^/usr/share/doc/node-reset/examples/ansible/([a-z_]+/)*[A-Za-z0-9_.-]+\.(yml|md)(\.gz)?$
+^/usr/share/lintian/overrides/node-reset$
+EOF
+check_operator_only() { # WHAT FILE-LIST: every file is one an operator uses, and the must-haves are there
+        local what=$1 list=$2 f
+        assert "$what: lists files" test -s "$list"
+        grep -vEf "$T/allowed" "$list" > "$T/extra"
+        assert "$what: nothing but what an operator uses" test ! -s "$T/extra"
+        sed 's/^/  not for operators: /' "$T/extra"
+        assert "$what: no header, library, object or test program" \
+                eval '! grep -E "\.(h|a|o)$|/tests?/|/test-|fuzz|bench" "$list"'
+        assert "$what: no contributor document" eval '! grep -E "HACKING|ARCHITECTURE|BENCHMARKS|STYLE" "$list"'
+        for f in /usr/sbin/node-reset /usr/share/man/man8/node-reset.8 /usr/share/man/man5/node-reset.conf.5 \
+                /usr/share/node-reset/report.schema.json /usr/share/node-reset/manifests/default.conf; do
+                assert "$what: has $f" grep -qE "^${f//./\\.}(\\.gz)?\$" "$list"
+        done
+        for f in "$TOP"/units/*; do
+                assert "$what: has the unit $(basename "$f")" grep -qE "/lib/systemd/system/$(basename "$f")\$" "$list"
+        done
+}
+
+(cd "$TOP" && env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s O="$O" install DESTDIR="$T/inst" PREFIX=/usr) \
+        > "$T/install.log" 2>&1
+assert "make install DESTDIR PREFIX=/usr succeeds" test $? -eq 0
+cat "$T/install.log"
+(cd "$T/inst" && find . -type f | sed 's|^\.||' | sort) > "$T/installed"
+# What dh_installdocs and dh_installexamples add from debian/'s lists.
+: > "$T/package-docs"
+while read -r f; do
+        [ -n "$f" ] || continue
+        assert "debian/node-reset.docs: $f exists" test -f "$TOP/$f"
+        echo "/usr/share/doc/node-reset/$(basename "$f")" >> "$T/package-docs"
+done < "$TOP/debian/node-reset.docs"
+while read -r d; do
+        [ -n "$d" ] || continue
+        (cd "$TOP/$(dirname "$d")" && find "$(basename "$d")" -type f) |
+                sed 's|^|/usr/share/doc/node-reset/examples/|' >> "$T/package-docs"
+done < "$TOP/debian/node-reset.examples"
+assert "the package's README is the operator's" grep -qx /usr/share/doc/node-reset/README.md "$T/package-docs"
+sort -u "$T/installed" "$T/package-docs" > "$T/package-lists"
+check_operator_only "make install + debian lists" "$T/package-lists"
+
+deb=$(ls -t "$O"/deb/node-reset_*.deb 2> /dev/null | head -n1)
+if [ -n "$deb" ] && command -v dpkg-deb > /dev/null; then
+        dpkg-deb -c "$deb" | awk '{ print $NF }' | sed 's|^\./|/|' | grep -v '/$' | sort > "$T/deb"
+        check_operator_only "$(basename "$deb")" "$T/deb"
+else
+        echo "no .deb in $O/deb (test-deb.sh leaves one): checked the install lists only"
+fi
+finish
