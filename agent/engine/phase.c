@@ -32,6 +32,10 @@ void phase_table_done(Context *ctx) {
         for (size_t i = 0; i < n_registered; i++)
                 if (registered[i].done)
                         registered[i].done(ctx);
+        phase_facts_done(ctx);
+}
+
+void phase_facts_done(Context *ctx) {
         ctx->facts.systemd = services_manager_free(ctx->facts.systemd);
         ctx->facts.etcd_data_dir = mfree(ctx->facts.etcd_data_dir);
         ctx->facts.backup_unsaved = mfree(ctx->facts.backup_unsaved);

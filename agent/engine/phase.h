@@ -58,6 +58,8 @@ const Phase *phase_table(size_t *ret_n);
 const Phase *phase_find(const char *name);
 /* Each phase's done() hook, then the facts the phases shared (ctx->facts), at the end of the run. */
 void phase_table_done(Context *ctx);
+/* The facts alone, for a verb that asks them without running phases (forget). */
+void phase_facts_done(Context *ctx);
 
 /* systemd as this run reaches it: opened by the first phase that asks (beneath ctx->root), kept in
  * ctx->facts.systemd, then shared, so every phase sees the same manager and its cached unit state. */

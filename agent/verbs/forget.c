@@ -15,6 +15,7 @@
 #include "agent/config/node-name.h"
 #include "agent/config/yaml-util.h"
 #include "agent/engine/console.h"
+#include "agent/engine/phase.h"
 #include "agent/engine/engine.h"
 #include "agent/report/report.h"
 #include "agent/verbs/forget-kubeadm.h"
@@ -241,6 +242,7 @@ static void forget_done(Forget *f) {
         node_etcd_done(&f->local);
         free(f->local_error);
         strv_free(f->addresses);
+        phase_facts_done(&f->ctx);
         (void) close_nointr(f->ctx.root_fd);
         free(f->root);
         node_etcd_forget();
