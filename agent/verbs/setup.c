@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -25,6 +26,17 @@ void setup_done(Setup *s) {
         node_config_done(&s->config);
 }
 
+/* "backup, mounts, files": the phases whose row says they act on the tree (Phase.tree). */
+static void tree_phase_list(char *buf, size_t size) {
+        size_t n, len = 0;
+        const Phase *table = phase_table(&n);
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < n && len < size; i++)
+                if (table[i].tree)
+                        len += snprintf(buf + len, size - len, "%s%s", len > 0 ? ", " : "", table[i].name);
+}
+
 static int setup_root(Setup *s, const ProgramOptions *o) {
         s->root = realpath(o->root ?: "/", NULL);
         if (!s->root)
@@ -37,6 +49,7 @@ static int setup_root(Setup *s, const ProgramOptions *o) {
 
 int setup_node(Setup *s, const ProgramOptions *o) {
         cleanup_free char *err = NULL;
+        char tree_phases[256];
         int r;
 
         *s = (Setup) { .ctx.root_fd = -EBADF };
@@ -46,9 +59,12 @@ int setup_node(Setup *s, const ProgramOptions *o) {
         }
         if (phase_selection_parse(&s->sel, o->phases, o->skip_phases, o->root && !o->phases, &err) < 0)
                 return usage_error("%s", err), EXIT_USAGE;
-        if (o->root && !o->phases)
-                log_info("--root: only the phases that act on the tree (backup, mounts, files) run; name others with "
-                         "--phases to act on the running system.");
+        if (o->root && !o->phases) {
+                tree_phase_list(tree_phases, sizeof tree_phases);
+                log_info("--root: only the phases that act on the tree (%s) run; name others with --phases to act on "
+                         "the running system.",
+                         tree_phases);
+        }
         r = setup_root(s, o);
         if (r > 0)
                 return r;
