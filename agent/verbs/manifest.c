@@ -3,7 +3,6 @@
  * use on this node (or --root tree), detection and profile included. */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,6 +10,7 @@
 #include "agent/config/node-config.h"
 #include "agent/verbs/exit-status.h"
 #include "agent/verbs/manifest.h"
+#include "agent/verbs/root.h"
 #include "agent/verbs/usage.h"
 #include "errno-util.h"
 #include "escape.h"
@@ -47,12 +47,8 @@ static int manifest_print_effective(const ProgramOptions *o) {
         NodeConfig c = {};
         int r = EXIT_USAGE;
 
-        root = realpath(o->root ?: "/", NULL);
-        if (!root)
-                log_error_errno(negative_errno(), "Cannot resolve --root %s: %m", o->root);
-        else if ((root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-                log_error_errno(negative_errno(), "Cannot open %s: %m", root);
-        else if (node_config_load(&c, root_fd, streq(root, "/"), &o->config) >= 0) {
+        if (root_open(o->root, &root, &root_fd) >= 0 &&
+            node_config_load(&c, root_fd, streq(root, "/"), &o->config) >= 0) {
                 (void) manifest_print(c.manifest, stdout);
                 r = EXIT_CLEAN;
         }

@@ -3,7 +3,6 @@
  * agent/orphan/ gathers, and an exit status systemd reads (0 proceed, 1 skip, 255 fail loudly). */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "agent/orphan/orphan.h"
 #include "agent/verbs/exit-status.h"
 #include "agent/verbs/orphan-check.h"
+#include "agent/verbs/root.h"
 #include "agent/verbs/usage.h"
 #include "errno-util.h"
 #include "time-util.h"
@@ -63,12 +63,8 @@ int verb_orphan_check(const ProgramOptions *o, int argc, char *argv[]) {
                 return usage_error("'orphan-check' takes no arguments"), EXIT_ORPHAN_ERROR;
         if (orphan_kubeconfig_path(o, &kubeconfig) < 0)
                 return EXIT_ORPHAN_ERROR;
-        root = realpath(o->root ?: "/", NULL);
-        if (!root)
-                return log_error_errno(negative_errno(), "Cannot resolve --root %s: %m", o->root), EXIT_ORPHAN_ERROR;
-        root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (root_fd < 0)
-                return log_error_errno(negative_errno(), "Cannot open %s: %m", root), EXIT_ORPHAN_ERROR;
+        if (root_open(o->root, &root, &root_fd) < 0)
+                return EXIT_ORPHAN_ERROR;
         oo.root = root;
         oo.root_fd = root_fd;
         oo.kubeconfig = kubeconfig;

@@ -3,7 +3,6 @@
  * root, load the node's configuration and hand the context what the phases read. */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include "agent/config/node-name.h"
 #include "agent/phases/phases.h"
 #include "agent/verbs/exit-status.h"
+#include "agent/verbs/root.h"
 #include "agent/verbs/setup.h"
 #include "agent/verbs/usage.h"
 #include "errno-util.h"
@@ -37,20 +37,9 @@ static void tree_phase_list(char *buf, size_t size) {
                         len += snprintf(buf + len, size - len, "%s%s", len > 0 ? ", " : "", table[i].name);
 }
 
-static int setup_root(Setup *s, const ProgramOptions *o) {
-        s->root = realpath(o->root ?: "/", NULL);
-        if (!s->root)
-                return log_error_errno(negative_errno(), "Cannot resolve --root %s: %m", o->root), EXIT_USAGE;
-        s->ctx.root_fd = open(s->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (s->ctx.root_fd < 0)
-                return log_error_errno(negative_errno(), "Cannot open %s: %m", s->root), EXIT_USAGE;
-        return 0;
-}
-
 int setup_node(Setup *s, const ProgramOptions *o) {
         cleanup_free char *err = NULL;
         char tree_phases[256];
-        int r;
 
         *s = (Setup) { .ctx.root_fd = -EBADF };
         if (geteuid() != 0 && !o->root) {
@@ -65,9 +54,8 @@ int setup_node(Setup *s, const ProgramOptions *o) {
                          "the running system.",
                          tree_phases);
         }
-        r = setup_root(s, o);
-        if (r > 0)
-                return r;
+        if (root_open(o->root, &s->root, &s->ctx.root_fd) < 0)
+                return EXIT_USAGE;
         if (node_config_load(&s->config, s->ctx.root_fd, streq(s->root, "/"), &o->config) < 0)
                 return EXIT_USAGE;
         if (node_host_name(s->ctx.root_fd, streq(s->root, "/"), &s->hostname) < 0)
