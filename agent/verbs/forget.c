@@ -5,7 +5,6 @@
  * reported like a reset. */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include "agent/verbs/forget-kubeadm.h"
 #include "agent/verbs/forget-member.h"
 #include "agent/verbs/forget.h"
+#include "agent/verbs/root.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -254,12 +254,8 @@ static int forget_setup(Forget *f, const ForgetOptions *o, const char *node) {
 
         *f = (Forget) { .o = o, .node = node, .ctx.root_fd = -EBADF };
         forget = f;
-        f->root = realpath(o->root ?: "/", NULL);
-        if (!f->root)
-                return log_error_errno(negative_errno(), "Cannot resolve --root %s: %m", o->root), EXIT_USAGE;
-        f->ctx.root_fd = open(f->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (f->ctx.root_fd < 0)
-                return log_error_errno(negative_errno(), "Cannot open %s: %m", f->root), EXIT_USAGE;
+        if (root_open(o->root, &f->root, &f->ctx.root_fd) < 0)
+                return EXIT_USAGE;
         f->ctx.root = f->root;
         f->ctx.deadline_usec = o->deadline_usec;
         r = kube_identity_open(f->ctx.root_fd, streq(f->ctx.root, "/"), o->kubeconfig, node, false, &f->id,

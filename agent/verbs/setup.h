@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What a verb that observes the node (plan, run, status) sets up first, and frees last. */
+#pragma once
+
+#include "agent/config/node-config.h"
+#include "agent/engine/engine.h"
+#include "agent/verbs/options.h"
+
+typedef struct Setup {
+        Context ctx;
+        PhaseSelection sel;
+        char *root;
+        char *hostname; /* node_host_name(): the tree's under --root, NULL when unknown */
+        NodeConfig config;
+} Setup;
+
+/* The privileges, the phases selected, the root opened, then node_config_load(). Returns 0, or the
+ * exit status > 0 the verb ends with (its reason said); setup_done() either way. */
+int setup_node(Setup *s, const ProgramOptions *o);
+void setup_done(Setup *s);
