@@ -64,6 +64,17 @@ static void assert_why(const Context *ctx, ProtectKind kind, const char *path, P
         protect_why_done(&why);
 }
 
+/* A path one source keeps, and the words a row of that kind gets for it. */
+typedef struct Words {
+        ProtectKind kind;
+        const char *path, *message;
+} Words;
+
+static void assert_words(const Context *ctx, ProtectSource source, const Words *w, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                assert_why(ctx, w[i].kind, w[i].path, PROTECT_SELF, source, NULL, w[i].message);
+}
+
 /* "protect": the path and all beneath it for every row; its ancestors hold it, which matters only to
  * a recursive row. A glob covers what it matches. */
 static void test_manifest(void **state) {
@@ -96,19 +107,20 @@ static void test_manifest(void **state) {
 /* Asked when a row runs, for what it acts on: a walk's entries were weighed at its target, and the
  * opt-in lets its own line through. */
 static void test_system_path(void **state) {
+        static const Words words[] = {
+                { PROTECT_REMOVE, "/etc/ssh",
+                  "/etc/ssh is a system path that no allow-system-path names: nothing removed" },
+                { PROTECT_EMPTY, "/var/lib",
+                  "/var/lib is a system path that no allow-system-path names: nothing removed" },
+                { PROTECT_EDIT, "/etc/resolv.conf", "a system path that no allow-system-path names: not edited" },
+                { PROTECT_UNLINK, "/usr/local/bin", "a system path that no allow-system-path names: not unlinked" },
+        };
         Context ctx = {};
 
         for (size_t i = 0; i < ELEMENTSOF(every_row); i++)
                 assert_int_equal(ask(&ctx, every_row[i], "/etc/ssh"), PROTECT_NONE); /* the parser's, when planning */
         ctx.executing = true;
-        assert_why(&ctx, PROTECT_REMOVE, "/etc/ssh", PROTECT_SELF, PROTECT_BY_SYSTEM_PATH, NULL,
-                   "/etc/ssh is a system path that no allow-system-path names: nothing removed");
-        assert_why(&ctx, PROTECT_EMPTY, "/var/lib", PROTECT_SELF, PROTECT_BY_SYSTEM_PATH, NULL,
-                   "/var/lib is a system path that no allow-system-path names: nothing removed");
-        assert_why(&ctx, PROTECT_EDIT, "/etc/resolv.conf", PROTECT_SELF, PROTECT_BY_SYSTEM_PATH, NULL,
-                   "a system path that no allow-system-path names: not edited");
-        assert_why(&ctx, PROTECT_UNLINK, "/usr/local/bin", PROTECT_SELF, PROTECT_BY_SYSTEM_PATH, NULL,
-                   "a system path that no allow-system-path names: not unlinked");
+        assert_words(&ctx, PROTECT_BY_SYSTEM_PATH, words, ELEMENTSOF(words));
         assert_int_equal(ask(&ctx, PROTECT_WALK, "/etc/ssh"), PROTECT_NONE);
         assert_int_equal(ask(&ctx, PROTECT_REMOVE, "/etc/kubernetes"), PROTECT_NONE);
         assert_int_equal(ask(&ctx, PROTECT_EDIT, "/etc/kubernetes/kubelet.conf"), PROTECT_NONE);
@@ -136,6 +148,16 @@ static void test_refusal(void **state) {
 
 /* node-reset's own backups: under every manifest, for every row. */
 static void test_backups(void **state) {
+        static const Words words[] = {
+                { PROTECT_REMOVE, "/var/backups/node-reset",
+                  "node-reset's backups (/var/backups/node-reset) are never removed" },
+                { PROTECT_EMPTY, "/var/backups/node-reset/x",
+                  "node-reset's backups (/var/backups/node-reset) are never removed" },
+                { PROTECT_EDIT, "/var/backups/node-reset/x/etc/kubernetes/admin.conf",
+                  "node-reset's backups (/var/backups/node-reset) are never edited" },
+                { PROTECT_UNLINK, "/var/backups/node-reset/latest",
+                  "node-reset's backups (/var/backups/node-reset) are never removed" },
+        };
         CLEANUP(manifest_freep) Manifest *m = manifest_of("remove /var/backups/node-reset\n");
         const Context ctx = { .manifest = m };
 
@@ -145,14 +167,7 @@ static void test_backups(void **state) {
                 assert_int_equal(ask(&ctx, every_row[i], "/var/backups/kube_etcd"), PROTECT_NONE);
                 assert_int_equal(ask(&ctx, every_row[i], "/var/backups/node-reset-old"), PROTECT_NONE);
         }
-        assert_why(&ctx, PROTECT_REMOVE, "/var/backups/node-reset", PROTECT_SELF, PROTECT_BY_BACKUPS, NULL,
-                   "node-reset's backups (/var/backups/node-reset) are never removed");
-        assert_why(&ctx, PROTECT_EMPTY, "/var/backups/node-reset/x", PROTECT_SELF, PROTECT_BY_BACKUPS, NULL,
-                   "node-reset's backups (/var/backups/node-reset) are never removed");
-        assert_why(&ctx, PROTECT_EDIT, "/var/backups/node-reset/x/etc/kubernetes/admin.conf", PROTECT_SELF,
-                   PROTECT_BY_BACKUPS, NULL, "node-reset's backups (/var/backups/node-reset) are never edited");
-        assert_why(&ctx, PROTECT_UNLINK, "/var/backups/node-reset/latest", PROTECT_SELF, PROTECT_BY_BACKUPS, NULL,
-                   "node-reset's backups (/var/backups/node-reset) are never removed");
+        assert_words(&ctx, PROTECT_BY_BACKUPS, words, ELEMENTSOF(words));
         assert_int_equal(ask(&ctx, PROTECT_WALK, "/var/backups/node-reset/x"), PROTECT_SELF);
         assert_int_equal(ask(&ctx, PROTECT_REMOVE, "/var/backups"), PROTECT_CONTAINS);
         assert_int_equal(ask(&ctx, PROTECT_WALK, "/var"), PROTECT_CONTAINS);
@@ -187,17 +202,20 @@ static void test_etcd_scope(void **state) {
 
 /* The backup could not be written: a run keeps the rows that have no other copy. */
 static void test_unsaved(void **state) {
+        static const Words words[] = {
+                { PROTECT_REMOVE, "/etc/kubernetes/pki/ca.key",
+                  "the backup could not be written, so kept (no other copy): nothing removed" },
+                { PROTECT_EDIT, "/etc/kubernetes/pki/sa.key",
+                  "the backup could not be written, so kept (no other copy): not edited" },
+                { PROTECT_UNLINK, "/etc/kubernetes/ssl/ca.crt",
+                  "the backup could not be written, so kept (no other copy): not unlinked" },
+        };
         Context ctx = { .facts.backup_unsaved = (char *) "/etc/kubernetes/pki" };
 
         for (size_t i = 0; i < ELEMENTSOF(every_row); i++)
                 assert_int_equal(ask(&ctx, every_row[i], "/etc/kubernetes/pki/ca.key"), PROTECT_NONE);
         ctx.executing = true;
-        assert_why(&ctx, PROTECT_REMOVE, "/etc/kubernetes/pki/ca.key", PROTECT_SELF, PROTECT_BY_UNSAVED, NULL,
-                   "the backup could not be written, so kept (no other copy): nothing removed");
-        assert_why(&ctx, PROTECT_EDIT, "/etc/kubernetes/pki/sa.key", PROTECT_SELF, PROTECT_BY_UNSAVED, NULL,
-                   "the backup could not be written, so kept (no other copy): not edited");
-        assert_why(&ctx, PROTECT_UNLINK, "/etc/kubernetes/ssl/ca.crt", PROTECT_SELF, PROTECT_BY_UNSAVED, NULL,
-                   "the backup could not be written, so kept (no other copy): not unlinked");
+        assert_words(&ctx, PROTECT_BY_UNSAVED, words, ELEMENTSOF(words));
         assert_int_equal(ask(&ctx, PROTECT_WALK, "/etc/kubernetes/pki/ca.crt"), PROTECT_SELF);
         assert_int_equal(ask(&ctx, PROTECT_EMPTY, "/etc/kubernetes/pki"), PROTECT_CONTAINS);
         assert_int_equal(ask(&ctx, PROTECT_REMOVE, "/etc/kubernetes/pki/apiserver.key"), PROTECT_NONE);

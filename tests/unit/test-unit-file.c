@@ -19,6 +19,7 @@
 #include "agent/config/unit-file.h"
 #include "macro.h"
 #include "strv.h"
+#include "tests/support/files.h"
 
 /* k3s's install.sh writes one quoted word per continued line; systemd joins them with a blank. */
 static void test_unit_exec_start(void **state) {
@@ -66,14 +67,6 @@ static void test_service_assignments(void **state) {
         assert_null(none);
 }
 
-static void put(int dir_fd, const char *name, const char *text) {
-        int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
-        close(fd);
-}
-
 /* The command line as systemd starts it: the environment files win over Environment=, $VAR splits
  * into words, ${VAR} is substituted in its word, prefixes are no part of it. */
 static void test_unit_file_exec(void **state) {
@@ -85,11 +78,12 @@ static void test_unit_file_exec(void **state) {
         fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         assert_true(fd >= 0);
         assert_int_equal(unit_file_exec(fd, "/etcd.service", "etcd.service", &u), -ENOENT);
-        put(fd, "default-etcd", "ARGS=\"--data-dir=/srv/etcd --name=e1\"\nCERTS=/etc/etcd/pki\n");
-        put(fd, "etcd.service",
-            "[Service]\nEnvironment=ARGS=--data-dir=/var/lib/etcd CERTS=/nope\nEnvironmentFile=-/default-%p\n"
-            "EnvironmentFile=-/absent\n"
-            "ExecStart=|/usr/bin/etcd $ARGS \\\n# --data-dir=/commented\n  --cert-file=${CERTS}/server.crt\n");
+        test_write_at(fd, "default-etcd", "ARGS=\"--data-dir=/srv/etcd --name=e1\"\nCERTS=/etc/etcd/pki\n");
+        test_write_at(
+                fd, "etcd.service",
+                "[Service]\nEnvironment=ARGS=--data-dir=/var/lib/etcd CERTS=/nope\nEnvironmentFile=-/default-%p\n"
+                "EnvironmentFile=-/absent\n"
+                "ExecStart=|/usr/bin/etcd $ARGS \\\n# --data-dir=/commented\n  --cert-file=${CERTS}/server.crt\n");
         assert_int_equal(unit_file_exec(fd, "/etcd.service", "etcd.service", &u), 0);
         assert_int_equal(strv_length(u.argv), 4);
         assert_string_equal(u.argv[0], "/usr/bin/etcd");
@@ -100,10 +94,10 @@ static void test_unit_file_exec(void **state) {
         assert_null(u.env_files[1]);
         unit_exec_done(&u);
         /* A line that is no assignment: the file does not parse as a unit. */
-        put(fd, "etcd.service", "[Unit]\nDescription\n[Service]\nExecStart=/usr/bin/etcd\n");
+        test_write_at(fd, "etcd.service", "[Unit]\nDescription\n[Service]\nExecStart=/usr/bin/etcd\n");
         assert_int_equal(unit_file_exec(fd, "/etcd.service", "etcd.service", &u), -EBADMSG);
         /* No ExecStart=: no command line. */
-        put(fd, "etcd.service", "[Service]\nType=notify\nExecStart=/x\nExecStart=\n");
+        test_write_at(fd, "etcd.service", "[Service]\nType=notify\nExecStart=/x\nExecStart=\n");
         assert_int_equal(unit_file_exec(fd, "/etcd.service", "etcd.service", &u), 0);
         assert_null(u.argv);
         unit_exec_done(&u);
