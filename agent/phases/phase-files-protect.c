@@ -152,22 +152,27 @@ static const struct {
         { PROTECT_BY_CNI, cni_reach },
 };
 
+/* Nothing lies beneath what the row acts on. */
+static bool one_inode(ProtectKind kind) {
+        return kind == PROTECT_EDIT || kind == PROTECT_UNLINK;
+}
+
 static const char *outcome(ProtectKind kind) {
         return kind == PROTECT_EDIT ? "not edited" : kind == PROTECT_UNLINK ? "not unlinked" : "nothing removed";
 }
 
 /* The report's words for a kept path, the row's code with them. */
 static char *why_describe(const Context *ctx, const ProtectRow *row, const char *path, ProtectWhy *why) {
-        bool one_inode = row->kind == PROTECT_EDIT || row->kind == PROTECT_UNLINK;
         cleanup_free char *reason = NULL;
         const char *keep;
 
         switch (why->source) {
         case PROTECT_BY_SYSTEM_PATH:
                 /* A remove row names the match: a pattern's may not be its target. */
-                return one_inode ? strprintf("a system path that no allow-system-path names: %s", outcome(row->kind))
-                                 : strprintf("%s is a system path that no allow-system-path names: nothing removed",
-                                             path);
+                return one_inode(row->kind)
+                               ? strprintf("a system path that no allow-system-path names: %s", outcome(row->kind))
+                               : strprintf("%s is a system path that no allow-system-path names: nothing removed",
+                                           path);
         case PROTECT_BY_MANIFEST:
                 why->code = "protected";
                 return strprintf("protected by %s:%u", why->entry->file, why->entry->line);
@@ -192,7 +197,6 @@ static char *why_describe(const Context *ctx, const ProtectRow *row, const char 
 }
 
 ProtectState files_protect_decide(const Context *ctx, const ProtectRow *row, const char *path, ProtectWhy *ret_why) {
-        bool one_inode = row->kind == PROTECT_EDIT || row->kind == PROTECT_UNLINK;
         ProtectState state = PROTECT_NONE;
         ProtectWhy why = {};
 
@@ -203,7 +207,7 @@ ProtectState files_protect_decide(const Context *ctx, const ProtectRow *row, con
                 if (s == PROTECT_SELF && state != PROTECT_SELF) {
                         state = PROTECT_SELF;
                         why.source = sources[i].source;
-                } else if (s == PROTECT_CONTAINS && state == PROTECT_NONE && !one_inode) {
+                } else if (s == PROTECT_CONTAINS && state == PROTECT_NONE && !one_inode(row->kind)) {
                         state = PROTECT_CONTAINS;
                         why.source = sources[i].source;
                 }
