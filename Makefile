@@ -207,7 +207,7 @@ FUZZ_SRCS_grpc      := grpc/proto.c grpc/grpc.c grpc/relay.c
 FUZZ_SRCS_cri       := cri/messages.c $(FUZZ_SRCS_grpc)
 FUZZ_SRCS_etcd      := etcd/messages.c $(FUZZ_SRCS_grpc)
 FUZZ_SRCS_textblock := agent/config/textblock.c
-FUZZ_SRCS_envfile   := agent/config/envfile.c
+FUZZ_SRCS_envfile   := agent/config/envfile.c agent/config/unit-file.c agent/os/fileio.c
 FUZZ_SRCS_etcdflags := agent/config/etcd-flags.c agent/config/envfile.c agent/config/yaml-util.c
 FUZZ_SRCS_cniconf   := agent/config/cni-conf.c agent/base/json.c
 $(O)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_SRCS_manifest) $(FUZZ_SRCS_mountinfo) $(FUZZ_SRCS_kubeconfig) \

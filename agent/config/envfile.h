@@ -29,9 +29,3 @@ int argv_split_blanks(const char *s, char ***ret);
  * packages read it: "--name=value", "-name=value", or "--name value"/"-name value"; the last one
  * wins; nothing after a "--" operand counts. argv[0] is the program and is not read. */
 const char *argv_flag(char *const *argv, const char *name);
-
-/* The command line of a unit file's ExecStart= in [Service] (a Type=simple/notify unit has one),
- * continuation lines joined and comment lines inside them dropped as systemd does, its prefixes
- * (@-:+!|) dropped, split into words as argv_split() does (no $VAR expansion). 1 with the words,
- * 0 when there is none, -EBADMSG when it does not split, -ENOMEM. */
-int unit_exec_start_argv(const char *text, size_t size, char ***ret);

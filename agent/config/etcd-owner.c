@@ -289,19 +289,6 @@ int etcd_scope_decide(int root_fd, EtcdScope *ret) {
         return 0;
 }
 
-bool etcd_scope_keeps(const EtcdScope *s, const char *node_path, bool *ret_contains) {
-        *ret_contains = false;
-        if (!s || s->owner != ETCD_OWNER_FOREIGN)
-                return false;
-        STRV_FOREACH(k, s->keep)
-                if (path_startswith_dir(node_path, *k))
-                        return true;
-        STRV_FOREACH(k, s->keep)
-                if (path_startswith_dir(*k, node_path) || streq(node_path, "/"))
-                        *ret_contains = true;
-        return *ret_contains;
-}
-
 bool etcd_scope_keeps_unit(const EtcdScope *s, const char *unit) {
         return s && s->owner == ETCD_OWNER_FOREIGN && streq_ptr(s->unit, unit);
 }

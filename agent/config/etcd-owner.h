@@ -32,7 +32,8 @@ typedef struct EtcdScope {
                            * NULL when they do not parse (why says so) */
         char *server_dir; /* k3s/rke2: the data directory's server/ (node path) */
         char *unit;       /* foreign: the unit that runs it, when a unit file names it */
-        char **keep;      /* foreign: node paths never touched (data, unit and env files, certificates) */
+        char **keep;      /* foreign: node paths never touched (data, unit and env files, certificates),
+                           * which the files phase keeps (phase-files-protect.h) */
 } EtcdScope;
 
 /* k3s's (or rke2's) data directory, node path, malloc'd (NULL: out of memory): rancher_data_dir()'s
@@ -43,10 +44,6 @@ char *k3s_data_dir(int root_fd, Installer installer);
  * and why names the file), -ENOMEM. */
 int etcd_scope_decide(int root_fd, EtcdScope *ret);
 void etcd_scope_done(EtcdScope *s);
-
-/* Does the out-of-scope etcd keep node_path (1: it is, or lies beneath, a kept path) or something
- * beneath it (*ret_contains)? Always false for an owned etcd. */
-bool etcd_scope_keeps(const EtcdScope *s, const char *node_path, bool *ret_contains);
 
 /* Is unit the out-of-scope etcd's unit? */
 bool etcd_scope_keeps_unit(const EtcdScope *s, const char *unit);

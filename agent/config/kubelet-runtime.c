@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "agent/config/envfile.h"
+#include "agent/config/unit-file.h"
 #include "agent/config/kubelet-runtime.h"
 #include "agent/config/yaml-util.h"
 #include "agent/os/fileio.h"

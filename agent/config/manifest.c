@@ -1025,3 +1025,10 @@ char *manifest_entry_reason(const ManifestEntry *e) {
                 return mfree(buf);
         return buf;
 }
+
+const ManifestEntry *manifest_find_covering(const Manifest *m, DirectiveType t, const char *path) {
+        MANIFEST_FOREACH(e, m, t)
+                if (path_pattern_covers(e->args[0], path))
+                        return e;
+        return NULL;
+}

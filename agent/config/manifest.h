@@ -91,6 +91,10 @@ int manifest_print(const Manifest *m, FILE *f);
  * note when the line reaches a system path through allow-system-path. NULL when out of memory. */
 char *manifest_entry_reason(const ManifestEntry *e);
 
+/* The first line of type t whose pattern covers node path (path_pattern_covers(): it matches the path
+ * or one of its ancestors), or NULL. */
+const ManifestEntry *manifest_find_covering(const Manifest *m, DirectiveType t, const char *path);
+
 const char *directive_type_to_string(DirectiveType t);
 DirectiveType directive_type_from_string(const char *s);
 

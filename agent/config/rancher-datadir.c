@@ -10,6 +10,7 @@
 
 #include "agent/base/path.h"
 #include "agent/config/envfile.h"
+#include "agent/config/unit-file.h"
 #include "agent/config/rancher-datadir.h"
 #include "agent/config/yaml-util.h"
 #include "agent/os/fileio.h"

@@ -4,6 +4,8 @@
  * process is started with. */
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/config/envfile.h"
@@ -92,62 +94,102 @@ static int read_env_file(int root_fd, const char *value, const char *unit, UnitE
         return strv_extend(&u->env_files, path);
 }
 
-static int assignment(int root_fd, const char *key, const char *value, const char *unit, UnitExec *u,
-                      char **exec_start) {
-        cleanup_strv char **words = NULL;
-        int r;
+/* One logical line from p (systemd.syntax(7)): a line ending in a backslash goes on with the next one,
+ * joined by a blank; blanks around it dropped. Comment lines are dropped before anything is joined, as
+ * systemd drops them: one inside a continuation is skipped, and one is never continued. *next: where
+ * the next logical line starts. NULL: out of memory. */
+static char *logical_line(const char *p, const char *end, const char **next) {
+        char *line = malloc((size_t) (end - p) + 1), *o = line;
+        bool first = true;
 
-        if (streq(key, "Environment")) {
-                if (argv_split(value, &words) < 0)
-                        return -EBADMSG;
-                STRV_FOREACH(w, words)
-                        if ((r = env_set(&u->env, *w)) < 0)
-                                return r;
-                return 0;
+        if (!line)
+                return NULL;
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t) (end - p)), *s = p, *e = nl ?: end;
+                bool comment, cont;
+
+                p = nl ? nl + 1 : end;
+                while (s < e && (*s == ' ' || *s == '\t'))
+                        s++;
+                comment = s < e && (*s == '#' || *s == ';');
+                if (comment && !first)
+                        continue;
+                while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+                        e--;
+                cont = !comment && e > s && e[-1] == '\\';
+                memcpy(o, s, (size_t) (e - s) - cont);
+                o += (e - s) - cont;
+                first = false;
+                if (!cont)
+                        break;
+                *o++ = ' ';
         }
-        if (streq(key, "EnvironmentFile"))
-                return read_env_file(root_fd, value, unit, u);
-        if (streq(key, "ExecStart")) {
-                /* An empty assignment resets the list; the last command is the main one for etcd's
-                 * Type=notify/simple units. */
-                free(*exec_start);
-                *exec_start = *value ? strdup(value) : NULL;
-                return *value && !*exec_start ? -ENOMEM : 0;
-        }
-        return 0;
+        *o = '\0';
+        *next = p;
+        return line;
 }
 
-/* The [Service] section's assignments. A backslash ending a line joins the next one, as a blank. */
-static int parse_service(int root_fd, char *text, const char *unit, UnitExec *u, char **exec_start) {
+int unit_file_service(const char *text, size_t size, char ***ret_pairs, unsigned *ret_malformed) {
+        const char *p = text, *end = text + size;
+        cleanup_strv char **pairs = NULL;
+        unsigned malformed = 0;
         bool service = false;
-        char *save = NULL;
 
-        for (char *c = strstr(text, "\\\n"); c; c = strstr(c, "\\\n"))
-                c[0] = c[1] = ' ';
-        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                char *eq, *v;
-                int r;
+        while (p < end) {
+                cleanup_free char *line = logical_line(p, end, &p);
+                char *eq, *key_end;
 
-                line += strspn(line, " \t");
-                if (*line == '#' || *line == ';' || !*line)
+                if (!line)
+                        return -ENOMEM;
+                if (line[0] == '\0' || line[0] == '#' || line[0] == ';')
                         continue;
-                if (*line == '[') {
-                        service = startswith(line, "[Service]") != NULL;
+                if (line[0] == '[') {
+                        service = streq(line, "[Service]");
                         continue;
                 }
                 eq = strchr(line, '=');
-                if (!eq)
-                        return -EBADMSG;
-                v = eq + 1 + strspn(eq + 1, " \t");
-                while (eq > line && strchr(" \t", eq[-1]))
-                        eq--;
-                *eq = '\0';
-                for (size_t n = strlen(v); n > 0 && strchr(" \t\r", v[n - 1]); n--)
-                        v[n - 1] = '\0';
-                if (service && (r = assignment(root_fd, line, v, unit, u, exec_start)) < 0)
-                        return r;
+                if (!eq) {
+                        malformed++;
+                        continue;
+                }
+                for (key_end = eq; key_end > line && (key_end[-1] == ' ' || key_end[-1] == '\t'); key_end--)
+                        ;
+                if (service && strv_consume(&pairs, strprintf("%.*s=%s", (int) (key_end - line), line,
+                                                              eq + 1 + strspn(eq + 1, " \t"))) < 0)
+                        return -ENOMEM;
         }
+        if (ret_malformed)
+                *ret_malformed = malformed;
+        *ret_pairs = TAKE_PTR(pairs);
         return 0;
+}
+
+/* The main command: the last ExecStart= (an empty one resets the list; etcd's and k3s's units are
+ * Type=notify with one), without systemd's prefixes. NULL when there is none. */
+static const char *exec_start(char **pairs) {
+        const char *value = NULL;
+
+        STRV_FOREACH(p, pairs) {
+                const char *v = startswith(*p, "ExecStart=");
+
+                if (v)
+                        value = *v ? v + strspn(v, "@-:+!|") : NULL;
+        }
+        return value;
+}
+
+int unit_exec_start_argv(const char *text, size_t size, char ***ret) {
+        cleanup_strv char **pairs = NULL;
+        const char *v;
+        int r;
+
+        r = unit_file_service(text, size, &pairs, NULL);
+        if (r < 0)
+                return r;
+        v = exec_start(pairs);
+        if (isempty(v))
+                return 0;
+        return argv_split(v, ret) < 0 ? -EBADMSG : 1;
 }
 
 /* ${NAME} replaced by its value wherever it stands in a word (unset: empty). */
@@ -172,13 +214,12 @@ static char *substitute(const char *word, char *const *env) {
 }
 
 /* systemd.service(5) "Command lines": a word that is $NAME alone becomes the value's blank-separated
- * words; ${NAME} is substituted within its word. The prefixes @-:+! are not part of the command. */
-static int expand_exec(const char *exec_start, char *const *env, char ***ret) {
+ * words; ${NAME} is substituted within its word. */
+static int expand_exec(const char *command, char *const *env, char ***ret) {
         cleanup_strv char **words = NULL, **argv = NULL;
         int r;
 
-        exec_start += strspn(exec_start, "@-:+!");
-        if (argv_split(exec_start, &words) < 0)
+        if (argv_split(command, &words) < 0)
                 return -EBADMSG;
         STRV_FOREACH(w, words) {
                 cleanup_strv char **split = NULL;
@@ -196,17 +237,46 @@ static int expand_exec(const char *exec_start, char *const *env, char ***ret) {
         return 0;
 }
 
+/* Environment= and EnvironmentFile= in the order they come: a later one wins. */
+static int read_environment(int root_fd, char **pairs, const char *unit, UnitExec *u) {
+        STRV_FOREACH(p, pairs) {
+                cleanup_strv char **words = NULL;
+                const char *v;
+                int r;
+
+                if ((v = startswith(*p, "EnvironmentFile=")) && (r = read_env_file(root_fd, v, unit, u)) < 0)
+                        return r;
+                if (!(v = startswith(*p, "Environment=")))
+                        continue;
+                if (argv_split(v, &words) < 0)
+                        return -EBADMSG;
+                STRV_FOREACH(w, words)
+                        if ((r = env_set(&u->env, *w)) < 0)
+                                return r;
+        }
+        return 0;
+}
+
 int unit_file_exec(int root_fd, const char *path, const char *unit, UnitExec *ret) {
-        cleanup_free char *text = NULL, *exec_start = NULL;
+        cleanup_strv char **pairs = NULL;
+        cleanup_free char *text = NULL;
+        unsigned malformed = 0;
+        const char *command;
         UnitExec u = {};
+        size_t size;
         int r;
 
-        r = fileio_read_beneath(root_fd, path, UNIT_FILE_MAX, &text, NULL);
+        r = fileio_read_beneath(root_fd, path, UNIT_FILE_MAX, &text, &size);
         if (r < 0)
                 return r;
-        r = parse_service(root_fd, text, unit, &u, &exec_start);
-        if (r >= 0 && exec_start)
-                r = expand_exec(exec_start, u.env, &u.argv);
+        r = unit_file_service(text, size, &pairs, &malformed);
+        if (r < 0)
+                return r;
+        if (malformed > 0)
+                return -EBADMSG;
+        r = read_environment(root_fd, pairs, unit, &u);
+        if (r >= 0 && (command = exec_start(pairs)))
+                r = expand_exec(command, u.env, &u.argv);
         if (r < 0) {
                 unit_exec_done(&u);
                 return r;

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A systemd service's main command line as systemd builds it from the unit file: its [Service]
- * section's Environment=, EnvironmentFile= and ExecStart=, the variables expanded. */
+ * section's Environment=, EnvironmentFile= and ExecStart=, the variables expanded. The one reader of
+ * unit files. */
 #pragma once
+
+#include <stddef.h>
 
 typedef struct UnitExec {
         char **argv;      /* ExecStart=, $VAR split at blanks, ${VAR} substituted; NULL without one */
@@ -14,3 +17,15 @@ typedef struct UnitExec {
  * command line that does not split, -ENOMEM. */
 int unit_file_exec(int root_fd, const char *path, const char *unit, UnitExec *ret);
 void unit_exec_done(UnitExec *u);
+
+/* The [Service] section's assignments as systemd reads them (systemd.syntax(7)): "Key=value" in file
+ * order in *ret_pairs (NULL for none), blanks around the '=' and at the ends dropped, a trailing
+ * backslash joining the next line with a blank, '#' and ';' comment lines dropped (also inside a
+ * continuation). *ret_malformed (when given): how many lines, in any section, are neither a section,
+ * a comment nor an assignment (systemd ignores them). 0, -ENOMEM. */
+int unit_file_service(const char *text, size_t size, char ***ret_pairs, unsigned *ret_malformed);
+
+/* The command line of the last ExecStart= in [Service] (a Type=simple/notify unit has one; an empty
+ * one resets it), its prefixes (@-:+!|) dropped, split into words as argv_split() does (no $VAR
+ * expansion). 1 with the words, 0 when there is none, -EBADMSG when it does not split, -ENOMEM. */
+int unit_exec_start_argv(const char *text, size_t size, char ***ret);

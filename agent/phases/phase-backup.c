@@ -433,14 +433,6 @@ static int save_snapshot(Context *ctx, int dst_fd, BackupRun *b) {
         return r;
 }
 
-bool backup_dir_protects(const char *path, bool *ret_contains) {
-        *ret_contains = false;
-        if (path_startswith_dir(path, BACKUP_DIR))
-                return true;
-        *ret_contains = path_startswith_dir(BACKUP_DIR, path) || streq(path, "/");
-        return *ret_contains;
-}
-
 static void backup_run_done(BackupRun *b) {
         strv_free(b->saved);
         free(b->snapshot);
@@ -559,7 +551,7 @@ static int backup_room(const Context *ctx, const char *data_dir, char **ret) {
 
 /* The backup could not be written (no room, a quota, a read-only file system): its partial directory
  * goes (it would only take the room the next run needs), the run goes on without the rows that have
- * no other copy (backup_unsaved_keeps()), and one line says what was not saved. */
+ * no other copy (backup_unsaved_rows()), and one line says what was not saved. */
 static int backup_unwritten(Context *ctx, const char *dir, int r, char **reterr_msg) {
         cleanup_free char *list = NULL, *member = NULL, *why = TAKE_PTR(*reterr_msg);
         RemoveOptions o = { .deadline_usec = ctx->deadline_usec };
@@ -638,33 +630,16 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
         return r;
 }
 
-static bool path_reaches(const char *path, const char *kept, bool *ret_contains) {
-        *ret_contains = false;
-        if (path_startswith_dir(path, kept))
-                return true;
-        *ret_contains = path_startswith_dir(kept, path) || streq(path, "/");
-        return *ret_contains;
-}
-
-bool backup_unsaved_keeps(const Context *ctx, const char *path, bool *ret_contains) {
-        bool contains = false, any = false;
-
-        *ret_contains = false;
-        for (size_t i = 0; ctx->facts.backup_unsaved && i < ELEMENTSOF(irreplaceable); i++)
-                if (path_reaches(path, irreplaceable[i], &contains)) {
-                        if (!contains)
-                                return true;
-                        any = *ret_contains = true;
-                }
-        return any;
+const char *const *backup_unsaved_rows(const Context *ctx, size_t *ret_n) {
+        *ret_n = ctx->facts.backup_unsaved ? ELEMENTSOF(irreplaceable) : 0;
+        return irreplaceable;
 }
 
 int backup_unsaved_kept_beneath(const Context *ctx, const char *target, char ***ret) {
         cleanup_strv char **l = NULL;
-        bool contains;
 
         for (size_t i = 0; ctx->facts.backup_unsaved && i < ELEMENTSOF(irreplaceable); i++)
-                if ((path_reaches(target, irreplaceable[i], &contains) ||
+                if ((path_startswith_dir(target, irreplaceable[i]) || path_startswith_dir(irreplaceable[i], target) ||
                      path_pattern_below(target, irreplaceable[i])) &&
                     node_path_exists(ctx, irreplaceable[i]) && strv_extend(&l, irreplaceable[i]) < 0)
                         return -ENOMEM;

@@ -3,19 +3,16 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "agent/engine/context.h"
 
 #define BACKUP_DIR "/var/backups/node-reset"
 
-/* Does removing node path "path" reach the backups: it is BACKUP_DIR or beneath it
- * (*ret_contains false), or an ancestor of it (*ret_contains true)? */
-bool backup_dir_protects(const char *path, bool *ret_contains);
-
-/* After a backup that could not be written: does removing node path "path" reach a row that has no
- * other copy (a CA key, the service-account key): it is one (*ret_contains false), or holds one
- * (*ret_contains true)? Always false when the backup was written or not asked for. */
-bool backup_unsaved_keeps(const Context *ctx, const char *path, bool *ret_contains);
+/* After a backup that could not be written: the rows that have no other copy (node paths: the CA
+ * keys, the service-account key), n in *ret_n, which the files phase keeps (phase-files-protect.h).
+ * None when the backup was written or not asked for. */
+const char *const *backup_unsaved_rows(const Context *ctx, size_t *ret_n);
 
 /* Those rows (node paths) that exist at or beneath target (a path or a pattern), for the report:
  * NULL when none. -ENOMEM. */

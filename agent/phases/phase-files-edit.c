@@ -21,6 +21,7 @@
 #include "agent/os/fileio.h"
 #include "agent/base/path.h"
 #include "agent/phases/phase-files-edit.h"
+#include "agent/phases/phase-files-protect.h"
 #include "agent/os/remove.h"
 #include "agent/config/textblock.h"
 #include "agent/base/log.h"
@@ -315,10 +316,12 @@ static int edit_apply(Action *a, Context *ctx, char **ret_msg) {
         const EditData *d = a->data;
         Look l = { .dir_fd = -EBADF, .fd = -EBADF };
         int r;
+        CLEANUP(protect_why_done) ProtectWhy why = {};
 
-        /* The manifest's guard, once more where the file is written. */
-        if (!d->system_path && path_is_guarded(d->path))
-                return set_errmsg(ret_msg, -EPERM, "a system path that no allow-system-path names: not edited");
+        /* Asked again where the file is written: the manifest's guard, and what only a run keeps. */
+        if (files_protect_decide(ctx, &(ProtectRow) { .kind = PROTECT_EDIT, .system_path = d->system_path }, d->path,
+                                 &why) == PROTECT_SELF)
+                return files_protect_refuse(&why, ret_msg);
         r = look_at(ctx, d, &l, ret_msg);
         if (r > 0)
                 r = edit_looked(d, &l, ret_msg);
@@ -354,13 +357,6 @@ static const ActionOps edit_ops = {
         .check = edit_check,
         .free_data = edit_data_free,
 };
-
-static const ManifestEntry *protecting_entry(const Manifest *m, const char *path) {
-        MANIFEST_FOREACH(e, m, DIRECTIVE_PROTECT)
-                if (path_pattern_covers(e->args[0], path))
-                        return e;
-        return NULL;
-}
 
 /* The plan's row: what the run will cut, or why the file is left as it is. */
 static int edit_observe(Context *ctx, Action *a, EditData *d) {
@@ -422,9 +418,9 @@ static int edit_join(Context *ctx, Action *a, const ManifestEntry *e) {
         return edit_observe(ctx, a, d);
 }
 
-int files_edit_plan(Context *ctx, Plan *plan, const ManifestEntry *e) {
+int files_edit_plan(Context *ctx, Plan *plan, const ManifestEntry *e, const CniKeepSet *keep) {
+        CLEANUP(protect_why_done) ProtectWhy why = {};
         cleanup_free char *reason = NULL;
-        const ManifestEntry *p;
         EditData *d;
         Action *a;
 
@@ -444,8 +440,9 @@ int files_edit_plan(Context *ctx, Plan *plan, const ManifestEntry *e) {
         a = plan_add(plan, &edit_ops, "files", d->path, reason, d);
         if (!a)
                 return -ENOMEM;
-        p = protecting_entry(ctx->manifest, d->path);
-        if (p)
-                return action_set_skip_code(a, "protected", "protected by %s:%u", p->file, p->line);
+        if (files_protect_decide(ctx,
+                                 &(ProtectRow) { .kind = PROTECT_EDIT, .system_path = d->system_path, .cni = keep },
+                                 d->path, &why) == PROTECT_SELF)
+                return files_protect_skip(a, &why);
         return edit_observe(ctx, a, d);
 }

@@ -20,6 +20,7 @@
 #include "agent/base/log.h"
 #include "agent/os/fileio.h"
 #include "agent/os/remove.h"
+#include "agent/phases/phase-files-protect.h"
 #include "agent/phases/phase-files-symlink.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -28,6 +29,7 @@
 typedef struct LinkData {
         char *path;         /* node path of the symlink */
         const char *target; /* the manifest entry's word (the manifest outlives the plan) */
+        bool system_path;   /* allow-system-path let this line reach a system path */
 } LinkData;
 
 typedef enum LinkState {
@@ -129,38 +131,38 @@ static int node_absent(int root_fd, const char *path) {
         return fstatat(fd, base_name(path), &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
 }
 
-static const ManifestEntry *covering_entry(const Manifest *m, DirectiveType t, const char *path) {
-        MANIFEST_FOREACH(e, m, t)
-                if (path_pattern_covers(e->args[0], path))
-                        return e;
-        return NULL;
-}
-
-/* Does the target go? Absent now, or (when planning) a remove line of this run takes it. */
-static int target_goes(const Context *ctx, const char *target, bool planning, char **ret_why) {
+/* Does the target go? Absent now, or (when planning) a remove line of this run takes it, and would
+ * not keep it (planning: keep, the directories kept runtimes watch). */
+static int target_goes(const Context *ctx, const char *target, const CniKeepSet *keep, bool planning, char **ret_why) {
         const ManifestEntry *e;
         int r;
 
         r = node_absent(ctx->root_fd, target);
         if (r != 0)
                 return r < 0 ? r : set_errmsg(ret_why, 1, "%s is gone", target);
-        if (!planning || covering_entry(ctx->manifest, DIRECTIVE_PROTECT, target))
+        if (!planning || files_protect_decide(ctx, &(ProtectRow) { .kind = PROTECT_REMOVE, .cni = keep }, target,
+                                              NULL) != PROTECT_NONE)
                 return set_errmsg(ret_why, 0, "%s stays: kept", target);
-        e = covering_entry(ctx->manifest, DIRECTIVE_REMOVE, target);
+        e = manifest_find_covering(ctx->manifest, DIRECTIVE_REMOVE, target);
         if (!e)
                 return set_errmsg(ret_why, 0, "%s stays (no remove line takes it): kept", target);
         return set_errmsg(ret_why, 1, "%s goes (%s:%u)", target, e->file, e->line);
 }
 
 static int unlink_apply(Action *a, Context *ctx, char **ret_msg) {
+        CLEANUP(protect_why_done) ProtectWhy protect = {};
         const LinkData *d = a->data;
         Look l = { .dir_fd = -EBADF };
         cleanup_free char *why = NULL;
         int r;
 
+        /* Asked again where the link is unlinked: the manifest's guard, and what only a run keeps. */
+        if (files_protect_decide(ctx, &(ProtectRow) { .kind = PROTECT_UNLINK, .system_path = d->system_path }, d->path,
+                                 &protect) == PROTECT_SELF)
+                return files_protect_refuse(&protect, ret_msg);
         r = look_at(ctx, d, &l, ret_msg);
         if (r == LINK_OURS) {
-                r = target_goes(ctx, d->target, false, &why);
+                r = target_goes(ctx, d->target, NULL, false, &why);
                 if (r > 0) {
                         r = fileio_unlink_if_same(l.dir_fd, base_name(d->path), &l.st);
                         if (r == -ESTALE)
@@ -185,7 +187,7 @@ static int unlink_check(Action *a, Context *ctx, char **ret_msg) {
 
         r = look_at(ctx, d, &l, ret_msg);
         if (r == LINK_OURS)
-                r = target_goes(ctx, d->target, false, ret_msg);
+                r = target_goes(ctx, d->target, NULL, false, ret_msg);
         else if (r == LINK_ABSENT || r == LINK_OTHER || r == -ELOOP)
                 r = 0;
         look_done(&l);
@@ -200,7 +202,7 @@ static const ActionOps unlink_ops = {
 };
 
 /* The plan's row: the link that goes, or why what is there stays. */
-static int unlink_observe(Context *ctx, Action *a, const LinkData *d) {
+static int unlink_observe(Context *ctx, Action *a, const LinkData *d, const CniKeepSet *keep) {
         Look l = { .dir_fd = -EBADF };
         cleanup_free char *msg = NULL;
         int r;
@@ -209,7 +211,7 @@ static int unlink_observe(Context *ctx, Action *a, const LinkData *d) {
         look_done(&l);
         if (r == LINK_OURS) {
                 msg = mfree(msg);
-                r = target_goes(ctx, d->target, true, &msg);
+                r = target_goes(ctx, d->target, keep, true, &msg);
                 if (r < 0)
                         return r;
                 a->present = r > 0;
@@ -222,9 +224,9 @@ static int unlink_observe(Context *ctx, Action *a, const LinkData *d) {
         return a->detail ? 0 : -ENOMEM;
 }
 
-int files_symlink_plan(Context *ctx, Plan *plan, const ManifestEntry *e) {
+int files_symlink_plan(Context *ctx, Plan *plan, const ManifestEntry *e, const CniKeepSet *keep) {
+        CLEANUP(protect_why_done) ProtectWhy why = {};
         cleanup_free char *reason = manifest_entry_reason(e);
-        const ManifestEntry *p;
         LinkData *d;
         Action *a;
         int r;
@@ -235,13 +237,15 @@ int files_symlink_plan(Context *ctx, Plan *plan, const ManifestEntry *e) {
                 return -ENOMEM;
         }
         d->target = e->args[1];
+        d->system_path = e->system_path;
         a = plan_add(plan, &unlink_ops, "files", d->path, reason, d);
         if (!a)
                 return -ENOMEM;
-        p = covering_entry(ctx->manifest, DIRECTIVE_PROTECT, d->path);
-        if (p)
-                return action_set_skip_code(a, "protected", "protected by %s:%u", p->file, p->line);
-        r = unlink_observe(ctx, a, d);
+        if (files_protect_decide(ctx,
+                                 &(ProtectRow) { .kind = PROTECT_UNLINK, .system_path = d->system_path, .cni = keep },
+                                 d->path, &why) == PROTECT_SELF)
+                return files_protect_skip(a, &why);
+        r = unlink_observe(ctx, a, d, keep);
         if (r >= 0 && e->system_path) {
                 log_warning("%s: the manifest opted in to removing a system path", reason);
                 r = action_set_detail(a, "SYSTEM PATH; %s", strna(a->detail));

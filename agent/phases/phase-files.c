@@ -20,6 +20,7 @@
 #include "agent/base/path.h"
 #include "agent/engine/phase.h"
 #include "agent/phases/phase-files-edit.h"
+#include "agent/phases/phase-files-protect.h"
 #include "agent/phases/phase-files-symlink.h"
 #include "agent/os/remove.h"
 #include "chase.h"
@@ -92,30 +93,6 @@ static int only_conf_dir_chain(int root_fd, const char *path, const char *conf_d
         }
 }
 
-static ProtectState manifest_protects(const Manifest *m, const char *node_path) {
-        ProtectState state = PROTECT_NONE;
-
-        MANIFEST_FOREACH(e, m, DIRECTIVE_PROTECT) {
-                if (path_pattern_covers(e->args[0], node_path))
-                        return PROTECT_SELF;
-                if (path_pattern_below(e->args[0], node_path))
-                        state = PROTECT_CONTAINS;
-        }
-        return state;
-}
-
-/* The etcd data directory when the rule keeps it now (node path), with the rule's reason. Only a
- * run acts on it: while planning, its fate is not known yet. */
-static const char *etcd_kept(const Context *ctx, char **ret_reason) {
-        cleanup_free char *reason = NULL;
-
-        if (!ctx->facts.etcd_data_dir || node_etcd_data_dir_fate(&ctx->facts.etcd, &reason) != 0)
-                return NULL;
-        if (ret_reason)
-                *ret_reason = TAKE_PTR(reason);
-        return ctx->facts.etcd_data_dir;
-}
-
 /* Does the line's target (a path, or a pattern) hold the etcd data directory, or lie beneath it? */
 static bool reaches_etcd_data(const Context *ctx, const char *target) {
         const char *dir = ctx->facts.etcd_data_dir;
@@ -124,44 +101,13 @@ static bool reaches_etcd_data(const Context *ctx, const char *target) {
                        path_pattern_covers(target, dir) || path_pattern_below(target, dir));
 }
 
-/* Beyond the manifest: node-reset's own backups, and the etcd data directory while the run keeps it
- * (etcd-datadir.h), whatever a manifest says. */
-static ProtectState builtin_protects(const Context *ctx, const char *node_path) {
-        const char *keep = ctx->executing ? etcd_kept(ctx, NULL) : NULL;
-        bool contains;
-
-        if (backup_dir_protects(node_path, &contains))
-                return contains ? PROTECT_CONTAINS : PROTECT_SELF;
-        if (ctx->executing && backup_unsaved_keeps(ctx, node_path, &contains))
-                return contains ? PROTECT_CONTAINS : PROTECT_SELF;
-        /* An etcd no installer of this node made: its data, unit and certificates (etcd-owner.h). */
-        if (etcd_scope_keeps(ctx->facts.etcd_scope, node_path, &contains))
-                return contains ? PROTECT_CONTAINS : PROTECT_SELF;
-        if (keep && path_startswith_dir(node_path, keep))
-                return PROTECT_SELF;
-        if (keep && (path_startswith_dir(keep, node_path) || streq(node_path, "/")))
-                return PROTECT_CONTAINS;
-        return PROTECT_NONE;
-}
-
-static ProtectState node_protects(const Context *ctx, const char *node_path) {
-        ProtectState b = builtin_protects(ctx, node_path), m;
-
-        if (b == PROTECT_SELF)
-                return b;
-        m = manifest_protects(ctx->manifest, node_path);
-        return m == PROTECT_NONE ? b : m;
-}
-
+/* What the walk of a remove or empty row keeps, its target included (userdata: the Context). */
 static ProtectState protect_check(const char *node_path, void *userdata) {
-        return node_protects(userdata, node_path);
+        return files_protect_decide(userdata, &(ProtectRow) { .kind = PROTECT_WALK }, node_path, NULL);
 }
 
-static const ManifestEntry *protecting_entry(const Manifest *m, const char *node_path) {
-        MANIFEST_FOREACH(e, m, DIRECTIVE_PROTECT)
-                if (path_pattern_covers(e->args[0], node_path))
-                        return e;
-        return NULL;
+static ProtectKind file_kind(const FileData *d) {
+        return d->type == DIRECTIVE_EMPTY ? PROTECT_EMPTY : PROTECT_REMOVE;
 }
 
 static bool unmounted_first(const char *node_path, void *userdata);
@@ -192,12 +138,8 @@ static RemoveOptions remove_options(const Context *ctx, const FileData *d, Walk 
 /* The files phase runs after the mounts phase: a mount an unmount line covers is gone by then. */
 static bool unmounted_first(const char *node_path, void *userdata) {
         const Context *ctx = userdata;
-        const Manifest *m = ctx->manifest;
 
-        MANIFEST_FOREACH(e, m, DIRECTIVE_UNMOUNT)
-                if (path_pattern_covers(e->args[0], node_path))
-                        return true;
-        return false;
+        return manifest_find_covering(ctx->manifest, DIRECTIVE_UNMOUNT, node_path) != NULL;
 }
 
 static int append(char **buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -275,10 +217,16 @@ static int remove_one(Context *ctx, FileData *d, const char *path, Walk walk, ch
         RemoveStats s = {};
         int r;
 
-        /* The manifest's guard, once more where the tree is removed (a pattern's match included). */
-        if (walk == WALK_APPLY && !d->system_path && path_is_guarded(path))
-                return set_errmsg(ret_msg, -EPERM,
-                                  "%s is a system path that no allow-system-path names: nothing removed", path);
+        /* Asked again where the tree is removed (a pattern's match included): the manifest's guard
+         * refuses; what else keeps the path, the walk keeps. */
+        if (walk == WALK_APPLY) {
+                CLEANUP(protect_why_done) ProtectWhy why = {};
+
+                if (files_protect_decide(ctx, &(ProtectRow) { .kind = file_kind(d), .system_path = d->system_path },
+                                         path, &why) == PROTECT_SELF &&
+                    why.source == PROTECT_BY_SYSTEM_PATH)
+                        return files_protect_refuse(&why, ret_msg);
+        }
         r = remove_tree(ctx->root_fd, path, &o, &s);
         if (walk == WALK_PLAN && !d->pattern)
                 d->top = s.top;
@@ -307,7 +255,7 @@ static int remove_pattern(Context *ctx, FileData *d, Walk walk, char **ret_msg) 
         if (r < 0)
                 return set_errmsg(ret_msg, r, "cannot expand %s: %s", d->path, strerror(-r));
         for (char **m = matches; *m; m++) {
-                if (node_protects(ctx, *m) == PROTECT_SELF)
+                if (protect_check(*m, ctx) == PROTECT_SELF)
                         continue;
                 cleanup_free char *msg = NULL;
 
@@ -333,7 +281,7 @@ static int etcd_residue(const Context *ctx, const char *target, int r, char **ms
         cleanup_close int fd = -EBADF;
         const char *keep;
 
-        if (r < 0 || !reaches_etcd_data(ctx, target) || !(keep = etcd_kept(ctx, &reason)))
+        if (r < 0 || !reaches_etcd_data(ctx, target) || !(keep = files_protect_etcd_kept(ctx, &reason)))
                 return r;
         /* Looked up as every path is, beneath the root and through no symlink: only "absent" means
          * nothing is kept; anything else there (a symlink the resolver refuses too) is reported. */
@@ -406,9 +354,10 @@ static const ActionOps empty_ops = {
 
 static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, const char *path, bool pattern,
                            const CniKeepSet *keep) {
+        CLEANUP(protect_why_done) ProtectWhy why = {};
         cleanup_free char *reason = NULL, *msg = NULL;
-        const CniKeep *watched = pattern ? NULL : cni_keep_watched(keep, path);
-        const ManifestEntry *p;
+        const CniKeep *watched;
+        ProtectState protect;
         bool symlink = false;
         FileData *d;
         Action *a;
@@ -420,26 +369,23 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
                         file_data_free(d);
                 return -ENOMEM;
         }
-        /* A directory the kept runtime watches by inode is emptied, never replaced. */
-        d->type = watched ? DIRECTIVE_EMPTY : e->type;
+        d->type = e->type;
         d->pattern = pattern;
         d->system_path = e->system_path;
+        protect = files_protect_decide(
+                ctx,
+                &(ProtectRow) { .kind = file_kind(d), .system_path = d->system_path, .cni = pattern ? NULL : keep },
+                path, &why);
+        /* A directory the kept runtime watches by inode is emptied, never replaced. */
+        watched = why.watched;
+        if (watched)
+                d->type = DIRECTIVE_EMPTY;
         a = plan_add(plan, d->type == DIRECTIVE_EMPTY ? &empty_ops : &remove_ops, "files", path, reason, d);
         if (!a)
                 return -ENOMEM;
-
-        p = protecting_entry(ctx->manifest, path);
-        if (p) {
+        if (protect == PROTECT_SELF) {
                 a->present = false;
-                return action_set_skip_code(a, "protected", "protected by %s:%u", p->file, p->line);
-        }
-        if (builtin_protects(ctx, path) == PROTECT_SELF) {
-                bool contains;
-
-                a->present = false;
-                if (etcd_scope_keeps(ctx->facts.etcd_scope, path, &contains) && !contains)
-                        return action_set_skip_code(a, "out-of-scope", "%s", ctx->facts.etcd_scope->why);
-                return action_set_skip(a, "node-reset's backups (" BACKUP_DIR ") are never removed");
+                return files_protect_skip(a, &why);
         }
         r = pattern ? remove_pattern(ctx, d, WALK_PLAN, &msg) : remove_one(ctx, d, path, WALK_PLAN, &msg, &symlink);
         a->present = r != 0;
@@ -579,7 +525,7 @@ static int files_plan_entries(Context *ctx, Plan *plan, const CniKeepSet *keep, 
         const char *etcd_dir;
         int k;
 
-        /* Decided before the first line is planned: builtin_protects() follows it. */
+        /* Decided before the first line is planned: files_protect_decide() follows it. */
         k = phase_etcd_scope(ctx, &scope);
         if (k >= 0)
                 k = node_etcd_data_dir_find(ctx, &etcd_dir);
@@ -592,8 +538,8 @@ static int files_plan_entries(Context *ctx, Plan *plan, const CniKeepSet *keep, 
                 int r;
 
                 if (e->type == DIRECTIVE_REMOVE_BLOCK || e->type == DIRECTIVE_REMOVE_SYMLINK_TO) {
-                        r = e->type == DIRECTIVE_REMOVE_BLOCK ? files_edit_plan(ctx, plan, e)
-                                                              : files_symlink_plan(ctx, plan, e);
+                        r = e->type == DIRECTIVE_REMOVE_BLOCK ? files_edit_plan(ctx, plan, e, keep)
+                                                              : files_symlink_plan(ctx, plan, e, keep);
                         if (r < 0)
                                 return r;
                         continue;

@@ -111,13 +111,6 @@ static const ActionOps unmount_ops = {
         .free_data = unmount_data_free,
 };
 
-static const ManifestEntry *covering_entry(const Context *ctx, const char *node_path) {
-        MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_UNMOUNT)
-                if (path_pattern_covers(e->args[0], node_path))
-                        return e;
-        return NULL;
-}
-
 static int add_unmount(Context *ctx, Plan *plan, const MountEntry *m, const char *node, const ManifestEntry *e,
                        UnmountData **prev) {
         cleanup_free char *reason = NULL;
@@ -197,7 +190,7 @@ int phase_mounts_plan(Context *ctx, Plan *plan, char **reterr) {
         /* Deepest first across all lines: a mount is only ever unmounted after those on top of it. */
         for (size_t i = 0; i < n; i++) {
                 const char *node = node_path_of(ctx, beneath[i]->mount_point);
-                const ManifestEntry *e = node ? covering_entry(ctx, node) : NULL;
+                const ManifestEntry *e = node ? manifest_find_covering(ctx->manifest, DIRECTIVE_UNMOUNT, node) : NULL;
 
                 if (!e)
                         continue;

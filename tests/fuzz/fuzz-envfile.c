@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "agent/config/envfile.h"
+#include "agent/config/unit-file.h"
 #include "macro.h"
 #include "strv.h"
 

@@ -49,6 +49,22 @@ in_private_ns() {
         trap 'cd /; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
 }
 
+# kill_at_exit: what a test starts in the background goes into PIDS (PIDS+=($!)); at exit each is
+# killed and waited for, before in_private_ns's own exit trap unmounts the work directory.
+kill_at_exit() {
+        PIDS=()
+        eval "set -- $(trap -p EXIT)"
+        trap 'for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null; done; wait 2> /dev/null; '"${3:-}" EXIT
+}
+
+# elapsed_ms T0: the milliseconds since T0 (a "date +%s%N"), for the log lines of timed steps.
+elapsed_ms() { echo $((($(date +%s%N) - $1) / 1000000)); }
+
+# etcd members on loopback: member N listens on 127.0.0.1N, clients on 2379, peers on 2380.
+ip_of() { echo "127.0.0.1$1"; }
+# cluster_of PREFIX N...: the --initial-cluster of members named PREFIXN
+cluster_of() { local p=$1 s="" i; shift; for i in "$@"; do s="$s${s:+,}$p$i=https://$(ip_of "$i"):2380"; done; echo "$s"; }
+
 # remove_cgroup_parent /PARENT: a test's own cgroup_parent in every hierarchy, deepest first, once
 # what ran in it is gone (the kernel takes a moment to empty a cgroup whose last process died).
 remove_cgroup_parent() {

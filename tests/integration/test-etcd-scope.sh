@@ -13,13 +13,7 @@ in_private_ns "$@"
 
 command -v etcd > /dev/null 2>&1 || skip "etcd is not installed (apt-get install etcd-server etcd-client)"
 require_cmd etcdctl openssl python3
-REPORT="$TOP/tests/integration/report.py"
-jq_() { "$REPORT" "$@" > /dev/null; } # jq_ FILE EXPR: true when EXPR holds
-elapsed_ms() { echo $((($(date +%s%N) - $1) / 1000000)); }
-
-PIDS=()
-eval "set -- $(trap -p EXIT)"
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null; done; wait 2> /dev/null; '"$3" EXIT
+kill_at_exit
 
 # --- one CA; k3s's certificate names (pkg/daemons/control/server.go) -----------------------------
 test_ca "$WORK/ca" || { echo "FAIL: openssl CA"; exit 1; }
@@ -30,9 +24,7 @@ tls_dir() {
         cert "$1" peer-server-client etcd-peer "IP:$2,IP:127.0.0.1" serverAuth,clientAuth &&
         cert "$1" client etcd-client "DNS:client" clientAuth
 }
-ip_of() { echo "127.0.0.1$1"; }
 eps_of() { local s="" i; for i in "$@"; do s="$s${s:+,}https://$(ip_of "$i"):2379"; done; echo "$s"; }
-cluster_of() { local p=$1 s="" i; shift; for i in "$@"; do s="$s${s:+,}$p$i=https://$(ip_of "$i"):2380"; done; echo "$s"; }
 
 # start_etcd NAME DATA TLS IP CLUSTER [STATE] [EXTRA-LISTEN]: one member, PID in $LAST
 start_etcd() {

@@ -16,15 +16,9 @@ in_private_ns "$@"
 
 command -v etcd > /dev/null 2>&1 || skip "etcd is not installed (apt-get install etcd-server etcd-client)"
 require_cmd etcdctl openssl python3 prlimit
-REPORT="$TOP/tests/integration/report.py"
 HOSTILE="$O/tests/grpc-hostile"
 [ -x "$HOSTILE" ] || skip "$HOSTILE is not built (make check builds it)"
-jq_() { "$REPORT" "$@" > /dev/null; }  # jq_ FILE EXPR: true when EXPR holds
-elapsed_ms() { echo $((($(date +%s%N) - $1) / 1000000)); }
-
-PIDS=()
-eval "set -- $(trap -p EXIT)"
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null; done; wait 2> /dev/null; '"$3" EXIT
+kill_at_exit
 
 # --- certificates: one CA, kubeadm's names ------------------------------------------------------
 test_ca "$WORK/ca" || { echo "FAIL: openssl CA"; exit 1; }
@@ -36,10 +30,8 @@ member_certs() { # DIR IP
 }
 
 # --- a cluster: member i listens on 127.0.0.1i; m1's files are the node's (kubeadm layout) --------
-ip_of() { echo "127.0.0.1$1"; }
 OTHER_CPORT=2379 # the client port of every member but m1
 cport_of() { if [ "$1" = 1 ]; then echo 2379; else echo "$OTHER_CPORT"; fi; }
-cluster_of() { local s="" i; for i in "$@"; do s="$s${s:+,}m$i=https://$(ip_of "$i"):2380"; done; echo "$s"; }
 
 # new_root ROOT: kubeadm's tree for member m1
 new_root() {
@@ -149,7 +141,7 @@ datadir_available() { [ ! -e "$1/var/lib/etcd" ] || [ -z "$(ls -A "$1/var/lib/et
 cluster() {
         local root=$1 c
         shift
-        c=$(cluster_of "$@")
+        c=$(cluster_of m "$@")
         new_root "$root" && etcd_yaml "$root" "$c" || return 1
         cp -r "$root/etc/kubernetes/pki/etcd" "$root/../client" || return 1
         for i in "$@"; do start_member "$root" "$i" "$c" || return 1; done
@@ -230,13 +222,13 @@ OTHER_CPORT=2379
 R="$WORK/cl/root"
 mkdir -p "$R"
 cluster "$R" 2 3 || { echo "FAIL: cannot start a 2-member etcd cluster"; exit 1; }
-etcd_yaml "$R" "$(cluster_of 1 2 3)"
+etcd_yaml "$R" "$(cluster_of m 1 2 3)"
 # etcd refuses reconfiguration in a cluster younger than 5 s: ask until it agrees
 for _ in $(seq 50); do
         ctl "$R" "$(eps_of 2)" member add m1 --learner --peer-urls "https://$(ip_of 1):2380" > /dev/null 2>&1 && break
         sleep 0.3
 done
-start_member "$R" 1 "$(cluster_of 1 2 3)" existing
+start_member "$R" 1 "$(cluster_of m 1 2 3)" existing
 for _ in $(seq 100); do [ "$(members "$R" "$(eps_of 2)")" = "m1 m2 m3 " ] && break; sleep 0.2; done
 assert "learner: m1 joined as a learner" test "$(ctl "$R" "$(eps_of 2)" member list -w simple | grep -c ', m1, .*, true$')" = 1
 agent --root "$R" --phases etcd -o json plan > "$WORK/learner-plan.json"
@@ -297,7 +289,7 @@ for _ in $(seq 50); do
         ctl "$R" "$(eps_of 1)" member add m2 --learner --peer-urls "https://$(ip_of 2):2380" > /dev/null 2>&1 && break
         sleep 0.3
 done
-start_member "$R" 2 "$(cluster_of 1 2)" existing
+start_member "$R" 2 "$(cluster_of m 1 2)" existing
 for _ in $(seq 100); do [ "$(members "$R" "$(eps_of 1)")" = "m1 m2 " ] && break; sleep 0.2; done
 assert "voter+learner: m2 is a learner" test "$(ctl "$R" "$(eps_of 1)" member list -w simple | grep -c ', m2, .*, true$')" = 1
 agent --root "$R" -m "$WORK/wipe-data.conf" --phases etcd,files --no-backup --yes -o json run > "$WORK/vl.json"; rc=$?

@@ -138,25 +138,6 @@ static void test_argv_flag(void **state) {
         assert_null(argv_flag(NULL, "x"));
 }
 
-/* k3s's install.sh writes one quoted word per continued line; systemd joins them with a blank. */
-static void test_unit_exec_start(void **state) {
-        static const char unit[] = "[Unit]\nDescription=k3s\nExecStart=/not/the/service\n"
-                                   "[Service]\nExecStartPre=-/sbin/modprobe overlay\n"
-                                   "ExecStart=-/usr/local/bin/k3s \\\n    server \\\n\t'--data-dir' \\\n"
-                                   "# a comment inside\n\t'/data/k3s' \\\n\n[Install]\nExecStart=/nope\n";
-        static const char none[] = "[Service]\nType=oneshot\nExecStart=\n";
-        static const char open_quote[] = "[Service]\nExecStart=/x 'open\n";
-        cleanup_strv char **argv = NULL, **empty = NULL, **bad = NULL;
-
-        assert_int_equal(unit_exec_start_argv(unit, strlen(unit), &argv), 1);
-        assert_int_equal(strv_length(argv), 4);
-        assert_string_equal(argv[0], "/usr/local/bin/k3s");
-        assert_string_equal(argv_flag(argv, "data-dir"), "/data/k3s");
-        assert_int_equal(unit_exec_start_argv(none, strlen(none), &empty), 0);
-        assert_null(empty);
-        assert_int_equal(unit_exec_start_argv(open_quote, strlen(open_quote), &bad), -EBADMSG);
-}
-
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_env_comments_and_last_wins),
@@ -165,7 +146,6 @@ int main(void) {
                 cmocka_unit_test(test_env_errors),
                 cmocka_unit_test(test_argv_split),
                 cmocka_unit_test(test_argv_flag),
-                cmocka_unit_test(test_unit_exec_start),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,7 @@
 /* Unit tests for the etcd client's codec (golden bytes from rpc.proto's field numbers, bounds,
  * malformed answers), the gRPC frame parser's streaming mode, and how the agent finds this node's
  * member in kubeadm's, kubespray's and k3s's files and matches it, decides who owns the etcd (an
- * external or site-managed one is out of scope), protects the backups, decides the data directory's
+ * external or site-managed one is out of scope) and what that keeps, decides the data directory's
  * fate (every case of the rule) and remembers a departure. */
 
 #include <setjmp.h>
@@ -22,7 +22,7 @@
 #include "agent/config/etcd-flags.h"
 #include "agent/config/etcd-owner.h"
 #include "agent/config/unit-file.h"
-#include "agent/phases/phase-backup.h"
+#include "agent/phases/phase-files-protect.h"
 #include "agent/phases/etcd-datadir.h"
 #include "agent/phases/etcd-member.h"
 #include "agent/phases/etcd-state.h"
@@ -348,6 +348,13 @@ static void test_local_k3s(void **state) {
         rm_rf(dir);
 }
 
+/* What the files phase keeps for this scope alone (phase-files-protect.h). */
+static ProtectState scope_protects(const EtcdScope *s, const char *path) {
+        const Context ctx = { .facts.etcd_scope = (EtcdScope *) s };
+
+        return files_protect_decide(&ctx, &(ProtectRow) { .kind = PROTECT_WALK }, path, NULL);
+}
+
 static void scope_in(const char *dir, EtcdScope *s) {
         int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
@@ -361,7 +368,6 @@ static void scope_in(const char *dir, EtcdScope *s) {
 static void test_scope(void **state) {
         char dir[] = "/tmp/test-etcd.XXXXXX";
         EtcdScope s = {};
-        bool contains;
 
         assert_non_null(mkdtemp(dir));
         scope_in(dir, &s);
@@ -375,18 +381,18 @@ static void test_scope(void **state) {
         scope_in(dir, &s);
         assert_int_equal(s.owner, ETCD_OWNER_FOREIGN);
         assert_string_equal(s.source, KUBEADM_CONFIG);
-        assert_true(etcd_scope_keeps(&s, "/var/lib/etcd", &contains) && !contains);
-        assert_true(etcd_scope_keeps(&s, "/var/lib/etcd/member", &contains));
-        assert_true(etcd_scope_keeps(&s, "/var/lib", &contains) && contains);
-        assert_true(etcd_scope_keeps(&s, "/etc/kubernetes", &contains) && contains); /* the config stays */
-        assert_false(etcd_scope_keeps(&s, "/etc/kubernetes/pki", &contains));
+        assert_int_equal(scope_protects(&s, "/var/lib/etcd"), PROTECT_SELF);
+        assert_int_equal(scope_protects(&s, "/var/lib/etcd/member"), PROTECT_SELF);
+        assert_int_equal(scope_protects(&s, "/var/lib"), PROTECT_CONTAINS);
+        assert_int_equal(scope_protects(&s, "/etc/kubernetes"), PROTECT_CONTAINS); /* the config stays */
+        assert_int_equal(scope_protects(&s, "/etc/kubernetes/pki"), PROTECT_NONE);
         assert_non_null(strstr(s.why, "out of scope"));
         etcd_scope_done(&s);
         /* kubespray: its etcd.env wins over the external it names. */
         write_file(dir, ETCD_ENV, "ETCD_NAME=etcd1\n");
         scope_in(dir, &s);
         assert_int_equal(s.owner, ETCD_OWNER_ENV);
-        assert_false(etcd_scope_keeps(&s, "/var/lib/etcd", &contains));
+        assert_int_equal(scope_protects(&s, "/var/lib/etcd"), PROTECT_NONE);
         etcd_scope_done(&s);
         rm_rf(dir);
         strcpy(dir, "/tmp/test-etcd.XXXXXX");
@@ -513,21 +519,6 @@ static void test_local_formats(void **state) {
         rm_rf(dir);
 }
 
-static void test_backup_protected(void **state) {
-        bool contains;
-
-        assert_true(backup_dir_protects("/var/backups/node-reset", &contains));
-        assert_false(contains);
-        assert_true(backup_dir_protects("/var/backups/node-reset/20261203T000000Z/etc", &contains));
-        assert_false(contains);
-        assert_true(backup_dir_protects("/var/backups", &contains));
-        assert_true(contains);
-        assert_true(backup_dir_protects("/var", &contains));
-        assert_true(contains);
-        assert_false(backup_dir_protects("/var/backups/kube_etcd", &contains));
-        assert_false(backup_dir_protects("/var/backups/node-reset-old", &contains));
-}
-
 /* StatusResponse{header{cluster_id 7, member_id 0x8e9e05c52164694d}, version "3.4.23", isLearner} */
 static void test_decode_status(void **state) {
         EtcdStatus st;
@@ -624,7 +615,6 @@ int main(void) {
                 cmocka_unit_test(test_scope),
                 cmocka_unit_test(test_config_argv),
                 cmocka_unit_test(test_local_formats),
-                cmocka_unit_test(test_backup_protected),
                 cmocka_unit_test(test_decode_status),
                 cmocka_unit_test(test_data_dir_fate),
                 cmocka_unit_test(test_state_left),

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "agent/config/envfile.h"
+#include "agent/config/unit-file.h"
 #include "agent/config/kubelet-runtime.h"
 #include "agent/os/docker-api.h"
 #include "macro.h"
@@ -158,9 +159,9 @@ static void test_version_parse(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_env_flags), cmocka_unit_test(test_env_is_args),    cmocka_unit_test(test_unit_exec_start),
-                cmocka_unit_test(test_k3s_argv),     cmocka_unit_test(test_containers_parse),
-                cmocka_unit_test(test_version_parse),
+                cmocka_unit_test(test_env_flags),        cmocka_unit_test(test_env_is_args),
+                cmocka_unit_test(test_unit_exec_start),  cmocka_unit_test(test_k3s_argv),
+                cmocka_unit_test(test_containers_parse), cmocka_unit_test(test_version_parse),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

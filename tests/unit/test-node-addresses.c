@@ -19,14 +19,7 @@
 #include "macro.h"
 #include "string-util.h"
 #include "strv.h"
-
-static void write_file(int dir, const char *path, const char *text) {
-        int fd = openat(dir, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
-        close(fd);
-}
+#include "tests/support/files.h"
 
 /* Beneath a root: kubelet's dual-stack --node-ip, the API server's and kubeadm's advertise address. */
 static void test_read_root(void **state) {
@@ -44,13 +37,14 @@ static void test_read_root(void **state) {
         assert_int_equal(mkdirat(root, "etc", 0755), 0);
         assert_int_equal(mkdirat(root, "etc/kubernetes", 0755), 0);
         assert_int_equal(mkdirat(root, "etc/kubernetes/manifests", 0755), 0);
-        write_file(root, "var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--node-ip=10.0.0.5,fd00::5\"\n");
-        write_file(root, "etc/kubernetes/manifests/kube-apiserver.yaml",
-                   "spec:\n  containers:\n  - command: [kube-apiserver, --advertise-address=10.0.0.6]\n"
-                   "    args: [--service-node-port-range, 20000-22767]\n");
-        write_file(root, "etc/kubernetes/kubeadm-config.yaml",
-                   "kind: ClusterConfiguration\n---\nkind: InitConfiguration\nlocalAPIEndpoint:\n"
-                   "  advertiseAddress: 10.0.0.7\n# advertiseAddress: 10.0.0.8\n");
+        test_write_at(root, "var/lib/kubelet/kubeadm-flags.env",
+                      "KUBELET_KUBEADM_ARGS=\"--node-ip=10.0.0.5,fd00::5\"\n");
+        test_write_at(root, "etc/kubernetes/manifests/kube-apiserver.yaml",
+                      "spec:\n  containers:\n  - command: [kube-apiserver, --advertise-address=10.0.0.6]\n"
+                      "    args: [--service-node-port-range, 20000-22767]\n");
+        test_write_at(root, "etc/kubernetes/kubeadm-config.yaml",
+                      "kind: ClusterConfiguration\n---\nkind: InitConfiguration\nlocalAPIEndpoint:\n"
+                      "  advertiseAddress: 10.0.0.7\n# advertiseAddress: 10.0.0.8\n");
         assert_int_equal(node_addresses_read(root, &l), 0);
         assert_int_equal(l.n, 4);
         assert_int_equal(inet_pton(AF_INET, "10.0.0.5", a), 1);
@@ -101,13 +95,13 @@ static void test_kubelet_env(void **state) {
         assert_int_equal(mkdirat(root, "var/lib/kubelet", 0755), 0);
         assert_int_equal(mkdirat(root, "etc", 0755), 0);
         assert_int_equal(mkdirat(root, "etc/default", 0755), 0);
-        write_file(root, "var/lib/kubelet/kubeadm-flags.env",
-                   "# KUBELET_KUBEADM_ARGS=\"--node-ip=10.9.9.9\"\n"
-                   "KUBELET_KUBEADM_ARGS=--node-ip=10.8.8.8\n"
-                   "KUBELET_KUBEADM_ARGS=\"--a=b --node-ip=10.0.0.5\"\n"
-                   "OTHER=--node-ip=10.1.1.1\n"
-                   "  KUBELET_EXTRA_ARGS = '--x --node-ip 10.0.0.9'  \n");
-        write_file(root, "etc/default/kubelet", "KUBELET_EXTRA_ARGS='--node-ip=10.7.7.7\n");
+        test_write_at(root, "var/lib/kubelet/kubeadm-flags.env",
+                      "# KUBELET_KUBEADM_ARGS=\"--node-ip=10.9.9.9\"\n"
+                      "KUBELET_KUBEADM_ARGS=--node-ip=10.8.8.8\n"
+                      "KUBELET_KUBEADM_ARGS=\"--a=b --node-ip=10.0.0.5\"\n"
+                      "OTHER=--node-ip=10.1.1.1\n"
+                      "  KUBELET_EXTRA_ARGS = '--x --node-ip 10.0.0.9'  \n");
+        test_write_at(root, "etc/default/kubelet", "KUBELET_EXTRA_ARGS='--node-ip=10.7.7.7\n");
         assert_int_equal(node_addresses_read(root, &l), 0);
         assert_int_equal(l.n, 1);
         assert_int_equal(inet_pton(AF_INET, "10.0.0.9", a), 1);

@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Fixture files for cmocka tests, written without the code under test. */
+#pragma once
+
+/* Write text to the file name beneath dir_fd (its directory must exist), replacing it; a failure
+ * fails the test. */
+void test_write_at(int dir_fd, const char *name, const char *text);
