@@ -930,10 +930,7 @@ static int pinned_walk(BpfPinnedIds *ids, int dfd, const char *name, unsigned de
         return r;
 }
 
-/* The directory holding the last component of the absolute path, opened, and that component:
- * 1 with *ret_fd on a bpf file system, 0 when the directory is gone or on another file system
- * (*ret_other says which), -errno. */
-static int open_pin_parent(const char *path, int *ret_fd, const char **ret_base, bool *ret_other) {
+int bpf_pin_open_parent(const char *path, int *ret_fd, const char **ret_base, bool *ret_other) {
         cleanup_free char *parent = NULL;
         cleanup_close int pfd = -EBADF;
         const char *base;
@@ -965,7 +962,7 @@ int bpf_pinned_ids_collect(BpfPinnedIds *ids, const char *path) {
         bool other;
         int k;
 
-        k = open_pin_parent(path, &pfd, &base, &other);
+        k = bpf_pin_open_parent(path, &pfd, &base, &other);
         if (k <= 0)
                 return k;
         return pinned_walk(ids, pfd, base, 0);
@@ -993,60 +990,4 @@ int bpf_fd_is_bpffs(int fd) {
         if (fstatfs(fd, &s) < 0)
                 return -errno;
         return s.f_type == (typeof(s.f_type)) BPF_FS_MAGIC;
-}
-
-static int remove_children(int dfd);
-
-static int remove_entry(int dfd, const char *name) {
-        cleanup_close int fd = -EBADF;
-        struct stat st;
-        int k;
-
-        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return errno == ENOENT ? 0 : -errno;
-        if (S_ISDIR(st.st_mode)) {
-                fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0)
-                        return errno == ENOENT ? 0 : -errno;
-                /* Something else mounted beneath is not ours to empty. */
-                k = bpf_fd_is_bpffs(fd);
-                if (k <= 0)
-                        return k < 0 ? k : -EXDEV;
-                k = remove_children(TAKE_FD(fd));
-                if (k < 0)
-                        return k;
-        }
-        if (unlinkat(dfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0)
-                return errno == ENOENT ? 0 : -errno;
-        return 1;
-}
-
-/* Takes dfd. */
-static int remove_children(int dfd) {
-        cleanup_closedir DIR *d = fdopendir(dfd);
-        int r = 0, k;
-
-        if (!d) {
-                k = -errno;
-                close(dfd);
-                return k;
-        }
-        FOREACH_DIRENT(de, d) {
-                k = remove_entry(dirfd(d), de->d_name);
-                if (k < 0 && r >= 0)
-                        r = k;
-        }
-        return r;
-}
-
-int bpf_pin_remove(const char *path) {
-        cleanup_close int pfd = -EBADF;
-        const char *base;
-        bool other;
-        int k;
-
-        k = open_pin_parent(path, &pfd, &base, &other);
-        if (k <= 0)
-                return other ? -EXDEV : k;
-        return remove_entry(pfd, base);
 }
