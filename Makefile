@@ -210,7 +210,7 @@ FUZZ_SRCS_manifest  := agent/config/manifest.c agent/os/fileio.c agent/base/path
                        netreset/conntrack.c
 FUZZ_SRCS_mountinfo := agent/os/mountinfo.c
 FUZZ_SRCS_kubeconfig := agent/config/kubeconfig.c agent/config/yaml-util.c agent/os/fileio.c
-FUZZ_SRCS_grpc      := grpc/proto.c grpc/grpc.c grpc/relay.c
+FUZZ_SRCS_grpc      := $(GRPC_SRCS)
 FUZZ_SRCS_cri       := cri/messages.c $(FUZZ_SRCS_grpc)
 FUZZ_SRCS_etcd      := etcd/messages.c $(FUZZ_SRCS_grpc)
 FUZZ_SRCS_textblock := agent/config/textblock.c

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <time.h>
 
+#include "grpc/curl.h"
 #include "grpc/grpc.h"
 #include "grpc/relay.h"
 #include "errno-util.h"
@@ -54,11 +55,6 @@ typedef struct Transfer {
         int callback_error; /* set when a callback aborted the transfer */
         char errbuf[CURL_ERROR_SIZE];
 } Transfer;
-
-static inline void curl_slist_free_allp(struct curl_slist **l) {
-        if (*l)
-                curl_slist_free_all(*l);
-}
 
 void grpc_frame_parser_init(GrpcFrameParser *p, size_t max) {
         *p = (GrpcFrameParser) { .max = max };
@@ -378,19 +374,8 @@ void grpc_call_done(GrpcCall *c) {
         c->grpc_status = -1;
 }
 
-static int curl_global(void) {
-        static bool done;
-
-        if (!done) {
-                if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-                        return -ENOMEM;
-                done = true;
-        }
-        return 0;
-}
-
 int grpc_channel_new(const char *socket_path, GrpcChannel **ret) {
-        const curl_version_info_data *v;
+        CurlFeatures f;
         GrpcChannel *ch;
         int r;
 
@@ -398,11 +383,10 @@ int grpc_channel_new(const char *socket_path, GrpcChannel **ret) {
                 return -EINVAL;
         if (strlen(socket_path) >= sizeof(((struct sockaddr_un *) NULL)->sun_path))
                 return -ENAMETOOLONG;
-        r = curl_global();
+        r = curl_global_once();
         if (r < 0)
                 return r;
-        v = curl_version_info(CURLVERSION_NOW);
-        if (!v || !(v->features & CURL_VERSION_HTTP2) || !(v->features & CURL_VERSION_UNIX_SOCKETS))
+        if (curl_features_get(&f) < 0 || !f.http2 || !f.unix_sockets)
                 return -EPROTONOSUPPORT;
         ch = calloc(1, sizeof *ch);
         if (!ch)
@@ -478,17 +462,16 @@ static int strdup_or_null(const char *s, char **ret) {
 }
 
 int grpc_channel_new_url(const char *url, const GrpcTls *tls, GrpcChannel **ret) {
-        const curl_version_info_data *v;
+        CurlFeatures f;
         GrpcChannel *ch;
         int r;
 
         if (!url || !url_is_base(url))
                 return -EINVAL;
-        r = curl_global();
+        r = curl_global_once();
         if (r < 0)
                 return r;
-        v = curl_version_info(CURLVERSION_NOW);
-        if (!(v->features & CURL_VERSION_HTTP2) || (url[4] == 's' && !(v->features & CURL_VERSION_SSL)))
+        if (curl_features_get(&f) < 0 || !f.http2 || (url[4] == 's' && !f.ssl))
                 return -EPROTONOSUPPORT;
         ch = calloc(1, sizeof *ch);
         if (!ch)
@@ -627,7 +610,6 @@ static CURLcode transfer_options_tcp(Transfer *t) {
 #define SET(opt, val)       \
         if (cc == CURLE_OK) \
         cc = curl_easy_setopt(e, opt, val)
-        SET(CURLOPT_PROTOCOLS_STR, "http,https");
         SET(CURLOPT_HTTP_VERSION,
             (long) (ch->url[4] == 's' ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE));
         SET(CURLOPT_SSL_VERIFYPEER, 1L);
@@ -639,26 +621,42 @@ static CURLcode transfer_options_tcp(Transfer *t) {
                 SET(CURLOPT_SSLCERT, ch->cert_file);
         if (ch->key_file)
                 SET(CURLOPT_SSLKEY, ch->key_file);
-        SET(CURLOPT_PROXY, "");
 #undef SET
         return cc;
 }
 
-static int transfer_options(Transfer *t, const char *url) {
+/* The easy handle with what every transfer sets (grpc/curl.c), for this call. */
+static int transfer_handle(Transfer *t, const char *url) {
         /* libcurl's own timeout is only a backstop, a little after the channel's deadline: it runs on
          * CLOCK_MONOTONIC_RAW and may fire a millisecond early by CLOCK_MONOTONIC, and the channel
          * alone decides when a call has run out of time. */
-        long timeout_ms = (long) u64_min((t->timeout_usec + 999) / 1000 + CURL_BACKSTOP_MS, (uint64_t) LONG_MAX);
+        uint64_t timeout_ms = u64_min((t->timeout_usec + 999) / 1000 + CURL_BACKSTOP_MS, (uint64_t) LONG_MAX);
+        CurlFeatures f;
+
+        if (curl_features_get(&f) < 0)
+                return -EPROTONOSUPPORT;
+        /* libcurl talks to the call's relay (relay.c), which holds the peer's connection; TLS too runs
+         * through it, verified against the URL's host. */
+        return curl_easy_new(&f,
+                             &(CurlTransfer) {
+                                     .url = url,
+                                     .user_agent = "node-reset-cri",
+                                     .unix_socket = t->relay.name,
+                                     .abstract_socket = true,
+                                     .connect_timeout_ms = timeout_ms,
+                                     .timeout_ms = timeout_ms,
+                                     .errbuf = t->errbuf,
+                             },
+                             &t->easy);
+}
+
+static int transfer_options(Transfer *t) {
         CURL *e = t->easy;
         CURLcode cc = CURLE_OK;
 
 #define SET(opt, val)       \
         if (cc == CURLE_OK) \
         cc = curl_easy_setopt(e, opt, val)
-        SET(CURLOPT_URL, url);
-        /* libcurl talks to the call's relay (relay.c), which holds the peer's connection; TLS too runs
-         * through it, verified against the URL's host. */
-        SET(CURLOPT_ABSTRACT_UNIX_SOCKET, t->relay.name);
         if (t->ch->socket_path) {
                 SET(CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
         } else if (cc == CURLE_OK)
@@ -667,7 +665,6 @@ static int transfer_options(Transfer *t, const char *url) {
         SET(CURLOPT_POSTFIELDS, t->body);
         SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) t->body_len);
         SET(CURLOPT_HTTPHEADER, t->headers);
-        SET(CURLOPT_USERAGENT, "node-reset-cri");
         SET(CURLOPT_WRITEFUNCTION, on_body);
         SET(CURLOPT_WRITEDATA, t);
         SET(CURLOPT_HEADERFUNCTION, on_header);
@@ -675,17 +672,13 @@ static int transfer_options(Transfer *t, const char *url) {
         SET(CURLOPT_XFERINFOFUNCTION, on_progress);
         SET(CURLOPT_XFERINFODATA, t);
         SET(CURLOPT_NOPROGRESS, 0L);
-        SET(CURLOPT_TIMEOUT_MS, timeout_ms);
-        SET(CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-        SET(CURLOPT_NOSIGNAL, 1L);
-        SET(CURLOPT_ERRORBUFFER, t->errbuf);
         SET(CURLOPT_PRIVATE, t);
         /* One connection per call: the relay meters what the peer sends for this call alone (and
          * libcurl before 8.0.0 fails a second transfer on a prior-knowledge connection, curl#10634). */
         SET(CURLOPT_FRESH_CONNECT, 1L);
         SET(CURLOPT_FORBID_REUSE, 1L);
 #undef SET
-        return cc == CURLE_OK ? 0 : cc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EINVAL;
+        return curl_code_to_errno(cc);
 }
 
 static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, uint64_t start, uint64_t deadline) {
@@ -720,10 +713,10 @@ static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, ui
                             : relay_open_tcp(&t->relay, ch->host, ch->port, ch->url[4] == 's');
         if (r < 0)
                 return (t->connect_error = r);
-        t->easy = curl_easy_init();
-        if (!t->easy)
-                return -ENOMEM;
-        return transfer_options(t, url);
+        r = transfer_handle(t, url);
+        if (r < 0)
+                return r;
+        return transfer_options(t);
 }
 
 static void call_fail(GrpcCall *c, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
