@@ -39,12 +39,13 @@ endif
 # flags only, and tests/integration/test-layers.sh fails when a file includes a library header
 # outside its module's list or a module includes one it must not depend on (Debian's pkg-config
 # gives empty --cflags for most of these, so the flags alone would not catch it). dlib/ forwards
-# to every library; tests and fuzzers may use them all.
+# to every library; tests and fuzzers may use them all. lib/, the compiled half of include/, uses none.
 AGENT_PKGS    := libsystemd yaml-0.1 libcrypto libcurl
 NETRESET_PKGS := libmnl libnftnl libip4tc libip6tc libipset libbpf
 GRPC_PKGS     := libcurl
 CRI_PKGS      :=
 ETCD_PKGS     :=
+LIB_PKGS      :=
 TEST_PKGS     := cmocka
 ALL_PKGS      := $(sort $(AGENT_PKGS) $(NETRESET_PKGS) $(GRPC_PKGS) $(CRI_PKGS) $(ETCD_PKGS))
 DLIB_PKGS     := $(ALL_PKGS)
@@ -104,6 +105,8 @@ CRI_SRCS      := $(wildcard cri/*.c)
 ETCD_SRCS     := $(wildcard etcd/*.c)
 GRPC_SRCS     := $(wildcard grpc/*.c)
 DLIB_SRCS     := $(wildcard dlib/*.c)
+# include/'s functions that are more than a line: the base every module (and every test) links.
+LIB_SRCS      := $(wildcard lib/*.c)
 TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test-*.c))
 TEST_HELPERS  := $(patsubst tests/integration/%.c,$(O)/tests/%,$(wildcard tests/integration/*.c))
@@ -114,7 +117,9 @@ CRI_LIB      := $(O)/libcri.a
 ETCD_LIB     := $(O)/libetcd.a
 GRPC_LIB     := $(O)/libgrpc.a
 DLIB_LIB     := $(O)/libdlib.a
-LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB) $(ETCD_LIB) $(GRPC_LIB) $(DLIB_LIB)
+COMMON_LIB   := $(O)/libcommon.a
+# The base last: every library before it may use it.
+LIBS_A       := $(AGENT_LIB) $(NETRESET_LIB) $(CRI_LIB) $(ETCD_LIB) $(GRPC_LIB) $(DLIB_LIB) $(COMMON_LIB)
 # Code only the tests link: calls the agent must never make (creating pods), fixtures.
 TEST_SUPPORT_LIB := $(O)/libtestsupport.a
 
@@ -136,6 +141,7 @@ $(call objs,$(CRI_SRCS)): MODULE := CRI
 $(call objs,$(ETCD_SRCS)): MODULE := ETCD
 $(call objs,$(GRPC_SRCS)): MODULE := GRPC
 $(call objs,$(DLIB_SRCS)): MODULE := DLIB
+$(call objs,$(LIB_SRCS)): MODULE := LIB
 
 # The default manifest is embedded so that a copied binary works alone in a rescue shell.
 $(O)/agent/config/embedded.o: manifests/default.conf
@@ -148,6 +154,7 @@ $(CRI_LIB): $(call objs,$(CRI_SRCS))
 $(ETCD_LIB): $(call objs,$(ETCD_SRCS))
 $(GRPC_LIB): $(call objs,$(GRPC_SRCS))
 $(DLIB_LIB): $(call objs,$(DLIB_SRCS))
+$(COMMON_LIB): $(call objs,$(LIB_SRCS))
 $(TEST_SUPPORT_LIB): $(call objs,$(TEST_SUPPORT_SRCS))
 $(O)/%.a:
 	@mkdir -p $(dir $@)
@@ -198,23 +205,29 @@ check-all: check check-asan check-valgrind
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_CFLAGS   = -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
-FUZZ_SRCS_manifest  := agent/config/manifest.c agent/os/fileio.c agent/base/path.c agent/config/profile.c \
+FUZZ_SRCS_manifest  := agent/config/manifest.c agent/config/manifest-directives.c agent/os/fileio.c agent/base/path.c agent/config/profile.c \
                        agent/config/profile-data.c agent/config/embedded.c netreset/route.c netreset/fib-rule.c netreset/nl.c \
                        netreset/conntrack.c
 FUZZ_SRCS_mountinfo := agent/os/mountinfo.c
 FUZZ_SRCS_kubeconfig := agent/config/kubeconfig.c agent/config/yaml-util.c agent/os/fileio.c
-FUZZ_SRCS_grpc      := grpc/proto.c grpc/grpc.c grpc/relay.c
+FUZZ_SRCS_grpc      := $(GRPC_SRCS)
 FUZZ_SRCS_cri       := cri/messages.c $(FUZZ_SRCS_grpc)
 FUZZ_SRCS_etcd      := etcd/messages.c $(FUZZ_SRCS_grpc)
 FUZZ_SRCS_textblock := agent/config/textblock.c
 FUZZ_SRCS_envfile   := agent/config/envfile.c agent/config/unit-file.c agent/os/fileio.c
 FUZZ_SRCS_etcdflags := agent/config/etcd-flags.c agent/config/envfile.c agent/config/yaml-util.c
 FUZZ_SRCS_cniconf   := agent/config/cni-conf.c agent/base/json.c
+# The base, built once with the fuzzers' instrumentation, and linked by every target.
+FUZZ_COMMON_LIB := $(O)/fuzz/libcommon.a
+$(O)/fuzz/lib/%.o: lib/%.c | $(DEPS_FIRST)
+	@mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -c -o $@ $<
+$(FUZZ_COMMON_LIB): $(patsubst lib/%.c,$(O)/fuzz/lib/%.o,$(LIB_SRCS))
 $(O)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_SRCS_manifest) $(FUZZ_SRCS_mountinfo) $(FUZZ_SRCS_kubeconfig) \
 		$(FUZZ_SRCS_cri) $(FUZZ_SRCS_etcd) $(FUZZ_SRCS_textblock) $(FUZZ_SRCS_envfile) $(FUZZ_SRCS_cniconf) \
-		$(FUZZ_SRCS_etcdflags) | $(DEPS_FIRST)
+		$(FUZZ_SRCS_etcdflags) $(FUZZ_COMMON_LIB) | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*) $(PKG_LIBS)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*) $(FUZZ_COMMON_LIB) $(PKG_LIBS)
 
 fuzz-build: $(FUZZ_TARGETS)
 fuzz: $(FUZZ_TARGETS)
@@ -257,15 +270,15 @@ analyze:
 	$(Q)$(MAKE) --no-print-directory O=$(O)-analyze CC="gcc -fanalyzer" all
 
 tidy:
-	$(Q)clang-tidy --quiet $(AGENT_SRCS) agent/main.c $(NETRESET_SRCS) $(CRI_SRCS) $(ETCD_SRCS) $(GRPC_SRCS) $(DLIB_SRCS) -- $(ALL_CFLAGS)
+	$(Q)clang-tidy --quiet $(AGENT_SRCS) agent/main.c $(NETRESET_SRCS) $(CRI_SRCS) $(ETCD_SRCS) $(GRPC_SRCS) $(DLIB_SRCS) $(LIB_SRCS) -- $(ALL_CFLAGS)
 
 cppcheck:
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		-D_GNU_SOURCE -Iinclude -I. agent netreset cri etcd grpc dlib
+		-D_GNU_SOURCE -Iinclude -I. agent netreset cri etcd grpc dlib lib
 
 # Every module's sources and headers (tests/integration/test-format.sh runs this in "make check").
 FORMAT_SRCS = $(sort $(wildcard agent/*.c agent/*/*.[ch] agent/*/*/*.[ch] netreset/*.[ch] cri/*.[ch] etcd/*.[ch] grpc/*.[ch] \
-		dlib/*.[ch] include/*.h bench/*.c))
+		dlib/*.[ch] include/*.h lib/*.c bench/*.c))
 format-check:
 	$(Q)clang-format --dry-run --Werror $(FORMAT_SRCS)
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* gRPC unary calls over HTTP/2 prior knowledge on a unix socket, many at once through one libcurl
- * multi handle. The verdict comes from grpc-status (a trailer, or the only header block of an error),
- * never from the HTTP status. */
+ * multi handle: the channel, a transfer per call and the run loop. The verdict comes from grpc-status
+ * (a trailer, or the only header block of an error; head.c), never from the HTTP status. */
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -10,10 +10,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/un.h>
 #include <time.h>
 
+#include "grpc/curl.h"
 #include "grpc/grpc.h"
 #include "grpc/relay.h"
 #include "errno-util.h"
@@ -55,319 +55,6 @@ typedef struct Transfer {
         char errbuf[CURL_ERROR_SIZE];
 } Transfer;
 
-static inline void curl_slist_free_allp(struct curl_slist **l) {
-        if (*l)
-                curl_slist_free_all(*l);
-}
-
-void grpc_frame_parser_init(GrpcFrameParser *p, size_t max) {
-        *p = (GrpcFrameParser) { .max = max };
-}
-
-void grpc_frame_parser_set_stream(GrpcFrameParser *p, int (*on_message)(const uint8_t *msg, size_t n, void *userdata),
-                                  void *userdata, uint64_t max_total) {
-        p->on_message = on_message;
-        p->userdata = userdata;
-        p->max_total = max_total;
-}
-
-/* A stream's whole message goes to its reader, and the parser waits for the next prefix. */
-static int frame_hand_over(GrpcFrameParser *p) {
-        int r;
-
-        p->messages++;
-        r = p->on_message(p->message, p->message_len, p->userdata);
-        p->message = mfree(p->message);
-        p->header_len = p->have = p->message_len = 0;
-        p->done = false;
-        return r;
-}
-
-void grpc_frame_parser_done(GrpcFrameParser *p) {
-        free(p->message);
-        grpc_frame_parser_init(p, p->max);
-}
-
-static uint32_t be32(const uint8_t *b) {
-        return (uint32_t) b[0] << 24 | (uint32_t) b[1] << 16 | (uint32_t) b[2] << 8 | b[3];
-}
-
-/* The 5-byte prefix is complete: judge it before a single byte of the message is allocated. */
-static int frame_header_complete(GrpcFrameParser *p) {
-        if (p->header[0] == 1)
-                return -EPROTONOSUPPORT; /* compressed: never asked for */
-        if (p->header[0] != 0)
-                return -EBADMSG;
-        p->declared = be32(p->header + 1);
-        if (p->declared > p->max)
-                return -EMSGSIZE;
-        if (p->on_message) {
-                p->total += p->declared;
-                if (p->total > p->max_total)
-                        return -EFBIG;
-        }
-        p->message_len = p->declared;
-        p->message = malloc(p->message_len ? p->message_len : 1);
-        if (!p->message)
-                return -ENOMEM;
-        p->done = p->message_len == 0;
-        return 0;
-}
-
-int grpc_frame_parser_feed(GrpcFrameParser *p, const void *data, size_t n) {
-        const uint8_t *d = data;
-
-        while (n > 0) {
-                size_t k;
-
-                if (p->done)
-                        return -EBADMSG; /* a unary response carries one message */
-                if (p->header_len < GRPC_FRAME_HEADER_SIZE) {
-                        k = size_min(GRPC_FRAME_HEADER_SIZE - p->header_len, n);
-                        memcpy(p->header + p->header_len, d, k);
-                        p->header_len += k;
-                        d += k;
-                        n -= k;
-                        if (p->header_len == GRPC_FRAME_HEADER_SIZE) {
-                                int r = frame_header_complete(p);
-                                if (r < 0)
-                                        return r;
-                        }
-                } else {
-                        k = size_min(p->message_len - p->have, n);
-                        memcpy(p->message + p->have, d, k);
-                        p->have += k;
-                        d += k;
-                        n -= k;
-                        p->done = p->have == p->message_len;
-                }
-                if (p->done && p->on_message) {
-                        int r = frame_hand_over(p);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        return 0;
-}
-
-int grpc_frame_parser_finish(GrpcFrameParser *p, uint8_t **ret, size_t *ret_len) {
-        if (p->on_message) {
-                *ret = NULL;
-                *ret_len = 0;
-                return p->header_len == 0 ? 0 : -EBADMSG;
-        }
-        if (!p->done)
-                return p->header_len == 0 ? -ENODATA : -EBADMSG;
-        *ret = TAKE_PTR(p->message);
-        *ret_len = p->message_len;
-        return 0;
-}
-
-int grpc_frame_encode(const void *msg, size_t n, uint8_t **ret, size_t *ret_len) {
-        uint8_t *b;
-
-        if (n > UINT32_MAX)
-                return -EMSGSIZE;
-        b = malloc(GRPC_FRAME_HEADER_SIZE + n);
-        if (!b)
-                return -ENOMEM;
-        b[0] = 0;
-        b[1] = (uint8_t) (n >> 24);
-        b[2] = (uint8_t) (n >> 16);
-        b[3] = (uint8_t) (n >> 8);
-        b[4] = (uint8_t) n;
-        if (n > 0)
-                memcpy(b + GRPC_FRAME_HEADER_SIZE, msg, n);
-        *ret = b;
-        *ret_len = GRPC_FRAME_HEADER_SIZE + n;
-        return 0;
-}
-
-void grpc_response_head_done(GrpcResponseHead *h) {
-        free(h->grpc_message);
-        free(h->content_type);
-        *h = (GrpcResponseHead) { .grpc_status = -1 };
-}
-
-static int hexval(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
-int grpc_percent_decode(const char *s, size_t n, char **ret) {
-        char *out, *o;
-
-        out = o = malloc(n + 1);
-        if (!out)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                int hi = i + 2 < n ? hexval(s[i + 1]) : -1, lo = i + 2 < n ? hexval(s[i + 2]) : -1;
-
-                /* "%00" would cut the C string short: such an escape is kept as written. */
-                if (s[i] == '%' && hi >= 0 && lo >= 0 && (hi | lo) != 0) {
-                        /* cppcheck-suppress uninitdata ; o is written, not read */
-                        *o++ = (char) (hi << 4 | lo);
-                        i += 2;
-                } else
-                        *o++ = s[i];
-        }
-        *o = '\0';
-        *ret = out;
-        return 0;
-}
-
-static bool header_name_is(const char *line, size_t name_len, const char *name) {
-        return strlen(name) == name_len && strncasecmp(line, name, name_len) == 0;
-}
-
-static int parse_status_line(GrpcResponseHead *h, const char *line, size_t n) {
-        const char *sp = memchr(line, ' ', n);
-        int status = 0;
-
-        if (!sp)
-                return 0;
-        for (const char *p = sp + 1; p < line + n && *p >= '0' && *p <= '9' && status < 1000; p++)
-                status = status * 10 + (*p - '0');
-        h->http_status = status;
-        return 0;
-}
-
-static void parse_grpc_status(GrpcResponseHead *h, const char *v, size_t n) {
-        int s = 0;
-
-        if (n == 0 || n > 2) {
-                h->bad_status = true;
-                return;
-        }
-        for (size_t i = 0; i < n; i++) {
-                if (v[i] < '0' || v[i] > '9') {
-                        h->bad_status = true;
-                        return;
-                }
-                s = s * 10 + (v[i] - '0');
-        }
-        h->grpc_status = s;
-}
-
-static int set_string(char **field, const char *v, size_t n, bool percent_decoded) {
-        char *s;
-
-        n = size_min(n, GRPC_MESSAGE_TEXT_MAX);
-        if (percent_decoded) {
-                if (grpc_percent_decode(v, n, &s) < 0)
-                        return -ENOMEM;
-        } else if (!(s = strndup(v, n)))
-                return -ENOMEM;
-        free(*field);
-        *field = s;
-        return 0;
-}
-
-int grpc_response_head_parse(GrpcResponseHead *h, const char *line, size_t n) {
-        const char *colon, *v;
-        size_t name_len, vn;
-
-        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-                n--;
-        if (n >= 5 && strncmp(line, "HTTP/", 5) == 0)
-                return parse_status_line(h, line, n);
-        colon = memchr(line, ':', n);
-        if (!colon || colon == line)
-                return 0;
-        name_len = (size_t) (colon - line);
-        v = colon + 1;
-        vn = n - name_len - 1;
-        while (vn > 0 && (*v == ' ' || *v == '\t'))
-                v++, vn--;
-        while (vn > 0 && (v[vn - 1] == ' ' || v[vn - 1] == '\t'))
-                vn--;
-        if (header_name_is(line, name_len, "grpc-status"))
-                parse_grpc_status(h, v, vn);
-        else if (header_name_is(line, name_len, "grpc-message"))
-                return set_string(&h->grpc_message, v, vn, true);
-        else if (header_name_is(line, name_len, "content-type"))
-                return set_string(&h->content_type, v, vn, false);
-        return 0;
-}
-
-bool grpc_content_type_ok(const char *ct) {
-        const char *rest;
-
-        if (strncasecmp(ct, "application/grpc", 16) != 0)
-                return false;
-        rest = ct + 16;
-        return *rest == '\0' || *rest == '+' || *rest == ';';
-}
-
-void grpc_timeout_format(uint64_t usec, char buf[static 16]) {
-        /* At most 8 digits: microseconds up to 100 s, then milliseconds, then seconds. */
-        if (usec == 0)
-                usec = 1;
-        if (usec < 100000000ULL)
-                snprintf(buf, 16, "%lluu", (unsigned long long) usec);
-        else if (usec / 1000 < 100000000ULL)
-                snprintf(buf, 16, "%llum", (unsigned long long) (usec / 1000));
-        else
-                snprintf(buf, 16, "%lluS", (unsigned long long) u64_min(usec / 1000000, 99999999ULL));
-}
-
-static const char *const status_names[_GRPC_STATUS_MAX] = {
-        [GRPC_OK] = "OK",
-        [GRPC_CANCELLED] = "CANCELLED",
-        [GRPC_UNKNOWN] = "UNKNOWN",
-        [GRPC_INVALID_ARGUMENT] = "INVALID_ARGUMENT",
-        [GRPC_DEADLINE_EXCEEDED] = "DEADLINE_EXCEEDED",
-        [GRPC_NOT_FOUND] = "NOT_FOUND",
-        [GRPC_ALREADY_EXISTS] = "ALREADY_EXISTS",
-        [GRPC_PERMISSION_DENIED] = "PERMISSION_DENIED",
-        [GRPC_RESOURCE_EXHAUSTED] = "RESOURCE_EXHAUSTED",
-        [GRPC_FAILED_PRECONDITION] = "FAILED_PRECONDITION",
-        [GRPC_ABORTED] = "ABORTED",
-        [GRPC_OUT_OF_RANGE] = "OUT_OF_RANGE",
-        [GRPC_UNIMPLEMENTED] = "UNIMPLEMENTED",
-        [GRPC_INTERNAL] = "INTERNAL",
-        [GRPC_UNAVAILABLE] = "UNAVAILABLE",
-        [GRPC_DATA_LOSS] = "DATA_LOSS",
-        [GRPC_UNAUTHENTICATED] = "UNAUTHENTICATED",
-};
-
-const char *grpc_status_to_string(int status) {
-        if (status < 0 || status >= _GRPC_STATUS_MAX)
-                return "UNKNOWN";
-        return status_names[status];
-}
-
-int grpc_status_to_errno(int status) {
-        static const int map[_GRPC_STATUS_MAX] = {
-                [GRPC_OK] = 0,
-                [GRPC_CANCELLED] = -ECANCELED,
-                [GRPC_UNKNOWN] = -EIO,
-                [GRPC_INVALID_ARGUMENT] = -EINVAL,
-                [GRPC_DEADLINE_EXCEEDED] = -ETIMEDOUT,
-                [GRPC_NOT_FOUND] = -ENOENT,
-                [GRPC_ALREADY_EXISTS] = -EEXIST,
-                [GRPC_PERMISSION_DENIED] = -EACCES,
-                [GRPC_RESOURCE_EXHAUSTED] = -ENOBUFS,
-                [GRPC_FAILED_PRECONDITION] = -EBUSY,
-                [GRPC_ABORTED] = -ECONNABORTED,
-                [GRPC_OUT_OF_RANGE] = -ERANGE,
-                [GRPC_UNIMPLEMENTED] = -EOPNOTSUPP,
-                [GRPC_INTERNAL] = -EREMOTEIO,
-                [GRPC_UNAVAILABLE] = -EAGAIN,
-                [GRPC_DATA_LOSS] = -EIO,
-                [GRPC_UNAUTHENTICATED] = -EPERM,
-        };
-
-        if (status < 0 || status >= _GRPC_STATUS_MAX)
-                return -EIO;
-        return map[status];
-}
-
 void grpc_call_done(GrpcCall *c) {
         free(c->message);
         free(c->response);
@@ -378,19 +65,8 @@ void grpc_call_done(GrpcCall *c) {
         c->grpc_status = -1;
 }
 
-static int curl_global(void) {
-        static bool done;
-
-        if (!done) {
-                if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-                        return -ENOMEM;
-                done = true;
-        }
-        return 0;
-}
-
 int grpc_channel_new(const char *socket_path, GrpcChannel **ret) {
-        const curl_version_info_data *v;
+        CurlFeatures f;
         GrpcChannel *ch;
         int r;
 
@@ -398,11 +74,10 @@ int grpc_channel_new(const char *socket_path, GrpcChannel **ret) {
                 return -EINVAL;
         if (strlen(socket_path) >= sizeof(((struct sockaddr_un *) NULL)->sun_path))
                 return -ENAMETOOLONG;
-        r = curl_global();
+        r = curl_global_once();
         if (r < 0)
                 return r;
-        v = curl_version_info(CURLVERSION_NOW);
-        if (!v || !(v->features & CURL_VERSION_HTTP2) || !(v->features & CURL_VERSION_UNIX_SOCKETS))
+        if (curl_features_get(&f) < 0 || !f.http2 || !f.unix_sockets)
                 return -EPROTONOSUPPORT;
         ch = calloc(1, sizeof *ch);
         if (!ch)
@@ -478,17 +153,16 @@ static int strdup_or_null(const char *s, char **ret) {
 }
 
 int grpc_channel_new_url(const char *url, const GrpcTls *tls, GrpcChannel **ret) {
-        const curl_version_info_data *v;
+        CurlFeatures f;
         GrpcChannel *ch;
         int r;
 
         if (!url || !url_is_base(url))
                 return -EINVAL;
-        r = curl_global();
+        r = curl_global_once();
         if (r < 0)
                 return r;
-        v = curl_version_info(CURLVERSION_NOW);
-        if (!(v->features & CURL_VERSION_HTTP2) || (url[4] == 's' && !(v->features & CURL_VERSION_SSL)))
+        if (curl_features_get(&f) < 0 || !f.http2 || (url[4] == 's' && !f.ssl))
                 return -EPROTONOSUPPORT;
         ch = calloc(1, sizeof *ch);
         if (!ch)
@@ -627,7 +301,6 @@ static CURLcode transfer_options_tcp(Transfer *t) {
 #define SET(opt, val)       \
         if (cc == CURLE_OK) \
         cc = curl_easy_setopt(e, opt, val)
-        SET(CURLOPT_PROTOCOLS_STR, "http,https");
         SET(CURLOPT_HTTP_VERSION,
             (long) (ch->url[4] == 's' ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE));
         SET(CURLOPT_SSL_VERIFYPEER, 1L);
@@ -639,26 +312,42 @@ static CURLcode transfer_options_tcp(Transfer *t) {
                 SET(CURLOPT_SSLCERT, ch->cert_file);
         if (ch->key_file)
                 SET(CURLOPT_SSLKEY, ch->key_file);
-        SET(CURLOPT_PROXY, "");
 #undef SET
         return cc;
 }
 
-static int transfer_options(Transfer *t, const char *url) {
+/* The easy handle with what every transfer sets (grpc/curl.c), for this call. */
+static int transfer_handle(Transfer *t, const char *url) {
         /* libcurl's own timeout is only a backstop, a little after the channel's deadline: it runs on
          * CLOCK_MONOTONIC_RAW and may fire a millisecond early by CLOCK_MONOTONIC, and the channel
          * alone decides when a call has run out of time. */
-        long timeout_ms = (long) u64_min((t->timeout_usec + 999) / 1000 + CURL_BACKSTOP_MS, (uint64_t) LONG_MAX);
+        uint64_t timeout_ms = u64_min((t->timeout_usec + 999) / 1000 + CURL_BACKSTOP_MS, (uint64_t) LONG_MAX);
+        CurlFeatures f;
+
+        if (curl_features_get(&f) < 0)
+                return -EPROTONOSUPPORT;
+        /* libcurl talks to the call's relay (relay.c), which holds the peer's connection; TLS too runs
+         * through it, verified against the URL's host. */
+        return curl_easy_new(&f,
+                             &(CurlTransfer) {
+                                     .url = url,
+                                     .user_agent = "node-reset-cri",
+                                     .unix_socket = t->relay.name,
+                                     .abstract_socket = true,
+                                     .connect_timeout_ms = timeout_ms,
+                                     .timeout_ms = timeout_ms,
+                                     .errbuf = t->errbuf,
+                             },
+                             &t->easy);
+}
+
+static int transfer_options(Transfer *t) {
         CURL *e = t->easy;
         CURLcode cc = CURLE_OK;
 
 #define SET(opt, val)       \
         if (cc == CURLE_OK) \
         cc = curl_easy_setopt(e, opt, val)
-        SET(CURLOPT_URL, url);
-        /* libcurl talks to the call's relay (relay.c), which holds the peer's connection; TLS too runs
-         * through it, verified against the URL's host. */
-        SET(CURLOPT_ABSTRACT_UNIX_SOCKET, t->relay.name);
         if (t->ch->socket_path) {
                 SET(CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
         } else if (cc == CURLE_OK)
@@ -667,7 +356,6 @@ static int transfer_options(Transfer *t, const char *url) {
         SET(CURLOPT_POSTFIELDS, t->body);
         SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) t->body_len);
         SET(CURLOPT_HTTPHEADER, t->headers);
-        SET(CURLOPT_USERAGENT, "node-reset-cri");
         SET(CURLOPT_WRITEFUNCTION, on_body);
         SET(CURLOPT_WRITEDATA, t);
         SET(CURLOPT_HEADERFUNCTION, on_header);
@@ -675,17 +363,13 @@ static int transfer_options(Transfer *t, const char *url) {
         SET(CURLOPT_XFERINFOFUNCTION, on_progress);
         SET(CURLOPT_XFERINFODATA, t);
         SET(CURLOPT_NOPROGRESS, 0L);
-        SET(CURLOPT_TIMEOUT_MS, timeout_ms);
-        SET(CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-        SET(CURLOPT_NOSIGNAL, 1L);
-        SET(CURLOPT_ERRORBUFFER, t->errbuf);
         SET(CURLOPT_PRIVATE, t);
         /* One connection per call: the relay meters what the peer sends for this call alone (and
          * libcurl before 8.0.0 fails a second transfer on a prior-knowledge connection, curl#10634). */
         SET(CURLOPT_FRESH_CONNECT, 1L);
         SET(CURLOPT_FORBID_REUSE, 1L);
 #undef SET
-        return cc == CURLE_OK ? 0 : cc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EINVAL;
+        return curl_code_to_errno(cc);
 }
 
 static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, uint64_t start, uint64_t deadline) {
@@ -720,10 +404,10 @@ static int transfer_setup(Transfer *t, const GrpcChannel *ch, GrpcCall *call, ui
                             : relay_open_tcp(&t->relay, ch->host, ch->port, ch->url[4] == 's');
         if (r < 0)
                 return (t->connect_error = r);
-        t->easy = curl_easy_init();
-        if (!t->easy)
-                return -ENOMEM;
-        return transfer_options(t, url);
+        r = transfer_handle(t, url);
+        if (r < 0)
+                return r;
+        return transfer_options(t);
 }
 
 static void call_fail(GrpcCall *c, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -8,25 +8,7 @@
 
 /* Make *p hold at least need elements of size bytes, doubling (from 8) so that appending one by one
  * costs amortised O(1). *allocated counts elements. Returns 0, or -ENOMEM with *p untouched. */
-static inline int greedy_realloc(void **p, size_t *allocated, size_t need, size_t size) {
-        size_t a;
-        void *q;
-
-        if (need <= *allocated)
-                return 0;
-        a = *allocated ? *allocated : 8;
-        while (a < need) {
-                if (a > SIZE_MAX / 2)
-                        return -ENOMEM;
-                a *= 2;
-        }
-        q = reallocarray(*p, a, size);
-        if (!q)
-                return -ENOMEM;
-        *p = q;
-        *allocated = a;
-        return 0;
-}
+int greedy_realloc(void **p, size_t *allocated, size_t need, size_t size);
 
 #define GREEDY_REALLOC(array, allocated, need) \
         greedy_realloc((void **) &(array), &(allocated), (need), sizeof((array)[0]))

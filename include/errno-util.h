@@ -32,15 +32,4 @@ static inline int errno_or_else(int fallback) {
  *                      to quote in its own sentence; set on failure only;
  *   char **ret_msg     what happened, on success as on failure (an action's apply() and check(),
  *                      services_disable()'s list of changes). */
-static inline int set_errmsg(char **reterr, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static inline int set_errmsg(char **reterr, int r, const char *fmt, ...) {
-        va_list ap;
-
-        if (!reterr || *reterr)
-                return r;
-        va_start(ap, fmt);
-        if (vasprintf(reterr, fmt, ap) < 0)
-                *reterr = NULL;
-        va_end(ap);
-        return r;
-}
+int set_errmsg(char **reterr, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

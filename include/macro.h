@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Header-only base shared by every module: cleanup attributes, ownership transfer, small helpers. */
+/* Cleanup attributes, ownership transfer and one-line helpers shared by every module (all inline: no .c). */
 #pragma once
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* String helpers small enough to inline everywhere. */
+/* String helpers: the one-line ones inline, the others compiled in lib/string-util.c. */
 #pragma once
 
 #include <stdarg.h>
@@ -40,56 +40,17 @@ static inline bool ascii_isdigit(char c) {
         return c >= '0' && c <= '9';
 }
 
-static inline bool isdigit_str(const char *s) {
-        if (!s || !*s)
-                return false;
-        for (; *s; s++)
-                if (*s < '0' || *s > '9')
-                        return false;
-        return true;
-}
+bool isdigit_str(const char *s);
 
 /* Is path equal to prefix or beneath it, component-wise ("/a/b" is beneath "/a", "/ab" is not)? */
-static inline bool path_startswith_dir(const char *path, const char *prefix) {
-        size_t l = strlen(prefix);
-
-        if (l == 1 && prefix[0] == '/')
-                return path[0] == '/';
-        return strncmp(path, prefix, l) == 0 && (path[l] == '/' || path[l] == '\0');
-}
+bool path_startswith_dir(const char *path, const char *prefix);
 
 /* Is name one of the items of a comma-separated list ("mounts,files")? Empty items are skipped; a
  * NULL list holds nothing. */
-static inline bool comma_list_contains(const char *list, const char *name) {
-        size_t l = strlen(name);
-
-        for (const char *p = list; p && *p;) {
-                size_t n = strcspn(p, ",");
-
-                if (n == l && strncmp(p, name, l) == 0)
-                        return true;
-                p += n;
-                p += strspn(p, ",");
-        }
-        return false;
-}
+bool comma_list_contains(const char *list, const char *name);
 
 /* A formatted, malloc'd string, or NULL when out of memory (vasprintf() leaves its pointer
  * undefined on failure, so it is never used directly). */
-static inline char *vstrprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
-static inline char *vstrprintf(const char *fmt, va_list ap) {
-        char *s;
+char *vstrprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
-        return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
-}
-
-static inline char *strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static inline char *strprintf(const char *fmt, ...) {
-        va_list ap;
-        char *s;
-
-        va_start(ap, fmt);
-        s = vstrprintf(fmt, ap);
-        va_end(ap);
-        return s;
-}
+char *strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -123,6 +123,8 @@ void bpf_pinned_ids_done(BpfPinnedIds *ids);
 /* Is fd on a bpf file system (BPF_FS_MAGIC)? 1 yes, 0 no, -errno. */
 int bpf_fd_is_bpffs(int fd);
 
-/* Remove a pin, or a directory of pins with everything beneath it, never leaving the bpf file
- * system path is on: 1 removed, 0 already gone, -EXDEV when path is not on a bpf file system. */
-int bpf_pin_remove(const char *path);
+/* The directory holding the last component of the absolute path, opened, and that component:
+ * 1 with *ret_fd on a bpf file system, 0 when the directory is gone or on another file system
+ * (*ret_other says which), -errno (-EINVAL for a relative path or "/"). Removing a pin is the
+ * agent's: its one remover (agent/os/remove.c) walks beneath this fd. */
+int bpf_pin_open_parent(const char *path, int *ret_fd, const char **ret_base, bool *ret_other);

@@ -2,9 +2,6 @@
 /* One HTTP(S) request over libcurl with in-memory TLS material: the orphan probe, the report POSTs, the
  * Node object, and Docker's Engine API on its unix socket. */
 
-/* CURLOPT_PROTOCOLS is deprecated in the headers this builds against, and needed by libcurl < 7.85. */
-#define CURL_DISABLE_DEPRECATION 1
-
 #include <ctype.h>
 #include <fcntl.h>
 #include <string.h>
@@ -15,34 +12,15 @@
 #include "agent/base/log.h"
 #include "macro.h"
 #include "dlib/dlopen.h"
+#include "grpc/curl.h"
 #include "string-util.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(CURL *, curl_easy_cleanup);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct curl_slist *, curl_slist_free_all);
 DEFINE_TRIVIAL_CLEANUP_FUNC(CURLU *, curl_url_cleanup);
 
 static size_t discard(char *ptr, size_t size, size_t nmemb, void *userdata) {
         return size * nmemb;
 }
 
-/* Collect the first failure of a run of curl_easy_setopt() calls. */
-#define SETOPT(h, ok, opt, val)                                     \
-        do {                                                        \
-                if ((ok) == CURLE_OK)                               \
-                        (ok) = curl_easy_setopt((h), (opt), (val)); \
-        } while (0)
-
-HttpFeatures http_features_for(unsigned version_num) {
-        return (HttpFeatures) {
-                .protocols_str = version_num >= 0x075500, /* 7.85.0 */
-                .ca_blob = version_num >= 0x074d00,       /* 7.77.0 */
-                .cert_blob = version_num >= 0x074700,     /* 7.71.0 */
-        };
-}
-
-/* The libcurl this process loaded, or -EOPNOTSUPP. NODE_RESET_TEST_CURL_VERSION_NUM (tests only)
- * pretends an older one, so each fallback below runs against the real library; it can only take
- * features away, never claim one the library lacks. */
 typedef struct Sink {
         HttpResult *result;
         size_t max, allocated;
@@ -72,19 +50,6 @@ static size_t keep(char *ptr, size_t size, size_t nmemb, void *userdata) {
 void http_result_done(HttpResult *r) {
         r->body = mfree(r->body);
         r->body_size = 0;
-}
-
-static int curl_version_num(unsigned *ret) {
-        const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
-        const char *e = secure_getenv("NODE_RESET_TEST_CURL_VERSION_NUM");
-        unsigned long forced;
-
-        if (!v)
-                return -EOPNOTSUPP;
-        *ret = v->version_num;
-        if (e && (forced = strtoul(e, NULL, 0)) < *ret)
-                *ret = (unsigned) forced;
-        return 0;
 }
 
 /* Where libcurl cannot take PEM bytes (a *_BLOB option), it gets a file name: a sealed memfd seen
@@ -121,7 +86,7 @@ static CURLcode set_blob(CURL *h, CURLoption opt, CURLoption file_opt, bool have
         return curl_easy_setopt(h, opt, &blob);
 }
 
-static CURLcode set_tls(CURL *h, const HttpRequest *req, const HttpFeatures *f, int fds[static 3]) {
+static CURLcode set_tls(CURL *h, const HttpRequest *req, const CurlFeatures *f, int fds[static 3]) {
         CURLcode ok = CURLE_OK;
 
         if (!f->ca_blob || !f->cert_blob)
@@ -136,45 +101,45 @@ static CURLcode set_tls(CURL *h, const HttpRequest *req, const HttpFeatures *f, 
                 ok = set_blob(h, CURLOPT_SSLKEY_BLOB, CURLOPT_SSLKEY, f->cert_blob,
                               req->key.size > 0 ? &req->key : &req->cert, &fds[2]);
         if (req->insecure) {
-                SETOPT(h, ok, CURLOPT_SSL_VERIFYPEER, 0L);
-                SETOPT(h, ok, CURLOPT_SSL_VERIFYHOST, 0L);
+                CURL_SETOPT(h, ok, CURLOPT_SSL_VERIFYPEER, 0L);
+                CURL_SETOPT(h, ok, CURLOPT_SSL_VERIFYHOST, 0L);
         }
         return ok;
 }
 
-static CURLcode set_transport(CURL *h, const HttpRequest *req, const HttpFeatures *f, Sink *sink) {
-        HttpResult *ret = sink->result;
+/* The easy handle with what every transfer sets (grpc/curl.c), for this request. */
+static int new_handle(const HttpRequest *req, const CurlFeatures *f, HttpResult *ret, CURL **h) {
+        if (!f->protocols_str)
+                log_debug("libcurl without CURLOPT_PROTOCOLS_STR: the CURLOPT_PROTOCOLS bitmask");
+        return curl_easy_new(f,
+                             &(CurlTransfer) {
+                                     .url = req->url,
+                                     .user_agent = "node-reset/" NODE_RESET_VERSION,
+                                     .proxy = req->proxy,
+                                     .unix_socket = req->unix_socket,
+                                     .connect_timeout_ms = req->connect_timeout_ms,
+                                     .timeout_ms = req->timeout_ms,
+                                     .errbuf = ret->error,
+                             },
+                             h);
+}
+
+/* What this request sends and where the answer goes. */
+static CURLcode set_request(CURL *h, const HttpRequest *req, Sink *sink) {
         CURLcode ok = CURLE_OK;
 
-        SETOPT(h, ok, CURLOPT_URL, req->url);
-        if (f->protocols_str)
-                SETOPT(h, ok, CURLOPT_PROTOCOLS_STR, "http,https");
-        else {
-                log_debug("libcurl without CURLOPT_PROTOCOLS_STR: the CURLOPT_PROTOCOLS bitmask");
-                SETOPT(h, ok, CURLOPT_PROTOCOLS, (long) (CURLPROTO_HTTP | CURLPROTO_HTTPS));
-        }
-        SETOPT(h, ok, CURLOPT_NOSIGNAL, 1L);
-        SETOPT(h, ok, CURLOPT_ERRORBUFFER, ret->error);
-        SETOPT(h, ok, CURLOPT_USERAGENT, "node-reset/" NODE_RESET_VERSION);
-        SETOPT(h, ok, CURLOPT_CONNECTTIMEOUT_MS, (long) req->connect_timeout_ms);
-        SETOPT(h, ok, CURLOPT_TIMEOUT_MS, (long) req->timeout_ms);
         if (sink->max > 0) {
-                SETOPT(h, ok, CURLOPT_WRITEFUNCTION, keep);
-                SETOPT(h, ok, CURLOPT_WRITEDATA, sink);
+                CURL_SETOPT(h, ok, CURLOPT_WRITEFUNCTION, keep);
+                CURL_SETOPT(h, ok, CURLOPT_WRITEDATA, sink);
         } else
-                SETOPT(h, ok, CURLOPT_WRITEFUNCTION, discard);
-        /* The environment's http_proxy is not for a root agent talking to its own control plane. */
-        SETOPT(h, ok, CURLOPT_PROXY, req->proxy ?: "");
-        SETOPT(h, ok, CURLOPT_NOPROXY, req->proxy ? "" : "*");
-        if (req->unix_socket)
-                SETOPT(h, ok, CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
+                CURL_SETOPT(h, ok, CURLOPT_WRITEFUNCTION, discard);
         if (req->body) {
-                SETOPT(h, ok, CURLOPT_POST, 1L);
-                SETOPT(h, ok, CURLOPT_POSTFIELDS, req->body);
-                SETOPT(h, ok, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->body_size);
+                CURL_SETOPT(h, ok, CURLOPT_POST, 1L);
+                CURL_SETOPT(h, ok, CURLOPT_POSTFIELDS, req->body);
+                CURL_SETOPT(h, ok, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->body_size);
         }
         if (req->method)
-                SETOPT(h, ok, CURLOPT_CUSTOMREQUEST, req->method);
+                CURL_SETOPT(h, ok, CURLOPT_CUSTOMREQUEST, req->method);
         return ok;
 }
 
@@ -216,27 +181,28 @@ int http_perform(const HttpRequest *req, HttpResult *ret) {
         CLEANUP(curl_easy_cleanupp) CURL *h = NULL;
         CLEANUP(close_fds) int fds[3] = { -EBADF, -EBADF, -EBADF };
         Sink sink = { .result = ret, .max = req->response_max };
-        HttpFeatures f;
-        unsigned version;
+        CurlFeatures f;
         CURLcode ok;
+        int r;
 
         *ret = (HttpResult) {};
-        if (curl_version_num(&version) < 0) {
+        if (curl_features_get(&f) < 0) {
                 ret->code = CURLE_FAILED_INIT;
                 (void) snprintf(ret->error, sizeof ret->error, "%s", strna(dlib_why(DLIB_LIBCURL)));
                 return -EOPNOTSUPP;
         }
-        f = http_features_for(version);
-        h = curl_easy_init();
-        if (!h || build_headers(req, &headers) < 0)
+        if (build_headers(req, &headers) < 0)
                 return -ENOMEM;
-        ok = set_transport(h, req, &f, &sink);
+        r = new_handle(req, &f, ret, &h);
+        if (r < 0)
+                return r;
+        ok = set_request(h, req, &sink);
         if (ok == CURLE_OK)
                 ok = set_tls(h, req, &f, fds);
         if (ok == CURLE_OK)
                 ok = curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
         if (ok != CURLE_OK)
-                return ok == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EINVAL;
+                return curl_code_to_errno(ok);
         ret->code = curl_easy_perform(h);
         (void) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &ret->status);
         if (ret->code != CURLE_OK && ret->error[0] == '\0')

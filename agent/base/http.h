@@ -43,17 +43,6 @@ typedef struct HttpResult {
 /* Free what a result holds (the response body); the result stays valid and empty. */
 void http_result_done(HttpResult *r);
 
-/* What the loaded libcurl can be asked, by its version_num: CURLOPT_PROTOCOLS_STR (7.85, else the
- * CURLOPT_PROTOCOLS bitmask), CURLOPT_CAINFO_BLOB (7.77) and CURLOPT_SSLCERT_BLOB/SSLKEY_BLOB
- * (7.71; else the PEM goes to curl as a memfd file). */
-typedef struct HttpFeatures {
-        bool protocols_str;
-        bool ca_blob;
-        bool cert_blob;
-} HttpFeatures;
-
-HttpFeatures http_features_for(unsigned version_num);
-
 /* Perform the request; the outcome, failed transfers included, is in *ret (http_result_done() it). Returns < 0 only
  * when the request could not be set up (-ENOMEM, -EINVAL; -EOPNOTSUPP without libcurl, ret->error saying so). The
  * response body is kept only up to req->response_max. */

@@ -8,6 +8,10 @@
 #   - dependencies point one way: agent/ uses the libraries, netreset/ never includes agent/,
 #     cri/ or etcd/; cri/ and etcd/ use grpc/ and never each other; grpc/ and dlib/ use only
 #     include/; include/ is self-contained;
+#   - lib/ is the compiled half of include/ (util-linux's lib/ beside include/, systemd's
+#     src/basic): it uses include/ only, no library at all, and each lib/X.c is include/X.h's; a
+#     function include/ defines inline is a one-liner (at most 6 lines of body: a cleanup helper,
+#     a comparison), anything longer is compiled once in lib/;
 #   - inside agent/, folders in layers (base, os, config, engine, phases, report, orphan), none
 #     including a folder above its own;
 #   - no cycle among the project's headers, nor among its sources (a.c uses b.c when it includes b.h).
@@ -18,7 +22,8 @@ cd "$TOP" || exit 1
 
 pkgs() { make -s --no-print-directory "print-$1"; }
 python3 - "AGENT=$(pkgs AGENT_PKGS)" "NETRESET=$(pkgs NETRESET_PKGS)" "GRPC=$(pkgs GRPC_PKGS)" \
-        "CRI=$(pkgs CRI_PKGS)" "ETCD=$(pkgs ETCD_PKGS)" "DLIB=$(pkgs DLIB_PKGS)" <<'PY'
+        "CRI=$(pkgs CRI_PKGS)" "ETCD=$(pkgs ETCD_PKGS)" "DLIB=$(pkgs DLIB_PKGS)" \
+        "LIB=$(pkgs LIB_PKGS)" <<'PY'
 import glob, re, sys
 
 declared = {k: set(v.split()) for k, v in (a.split("=", 1) for a in sys.argv[1:])}
@@ -27,7 +32,7 @@ owner = [("curl/", "libcurl"), ("systemd/", "libsystemd"), ("yaml.h", "yaml-0.1"
          ("openssl/", "libcrypto"), ("libmnl/", "libmnl"), ("libnftnl/", "libnftnl"),
          ("libiptc/libip6tc.h", "libip6tc"), ("libiptc/", "libip4tc"), ("libipset/", "libipset"),
          ("bpf/", "libbpf")]
-# Which project folders each module may include ("include" is the header-only base).
+# Which project folders each module may include ("include" is the base's headers, "lib" its code).
 may_use = {
     "agent": {"include", "agent", "netreset", "cri", "etcd", "grpc", "dlib"},
     "netreset": {"include", "netreset", "dlib"},
@@ -35,6 +40,7 @@ may_use = {
     "etcd": {"include", "etcd", "grpc", "dlib"},
     "grpc": {"include", "grpc", "dlib"},
     "dlib": {"include", "dlib"},
+    "lib": {"include"},
     "include": {"include"},
 }
 base = {p.split("/", 1)[1] for p in glob.glob("include/*.h")}
@@ -72,6 +78,24 @@ for module, allowed in may_use.items():
             if folder not in allowed:
                 fail(f"{f}:{n}: {module}/ must not depend on {folder}/ (\"{name}\")")
             graph.setdefault(f, set()).add(target)
+
+# lib/X.c implements include/X.h: a lib/ source without its header is a second base.
+for f in sorted(glob.glob("lib/*.c")):
+    h = "include/" + f.split("/", 1)[1][:-2] + ".h"
+    if h not in graph.get(f, ()):
+        fail(f"{f} does not include {h}, the header it implements")
+
+# include/ keeps declarations and one-liners: an inline function of more than 6 lines of body
+# belongs in lib/ (systemd's CODING_STYLE: inline in a header only if it is just a few lines).
+for h in sorted(glob.glob("include/*.h")):
+    lines = open(h, encoding="utf-8").read().split("\n")
+    for n, line in enumerate(lines):
+        m = re.match(r"\s*static inline [^;]*\b(\w+)\([^;]*\{\s*\\?$", line)
+        if not m:
+            continue
+        end = next(i for i in range(n + 1, len(lines)) if re.match(r"\s*\}\s*\\?$", lines[i]))
+        if end - n - 1 > 6:
+            fail(f"{h}:{n + 1}: {m.group(1)}() is {end - n - 1} lines inline; compile it in lib/")
 
 # A library header reached through a project header counts too: a module compiles it all the same.
 def reach(h, seen):
@@ -115,7 +139,8 @@ import os
 deps = {}
 for f in graph:
     if f.endswith(".c"):
-        deps[f] = {t[:-2] + ".c" for t in graph[f] if t.endswith(".h") and os.path.exists(t[:-2] + ".c") and t[:-2] + ".c" != f}
+        impl = lambda t: "lib/" + t[len("include/"):-2] + ".c" if t.startswith("include/") else t[:-2] + ".c"
+        deps[f] = {impl(t) for t in graph[f] if t.endswith(".h") and os.path.exists(impl(t)) and impl(t) != f}
 index, low, stack, on, counter = {}, {}, [], set(), [0]
 sys.setrecursionlimit(10000)
 def strong(v):

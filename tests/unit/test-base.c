@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The header-only base: string vectors, array growth, time and directory iteration. */
+/* The base (include/ and lib/): string vectors, array growth, time and directory iteration. */
 
 #include <fcntl.h>
 #include <setjmp.h>

@@ -469,6 +469,59 @@ static int plan_cgroup_root(Context *ctx, Plan *plan, const Manifest *m, const M
 
 /* ---- pins ---- */
 
+/* What is at pfd/name, as remove_tree() must find it again: -EXDEV for a directory of another file
+ * system than bpf (nothing of it is a pin), 0 when it is gone. */
+static int pin_top(int pfd, const char *name, RemoveTop *ret) {
+        cleanup_close int fd = -EBADF;
+        MountIdentity parent;
+        int k;
+
+        fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        k = mount_identity_at(pfd, "", 0, &parent);
+        if (k >= 0)
+                k = mount_identity_at(fd, "", 0, &ret->id);
+        if (k < 0)
+                return k;
+        if (S_ISDIR(ret->id.mode)) {
+                k = bpf_fd_is_bpffs(fd);
+                if (k <= 0)
+                        return k < 0 ? k : -EXDEV;
+        }
+        ret->present = true;
+        ret->mount_point = mount_identity_other_mount(&parent, &ret->id);
+        return 1;
+}
+
+/* A pin, or a directory of pins with everything beneath it, removed by the agent's one remover
+ * (bounded in fds, never into another mount, the target taken again by identity): 1 removed, 0
+ * already gone, -EXDEV when it is not on a bpf file system or one of another is mounted beneath. */
+static int pin_remove(const char *path) {
+        cleanup_close int pfd = -EBADF;
+        cleanup_free char *node = NULL;
+        RemoveStats stats = {};
+        RemoveTop top = {};
+        const char *base;
+        bool other;
+        int k;
+
+        k = bpf_pin_open_parent(path, &pfd, &base, &other);
+        if (k <= 0)
+                return other ? -EXDEV : k;
+        k = pin_top(pfd, base, &top);
+        if (k <= 0)
+                return k;
+        if (asprintf(&node, "/%s", base) < 0)
+                return -ENOMEM;
+        k = remove_tree(pfd, node, &(RemoveOptions) { .expect_top = &top }, &stats);
+        /* A mount met beneath is left whole: as before, that is "not on a bpf file system". */
+        if (k == -EBUSY && stats.kept_mounts)
+                k = -EXDEV;
+        remove_stats_done(&stats);
+        return k;
+}
+
 static int pin_apply(Action *a, Context *ctx, char **ret_msg) {
         int k;
 
@@ -476,7 +529,7 @@ static int pin_apply(Action *a, Context *ctx, char **ret_msg) {
                 *ret_msg = strdup("no pin matches");
                 return 0;
         }
-        k = bpf_pin_remove(a->data);
+        k = pin_remove(a->data);
         if (k == -EXDEV)
                 *ret_msg = strdup("not on a bpf file system");
         else if (k >= 0)

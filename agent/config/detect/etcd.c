@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Which etcd the node runs (static pod, systemd, embedded, external) and its data directory. */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/config/detect.h"
+#include "agent/config/detect/detectors.h"
+#include "agent/config/detect/finding.h"
+#include "agent/config/envfile.h"
+#include "agent/config/etcd-flags.h"
+#include "agent/config/etcd-owner.h"
+#include "macro.h"
+#include "string-util.h"
+#include "strv.h"
+
+static int etcd_mark(Detection *d, const char *path, const char *kind, const char *what) {
+        int r = evidence_add(&d->etcd.evidence, path, "%s", what);
+
+        return r < 0 ? r : finding_set(&d->etcd, kind);
+}
+
+/* --data-dir as etcd reads it: from the etcd container's command line, or ETCD_DATA_DIR as systemd
+ * passes it. A file that does not parse names no directory, and says so. */
+static int etcd_data_dir(Detection *d, const char *path, const char *text, bool pod) {
+        cleanup_strv char **argv = NULL;
+        const char *dir;
+        int r;
+
+        r = pod ? pod_container_argv(text, strlen(text), "etcd", &argv)
+                : etcd_env_argv(text, strlen(text), &argv, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || (pod && r == 0))
+                return evidence_add(&d->etcd.evidence, path, "%s", "does not parse: no data directory read from it");
+        dir = argv_flag(argv, "data-dir");
+        if (!dir || streq(dir, "/var/lib/etcd") || d->etcd_data_dir)
+                return 0;
+        d->etcd_data_dir = strdup(dir);
+        if (!d->etcd_data_dir)
+                return -ENOMEM;
+        return evidence_add(&d->etcd.evidence, "data directory", "%s", d->etcd_data_dir);
+}
+
+int detect_etcd(int root_fd, Detection *d) {
+        cleanup_free char *pod = node_read(root_fd, "/etc/kubernetes/manifests/etcd.yaml");
+        cleanup_free char *env = node_read(root_fd, "/etc/etcd.env");
+        CLEANUP(etcd_scope_done) EtcdScope scope = {};
+        int r;
+
+        /* "external" is the one decision every phase follows (etcd-owner.h). */
+        r = etcd_scope_decide(root_fd, &scope);
+        if (r < 0)
+                return r;
+
+        if (pod &&
+            (r = etcd_mark(d, "/etc/kubernetes/manifests/etcd.yaml", "static-pod", "kubeadm's etcd static pod")) >= 0)
+                r = etcd_data_dir(d, "/etc/kubernetes/manifests/etcd.yaml", pod, true);
+        if (r >= 0 && env &&
+            (r = etcd_mark(d, "/etc/etcd.env", "systemd", "etcd run by systemd (kubespray, kubekey)")) >= 0)
+                r = etcd_data_dir(d, "/etc/etcd.env", env, false);
+        if (r >= 0 && scope.owner == ETCD_OWNER_FOREIGN)
+                r = etcd_mark(d, scope.source, "external", scope.why);
+        if (r >= 0 && node_exists(root_fd, "/var/lib/rancher/k3s/server/db/etcd"))
+                r = etcd_mark(d, "/var/lib/rancher/k3s/server/db/etcd", "embedded", "k3s's embedded etcd");
+        if (r >= 0 && node_exists(root_fd, "/var/lib/rancher/rke2/server/db/etcd"))
+                r = etcd_mark(d, "/var/lib/rancher/rke2/server/db/etcd", "embedded", "rke2's embedded etcd");
+        if (r >= 0 && !d->etcd.value && !d->etcd.evidence)
+                r = finding_set(&d->etcd, "none");
+        finding_settle(&d->etcd);
+        return r;
+}
