@@ -11,7 +11,7 @@
 #include "time-util.h"
 
 /* What the backup and etcd phases established at act time about this node's etcd member: the
- * facts agent/phases/etcd-datadir.c decides its data directory's fate from. */
+ * facts agent/phases/etcd/etcd-datadir.c decides its data directory's fate from. */
 typedef struct NodeEtcdFacts {
         bool observed;      /* the etcd phase asked the cluster in this run */
         bool left;          /* this member left: removed by this run, or the cluster says so by member ID */

@@ -9,7 +9,7 @@
 #include "agent/os/runtime-info.h"
 #include "agent/os/services.h"
 #include "agent/phases/cni-keep.h"
-#include "agent/phases/phase-pods.h"
+#include "agent/phases/pods/pods.h"
 #include "cri/cri.h"
 #include "macro.h"
 #include "string-util.h"

@@ -18,10 +18,10 @@
 
 #include "agent/phases/phases.h"
 #include "agent/phases/phase-backup.h"
-#include "agent/phases/phase-etcd.h"
+#include "agent/phases/etcd/etcd.h"
 #include "agent/engine/cmdline.h"
-#include "agent/phases/etcd-member.h"
-#include "agent/phases/etcd-datadir.h"
+#include "agent/phases/etcd/etcd-member.h"
+#include "agent/phases/etcd/etcd-datadir.h"
 #include "agent/base/log.h"
 #include "agent/base/path.h"
 #include "agent/os/fileio.h"

@@ -4,7 +4,7 @@
 #include <time.h>
 
 #include "agent/engine/libraries.h"
-#include "agent/phases/rejoin-check.h"
+#include "agent/verdict/rejoin-check.h"
 #include "agent/report/report.h"
 #include "macro.h"
 #include "string-util.h"

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 
 #include "agent/engine/engine.h"
-#include "agent/phases/rejoin-check.h"
+#include "agent/verdict/rejoin-check.h"
 #include "agent/report/report.h"
 
 enum {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A gone node's etcd member, seen from a surviving control plane through the etcd client the etcd
- * phase uses (etcd/, agent/phases/etcd-member.c): found by the Node's name and addresses, confirmed
+ * phase uses (etcd/, agent/phases/etcd/etcd-member.c): found by the Node's name and addresses, confirmed
  * by its peer URLs, and removed only when the cluster keeps its quorum without it. */
 
 #include <errno.h>

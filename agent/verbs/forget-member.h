@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/phases/etcd-member.h"
+#include "agent/phases/etcd/etcd-member.h"
 
 typedef struct ForgetMember {
         bool found; /* a member is NODE's, confirmed by its peer URLs */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# One place decides what the files phase never touches (agent/phases/phase-files-protect.c), and the
+# One place decides what the files phase never touches (agent/phases/files/files-protect.c), and the
 # edit (remove-block) and unlink (remove-symlink-to) rows ask it as the remove rows do. On a --root
 # tree in a private mount namespace: node-reset's backups and what an out-of-scope etcd holds (its
 # environment file, its data directory) are skipped with the remove rows' words and codes and stay

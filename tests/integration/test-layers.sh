@@ -115,10 +115,11 @@ for f in sorted(graph):
 
 # Inside agent/, folders in layers, each using only its own and those below it: base/ (log, output
 # and JSON writers, HTTP client, path and TOML helpers) uses nothing of agent/; os/ is the operating
-# system; config/ reads the node's files; engine/ plans and acts; phases/ are the phases; report/
+# system; config/ reads the node's files; engine/ plans and acts; phases/ are the phases (one folder
+# per phase of more than one file); verdict/ asks what kubeadm join asks; report/
 # and orphan/ sit on top; verbs/ (one file per verb, and what the verbs share: setup, lock, report,
 # confirmation, exit status) above them all, with main.c (the options, the verb table, dispatch).
-layers = ["base", "os", "config", "engine", "phases", "report", "orphan", "verbs"]
+layers = ["base", "os", "config", "engine", "phases", "verdict", "report", "orphan", "verbs"]
 rank = {d: i for i, d in enumerate(layers)}
 for d in sorted({p.split("/")[1] for p in glob.glob("agent/*/")}):
     if d not in rank:

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "agent/config/manifest.h"
-#include "agent/phases/network/phase-network-rule.h"
+#include "agent/phases/network/network-rule.h"
 #include "macro.h"
 #include "netreset/bpf.h"
 #include "netreset/conntrack.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/phases/drain-pods.c: a PodList classified as kubectl drain's filters do. */
+/* Unit tests for agent/phases/drain/drain-pods.c: a PodList classified as kubectl drain's filters do. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "agent/phases/drain-pods.h"
+#include "agent/phases/drain/drain-pods.h"
 #include "macro.h"
 #include "string-util.h"
 

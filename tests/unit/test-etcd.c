@@ -22,10 +22,10 @@
 #include "agent/config/etcd-flags.h"
 #include "agent/config/etcd-owner.h"
 #include "agent/config/unit-file.h"
-#include "agent/phases/phase-files-protect.h"
-#include "agent/phases/etcd-datadir.h"
-#include "agent/phases/etcd-member.h"
-#include "agent/phases/etcd-state.h"
+#include "agent/phases/files/files-protect.h"
+#include "agent/phases/etcd/etcd-datadir.h"
+#include "agent/phases/etcd/etcd-member.h"
+#include "agent/phases/etcd/etcd-state.h"
 #include "etcd/etcd.h"
 #include "grpc/grpc.h"
 #include "grpc/proto.h"
@@ -348,7 +348,7 @@ static void test_local_k3s(void **state) {
         rm_rf(dir);
 }
 
-/* What the files phase keeps for this scope alone (phase-files-protect.h). */
+/* What the files phase keeps for this scope alone (files/files-protect.h). */
 static ProtectState scope_protects(const EtcdScope *s, const char *path) {
         const Context ctx = { .facts.etcd_scope = (EtcdScope *) s };
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/phases/phase-files-protect.c: every source of protection against every row
+/* Unit tests for agent/phases/files/files-protect.c: every source of protection against every row
  * kind (remove, empty, edit, unlink, and the walk beneath a removal), planning and running, which
  * source is named when several keep a path, and the words and codes the report gives. */
 
@@ -16,7 +16,7 @@
 #include "agent/config/etcd-owner.h"
 #include "agent/config/manifest.h"
 #include "agent/engine/plan.h"
-#include "agent/phases/phase-files-protect.h"
+#include "agent/phases/files/files-protect.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -20,7 +20,7 @@
 #include <netinet/in.h>
 #include <string.h>
 
-#include "agent/phases/ipvs-select.h"
+#include "agent/phases/firewall/firewall-ipvs-select.h"
 #include "macro.h"
 #include "netreset/ipvs.h"
 

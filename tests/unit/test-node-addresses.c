@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/phases/node-addresses.c: the node's own addresses from kubelet's env files, the API server's
+/* Unit tests for agent/config/node-addresses.c: the node's own addresses from kubelet's env files, the API server's
  * static pod and kubeadm's configuration, beneath a root. */
 
 #include <arpa/inet.h>
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "agent/phases/node-addresses.h"
+#include "agent/config/node-addresses.h"
 #include "macro.h"
 #include "string-util.h"
 #include "strv.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/phases/pods-ladder.c, what the pods phase writes below the CRI: the rescue conflist's
+/* Unit tests for agent/phases/pods/pods-ladder.c, what the pods phase writes below the CRI: the rescue conflist's
  * name, content and removal (also by SIGTERM), stale ones, and that none of that writes into or
  * removes a file node-reset did not create; rung 3 without systemd. */
 
@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agent/phases/pods-ladder.h"
+#include "agent/phases/pods/pods-ladder.h"
 #include "agent/os/runtime-info.h"
 #include "agent/os/services.h"
 #include "macro.h"

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The cluster's pod and service ranges from the node's configuration files, each parsed as what it is
+ * (YAML for the manifests and kubeadm's and kubelet's configurations, JSON - a YAML subset - for the CNI
+ * configuration): what the conntrack flush and the rejoin check look for. */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <yaml.h>
+
+#include "agent/config/detect.h"
+#include "agent/config/envfile.h"
+#include "agent/config/yaml-util.h"
+#include "agent/os/fileio.h"
+#include "agent/config/cluster-cidrs.h"
+#include "agent/config/node-addresses.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "string-util.h"
+#include "strv.h"
+
+#define CONFIG_MAX (4U << 20)
+
+typedef struct Reader {
+        ClusterCidrs *out;
+        const char *path;
+        yaml_document_t *doc;
+} Reader;
+
+void cluster_cidrs_done(ClusterCidrs *c) {
+        for (size_t i = 0; i < c->n; i++) {
+                free(c->items[i].cidr);
+                free(c->items[i].source);
+        }
+        free(c->items);
+        *c = (ClusterCidrs) {};
+}
+
+const char *cidr_kind_to_string(CidrKind k) {
+        return k == CIDR_POD ? "pod" : "service";
+}
+
+static int add_one(Reader *rd, CidrKind kind, const char *cidr, size_t len, const char *what) {
+        cleanup_free char *c = strndup(cidr, len), *src = NULL;
+        ClusterCidrs *o = rd->out;
+        ClusterCidr *n;
+
+        if (!c)
+                return -ENOMEM;
+        if (isempty(c))
+                return 0;
+        for (size_t i = 0; i < o->n; i++)
+                if (streq(o->items[i].cidr, c))
+                        return 0;
+        src = strprintf("%s: %s", rd->path, what);
+        n = reallocarray(o->items, o->n + 1, sizeof *n);
+        if (!src || !n)
+                return -ENOMEM;
+        o->items = n;
+        o->items[o->n++] = (ClusterCidr) { .kind = kind, .cidr = TAKE_PTR(c), .source = TAKE_PTR(src) };
+        return 0;
+}
+
+/* A comma-separated list (dual stack: "10.244.0.0/16,fd00:10:244::/56"). */
+static int add_list(Reader *rd, CidrKind kind, const char *list, const char *what) {
+        int r = 0;
+
+        for (const char *p = list; p && *p && r >= 0;) {
+                size_t n = strcspn(p, ",");
+
+                r = add_one(rd, kind, p, n, what);
+                p += n;
+                p += strspn(p, ",");
+        }
+        return r;
+}
+
+/* ---- YAML documents ---- */
+
+typedef int (*DocFn)(Reader *rd, yaml_node_t *root);
+
+/* Parse every document of the file beneath the root and pass each root node to fn. */
+static int read_yaml(int root_fd, const char *path, ClusterCidrs *out, DocFn fn) {
+        cleanup_free char *text = NULL;
+        yaml_parser_t parser;
+        size_t size;
+        int r = 0;
+
+        if (fileio_read_beneath(root_fd, path, CONFIG_MAX, &text, &size) < 0)
+                return 0;
+        if (!yaml_parser_initialize(&parser))
+                return 0;
+        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
+        for (;;) {
+                yaml_document_t doc;
+                yaml_node_t *root;
+
+                if (!yaml_parser_load(&parser, &doc))
+                        break; /* malformed: what came before stands */
+                root = yaml_document_get_root_node(&doc);
+                if (root)
+                        r = fn(&(Reader) { .out = out, .path = path, .doc = &doc }, root);
+                yaml_document_delete(&doc);
+                if (!root || r < 0)
+                        break;
+        }
+        yaml_parser_delete(&parser);
+        return r;
+}
+
+static int flag_value(Reader *rd, const char *arg) {
+        static const struct {
+                const char *flag;
+                CidrKind kind;
+        } flags[] = {
+                { "--cluster-cidr=", CIDR_POD },
+                { "--service-cluster-ip-range=", CIDR_SERVICE },
+        };
+
+        for (size_t i = 0; arg && i < ELEMENTSOF(flags); i++)
+                if (startswith(arg, flags[i].flag)) {
+                        char what[64];
+
+                        snprintf(what, sizeof what, "%.*s", (int) strlen(flags[i].flag) - 1, flags[i].flag);
+                        return add_list(rd, flags[i].kind, arg + strlen(flags[i].flag), what);
+                }
+        return 0;
+}
+
+/* spec.containers[].command[] and .args[] of a static pod. */
+static int static_pod(Reader *rd, yaml_node_t *root) {
+        yaml_node_t *cs = yaml_map_get(rd->doc, yaml_map_get(rd->doc, root, "spec"), "containers");
+        int r = 0;
+
+        if (!cs || cs->type != YAML_SEQUENCE_NODE)
+                return 0;
+        for (yaml_node_item_t *c = cs->data.sequence.items.start; c < cs->data.sequence.items.top; c++)
+                for (int k = 0; k < 2; k++) {
+                        yaml_node_t *l =
+                                yaml_map_get(rd->doc, yaml_document_get_node(rd->doc, *c), k == 0 ? "command" : "args");
+
+                        if (!l || l->type != YAML_SEQUENCE_NODE)
+                                continue;
+                        for (yaml_node_item_t *a = l->data.sequence.items.start;
+                             a < l->data.sequence.items.top && r >= 0; a++)
+                                r = flag_value(rd, yaml_scalar_of(yaml_document_get_node(rd->doc, *a)));
+                }
+        return r;
+}
+
+static int kubeadm_config(Reader *rd, yaml_node_t *root) {
+        yaml_node_t *net = yaml_map_get(rd->doc, root, "networking");
+        const char *kind = yaml_scalar_of(yaml_map_get(rd->doc, root, "kind"));
+        int r;
+
+        if (!kind || !streq(kind, "ClusterConfiguration"))
+                return 0;
+        r = add_list(rd, CIDR_POD, yaml_scalar_of(yaml_map_get(rd->doc, net, "podSubnet")), "networking.podSubnet");
+        if (r >= 0)
+                r = add_list(rd, CIDR_SERVICE, yaml_scalar_of(yaml_map_get(rd->doc, net, "serviceSubnet")),
+                             "networking.serviceSubnet");
+        return r;
+}
+
+static int kubelet_config(Reader *rd, yaml_node_t *root) {
+        yaml_node_t *dns = yaml_map_get(rd->doc, root, "clusterDNS");
+        int r;
+
+        r = add_list(rd, CIDR_POD, yaml_scalar_of(yaml_map_get(rd->doc, root, "podCIDR")), "podCIDR");
+        if (r < 0 || !dns || dns->type != YAML_SEQUENCE_NODE)
+                return r;
+        for (yaml_node_item_t *a = dns->data.sequence.items.start; a < dns->data.sequence.items.top && r >= 0; a++)
+                r = add_list(rd, CIDR_SERVICE, yaml_scalar_of(yaml_document_get_node(rd->doc, *a)), "clusterDNS");
+        return r;
+}
+
+/* Every "subnet" beneath an "ipam" object, at any depth (host-local's subnet and ranges[][]). */
+static int ipam_walk(Reader *rd, yaml_node_t *n, bool in_ipam, unsigned depth) {
+        int r = 0;
+
+        if (!n || depth > 16)
+                return 0;
+        if (n->type == YAML_SEQUENCE_NODE)
+                for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top && r >= 0; i++)
+                        r = ipam_walk(rd, yaml_document_get_node(rd->doc, *i), in_ipam, depth + 1);
+        if (n->type != YAML_MAPPING_NODE)
+                return r;
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top && r >= 0; p++) {
+                const char *key = yaml_scalar_of(yaml_document_get_node(rd->doc, p->key));
+                yaml_node_t *v = yaml_document_get_node(rd->doc, p->value);
+
+                if (!key)
+                        continue;
+                if (in_ipam && streq(key, "subnet") && yaml_scalar_of(v))
+                        r = add_list(rd, CIDR_POD, yaml_scalar_of(v), "ipam subnet");
+                else
+                        r = ipam_walk(rd, v, in_ipam || streq(key, "ipam"), depth + 1);
+        }
+        return r;
+}
+
+static int cni_config(Reader *rd, yaml_node_t *root) {
+        return ipam_walk(rd, root, false, 0);
+}
+
+/* kube-proxy's own configuration: KubeProxyConfiguration's clusterCIDR ("" when kube-proxy is told
+ * none), the range it treats as the pods'. */
+static int kube_proxy_config(Reader *rd, yaml_node_t *root) {
+        const char *kind = yaml_scalar_of(yaml_map_get(rd->doc, root, "kind"));
+
+        if (!kind || !streq(kind, "KubeProxyConfiguration"))
+                return 0;
+        return add_list(rd, CIDR_POD, yaml_scalar_of(yaml_map_get(rd->doc, root, "clusterCIDR")), "clusterCIDR");
+}
+
+/* The ConfigMap kubeadm (and kubespray) give kube-proxy, as kubelet projects it into its pod's
+ * volume: the one copy of kube-proxy's configuration on the node's disk. */
+static int kube_proxy_pods(int root_fd, ClusterCidrs *out) {
+        cleanup_strv char **paths = NULL;
+        int r;
+
+        r = detect_kube_proxy_configmaps(root_fd, &paths);
+        STRV_FOREACH(p, paths)
+                if (r >= 0)
+                        r = read_yaml(root_fd, *p, out, kube_proxy_config);
+        return r;
+}
+
+/* kubelet's --pod-cidr flag, from the environment files its units read (kubeadm-flags.env, ...). */
+static int kubelet_flags(int root_fd, ClusterCidrs *out) {
+        int r = 0;
+
+        for (size_t i = 0; node_kubelet_env_files[i] && r >= 0; i++) {
+                cleanup_strv char **argv = NULL;
+                Reader rd = { .out = out, .path = node_kubelet_env_files[i] };
+
+                r = node_kubelet_argv(root_fd, node_kubelet_env_files[i], &argv);
+                if (r > 0)
+                        r = add_list(&rd, CIDR_POD, argv_flag(argv, "pod-cidr"), "--pod-cidr");
+        }
+        return r;
+}
+
+int cluster_cidrs_read(int root_fd, const char *cni_config_path, ClusterCidrs *ret) {
+        static const struct {
+                const char *path;
+                DocFn fn;
+        } files[] = {
+                { "/etc/kubernetes/manifests/kube-controller-manager.yaml", static_pod },
+                { "/etc/kubernetes/manifests/kube-apiserver.yaml", static_pod },
+                { "/etc/kubernetes/kubeadm-config.yaml", kubeadm_config },
+                { "/var/lib/kubelet/config.yaml", kubelet_config },
+                { "/var/lib/kube-proxy/config.conf", kube_proxy_config },
+                { "/var/lib/kube-proxy/kube-proxy-config.yaml", kube_proxy_config },
+        };
+        ClusterCidrs c = {};
+        int r = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(files) && r >= 0; i++)
+                r = read_yaml(root_fd, files[i].path, &c, files[i].fn);
+        if (r >= 0)
+                r = kubelet_flags(root_fd, &c);
+        if (r >= 0)
+                r = kube_proxy_pods(root_fd, &c);
+        /* The one configuration the runtime loads, never every file of its directory: a second
+         * file there (a macvlan network naming the host's LAN) is no pod's. */
+        if (r >= 0 && cni_config_path)
+                r = read_yaml(root_fd, cni_config_path, &c, cni_config);
+        if (r < 0) {
+                cluster_cidrs_done(&c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+int cluster_cidrs_prefixes(const ClusterCidrs *c, CtPrefix **ret, size_t *ret_n) {
+        CtPrefix *v = calloc(c->n + 1, sizeof *v);
+        size_t n = 0;
+
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n; i++)
+                if (ct_prefix_parse(c->items[i].cidr, &v[n]) >= 0)
+                        n++;
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}

@@ -1,0 +1,548 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The pods phase's rescue ladder below the CRI: the loopback-only rescue conflist (rung 2); the runtime
+ * stopped through systemd, the shim kill and the unmount of what the shims left (rung 3). */
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "agent/os/fileio.h"
+#include "agent/base/log.h"
+#include "agent/os/mount-util.h"
+#include "agent/os/mountinfo.h"
+#include "agent/engine/phase.h"
+#include "agent/phases/pods/pods-ladder.h"
+#include "agent/os/proc.h"
+#include "agent/os/services.h"
+#include "dirent-util.h"
+#include "errno-util.h"
+#include "macro.h"
+#include "string-util.h"
+#include "strv.h"
+#include "time-util.h"
+
+/* cniVersion 0.4.0: every libcni a supported runtime vendors understands it, and so does loopback. */
+#define RESCUE_CONFLIST \
+        "{\"cniVersion\":\"0.4.0\",\"name\":\"node-reset-rescue\",\"plugins\":[{\"type\":\"loopback\"}]}\n"
+#define SHIM_PREFIX "containerd-shim"
+#define SHIM_WAIT_USEC (3 * USEC_PER_SEC)
+#define RUNTIME_STOP_TIMEOUT_USEC (60 * USEC_PER_SEC)
+/* The containerd namespace the CRI plugin keeps Kubernetes' containers in. */
+#define CRI_NAMESPACE "k8s.io"
+
+/* The one rescue conflist that may exist, for the signal handler: a fixed buffer, no allocation. The
+ * directory's fd and the inode let it remove that file only, never what the name may refer to by then. */
+static char rescue_path[PATH_MAX];
+static char rescue_file[NAME_MAX + 1];
+static int rescue_dir_fd = -EBADF;
+static struct stat rescue_st;
+static volatile sig_atomic_t rescue_armed;
+static const int rescue_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static struct sigaction rescue_saved[ELEMENTSOF(rescue_signals)];
+static bool rescue_installed[ELEMENTSOF(rescue_signals)];
+
+/* Remove the conflist, put the old disposition back and let the signal do what it came to do. */
+static void on_fatal_signal(int sig) {
+        int saved_errno = errno;
+
+        if (rescue_armed)
+                (void) fileio_unlink_if_same(rescue_dir_fd, rescue_file, &rescue_st);
+        rescue_armed = 0;
+        for (size_t i = 0; i < ELEMENTSOF(rescue_signals); i++)
+                if (rescue_signals[i] == sig && rescue_installed[i])
+                        (void) sigaction(sig, &rescue_saved[i], NULL);
+        errno = saved_errno;
+        (void) raise(sig); /* blocked until this handler returns, then delivered as before */
+}
+
+static void handlers_arm(void) {
+        struct sigaction sa = { .sa_handler = on_fatal_signal };
+
+        (void) sigfillset(&sa.sa_mask);
+        for (size_t i = 0; i < ELEMENTSOF(rescue_signals); i++) {
+                struct sigaction old;
+
+                rescue_installed[i] = false;
+                /* A signal the operator ignores (nohup) stays ignored. */
+                if (sigaction(rescue_signals[i], NULL, &old) < 0 || old.sa_handler == SIG_IGN)
+                        continue;
+                rescue_saved[i] = old;
+                rescue_installed[i] = sigaction(rescue_signals[i], &sa, NULL) >= 0;
+        }
+}
+
+static void handlers_disarm(void) {
+        for (size_t i = 0; i < ELEMENTSOF(rescue_signals); i++)
+                if (rescue_installed[i]) {
+                        (void) sigaction(rescue_signals[i], &rescue_saved[i], NULL);
+                        rescue_installed[i] = false;
+                }
+}
+
+/* A name that sorts (bytewise, as libcni sorts) before every config in the directory: "00-" first,
+ * then prefixes of ever smaller bytes for a directory that already has "00-..." names. */
+static int rescue_name(const char *conf_dir, char *buf, size_t size, char **reterr_msg) {
+        static const char *const prefixes[] = { "00-", "0-", "-", "!" };
+        cleanup_closedir DIR *d = NULL;
+        cleanup_free char *first = NULL;
+
+        d = opendir(conf_dir);
+        if (!d)
+                return set_errmsg(reterr_msg, negative_errno(), "cannot open the CNI conf dir %s: %m", conf_dir);
+        FOREACH_DIRENT(de, d)
+        if (cni_conf_name_loaded(de->d_name) && !cni_conf_name_is_rescue(de->d_name) &&
+            (!first || strcmp(de->d_name, first) < 0)) {
+                free(first);
+                first = strdup(de->d_name);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(prefixes); i++) {
+                snprintf(buf, size, "%s%s", prefixes[i], CNI_RESCUE_SUFFIX);
+                if (!first || strcmp(buf, first) < 0)
+                        return 0;
+        }
+        return set_errmsg(reterr_msg, -EEXIST, "no name sorts before %s in %s", first, conf_dir);
+}
+
+/* The last exit path: a normal exit() with the conflist still in place (a phase cut short). */
+static void rescue_atexit(void) {
+        (void) cni_rescue_remove();
+}
+
+static void signals_block(bool block, sigset_t *old) {
+        sigset_t set;
+
+        (void) sigemptyset(&set);
+        for (size_t i = 0; i < ELEMENTSOF(rescue_signals); i++)
+                (void) sigaddset(&set, rescue_signals[i]);
+        (void) sigprocmask(block ? SIG_BLOCK : SIG_SETMASK, block ? &set : old, block ? old : NULL);
+}
+
+int cni_rescue_install(const char *conf_dir, char **ret_path, char **reterr_msg) {
+        static bool atexit_done;
+        cleanup_close int dir_fd = -EBADF;
+        sigset_t saved;
+        int r;
+
+        if (rescue_armed)
+                return set_errmsg(reterr_msg, -EBUSY, "a rescue conflist is already in place");
+        if (!atexit_done && atexit(rescue_atexit) == 0)
+                atexit_done = true;
+        r = rescue_name(conf_dir, rescue_file, sizeof rescue_file, reterr_msg);
+        if (r < 0)
+                return r;
+        if ((size_t) snprintf(rescue_path, sizeof rescue_path, "%s/%s", conf_dir, rescue_file) >= sizeof rescue_path)
+                return set_errmsg(reterr_msg, -ENAMETOOLONG, "%s: path too long", conf_dir);
+        dir_fd = open(conf_dir, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
+        if (dir_fd < 0)
+                return set_errmsg(reterr_msg, negative_errno(), "cannot open %s: %m", conf_dir);
+        handlers_arm();
+        /* Created whole under its name, never over a file already there, and armed in the same breath:
+         * a signal that comes meanwhile is handled once the handler knows which inode is ours. */
+        signals_block(true, &saved);
+        r = fileio_write_new(dir_fd, rescue_file, RESCUE_CONFLIST, strlen(RESCUE_CONFLIST), 0644, &rescue_st);
+        if (r >= 0) {
+                rescue_dir_fd = TAKE_FD(dir_fd);
+                rescue_armed = 1;
+        }
+        signals_block(false, &saved);
+        if (r < 0) {
+                handlers_disarm();
+                return set_errmsg(reterr_msg, r, "cannot create %s: %s", rescue_path,
+                                  r == -EEXIST ? "a file of that name exists (not written by this run)" : strerror(-r));
+        }
+        *ret_path = strdup(rescue_path);
+        if (!*ret_path) {
+                (void) cni_rescue_remove();
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int cni_rescue_remove(void) {
+        int r = 0;
+
+        if (rescue_armed) {
+                r = fileio_unlink_if_same(rescue_dir_fd, rescue_file, &rescue_st);
+                rescue_armed = 0;
+                /* Not ours any more (replaced since): someone else's file, left where it is. */
+                if (r == -ESTALE) {
+                        log_warning("%s is no longer the rescue conflist this run wrote; left in place.", rescue_path);
+                        r = 0;
+                }
+                closep(&rescue_dir_fd);
+                rescue_dir_fd = -EBADF;
+        }
+        handlers_disarm();
+        return r;
+}
+
+/* A stale rescue conflist is removed only if it is one node-reset wrote: a regular file with one name
+ * holding exactly RESCUE_CONFLIST. Anything else named so is someone's data, left in place. */
+int cni_rescue_remove_stale(const char *path, char **reterr_msg) {
+        cleanup_close int dir_fd = -EBADF, fd = -EBADF;
+        cleanup_free char *why = NULL;
+        size_t len = strlen(RESCUE_CONFLIST);
+        char dir[PATH_MAX], buf[sizeof RESCUE_CONFLIST + 1];
+        const char *name = strrchr(path, '/');
+        struct stat st;
+        ssize_t n;
+        int r;
+
+        if (!name || (size_t) (name - path) >= sizeof dir)
+                return set_errmsg(reterr_msg, -EINVAL, "not an absolute path");
+        snprintf(dir, sizeof dir, "%.*s", (int) (name - path), path);
+        name++;
+        dir_fd = open(*dir ? dir : "/", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+        if (dir_fd < 0)
+                return set_errmsg(reterr_msg, negative_errno(), "cannot open %s: %m", dir);
+        fd = fileio_open_regular(dir_fd, name, O_RDONLY, &st, &why);
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return set_errmsg(reterr_msg, fd, "not node-reset's rescue conflist, left in place: %s",
+                                  why ?: strerror(-fd));
+        n = pread(fd, buf, sizeof buf, 0);
+        if (n < 0)
+                return set_errmsg(reterr_msg, negative_errno(), "cannot read it: %m");
+        if ((size_t) n != len || memcmp(buf, RESCUE_CONFLIST, len) != 0)
+                return set_errmsg(reterr_msg, -EPERM,
+                                  "not node-reset's rescue conflist, left in place: it holds something else");
+        r = fileio_unlink_if_same(dir_fd, name, &st);
+        if (r == -ESTALE)
+                return set_errmsg(reterr_msg, r, "it was replaced while being checked, left in place");
+        if (r < 0)
+                return set_errmsg(reterr_msg, r, "unlink: %s", strerror(-r));
+        return r;
+}
+
+int cni_rescue_find_stale(const char *conf_dir, char ***ret) {
+        cleanup_closedir DIR *d = NULL;
+        cleanup_strv char **l = NULL;
+
+        l = calloc(1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        d = opendir(conf_dir);
+        if (!d) {
+                *ret = TAKE_PTR(l); /* no conf dir: nothing stale */
+                return 0;
+        }
+        FOREACH_DIRENT(de, d) {
+                if (!cni_conf_name_is_rescue(de->d_name))
+                        continue;
+                if (strv_consume(&l, strprintf("%s/%s", conf_dir, de->d_name)) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+typedef struct ShimKill {
+        unsigned shims;     /* containerd-shim* processes of the namespace */
+        unsigned processes; /* everything killed, shims and their descendants */
+        unsigned survivors; /* still there after SIGKILL and the wait */
+} ShimKill;
+
+/* The process table, just what the shim kill needs. */
+typedef struct Proc {
+        pid_t pid, ppid;
+        bool shim;
+        bool doomed;
+} Proc;
+
+/* A containerd-shim* of the namespace (and, unless address is NULL, of that runtime's socket), by
+ * its command line: "-namespace NS -address PATH". */
+static bool cmdline_is_shim(pid_t pid, const char *namespace, const char *address) {
+        cleanup_free char *cmdline = NULL;
+        const char *base;
+        size_t len = 0;
+
+        if (proc_cmdline_read(pid, &cmdline, &len) < 0 || len == 0)
+                return false;
+        base = strrchr(cmdline, '/');
+        if (!startswith(base ? base + 1 : cmdline, SHIM_PREFIX) ||
+            !streq_ptr(proc_cmdline_option(cmdline, len, "-namespace", NULL), namespace))
+                return false;
+        return !address || streq_ptr(proc_cmdline_option(cmdline, len, "-address", NULL), address);
+}
+
+/* The live processes (zombies are gone for our purposes), each marked whether it is a shim. */
+static int proc_scan(const char *namespace, const char *address, Proc **ret, size_t *ret_n) {
+        ProcTable t = {};
+        size_t n = 0;
+        Proc *l;
+        int r;
+
+        r = proc_table_read(&t);
+        if (r < 0)
+                return r;
+        l = calloc(t.n ?: 1, sizeof(Proc));
+        if (!l) {
+                proc_table_done(&t);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < t.n; i++) {
+                const ProcInfo *p = t.procs + i;
+
+                if (p->state == 'Z' || p->state == 'X')
+                        continue;
+                l[n++] = (Proc) { .pid = p->pid, .ppid = p->ppid, .shim = cmdline_is_shim(p->pid, namespace, address) };
+        }
+        proc_table_done(&t);
+        *ret = l;
+        *ret_n = n;
+        return 0;
+}
+
+/* Mark the shims and, until nothing changes, every child of a marked process. */
+static unsigned mark_doomed(Proc *l, size_t n, unsigned *ret_shims) {
+        unsigned total = 0, shims = 0;
+        bool changed = true;
+
+        for (size_t i = 0; i < n; i++)
+                if (l[i].shim && l[i].pid > 1 && l[i].pid != getpid()) {
+                        l[i].doomed = true;
+                        shims++;
+                        total++;
+                }
+        while (changed) {
+                changed = false;
+                for (size_t i = 0; i < n; i++) {
+                        if (l[i].doomed || l[i].pid <= 1 || l[i].pid == getpid())
+                                continue;
+                        for (size_t j = 0; j < n; j++)
+                                if (l[j].doomed && l[j].pid == l[i].ppid) {
+                                        l[i].doomed = changed = true;
+                                        total++;
+                                        break;
+                                }
+                }
+        }
+        *ret_shims = shims;
+        return total;
+}
+
+static int shims_count(const char *namespace, const char *address, unsigned *ret) {
+        Proc *l = NULL;
+        size_t n = 0;
+        int r;
+
+        r = proc_scan(namespace, address, &l, &n);
+        if (r < 0)
+                return r;
+        *ret = 0;
+        for (size_t i = 0; i < n; i++)
+                *ret += l[i].shim;
+        free(l);
+        return 0;
+}
+
+static int shims_kill(const char *namespace, const char *address, ShimKill *ret) {
+        Proc *l = NULL;
+        size_t n = 0;
+        usec_t until;
+        int r;
+
+        *ret = (ShimKill) {};
+        r = proc_scan(namespace, address, &l, &n);
+        if (r < 0)
+                return r;
+        ret->processes = mark_doomed(l, n, &ret->shims);
+        /* Descendants first, so that nothing is reparented past the list. */
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < n; i++)
+                        if (l[i].doomed && l[i].shim == (pass == 1))
+                                (void) kill(l[i].pid, SIGKILL);
+        until = now(CLOCK_MONOTONIC) + SHIM_WAIT_USEC;
+        for (size_t i = 0; i < n; i++) {
+                if (!l[i].doomed)
+                        continue;
+                while (proc_alive(l[i].pid) && now(CLOCK_MONOTONIC) < until)
+                        (void) usleep(20 * 1000);
+                ret->survivors += proc_alive(l[i].pid);
+        }
+        free(l);
+        return 0;
+}
+
+/* Unmount one leftover the mount table just listed, reached from "/" without following a symlink and
+ * checked by its mount id: a name in a shim's state directory can be swapped like any other. */
+static int unmount_leftover(int root_fd, const MountEntry *m) {
+        cleanup_free char *msg = NULL;
+        MountSeen seen;
+        int r;
+
+        mount_seen_observe(root_fd, m->mount_point, m, &seen);
+        r = mount_unmount_seen(root_fd, m->mount_point, &seen, 0, &msg);
+        if (r < 0 && r != -EBUSY)
+                log_warning("Leftover mount %s not unmounted: %s", m->mount_point, msg ?: strerror(-r));
+        return r;
+}
+
+/* Unmount (or count) every mount beneath prefix that keep() accepts; deepest first. */
+static int unmount_beneath(int root_fd, const MountTable *t, const char *prefix, bool (*keep)(const MountEntry *m),
+                           bool dry_run, unsigned *count, unsigned *busy) {
+        cleanup_free const MountEntry **l = NULL;
+        char real[PATH_MAX];
+        size_t n = 0;
+        int r;
+
+        /* mountinfo shows real paths: /var/run/netns is /run/netns there. */
+        if (!realpath(prefix, real))
+                return 0;
+        r = mount_table_beneath(t, real, &l, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                if (keep && !keep(l[i]))
+                        continue;
+                if (dry_run || unmount_leftover(root_fd, l[i]) >= 0)
+                        (*count)++;
+                else
+                        (*busy)++; /* busy, or no longer what the table said: left mounted */
+        }
+        return 0;
+}
+
+static bool is_cni_netns(const MountEntry *m) {
+        const char *base = strrchr(m->mount_point, '/');
+
+        return streq(m->fstype, "nsfs") && base && startswith(base + 1, "cni-");
+}
+
+static bool same_dir(const char *a, const char *b) {
+        struct stat sa, sb;
+
+        if (stat(b, &sb) < 0)
+                return true; /* nothing there to scan */
+        if (stat(a, &sa) < 0)
+                return false;
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static int leftovers_unmount(const char *state_dir, const char *namespace, bool dry_run, LeftoverUnmount *ret) {
+        cleanup_free char *tasks = NULL, *sandboxes = NULL;
+        cleanup_close int root_fd = -EBADF;
+        MountTable *t = NULL;
+        int r;
+
+        *ret = (LeftoverUnmount) {};
+        root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return negative_errno();
+        r = mount_table_read(&t);
+        if (r < 0)
+                return r;
+        if (state_dir) {
+                /* asprintf() leaves the pointer undefined on failure. */
+                if (asprintf(&tasks, "%s/io.containerd.runtime.v2.task/%s", state_dir, namespace) < 0)
+                        tasks = NULL;
+                if (asprintf(&sandboxes, "%s/io.containerd.grpc.v1.cri/sandboxes", state_dir) < 0)
+                        sandboxes = NULL;
+                if (!tasks || !sandboxes)
+                        r = -ENOMEM;
+        }
+        if (r >= 0 && tasks)
+                r = unmount_beneath(root_fd, t, tasks, NULL, dry_run, &ret->rootfs, &ret->busy);
+        if (r >= 0 && sandboxes)
+                r = unmount_beneath(root_fd, t, sandboxes, NULL, dry_run, &ret->shm, &ret->busy);
+        if (r >= 0)
+                r = unmount_beneath(root_fd, t, "/run/netns", is_cni_netns, dry_run, &ret->netns, &ret->busy);
+        if (r >= 0 && !same_dir("/run/netns", "/var/run/netns"))
+                r = unmount_beneath(root_fd, t, "/var/run/netns", is_cni_netns, dry_run, &ret->netns, &ret->busy);
+        mount_table_free(t);
+        return r;
+}
+
+void ladder_residue(const char *socket_path, const RuntimeInfo *info, unsigned *ret_shims, LeftoverUnmount *ret) {
+        *ret_shims = 0;
+        *ret = (LeftoverUnmount) {};
+        if (info->kind != RUNTIME_CONTAINERD)
+                return;
+        (void) shims_count(CRI_NAMESPACE, socket_path, ret_shims);
+        (void) leftovers_unmount(info->state_dir, CRI_NAMESPACE, true, ret);
+}
+
+/* StopUnit through the systemd this run reaches (phase_systemd()), waiting for the job. */
+static int stop_unit(Context *ctx, const char *unit, usec_t timeout_usec, char **reterr_msg) {
+        UnitStop stop = { .unit = unit };
+        ServiceManager *m;
+        int r;
+
+        r = phase_systemd(ctx, &m);
+        if (r < 0)
+                return set_errmsg(reterr_msg, r, "cannot reach systemd: %s", strerror(-r));
+        if (services_manager_why_absent(m))
+                return set_errmsg(reterr_msg, -EHOSTDOWN, "systemd not running: %s", services_manager_why_absent(m));
+        services_stop_many(m, &stop, 1, timeout_usec, 0);
+        if (reterr_msg && !*reterr_msg)
+                *reterr_msg = TAKE_PTR(stop.message);
+        free(stop.message);
+        return stop.result;
+}
+
+/* Stop the runtime's unit through systemd; without systemd, say what the operator must do. */
+static int runtime_stop(Context *ctx, const RuntimeInfo *info, char **ret_msg) {
+        usec_t wait = RUNTIME_STOP_TIMEOUT_USEC, t = now(CLOCK_MONOTONIC);
+        cleanup_free char *err = NULL;
+        int r;
+
+        if (!info->unit && info->pid > 0)
+                return set_errmsg(ret_msg, -EOPNOTSUPP,
+                                  "no systemd unit known for this runtime: stop it (PID %d), then rerun",
+                                  (int) info->pid);
+        if (!info->unit)
+                return set_errmsg(ret_msg, -EOPNOTSUPP, "no systemd unit known for this runtime: stop it, then rerun");
+        /* The stop job is waited for within the run's --timeout too. */
+        if (ctx->deadline_usec > 0) {
+                usec_t left = ctx->deadline_usec > t ? ctx->deadline_usec - t : 0;
+
+                wait = left < wait ? left : wait;
+        }
+        r = stop_unit(ctx, info->unit, wait ?: 1, &err);
+        if (r == -EHOSTDOWN)
+                return set_errmsg(ret_msg, r, "systemd is not running: stop %s (PID %d) by hand, then rerun",
+                                  info->unit, (int) info->pid);
+        if (r < 0)
+                return set_errmsg(ret_msg, r, "cannot stop %s (%s): stop it, then rerun", info->unit, strna(err));
+        return set_errmsg(ret_msg, r, r > 0 ? "stopped %s" : "%s was not running", info->unit);
+}
+
+int ladder_rung3(Context *ctx, const char *socket_path, const RuntimeInfo *info, bool answered, const char *why,
+                 char **ret_msg) {
+        cleanup_free char *stop = NULL, *leftover = NULL;
+        LeftoverUnmount lu = {};
+        ShimKill sk = {};
+        pid_t pid = 0;
+        int r, k = 0, u = 0;
+
+        /* A runtime nobody listens for any more (it died) needs no stopping, only its leftovers gone. */
+        if (proc_socket_listener(socket_path, &pid) == 0 && !answered) {
+                stop = strdup("the runtime is not running");
+                r = 0;
+        } else
+                r = runtime_stop(ctx, info, &stop);
+        if (info->kind == RUNTIME_CONTAINERD) {
+                k = shims_kill(CRI_NAMESPACE, socket_path, &sk);
+                u = leftovers_unmount(info->state_dir, CRI_NAMESPACE, false, &lu);
+        }
+        if (info->state_dir || info->root_dir)
+                leftover = strprintf("; left for the files phase: %s%s%s", strempty(info->state_dir),
+                                     info->state_dir && info->root_dir ? ", " : "", strempty(info->root_dir));
+        *ret_msg = strprintf("rung 3 (%s): %s; killed %u shim%s with %u processes%s%s; unmounted %u rootfs, %u shm, "
+                             "%u netns%s%s%s",
+                             why, strna(stop), sk.shims, sk.shims == 1 ? "" : "s", sk.processes,
+                             sk.survivors ? ", some survived" : "", k < 0 ? " (could not scan /proc)" : "", lu.rootfs,
+                             lu.shm, lu.netns, lu.busy ? ", some busy" : "",
+                             u < 0 ? " (could not read the mounts)" : "", strempty(leftover));
+        log_warning("Pods phase, rung 3 on %s: %s", socket_path, strna(*ret_msg));
+        if (r < 0)
+                return r;
+        if (k < 0 || u < 0)
+                return k < 0 ? k : u;
+        return sk.survivors || lu.busy ? -EBUSY : 1;
+}
