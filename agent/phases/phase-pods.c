@@ -1147,7 +1147,8 @@ static int parse_pods_timeout(const char *arg, char **reterr) {
 const PhaseOption phase_pods_options[] = {
         { "cri-endpoint", PHASE_OPTION_REQUIRED_ARG, "URI", "The CRI socket (unix:///PATH), instead of probing",
           parse_cri_endpoint },
-        { "concurrency", PHASE_OPTION_REQUIRED_ARG, "N", "CRI calls in flight at once in the pods phase\n(default: from the cores and the CNI's IPAM lock)",
+        { "concurrency", PHASE_OPTION_REQUIRED_ARG, "N",
+          "CRI calls in flight at once in the pods phase\n(default: from the cores and the CNI's IPAM lock)",
           parse_concurrency },
         { "pods-timeout", PHASE_OPTION_REQUIRED_ARG, "SECONDS",
           "Bound the pods phase, its rescue ladder included (120)", parse_pods_timeout },

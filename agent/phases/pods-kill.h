@@ -12,10 +12,10 @@
 #include "agent/os/runtime-info.h"
 
 typedef struct PodsKill {
-        unsigned pods;       /* shims (one per pod on containerd's runc v2) whose processes were signalled */
-        unsigned processes;  /* processes signalled */
-        unsigned survivors;  /* still alive when the wait ended */
-        uint64_t gone_usec;  /* from the first signal until the last of them was seen gone (sampled) */
+        unsigned pods;      /* shims (one per pod on containerd's runc v2) whose processes were signalled */
+        unsigned processes; /* processes signalled */
+        unsigned survivors; /* still alive when the wait ended */
+        uint64_t gone_usec; /* from the first signal until the last of them was seen gone (sampled) */
 } PodsKill;
 
 /* The processes a kill pass would signal for the runtime listening on socket_path: the descendants of

@@ -300,7 +300,9 @@ static int proc_scan(const char *namespace, const char *address, Proc **ret, siz
 
                 if (p->state == 'Z' || p->state == 'X')
                         continue;
-                l[n++] = (Proc) { .pid = p->pid, .ppid = p->ppid, .shim = cmdline_is_shim(p->pid, namespace, address, NULL) };
+                l[n++] = (Proc) { .pid = p->pid,
+                                  .ppid = p->ppid,
+                                  .shim = cmdline_is_shim(p->pid, namespace, address, NULL) };
         }
         proc_table_done(&t);
         *ret = l;

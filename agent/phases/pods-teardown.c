@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "agent/base/json.h"
 #include "agent/config/cni-conf.h"
 #include "agent/engine/phase.h"
 #include "agent/os/fileio.h"
@@ -97,7 +98,36 @@ static int set_why(PodsTeardown *t, PodsTeardownKind kind, const char *fmt, ...)
         return t->why ? 0 : -ENOMEM;
 }
 
-static int read_types(const Context *ctx, PodsTeardown *t, const char **ret_why) {
+/* host-local keeps its addresses in dataDir (default /var/lib/cni/networks): elsewhere, the files
+ * phase does not remove them, and only the DEL does. The first such directory, or NULL. */
+static const char *ipam_elsewhere(const JsonValue *plugin) {
+        const JsonValue *ipam = json_get(plugin, "ipam", true);
+        const char *dir = json_string_of(json_get(ipam, "dataDir", true));
+
+        if (!streq_ptr(json_string_of(json_get(ipam, "type", true)), "host-local") || !dir)
+                return NULL;
+        return path_covers(CNI_STATE_DIR, dir) ? NULL : dir;
+}
+
+static int find_ipam_elsewhere(const char *text, size_t size, char **ret) {
+        CLEANUP(json_freep) JsonValue *root = NULL;
+        const JsonValue *plugins;
+        const char *dir = NULL;
+
+        if (json_parse(text, size, &root) < 0)
+                return 0; /* cni_conf_types() said it loads: only -ENOMEM is left, and the DEL is kept */
+        plugins = json_get(root, "plugins", false);
+        if (plugins && plugins->type == JSON_ARRAY)
+                for (size_t i = 0; !dir && i < plugins->n; i++)
+                        dir = ipam_elsewhere(plugins->items[i]);
+        else
+                dir = ipam_elsewhere(root);
+        if (dir && !(*ret = strdup(dir)))
+                return -ENOMEM;
+        return 0;
+}
+
+static int read_types(const Context *ctx, PodsTeardown *t, char **ret_elsewhere, const char **ret_why) {
         cleanup_free char *text = NULL;
         size_t size = 0;
         int r;
@@ -108,11 +138,14 @@ static int read_types(const Context *ctx, PodsTeardown *t, const char **ret_why)
                 return r == -ENOMEM ? r : 0;
         }
         r = cni_conf_types(strrchr(ctx->cni_config, '/') + 1, text, size, &t->types, ret_why);
-        return r == -ENOMEM ? r : 0;
+        if (r == -ENOMEM)
+                return r;
+        return t->types ? find_ipam_elsewhere(text, size, ret_elsewhere) : 0;
 }
 
 int pods_teardown_decide(const Context *ctx, const RuntimeInfo *info, PodsTeardown *ret) {
-        const char *why = NULL, *other = NULL, *missing;
+        const char *why = NULL, *other = NULL, *missing, *slash;
+        cleanup_free char *elsewhere = NULL;
         size_t len = 0;
         int r;
 
@@ -122,7 +155,7 @@ int pods_teardown_decide(const Context *ctx, const RuntimeInfo *info, PodsTeardo
         ret->config = strdup(ctx->cni_config);
         if (!ret->config)
                 return -ENOMEM;
-        r = read_types(ctx, ret, &why);
+        r = read_types(ctx, ret, &elsewhere, &why);
         if (r < 0)
                 return r;
         if (!ret->types)
@@ -137,6 +170,16 @@ int pods_teardown_decide(const Context *ctx, const RuntimeInfo *info, PodsTeardo
         if (info->kind != RUNTIME_CONTAINERD)
                 return set_why(ret, TEARDOWN_FULL, "full DEL by %s: the stand-in conflist is proven on containerd only",
                                ret->types);
+        if (elsewhere)
+                return set_why(ret, TEARDOWN_FULL,
+                               "full DEL by %s: host-local keeps its addresses in %s, which this run "
+                               "does not remove",
+                               ret->types, elsewhere);
+        slash = strrchr(ret->config, '/');
+        if (!info->cni_conf_dir || strlen(info->cni_conf_dir) != (size_t) (slash - ret->config) ||
+            strncmp(info->cni_conf_dir, ret->config, slash - ret->config) != 0)
+                return set_why(ret, TEARDOWN_FULL, "full DEL by %s: the runtime's CNI conf dir %s does not hold %s",
+                               ret->types, strna(info->cni_conf_dir), ret->config);
         missing = later_phases_missing(ctx);
         if (missing)
                 return set_why(ret, TEARDOWN_FULL, "full DEL by %s: %s", ret->types, missing);
