@@ -506,8 +506,9 @@ static int kill_apply(Action *a, Context *ctx, char **ret_msg) {
         if (r == -EBUSY)
                 return set_errmsg(ret_msg, r, "SIGKILL to %u processes of %u pods; %u still alive after %" PRIu64 " ms",
                                   k.processes, k.pods, k.survivors, k.gone_usec / USEC_PER_MSEC);
-        log_info("Pods phase: %u processes of %u pods killed, none alive after %" PRIu64 " ms.", k.processes, k.pods,
-                 k.gone_usec / USEC_PER_MSEC);
+        if (r > 0)
+                log_info("Pods phase: %u processes of %u pods killed, none alive after %" PRIu64 " ms.", k.processes,
+                         k.pods, k.gone_usec / USEC_PER_MSEC);
         return set_errmsg(ret_msg, r, "SIGKILL to %u processes of %u pods in one pass; none alive after %" PRIu64 " ms",
                           k.processes, k.pods, k.gone_usec / USEC_PER_MSEC);
 }

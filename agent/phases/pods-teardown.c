@@ -14,6 +14,7 @@
 #include "agent/phases/pods-teardown.h"
 #include "macro.h"
 #include "string-util.h"
+#include "strv.h"
 
 #define CNI_CONFIG_MAX (1024 * 1024)
 #define CNI_STATE_DIR "/var/lib/cni"
@@ -132,29 +133,50 @@ static int read_types(const Context *ctx, PodsTeardown *t, char **ret_elsewhere,
         size_t size = 0;
         int r;
 
-        r = fileio_read_beneath(ctx->root_fd, ctx->cni_config, CNI_CONFIG_MAX, &text, &size);
+        r = fileio_read_beneath(ctx->root_fd, t->config, CNI_CONFIG_MAX, &text, &size);
         if (r < 0) {
                 *ret_why = "it cannot be read";
                 return r == -ENOMEM ? r : 0;
         }
-        r = cni_conf_types(strrchr(ctx->cni_config, '/') + 1, text, size, &t->types, ret_why);
+        r = cni_conf_types(strrchr(t->config, '/') + 1, text, size, &t->types, ret_why);
         if (r == -ENOMEM)
                 return r;
         return t->types ? find_ipam_elsewhere(text, size, ret_elsewhere) : 0;
 }
 
+/* The configuration the runtime loaded: detection's (ctx->cni_config) when it lies in the conf dir
+ * the running runtime was started with, else the first file libcni lists there (byte order, the
+ * rescue conflist left out), as containerd loads it. NULL when there is none. */
+static int loaded_config(const Context *ctx, const RuntimeInfo *info, char **ret) {
+        cleanup_strv char **names = NULL;
+        const char *slash = ctx->cni_config ? strrchr(ctx->cni_config, '/') : NULL;
+        int r;
+
+        *ret = NULL;
+        if (slash && info->cni_conf_dir && strlen(info->cni_conf_dir) == (size_t) (slash - ctx->cni_config) &&
+            strncmp(info->cni_conf_dir, ctx->cni_config, slash - ctx->cni_config) == 0)
+                return (*ret = strdup(ctx->cni_config)) ? 0 : -ENOMEM;
+        if (!info->cni_conf_dir)
+                return (*ret = ctx->cni_config ? strdup(ctx->cni_config) : NULL) || !ctx->cni_config ? 0 : -ENOMEM;
+        r = fileio_list_beneath(ctx->root_fd, info->cni_conf_dir, NULL, &names);
+        STRV_FOREACH(n, names)
+                if (r >= 0 && cni_conf_name_loaded(*n) && !cni_conf_name_is_rescue(*n))
+                        return (*ret = strprintf("%s/%s", info->cni_conf_dir, *n)) ? 0 : -ENOMEM;
+        return r;
+}
+
 int pods_teardown_decide(const Context *ctx, const RuntimeInfo *info, PodsTeardown *ret) {
-        const char *why = NULL, *other = NULL, *missing, *slash;
+        const char *why = NULL, *other = NULL, *missing;
         cleanup_free char *elsewhere = NULL;
         size_t len = 0;
         int r;
 
         *ret = (PodsTeardown) {};
-        if (!ctx->cni_config)
-                return set_why(ret, TEARDOWN_NONE, "the runtime loaded no CNI configuration: no DEL to run");
-        ret->config = strdup(ctx->cni_config);
+        r = loaded_config(ctx, info, &ret->config);
+        if (r < 0)
+                return r;
         if (!ret->config)
-                return -ENOMEM;
+                return set_why(ret, TEARDOWN_NONE, "the runtime loaded no CNI configuration: no DEL to run");
         r = read_types(ctx, ret, &elsewhere, &why);
         if (r < 0)
                 return r;
@@ -172,14 +194,11 @@ int pods_teardown_decide(const Context *ctx, const RuntimeInfo *info, PodsTeardo
                                ret->types);
         if (elsewhere)
                 return set_why(ret, TEARDOWN_FULL,
-                               "full DEL by %s: host-local keeps its addresses in %s, which this run "
-                               "does not remove",
+                               "full DEL by %s: host-local keeps its addresses in %s, which this run does not remove",
                                ret->types, elsewhere);
-        slash = strrchr(ret->config, '/');
-        if (!info->cni_conf_dir || strlen(info->cni_conf_dir) != (size_t) (slash - ret->config) ||
-            strncmp(info->cni_conf_dir, ret->config, slash - ret->config) != 0)
-                return set_why(ret, TEARDOWN_FULL, "full DEL by %s: the runtime's CNI conf dir %s does not hold %s",
-                               ret->types, strna(info->cni_conf_dir), ret->config);
+        if (!info->cni_conf_dir)
+                return set_why(ret, TEARDOWN_FULL, "full DEL by %s: the runtime's CNI conf dir is not known",
+                               ret->types);
         missing = later_phases_missing(ctx);
         if (missing)
                 return set_why(ret, TEARDOWN_FULL, "full DEL by %s: %s", ret->types, missing);

@@ -170,16 +170,37 @@ static void test_full_data_dir(void **state) {
         fixture_done(&f);
 }
 
-static void test_full_other_conf_dir_or_runtime(void **state) {
-        cleanup_free char *why = NULL, *why2 = NULL;
+static void test_runtime_conf_dir(void **state) {
+        cleanup_free char *why2 = NULL;
+        PodsTeardown t;
         Fixture f;
 
+        /* Detection read another directory than the running runtime's: the runtime's first file counts. */
         fixture_new(&f, MANIFEST, NULL);
-        f.info.cni_conf_dir = (char *) "/etc/cni/net.d";
-        assert_int_equal(decide(&f, &why), TEARDOWN_FULL);
-        assert_non_null(strstr(why, "does not hold"));
-        f.info.cni_conf_dir = f.conf_dir;
+        f.ctx.cni_config = "/nonexistent/net.d/10-other.conflist";
+        assert_int_equal(pods_teardown_decide(&f.ctx, &f.info, &t), 0);
+        assert_int_equal(t.kind, TEARDOWN_CHEAP);
+        assert_string_equal(t.config, f.config);
+        pods_teardown_done(&t);
+        /* A rescue conflist left in front is not the runtime's config. */
+        write_config(&f, BRIDGE_CONFLIST);
+        {
+                char rescue[160];
+                FILE *out;
+
+                snprintf(rescue, sizeof rescue, "%s/00-node-reset-rescue.conflist", f.conf_dir);
+                out = fopen(rescue, "we");
+                assert_non_null(out);
+                fputs("{\"cniVersion\":\"0.4.0\",\"name\":\"node-reset-rescue\",\"plugins\":[{\"type\":\"loopback\"}]}"
+                      "\n",
+                      out);
+                fclose(out);
+        }
+        assert_int_equal(pods_teardown_decide(&f.ctx, &f.info, &t), 0);
+        assert_string_equal(t.config, f.config);
+        pods_teardown_done(&t);
         f.info.kind = RUNTIME_CRIO;
+        f.ctx.cni_config = f.config;
         assert_int_equal(decide(&f, &why2), TEARDOWN_FULL);
         assert_non_null(strstr(why2, "containerd only"));
         fixture_done(&f);
@@ -190,6 +211,7 @@ static void test_none(void **state) {
         Fixture f;
 
         fixture_new(&f, MANIFEST, NULL);
+        assert_int_equal(unlink(f.config), 0);
         f.ctx.cni_config = NULL;
         assert_int_equal(decide(&f, &why), TEARDOWN_NONE);
         fixture_done(&f);
@@ -215,7 +237,7 @@ int main(void) {
                 cmocka_unit_test(test_full_when_state_kept),
                 cmocka_unit_test(test_full_cluster_ipam),
                 cmocka_unit_test(test_full_data_dir),
-                cmocka_unit_test(test_full_other_conf_dir_or_runtime),
+                cmocka_unit_test(test_runtime_conf_dir),
                 cmocka_unit_test(test_none),
                 cmocka_unit_test(test_concurrency),
         };
