@@ -249,16 +249,16 @@ assert "probing finds no runtime on a node without one" jq_ "$WORK/probe.json" \
         "'/run/containerd/containerd.sock' in actions(r, kind='runtime')[0]['detail'] and actions(r, kind='runtime')[0]['skip_reason'] == 'no container runtime'"
 
 # --- --pods-timeout: a slow CNI, one call at a time; the budget ends the phase, rung 3 follows ---
-# Every DEL takes a second, so 20 pods one by one would take 20 s at least; 3 s of budget stops the
+# Every DEL takes a second, so 20 pods one by one would take 20 s at least; 5 s of budget stops the
 # calls that were not started and hands the rest to rung 3 (no unit here: it says to stop the
 # runtime by hand, kills the shims and unmounts what they left).
 pods 20 budget 0 0 || fail "cannot create the pods for --pods-timeout"
 cd_slow_del on
 t=$(date +%s%N)
-agent --phases pods --pods-timeout 3 --concurrency 1 --yes -o json run > "$WORK/budget.json"; rc=$?
+agent --phases pods --pods-timeout 5 --concurrency 1 --yes -o json run > "$WORK/budget.json"; rc=$?
 ms=$(elapsed_ms "$t")
 cd_slow_del off
-echo "  --pods-timeout 3 with a 1 s DEL: $ms ms"
+echo "  --pods-timeout 5 with a 1 s DEL: $ms ms"
 assert "--pods-timeout: exit 1, pods left" test $rc -eq 1
 assert "--pods-timeout: the phase ended at its budget, not after 20 DELs ($ms ms)" test "$ms" -lt 15000
 assert "--pods-timeout: some pods were stopped before the budget ran out" jq_ "$WORK/budget.json" \
