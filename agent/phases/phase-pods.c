@@ -471,6 +471,13 @@ static int teardown_apply(Action *a, Context *ctx, char **ret_msg) {
         budget_start(pt, ctx);
         if (pt->teardown.kind != TEARDOWN_CHEAP || pt->rescue_path)
                 return set_errmsg(ret_msg, 0, "%s", strna(pt->teardown.why));
+        /* The plan's choice is a claim: the configuration the runtime loads is read again. */
+        pods_teardown_done(&pt->teardown);
+        r = pods_teardown_decide(ctx, &pt->info, &pt->teardown);
+        if (r < 0)
+                return r;
+        if (pt->teardown.kind != TEARDOWN_CHEAP)
+                return set_errmsg(ret_msg, 0, "since the plan: %s", strna(pt->teardown.why));
         r = cni_rescue_install(pt->info.cni_conf_dir, &pt->rescue_path, &err);
         if (r < 0) {
                 log_warning("The stand-in conflist cannot be written, every pod gets its full CNI DEL: %s", strna(err));
