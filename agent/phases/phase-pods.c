@@ -12,6 +12,7 @@
 #include "agent/phases/phase-pods.h"
 #include "agent/engine/cmdline.h"
 #include "agent/engine/libraries.h"
+#include "agent/base/json.h"
 #include "agent/base/log.h"
 #include "agent/engine/phase.h"
 #include "agent/phases/pods-docker.h"
@@ -47,6 +48,10 @@
 /* The kill pass waits this long for the pods' processes to be gone (SIGKILL: only a process stuck in
  * the kernel takes longer) before the CRI calls go on regardless. */
 #define KILL_WAIT_USEC (5 * USEC_PER_SEC)
+/* containerd reloads its CNI config on the conf dir's inotify event: the stand-in is usually loaded
+ * within milliseconds; past this the calls go on (a call before it still gets the real DEL). */
+#define STANDIN_WAIT_USEC (3 * USEC_PER_SEC)
+#define STANDIN_POLL_USEC (20 * USEC_PER_MSEC)
 
 static const char *arg_cri_endpoint;  /* --cri-endpoint, before the manifest's; NULL = those, else probe */
 static unsigned arg_concurrency;      /* --concurrency; 0: pods_concurrency() */
@@ -461,11 +466,48 @@ static const ActionOps remove_host_pod_ops = {
 
 /* --- Before the CRI calls: the teardown the CNI gets, and the kill pass ------------------------ */
 
+/* Whether containerd's verbose Status shows the stand-in among the networks it loaded ("cniconfig":
+ * {"Networks": [{"Config": {"Name": ...}}]}, go-cni's ConfigResult): 1 yes, 0 not yet, -errno. */
+static int standin_loaded(PodsTarget *pt) {
+        CLEANUP(json_freep) JsonValue *root = NULL;
+        cleanup_free char *conf = NULL;
+        const JsonValue *nets;
+        int r;
+
+        cri_client_set_timeout(pt->client, u64_min(PROBE_TIMEOUT_USEC, budget_left(pt)));
+        r = cri_status_info(pt->client, pt->deadline, "cniconfig", &conf, NULL);
+        if (r < 0)
+                return r;
+        if (!conf || json_parse(conf, strlen(conf), &root) < 0)
+                return -EBADMSG;
+        nets = json_get(root, "Networks", true);
+        for (size_t i = 0; nets && nets->type == JSON_ARRAY && i < nets->n; i++)
+                if (streq_ptr(json_string_of(json_get(json_get(nets->items[i], "Config", true), "Name", true)),
+                              CNI_RESCUE_NETWORK))
+                        return 1;
+        return 0;
+}
+
+/* Wait (at most STANDIN_WAIT_USEC) until the runtime has loaded the stand-in: a call made before
+ * would still run the real DEL. Returns the milliseconds waited, or -errno when the runtime cannot
+ * say (then the first calls may get the full DEL; correct, only slower). */
+static int64_t standin_wait(PodsTarget *pt) {
+        usec_t start = now(CLOCK_MONOTONIC), until = start + u64_min(STANDIN_WAIT_USEC, budget_left(pt));
+        int r;
+
+        while ((r = standin_loaded(pt)) == 0 && now(CLOCK_MONOTONIC) < until)
+                sleep_in_budget(pt, STANDIN_POLL_USEC);
+        if (r <= 0)
+                return r < 0 ? r : -ETIME;
+        return (int64_t) ((now(CLOCK_MONOTONIC) - start) / USEC_PER_MSEC);
+}
+
 /* TEARDOWN_CHEAP: the loopback-only conflist stands in before the first call, so that each pod's
  * teardown is loopback's; anything else: the row only says what the CNI gets. */
 static int teardown_apply(Action *a, Context *ctx, char **ret_msg) {
         PodsTarget *pt = a->data;
         cleanup_free char *err = NULL;
+        int64_t waited;
         int r;
 
         budget_start(pt, ctx);
@@ -484,8 +526,20 @@ static int teardown_apply(Action *a, Context *ctx, char **ret_msg) {
                 return set_errmsg(ret_msg, 0, "full DEL after all: the stand-in cannot be written (%s)", strna(err));
         }
         pt->standin = true;
-        log_info("CNI teardown made cheap: %s stands in while the pods go.", pt->rescue_path);
-        return set_errmsg(ret_msg, 1, "%s stands in until the last pod-network pod is removed", pt->rescue_path);
+        waited = standin_wait(pt);
+        if (waited < 0) {
+                log_notice("The runtime does not show the stand-in %s loaded (%s): early pods may get their full DEL.",
+                           pt->rescue_path, strerror((int) -waited));
+                return set_errmsg(ret_msg, 1,
+                                  "%s stands in until the last pod-network pod is removed; the runtime did not show "
+                                  "it loaded (%s): early pods may still get their full DEL",
+                                  pt->rescue_path, strerror((int) -waited));
+        }
+        log_info("CNI teardown made cheap: %s stands in while the pods go (loaded after %" PRIi64 " ms).",
+                 pt->rescue_path, waited);
+        return set_errmsg(ret_msg, 1,
+                          "%s stands in until the last pod-network pod is removed (loaded after %" PRIi64 " ms)",
+                          pt->rescue_path, waited);
 }
 
 static const ActionOps teardown_ops = {
