@@ -32,8 +32,11 @@
 /* A runtime that does not say its version within this is hung, not busy. */
 #define PROBE_TIMEOUT_USEC (5 * USEC_PER_SEC)
 #define LIST_TIMEOUT_USEC (15 * USEC_PER_SEC)
-/* StopPodSandbox waits for the CNI DEL: give it long, but less than the budget. */
-#define CALL_TIMEOUT_USEC (30 * USEC_PER_SEC)
+/* StopPodSandbox waits for the CNI DEL, RemovePodSandbox stops the sandbox too (its DEL, waiting
+ * for containerd's event monitor to see the killed tasks exit) and then removes it: give it long,
+ * but less than the budget. A slow node (the e2e VM under TCG) took over 30 s for one call behind
+ * the IPAM lock. */
+#define CALL_TIMEOUT_USEC (60 * USEC_PER_SEC)
 /* Below this a call is not worth starting: the budget is spent. */
 #define CALL_TIMEOUT_MIN_USEC (200 * USEC_PER_MSEC)
 /* Rung 1: retries after the first attempt, the first backoff (doubling), and one retry for a CNI
