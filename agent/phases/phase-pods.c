@@ -239,12 +239,17 @@ static void attempt_update(PodsTarget *pt, Attempt *at, CriOp *op, unsigned rung
         at->message = TAKE_PTR(op->message);
         if (!at->first_message && at->message)
                 at->first_message = strdup(at->message);
-        /* A call the budget cut short says nothing about the runtime; one that had its whole
-         * deadline does. */
-        if (op->result == -ETIMEDOUT && !pt->hung && !at->cut) {
-                pt->hung = true;
-                need_rung3(pt, "%s did not answer within its deadline", cri_op_kind_to_method(op->kind));
-        }
+}
+
+/* A call the budget cut short says nothing about the runtime; one that had its whole deadline says it
+ * hangs, unless other calls of the same round were answered: then the runtime is only slow (a slow
+ * node's containerd handles the exits of the killed tasks one at a time, and a RemovePodSandbox waits
+ * for its sandbox's), and the call is retried like any other failure. */
+static void round_verdict(PodsTarget *pt, CriOpKind kind, bool timed_out, bool answered) {
+        if (!timed_out || answered || pt->hung)
+                return;
+        pt->hung = true;
+        need_rung3(pt, "%s did not answer within its deadline", cri_op_kind_to_method(kind));
 }
 
 /* Every pending attempt once, concurrently. Returns how many are still pending. */
@@ -252,6 +257,7 @@ static size_t attempt_round(PodsTarget *pt, Attempt *at, size_t n, unsigned rung
         cleanup_free CriOp *ops = calloc(n, sizeof(CriOp));
         cleanup_free size_t *idx = calloc(n, sizeof(size_t));
         uint64_t timeout = u64_min(CALL_TIMEOUT_USEC, budget_left(pt));
+        bool timed_out = false, answered = false;
         size_t k = 0;
         int r;
 
@@ -269,9 +275,13 @@ static size_t attempt_round(PodsTarget *pt, Attempt *at, size_t n, unsigned rung
         for (size_t j = 0; j < k; j++) {
                 if (r < 0)
                         ops[j] = (CriOp) { .result = r, .grpc_status = -1 };
+                timed_out |= ops[j].result == -ETIMEDOUT && budget_left(pt) > 0;
+                answered |= ops[j].result >= 0 || ops[j].grpc_status >= 0;
                 attempt_update(pt, &at[idx[j]], &ops[j], rung);
                 cri_op_done(&ops[j]);
         }
+        if (k > 0)
+                round_verdict(pt, pod_data(&at[idx[0]])->op, timed_out, answered);
         return count_pending(at, n, false);
 }
 
