@@ -44,25 +44,73 @@ static int victims_add(Victims *vs, const ProcInfo *p) {
         return 0;
 }
 
-/* The descendants of one shim, never an untouchable process (PID 1, this program, its ancestors). */
-static int add_shim_tree(Victims *vs, const ProcTable *t, pid_t shim, const pid_t *untouchable) {
+/* The descendants of one shim, never an untouchable process (PID 1, this program, its ancestors) nor
+ * a shim (a "start" invocation's child is the shim it daemonises), nor beneath one. Returns how many
+ * were added. */
+static int add_shim_tree(Victims *vs, const ProcTable *t, pid_t shim, const pid_t *skip) {
         cleanup_free pid_t *l = NULL;
-        size_t n = 0;
+        size_t n = 0, before = vs->n;
         int r;
 
-        r = proc_descendants(t, shim, untouchable, &l, &n);
+        r = proc_descendants(t, shim, skip, &l, &n);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 const ProcInfo *p = proc_table_find(t, l[i]);
 
-                if (p && p->state != 'Z' && p->state != 'X' && !proc_pid_in(untouchable, p->pid))
+                if (p && p->state != 'Z' && p->state != 'X')
                         r = victims_add(vs, p);
         }
-        return r;
+        return r < 0 ? r : (int) (vs->n - before);
+}
+
+typedef struct Shim {
+        pid_t pid;
+        char *id;
+} Shim;
+
+static void shims_free(Shim *l, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(l[i].id);
+        free(l);
+}
+
+/* The runtime's shims, and the PIDs never to signal or descend into: the untouchable ones and the
+ * shims themselves. */
+static int shims_find(const ProcTable *t, const char *socket_path, Shim **ret, size_t *ret_n, pid_t **skip) {
+        size_t n = 0, allocated = 0, n_skip = 0, skip_allocated = 0;
+        Shim *l = NULL;
+        int r;
+
+        r = proc_untouchable(t, getpid(), skip);
+        while (r >= 0 && (*skip)[n_skip])
+                n_skip++;
+        skip_allocated = n_skip + 1;
+        for (size_t i = 0; r >= 0 && i < t->n; i++) {
+                char *id = NULL;
+
+                if (!ladder_is_shim(t->procs[i].pid, socket_path, &id))
+                        continue;
+                if (GREEDY_REALLOC(l, allocated, n + 1) < 0) {
+                        free(id);
+                        r = -ENOMEM;
+                        break;
+                }
+                l[n++] = (Shim) { .pid = t->procs[i].pid, .id = id };
+                r = pid_list_add(skip, &n_skip, &skip_allocated, t->procs[i].pid);
+        }
+        if (r < 0) {
+                shims_free(l, n);
+                return r;
+        }
+        *ret = l;
+        *ret_n = n;
+        return 0;
 }
 
 static int victims_scan(const char *socket_path, const RuntimeInfo *info, char *const *keep_ids, Victims *ret) {
-        cleanup_free pid_t *untouchable = NULL;
+        cleanup_free pid_t *skip = NULL;
         ProcTable t = {};
+        Shim *shims = NULL;
+        size_t n = 0;
         int r;
 
         *ret = (Victims) {};
@@ -72,21 +120,19 @@ static int victims_scan(const char *socket_path, const RuntimeInfo *info, char *
                 return -EPERM; /* PIDs of another PID namespace are not ours to signal */
         r = proc_table_read(&t);
         if (r >= 0)
-                r = proc_untouchable(&t, getpid(), &untouchable);
-        for (size_t i = 0; r >= 0 && i < t.n; i++) {
-                cleanup_free char *id = NULL;
-
-                if (!ladder_is_shim(t.procs[i].pid, socket_path, &id))
+                r = shims_find(&t, socket_path, &shims, &n, &skip);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                if (shims[i].id && strv_contains(keep_ids, shims[i].id))
                         continue;
-                if (id && strv_contains(keep_ids, id))
-                        continue;
-                ret->pods++;
-                r = add_shim_tree(ret, &t, t.procs[i].pid, untouchable);
+                r = add_shim_tree(ret, &t, shims[i].pid, skip);
+                if (r > 0)
+                        ret->pods++;
         }
+        shims_free(shims, n);
         proc_table_done(&t);
         if (r < 0)
                 victims_done(ret);
-        return r;
+        return r < 0 ? r : 0;
 }
 
 int pods_kill_count(const char *socket_path, const RuntimeInfo *info, char *const *keep_ids, unsigned *ret_pods,
