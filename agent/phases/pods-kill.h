@@ -20,8 +20,8 @@ typedef struct PodsKill {
 
 /* The processes a kill pass would signal for the runtime listening on socket_path: the descendants of
  * its containerd shims of the k8s.io namespace (never a shim itself), except those of the sandboxes in
- * keep_ids (NULL or a
- * NULL-terminated list of sandbox ids: pods whose processes must live until their own CRI call).
+ * keep_ids (NULL or a NULL-terminated list of sandbox ids: pods whose processes must live until their
+ * own CRI call).
  * Counted only. Runtimes other than containerd: 0 (-EOPNOTSUPP). */
 int pods_kill_count(const char *socket_path, const RuntimeInfo *info, char *const *keep_ids, unsigned *ret_pods,
                     unsigned *ret_processes);
