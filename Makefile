@@ -263,7 +263,16 @@ $(O)/bench/%: bench/%.c
 	@$(if $(Q),$(SAY) "  BENCH   $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(shell $(PKG_CONFIG) --libs libnftnl libmnl)
 
-bench: $(O)/node-reset $(O)/bench/nft-batch $(O)/bench/plan-floor
+# The runtime's floor for the pods phase: the project's CRI client and nothing else (libcurl is loaded
+# through dlib, as the agent loads it).
+$(O)/bench/cri-floor: bench/cri-floor.c $(CRI_LIB) $(GRPC_LIB) $(DLIB_LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),$(SAY) "  BENCH   $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(CRI_LIB) $(GRPC_LIB) $(DLIB_LIB) $(TEST_LINK_LIBS)
+
+# bench/pods.sh drives containerd through tests/integration/cri-helper: built here too, so that a
+# fresh clone's "make bench" needs no "make check" first.
+bench: $(O)/node-reset $(O)/bench/nft-batch $(O)/bench/plan-floor $(O)/bench/cri-floor $(TEST_HELPERS)
 	$(Q)for b in bench/*.sh; do O=$(O) $$b || exit 1; done
 
 analyze:

@@ -7,7 +7,8 @@
 #       the same client (tests/integration/cri-helper stop-remove-sequential),
 #   (b) node-reset run --yes --phases pods (concurrency 8), on a healthy CNI,
 #   (c) the same on the master-gone node: every CNI DEL fails like calico without its API server, so
-#       the agent climbs to rung 2 (the loopback-only rescue conflist).
+#       the agent climbs to rung 2 (the loopback-only rescue conflist),
+#   (d) the runtime's floor (bench/cri-floor): one RemovePodSandbox per pod, every one in flight.
 # Whole processes are timed (the agent's start, listing and plan included); the median of
 # BENCH_TRIALS (3) trials is shown, then the ratios (a)/(b) (target >= 2) and (c)/(b) (target <= 2),
 # of the medians and per trial. The machine has 2 cores and containerd's work is CPU-bound: on it the
@@ -61,7 +62,15 @@ run_agent() { # label
         ms_since "$t"
 }
 
-seq_ms=() agent_ms=() gone_ms=() ab=() cb=() seq_busy=() agent_busy=()
+run_floor() {
+        local t
+        t=$(date +%s%N)
+        cd_enter "$O/bench/cri-floor" "$CD_SOCK" > "$WORK/floor.txt" 2>&1 ||
+                { echo "bench: the floor failed:" >&2; tail -n 5 "$WORK/floor.txt" >&2; }
+        ms_since "$t"
+}
+
+seq_ms=() agent_ms=() gone_ms=() floor_ms=() ab=() cb=() bd=() seq_busy=() agent_busy=()
 for i in $(seq "$TRIALS"); do
         make_pods "seq$i"
         seq_ms+=("$(run_sequential)")
@@ -77,18 +86,24 @@ for i in $(seq "$TRIALS"); do
         cd_fail_del off
         check_clean master-gone
         [ -z "$(ls "$CD_DIR/net.d" | grep node-reset-rescue)" ] || echo "bench: the rescue conflist was left" >&2
+        make_pods "floor$i"
+        floor_ms+=("$(run_floor)")
+        check_clean floor
+        bd+=("$(awk -v b="${agent_ms[-1]}" -v d="${floor_ms[-1]}" 'BEGIN { printf "%.2f", b / d }')")
         ab+=("$(awk -v a="${seq_ms[-1]}" -v b="${agent_ms[-1]}" 'BEGIN { printf "%.2f", a / b }')")
         cb+=("$(awk -v c="${gone_ms[-1]}" -v b="${agent_ms[-1]}" 'BEGIN { printf "%.2f", c / b }')")
-        echo "trial $i: sequential ${seq_ms[-1]} ms, agent ${agent_ms[-1]} ms, master-gone ${gone_ms[-1]} ms;" \
-                "(a)/(b) ${ab[-1]}, (c)/(b) ${cb[-1]}"
+        echo "trial $i: sequential ${seq_ms[-1]} ms, agent ${agent_ms[-1]} ms, master-gone ${gone_ms[-1]} ms," \
+                "floor ${floor_ms[-1]} ms; (a)/(b) ${ab[-1]}, (c)/(b) ${cb[-1]}, (b)/(d) ${bd[-1]}"
 done
 
-a=$(median "${seq_ms[@]}") b=$(median "${agent_ms[@]}") c=$(median "${gone_ms[@]}")
+a=$(median "${seq_ms[@]}") b=$(median "${agent_ms[@]}") c=$(median "${gone_ms[@]}") d=$(median "${floor_ms[@]}")
 echo
 echo "pods: $PODS pods (10 host network, 10 with a running container), median of $TRIALS"
 printf '  (a) sequential stopp+rmp, one client       %6d ms\n' "$a"
 printf '  (b) node-reset --phases pods, healthy      %6d ms\n' "$b"
 printf '  (c) node-reset --phases pods, master gone  %6d ms\n' "$c"
+printf '  (d) floor: RemovePodSandbox each, all at once %4d ms  ((b)/(d) = %s, per trial %s)\n' "$d" \
+        "$(awk -v b="$b" -v d="$d" 'BEGIN { printf "%.2f", b / d }')" "$(median "${bd[@]}")"
 # The ratios of the medians, and the medians of each trial's ratios (a shared machine's load moves
 # all three runs of a trial together, so the paired ratio is the steadier one).
 awk -v a="$a" -v b="$b" -v c="$c" -v ab="$(median "${ab[@]}")" -v cb="$(median "${cb[@]}")" 'BEGIN {

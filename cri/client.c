@@ -184,6 +184,18 @@ int cri_status(CriClient *c, uint64_t deadline, CriRuntimeStatus *ret, char **re
         return call_simple(c, "Status", deadline, &w, decode_runtime_status, ret, NULL, NULL, reterr_msg);
 }
 
+static int decode_status_info(const void *p, size_t n, void *ret, void *key) {
+        return cri_decode_status_info(p, n, key, ret);
+}
+
+int cri_status_info(CriClient *c, uint64_t deadline, const char *key, char **ret, char **reterr_msg) {
+        ProtoWriter w;
+
+        proto_writer_init(&w);
+        cri_encode_status_request(&w, true);
+        return call_simple(c, "Status", deadline, &w, decode_status_info, ret, (void *) key, NULL, reterr_msg);
+}
+
 int cri_list_sandboxes(CriClient *c, uint64_t deadline, CriSandbox **ret, size_t *ret_n, char **reterr_msg) {
         ProtoWriter w;
 

@@ -41,6 +41,8 @@ int cri_client_unary(CriClient *c, const char *method, uint64_t deadline, const 
 int cri_version(CriClient *c, uint64_t deadline, CriVersion *ret, char **reterr_msg);
 /* RuntimeService/Status, not verbose: whether the runtime answers and its conditions. */
 int cri_status(CriClient *c, uint64_t deadline, CriRuntimeStatus *ret, char **reterr_msg);
+/* RuntimeService/Status, verbose: the runtime's info[key] (NULL when it has none). */
+int cri_status_info(CriClient *c, uint64_t deadline, const char *key, char **ret, char **reterr_msg);
 int cri_list_sandboxes(CriClient *c, uint64_t deadline, CriSandbox **ret, size_t *ret_n, char **reterr_msg);
 int cri_list_containers(CriClient *c, uint64_t deadline, CriContainer **ret, size_t *ret_n, char **reterr_msg);
 

@@ -93,6 +93,12 @@ void cri_encode_list_request(ProtoWriter *w) {
         (void) w;
 }
 
+void cri_encode_status_request(ProtoWriter *w, bool verbose) {
+        /* StatusRequest{verbose = 1}; false is the empty message. */
+        if (verbose)
+                proto_put_bool(w, 1, true);
+}
+
 /* Field helpers: a known field with another wire type is left alone, like an unknown one. */
 static int get_string(const ProtoField *f, char **ret) {
         return f->wire_type == PROTO_WIRE_LEN ? proto_field_string(f, ret) : 0;
@@ -234,6 +240,57 @@ int cri_decode_status_response(const void *p, size_t n, CriRuntimeStatus *ret) {
                 return k;
         }
         *ret = s;
+        return 0;
+}
+
+typedef struct InfoLookup {
+        const char *key;
+        char *value;
+} InfoLookup;
+
+/* One map<string, string> entry {key = 1, value = 2}. */
+typedef struct MapEntry {
+        char *key, *value;
+} MapEntry;
+
+static int map_entry_field(const ProtoField *f, void *userdata) {
+        MapEntry *e = userdata;
+
+        if (f->number == 1)
+                return get_string(f, &e->key);
+        if (f->number == 2)
+                return get_string(f, &e->value);
+        return 0;
+}
+
+/* StatusResponse{info = 2: map<string, string>}: the last entry of the key wins, as in Go's map. */
+static int status_info_field(const ProtoField *f, void *userdata) {
+        InfoLookup *l = userdata;
+        MapEntry e = {};
+        int k;
+
+        if (f->number != 2)
+                return 0;
+        k = walk_field(f, map_entry_field, &e);
+        if (k >= 0 && streq_ptr(e.key, l->key)) {
+                free(l->value);
+                l->value = TAKE_PTR(e.value);
+        }
+        free(e.key);
+        free(e.value);
+        return k;
+}
+
+int cri_decode_status_info(const void *p, size_t n, const char *key, char **ret) {
+        InfoLookup l = { .key = key };
+        int k;
+
+        k = walk(proto_reader(p, n), status_info_field, &l);
+        if (k < 0) {
+                free(l.value);
+                return k;
+        }
+        *ret = l.value;
         return 0;
 }
 

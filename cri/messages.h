@@ -86,11 +86,15 @@ void cri_encode_id_request(ProtoWriter *w, const char *id);
 void cri_encode_stop_container_request(ProtoWriter *w, const char *id, int64_t timeout_sec);
 /* ListPodSandbox and ListContainers without a filter: the empty message. */
 void cri_encode_list_request(ProtoWriter *w);
+void cri_encode_status_request(ProtoWriter *w, bool verbose);
 
 /* Responses: 0 and the result, -EBADMSG for a malformed message, -ENOMEM. Unknown fields of every
  * wire type are skipped; a known field with an unexpected wire type is treated as unknown. */
 int cri_decode_version_response(const void *p, size_t n, CriVersion *ret);
 int cri_decode_status_response(const void *p, size_t n, CriRuntimeStatus *ret);
+/* A verbose StatusResponse's info[key] (containerd: "cniconfig", the CNI configuration it has loaded,
+ * as JSON), or NULL in *ret when the response has none. */
+int cri_decode_status_info(const void *p, size_t n, const char *key, char **ret);
 int cri_decode_list_sandboxes_response(const void *p, size_t n, CriSandbox **ret, size_t *ret_n);
 int cri_decode_sandbox_status_response(const void *p, size_t n, CriSandboxStatus *ret);
 int cri_decode_list_containers_response(const void *p, size_t n, CriContainer **ret, size_t *ret_n);

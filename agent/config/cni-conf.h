@@ -13,6 +13,8 @@ bool cni_conf_name_loaded(const char *name);
 /* Every rescue conflist of the pods phase ends so, whatever prefix made it sort first; an
  * interrupted run's is found by it, and it is no CNI's. */
 #define CNI_RESCUE_SUFFIX "node-reset-rescue.conflist"
+/* The network name inside it, as the runtime reports what it loaded. */
+#define CNI_RESCUE_NETWORK "node-reset-rescue"
 bool cni_conf_name_is_rescue(const char *name);
 
 /* The plugin types of the configuration file name holding text (size bytes, any bytes): each

@@ -63,5 +63,8 @@ typedef struct Context {
         usec_t deadline_usec; /* CLOCK_MONOTONIC; 0 = none */
         bool lazy_unmount;    /* allow MNT_DETACH when a plain unmount says EBUSY */
         bool executing;       /* false while planning/verifying, true while applying */
+        /* The phases this run plans (engine_plan()): one phase may leave to a later one what that one
+         * removes anyway (phase_selected()). */
+        const struct PhaseSelection *selection;
         PhaseFacts facts;
 } Context;

@@ -101,9 +101,19 @@ int engine_plan(Context *ctx, const PhaseSelection *sel, Plan *plan, char **rete
                 return set_errmsg(reterr, r, "cannot read /proc/self/mountinfo: %s", strerror(-r));
         /* Each pass reads /proc once, when a phase first asks; a later pass reads it anew. */
         phase_procs_drop(ctx);
+        ctx->selection = sel;
         r = engine_plan_phases(ctx, sel, plan, reterr);
         phase_procs_drop(ctx);
         return r;
+}
+
+bool phase_selected(const Context *ctx, const char *name) {
+        if (!ctx->selection)
+                return false;
+        for (size_t i = 0; i < ctx->selection->n; i++)
+                if (streq(ctx->selection->phases[i]->name, name))
+                        return true;
+        return false;
 }
 
 static bool past_deadline(const Context *ctx) {

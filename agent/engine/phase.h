@@ -71,3 +71,5 @@ int phase_procs(Context *ctx, const ProcTable **ret);
 /* Who owns this node's etcd, decided once per run (etcd-owner.h). -ENOMEM only. */
 int phase_etcd_scope(Context *ctx, const struct EtcdScope **ret);
 void phase_procs_drop(Context *ctx);
+/* Whether the phase called name is planned in this run (false outside engine_plan()'s selection). */
+bool phase_selected(const Context *ctx, const char *name);

@@ -55,6 +55,10 @@ struct Action {
         int error; /* -errno of a failure */
         char *message;
         uint64_t duration_usec;
+        /* The pods phase's kill pass: from its SIGKILL until no pod process was alive, as sampled;
+         * the report's "pods_gone_ms". */
+        bool pods_gone_known;
+        uint64_t pods_gone_usec;
 };
 
 typedef struct Plan {

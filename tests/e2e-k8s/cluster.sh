@@ -376,42 +376,252 @@ kubeadm_reset_manual() { # NODE LOG
                 iptables -F && iptables -t nat -F && iptables -t mangle -F && iptables -X' >>"$2" 2>&1
 }
 
-# Scenario 2: two workers with the same pods; w2 reset by kubeadm reset -f and the manual steps,
-# w3 by node-reset; the residue of each and the time of each, side by side.
-scenario_side_by_side() {
-        local n t0 ms_k ms_n rc
-        echo "=== scenario: side by side with kubeadm reset -f"
-        cluster_up || return
-        for n in w2 w3; do
-                node_create "$n" "${ALL_NODE_IP[$n]}" && node_boot "$n" ||
-                        { echo "FAIL: $n boots"; failed=$((failed + 1)); return; }
-                check "kubeadm join of $n" cluster_join "$n" "$OUT/kubeadm-join-$n.log" || return
-        done
-        check "w2 and w3 Ready" wait_for 180 "w2 and w3 Ready" workers_ready ||
-                { network_diagnosis w2; network_diagnosis w3; return; }
-        for n in w2 w3; do
-                node_exec "$n" mkdir -p /mnt/nr-pv-sbs
-                side_objects "$n" | kc apply -f - >>"$OUT/objects-sbs.log" 2>&1
-        done
-        check "the same pods run on w2 and w3" wait_for 180 "sbs pods Running" sbs_running || return
-        residue_counts w2 >"$OUT/sbs-before-w2.txt"
-        t0=$(date +%s%N)
-        kubeadm_reset_manual w2 "$OUT/kubeadm-reset-w2.log"
-        rc=$?
-        ms_k=$((($(date +%s%N) - t0) / 1000000))
-        check "kubeadm reset -f and the manual steps on w2" test "$rc" -eq 0
-        t0=$(date +%s%N)
-        node_exec w3 node-reset --yes --output=json run >"$OUT/run-w3.json" 2>"$OUT/run-w3.log"
-        rc=$?
-        ms_n=$((($(date +%s%N) - t0) / 1000000))
-        check "node-reset run --yes on w3 exits 0" test "$rc" -eq 0
-        residue_counts w2 >"$OUT/sbs-kubeadm.txt"
-        residue_counts w3 >"$OUT/sbs-node-reset.txt"
-        side_by_side_table "$ms_k" "$ms_n" | tee "$OUT/side-by-side.txt"
+# Scenario 2 (also bench/kubeadm-node.sh): three workers with the same pods, reset in the same run: one
+# by kubeadm reset -f and the manual steps, one by node-reset, one by the floor (bench/cri-floor: the
+# fewest CRI calls that remove every pod, all in flight at once, after kubelet is stopped: the pods
+# only). BENCH_PODS pods per worker (default 1: the pod with every kind of volume; more add pods with
+# a memory emptyDir and a secret), BENCH_ROUNDS rounds on fresh workers (default 1), the order of the
+# three rotated each round. Prints the residue of each (round 1), the time of each, the ratios, their
+# medians, where node-reset's time goes (per kind of row, its own CPU, the node's CPU, the CNI
+# teardown it chose) and the sampled time until no pod process was alive on each worker.
+SBS_PODS=${BENCH_PODS:-1}
+SBS_ROUNDS=${BENCH_ROUNDS:-1}
+FLOOR=$O/bench/cri-floor
+
+sbs_names() { # ROUND: the kubeadm, node-reset and floor workers of that round
+        if [ "$1" -eq 1 ]; then echo "w2 w3 wf"; else echo "w2-r$1 w3-r$1 wf-r$1"; fi
 }
 
-workers_ready() { node_ready w2 && node_ready w3; }
-sbs_running() { pod_running sbs-w2 && pod_running sbs-w3; }
+# Their addresses and pod ranges, known before cluster_init writes the CNI installer's ranges.
+sbs_register() {
+        local r n i=0
+        for r in $(seq "$SBS_ROUNDS"); do
+                for n in $(sbs_names "$r"); do
+                        i=$((i + 1))
+                        [ -n "${ALL_NODE_IP[$n]:-}" ] && continue
+                        ALL_NODE_IP[$n]=10.240.0.$((20 + i))
+                        NODE_PODCIDR[$n]=10.244.$((20 + i)).0/24
+                done
+        done
+}
+sbs_register
+
+scenario_side_by_side() {
+        local r
+        echo "=== scenario: side by side with kubeadm reset -f and the floor ($SBS_PODS pods per worker, $SBS_ROUNDS rounds)"
+        cluster_up || return
+        [ -x "$FLOOR" ] || { echo "FAIL: $FLOOR is not built (make bench builds it)"; failed=$((failed + 1)); return; }
+        : >"$OUT/sbs-rounds.txt"
+        for r in $(seq "$SBS_ROUNDS"); do
+                sbs_round "$r" || return
+        done
+        sbs_summary | tee "$OUT/side-by-side.txt"
+}
+
+sbs_round() { # ROUND
+        local r=$1 k n f w order i
+        read -r k n f <<<"$(sbs_names "$r")"
+        for w in $k $n $f; do
+                node_create "$w" "${ALL_NODE_IP[$w]}" && node_boot "$w" ||
+                        { echo "FAIL: $w boots"; failed=$((failed + 1)); return 1; }
+                check "kubeadm join of $w" cluster_join "$w" "$OUT/kubeadm-join-$w.log" || return 1
+        done
+        check "round $r: $k, $n and $f Ready" wait_for 240 "$k $n $f Ready" nodes_ready "$k" "$n" "$f" ||
+                { network_diagnosis "$k"; return 1; }
+        for w in $k $n $f; do
+                node_exec "$w" mkdir -p /mnt/nr-pv-sbs
+                side_objects "$w" | kc apply -f - >>"$OUT/objects-sbs.log" 2>&1
+                sbs_more_pods "$w" | kc apply -f - >>"$OUT/objects-sbs.log" 2>&1
+        done
+        check "round $r: the same $SBS_PODS pods run on $k, $n and $f" \
+                wait_for $((180 + 6 * SBS_PODS)) "sbs pods Running" sbs_running "$k" "$n" "$f" || return 1
+        [ "$r" -eq 1 ] && residue_counts "$k" >"$OUT/sbs-before-w2.txt"
+        cp "$FLOOR" "$W/nodes/$f/root/root/cri-floor"
+        # The order turns each round: the machine's load drifts, and none of the three always goes first.
+        order=("sbs_kubeadm $k" "sbs_node_reset $n" "sbs_floor $f")
+        for i in 0 1 2; do
+                ${order[$(((i + r - 1) % 3))]} "$r" || true
+        done
+        if [ "$r" -eq 1 ]; then
+                residue_counts "$k" >"$OUT/sbs-kubeadm.txt"
+                residue_counts "$n" >"$OUT/sbs-node-reset.txt"
+                residue_counts "$f" >"$OUT/sbs-floor.txt"
+        fi
+        for w in $k $n $f; do
+                kc delete node "$w" --wait=false >/dev/null 2>&1
+                node_stop "$w"
+                rm -rf --one-file-system "$W/nodes/$w"
+        done
+        return 0
+}
+
+nodes_ready() { local n; for n in "$@"; do node_ready "$n" || return 1; done; }
+sbs_running() { # NODES...: each runs SBS_PODS pods
+        local n
+        for n in "$@"; do
+                [ "$(kc get pods --field-selector "spec.nodeName=$n,status.phase=Running" -o name | wc -l)" -eq "$SBS_PODS" ] ||
+                        return 1
+        done
+}
+
+sbs_more_pods() { # NODE: pods 2..SBS_PODS, each with a memory emptyDir and a secret
+        local i
+        for i in $(seq 2 "$SBS_PODS"); do
+                cat <<-EOF
+		---
+		apiVersion: v1
+		kind: Pod
+		metadata: {name: sbs-$1-$i}
+		spec:
+		  nodeSelector: {kubernetes.io/hostname: $1}
+		  terminationGracePeriodSeconds: 1
+		  containers:
+		  - {name: main, image: $TEST_IMAGE, imagePullPolicy: Never, command: [sleep, "2147483647"],
+		     volumeMounts: [{name: mem, mountPath: /mem}, {name: secret, mountPath: /secret}]}
+		  volumes:
+		  - {name: mem, emptyDir: {medium: Memory}}
+		  - {name: secret, secret: {secretName: sbs-secret}}
+		EOF
+        done
+}
+
+# The node's CPU time so far (ns): its cgroup's cpuacct, every process of the node (containerd, its
+# shims, runc, the CNI plugins, the reset itself).
+node_cpu_ns() {
+        local h
+        h=$(cgroup_hierarchies | grep -m1 cpuacct)
+        cat "$h/${NODE_CG[$1]}/cpuacct.usage" 2>/dev/null || echo 0
+}
+
+# Sampled from outside, every 50 ms: the processes in the node's kubepods cgroups (the pods' pause and
+# workload processes; the shims live in containerd's cgroup). Prints the milliseconds from T0 until
+# there were none, or "-" when they outlived LIMIT ms.
+gone_sampler() { # NODE T0_NS LIMIT_MS
+        local base f line n t
+        base=$(cgroup_hierarchies | grep -m1 '/pids$')/${NODE_CG[$1]}
+        while :; do
+                n=0
+                for f in "$base"/kubepods/pod*/*/cgroup.procs "$base"/kubepods/*/pod*/*/cgroup.procs; do
+                        [ -e "$f" ] || continue
+                        while read -r line; do n=$((n + 1)); done <"$f"
+                done
+                t=$((($(date +%s%N) - $2) / 1000000))
+                [ "$n" -eq 0 ] && { echo "$t"; return; }
+                [ "$t" -gt "$3" ] && { echo -; return; }
+                sleep 0.05
+        done
+}
+
+# Start the sampler and the clock; sbs_stop ends both and records NAME's wall time and sampled time.
+sbs_start() { # NODE
+        SBS_T0=$(date +%s%N) SBS_CPU0=$(node_cpu_ns "$1")
+        gone_sampler "$1" "$SBS_T0" 120000 >"$W/gone.$1" &
+        SBS_SAMPLER=$!
+}
+sbs_stop() { # NODE ROUND WHO
+        local ms cpu
+        ms=$((($(date +%s%N) - SBS_T0) / 1000000)) cpu=$((($(node_cpu_ns "$1") - SBS_CPU0) / 1000000))
+        wait "$SBS_SAMPLER"
+        echo "$2 $3 ms $ms node_cpu_ms $cpu gone_ms $(cat "$W/gone.$1")" >>"$OUT/sbs-rounds.txt"
+}
+
+sbs_kubeadm() { # NODE ROUND
+        local rc
+        sbs_start "$1"
+        kubeadm_reset_manual "$1" "$OUT/kubeadm-reset-$1.log"
+        rc=$?
+        sbs_stop "$1" "$2" kubeadm
+        check "round $2: kubeadm reset -f and the manual steps on $1" test "$rc" -eq 0
+}
+
+sbs_node_reset() { # NODE ROUND
+        local rc
+        sbs_start "$1"
+        node_exec "$1" bash -c 'node-reset --yes --output=json run >/root/run.json 2>/root/run.log; rc=$?; times >/root/times; exit $rc'
+        rc=$?
+        sbs_stop "$1" "$2" node-reset
+        cp "$W/nodes/$1/root/root/run.json" "$OUT/run-$1.json"
+        cp "$W/nodes/$1/root/root/run.log" "$OUT/run-$1.log"
+        sbs_breakdown "$1" "$2" >>"$OUT/sbs-rounds.txt"
+        check "round $2: node-reset run --yes on $1 exits 0" test "$rc" -eq 0
+}
+
+# Where node-reset's time went: per phase and, in the pods phase, per kind of row; its own CPU time
+# (user and system, from the shell's "times"), the kill pass's sampled time, the CNI teardown chosen.
+sbs_breakdown() { # NODE ROUND
+        python3 - "$OUT/run-$1.json" "$W/nodes/$1/root/root/times" "$2" <<-'EOF'
+	import json, sys
+	r = json.load(open(sys.argv[1]))
+	t = open(sys.argv[2]).read().split("\n")[1].split()
+	cpu = sum(float(x.split("m")[0]) * 60 + float(x.split("m")[1].rstrip("s")) for x in t) * 1000
+	phases = {}
+	kinds = {}
+	gone = teardown = None
+	for p in r["phases"]:
+	    for a in p["actions"]:
+	        phases[p["name"]] = phases.get(p["name"], 0) + a["duration_ms"]
+	        if p["name"] == "pods":
+	            kinds[a["kind"]] = kinds.get(a["kind"], 0) + a["duration_ms"]
+	            if "pods_gone_ms" in a:
+	                gone = a["pods_gone_ms"]
+	            if a["kind"] == "cni-teardown":
+	                teardown = (a["message"] or a["detail"] or "").split(":")[0]
+	print("%s node-reset-phases %s" % (sys.argv[3], " ".join("%s=%d" % kv for kv in phases.items())))
+	print("%s node-reset-pods %s" % (sys.argv[3], " ".join("%s=%d" % kv for kv in kinds.items())))
+	print("%s node-reset-agent_cpu_ms %d pods_gone_ms %s teardown %s" % (sys.argv[3], cpu, gone, teardown))
+	EOF
+}
+
+sbs_floor() { # NODE ROUND
+        local rc
+        # kubelet stopped first, as both resets do (not timed: the floor is the pods' removal).
+        node_exec "$1" systemctl stop kubelet
+        sbs_start "$1"
+        node_exec "$1" /root/cri-floor "$CRI_SOCKET" >"$OUT/floor-$1.txt" 2>&1
+        rc=$?
+        sbs_stop "$1" "$2" floor
+        check "round $2: the floor removed every pod of $1 ($(head -c 200 "$OUT/floor-$1.txt"))" test "$rc" -eq 0
+}
+
+sbs_summary() {
+        echo "side by side ($(date -u +%Y-%m-%d), $(nproc) cores, $(awk '/MemTotal/ { printf "%d GiB", $2 / 1048576 }' /proc/meminfo)," \
+                "Kubernetes v1.20.2 in nspawn nodes, containerd $(containerd --version | awk '{ print $3 }'), $SBS_PODS pods per worker)"
+        side_by_side_table
+        echo
+        python3 - "$OUT/sbs-rounds.txt" "$SBS_PODS" <<-'EOF'
+	import statistics, sys
+	rows = {}
+	extra = []
+	for line in open(sys.argv[1]):
+	    f = line.split()
+	    if f[1] in ("kubeadm", "node-reset", "floor"):
+	        rows.setdefault(f[1], {})[int(f[0])] = dict(ms=int(f[3]), cpu=int(f[5]), gone=f[7])
+	    else:
+	        extra.append(line.rstrip())
+	rounds = sorted(set().union(*[set(v) for v in rows.values()]))
+	def get(who, r, k):
+	    return rows.get(who, {}).get(r, {}).get(k)
+	print("%-6s %14s %14s %14s %10s %10s   %s" % ("round", "kubeadm+manual", "node-reset", "floor (pods)", "k/nr", "nr/floor", "pods gone (sampled, ms): kubeadm / node-reset / floor"))
+	kr, nf = [], []
+	for r in rounds:
+	    k, n, f = get("kubeadm", r, "ms"), get("node-reset", r, "ms"), get("floor", r, "ms")
+	    a = k / n if k and n else None
+	    b = n / f if n and f else None
+	    if a: kr.append(a)
+	    if b: nf.append(b)
+	    print("%-6d %11s ms %11s ms %11s ms %10s %10s   %s / %s / %s" % (r, k, n, f, "%.2fx" % a if a else "-", "%.2fx" % b if b else "-",
+	          get("kubeadm", r, "gone"), get("node-reset", r, "gone"), get("floor", r, "gone")))
+	med = lambda who, k: statistics.median([v[k] for v in rows.get(who, {}).values()]) if rows.get(who) else float("nan")
+	mk, mn, mf = med("kubeadm", "ms"), med("node-reset", "ms"), med("floor", "ms")
+	print("median %11.0f ms %11.0f ms %11.0f ms %9.2fx %9.2fx   (medians of the times; of the per-round ratios: %.2fx, %.2fx)" % (
+	    mk, mn, mf, mk / mn, mn / mf, statistics.median(kr) if kr else float("nan"), statistics.median(nf) if nf else float("nan")))
+	print("floor vs kubeadm: %.2fx (the most any reset that removes pods through the CRI can gain here)" % (mk / mf))
+	print("node CPU during the reset (median ms): kubeadm %.0f, node-reset %.0f, floor %.0f" % (med("kubeadm", "cpu"), med("node-reset", "cpu"), med("floor", "cpu")))
+	print("where node-reset's time goes, per round:")
+	for l in extra:
+	    print("  " + l)
+	EOF
+}
 
 side_objects() { # NODE: a pod with a memory emptyDir and a local PV, on NODE
         cat <<-EOF
@@ -454,14 +664,13 @@ side_objects() { # NODE: a pod with a memory emptyDir and a local PV, on NODE
 	EOF
 }
 
-side_by_side_table() { # MS_KUBEADM MS_NODE_RESET
-        echo "residue after the reset ($(date -u +%Y-%m-%d), $(nproc) cores, Kubernetes v1.20.2 in nspawn nodes)"
-        printf '%-40s %12s %26s %12s\n' "" before "kubeadm reset -f + manual" node-reset
-        paste -d'|' "$OUT/sbs-before-w2.txt" "$OUT/sbs-kubeadm.txt" "$OUT/sbs-node-reset.txt" |
-                awk -F'|' '{ n = split($1, a, " "); k = split($2, b, " "); r = split($3, c, " ");
+side_by_side_table() {
+        echo "residue after the reset (round 1)"
+        printf '%-40s %12s %26s %12s %14s\n' "" before "kubeadm reset -f + manual" node-reset "floor (pods)"
+        paste -d'|' "$OUT/sbs-before-w2.txt" "$OUT/sbs-kubeadm.txt" "$OUT/sbs-node-reset.txt" "$OUT/sbs-floor.txt" |
+                awk -F'|' '{ n = split($1, a, " "); k = split($2, b, " "); r = split($3, c, " "); f = split($4, d, " ");
                         name = $1; sub(/ [0-9]+$/, "", name);
-                        printf "%-40s %12s %26s %12s\n", name, a[n], b[k], c[r] }'
-        printf '%-40s %12s %26s %12s\n' "time (ms)" "" "$1" "$2"
+                        printf "%-40s %12s %26s %12s %14s\n", name, a[n], b[k], c[r], d[f] }'
 }
 
 unit_prop() { # NODE UNIT PROPERTY: its value

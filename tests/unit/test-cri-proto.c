@@ -404,6 +404,34 @@ static void test_decode_list_too_many(void **state) {
         free(b);
 }
 
+/* Verbose Status: info[key] from the map entries, the last of a key winning; the request is {1: true}. */
+static void test_status_info(void **state) {
+        ProtoWriter w, resp;
+        char *v = NULL;
+
+        proto_writer_init(&w);
+        cri_encode_status_request(&w, true);
+        assert_int_equal(w.len, 2);
+        assert_memory_equal(w.buf, ((const uint8_t[]) { 0x08, 0x01 }), 2);
+        proto_writer_done(&w);
+        proto_writer_init(&w);
+        cri_encode_status_request(&w, false);
+        assert_int_equal(w.len, 0);
+        proto_writer_done(&w);
+
+        proto_writer_init(&resp);
+        proto_put_map_entry(&resp, 2, "cniconfig", "{\"Networks\":[]}");
+        proto_put_map_entry(&resp, 2, "other", "x");
+        proto_put_map_entry(&resp, 2, "cniconfig", "{\"Networks\":[1]}");
+        assert_int_equal(cri_decode_status_info(resp.buf, resp.len, "cniconfig", &v), 0);
+        assert_string_equal(v, "{\"Networks\":[1]}");
+        free(v);
+        assert_int_equal(cri_decode_status_info(resp.buf, resp.len, "missing", &v), 0);
+        assert_null(v);
+        assert_int_equal(cri_decode_status_info(resp.buf, resp.len - 3, "cniconfig", &v), -EBADMSG);
+        proto_writer_done(&resp);
+}
+
 static void test_decode_sandbox_status(void **state) {
         CriSandboxStatus st = {};
 
@@ -474,6 +502,7 @@ static void test_decode_empty_and_ids(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_varint_encode),
+                cmocka_unit_test(test_status_info),
                 cmocka_unit_test(test_varint_malformed),
                 cmocka_unit_test(test_tags),
                 cmocka_unit_test(test_lengths_never_trusted),

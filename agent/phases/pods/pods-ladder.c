@@ -255,10 +255,10 @@ typedef struct Proc {
 } Proc;
 
 /* A containerd-shim* of the namespace (and, unless address is NULL, of that runtime's socket), by
- * its command line: "-namespace NS -address PATH". */
-static bool cmdline_is_shim(pid_t pid, const char *namespace, const char *address) {
+ * its command line: "-namespace NS -address PATH [-id ID]". */
+static bool cmdline_is_shim(pid_t pid, const char *namespace, const char *address, char **ret_id) {
         cleanup_free char *cmdline = NULL;
-        const char *base;
+        const char *base, *id;
         size_t len = 0;
 
         if (proc_cmdline_read(pid, &cmdline, &len) < 0 || len == 0)
@@ -267,7 +267,17 @@ static bool cmdline_is_shim(pid_t pid, const char *namespace, const char *addres
         if (!startswith(base ? base + 1 : cmdline, SHIM_PREFIX) ||
             !streq_ptr(proc_cmdline_option(cmdline, len, "-namespace", NULL), namespace))
                 return false;
-        return !address || streq_ptr(proc_cmdline_option(cmdline, len, "-address", NULL), address);
+        if (address && !streq_ptr(proc_cmdline_option(cmdline, len, "-address", NULL), address))
+                return false;
+        if (ret_id) {
+                id = proc_cmdline_option(cmdline, len, "-id", NULL);
+                *ret_id = id ? strdup(id) : NULL;
+        }
+        return true;
+}
+
+bool ladder_is_shim(pid_t pid, const char *socket_path, char **ret_id) {
+        return cmdline_is_shim(pid, CRI_NAMESPACE, socket_path, ret_id);
 }
 
 /* The live processes (zombies are gone for our purposes), each marked whether it is a shim. */
@@ -290,7 +300,9 @@ static int proc_scan(const char *namespace, const char *address, Proc **ret, siz
 
                 if (p->state == 'Z' || p->state == 'X')
                         continue;
-                l[n++] = (Proc) { .pid = p->pid, .ppid = p->ppid, .shim = cmdline_is_shim(p->pid, namespace, address) };
+                l[n++] = (Proc) { .pid = p->pid,
+                                  .ppid = p->ppid,
+                                  .shim = cmdline_is_shim(p->pid, namespace, address, NULL) };
         }
         proc_table_done(&t);
         *ret = l;

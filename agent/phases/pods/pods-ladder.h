@@ -6,6 +6,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "agent/config/cni-conf.h"
 #include "agent/engine/context.h"
@@ -40,6 +41,10 @@ typedef struct LeftoverUnmount {
  * what was done. 1, -EBUSY when a process or a mount survived, or -errno. */
 int ladder_rung3(Context *ctx, const char *socket_path, const RuntimeInfo *info, bool answered, const char *why,
                  char **ret_msg);
+
+/* Is pid a containerd-shim* of the k8s.io namespace serving the runtime at socket_path? *ret_id (unless
+ * NULL): its "-id", the sandbox it serves (runc v2 runs one shim per pod), malloc'd or NULL. */
+bool ladder_is_shim(pid_t pid, const char *socket_path, char **ret_id);
 
 /* What rung 3 would act on, counted only: containerd's shims for socket_path and their mounts (all
  * zero for another runtime). */

@@ -12,25 +12,31 @@
 #include "agent/phases/pods/pods.h"
 #include "agent/engine/cmdline.h"
 #include "agent/engine/libraries.h"
+#include "agent/base/json.h"
 #include "agent/base/log.h"
 #include "agent/engine/phase.h"
 #include "agent/phases/pods/pods-docker.h"
+#include "agent/phases/pods/pods-kill.h"
 #include "agent/phases/pods/pods-ladder.h"
+#include "agent/phases/pods/pods-teardown.h"
 #include "agent/os/proc.h"
 #include "agent/os/runtime-info.h"
 #include "cri/cri.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "strv.h"
 #include "time-util.h"
 
-#define PODS_CONCURRENCY_DEFAULT 8U
 #define PODS_BUDGET_DEFAULT_USEC (120 * USEC_PER_SEC)
 /* A runtime that does not say its version within this is hung, not busy. */
 #define PROBE_TIMEOUT_USEC (5 * USEC_PER_SEC)
 #define LIST_TIMEOUT_USEC (15 * USEC_PER_SEC)
-/* StopPodSandbox waits for the CNI DEL: give it long, but less than the budget. */
-#define CALL_TIMEOUT_USEC (30 * USEC_PER_SEC)
+/* StopPodSandbox waits for the CNI DEL, RemovePodSandbox stops the sandbox too (its DEL, waiting
+ * for containerd's event monitor to see the killed tasks exit) and then removes it: give it long,
+ * but less than the budget. A slow node (the e2e VM under TCG) took over 30 s for one call behind
+ * the IPAM lock. */
+#define CALL_TIMEOUT_USEC (60 * USEC_PER_SEC)
 /* Below this a call is not worth starting: the budget is spent. */
 #define CALL_TIMEOUT_MIN_USEC (200 * USEC_PER_MSEC)
 /* Rung 1: retries after the first attempt, the first backoff (doubling), and one retry for a CNI
@@ -42,9 +48,16 @@
 #define RESCUE_WINDOW_USEC (20 * USEC_PER_SEC)
 #define RESCUE_POLL_USEC (500 * USEC_PER_MSEC)
 #define ID_SHORT 12
+/* The kill pass waits this long for the pods' processes to be gone (SIGKILL: only a process stuck in
+ * the kernel takes longer) before the CRI calls go on regardless. */
+#define KILL_WAIT_USEC (5 * USEC_PER_SEC)
+/* containerd reloads its CNI config on the conf dir's inotify event: the stand-in is usually loaded
+ * within milliseconds; past this the calls go on (a call before it still gets the real DEL). */
+#define STANDIN_WAIT_USEC (3 * USEC_PER_SEC)
+#define STANDIN_POLL_USEC (20 * USEC_PER_MSEC)
 
 static const char *arg_cri_endpoint;  /* --cri-endpoint, before the manifest's; NULL = those, else probe */
-static unsigned arg_concurrency;      /* --concurrency; 0: PODS_CONCURRENCY_DEFAULT */
+static unsigned arg_concurrency;      /* --concurrency; 0: pods_concurrency() */
 static unsigned arg_pods_timeout_sec; /* --pods-timeout; 0: PODS_BUDGET_DEFAULT_USEC */
 
 static usec_t pods_budget(void) {
@@ -69,9 +82,12 @@ typedef struct PodsTarget {
         bool needs_rung3;       /* the CRI could not finish, even with rung 2 */
         char *rung3_reason;
         unsigned rescued;  /* stops and removes that rung 2 made possible */
-        char *rescue_path; /* rung 2's conflist while it stands in: from the first stop that needs
-                            * it to the end of the remove-pod batch (RemovePodSandbox tears the
-                            * network down again) */
+        char *rescue_path; /* the loopback-only conflist while it stands in: from the first call
+                            * that needs it (rung 2) or from the cni-teardown row (a teardown this
+                            * run makes pointless) to the end of the pod-network remove batch */
+        bool standin;      /* rescue_path stands in by plan (TEARDOWN_CHEAP), not as rung 2 */
+        PodsTeardown teardown;
+        char **keep_ids; /* sandboxes whose processes the kill pass leaves to their CRI call */
 } PodsTarget;
 
 typedef struct PodData {
@@ -91,6 +107,8 @@ static PodsTarget *target_unref(PodsTarget *pt) {
         free(pt->probe_message);
         free(pt->rung3_reason);
         free(pt->rescue_path);
+        pods_teardown_done(&pt->teardown);
+        strv_free(pt->keep_ids);
         return mfree(pt);
 }
 
@@ -207,7 +225,7 @@ static void attempt_update(PodsTarget *pt, Attempt *at, CriOp *op, unsigned rung
         at->tries++;
         if (op->result >= 0) {
                 at->state = ATTEMPT_DONE;
-                at->rung = pt->rescue_path && ((PodData *) at->a->data)->cni ? 2 : rung;
+                at->rung = pt->rescue_path && !pt->standin && ((PodData *) at->a->data)->cni ? 2 : rung;
                 return;
         }
         if (op->grpc_status == GRPC_NOT_FOUND) {
@@ -221,12 +239,17 @@ static void attempt_update(PodsTarget *pt, Attempt *at, CriOp *op, unsigned rung
         at->message = TAKE_PTR(op->message);
         if (!at->first_message && at->message)
                 at->first_message = strdup(at->message);
-        /* A call the budget cut short says nothing about the runtime; one that had its whole
-         * deadline does. */
-        if (op->result == -ETIMEDOUT && !pt->hung && !at->cut) {
-                pt->hung = true;
-                need_rung3(pt, "%s did not answer within its deadline", cri_op_kind_to_method(op->kind));
-        }
+}
+
+/* A call the budget cut short says nothing about the runtime; one that had its whole deadline says it
+ * hangs, unless other calls of the same round were answered: then the runtime is only slow (a slow
+ * node's containerd handles the exits of the killed tasks one at a time, and a RemovePodSandbox waits
+ * for its sandbox's), and the call is retried like any other failure. */
+static void round_verdict(PodsTarget *pt, CriOpKind kind, bool timed_out, bool answered) {
+        if (!timed_out || answered || pt->hung)
+                return;
+        pt->hung = true;
+        need_rung3(pt, "%s did not answer within its deadline", cri_op_kind_to_method(kind));
 }
 
 /* Every pending attempt once, concurrently. Returns how many are still pending. */
@@ -234,6 +257,7 @@ static size_t attempt_round(PodsTarget *pt, Attempt *at, size_t n, unsigned rung
         cleanup_free CriOp *ops = calloc(n, sizeof(CriOp));
         cleanup_free size_t *idx = calloc(n, sizeof(size_t));
         uint64_t timeout = u64_min(CALL_TIMEOUT_USEC, budget_left(pt));
+        bool timed_out = false, answered = false;
         size_t k = 0;
         int r;
 
@@ -251,9 +275,13 @@ static size_t attempt_round(PodsTarget *pt, Attempt *at, size_t n, unsigned rung
         for (size_t j = 0; j < k; j++) {
                 if (r < 0)
                         ops[j] = (CriOp) { .result = r, .grpc_status = -1 };
+                timed_out |= ops[j].result == -ETIMEDOUT && budget_left(pt) > 0;
+                answered |= ops[j].result >= 0 || ops[j].grpc_status >= 0;
                 attempt_update(pt, &at[idx[j]], &ops[j], rung);
                 cri_op_done(&ops[j]);
         }
+        if (k > 0)
+                round_verdict(pt, pod_data(&at[idx[0]])->op, timed_out, answered);
         return count_pending(at, n, false);
 }
 
@@ -418,13 +446,11 @@ static void pods_apply_batch(Action **actions, size_t n, Context *ctx) {
         }
 }
 
-/* Stops run before removes; pod-network pods stop before host-network ones (so the CNI can still
- * tear pods down while host-network CNI agents live): separate rows, so separate batches. */
-static const ActionOps stop_container_ops = {
-        .kind = "stop-container",
-        .apply_batch = pods_apply_batch,
-        .free_data = pod_data_free,
-};
+/* On containerd one RemovePodSandbox per pod: it stops the sandbox (its containers, the CNI DEL) and
+ * removes its containers itself (pkg/cri/server/sandbox_remove.go), so StopContainer, StopPodSandbox
+ * and RemoveContainer would only repeat it. Other runtimes get StopPodSandbox first, as the CRI asks.
+ * Pod-network pods go before host-network ones (so the CNI can still tear pods down while
+ * host-network CNI agents live): separate rows, so separate batches. */
 static const ActionOps stop_pod_ops = {
         .kind = "stop-pod",
         .apply_batch = pods_apply_batch,
@@ -444,6 +470,138 @@ static const ActionOps remove_pod_ops = {
         .kind = "remove-pod",
         .apply_batch = pods_apply_batch,
         .free_data = pod_data_free,
+};
+static const ActionOps remove_host_pod_ops = {
+        .kind = "remove-pod",
+        .apply_batch = pods_apply_batch,
+        .free_data = pod_data_free,
+};
+
+/* --- Before the CRI calls: the teardown the CNI gets, and the kill pass ------------------------ */
+
+/* Whether containerd's verbose Status shows the stand-in among the networks it loaded ("cniconfig":
+ * {"Networks": [{"Config": {"Name": ...}}]}, go-cni's ConfigResult): 1 yes, 0 not yet, -errno. */
+static int standin_loaded(PodsTarget *pt) {
+        CLEANUP(json_freep) JsonValue *root = NULL;
+        cleanup_free char *conf = NULL;
+        const JsonValue *nets;
+        int r;
+
+        cri_client_set_timeout(pt->client, u64_min(PROBE_TIMEOUT_USEC, budget_left(pt)));
+        r = cri_status_info(pt->client, pt->deadline, "cniconfig", &conf, NULL);
+        if (r < 0)
+                return r;
+        if (!conf || json_parse(conf, strlen(conf), &root) < 0)
+                return -EBADMSG;
+        nets = json_get(root, "Networks", true);
+        for (size_t i = 0; nets && nets->type == JSON_ARRAY && i < nets->n; i++)
+                if (streq_ptr(json_string_of(json_get(json_get(nets->items[i], "Config", true), "Name", true)),
+                              CNI_RESCUE_NETWORK))
+                        return 1;
+        return 0;
+}
+
+/* Wait (at most STANDIN_WAIT_USEC) until the runtime has loaded the stand-in: a call made before
+ * would still run the real DEL. Returns the milliseconds waited, or -errno when the runtime cannot
+ * say (then the first calls may get the full DEL; correct, only slower). */
+static int64_t standin_wait(PodsTarget *pt) {
+        usec_t start = now(CLOCK_MONOTONIC), until = start + u64_min(STANDIN_WAIT_USEC, budget_left(pt));
+        int r;
+
+        while ((r = standin_loaded(pt)) == 0 && now(CLOCK_MONOTONIC) < until)
+                sleep_in_budget(pt, STANDIN_POLL_USEC);
+        if (r <= 0)
+                return r < 0 ? r : -ETIME;
+        return (int64_t) ((now(CLOCK_MONOTONIC) - start) / USEC_PER_MSEC);
+}
+
+/* TEARDOWN_CHEAP: the loopback-only conflist stands in before the first call, so that each pod's
+ * teardown is loopback's; anything else: the row only says what the CNI gets. */
+static int teardown_apply(Action *a, Context *ctx, char **ret_msg) {
+        PodsTarget *pt = a->data;
+        cleanup_free char *err = NULL;
+        int64_t waited;
+        int r;
+
+        budget_start(pt, ctx);
+        if (pt->teardown.kind != TEARDOWN_CHEAP || pt->rescue_path)
+                return set_errmsg(ret_msg, 0, "%s", strna(pt->teardown.why));
+        /* The plan's choice is a claim: the configuration the runtime loads is read again. */
+        pods_teardown_done(&pt->teardown);
+        r = pods_teardown_decide(ctx, &pt->info, &pt->teardown);
+        if (r < 0)
+                return r;
+        if (pt->teardown.kind != TEARDOWN_CHEAP)
+                return set_errmsg(ret_msg, 0, "since the plan: %s", strna(pt->teardown.why));
+        r = cni_rescue_install(pt->info.cni_conf_dir, &pt->rescue_path, &err);
+        if (r < 0) {
+                log_warning("The stand-in conflist cannot be written, every pod gets its full CNI DEL: %s", strna(err));
+                return set_errmsg(ret_msg, 0, "full DEL after all: the stand-in cannot be written (%s)", strna(err));
+        }
+        pt->standin = true;
+        waited = standin_wait(pt);
+        if (waited < 0) {
+                log_notice("The runtime does not show the stand-in %s loaded (%s): early pods may get their full DEL.",
+                           pt->rescue_path, strerror((int) -waited));
+                return set_errmsg(ret_msg, 1,
+                                  "%s stands in until the last pod-network pod is removed; the runtime did not show "
+                                  "it loaded (%s): early pods may still get their full DEL",
+                                  pt->rescue_path, strerror((int) -waited));
+        }
+        log_info("CNI teardown made cheap: %s stands in while the pods go (loaded after %" PRIi64 " ms).",
+                 pt->rescue_path, waited);
+        return set_errmsg(ret_msg, 1,
+                          "%s stands in until the last pod-network pod is removed (loaded after %" PRIi64 " ms)",
+                          pt->rescue_path, waited);
+}
+
+static const ActionOps teardown_ops = {
+        .kind = "cni-teardown",
+        .apply = teardown_apply,
+        .free_data = target_data_free,
+};
+
+/* Every process of the pods' containers SIGKILLed at once, before any CRI call: nothing of the
+ * cluster runs after this row, however many pods the CRI calls then take down. */
+static int kill_apply(Action *a, Context *ctx, char **ret_msg) {
+        PodsTarget *pt = a->data;
+        PodsKill k = {};
+        int r;
+
+        budget_start(pt, ctx);
+        r = pods_kill(pt->socket_path, &pt->info, pt->keep_ids, u64_min(KILL_WAIT_USEC, budget_left(pt)), &k);
+        if (r == -EOPNOTSUPP)
+                return set_errmsg(ret_msg, 0, "not for %s: its CRI calls stop the containers",
+                                  runtime_kind_to_string(pt->info.kind));
+        if (r < 0 && r != -EBUSY)
+                return set_errmsg(ret_msg, r, "cannot look for the pods' processes: %s", strerror(-r));
+        a->pods_gone_known = true;
+        a->pods_gone_usec = k.gone_usec;
+        if (r == -EBUSY)
+                return set_errmsg(ret_msg, r, "SIGKILL to %u processes of %u pods; %u still alive after %" PRIu64 " ms",
+                                  k.processes, k.pods, k.survivors, k.gone_usec / USEC_PER_MSEC);
+        if (r > 0)
+                log_info("Pods phase: %u processes of %u pods killed, none alive after %" PRIu64 " ms.", k.processes,
+                         k.pods, k.gone_usec / USEC_PER_MSEC);
+        return set_errmsg(ret_msg, r, "SIGKILL to %u processes of %u pods in one pass; none alive after %" PRIu64 " ms",
+                          k.processes, k.pods, k.gone_usec / USEC_PER_MSEC);
+}
+
+static int kill_check(Action *a, Context *ctx, char **ret_msg) {
+        PodsTarget *pt = a->data;
+        unsigned pods = 0, processes = 0;
+
+        if (pods_kill_count(pt->socket_path, &pt->info, pt->keep_ids, &pods, &processes) < 0 || processes == 0)
+                return 0;
+        *ret_msg = strprintf("%u processes of %u pods still run", processes, pods);
+        return 1;
+}
+
+static const ActionOps kill_ops = {
+        .kind = "kill-pods",
+        .apply = kill_apply,
+        .check = kill_check,
+        .free_data = target_data_free,
 };
 
 /* --- Rung 3: the runtime action ------------------------------------------------------------ */
@@ -657,25 +815,6 @@ static void container_target(const CriContainer *c, const SandboxView *sb, char 
                 snprintf(buf, size, "%s %s", strna(c->name), id);
 }
 
-static int plan_containers(Plan *plan, PodsTarget *pt, const CriContainer *c, size_t nc, const SandboxView *v,
-                           size_t nv, const ActionOps *ops, CriOpKind op) {
-        for (size_t i = 0; i < nc; i++) {
-                const SandboxView *sb = find_sandbox(v, nv, c[i].pod_sandbox_id);
-                char target[512], detail[128], pod[ID_SHORT + 1];
-                int r;
-
-                if (op == CRI_OP_STOP_CONTAINER && c[i].state == CRI_CONTAINER_EXITED)
-                        continue;
-                container_target(&c[i], sb, target, sizeof target);
-                short_id(c[i].pod_sandbox_id, pod);
-                snprintf(detail, sizeof detail, "%s, in pod %s", cri_container_state_to_string(c[i].state), pod);
-                r = add_pod_action(plan, pt, ops, op, c[i].id, false, target, detail);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
 static int plan_sandboxes(Plan *plan, PodsTarget *pt, const SandboxView *v, size_t n, const ActionOps *ops,
                           CriOpKind op, int host_network) {
         for (size_t i = 0; i < n; i++) {
@@ -694,19 +833,84 @@ static int plan_sandboxes(Plan *plan, PodsTarget *pt, const SandboxView *v, size
         return 0;
 }
 
+/* Containers whose sandbox the listing does not show: no RemovePodSandbox takes them. */
+static int plan_orphans(Plan *plan, PodsTarget *pt, const CriContainer *c, size_t nc, const SandboxView *v, size_t nv) {
+        for (size_t i = 0; i < nc; i++) {
+                char target[512], detail[128];
+                int r;
+
+                if (find_sandbox(v, nv, c[i].pod_sandbox_id))
+                        continue;
+                container_target(&c[i], NULL, target, sizeof target);
+                snprintf(detail, sizeof detail, "%s, its pod %s not listed", cri_container_state_to_string(c[i].state),
+                         strna(c[i].pod_sandbox_id));
+                r = add_pod_action(plan, pt, &remove_container_ops, CRI_OP_REMOVE_CONTAINER, c[i].id, false, target,
+                                   detail);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int plan_order(Plan *plan, PodsTarget *pt, const CriContainer *c, size_t nc, const SandboxView *v, size_t nv) {
+        int r = 0;
+
+        if (pt->info.kind != RUNTIME_CONTAINERD) {
+                r = plan_sandboxes(plan, pt, v, nv, &stop_pod_ops, CRI_OP_STOP_SANDBOX, false);
+                if (r >= 0)
+                        r = plan_sandboxes(plan, pt, v, nv, &stop_host_pod_ops, CRI_OP_STOP_SANDBOX, true);
+        }
+        if (r >= 0)
+                r = plan_sandboxes(plan, pt, v, nv, &remove_pod_ops, CRI_OP_REMOVE_SANDBOX, false);
+        if (r >= 0)
+                r = plan_sandboxes(plan, pt, v, nv, &remove_host_pod_ops, CRI_OP_REMOVE_SANDBOX, true);
+        if (r >= 0)
+                r = plan_orphans(plan, pt, c, nc, v, nv);
+        return r;
+}
+
+/* The host-network sandboxes whose processes live until their own RemovePodSandbox: a full DEL may
+ * need the CNI's agent, which runs as such a pod. */
+static int keep_agents(PodsTarget *pt, const SandboxView *v, size_t n) {
+        if (pt->teardown.kind != TEARDOWN_FULL || !pt->teardown.agent_needed)
+                return 0;
+        for (size_t i = 0; i < n; i++)
+                if (v[i].host_network && strv_extend(&pt->keep_ids, v[i].s->id) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+/* The rows before the CRI calls: which teardown the CNI gets (and the concurrency it allows), and
+ * the kill pass. */
+static int plan_before_calls(Plan *plan, PodsTarget *pt, const SandboxView *v, size_t n) {
+        const char *cwhy = "--concurrency";
+        unsigned pods = 0, processes = 0;
         int r;
 
-        r = plan_containers(plan, pt, c, nc, v, nv, &stop_container_ops, CRI_OP_STOP_CONTAINER);
-        if (r >= 0)
-                r = plan_sandboxes(plan, pt, v, nv, &stop_pod_ops, CRI_OP_STOP_SANDBOX, false);
-        if (r >= 0)
-                r = plan_sandboxes(plan, pt, v, nv, &stop_host_pod_ops, CRI_OP_STOP_SANDBOX, true);
-        if (r >= 0)
-                r = plan_containers(plan, pt, c, nc, v, nv, &remove_container_ops, CRI_OP_REMOVE_CONTAINER);
-        if (r >= 0)
-                r = plan_sandboxes(plan, pt, v, nv, &remove_pod_ops, CRI_OP_REMOVE_SANDBOX, -1);
-        return r;
+        if (!arg_concurrency)
+                pt->concurrency = pods_concurrency(&pt->teardown, n, (unsigned) sysconf(_SC_NPROCESSORS_ONLN), &cwhy);
+        r = add_row(plan, &teardown_ops, pt->teardown.config ?: pt->socket_path, target_ref(pt),
+                    pt->teardown.kind == TEARDOWN_CHEAP, NULL, "%s; %u CRI calls in flight (%s)", pt->teardown.why,
+                    pt->concurrency, cwhy);
+        if (r < 0)
+                return r;
+        r = keep_agents(pt, v, n);
+        if (r < 0)
+                return r;
+        r = pods_kill_count(pt->socket_path, &pt->info, pt->keep_ids, &pods, &processes);
+        if (r == -EOPNOTSUPP || r == -EPERM)
+                return add_row(plan, &kill_ops, pt->socket_path, target_ref(pt), false, NULL,
+                               "no kill pass %s: the CRI calls stop the containers",
+                               r == -EPERM ? "(/proc is another PID namespace's)" : "for this runtime");
+        if (r < 0)
+                return r;
+        return add_row(plan, &kill_ops, pt->socket_path, target_ref(pt), processes > 0, NULL,
+                       "%u processes of %u pods' containers, SIGKILL in one pass before any CRI call (the shims "
+                       "stay for the CRI calls)%s",
+                       processes, pods,
+                       pt->keep_ids ? "; the host-network pods' run until their own call (the CNI's DEL may need "
+                                      "its agent)"
+                                    : "");
 }
 
 static int runtime_row(Plan *plan, PodsTarget *pt, bool present, const char *fmt, ...)
@@ -785,6 +989,10 @@ static int plan_pods(const Context *ctx, Plan *plan, PodsTarget *pt) {
         for (size_t i = 0; i < ns; i++)
                 n_host += v[i].host_network;
         if (r >= 0)
+                r = pods_teardown_decide(ctx, &pt->info, &pt->teardown);
+        if (r >= 0 && ns > 0)
+                r = plan_before_calls(plan, pt, v, ns);
+        if (r >= 0)
                 r = plan_order(plan, pt, c, nc, v, ns);
         if (r >= 0)
                 r = runtime_row(plan, pt, false,
@@ -821,7 +1029,8 @@ static int target_new(const Context *ctx, const char *path, PodsTarget **ret) {
         if (!pt)
                 return -ENOMEM;
         pt->n_ref = 1;
-        pt->concurrency = arg_concurrency ?: PODS_CONCURRENCY_DEFAULT;
+        /* Until the plan knows the pods and the CNI (plan_before_calls()): the status reads. */
+        pt->concurrency = arg_concurrency ?: 8;
         pt->budget_usec = pods_budget() ?: PODS_BUDGET_DEFAULT_USEC;
         pt->socket_path = strdup(path);
         if (!pt->socket_path) {
@@ -1013,7 +1222,8 @@ static int parse_pods_timeout(const char *arg, char **reterr) {
 const PhaseOption phase_pods_options[] = {
         { "cri-endpoint", PHASE_OPTION_REQUIRED_ARG, "URI", "The CRI socket (unix:///PATH), instead of probing",
           parse_cri_endpoint },
-        { "concurrency", PHASE_OPTION_REQUIRED_ARG, "N", "CRI calls in flight at once in the pods phase (8)",
+        { "concurrency", PHASE_OPTION_REQUIRED_ARG, "N",
+          "CRI calls in flight at once in the pods phase\n(default: from the cores and the CNI's IPAM lock)",
           parse_concurrency },
         { "pods-timeout", PHASE_OPTION_REQUIRED_ARG, "SECONDS",
           "Bound the pods phase, its rescue ladder included (120)", parse_pods_timeout },

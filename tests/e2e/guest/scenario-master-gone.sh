@@ -78,14 +78,14 @@ assert "the rescue conflist appeared in $CNI_CONF_DIR while the pods went" grep 
 assert "the rescue conflist went again before the run ended, calico's conflist beside it (not with the directory)" \
         test "$(grep -c '^gone .* conf-dir=present calico=present$' "$R/rescue-watch")" -eq "$(grep -c '^appeared ' "$R/rescue-watch")" \
         -a "$(grep -c '^gone ' "$R/rescue-watch")" -eq "$(grep -c '^appeared ' "$R/rescue-watch")"
-n=$(jq '[.phases[] | select(.name == "pods") | .actions[] | select(.kind == "stop-pod" and (.detail | startswith("pod network")))
+n=$(jq '[.phases[] | select(.name == "pods") | .actions[] | select(.kind == "remove-pod" and (.detail | startswith("pod network")))
         | select((.message | contains("rung 2")) and (.message | contains("Unauthorized")) | not)] | length' "$R/report.json")
 assert "report: every pod-network pod stopped with rung 2, calico's error quoted" test "$n" -eq 0
-n=$(jq '[.phases[] | select(.name == "pods") | .actions[] | select(.kind == "stop-pod" and (.detail | startswith("host network")))
-        | select(.message != "stopped")] | length' "$R/report.json")
+n=$(jq '[.phases[] | select(.name == "pods") | .actions[] | select(.kind == "remove-pod" and (.detail | startswith("host network")))
+        | select(.message != "removed")] | length' "$R/report.json")
 assert "report: the host-network pods needed no rescue" test "$n" -eq 0
-jq -r '.phases[] | select(.name == "pods") | .actions[] | select(.kind == "stop-pod") | .message' "$R/report.json" |
-        grep -m1 'rung 2' | sed 's/^/note: a stop-pod row: /'
+jq -r '.phases[] | select(.name == "pods") | .actions[] | select(.kind == "remove-pod") | .message' "$R/report.json" |
+        grep -m1 'rung 2' | sed 's/^/note: a remove-pod row: /'
 
 lap "run and its checks"
 check residue residue "$EXP"
