@@ -110,6 +110,7 @@ LIB_SRCS      := $(wildcard lib/*.c)
 TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test-*.c))
 TEST_HELPERS  := $(patsubst tests/integration/%.c,$(O)/tests/%,$(wildcard tests/integration/*.c))
+BENCH_PROGS   := $(patsubst bench/%.c,$(O)/bench/%,$(wildcard bench/*.c))
 
 AGENT_LIB    := $(O)/libagent.a
 NETRESET_LIB := $(O)/libnetreset.a
@@ -176,7 +177,9 @@ $(O)/tests/%: tests/integration/%.c $(TEST_SUPPORT_LIB) $(LIBS_A)
 
 # Unit tests, integration tests (root, private namespaces) and the fuzz corpus replay; the runner
 # prints the closing "N passed, N failed" line.
-check: $(O)/node-reset $(UNIT_TESTS) $(TEST_HELPERS)
+# check builds the bench programs too (it does not run them): a change that breaks their link shows
+# at once, not first on a fresh clone's "make bench".
+check: $(O)/node-reset $(UNIT_TESTS) $(TEST_HELPERS) $(BENCH_PROGS)
 	$(Q)O=$(O) CLANG=$(CLANG) tests/run-tests.sh
 
 check-unit: $(UNIT_TESTS)
@@ -265,14 +268,14 @@ $(O)/bench/%: bench/%.c
 
 # The runtime's floor for the pods phase: the project's CRI client and nothing else (libcurl is loaded
 # through dlib, as the agent loads it).
-$(O)/bench/cri-floor: bench/cri-floor.c $(CRI_LIB) $(GRPC_LIB) $(DLIB_LIB)
+$(O)/bench/cri-floor: bench/cri-floor.c $(CRI_LIB) $(GRPC_LIB) $(DLIB_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),$(SAY) "  BENCH   $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(CRI_LIB) $(GRPC_LIB) $(DLIB_LIB) $(TEST_LINK_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(CRI_LIB) $(GRPC_LIB) $(DLIB_LIB) $(COMMON_LIB) $(TEST_LINK_LIBS)
 
 # bench/pods.sh drives containerd through tests/integration/cri-helper: built here too, so that a
 # fresh clone's "make bench" needs no "make check" first.
-bench: $(O)/node-reset $(O)/bench/nft-batch $(O)/bench/plan-floor $(O)/bench/cri-floor $(TEST_HELPERS)
+bench: $(O)/node-reset $(BENCH_PROGS) $(TEST_HELPERS)
 	$(Q)for b in bench/*.sh; do O=$(O) $$b || exit 1; done
 
 analyze:
