@@ -101,6 +101,11 @@ static void test_node_local(void **state) {
         assert_int_equal(strncmp(other, "calico", len), 0);
         assert_false(pods_teardown_node_local("bridge,dhcp", &other, &len));
         assert_int_equal(strncmp(other, "dhcp", len), 0);
+        /* State no later phase removes: bandwidth's ifb device, firewall's firewalld zone entry. */
+        assert_false(pods_teardown_node_local("bridge,portmap,bandwidth", &other, &len));
+        assert_int_equal(strncmp(other, "bandwidth", len), 0);
+        assert_false(pods_teardown_node_local("bridge,firewall", &other, &len));
+        assert_int_equal(strncmp(other, "firewall", len), 0);
         /* A name only starting like a node-local one is another plugin. */
         assert_false(pods_teardown_node_local("bridgex", NULL, NULL));
         assert_false(pods_teardown_node_local("", NULL, NULL));

@@ -19,11 +19,13 @@
 #define CNI_CONFIG_MAX (1024 * 1024)
 #define CNI_STATE_DIR "/var/lib/cni"
 
-/* The reference plugins whose DEL only undoes node state, and flannel (it delegates to bridge and
- * keeps its delegate's config under /var/lib/cni/flannel). Never dhcp (a lease on a server),
- * host-device (a device moved back) or anything unknown. */
+/* The reference plugins whose DEL only undoes node state that this run's later phases remove, and
+ * flannel (it delegates to bridge and keeps its delegate's config under /var/lib/cni/flannel). Never
+ * dhcp (a lease on a server), host-device (a device moved back), bandwidth (its ifb device on the
+ * host, which no phase knows by name), firewall (with its firewalld backend, a zone entry in
+ * firewalld) or anything unknown. */
 static const char *const node_local_types[] = {
-        "bridge", "host-local", "portmap", "loopback", "flannel", "ptp", "tuning", "bandwidth", "firewall", "static",
+        "bridge", "host-local", "portmap", "loopback", "flannel", "ptp", "tuning", "static",
 };
 
 /* IPAM plugins that take a node-wide lock around every ADD and DEL. */
