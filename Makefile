@@ -250,7 +250,7 @@ e2e-vm: $(O)/node-reset
 # Real Kubernetes 1.20 (kubeadm, kubelet, containerd) in systemd-nspawn nodes: a worker built by
 # kubeadm is reset and joins again. Needs root and the build "make deps" caches in
 # /var/cache/node-reset-k8s (tools/k8s-build.sh).
-e2e-k8s: $(O)/node-reset
+e2e-k8s: $(O)/node-reset $(O)/bench/cri-floor
 	$(Q)O=$(O) tests/e2e-k8s/run.sh
 
 deps:
