@@ -41,6 +41,9 @@ typedef struct PhaseFacts {
         /* backup: what could not be saved when the backup could not be written (no room): the files
          * phase then keeps the rows with no other copy (phase-backup.h). NULL when it was written. */
         char *backup_unsaved;
+        /* backup: with backup_unsaved, those rows (node paths), k3s's and rke2's under their data
+         * directories included. */
+        char **backup_kept;
         /* Who owns this node's etcd (etcd-owner.h): decided by the first phase that asks
          * (phase_etcd_scope()), from the files as they were before anything was changed, and
          * followed by every phase for the rest of the run. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The backup phase: before anything is deleted, copy the node's PKI, kubeconfigs, kubelet's config
- * and client certificates, the static pod manifests and the etcd env files, and an etcd snapshot
+ * and client certificates, the static pod manifests and the etcd env files (k3s's and rke2's CAs,
+ * token and configuration too), and an etcd snapshot
  * when this node's member answers, into BACKUP_DIR/<UTC timestamp>/ beneath --root. Directories
  * 0700, files 0600, every file created fresh (O_EXCL), every source opened with O_NOFOLLOW (a
  * symlink is saved as a symlink), never across a mount. No profile removes the backups: the files
@@ -26,6 +27,7 @@
 #include "agent/base/path.h"
 #include "agent/os/fileio.h"
 #include "agent/os/remove.h"
+#include "agent/config/rancher-datadir.h"
 #include "agent/engine/phase.h"
 #include "chase.h"
 #include "errno-util.h"
@@ -75,7 +77,7 @@ static const char *const backup_sources[] = {
  * rebuilt control plane reuses them, "kubeadm init phase certs" signs with the ones it finds) and the
  * service-account key pair every token was signed with. The etcd data directory is the other such
  * row: its own rule keeps it without a snapshot or a copy of its member/snap/db (etcd-datadir.h). */
-static const char *const irreplaceable[] = {
+static const char *const irreplaceable_rows[] = {
         "/etc/kubernetes/pki/ca.key",
         "/etc/kubernetes/pki/ca.crt",
         "/etc/kubernetes/pki/front-proxy-ca.key",
@@ -94,6 +96,33 @@ static const char *const irreplaceable[] = {
         "/etc/ssl/etcd/ssl/ca.pem",
 };
 
+/* k3s and rke2 keep their control plane's state beneath the data directory each resolves
+ * (rancher-datadir.h), in <data-dir>/server (k3s pkg/daemons/control/deps/deps.go: tls/ holds the
+ * server, client and request-header CAs, service.key, and etcd's server and peer CAs; cred/ the
+ * passwords and kubeconfigs), beside the cluster token (server/token; node-token links to it). The
+ * token is the passphrase the datastore's copy of the CAs is encrypted with: an etcd snapshot restores
+ * ("k3s server --cluster-reset-restore-path") only with it. Their configuration is /etc/rancher/<program>. */
+static const char *const rancher_programs[] = { "k3s", "rke2" };
+static const char *const rancher_sources[] = {
+        "server/tls",  "server/token",          "server/node-token",   "server/agent-token",
+        "server/cred", "server/db/etcd/config", "server/db/etcd/name",
+};
+static const char *const rancher_etc_sources[] = { "config.yaml", "config.yaml.d", "registries.yaml" };
+static const char *const rancher_irreplaceable[] = {
+        "server/token",
+        "server/tls/server-ca.crt",
+        "server/tls/server-ca.key",
+        "server/tls/client-ca.crt",
+        "server/tls/client-ca.key",
+        "server/tls/request-header-ca.crt",
+        "server/tls/request-header-ca.key",
+        "server/tls/service.key",
+        "server/tls/etcd/server-ca.crt",
+        "server/tls/etcd/server-ca.key",
+        "server/tls/etcd/peer-ca.crt",
+        "server/tls/etcd/peer-ca.key",
+};
+
 typedef struct BackupRun {
         bool dry;       /* only measure: what the copy would write, in blocks of block bytes */
         uint64_t block; /* the backup file system's block size (dry) */
@@ -107,6 +136,42 @@ static bool node_path_exists(const Context *ctx, const char *path) {
         struct stat st;
 
         return fstatat(ctx->root_fd, path + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0;
+}
+
+static int extend_fixed(char ***l, const char *prefix, const char *const *rel, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (strv_consume(l, strprintf("%s%s", prefix, rel[i])) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+/* The node paths the backup saves, or (irreplaceable) those that have no other copy once removed: the
+ * fixed lists, and k3s's and rke2's beneath the data directory each resolves on this node (its
+ * default when nothing names another). */
+static int backup_paths(const Context *ctx, bool irreplaceable, char ***ret) {
+        cleanup_strv char **l = NULL;
+        int r;
+
+        r = irreplaceable ? extend_fixed(&l, "", irreplaceable_rows, ELEMENTSOF(irreplaceable_rows))
+                          : extend_fixed(&l, "", backup_sources, ELEMENTSOF(backup_sources));
+        for (size_t i = 0; i < ELEMENTSOF(rancher_programs) && r >= 0; i++) {
+                cleanup_free char *dir = NULL, *evidence = NULL, *prefix = NULL, *etc = NULL;
+
+                r = rancher_data_dir(ctx->root_fd, rancher_programs[i], &dir, &evidence);
+                if (r < 0)
+                        return r;
+                prefix = strprintf("%s/", dir);
+                etc = strprintf("/etc/rancher/%s/", rancher_programs[i]);
+                if (!prefix || !etc)
+                        return -ENOMEM;
+                r = irreplaceable ? extend_fixed(&l, prefix, rancher_irreplaceable, ELEMENTSOF(rancher_irreplaceable))
+                                  : extend_fixed(&l, prefix, rancher_sources, ELEMENTSOF(rancher_sources)) ?:
+                                            extend_fixed(&l, etc, rancher_etc_sources, ELEMENTSOF(rancher_etc_sources));
+        }
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(l);
+        return 0;
 }
 
 static int copy_file(int src_dir, const char *name, int dst_dir, BackupRun *b) {
@@ -459,12 +524,16 @@ static char *describe_saved(const BackupRun *b, const char *dir) {
  * member counts: its snapshot). */
 static int backup_observe(Context *ctx, char **ret_list, char **ret_member, char **ret_data_dir) {
         cleanup_free char *list = NULL;
+        cleanup_strv char **sources = NULL;
         NodeEtcd l = {};
         int r;
 
-        for (size_t i = 0; i < ELEMENTSOF(backup_sources); i++)
-                if (node_path_exists(ctx, backup_sources[i])) {
-                        char *n = strprintf("%s%s%s", list ?: "", list ? ", " : "", backup_sources[i]);
+        r = backup_paths(ctx, false, &sources);
+        if (r < 0)
+                return r;
+        STRV_FOREACH(s, sources)
+                if (node_path_exists(ctx, *s)) {
+                        char *n = strprintf("%s%s%s", list ?: "", list ? ", " : "", *s);
 
                         if (!n)
                                 return -ENOMEM;
@@ -515,12 +584,14 @@ static int backup_fs_space(const Context *ctx, uint64_t *ret_free, uint64_t *ret
  * for its snapshot (a snapshot is that size, give or take its free pages). */
 static int backup_measure(const Context *ctx, const char *data_dir, uint64_t block, uint64_t *ret) {
         cleanup_free char *db = data_dir ? strprintf("%s/member/snap/db", data_dir) : NULL;
+        cleanup_strv char **sources = NULL;
         BackupRun b = { .dry = true, .block = block };
         struct stat st;
-        int r = 0;
+        int r;
 
-        for (size_t i = 0; i < ELEMENTSOF(backup_sources) && r >= 0; i++)
-                r = save_source(ctx, -EBADF, backup_sources[i], &b);
+        r = backup_paths(ctx, false, &sources);
+        for (char **s = sources; r >= 0 && s && *s; s++)
+                r = save_source(ctx, -EBADF, *s, &b);
         if (r < 0)
                 return r;
         if (db && fstatat(ctx->root_fd, db + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISREG(st.st_mode))
@@ -561,6 +632,9 @@ static int backup_unwritten(Context *ctx, const char *dir, int r, char **reterr_
                 (void) remove_tree(ctx->root_fd, dir, &o, &st);
         remove_stats_done(&st);
         (void) backup_observe(ctx, &list, &member, NULL);
+        ctx->facts.backup_kept = strv_free(ctx->facts.backup_kept);
+        if (backup_paths(ctx, true, &ctx->facts.backup_kept) < 0)
+                return -ENOMEM; /* its only other failure: it read the same files just now */
         free(ctx->facts.backup_unsaved);
         ctx->facts.backup_unsaved = strprintf("%s%s%s", strempty(list), member ? (list ? ", " : "") : "",
                                               member ? "the etcd snapshot" : "");
@@ -577,6 +651,7 @@ static int backup_unwritten(Context *ctx, const char *dir, int r, char **reterr_
 static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
         cleanup_close int dst = -EBADF;
         cleanup_free char *dir = NULL;
+        cleanup_strv char **sources = NULL;
         BackupRun b = {};
         int r;
 
@@ -584,23 +659,26 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
         r = backup_observe(ctx, NULL, NULL, NULL);
         if (r <= 0)
                 return r < 0 ? r : set_errmsg(reterr_msg, 0, "nothing to back up");
+        r = backup_paths(ctx, false, &sources);
+        if (r < 0)
+                return r;
         r = open_backup_dir(ctx, &dst, &dir);
         if (r < 0)
                 (void) set_errmsg(reterr_msg, r,
                                   "cannot create a backup directory beneath %s: %s; nothing will "
                                   "be deleted without a backup (--no-backup to go on without one)",
                                   BACKUP_DIR, strerror(-r));
-        for (size_t i = 0; i < ELEMENTSOF(backup_sources) && r >= 0; i++) {
+        for (char **s = sources; r >= 0 && *s; s++) {
                 uint64_t before = b.files;
 
-                r = save_source(ctx, dst, backup_sources[i], &b);
+                r = save_source(ctx, dst, *s, &b);
                 if (r >= 0 && b.files > before)
-                        r = strv_extend(&b.saved, backup_sources[i]);
+                        r = strv_extend(&b.saved, *s);
                 if (r < 0)
                         (void) set_errmsg(reterr_msg, r,
                                           "cannot save %s into %s: %s; nothing will be deleted "
                                           "without a backup (--no-backup to go on without one)",
-                                          backup_sources[i], dir, strerror(-r));
+                                          *s, dir, strerror(-r));
         }
         if (r >= 0) {
                 r = save_snapshot(ctx, dst, &b);
@@ -631,17 +709,20 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
 }
 
 const char *const *backup_unsaved_rows(const Context *ctx, size_t *ret_n) {
-        *ret_n = ctx->facts.backup_unsaved ? ELEMENTSOF(irreplaceable) : 0;
-        return irreplaceable;
+        *ret_n = ctx->facts.backup_unsaved ? strv_length(ctx->facts.backup_kept) : 0;
+        return (const char *const *) ctx->facts.backup_kept;
 }
 
 int backup_unsaved_kept_beneath(const Context *ctx, const char *target, char ***ret) {
         cleanup_strv char **l = NULL;
+        const char *const *rows;
+        size_t n;
 
-        for (size_t i = 0; ctx->facts.backup_unsaved && i < ELEMENTSOF(irreplaceable); i++)
-                if ((path_startswith_dir(target, irreplaceable[i]) || path_startswith_dir(irreplaceable[i], target) ||
-                     path_pattern_below(target, irreplaceable[i])) &&
-                    node_path_exists(ctx, irreplaceable[i]) && strv_extend(&l, irreplaceable[i]) < 0)
+        rows = backup_unsaved_rows(ctx, &n);
+        for (size_t i = 0; i < n; i++)
+                if ((path_startswith_dir(target, rows[i]) || path_startswith_dir(rows[i], target) ||
+                     path_pattern_below(target, rows[i])) &&
+                    node_path_exists(ctx, rows[i]) && strv_extend(&l, rows[i]) < 0)
                         return -ENOMEM;
         *ret = TAKE_PTR(l);
         return 0;

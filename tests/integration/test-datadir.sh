@@ -43,6 +43,9 @@ plan_run_status() { # expected data dir
         nr --root "$root" -o json status > "$WORK/$name-after.json" 2>/dev/null
         assert "$name: status after the run is clean" jq_ "$WORK/$name-after.json" "r['verdict'] == 'clean'"
         gone "$1/server" "$1/data" /usr/local/bin/k3s
+        assert "$name: the backup holds the token and CA key beneath the data dir" \
+                test -f "$(echo "$root"/var/backups/node-reset/*"$1"/server/token)" -a \
+                -f "$(echo "$root"/var/backups/node-reset/*"$1"/server/tls/server-ca.key)"
         stays "$1/storage/pvc-2_default_data/file" "$1/agent/containerd/io.containerd.content.v1.content/blobs/sha256/bb" \
                 "$1/agent/images/airgap.tar" /data/other/keep /etc/rancher/node/password /etc/hostname
 }

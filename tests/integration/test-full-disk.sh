@@ -3,7 +3,7 @@
 # A full disk: --root trees in a private mount namespace whose var/backups is a small tmpfs filled to
 # the last block. The plan says the backup has no room; the run resets a worker anyway (exit 1, one
 # line saying what was not saved, no partial backup left), and on a control plane keeps what has no
-# other copy (the CAs, the service-account keys, the etcd data directory) and names it. With room
+# other copy (the CAs, the service-account keys, k3s's token, the etcd data directory) and names it. With room
 # the backup is written and everything goes, as before.
 . "$(dirname "$0")/lib.sh"
 in_private_ns "$@"
@@ -71,6 +71,27 @@ assert "$name: the refused keys are named" jq_ "$WORK/$name.json" \
         "any('kept (no other copy): /etc/kubernetes/pki/ca.key, /etc/kubernetes/pki/ca.crt' in (a['message'] or '') for a in actions(r))"
 assert "$name: the kept etcd data directory is named" jq_ "$WORK/$name.json" \
         "any('the etcd data directory /var/lib/etcd' in (a['message'] or '') for a in actions(r))"
+umount "$root/var/backups"
+
+# --- a k3s server on a full disk: its token and CAs, beneath its own data dir, are kept and named -------
+name=k3s-server root=$WORK/k3s-server
+put /usr/local/bin/k3s
+put /etc/rancher/k3s/config.yaml "data-dir: /data/k3s"
+put /data/k3s/server/token "the cluster token"
+put /data/k3s/server/tls/server-ca.key "server-ca.key"
+put /data/k3s/server/tls/etcd/peer-ca.key "peer-ca.key"
+put /data/k3s/server/tls/serving-kube-apiserver.key "a leaf key"
+put /data/k3s/server/cred/admin.kubeconfig "kubeconfig"
+put /etc/hostname node-1
+mkdir -p "$root/var/backups"
+full_backups 64k
+"$NODE_RESET" --root "$root" --profile k3s --yes -o json run > "$WORK/$name.json" 2> "$WORK/$name.err"
+rc=$?
+assert "$name: run exits 1" test $rc -eq 1
+stays /data/k3s/server/token /data/k3s/server/tls/server-ca.key /data/k3s/server/tls/etcd/peer-ca.key /etc/hostname
+gone /data/k3s/server/tls/serving-kube-apiserver.key /data/k3s/server/cred/admin.kubeconfig /usr/local/bin/k3s
+assert "$name: the kept token and keys are named" jq_ "$WORK/$name.json" \
+        "any('kept (no other copy): /data/k3s/server/token, /data/k3s/server/tls/server-ca.key, /data/k3s/server/tls/etcd/peer-ca.key' in (a['message'] or '') for a in actions(r))"
 umount "$root/var/backups"
 
 # --- with room, the backup is written and the keys go as before ----------------------------------------

@@ -210,7 +210,11 @@ static void test_unsaved(void **state) {
                 { PROTECT_UNLINK, "/etc/kubernetes/ssl/ca.crt",
                   "the backup could not be written, so kept (no other copy): not unlinked" },
         };
-        Context ctx = { .facts.backup_unsaved = (char *) "/etc/kubernetes/pki" };
+        /* As the backup phase leaves them: the fixed rows, and k3s's beneath its data dir. */
+        static char *kept[] = { "/etc/kubernetes/pki/ca.key", "/etc/kubernetes/pki/sa.key",
+                                "/etc/kubernetes/pki/ca.crt", "/etc/kubernetes/ssl/ca.crt",
+                                "/data/k3s/server/token",     NULL };
+        Context ctx = { .facts.backup_unsaved = (char *) "/etc/kubernetes/pki", .facts.backup_kept = kept };
 
         for (size_t i = 0; i < ELEMENTSOF(every_row); i++)
                 assert_int_equal(ask(&ctx, every_row[i], "/etc/kubernetes/pki/ca.key"), PROTECT_NONE);
@@ -220,6 +224,8 @@ static void test_unsaved(void **state) {
         assert_int_equal(ask(&ctx, PROTECT_EMPTY, "/etc/kubernetes/pki"), PROTECT_CONTAINS);
         assert_int_equal(ask(&ctx, PROTECT_REMOVE, "/etc/kubernetes/pki/apiserver.key"), PROTECT_NONE);
         assert_int_equal(ask(&ctx, PROTECT_EDIT, "/etc/kubernetes/pki"), PROTECT_NONE);
+        assert_int_equal(ask(&ctx, PROTECT_REMOVE, "/data/k3s"), PROTECT_CONTAINS);
+        assert_int_equal(ask(&ctx, PROTECT_WALK, "/data/k3s/server/token"), PROTECT_SELF);
         /* Written: nothing is kept for it. */
         ctx.facts.backup_unsaved = NULL;
         assert_int_equal(ask(&ctx, PROTECT_REMOVE, "/etc/kubernetes/pki/ca.key"), PROTECT_NONE);
