@@ -107,13 +107,15 @@ int engine_plan(Context *ctx, const PhaseSelection *sel, Plan *plan, char **rete
         return r;
 }
 
-bool phase_selected(const Context *ctx, const char *name) {
-        if (!ctx->selection)
-                return false;
-        for (size_t i = 0; i < ctx->selection->n; i++)
-                if (streq(ctx->selection->phases[i]->name, name))
+bool phase_selection_has(const PhaseSelection *sel, const char *name) {
+        for (size_t i = 0; sel && i < sel->n; i++)
+                if (streq(sel->phases[i]->name, name))
                         return true;
         return false;
+}
+
+bool phase_selected(const Context *ctx, const char *name) {
+        return phase_selection_has(ctx->selection, name);
 }
 
 static bool past_deadline(const Context *ctx) {

@@ -16,6 +16,9 @@ typedef struct PhaseSelection {
  * With tree_only (--root given) and no explicit list, only the phases that act on the tree. */
 int phase_selection_parse(PhaseSelection *sel, const char *only, const char *skip, bool tree_only, char **reterr);
 
+/* Whether sel holds the phase called name. */
+bool phase_selection_has(const PhaseSelection *sel, const char *name);
+
 /* Observe the node and build the plan of every selected phase. */
 int engine_plan(Context *ctx, const PhaseSelection *sel, Plan *plan, char **reterr);
 

@@ -40,13 +40,6 @@
 
 typedef int (*CheckFn)(Context *ctx, Rejoin *r, char **ret_msg);
 
-static bool selected(const PhaseSelection *sel, const char *name) {
-        for (size_t i = 0; i < sel->n; i++)
-                if (streq(sel->phases[i]->name, name))
-                        return true;
-        return false;
-}
-
 /* The run acted on this network namespace: a node ("/"), or a phase that acts on the running system. */
 static bool acts_on_netns(const Context *ctx, const PhaseSelection *sel) {
         for (size_t i = 0; i < sel->n; i++)
@@ -590,7 +583,9 @@ int rejoin_check(Context *ctx, const PhaseSelection *sel, Rejoin *r) {
                 RejoinCheck *c = r->checks + r->n_checks++;
                 const char *phase = checks[i].phase;
                 bool kernel = phase && streq(phase, KERNEL);
-                bool run = kernel ? streq(ctx->root, "/") : phase ? selected(sel, phase) : acts_on_netns(ctx, sel);
+                bool run = kernel  ? streq(ctx->root, "/")
+                           : phase ? phase_selection_has(sel, phase)
+                                   : acts_on_netns(ctx, sel);
                 int q;
 
                 *c = (RejoinCheck) { .name = checks[i].name };
@@ -615,9 +610,9 @@ int rejoin_check(Context *ctx, const PhaseSelection *sel, Rejoin *r) {
                 if (!c->message)
                         return -ENOMEM;
         }
-        if (selected(sel, "network") && warn_network(ctx, r) < 0)
+        if (phase_selection_has(sel, "network") && warn_network(ctx, r) < 0)
                 return -ENOMEM;
-        if (selected(sel, "files") && warn_resolver(ctx, r) < 0)
+        if (phase_selection_has(sel, "files") && warn_resolver(ctx, r) < 0)
                 return -ENOMEM;
         return 0;
 }
