@@ -211,9 +211,9 @@ static void test_unsaved(void **state) {
                   "the backup could not be written, so kept (no other copy): not unlinked" },
         };
         /* As the backup phase leaves them: the fixed rows, and k3s's beneath its data dir. */
-        static char *kept[] = { "/etc/kubernetes/pki/ca.key", "/etc/kubernetes/pki/sa.key",
-                                "/etc/kubernetes/pki/ca.crt", "/etc/kubernetes/ssl/ca.crt",
-                                "/data/k3s/server/token",     NULL };
+        static char *kept[] = { (char *) "/etc/kubernetes/pki/ca.key", (char *) "/etc/kubernetes/pki/sa.key",
+                                (char *) "/etc/kubernetes/pki/ca.crt", (char *) "/etc/kubernetes/ssl/ca.crt",
+                                (char *) "/data/k3s/server/token",     NULL };
         Context ctx = { .facts.backup_unsaved = (char *) "/etc/kubernetes/pki", .facts.backup_kept = kept };
 
         for (size_t i = 0; i < ELEMENTSOF(every_row); i++)
