@@ -169,8 +169,10 @@ static int plan_etcd_row(Forget *f, Plan *plan, bool verifying) {
                               : action_set_skip_code(a, "refused", "%s", m.refusal);
         } else if (r >= 0) {
                 a->present = true;
-                r = action_set_detail(a, "remove it (asked %s; %zu of the other voting members answer, of %zu)",
-                                      m.endpoint, m.answering, m.voters);
+                r = action_set_detail(a,
+                                      "remove it (peer URLs %s; asked %s; %zu of the other voting members answer, "
+                                      "of %zu)",
+                                      m.peer_urls, m.endpoint, m.answering, m.voters);
         }
         forget_member_done(&m);
         return r;
