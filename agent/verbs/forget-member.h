@@ -11,6 +11,7 @@ typedef struct ForgetMember {
         bool found; /* a member is NODE's, confirmed by its peer URLs */
         uint64_t id;
         char *name;
+        char *peer_urls;  /* its peer URLs, ", "-separated: what confirmed it is NODE's */
         char *refusal;    /* why it must stay; NULL when it may go */
         size_t voters;    /* voting members now */
         size_t answering; /* of the voters that stay, how many answer */

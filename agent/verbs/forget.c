@@ -33,6 +33,11 @@
 #define EXIT_USAGE 2
 #define EXIT_REFUSED 3
 #define ETCD_DEADLINE_USEC (30 * USEC_PER_SEC)
+/* k3s and rke2 hold each server's Node with their etcd controller's finalizer
+ * (wrangler.cattle.io/managed-etcd-controller, pkg/etcd/member_controller.go: OnRemove) until that
+ * controller, on the leader, has looked for its member: a deleted Node is gone a moment later. */
+#define NODE_GONE_WAIT_USEC (15 * USEC_PER_SEC)
+#define NODE_GONE_POLL_USEC (250 * USEC_PER_MSEC)
 
 typedef struct Forget {
         const ForgetOptions *o;
@@ -50,6 +55,17 @@ typedef struct Forget {
 
 static Forget *forget; /* the verb's state, for its actions */
 
+/* A Node as the API has it: being deleted (metadata.deletionTimestamp) it stays only for its finalizers. */
+typedef struct NodeSeen {
+        bool deleting;
+        char *finalizers; /* ", "-separated; NULL when none */
+} NodeSeen;
+
+static void node_seen_done(NodeSeen *s) {
+        free(s->finalizers);
+        *s = (NodeSeen) {};
+}
+
 static uint64_t etcd_deadline(void) {
         uint64_t d = now(CLOCK_MONOTONIC) + ETCD_DEADLINE_USEC;
 
@@ -59,6 +75,91 @@ static uint64_t etcd_deadline(void) {
 static int etcd_apply(Action *a, Context *ctx, char **ret_msg) {
         return forget_member_remove(&forget->local, forget->node, forget->addresses, forget->o->force, etcd_deadline(),
                                     ret_msg);
+}
+
+static int read_seen(yaml_document_t *doc, yaml_node_t *meta, NodeSeen *seen) {
+        yaml_node_t *fin = yaml_map_get(doc, meta, "finalizers");
+
+        seen->deleting = yaml_scalar_of(yaml_map_get(doc, meta, "deletionTimestamp")) != NULL;
+        if (!fin || fin->type != YAML_SEQUENCE_NODE)
+                return 0;
+        for (yaml_node_item_t *i = fin->data.sequence.items.start; i < fin->data.sequence.items.top; i++) {
+                const char *v = yaml_scalar_of(yaml_document_get_node(doc, *i));
+                char *n = v ? strprintf("%s%s%s", seen->finalizers ?: "", seen->finalizers ? ", " : "", v) : NULL;
+
+                if (v && !n)
+                        return -ENOMEM;
+                if (n) {
+                        free(seen->finalizers);
+                        seen->finalizers = n;
+                }
+        }
+        return 0;
+}
+
+/* The Node's status.addresses, kept in f->addresses, and whether it is being deleted (seen, when
+ * given): 1, 0 when there is no such Node, -errno. */
+static int observe_node(Forget *f, uint64_t deadline, NodeSeen *seen, char **ret_why) {
+        cleanup_free char *path = strprintf("/api/v1/nodes/%s", f->node);
+        yaml_document_t doc;
+        yaml_node_t *addrs;
+        HttpResult res;
+        int r;
+
+        if (!f->id.kc)
+                return set_errmsg(ret_why, -EACCES, "%s", f->id_error ?: "no credentials");
+        if (!path)
+                return -ENOMEM;
+        r = kube_api_request(f->id.kc, &(KubeRequest) { .path = path, .deadline_usec = deadline }, &res);
+        if (r >= 0 && kube_api_answered(&res) && res.status == 404)
+                r = 0;
+        else if (r >= 0 && kube_api_answered(&res) && res.status == 200 && kube_api_document(&res, &doc) >= 0) {
+                addrs = yaml_map_get(&doc, yaml_map_get(&doc, yaml_document_get_root_node(&doc), "status"),
+                                     "addresses");
+                r = seen ? read_seen(&doc, yaml_map_get(&doc, yaml_document_get_root_node(&doc), "metadata"), seen) : 0;
+                r = r < 0 ? r : 1;
+                if (addrs && addrs->type == YAML_SEQUENCE_NODE)
+                        for (yaml_node_item_t *i = addrs->data.sequence.items.start;
+                             r > 0 && i < addrs->data.sequence.items.top; i++) {
+                                const char *a =
+                                        yaml_scalar_of(yaml_map_get(&doc, yaml_document_get_node(&doc, *i), "address"));
+
+                                if (a && strv_extend_unique(&f->addresses, a) < 0)
+                                        r = -ENOMEM;
+                        }
+                yaml_document_delete(&doc);
+        } else if (r >= 0) {
+                cleanup_free char *why = kube_api_describe(&res);
+
+                r = set_errmsg(ret_why, -EHOSTUNREACH, "cannot ask for Node %s: %s", f->node, why ?: "out of memory");
+        }
+        http_result_done(&res);
+        return r;
+}
+
+/* After the DELETE: wait, bounded, for the Node to go; one still held names what holds it, and
+ * the verification finds it still there. */
+static int node_wait_gone(uint64_t deadline, char **ret_msg) {
+        uint64_t until = now(CLOCK_MONOTONIC) + NODE_GONE_WAIT_USEC;
+        NodeSeen seen = {};
+        int r;
+
+        if (deadline > 0 && deadline < until)
+                until = deadline;
+        for (;;) {
+                node_seen_done(&seen);
+                r = observe_node(forget, until, &seen, NULL);
+                if (r <= 0 || now(CLOCK_MONOTONIC) + NODE_GONE_POLL_USEC >= until)
+                        break;
+                (void) usleep(NODE_GONE_POLL_USEC);
+        }
+        if (r > 0)
+                r = set_errmsg(ret_msg, 1, "asked to delete Node %s; it is still there, held by its finalizers (%s)",
+                               forget->node, seen.finalizers ?: "none");
+        else
+                r = r == -ENOMEM ? r : set_errmsg(ret_msg, 1, "deleted Node %s", forget->node);
+        node_seen_done(&seen);
+        return r;
 }
 
 static int node_apply(Action *a, Context *ctx, char **ret_msg) {
@@ -74,7 +175,7 @@ static int node_apply(Action *a, Context *ctx, char **ret_msg) {
                              &(KubeRequest) { .method = "DELETE", .path = path, .deadline_usec = ctx->deadline_usec },
                              &res);
         if (r >= 0 && kube_api_answered(&res) && (res.status == 200 || res.status == 202))
-                r = set_errmsg(ret_msg, 1, "deleted Node %s", forget->node);
+                r = node_wait_gone(ctx->deadline_usec, ret_msg);
         else if (r >= 0 && kube_api_answered(&res) && res.status == 404)
                 r = 0;
         else if (r >= 0)
@@ -96,44 +197,6 @@ static int kubeadm_apply(Action *a, Context *ctx, char **ret_msg) {
 static const ActionOps etcd_ops = { .kind = "etcd-member", .apply = etcd_apply };
 static const ActionOps node_ops = { .kind = "node-object", .apply = node_apply };
 static const ActionOps kubeadm_ops = { .kind = "kubeadm-endpoint", .apply = kubeadm_apply };
-
-/* The Node's status.addresses, kept in f->addresses: 1, 0 when there is no such Node, -errno. */
-static int observe_node(Forget *f, char **ret_why) {
-        cleanup_free char *path = strprintf("/api/v1/nodes/%s", f->node);
-        yaml_document_t doc;
-        yaml_node_t *addrs;
-        HttpResult res;
-        int r;
-
-        if (!f->id.kc)
-                return set_errmsg(ret_why, -EACCES, "%s", f->id_error ?: "no credentials");
-        if (!path)
-                return -ENOMEM;
-        r = kube_api_request(f->id.kc, &(KubeRequest) { .path = path, .deadline_usec = f->o->deadline_usec }, &res);
-        if (r >= 0 && kube_api_answered(&res) && res.status == 404)
-                r = 0;
-        else if (r >= 0 && kube_api_answered(&res) && res.status == 200 && kube_api_document(&res, &doc) >= 0) {
-                addrs = yaml_map_get(&doc, yaml_map_get(&doc, yaml_document_get_root_node(&doc), "status"),
-                                     "addresses");
-                r = 1;
-                if (addrs && addrs->type == YAML_SEQUENCE_NODE)
-                        for (yaml_node_item_t *i = addrs->data.sequence.items.start;
-                             r > 0 && i < addrs->data.sequence.items.top; i++) {
-                                const char *a =
-                                        yaml_scalar_of(yaml_map_get(&doc, yaml_document_get_node(&doc, *i), "address"));
-
-                                if (a && strv_extend_unique(&f->addresses, a) < 0)
-                                        r = -ENOMEM;
-                        }
-                yaml_document_delete(&doc);
-        } else if (r >= 0) {
-                cleanup_free char *why = kube_api_describe(&res);
-
-                r = set_errmsg(ret_why, -EHOSTUNREACH, "cannot ask for Node %s: %s", f->node, why ?: "out of memory");
-        }
-        http_result_done(&res);
-        return r;
-}
 
 static int add_row(Plan *plan, const ActionOps *ops, const char *target, Action **ret) {
         *ret = plan_add(plan, ops, PHASE, target, "forget", NULL);
@@ -169,8 +232,10 @@ static int plan_etcd_row(Forget *f, Plan *plan, bool verifying) {
                               : action_set_skip_code(a, "refused", "%s", m.refusal);
         } else if (r >= 0) {
                 a->present = true;
-                r = action_set_detail(a, "remove it (asked %s; %zu of the other voting members answer, of %zu)",
-                                      m.endpoint, m.answering, m.voters);
+                r = action_set_detail(a,
+                                      "remove it (peer URLs %s; asked %s; %zu of the other voting members answer, "
+                                      "of %zu)",
+                                      m.peer_urls, m.endpoint, m.answering, m.voters);
         }
         forget_member_done(&m);
         return r;
@@ -192,7 +257,7 @@ static int plan_kubeadm_row(Forget *f, Plan *plan, const KubeadmEndpoint *e, int
                                  e->address ?: "none");
 }
 
-static int plan_node_row(Forget *f, Plan *plan, int found, const char *err) {
+static int plan_node_row(Forget *f, Plan *plan, int found, const NodeSeen *seen, const char *err) {
         cleanup_free char *target = strprintf("Node/%s", f->node);
         Action *a;
         int r;
@@ -203,6 +268,8 @@ static int plan_node_row(Forget *f, Plan *plan, int found, const char *err) {
         a->present = found != 0;
         if (found < 0)
                 return action_set_detail(a, "%s", err ?: strerror(-found));
+        if (found > 0 && seen->deleting)
+                return action_set_detail(a, "being deleted, held by its finalizers (%s)", seen->finalizers ?: "none");
         return action_set_detail(a, found > 0 ? "delete it (credentials of %s)" : "no Node object %s",
                                  found > 0 ? f->id.kc->path : f->node);
 }
@@ -217,22 +284,25 @@ static void refuse_rest(Plan *plan, const char *why) {
 static int forget_plan(Forget *f, Plan *plan, bool verifying) {
         cleanup_free char *node_err = NULL, *kubeadm_err = NULL;
         KubeadmEndpoint e = {};
+        NodeSeen seen = {};
         int node, kubeadm, r;
 
-        node = observe_node(f, &node_err);
+        node = observe_node(f, f->o->deadline_usec, &seen, &node_err);
         kubeadm = f->id.kc ? kubeadm_endpoint_find(f->id.kc, f->node, f->o->deadline_usec, &e, &kubeadm_err) : 0;
         if (node == -ENOMEM || kubeadm == -ENOMEM || (e.address && strv_extend_unique(&f->addresses, e.address) < 0)) {
                 kubeadm_endpoint_done(&e);
+                node_seen_done(&seen);
                 return -ENOMEM;
         }
         r = plan_etcd_row(f, plan, verifying);
         if (r >= 0)
                 r = plan_kubeadm_row(f, plan, &e, kubeadm, kubeadm_err);
         if (r >= 0)
-                r = plan_node_row(f, plan, node, node_err);
+                r = plan_node_row(f, plan, node, &seen, node_err);
         if (r >= 0 && f->refused && plan->n_actions > 0)
                 refuse_rest(plan, plan->actions[0]->skip_reason);
         kubeadm_endpoint_done(&e);
+        node_seen_done(&seen);
         return r;
 }
 
