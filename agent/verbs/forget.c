@@ -51,6 +51,7 @@ typedef struct Forget {
         char *local_error;
         char **addresses; /* the Node's and ClusterStatus's: gathered by each observation, kept */
         bool refused;     /* the plan refused the member */
+        Plan *running;    /* the plan being executed */
 } Forget;
 
 static Forget *forget; /* the verb's state, for its actions */
@@ -72,9 +73,18 @@ static uint64_t etcd_deadline(void) {
         return forget->o->deadline_usec > 0 && forget->o->deadline_usec < d ? forget->o->deadline_usec : d;
 }
 
+static void refuse_rest(Plan *plan, const char *why);
+
+/* A member whose removal failed stays, and so does the rest (refuse_rest()): on k3s and rke2 a
+ * deleted server Node would have their etcd controller remove the member without this verb's checks
+ * (pkg/etcd/member_controller.go). */
 static int etcd_apply(Action *a, Context *ctx, char **ret_msg) {
-        return forget_member_remove(&forget->local, forget->node, forget->addresses, forget->o->force, etcd_deadline(),
-                                    ret_msg);
+        int r = forget_member_remove(&forget->local, forget->node, forget->addresses, forget->o->force, etcd_deadline(),
+                                     ret_msg);
+
+        if (r < 0 && forget->running)
+                refuse_rest(forget->running, *ret_msg ?: strerror(-r));
+        return r;
 }
 
 static int read_seen(yaml_document_t *doc, yaml_node_t *meta, NodeSeen *seen) {
@@ -388,7 +398,9 @@ static int forget_run(Forget *f, Plan *plan, ReportInfo *info) {
 
         info->executed = true;
         log_notice("Forgetting node %s: %zu actions.", f->node, plan->n_actions);
+        f->running = plan;
         (void) engine_execute(&f->ctx, plan, NULL);
+        f->running = NULL;
         r = forget_verify(f, &residue);
         if (r < 0)
                 log_error("Cannot observe the cluster again: %s", strerror(-r));

@@ -187,7 +187,6 @@ layout() {
         assert "$t a member that answers: nothing changed" unchanged
 
         stop_member 3
-        rm -rf "$WORK/$kind/srv3-data"
         nr forget --plan srv3 > "$WORK/$kind-plan.json" 2> "$WORK/$kind-plan.err"; rc=$?
         assert "$t plan: exit 0 (got $rc)" [ "$rc" -eq 0 ]
         assert "$t plan: the member ${names[3]} by its peer URL, and the Node" jq_ "$WORK/$kind-plan.json" \
@@ -197,6 +196,9 @@ layout() {
 for p in json.load(open(sys.argv[1]))["phases"]:
     for a in p["actions"]:
         print("  %s %s: %s" % (sys.argv[2], a["target"], a["detail"]))' "$WORK/$kind-plan.json" "$t"
+
+        [ "$kind" = k3s ] && late_refusal
+        rm -rf "$WORK/$kind/srv3-data"
 
         k3s_release srv3 "${names[3]}" &
         ctl_pid=$!
@@ -220,6 +222,31 @@ for p in json.load(open(sys.argv[1]))["phases"]:
 
         kill "$api" 2> /dev/null; wait "$api" 2> /dev/null
         for i in 1 2 3; do stop_member $i; done
+}
+
+# late_refusal: the plan to forget srv3 passed; before the run acts (the operator still reading the
+# plan at the prompt), srv3 comes back. The member now answers and is refused, and the Node stays
+# with it: deleted, it would have k3s's controller remove the member without forget's checks (the
+# API server can write: a quorum answers). srv3 goes again for the rest of the test.
+late_refusal() {
+        local out="$WORK/$kind-late.out" confirm="$WORK/$kind-confirm" spid
+        mkfifo "$confirm"
+        script -q -e -c "$NODE_RESET --root $R forget srv3" /dev/null < "$confirm" > "$out" 2>&1 &
+        spid=$!
+        exec 3> "$confirm"
+        for _ in $(seq 150); do grep -q "Type 'yes'" "$out" 2> /dev/null && break; sleep 0.2; done
+        start_member 3 "${names[3]}" "$cluster" "$kind" "$WORK/$kind/srv3-data" "$WORK/$kind/srv3-tls"
+        wait_healthy https://127.0.0.13:2379
+        echo yes >&3
+        exec 3>&-
+        wait "$spid"; rc=$?
+        assert "$t srv3 back after the plan: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+        assert "$t srv3 back after the plan: the member is refused, the Node not deleted, and it says why" \
+                grep -q "not run: its etcd member stays (refused: .*still answers" "$out"
+        assert "$t srv3 back after the plan: members unchanged" [ "$(members)" = "${names[1]} ${names[2]} ${names[3]} " ]
+        assert "$t srv3 back after the plan: Node srv3 stays, not being deleted" has_node srv3 &&
+                [ -z "$(kc get node srv3 -o jsonpath='{.metadata.deletionTimestamp}')" ]
+        stop_member 3
 }
 
 # held: Node srv4 (a server whose member k3s's controller cannot find: no annotations) stays held by
