@@ -6,7 +6,9 @@
  * gone for good keeps its key unless someone removes it. The document is read and written as YAML. */
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/base/json.h"
@@ -18,6 +20,9 @@
 
 #define KUBEADM_CONFIG_PATH "/api/v1/namespaces/kube-system/configmaps/kubeadm-config"
 #define UPDATE_ATTEMPTS 3
+/* kubeadm writes three levels. libyaml's emitter recurses once per level and indents each line by
+ * its level, so a ConfigMap's megabyte nested 100000 deep would cost gigabytes, or the stack. */
+#define CLUSTER_STATUS_DEPTH_MAX 32U
 
 void kubeadm_endpoint_done(KubeadmEndpoint *e) {
         free(e->address);
@@ -79,6 +84,39 @@ static int drop_key(yaml_document_t *doc, const char *node, char **ret_address) 
         return 0;
 }
 
+/* Is the document at most max levels deep as the emitter walks it: depth first from the root, a node
+ * seen before written as an alias (so also where an alias now stands first for an anchor the dropped
+ * pair held)? Recursion no deeper than max. */
+static bool nesting_within(yaml_document_t *doc, int index, bool *seen, unsigned max) {
+        yaml_node_t *n = yaml_document_get_node(doc, index);
+
+        if (!n || seen[index - 1])
+                return true;
+        seen[index - 1] = true;
+        if (n->type == YAML_SCALAR_NODE)
+                return true;
+        if (max == 0)
+                return false;
+        if (n->type == YAML_SEQUENCE_NODE)
+                for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++)
+                        if (!nesting_within(doc, *i, seen, max - 1))
+                                return false;
+        if (n->type == YAML_MAPPING_NODE)
+                for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++)
+                        if (!nesting_within(doc, p->key, seen, max - 1) ||
+                            !nesting_within(doc, p->value, seen, max - 1))
+                                return false;
+        return true;
+}
+
+static int check_nesting(yaml_document_t *doc) {
+        cleanup_free bool *seen = calloc((size_t) (doc->nodes.top - doc->nodes.start) ?: 1, sizeof *seen);
+
+        if (!seen)
+                return -ENOMEM;
+        return nesting_within(doc, 1, seen, CLUSTER_STATUS_DEPTH_MAX) ? 0 : -EBADMSG;
+}
+
 int kubeadm_cluster_status_without(const char *text, const char *node, KubeadmEndpoint *e) {
         yaml_document_t doc;
         yaml_parser_t p;
@@ -92,11 +130,16 @@ int kubeadm_cluster_status_without(const char *text, const char *node, KubeadmEn
         if (r < 0)
                 return r;
         r = drop_key(&doc, node, &e->address);
+        if (r > 0)
+                r = check_nesting(&doc) ?: 1;
         if (r <= 0) {
                 yaml_document_delete(&doc);
+                e->address = mfree(e->address);
                 return r;
         }
         r = emit_document(&doc, &e->status_without);
+        if (r < 0)
+                e->address = mfree(e->address);
         return r < 0 ? r : 1;
 }
 
@@ -140,7 +183,9 @@ int kubeadm_endpoint_find(const Kubeconfig *kc, const char *node, uint64_t deadl
         if (r <= 0)
                 kubeadm_endpoint_done(ret);
         if (r == -EBADMSG)
-                return set_errmsg(reterr, r, "kubeadm-config's ClusterStatus does not parse as YAML");
+                return set_errmsg(reterr, r,
+                                  "kubeadm-config's ClusterStatus does not parse as YAML (or nests deeper than %u)",
+                                  CLUSTER_STATUS_DEPTH_MAX);
         return r;
 }
 

@@ -15,7 +15,8 @@ typedef struct KubeadmEndpoint {
 void kubeadm_endpoint_done(KubeadmEndpoint *e);
 
 /* A ClusterStatus document (YAML) without node's key in apiEndpoints, into e->status_without, with
- * its advertiseAddress: 1, 0 when it has no such key, -EBADMSG, -ENOMEM. */
+ * its advertiseAddress: 1, 0 when it has no such key, -EBADMSG (no YAML, or one that would be written
+ * back nested deeper than 32 levels: kubeadm's has three), -ENOMEM. Sets nothing in e unless 1. */
 int kubeadm_cluster_status_without(const char *text, const char *node, KubeadmEndpoint *e);
 
 /* 1 when ClusterStatus.apiEndpoints has node's key, 0 when not (no ConfigMap, no ClusterStatus:

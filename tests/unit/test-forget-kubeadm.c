@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -62,10 +64,43 @@ static void test_absent(void **state) {
         assert_null(e.status_without);
 }
 
+/* The emitter recurses and indents once per level: a document nested past what kubeadm writes is
+ * refused before it is written back, also where the dropped key held the anchors that nest it. */
+static void test_deep(void **state) {
+        const size_t depth = 1000; /* libyaml scans flow nesting in quadratic time: no more */
+        char *deep = malloc(depth * 2 + 64), *p = deep, chain[512];
+        KubeadmEndpoint e = {};
+
+        assert_non_null(deep);
+        p += sprintf(p, "apiEndpoints:\n  cp1: {advertiseAddress: 10.0.0.1}\n  x: ");
+        memset(p, '[', depth);
+        memset(p + depth, ']', depth);
+        strcpy(p + 2 * depth, "\n");
+        assert_int_equal(kubeadm_cluster_status_without(deep, "cp1", &e), -EBADMSG);
+        assert_null(e.status_without);
+        assert_null(e.address);
+        free(deep);
+
+        /* 20 levels each: 23 deep as written, 42 once *b stands first for what cp1 held. */
+        (void) snprintf(chain, sizeof chain,
+                        "apiEndpoints:\n"
+                        "  cp1: [&a %1$s1%2$s, &b %1$s*a%2$s]\n"
+                        "  cp2: {advertiseAddress: 10.0.0.2}\n"
+                        "  x: *b\n",
+                        "[[[[[[[[[[[[[[[[[[[[", "]]]]]]]]]]]]]]]]]]]]");
+        assert_int_equal(kubeadm_cluster_status_without(chain, "cp2", &e), 1);
+        assert_string_equal(e.address, "10.0.0.2");
+        kubeadm_endpoint_done(&e);
+        assert_int_equal(kubeadm_cluster_status_without(chain, "cp1", &e), -EBADMSG);
+        assert_null(e.status_without);
+        assert_null(e.address);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_without),
                 cmocka_unit_test(test_absent),
+                cmocka_unit_test(test_deep),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* libFuzzer target for what the API server answers the drain and forget calls: a PodList classified
+ * (drain_pods_parse), any answer as a document (kube_api_document) with the fields the calls read
+ * from it (a Node's spec.unschedulable, the policy group's preferredVersion, the kubeadm-config
+ * ConfigMap's ClusterStatus), and a refusal's Status in words (kube_api_describe, an Eviction's 429).
+ * Any bytes, not NUL-terminated; never a crash, never a leak. */
+
+#include <assert.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/config/kube-api.h"
+#include "agent/config/yaml-util.h"
+#include "agent/phases/drain/drain-pods.h"
+#include "agent/verbs/forget-kubeadm.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void pods(const char *text, size_t size) {
+        DrainPodList l;
+        int r = drain_pods_parse(text, size, &l);
+
+        assert(r == 0 || r == -EBADMSG || r == -ENOMEM);
+        assert(r == 0 || (!l.pods && l.n == 0));
+        for (size_t i = 0; i < l.n; i++) {
+                const DrainPod *p = &l.pods[i];
+
+                assert(p->ns && p->name && *p->name && p->uid);
+                assert(drain_class_to_string(p->class));
+                /* check_daemonsets() asks for the DaemonSet by the name after "DaemonSet/". */
+                assert(p->class != DRAIN_DAEMONSET || (p->owner && strncmp(p->owner, "DaemonSet/", 10) == 0));
+                assert(drain_pod_list_find(&l, p->ns, p->name));
+        }
+        drain_pod_list_done(&l);
+}
+
+/* What kubeadm_endpoint_find() reads of the kubeadm-config ConfigMap, with its ClusterStatus. */
+static void config_map(yaml_document_t *doc, yaml_node_t *root) {
+        const char *status = yaml_scalar_of(yaml_map_get(doc, yaml_map_get(doc, root, "data"), "ClusterStatus"));
+        KubeadmEndpoint e = {};
+        int r;
+
+        (void) yaml_scalar_of(yaml_map_get(doc, yaml_map_get(doc, root, "metadata"), "resourceVersion"));
+        if (!status)
+                return;
+        r = kubeadm_cluster_status_without(status, "cp1", &e);
+        assert(r == 1 || r == 0 || r == -EBADMSG || r == -ENOMEM);
+        assert(r == 1 ? !!e.status_without : !e.status_without);
+        kubeadm_endpoint_done(&e);
+}
+
+/* An answer as drain_node_get(), drain_eviction_version() and kubeadm_endpoint_find() read it. */
+static void document(const HttpResult *res) {
+        yaml_document_t doc;
+        yaml_node_t *root;
+        int r = kube_api_document(res, &doc);
+
+        assert(r == 0 || r == -EBADMSG || r == -ENOMEM);
+        if (r < 0)
+                return;
+        root = yaml_document_get_root_node(&doc);
+        assert(root);
+        (void) yaml_scalar_of(yaml_map_get(&doc, yaml_map_get(&doc, root, "spec"), "unschedulable"));
+        (void) yaml_scalar_of(yaml_map_get(&doc, yaml_map_get(&doc, root, "preferredVersion"), "groupVersion"));
+        config_map(&doc, root);
+        yaml_document_delete(&doc);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        /* Exactly size bytes, no NUL after them: a parser that reads past the answer is caught. */
+        char *buf = malloc(size);
+        HttpResult res = { .code = CURLE_OK, .status = 200 };
+        char *why;
+
+        if (!buf)
+                return 0;
+        memcpy(buf, data, size);
+        res.body = buf;
+        res.body_size = size;
+
+        pods(buf, size);
+        document(&res);
+        /* A refusal: "HTTP 429: Cannot evict pod as it would violate the pod's disruption budget." */
+        res.status = 429;
+        why = kube_api_describe(&res);
+        assert(why && strncmp(why, "HTTP 429", 8) == 0);
+        free(why);
+        /* Cut short: no document, the status alone. */
+        res.truncated = true;
+        assert(kube_api_document(&res, &(yaml_document_t) {}) == -EFBIG);
+        why = kube_api_describe(&res);
+        assert(why && strcmp(why, "HTTP 429") == 0);
+        free(why);
+
+        free(buf);
+        return 0;
+}
