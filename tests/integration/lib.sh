@@ -94,6 +94,43 @@ cert() {
                 -out "$1/$2.crt" -extfile <(printf 'subjectAltName=%s\nextendedKeyUsage=%s\n' "$4" "$5") 2> /dev/null &&
                 rm -f "$1/$2.csr"
 }
+# k3s_tls_dir DIR IP: k3s's etcd certificates, signed by $CA, under k3s's names (pkg/daemons/control/
+# deps: ETCDServerCA, ETCDPeerCA, ServerETCDCert, PeerServerClientETCDCert, ClientETCDCert)
+k3s_tls_dir() {
+        mkdir -p "$1" && cp "$CA/ca.crt" "$1/server-ca.crt" && cp "$CA/ca.crt" "$1/peer-ca.crt" &&
+        cert "$1" server-client etcd "IP:$2,IP:127.0.0.1" serverAuth,clientAuth &&
+        cert "$1" peer-server-client etcd-peer "IP:$2,IP:127.0.0.1" serverAuth,clientAuth &&
+        cert "$1" client etcd-client "DNS:client" clientAuth
+}
+# k3s_etcd_config FILE SERVER-DIR IP NAME INITIAL: the etcd configuration k3s writes for its embedded
+# member (pkg/daemons/executor: ETCDConfig.ToConfigFile) into FILE; SERVER-DIR is the data dir's
+# server/ as a node path, INITIAL the member's initial-* lines.
+k3s_etcd_config() {
+        cat > "$1" << EOF
+advertise-client-urls: https://$3:2379
+client-transport-security:
+  cert-file: $2/tls/etcd/server-client.crt
+  client-cert-auth: true
+  key-file: $2/tls/etcd/server-client.key
+  trusted-ca-file: $2/tls/etcd/server-ca.crt
+data-dir: $2/db/etcd
+election-timeout: 5000
+heartbeat-interval: 500
+$5
+listen-client-urls: https://$3:2379,https://127.0.0.1:2379
+listen-metrics-urls: http://127.0.0.1:2381
+listen-peer-urls: https://$3:2380
+log-outputs:
+- stderr
+logger: zap
+name: $4
+peer-transport-security:
+  cert-file: $2/tls/etcd/peer-server-client.crt
+  client-cert-auth: true
+  key-file: $2/tls/etcd/peer-server-client.key
+  trusted-ca-file: $2/tls/etcd/peer-ca.crt
+EOF
+}
 
 # schema_valid FILE...: each file holds a node-reset JSON report that matches docs/report.schema.json
 # (tests/integration/report.py also checks every report it reads).

@@ -17,13 +17,6 @@ kill_at_exit
 
 # --- one CA; k3s's certificate names (pkg/daemons/control/server.go) -----------------------------
 test_ca "$WORK/ca" || { echo "FAIL: openssl CA"; exit 1; }
-# tls_dir DIR IP: server-ca.crt, peer-ca.crt, server-client.*, peer-server-client.*, client.*
-tls_dir() {
-        mkdir -p "$1" && cp "$CA/ca.crt" "$1/server-ca.crt" && cp "$CA/ca.crt" "$1/peer-ca.crt" &&
-        cert "$1" server-client etcd "IP:$2,IP:127.0.0.1" serverAuth,clientAuth &&
-        cert "$1" peer-server-client etcd-peer "IP:$2,IP:127.0.0.1" serverAuth,clientAuth &&
-        cert "$1" client etcd-client "DNS:client" clientAuth
-}
 eps_of() { local s="" i; for i in "$@"; do s="$s${s:+,}https://$(ip_of "$i"):2379"; done; echo "$s"; }
 
 # start_etcd NAME DATA TLS IP CLUSTER [STATE] [EXTRA-LISTEN]: one member, PID in $LAST
@@ -52,7 +45,7 @@ files_of() { (cd "$1" && find . | sort | md5sum); }
 # Under --root only backup, mounts and files run unless named: these act on the tree and on this
 # namespace only (no systemd is reachable here; processes are matched by their root directory).
 PH=backup,etcd,services-late,processes,mounts,files
-mkdir -p "$WORK/client" && tls_dir "$WORK/client" 127.0.0.1 || { echo "FAIL: openssl"; exit 1; }
+mkdir -p "$WORK/client" && k3s_tls_dir "$WORK/client" 127.0.0.1 || { echo "FAIL: openssl"; exit 1; }
 
 # --- (a) kubeadm with etcd.external; the etcd runs here, its data is the tree's /var/lib/etcd -----
 R="$WORK/ext/root"
@@ -73,7 +66,7 @@ printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: kube-apiserver\nspec:\n  c
         "$(ip_of 1)" > "$R/etc/kubernetes/manifests/kube-apiserver.yaml"
 echo "apiVersion: v1" > "$R/etc/kubernetes/admin.conf"
 mkdir -p "$R/etc/systemd/system/kubelet.service.d" && echo "[Service]" > "$R/etc/systemd/system/kubelet.service.d/10-kubeadm.conf"
-tls_dir "$WORK/ext/tls" "$(ip_of 1)"
+k3s_tls_dir "$WORK/ext/tls" "$(ip_of 1)"
 start_etcd ext "$R/var/lib/etcd" "$WORK/ext/tls" "$(ip_of 1)" "ext=https://$(ip_of 1):2380"
 EXT_PID=$LAST
 healthy "$(eps_of 1)" || { echo "FAIL: the external etcd did not start"; tail -5 "$WORK/ext.log"; exit 1; }
@@ -109,7 +102,7 @@ R="$WORK/site/root"
 mkdir -p "$R/etc/kubernetes/pki" "$R/etc/systemd/system/kubelet.service.d" "$R/etc/etcd/pki"
 echo "[Service]" > "$R/etc/systemd/system/kubelet.service.d/10-kubeadm.conf"
 echo "apiVersion: v1" > "$R/etc/kubernetes/kubelet.conf"
-tls_dir "$R/etc/etcd/pki" "$(ip_of 2)"
+k3s_tls_dir "$R/etc/etcd/pki" "$(ip_of 2)"
 cat > "$R/etc/systemd/system/etcd.service" << EOF2
 [Unit]
 Description=the site's etcd
@@ -155,33 +148,10 @@ k3s_root() {
         echo "kept" > "$root/var/lib/rancher/$kind/storage/pvc-1/data"
         echo "#!/bin/sh" > "$root/usr/local/bin/$kind"
         echo "write-kubeconfig-mode: 644" > "$root/etc/rancher/$kind/config.yaml"
-        tls_dir "$root$d/tls/etcd" "$ip" || return 1
+        k3s_tls_dir "$root$d/tls/etcd" "$ip" || return 1
         printf 'srv1' > "$root$d/db/etcd/name"
-        cat > "$root$d/db/etcd/config" << EOF2
-advertise-client-urls: https://$ip:2379
-client-transport-security:
-  cert-file: $d/tls/etcd/server-client.crt
-  client-cert-auth: true
-  key-file: $d/tls/etcd/server-client.key
-  trusted-ca-file: $d/tls/etcd/server-ca.crt
-data-dir: $d/db/etcd
-election-timeout: 5000
-heartbeat-interval: 500
-initial-cluster: $3
-initial-cluster-state: new
-listen-client-urls: https://$ip:2379,https://127.0.0.1:2379
-listen-metrics-urls: http://127.0.0.1:2381
-listen-peer-urls: https://$ip:2380
-log-outputs:
-- stderr
-logger: zap
-name: srv1
-peer-transport-security:
-  cert-file: $d/tls/etcd/peer-server-client.crt
-  client-cert-auth: true
-  key-file: $d/tls/etcd/peer-server-client.key
-  trusted-ca-file: $d/tls/etcd/peer-ca.crt
-EOF2
+        k3s_etcd_config "$root$d/db/etcd/config" "$d" "$ip" srv1 "initial-cluster: $3
+initial-cluster-state: new"
 }
 # k3s_cluster ROOT KIND I...: member srvI; srv1's data and certificates are the tree's
 k3s_cluster() {
@@ -197,7 +167,7 @@ k3s_cluster() {
                         start_etcd srv1 "$root/var/lib/rancher/$kind/server/db/etcd" "$root/../srv1-tls" \
                                 "$(ip_of 1)" "$c" new https://127.0.0.1:2379
                 else
-                        tls_dir "$root/../srv$i-tls" "$(ip_of "$i")" || return 1
+                        k3s_tls_dir "$root/../srv$i-tls" "$(ip_of "$i")" || return 1
                         start_etcd "srv$i" "$root/../srv$i-data" "$root/../srv$i-tls" "$(ip_of "$i")" "$c"
                 fi
                 eval "K_$i=$LAST"

@@ -20,15 +20,7 @@ in_private_ns -n "$@"
 . "$TOP/tests/integration/fixtures/kube-api.sh"
 
 test_ca "$WORK/etcd-ca" || { echo "FAIL: openssl CA"; exit 1; }
-# tls_dir DIR IP: k3s's names (pkg/daemons/control/deps: ETCDServerCA, ETCDPeerCA, ServerETCDCert,
-# PeerServerClientETCDCert, ClientETCDCert)
-tls_dir() {
-        mkdir -p "$1" && cp "$CA/ca.crt" "$1/server-ca.crt" && cp "$CA/ca.crt" "$1/peer-ca.crt" &&
-        cert "$1" server-client etcd "IP:$2,IP:127.0.0.1" serverAuth,clientAuth &&
-        cert "$1" peer-server-client etcd-peer "IP:$2,IP:127.0.0.1" serverAuth,clientAuth &&
-        cert "$1" client etcd-client "DNS:client" clientAuth
-}
-mkdir -p "$WORK/client" && tls_dir "$WORK/client" 127.0.0.1 || { echo "FAIL: openssl"; exit 1; }
+mkdir -p "$WORK/client" && k3s_tls_dir "$WORK/client" 127.0.0.1 || { echo "FAIL: openssl"; exit 1; }
 ctl() { ETCDCTL_API=3 etcdctl --endpoints "$1" --cacert "$CA/ca.crt" --cert "$WORK/client/client.crt" \
         --key "$WORK/client/client.key" --dial-timeout 2s --command-timeout 5s "${@:2}"; }
 members() { ctl https://127.0.0.11:2379 member list -w simple 2> /dev/null |
@@ -52,32 +44,9 @@ initial-cluster: $4=https://$ip:2380
 initial-cluster-state: new"
         fi
         mkdir -p "$root$d/db/etcd" "$root/etc/rancher/$kind" && chmod 0700 "$root$d/db/etcd" &&
-        tls_dir "$root$d/tls/etcd" "$ip" || return 1
+        k3s_tls_dir "$root$d/tls/etcd" "$ip" || return 1
         printf '%s' "$4" > "$root$d/db/etcd/name"
-        cat > "$root$d/db/etcd/config" << EOF
-advertise-client-urls: https://$ip:2379
-client-transport-security:
-  cert-file: $d/tls/etcd/server-client.crt
-  client-cert-auth: true
-  key-file: $d/tls/etcd/server-client.key
-  trusted-ca-file: $d/tls/etcd/server-ca.crt
-data-dir: $d/db/etcd
-election-timeout: 5000
-heartbeat-interval: 500
-$initial
-listen-client-urls: https://$ip:2379,https://127.0.0.1:2379
-listen-metrics-urls: http://127.0.0.1:2381
-listen-peer-urls: https://$ip:2380
-log-outputs:
-- stderr
-logger: zap
-name: $4
-peer-transport-security:
-  cert-file: $d/tls/etcd/peer-server-client.crt
-  client-cert-auth: true
-  key-file: $d/tls/etcd/peer-server-client.key
-  trusted-ca-file: $d/tls/etcd/peer-ca.crt
-EOF
+        k3s_etcd_config "$root$d/db/etcd/config" "$d" "$ip" "$4" "$initial"
 }
 
 # k3s_kubeconfig: k3s's admin kubeconfig as its server writes it (names "default", inline data)
@@ -151,7 +120,7 @@ layout() {
                 if [ $i = 1 ]; then
                         start_member 1 "${names[1]}" "$cluster" "$kind" "$R$dd/server/db/etcd" "$R$dd/server/tls/etcd"
                 else
-                        tls_dir "$WORK/$kind/srv$i-tls" "$(ip_of $i)" || { fail "$t certificates of srv$i"; return; }
+                        k3s_tls_dir "$WORK/$kind/srv$i-tls" "$(ip_of $i)" || { fail "$t certificates of srv$i"; return; }
                         start_member $i "${names[$i]}" "$cluster" "$kind" "$WORK/$kind/srv$i-data" "$WORK/$kind/srv$i-tls"
                 fi
         done
