@@ -32,3 +32,6 @@ static inline int strcmp_ptr(const void *a, const void *b) {
 }
 
 char **strv_sort(char **l);
+
+/* The strings of l with sep between them, malloc'd ("" for none); NULL only when out of memory. */
+char *strv_join(char *const *l, const char *sep);

@@ -59,6 +59,21 @@ int strv_consume_unique(char ***l, char *s) {
         return strv_consume(l, s) < 0 ? -ENOMEM : 1;
 }
 
+char *strv_join(char *const *l, const char *sep) {
+        size_t n = 0, k = strlen(sep), i;
+        char *s, *p;
+
+        for (i = 0; l && l[i]; i++)
+                n += strlen(l[i]) + (i > 0 ? k : 0);
+        s = p = malloc(n + 1);
+        if (!s)
+                return NULL;
+        for (i = 0; l && l[i]; i++)
+                p = stpcpy(i > 0 ? stpcpy(p, sep) : p, l[i]);
+        *p = '\0';
+        return s;
+}
+
 char **strv_sort(char **l) {
         size_t n = strv_length(l);
 

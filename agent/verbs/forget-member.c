@@ -95,18 +95,6 @@ static int pick(const EtcdMemberList *list, const char *node, char *const *addre
         return found ? 1 : unconfirmed ? -EPERM : 0;
 }
 
-static char *join_urls(char **urls) {
-        char *s = strdup("");
-
-        STRV_FOREACH(u, urls) {
-                char *n = s ? strprintf("%s%s%s", s, *s ? ", " : "", *u) : NULL;
-
-                free(s);
-                s = n;
-        }
-        return s;
-}
-
 static int refuse(ForgetMember *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int refuse(ForgetMember *m, const char *fmt, ...) {
         va_list ap;
@@ -169,7 +157,7 @@ static int observe_list(const NodeEtcd *local, const char *node, char *const *ad
                 return refuse(m, "more than one member has a peer URL on %s's addresses", node);
         m->id = t->id;
         m->name = strdup(t->name);
-        m->peer_urls = join_urls(t->peer_urls);
+        m->peer_urls = strv_join(t->peer_urls, ", ");
         if (!m->name || !m->peer_urls)
                 return -ENOMEM;
         if (r == -EPERM)

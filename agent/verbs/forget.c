@@ -89,22 +89,21 @@ static int etcd_apply(Action *a, Context *ctx, char **ret_msg) {
 
 static int read_seen(yaml_document_t *doc, yaml_node_t *meta, NodeSeen *seen) {
         yaml_node_t *fin = yaml_map_get(doc, meta, "finalizers");
+        cleanup_strv char **l = NULL;
 
         seen->deleting = yaml_scalar_of(yaml_map_get(doc, meta, "deletionTimestamp")) != NULL;
         if (!fin || fin->type != YAML_SEQUENCE_NODE)
                 return 0;
         for (yaml_node_item_t *i = fin->data.sequence.items.start; i < fin->data.sequence.items.top; i++) {
                 const char *v = yaml_scalar_of(yaml_document_get_node(doc, *i));
-                char *n = v ? strprintf("%s%s%s", seen->finalizers ?: "", seen->finalizers ? ", " : "", v) : NULL;
 
-                if (v && !n)
+                if (v && strv_extend(&l, v) < 0)
                         return -ENOMEM;
-                if (n) {
-                        free(seen->finalizers);
-                        seen->finalizers = n;
-                }
         }
-        return 0;
+        if (!l)
+                return 0;
+        seen->finalizers = strv_join(l, ", ");
+        return seen->finalizers ? 0 : -ENOMEM;
 }
 
 /* The Node's status.addresses, kept in f->addresses, and whether it is being deleted (seen, when
@@ -151,23 +150,42 @@ static int observe_node(Forget *f, uint64_t deadline, NodeSeen *seen, char **ret
  * the verification finds it still there. */
 static int node_wait_gone(uint64_t deadline, char **ret_msg) {
         uint64_t until = now(CLOCK_MONOTONIC) + NODE_GONE_WAIT_USEC;
-        NodeSeen seen = {};
-        int r;
+        cleanup_free char *why = NULL;
+        NodeSeen seen = {}, look = {};
+        int r, held = -1; /* the last answer: 1 still there, 0 gone; -1 none yet */
 
         if (deadline > 0 && deadline < until)
                 until = deadline;
         for (;;) {
-                node_seen_done(&seen);
-                r = observe_node(forget, until, &seen, NULL);
+                why = mfree(why);
+                r = observe_node(forget, until, &look, &why);
+                if (r == -ENOMEM)
+                        break;
+                if (r >= 0) {
+                        node_seen_done(&seen);
+                        seen = look;
+                        look = (NodeSeen) {};
+                        held = r;
+                }
+                node_seen_done(&look);
                 if (r <= 0 || now(CLOCK_MONOTONIC) + NODE_GONE_POLL_USEC >= until)
                         break;
                 (void) usleep(NODE_GONE_POLL_USEC);
         }
-        if (r > 0)
+        node_seen_done(&look);
+        if (r == -ENOMEM) {
+                node_seen_done(&seen);
+                return r;
+        }
+        if (held > 0)
                 r = set_errmsg(ret_msg, 1, "asked to delete Node %s; it is still there, held by its finalizers (%s)",
                                forget->node, seen.finalizers ?: "none");
+        else if (held == 0)
+                r = set_errmsg(ret_msg, 1, "deleted Node %s", forget->node);
         else
-                r = r == -ENOMEM ? r : set_errmsg(ret_msg, 1, "deleted Node %s", forget->node);
+                /* The DELETE was accepted; whether the Node went, verify asks again. */
+                r = set_errmsg(ret_msg, 1, "asked to delete Node %s; whether it is gone cannot be told: %s",
+                               forget->node, why ?: strerror(-r));
         node_seen_done(&seen);
         return r;
 }

@@ -33,6 +33,20 @@ static void test_strv_extend(void **state) {
         assert_true(strv_contains(l, "c"));
 }
 
+static void test_strv_join(void **state) {
+        cleanup_strv char **l = NULL;
+        cleanup_free char *none = strv_join(NULL, ", "), *one = NULL, *three = NULL;
+
+        assert_string_equal(none, "");
+        assert_int_equal(strv_extend(&l, "https://10.0.0.1:2380"), 0);
+        one = strv_join(l, ", ");
+        assert_string_equal(one, "https://10.0.0.1:2380");
+        assert_int_equal(strv_extend(&l, ""), 0);
+        assert_int_equal(strv_extend(&l, "c"), 0);
+        three = strv_join(l, ", ");
+        assert_string_equal(three, "https://10.0.0.1:2380, , c");
+}
+
 static void test_greedy_realloc(void **state) {
         cleanup_free int *a = NULL;
         size_t allocated = 0;
@@ -84,7 +98,7 @@ static void test_foreach_dirent(void **state) {
         d = fdopendir(fd);
         assert_non_null(d);
         FOREACH_DIRENT(de, d)
-                assert_int_equal(strv_extend(&seen, de->d_name), 0);
+        assert_int_equal(strv_extend(&seen, de->d_name), 0);
         strv_sort(seen);
         assert_int_equal(strv_length(seen), 2);
         assert_string_equal(seen[0], "..y");
@@ -96,11 +110,9 @@ static void test_foreach_dirent(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_strv_extend),
-                cmocka_unit_test(test_greedy_realloc),
-                cmocka_unit_test(test_time),
-                cmocka_unit_test(test_foreach_dirent),
-                cmocka_unit_test(test_comma_list_contains),
+                cmocka_unit_test(test_strv_extend),    cmocka_unit_test(test_strv_join),
+                cmocka_unit_test(test_greedy_realloc), cmocka_unit_test(test_time),
+                cmocka_unit_test(test_foreach_dirent), cmocka_unit_test(test_comma_list_contains),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

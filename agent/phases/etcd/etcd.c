@@ -183,23 +183,12 @@ static int observe(Context *ctx, NodeEtcd *l, uint64_t deadline, View *v) {
         return 0;
 }
 
-static char *join_urls(char **l) {
-        char *s = NULL;
-
-        STRV_FOREACH(u, l) {
-                char *n = strprintf("%s%s%s", s ?: "", s ? "," : "", *u);
-
-                free(s);
-                if (!(s = n))
-                        return NULL;
-        }
-        return s;
-}
-
 static char *describe_member(const EtcdMember *m) {
-        cleanup_free char *peers = join_urls(m->peer_urls);
+        cleanup_free char *peers = strv_join(m->peer_urls, ",");
 
-        return strprintf("member %016" PRIx64 " %s, peer URLs %s%s", m->id, m->name, strna(peers),
+        if (!peers)
+                return NULL;
+        return strprintf("member %016" PRIx64 " %s, peer URLs %s%s", m->id, m->name, *peers ? peers : "n/a",
                          m->is_learner ? ", learner" : "");
 }
 
