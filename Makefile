@@ -70,7 +70,7 @@ PKG_LIBS    = $(call pkg_once,PKG_LIBS,--libs,$(ALL_PKGS))
 TEST_CFLAGS = $(call pkg_once,TEST_CFLAGS,--cflags,$(TEST_PKGS))
 TEST_LIBS   = $(call pkg_once,TEST_LIBS,--libs,$(TEST_PKGS))
 # "make deps X" (also with -j): nothing that compiles, links or tests starts before deps is done.
-DEPS_FIRST  := $(filter deps,$(MAKECMDGOALS))
+DEPS_FIRST  := $(filter deps build-deps,$(MAKECMDGOALS))
 # The binary links only libc: every library is opened by soname when a phase needs it (dlib/);
 # pkg-config gives their headers. Test fixtures make calls the agent never makes, so tests link
 # the libraries too (the agent's own calls still go through dlib/, which finds the same copy).
@@ -127,7 +127,7 @@ TEST_SUPPORT_LIB := $(O)/libtestsupport.a
 objs = $(patsubst %.c,$(O)/%.o,$(1))
 
 .PHONY: all check check-fast check-repo check-unit check-integration check-fuzz check-asan check-valgrind \
-        check-all fuzz analyze tidy cppcheck format-check install uninstall clean deps demo bench e2e-vm e2e-k8s
+        check-all fuzz analyze tidy cppcheck format-check install uninstall clean deps build-deps demo bench e2e-vm e2e-k8s
 
 all: $(O)/node-reset
 
@@ -263,6 +263,10 @@ e2e-k8s: $(O)/node-reset $(O)/bench/cri-floor
 
 deps:
 	$(Q)tools/install-deps.sh
+
+# Only what building the agent and "make demo" need (the README's first command).
+build-deps:
+	$(Q)tools/install-deps.sh --build
 
 # Targets whose recipe runs a build or a test without a compile of this make's own before it.
 check check-fast check-repo check-unit check-asan check-valgrind demo e2e-vm e2e-k8s bench analyze tidy fuzz \
