@@ -8,7 +8,6 @@
 #include "agent/config/embedded.h"
 #include "agent/base/path.h"
 #include "agent/config/profile.h"
-#include "agent/config/rancher-datadir.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -231,37 +230,76 @@ static int detected_text(char **ret) {
         return 0;
 }
 
-/* The detected data dir of the program whose default dir word lies at or beneath, and that default. */
-static const char *moved_data_dir(const char *word, const char **ret_default) {
+/* The installer whose default data dir word lies at or beneath and whose data dir detection found
+ * elsewhere (installers.h), or NULL. */
+static const InstallerInfo *moved_data_dir(const char *word) {
         const Detection *d = settings ? settings->detection : NULL;
-        const char *const programs[] = { "k3s", "rke2" };
-        const char *const moved[] = { d ? d->k3s_data_dir : NULL, d ? d->rke2_data_dir : NULL };
 
-        for (size_t i = 0; i < ELEMENTSOF(programs); i++)
-                if (moved[i] && path_startswith_dir(word, rancher_default_data_dir(programs[i]))) {
-                        *ret_default = rancher_default_data_dir(programs[i]);
-                        return moved[i];
-                }
+        INSTALLER_FOREACH(info)
+        if (d && d->data_dir[info->id] && info->data.dir && path_startswith_dir(word, info->data.dir))
+                return info;
         return NULL;
 }
 
-int profile_rebase_words(char **words) {
-        int moved = 0;
+/* words with words[k] replaced by dir/rest: one line of the rebased profile, handed to fn. */
+static int emit_line(char **words, size_t k, const char *dir, const char *rest, profile_line_fn fn, void *userdata) {
+        cleanup_free char *n = strprintf("%s%s%s", dir, isempty(rest) || rest[0] == '/' ? "" : "/", strempty(rest));
+        char *old = words[k];
+        int r;
 
-        for (char **w = words && words[0] ? words + 1 : NULL; w && *w; w++) {
-                const char *def, *dir = moved_data_dir(*w, &def);
-                char *n;
+        if (!n)
+                return -ENOMEM;
+        words[k] = n;
+        r = fn(words, userdata);
+        words[k] = old;
+        return r;
+}
 
-                if (!dir)
+bool profile_rebase_moves(char *const *words) {
+        for (char *const *w = words && words[0] ? words + 1 : NULL; w && *w; w++)
+                if (moved_data_dir(*w))
+                        return true;
+        return false;
+}
+
+/* Each word beneath a moved data dir is rebased; the data dir itself (remove /var/lib/rancher/k3s)
+ * becomes one line per entry its installer makes there, never the directory, which may be shared
+ * (data-dir: /data); and the default dir itself when it is a symlink to the moved one. */
+int profile_rebase_line(char **words, profile_line_fn fn, void *userdata) {
+        const Detection *d = settings ? settings->detection : NULL;
+        const InstallerInfo *info;
+        bool moved = false;
+        size_t whole = 0;
+        int r;
+
+        for (size_t k = 1; words && words[0] && words[k]; k++) {
+                cleanup_free char *n = NULL;
+
+                if (!(info = moved_data_dir(words[k])))
                         continue;
-                n = strprintf("%s%s", dir, *w + strlen(def));
+                if (streq(words[k], info->data.dir) && whole == 0) {
+                        whole = k;
+                        continue;
+                }
+                n = strprintf("%s%s", d->data_dir[info->id], words[k] + strlen(info->data.dir));
                 if (!n)
                         return -ENOMEM;
-                free(*w);
-                *w = n;
-                moved = 1;
+                free(words[k]);
+                words[k] = TAKE_PTR(n);
+                moved = true;
         }
-        return moved;
+        if (whole == 0 && moved)
+                return (r = fn(words, userdata)) < 0 ? r : 1;
+        if (whole == 0)
+                return 0;
+        info = moved_data_dir(words[whole]);
+        INSTALLER_LIST_FOREACH(e, info->entries)
+        if ((r = emit_line(words, whole, d->data_dir[info->id], *e, fn, userdata)) < 0)
+                return r;
+        if (d->data_dir_link[info->id] &&
+            (r = emit_line(words, whole, d->data_dir_link[info->id], NULL, fn, userdata)) < 0)
+                return r;
+        return 1;
 }
 
 int profile_text(const char *name, const char **ret_name, char **ret, char **reterr) {

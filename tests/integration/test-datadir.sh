@@ -35,7 +35,8 @@ k3s_node() { # name
 plan_run_status() { # expected data dir
         nr --root "$root" plan > "$WORK/$name-plan.txt" 2>&1
         assert "$name: the plan names the data dir's evidence" grep -q "data-dir.* $1\$\|DATA_DIR $1\$" "$WORK/$name-plan.txt"
-        assert "$name: the plan removes beneath it" grep -q "remove  *$1  " "$WORK/$name-plan.txt"
+        assert "$name: the plan removes k3s's entries beneath it" grep -q "remove  *$1/server  " "$WORK/$name-plan.txt"
+        assert "$name: never the data dir itself" bash -c '! grep -q "$0" "$1"' "remove  *$1  " "$WORK/$name-plan.txt"
         nr --root "$root" -o json status > "$WORK/$name-before.json" 2>/dev/null
         assert "$name: status before the run sees residue" jq_ "$WORK/$name-before.json" "r['verdict'] == 'residue'"
         nr --root "$root" --yes -o json run > "$WORK/$name.json" 2> "$WORK/$name.err"

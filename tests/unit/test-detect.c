@@ -288,27 +288,72 @@ static void test_k3s_data_dir(void **state) {
         put("/etc/rancher/k3s/config.yaml.d/30-d.conf", "data-dir: /data/d\n");
         put("/etc/rancher/k3s/config.yaml.d/40-broken.yaml", "data-dir: [\n");
         assert_data_dir("k3s", 1, "/data/b", "20-b.yml: data-dir /data/b");
-        put("/etc/systemd/system/k3s.service", "[Service]\nExecStart=/usr/local/bin/k3s server \\\n  -d /data/flag//\n");
+        put("/etc/systemd/system/k3s.service",
+            "[Service]\nExecStart=/usr/local/bin/k3s server \\\n  -d /data/flag//\n");
         assert_data_dir("k3s", 1, "/data/flag", "k3s.service: ExecStart= --data-dir /data/flag");
         put("/etc/default/k3s", "# K3S_DATA_DIR=/data/commented\nK3S_DATA_DIR=/data/env\n");
         assert_data_dir("k3s", 1, "/data/env", "/etc/default/k3s: K3S_DATA_DIR /data/env");
-        /* The default, a relative path or a system path moves nothing. */
+        /* The default moves nothing; a guarded-looking path is the data dir all the same (only the
+         * entries k3s makes beneath it go, never the directory). */
         put("/etc/default/k3s", "K3S_DATA_DIR=/var/lib/rancher/k3s\n");
         assert_data_dir("k3s", 0, "/var/lib/rancher/k3s", NULL);
-        put("/etc/default/k3s", "K3S_DATA_DIR=/usr\n");
-        assert_data_dir("k3s", 0, "/var/lib/rancher/k3s", NULL);
+        put("/etc/default/k3s", "K3S_DATA_DIR=/mnt/ssd\n");
+        assert_data_dir("k3s", 1, "/mnt/ssd", "K3S_DATA_DIR /mnt/ssd");
         put("/usr/local/bin/k3s", "");
         put("/etc/default/k3s", "K3S_DATA_DIR=/srv/k3s\n");
         detect(&d);
-        assert_string_equal(d.k3s_data_dir, "/srv/k3s");
-        assert_null(d.rke2_data_dir);
+        assert_string_equal(d.data_dir[INSTALLER_K3S], "/srv/k3s");
+        assert_null(d.data_dir[INSTALLER_RKE2]);
+        assert_null(d.data_dir_refused);
         assert_true(evidence_has(d.installer_evidence, "K3S_DATA_DIR /srv/k3s"));
         detection_done(&d);
-        /* rke2: its config file, the drop-in's "data-dir+" appending as k3s's FindString does. */
+        /* A relative one is refused, never replaced by the default in silence. */
+        put("/etc/default/k3s", "K3S_DATA_DIR=k3s-data\n");
+        detect(&d);
+        assert_null(d.data_dir[INSTALLER_K3S]);
+        assert_non_null(d.data_dir_refused);
+        assert_non_null(strstr(d.data_dir_refused, "not an absolute path"));
+        detection_done(&d);
+        assert_int_equal(unlink(tree_path("/etc/default/k3s")), 0);
+        /* rke2: its config file, the drop-in's "data-dir+" appending as k3s's FindString does: two
+         * directories joined by a comma are no directory a line can name, refused. */
         put("/etc/rancher/rke2/config.yaml", "data-dir: /data/rke2\n");
         assert_data_dir("rke2", 1, "/data/rke2", "rke2/config.yaml: data-dir /data/rke2");
         put("/etc/rancher/rke2/config.yaml.d/50-more.yaml", "data-dir+: x\n");
-        assert_data_dir("rke2", 1, "/data/rke2,x", "50-more.yaml: data-dir /data/rke2,x");
+        assert_data_dir("rke2", 0, "/var/lib/rancher/rke2", NULL);
+}
+
+/* systemctl edit k3s: a drop-in's ExecStart= (after the empty one that resets it) or Environment=
+ * moves the data dir; a later drop-in by name wins, /etc's masks /usr/lib's of the same name. */
+static void test_k3s_data_dir_dropin(void **state) {
+        put("/etc/systemd/system/k3s.service", "[Service]\nExecStart=/usr/local/bin/k3s server\n");
+        assert_data_dir("k3s", 0, "/var/lib/rancher/k3s", NULL);
+        put("/etc/systemd/system/k3s.service.d/override.conf",
+            "[Service]\nExecStart=\nExecStart=/usr/local/bin/k3s server --data-dir=/data/dropin\n");
+        assert_data_dir("k3s", 1, "/data/dropin", "k3s.service.d/override.conf): ExecStart= --data-dir /data/dropin");
+        put("/usr/lib/systemd/system/k3s.service.d/zz-env.conf", "[Service]\nEnvironment=K3S_DATA_DIR=/data/env\n");
+        assert_data_dir("k3s", 1, "/data/env", "K3S_DATA_DIR /data/env");
+        put("/etc/systemd/system/k3s.service.d/zz-env.conf", "[Service]\nEnvironment=OTHER=1\n");
+        assert_data_dir("k3s", 1, "/data/dropin", "ExecStart= --data-dir /data/dropin");
+}
+
+/* /var/lib/rancher/k3s -> /data/k3s: the data dir is where the link leads, inside the tree, and the
+ * link is named. */
+static void test_k3s_data_dir_symlink(void **state) {
+        char link[PATH_MAX];
+        Detection d;
+
+        put("/usr/local/bin/k3s", "");
+        put("/data/k3s/server/token", "token");
+        mkdir_p("/var/lib/rancher");
+        snprintf(link, sizeof link, "%s/var/lib/rancher/k3s", tree);
+        assert_int_equal(symlink("/data/k3s", link), 0);
+        assert_data_dir("k3s", 1, "/data/k3s", NULL);
+        detect(&d);
+        assert_string_equal(d.data_dir[INSTALLER_K3S], "/data/k3s");
+        assert_string_equal(d.data_dir_link[INSTALLER_K3S], "/var/lib/rancher/k3s");
+        assert_true(evidence_has(d.installer_evidence, "/var/lib/rancher/k3s: a symlink to /data/k3s"));
+        detection_done(&d);
 }
 
 /* /var/lib/kubelet on a data disk through a symlink: the target is found, inside the tree. */
@@ -974,7 +1019,8 @@ static void test_k3s_docker(void **state) {
         detect(&d);
         assert_string_equal(d.runtime.value, "containerd");
         detection_done(&d);
-        put("/etc/systemd/system/k3s.service", "[Service]\nExecStart=/usr/local/bin/k3s \\\n    server \\\n    '--docker' \\\n");
+        put("/etc/systemd/system/k3s.service",
+            "[Service]\nExecStart=/usr/local/bin/k3s \\\n    server \\\n    '--docker' \\\n");
         detect(&d);
         assert_string_equal(d.runtime.value, "docker");
         assert_true(evidence_has(d.runtime.evidence, "--docker"));
@@ -999,6 +1045,8 @@ int main(void) {
                 T(test_k3s),
                 T(test_rke2),
                 T(test_k3s_data_dir),
+                T(test_k3s_data_dir_dropin),
+                T(test_k3s_data_dir_symlink),
                 T(test_symlinked_kubelet),
                 T(test_ambiguous),
                 T(test_runtime_ambiguous),
@@ -1009,7 +1057,8 @@ int main(void) {
                 T(test_cni_stale_backup),
                 T(test_cni_runtime_dir),
                 T(test_cni_invalid_first),
-                T(test_cluster_cidrs_loaded_conf_only), T(test_cni_ranges_runtime_loads),
+                T(test_cluster_cidrs_loaded_conf_only),
+                T(test_cni_ranges_runtime_loads),
                 T(test_cni_from_state),
                 T(test_cni_from_pins),
                 T(test_cni_state_ambiguous),

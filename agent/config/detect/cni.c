@@ -10,14 +10,13 @@
 #include "agent/config/detect/finding.h"
 #include "agent/base/toml.h"
 #include "agent/config/cni-conf.h"
+#include "agent/config/cnis.h"
 #include "agent/os/fileio.h"
 #include "macro.h"
 #include "netreset/link.h"
 #include "netreset/nl.h"
 #include "string-util.h"
 #include "strv.h"
-
-static const char *const cni_dirs[] = { "/etc/cni/net.d", "/var/lib/rancher/k3s/agent/etc/cni/net.d" };
 
 /* The conf dir kubelet's runtime is configured with, when its configuration names one: containerd's
  * CRI cni conf_dir (config version 2, 1 and 3), CRI-O's network_dir (drop-ins override the file). */
@@ -139,8 +138,13 @@ static int cni_from_config(int root_fd, Detection *d) {
         r = cni_runtime_dir(root_fd, d, &own);
         if (r >= 0 && own)
                 r = strv_extend(&dirs, own);
-        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(cni_dirs); i++)
-                r = strv_extend_unique(&dirs, cni_dirs[i]);
+        if (r >= 0)
+                r = strv_extend_unique(&dirs, CNI_CONF_DIR);
+        /* The installers' own (k3s's agent/etc/cni/net.d), beneath the data directory found. */
+        INSTALLER_FOREACH(info)
+        INSTALLER_LIST_FOREACH(c, info->cni_conf_dirs)
+        if (r >= 0)
+                r = strv_consume_unique(&dirs, installer_path(info, d->data_dir[info->id], *c));
         STRV_FOREACH(dir, dirs) {
                 cleanup_strv char **names = NULL;
 
