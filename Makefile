@@ -40,7 +40,7 @@ endif
 # outside its module's list or a module includes one it must not depend on (Debian's pkg-config
 # gives empty --cflags for most of these, so the flags alone would not catch it). dlib/ forwards
 # to every library; tests and fuzzers may use them all. lib/, the compiled half of include/, uses none.
-AGENT_PKGS    := libsystemd yaml-0.1 libcrypto libcurl
+AGENT_PKGS    := libsystemd yaml-0.1 libcrypto libcurl sqlite3
 NETRESET_PKGS := libmnl libnftnl libip4tc libip6tc libipset libbpf
 GRPC_PKGS     := libcurl
 CRI_PKGS      :=

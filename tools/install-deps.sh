@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 packages=(
         # build
         build-essential pkg-config clang libclang-rt-14-dev clang-format
-        libsystemd-dev libcurl4-openssl-dev libssl-dev libyaml-dev
+        libsystemd-dev libcurl4-openssl-dev libssl-dev libyaml-dev libsqlite3-dev
         libmnl-dev libnftnl-dev
         libip4tc-dev libip6tc-dev libipset-dev libbpf-dev
         # tests: cmocka, valgrind, the JSON Schema validator of every report, and the real tools the fixtures use to build state

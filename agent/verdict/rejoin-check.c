@@ -248,20 +248,28 @@ static int check_etcd(Context *ctx, Rejoin *r, char **ret_msg) {
 
 /* kubeadm looks the programs up with exec.LookPath in the PATH it runs with; beneath the root, root's
  * usual PATH. Resolved inside the tree (a symlink such as /usr/sbin/iptables -> /etc/alternatives/...
- * is followed within it): a regular file with an execute bit is found. */
-static bool in_path(int root_fd, const char *name) {
+ * is followed within it): a regular file with an execute bit is found, at the node path returned
+ * (static storage; NULL: not found). */
+static const char *found_in_path(int root_fd, const char *name) {
         static const char *const path[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
                                             "/usr/bin",        "/sbin",          "/bin" };
+        static char found[PATH_MAX];
 
         for (size_t i = 0; i < ELEMENTSOF(path); i++) {
-                cleanup_free char *p = strprintf("%s/%s", path[i], name);
-                cleanup_close int fd = p ? chaseat(root_fd, p, 0, O_PATH, NULL, NULL) : -ENOMEM;
+                cleanup_close int fd = -EBADF;
                 struct stat st;
 
+                if (snprintf(found, sizeof found, "%s/%s", path[i], name) >= (int) sizeof found)
+                        continue;
+                fd = chaseat(root_fd, found, 0, O_PATH, NULL, NULL);
                 if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
-                        return true;
+                        return found;
         }
-        return false;
+        return NULL;
+}
+
+static bool in_path(int root_fd, const char *name) {
+        return found_in_path(root_fd, name);
 }
 
 /* InPathCheck's mandatory programs (crictl is not asked of a dockershim node: the manifest's
@@ -269,12 +277,21 @@ static bool in_path(int root_fd, const char *name) {
 static const char *const mandatory_programs[] = { "crictl", "conntrack", "ip", "iptables", "mount", "nsenter" };
 static const char *const optional_programs[] = { "ebtables", "ethtool", "socat", "tc", "touch" };
 
-static unsigned programs_in_path(int root_fd) {
-        unsigned m = 0;
+/* Bit i: mandatory program i is in PATH; in *ret_installer's, as a link the detected installer's own
+ * install made and its own uninstall removes again (k3s's crictl -> k3s, installers.h). */
+static unsigned programs_in_path(int root_fd, Installer installer, unsigned *ret_installer) {
+        unsigned m = 0, own = 0;
 
-        for (size_t i = 0; i < ELEMENTSOF(mandatory_programs); i++)
-                if (in_path(root_fd, mandatory_programs[i]))
+        for (size_t i = 0; i < ELEMENTSOF(mandatory_programs); i++) {
+                const char *p = found_in_path(root_fd, mandatory_programs[i]);
+
+                if (p)
                         m |= 1U << i;
+                if (p && installer_uninstall_removes(installer, p))
+                        own |= 1U << i;
+        }
+        if (ret_installer)
+                *ret_installer = own;
         return m;
 }
 
@@ -309,7 +326,7 @@ static bool runtime_removed(const Manifest *m) {
  * is a warning that says join refuses it (the node's preparation lacks it, not the reset), and the
  * optional ones are kubeadm's own warnings: one warning names them all. */
 static int check_executables(Context *ctx, Rejoin *r, char **ret_msg) {
-        cleanup_free char *removed = NULL, *lacked = NULL, *optional = NULL;
+        cleanup_free char *removed = NULL, *lacked = NULL, *optional = NULL, *own = NULL;
         size_t first = 0;
 
         MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_DOCKER_ENDPOINT)
@@ -323,12 +340,21 @@ static int check_executables(Context *ctx, Rejoin *r, char **ret_msg) {
                          "the run removed crictl with the runtime: reinstall both before kubeadm join") < 0)
                         return -ENOMEM;
         }
+        /* The installer's own links (k3s's crictl -> k3s) go as its own uninstall takes them: not the
+         * reset's doing, and the reinstall a join needs brings crictl back. */
         if (programs_missing(ctx->root_fd, mandatory_programs, ELEMENTSOF(mandatory_programs), first,
-                             r->programs_before, true, &removed) < 0 ||
+                             r->programs_installer, true, &own) < 0 ||
+            programs_missing(ctx->root_fd, mandatory_programs, ELEMENTSOF(mandatory_programs), first,
+                             r->programs_before & ~r->programs_installer, true, &removed) < 0 ||
             programs_missing(ctx->root_fd, mandatory_programs, ELEMENTSOF(mandatory_programs), first,
                              r->programs_before, false, &lacked) < 0 ||
             programs_missing(ctx->root_fd, optional_programs, ELEMENTSOF(optional_programs), 0, 0, false, &optional) <
                     0)
+                return -ENOMEM;
+        if (own && warn(r, "executables",
+                        "%s went with %s (a link to its binary its install made and its own uninstall removes): "
+                        "install %s before kubeadm join",
+                        own, strna(installer_to_string(r->installer)), own) < 0)
                 return -ENOMEM;
         if ((lacked || optional) &&
             warn(r, "executables", "not in PATH: %s%s%s%s%s", strempty(lacked),
@@ -570,7 +596,8 @@ int rejoin_prepare(const Context *ctx, Rejoin *ret) {
         }
         fd = chaseat(ctx->root_fd, "/etc/kubernetes/manifests/kube-apiserver.yaml", 0, O_PATH, NULL, NULL);
         r.control_plane = fd >= 0;
-        r.programs_before = programs_in_path(ctx->root_fd);
+        r.programs_before = programs_in_path(ctx->root_fd, ctx->installer, &r.programs_installer);
+        r.installer = ctx->installer;
         *ret = r;
         return 0;
 }
