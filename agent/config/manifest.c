@@ -449,14 +449,14 @@ static int rebased_apply(char **words, void *userdata) {
 }
 
 /* A built-in profile's paths move with k3s's or rke2's data dir; its protect lines keep protecting
- * the default dir too (a line elsewhere may still name it). 1: the line was applied as it moved. */
+ * the default dir too (profile_rebase_keeps_default()). 1: the line was applied as it moved. */
 static int profile_line_rebase(Manifest *m, const Source *src, char **words, const Where *w, char **reterr) {
         Rebased c = { .m = m, .w = w, .reterr = reterr };
         int r;
 
         if (src->is_file || !startswith(src->name, PROFILE_PREFIX) || streq(words[0], "include"))
                 return 0;
-        if (streq(words[0], "protect") && profile_rebase_moves(words) &&
+        if (streq(words[0], "protect") && profile_rebase_keeps_default(words) &&
             (r = directive_apply_copy(m, words, w, reterr)) < 0)
                 return r;
         r = profile_rebase_line(words, rebased_apply, &c);

@@ -255,9 +255,12 @@ static int emit_line(char **words, size_t k, const char *dir, const char *rest, 
         return r;
 }
 
-bool profile_rebase_moves(char *const *words) {
+bool profile_rebase_keeps_default(char *const *words) {
+        const Detection *d = settings ? settings->detection : NULL;
+        const InstallerInfo *info;
+
         for (char *const *w = words && words[0] ? words + 1 : NULL; w && *w; w++)
-                if (moved_data_dir(*w))
+                if ((info = moved_data_dir(*w)) && !streq_ptr(d->data_dir_link[info->id], info->data.dir))
                         return true;
         return false;
 }

@@ -45,8 +45,10 @@ int profile_text(const char *name, const char **ret_name, char **ret, char **ret
 typedef int (*profile_line_fn)(char **words, void *userdata);
 int profile_rebase_line(char **words, profile_line_fn fn, void *userdata);
 
-/* Does a word of this line lie beneath a moved data dir? */
-bool profile_rebase_moves(char *const *words);
+/* Does a word of this line lie beneath a moved data dir, whose default dir is no symlink to it? A
+ * protect line then keeps protecting the default too (a line elsewhere may still name it); beneath a
+ * default dir that is the link, nothing lies but what the rebased line protects. */
+bool profile_rebase_keeps_default(char *const *words);
 
 /* The names --profile accepts: kubeadm, kubespray, kubekey, k3s, rke2, all. */
 bool profile_is_selectable(const char *name);
