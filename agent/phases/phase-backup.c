@@ -72,10 +72,10 @@ typedef struct BackupRun {
         bool dry;       /* only measure: what the copy would write, in blocks of block bytes */
         uint64_t block; /* the backup file system's block size (dry) */
         uint64_t files, bytes, written;
-        char **saved;   /* the sources saved */
-        char *snapshot; /* what happened to the snapshot */
-        char *db_copy;  /* what happened to the copy of member/snap/db, when there is no snapshot */
-        char *stores;   /* what happened to the datastores */
+        char **saved;    /* the sources saved */
+        char *snapshot;  /* what happened to the snapshot */
+        char *db_copy;   /* what happened to the copy of member/snap/db, when there is no snapshot */
+        char *stores;    /* what happened to the datastores */
         char **uncopied; /* datastores (node paths) not copied: kept */
 } BackupRun;
 
@@ -122,14 +122,13 @@ static int add_irreplaceable(const Context *ctx, char ***l, const InstallerInfo 
 }
 
 /* A datastore with its write-ahead log and its shared-memory index: the three are one database. */
-static int add_datastore(char ***l, const InstallerInfo *info, const char *data_dir, const char *path,
-                         bool with_log) {
+static int add_datastore(char ***l, const InstallerInfo *info, const char *data_dir, const char *path, bool with_log) {
         cleanup_free char *p = installer_path(info, data_dir, path);
 
         if (!p || strv_extend_unique(l, p) < 0)
                 return -ENOMEM;
-        if (with_log && (strv_consume_unique(l, strprintf("%s-wal", p)) < 0 ||
-                         strv_consume_unique(l, strprintf("%s-shm", p)) < 0))
+        if (with_log &&
+            (strv_consume_unique(l, strprintf("%s-wal", p)) < 0 || strv_consume_unique(l, strprintf("%s-shm", p)) < 0))
                 return -ENOMEM;
         return 0;
 }
@@ -142,19 +141,19 @@ static int installer_backup_paths(const Context *ctx, const InstallerInfo *info,
                 return r;
         if (which == BACKUP_SOURCES)
                 INSTALLER_LIST_FOREACH(p, info->backup)
-                        if ((r = add_path(l, info, dir, *p)) < 0)
-                                return r;
+        if ((r = add_path(l, info, dir, *p)) < 0)
+                return r;
         if (which == BACKUP_IRREPLACEABLE && (r = add_irreplaceable(ctx, l, info, dir)) < 0)
                 return r;
         /* The encryption configuration is saved and, unsaved, kept: the data it decrypts may be kept. */
         if (which != BACKUP_DATASTORES)
                 INSTALLER_LIST_FOREACH(p, info->encryption)
-                        if ((r = add_path(l, info, dir, *p)) < 0)
-                                return r;
+        if ((r = add_path(l, info, dir, *p)) < 0)
+                return r;
         if (which != BACKUP_SOURCES)
                 INSTALLER_LIST_FOREACH(p, info->datastores)
-                        if ((r = add_datastore(l, info, dir, *p, which == BACKUP_IRREPLACEABLE)) < 0)
-                                return r;
+        if ((r = add_datastore(l, info, dir, *p, which == BACKUP_IRREPLACEABLE)) < 0)
+                return r;
         return 0;
 }
 
@@ -164,8 +163,8 @@ static int backup_paths(const Context *ctx, BackupList which, char ***l) {
         int r = 0;
 
         INSTALLER_FOREACH(info)
-                if ((r = installer_backup_paths(ctx, info, which, l)) < 0)
-                        return r;
+        if ((r = installer_backup_paths(ctx, info, which, l)) < 0)
+                return r;
         if (which != BACKUP_DATASTORES && (enc = apiserver_encryption_config(ctx)) &&
             strv_consume_unique(l, TAKE_PTR(enc)) < 0)
                 return -ENOMEM;
@@ -471,8 +470,8 @@ static int save_datastore(const Context *ctx, int dst_fd, const char *path, Back
         if (r > 0) {
                 b->files++;
                 b->bytes += size;
-                return stores_note(b, "%s copied by SQLite's online backup (%" PRIu64 " bytes)", path, size) ?:
-                       strv_extend(&b->saved, path);
+                return stores_note(b, "%s copied by SQLite's online backup (%" PRIu64 " bytes)", path, size)
+                               ?: strv_extend(&b->saved, path);
         }
         if (r == -ENOSPC || r == -EDQUOT || r == -EIO || r == -EROFS || r == -ENOMEM)
                 return stores_note(b, "%s could not be written: %s", path, strna(msg)) ?: r;
@@ -578,8 +577,8 @@ static char *describe_saved(const BackupRun *b, const char *dir) {
                 free(list);
                 list = n;
         }
-        return strprintf("saved %" PRIu64 " files (%" PRIu64 " bytes) into %s: %s%s%s%s%s%s%s", b->files, b->bytes,
-                         dir, list ?: "no configuration files", b->snapshot ? "; " : "", strempty(b->snapshot),
+        return strprintf("saved %" PRIu64 " files (%" PRIu64 " bytes) into %s: %s%s%s%s%s%s%s", b->files, b->bytes, dir,
+                         list ?: "no configuration files", b->snapshot ? "; " : "", strempty(b->snapshot),
                          b->db_copy ? "; " : "", strempty(b->db_copy), b->stores ? "; " : "", strempty(b->stores));
 }
 
