@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "agent/config/cnis.h"
 #include "agent/config/embedded.h"
 #include "agent/base/path.h"
 #include "agent/config/profile.h"
@@ -116,35 +117,18 @@ static bool detected_comment(FILE *f, const char *what, const char *path) {
         return true;
 }
 
-/* Each CNI's own fragment, chosen from the plugin types of the node's first CNI configuration (the
- * one the runtime uses), or, without one, from the CNI's name its own state on the node gave. */
-static const struct {
-        const char *type;
-        const char *fragment;
-} cni_fragments[] = {
-        { "cilium-cni", "cni-cilium" },       { "cilium", "cni-cilium" },   { "calico", "cni-calico" },
-        { "flannel", "cni-flannel" },         { "weave-net", "cni-weave" }, { "weave", "cni-weave" },
-        { "kube-router", "cni-kube-router" },
-};
-
-/* CNIs whose configuration names another one's plugin, told by the configuration's file name:
- * kube-router configures the plain bridge plugin on its kube-bridge, canal is calico's plugin on
- * flannel's network (its 10-canal.conflist; flannel's daemon leaves /run/flannel). */
-static const struct {
-        const char *name_part;
-        const char *fragment;
-} cni_by_file_name[] = {
-        { "kuberouter", "cni-kube-router" },
-        { "kube-router", "cni-kube-router" },
-        { "canal", "cni-flannel" },
-};
-
-static const char *cni_fragment_by_file_name(const Detection *d) {
+/* Each CNI's own fragment (cnis.h), chosen from the plugin types of the node's first CNI configuration
+ * (the one the runtime uses), or, without one, from the CNI's name its own state on the node gave;
+ * and, for CNIs whose configuration names another one's plugin, from the configuration's file name
+ * (kube-router's bridge plugin on its kube-bridge; canal, calico's plugin on flannel's network, whose
+ * daemon leaves /run/flannel). */
+static const CniInfo *cni_by_file_name(const Detection *d) {
         const char *base = d->cni_config ? strrchr(d->cni_config, '/') : NULL;
 
-        for (size_t i = 0; base && i < ELEMENTSOF(cni_by_file_name); i++)
-                if (strstr(base, cni_by_file_name[i].name_part))
-                        return cni_by_file_name[i].fragment;
+        CNI_FOREACH(c)
+        CNI_LIST_FOREACH(n, c->file_names)
+        if (base && c->fragment && strstr(base, *n))
+                return c;
         return NULL;
 }
 
@@ -157,11 +141,20 @@ static bool cni_has_type(const char *types, const char *type) {
         return false;
 }
 
+/* Do the detected types (or the CNI's name its state gave) name this CNI? */
+static bool cni_names(const char *types, const CniInfo *c) {
+        CNI_LIST_FOREACH(t, c->types)
+        if (cni_has_type(types, *t))
+                return true;
+        return cni_has_type(types, c->name);
+}
+
 /* "include profile:cni-X" for the detected CNI, with the evidence as a comment; nothing else when
  * none is detected, so that no CNI's state goes on a guess. */
 static int cni_detected_text(char **ret) {
         const Detection *d = settings ? settings->detection : NULL;
         const char *types = d ? d->cni.value : NULL;
+        const CniInfo *by_name;
         char *buf = NULL;
         size_t size = 0, n = 0;
         FILE *f;
@@ -173,13 +166,13 @@ static int cni_detected_text(char **ret) {
                 fprintf(f, "# The node's CNI configuration %s names the plugins %s.\n", d->cni_config, types);
         else if (types)
                 fprintf(f, "# No CNI configuration: the node's own state is %s's.\n", types);
-        for (size_t i = 0; types && i < ELEMENTSOF(cni_fragments); i++)
-                if (cni_has_type(types, cni_fragments[i].type)) {
-                        fprintf(f, "include " PROFILE_PREFIX "%s\n", cni_fragments[i].fragment);
-                        n++;
-                }
-        if (d && cni_fragment_by_file_name(d) && !(types && cni_has_type(types, "flannel"))) {
-                fprintf(f, "include " PROFILE_PREFIX "%s\n", cni_fragment_by_file_name(d));
+        CNI_FOREACH(c)
+        if (types && c->fragment && cni_names(types, c)) {
+                fprintf(f, "include " PROFILE_PREFIX "cni-%s\n", c->name);
+                n++;
+        }
+        if (d && (by_name = cni_by_file_name(d)) && !(types && cni_names(types, by_name))) {
+                fprintf(f, "include " PROFILE_PREFIX "cni-%s\n", by_name->name);
                 n++;
         }
         if (n == 0 && d && d->cni.ambiguous)
