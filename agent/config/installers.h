@@ -41,6 +41,9 @@ typedef enum Installer {
 #define KUBEADM_ETCD_CLIENT_KEY KUBEADM_PKI "/apiserver-etcd-client.key"
 #define KUBEADM_ETCD_HEALTHCHECK_CRT KUBEADM_PKI "/etcd/healthcheck-client.crt"
 #define KUBEADM_ETCD_HEALTHCHECK_KEY KUBEADM_PKI "/etcd/healthcheck-client.key"
+/* kubelet's configuration file as kubeadm writes it (app/constants: KubeletConfigurationFileName in
+ * KubeletRunDirectory). */
+#define KUBELET_CONFIG "/var/lib/kubelet/config.yaml"
 /* kubeadm init/join write kubelet's flags; kubespray writes its own environment file and join
  * configuration instead (roles/kubernetes/node/templates/kubelet.env.v1beta1.j2, kubeadm-client.conf). */
 #define KUBEADM_FLAGS_ENV "/var/lib/kubelet/kubeadm-flags.env"
@@ -50,6 +53,17 @@ typedef enum Installer {
 /* etcd as a systemd unit with its environment file: kubespray roles/etcd/templates/etcd.env.j2 and
  * kubekey's etcd.env template both write it. */
 #define SYSTEMD_ETCD_ENV "/etc/etcd.env"
+
+/* k3s's and rke2's configuration directories, config files and the kubeconfigs they write (k3s
+ * pkg/cli/cmds: DefaultConfig /etc/rancher/k3s/config.yaml, write-kubeconfig /etc/rancher/k3s/k3s.yaml;
+ * rke2 the same under /etc/rancher/rke2). Their rows below use them; readers that parse the config
+ * file itself (runtime endpoint, kube-proxy mode) name it through them. */
+#define K3S_ETC "/etc/rancher/k3s"
+#define K3S_CONFIG K3S_ETC "/config.yaml"
+#define K3S_KUBECONFIG K3S_ETC "/k3s.yaml"
+#define RKE2_ETC "/etc/rancher/rke2"
+#define RKE2_CONFIG RKE2_ETC "/config.yaml"
+#define RKE2_KUBECONFIG RKE2_ETC "/rke2.yaml"
 
 /* A file or directory that tells which installer set the node up: only it writes one. */
 typedef struct InstallerMark {

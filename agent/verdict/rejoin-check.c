@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/config/installers.h"
 #include "agent/config/manifest.h"
 #include "agent/config/etcd-owner.h"
 #include "agent/engine/phase.h"
@@ -176,14 +177,14 @@ static int dir_entries(int root_fd, const char *path, char **ret_first) {
 /* DirAvailableCheck /etc/kubernetes/manifests (RunJoinNodeChecks): absent or empty. */
 static int check_manifests(Context *ctx, Rejoin *r, char **ret_msg) {
         cleanup_free char *first = NULL;
-        int n = dir_entries(ctx->root_fd, "/etc/kubernetes/manifests", &first);
+        int n = dir_entries(ctx->root_fd, KUBEADM_MANIFESTS, &first);
 
         if (n < 0)
                 return set_errmsg(ret_msg, REJOIN_FAILED, "cannot read /etc/kubernetes/manifests: %s", strerror(-n));
         if (n > 0)
-                return set_errmsg(ret_msg, REJOIN_FAILED, "/etc/kubernetes/manifests holds %d entr%s (%s)", n,
+                return set_errmsg(ret_msg, REJOIN_FAILED, KUBEADM_MANIFESTS " holds %d entr%s (%s)", n,
                                   n == 1 ? "y" : "ies", strna(first));
-        return set_errmsg(ret_msg, REJOIN_OK, "/etc/kubernetes/manifests absent or empty");
+        return set_errmsg(ret_msg, REJOIN_OK, KUBEADM_MANIFESTS " absent or empty");
 }
 
 /* FileAvailableCheck (os.Stat succeeds: it exists, whatever it is; a dangling symlink does not). */
@@ -200,21 +201,21 @@ static int file_available(Context *ctx, const char *path, char **ret_msg) {
 /* RunJoinNodeChecks: FileAvailableCheck kubelet.conf, bootstrap-kubelet.conf and (a worker's join,
  * JoinConfiguration.CACertPath's default) pki/ca.crt. */
 static int check_kubeconfig(Context *ctx, Rejoin *r, char **ret_msg) {
-        return file_available(ctx, "/etc/kubernetes/kubelet.conf", ret_msg);
+        return file_available(ctx, KUBEADM_KUBELET_CONF, ret_msg);
 }
 
 static int check_bootstrap_kubeconfig(Context *ctx, Rejoin *r, char **ret_msg) {
-        return file_available(ctx, "/etc/kubernetes/bootstrap-kubelet.conf", ret_msg);
+        return file_available(ctx, KUBEADM_BOOTSTRAP_KUBELET_CONF, ret_msg);
 }
 
 static int check_ca(Context *ctx, Rejoin *r, char **ret_msg) {
-        return file_available(ctx, "/etc/kubernetes/pki/ca.crt", ret_msg);
+        return file_available(ctx, KUBEADM_CA_CRT, ret_msg);
 }
 
 /* DirAvailableCheck of the local etcd's data directory: RunInitNodeChecks, run by a control-plane
  * join only. */
 static int check_etcd(Context *ctx, Rejoin *r, char **ret_msg) {
-        const char *dirs[] = { "/var/lib/etcd", ctx->facts.etcd_data_dir };
+        const char *dirs[] = { KUBEADM_ETCD_DATA_DIR, ctx->facts.etcd_data_dir };
         const EtcdScope *scope;
         int q;
 
@@ -594,7 +595,7 @@ int rejoin_prepare(const Context *ctx, Rejoin *ret) {
                 rejoin_done(&r);
                 return q;
         }
-        fd = chaseat(ctx->root_fd, "/etc/kubernetes/manifests/kube-apiserver.yaml", 0, O_PATH, NULL, NULL);
+        fd = chaseat(ctx->root_fd, KUBEADM_APISERVER_MANIFEST, 0, O_PATH, NULL, NULL);
         r.control_plane = fd >= 0;
         r.programs_before = programs_in_path(ctx->root_fd, ctx->installer, &r.programs_installer);
         r.installer = ctx->installer;
