@@ -6,7 +6,6 @@
 #include <limits.h>
 #include <stdio.h>
 
-#include "agent/config/cnis.h"
 #include "agent/os/fileio.h"
 #include "agent/os/proc.h"
 #include "agent/os/runtime-info.h"
@@ -91,7 +90,7 @@ static int containerd_info(RuntimeInfo *i, const char *cmdline, size_t len) {
 
         v = cmdline ? proc_cmdline_option(cmdline, len, "--config", "-c") : NULL;
         if (strdup_to(&i->config, v ?: "/etc/containerd/config.toml") < 0 ||
-            strdup_to(&i->cni_conf_dir, CNI_CONF_DIR) < 0 || strdup_to(&i->state_dir, "/run/containerd") < 0 ||
+            strdup_to(&i->cni_conf_dir, "/etc/cni/net.d") < 0 || strdup_to(&i->state_dir, "/run/containerd") < 0 ||
             strdup_to(&i->root_dir, "/var/lib/containerd") < 0)
                 return -ENOMEM;
         r = config_lookup(i->config, cni_tables, "conf_dir", &i->cni_conf_dir);
@@ -116,7 +115,7 @@ static int crio_info(RuntimeInfo *i, const char *cmdline, size_t len) {
         int n, r;
 
         v = cmdline ? proc_cmdline_option(cmdline, len, "--config", "-c") : NULL;
-        if (strdup_to(&i->config, v ?: "/etc/crio/crio.conf") < 0 || strdup_to(&i->cni_conf_dir, CNI_CONF_DIR) < 0)
+        if (strdup_to(&i->config, v ?: "/etc/crio/crio.conf") < 0 || strdup_to(&i->cni_conf_dir, "/etc/cni/net.d") < 0)
                 return -ENOMEM;
         r = config_lookup(i->config, tables, "network_dir", &i->cni_conf_dir);
         /* Drop-ins override the main file, in name order. */
@@ -138,7 +137,7 @@ static int crio_info(RuntimeInfo *i, const char *cmdline, size_t len) {
 static int cri_dockerd_info(RuntimeInfo *i, const char *cmdline, size_t len) {
         const char *v = cmdline ? proc_cmdline_option(cmdline, len, "--cni-conf-dir", NULL) : NULL;
 
-        return strdup_to(&i->cni_conf_dir, v ?: CNI_CONF_DIR);
+        return strdup_to(&i->cni_conf_dir, v ?: "/etc/cni/net.d");
 }
 
 static RuntimeKind kind_from(const char *runtime_name, const char *exe, const char *socket_path) {
@@ -201,7 +200,7 @@ int runtime_info_probe(const char *socket_path, const char *runtime_name, Runtim
         else if (r >= 0 && i.kind == RUNTIME_CRI_DOCKERD)
                 r = cri_dockerd_info(&i, cmdline, len);
         else if (r >= 0)
-                r = strdup_to(&i.cni_conf_dir, CNI_CONF_DIR);
+                r = strdup_to(&i.cni_conf_dir, "/etc/cni/net.d");
         if (r < 0) {
                 runtime_info_done(&i);
                 return r;
