@@ -110,15 +110,15 @@ const size_t cni_table_n = ELEMENTSOF(cni_table);
 
 const CniInfo *cni_by_type(const char *type) {
         CNI_FOREACH(c)
-        CNI_LIST_FOREACH(t, c->types)
-        if (streq(*t, type))
-                return c;
+                CNI_LIST_FOREACH(t, c->types)
+                        if (streq(*t, type))
+                                return c;
         return NULL;
 }
 
 const CniInfo *cni_by_name(const char *name) {
         CNI_FOREACH(c)
-        if (streq(c->name, name))
-                return c;
+                if (streq(c->name, name))
+                        return c;
         return NULL;
 }

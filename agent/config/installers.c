@@ -239,8 +239,8 @@ const InstallerInfo *installer_info(Installer i) {
 
 const InstallerInfo *installer_info_by_program(const char *name) {
         INSTALLER_FOREACH(info)
-        if (info->program && streq_ptr(info->program, name))
-                return info;
+                if (info->program && streq_ptr(info->program, name))
+                        return info;
         return NULL;
 }
 
@@ -270,7 +270,7 @@ bool installer_uninstall_removes(Installer i, const char *path) {
         if (!info)
                 return false;
         INSTALLER_LIST_FOREACH(l, info->uninstall_links)
-        if (streq(*l, path))
-                return true;
+                if (streq(*l, path))
+                        return true;
         return false;
 }

@@ -126,9 +126,9 @@ static const CniInfo *cni_by_file_name(const Detection *d) {
         const char *base = d->cni_config ? strrchr(d->cni_config, '/') : NULL;
 
         CNI_FOREACH(c)
-        CNI_LIST_FOREACH(n, c->file_names)
-        if (base && c->fragment && strstr(base, *n))
-                return c;
+                CNI_LIST_FOREACH(n, c->file_names)
+                        if (base && c->fragment && strstr(base, *n))
+                                return c;
         return NULL;
 }
 
@@ -144,8 +144,8 @@ static bool cni_has_type(const char *types, const char *type) {
 /* Do the detected types (or the CNI's name its state gave) name this CNI? */
 static bool cni_names(const char *types, const CniInfo *c) {
         CNI_LIST_FOREACH(t, c->types)
-        if (cni_has_type(types, *t))
-                return true;
+                if (cni_has_type(types, *t))
+                        return true;
         return cni_has_type(types, c->name);
 }
 
@@ -167,10 +167,10 @@ static int cni_detected_text(char **ret) {
         else if (types)
                 fprintf(f, "# No CNI configuration: the node's own state is %s's.\n", types);
         CNI_FOREACH(c)
-        if (types && c->fragment && cni_names(types, c)) {
-                fprintf(f, "include " PROFILE_PREFIX "cni-%s\n", c->name);
-                n++;
-        }
+                if (types && c->fragment && cni_names(types, c)) {
+                        fprintf(f, "include " PROFILE_PREFIX "cni-%s\n", c->name);
+                        n++;
+                }
         if (d && (by_name = cni_by_file_name(d)) && !(types && cni_names(types, by_name))) {
                 fprintf(f, "include " PROFILE_PREFIX "cni-%s\n", by_name->name);
                 n++;
@@ -229,8 +229,8 @@ static const InstallerInfo *moved_data_dir(const char *word) {
         const Detection *d = settings ? settings->detection : NULL;
 
         INSTALLER_FOREACH(info)
-        if (d && d->data_dir[info->id] && info->data.dir && path_startswith_dir(word, info->data.dir))
-                return info;
+                if (d && d->data_dir[info->id] && info->data.dir && path_startswith_dir(word, info->data.dir))
+                        return info;
         return NULL;
 }
 
@@ -290,8 +290,8 @@ int profile_rebase_line(char **words, profile_line_fn fn, void *userdata) {
                 return 0;
         info = moved_data_dir(words[whole]);
         INSTALLER_LIST_FOREACH(e, info->entries)
-        if ((r = emit_line(words, whole, d->data_dir[info->id], *e, fn, userdata)) < 0)
-                return r;
+                if ((r = emit_line(words, whole, d->data_dir[info->id], *e, fn, userdata)) < 0)
+                        return r;
         if (d->data_dir_link[info->id] &&
             (r = emit_line(words, whole, d->data_dir_link[info->id], NULL, fn, userdata)) < 0)
                 return r;

@@ -107,8 +107,8 @@ static int from_units(int root_fd, const RancherFiles *rf, unsigned phase, Found
         int r = 0;
 
         INSTALLER_LIST_FOREACH(u, rf->units)
-        if ((r = from_unit(root_fd, rf, *u, phase, f)) < 0)
-                break;
+                if ((r = from_unit(root_fd, rf, *u, phase, f)) < 0)
+                        break;
         return r;
 }
 

@@ -141,19 +141,19 @@ static int installer_backup_paths(const Context *ctx, const InstallerInfo *info,
                 return r;
         if (which == BACKUP_SOURCES)
                 INSTALLER_LIST_FOREACH(p, info->backup)
-        if ((r = add_path(l, info, dir, *p)) < 0)
-                return r;
+                        if ((r = add_path(l, info, dir, *p)) < 0)
+                                return r;
         if (which == BACKUP_IRREPLACEABLE && (r = add_irreplaceable(ctx, l, info, dir)) < 0)
                 return r;
         /* The encryption configuration is saved and, unsaved, kept: the data it decrypts may be kept. */
         if (which != BACKUP_DATASTORES)
                 INSTALLER_LIST_FOREACH(p, info->encryption)
-        if ((r = add_path(l, info, dir, *p)) < 0)
-                return r;
+                        if ((r = add_path(l, info, dir, *p)) < 0)
+                                return r;
         if (which != BACKUP_SOURCES)
                 INSTALLER_LIST_FOREACH(p, info->datastores)
-        if ((r = add_datastore(l, info, dir, *p, which == BACKUP_IRREPLACEABLE)) < 0)
-                return r;
+                        if ((r = add_datastore(l, info, dir, *p, which == BACKUP_IRREPLACEABLE)) < 0)
+                                return r;
         return 0;
 }
 
@@ -163,8 +163,8 @@ static int backup_paths(const Context *ctx, BackupList which, char ***l) {
         int r = 0;
 
         INSTALLER_FOREACH(info)
-        if ((r = installer_backup_paths(ctx, info, which, l)) < 0)
-                return r;
+                if ((r = installer_backup_paths(ctx, info, which, l)) < 0)
+                        return r;
         if (which != BACKUP_DATASTORES && (enc = apiserver_encryption_config(ctx)) &&
             strv_consume_unique(l, TAKE_PTR(enc)) < 0)
                 return -ENOMEM;

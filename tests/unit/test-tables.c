@@ -61,13 +61,13 @@ static void test_snapshots_protected(void **state) {
                 Manifest *m = parse_profile(profiles[i]);
 
                 INSTALLER_FOREACH(info)
-                INSTALLER_LIST_FOREACH(s, info->snapshot_dirs) {
-                        cleanup_free char *p = installer_path(info, NULL, *s);
+                        INSTALLER_LIST_FOREACH(s, info->snapshot_dirs) {
+                                cleanup_free char *p = installer_path(info, NULL, *s);
 
-                        assert_non_null(p);
-                        if (!manifest_find_covering(m, DIRECTIVE_PROTECT, p))
-                                fail_msg("profile:%s does not protect %s's %s", profiles[i], info->name, p);
-                }
+                                assert_non_null(p);
+                                if (!manifest_find_covering(m, DIRECTIVE_PROTECT, p))
+                                        fail_msg("profile:%s does not protect %s's %s", profiles[i], info->name, p);
+                        }
                 manifest_free(m);
         }
 }
@@ -125,7 +125,7 @@ static void test_cni_rows(void **state) {
                         manifest_free(parse_profile(name));
                 }
                 CNI_LIST_FOREACH(t, c->types)
-                assert_ptr_equal(cni_by_type(*t), c);
+                        assert_ptr_equal(cni_by_type(*t), c);
         }
         assert_null(cni_by_type("dhcp"));
         assert_non_null(cni_by_name("flannel"));
@@ -140,21 +140,21 @@ static void test_cni_chains_agree_with_fwclass(void **state) {
 
         assert_non_null(cls);
         CNI_FOREACH(c)
-        CNI_LIST_FOREACH(p, c->chain_prefixes) {
-                cleanup_free char *chain = strprintf("%sX", *p);
+                CNI_LIST_FOREACH(p, c->chain_prefixes) {
+                        cleanup_free char *chain = strprintf("%sX", *p);
 
-                if (!fwclass_chain_owned(cls, chain))
-                        fail_msg("%s's chains (%s) are not netreset/fwclass.c's", c->name, *p);
-                n++;
-        }
+                        if (!fwclass_chain_owned(cls, chain))
+                                fail_msg("%s's chains (%s) are not netreset/fwclass.c's", c->name, *p);
+                        n++;
+                }
         builtin = fwclass_builtin_prefixes(&n_builtin);
         for (size_t i = 0; i < n_builtin; i++) {
                 const char *p = builtin[i];
                 bool found = streq(p, "KUBE-");
 
                 CNI_FOREACH(c)
-                CNI_LIST_FOREACH(q, c->chain_prefixes)
-                found = found || streq(*q, p);
+                        CNI_LIST_FOREACH(q, c->chain_prefixes)
+                                found = found || streq(*q, p);
                 if (!found)
                         fail_msg("netreset/fwclass.c's prefix %s is no CNI's in agent/config/cnis.c", p);
         }

@@ -142,9 +142,9 @@ static int cni_from_config(int root_fd, Detection *d) {
                 r = strv_extend_unique(&dirs, CNI_CONF_DIR);
         /* The installers' own (k3s's agent/etc/cni/net.d), beneath the data directory found. */
         INSTALLER_FOREACH(info)
-        INSTALLER_LIST_FOREACH(c, info->cni_conf_dirs)
-        if (r >= 0)
-                r = strv_consume_unique(&dirs, installer_path(info, d->data_dir[info->id], *c));
+                INSTALLER_LIST_FOREACH(c, info->cni_conf_dirs)
+                        if (r >= 0)
+                                r = strv_consume_unique(&dirs, installer_path(info, d->data_dir[info->id], *c));
         STRV_FOREACH(dir, dirs) {
                 cleanup_strv char **names = NULL;
 
@@ -169,7 +169,7 @@ static int cni_from_config(int root_fd, Detection *d) {
  * only), its BPF pins and its state directories. Names no other software uses. */
 #define CNI_MARKS_FOREACH(c, m) \
         CNI_FOREACH(c)          \
-        for (const CniMark *m = c->marks; m < c->marks + ELEMENTSOF(c->marks) && m->what; m++)
+                for (const CniMark *m = c->marks; m < c->marks + ELEMENTSOF(c->marks) && m->what; m++)
 
 static int cni_mark_seen(Detection *d, char ***seen, const CniInfo *c, const CniMark *m, const char *where) {
         int r = evidence_add(&d->cni.evidence, where, "%s exists (%s's)", m->what, c->name);
@@ -180,11 +180,11 @@ static int cni_mark_seen(Detection *d, char ***seen, const CniInfo *c, const Cni
 /* The first link mark whose name pattern matches name, in *ret_cni and *ret_mark. */
 static bool cni_link_mark(const char *name, const CniInfo **ret_cni, const CniMark **ret_mark) {
         CNI_MARKS_FOREACH(c, m)
-        if (!m->dir && fnmatch(m->glob, name, 0) == 0) {
-                *ret_cni = c;
-                *ret_mark = m;
-                return true;
-        }
+                if (!m->dir && fnmatch(m->glob, name, 0) == 0) {
+                        *ret_cni = c;
+                        *ret_mark = m;
+                        return true;
+                }
         return false;
 }
 

@@ -72,8 +72,8 @@ int detect_etcd(int root_fd, Detection *d) {
         if (r >= 0 && scope.owner == ETCD_OWNER_FOREIGN)
                 r = etcd_mark(d, scope.source, "external", scope.why);
         INSTALLER_FOREACH(info)
-        if (r >= 0 && streq_ptr(info->etcd_kind, "embedded"))
-                r = etcd_embedded(root_fd, info, d);
+                if (r >= 0 && streq_ptr(info->etcd_kind, "embedded"))
+                        r = etcd_embedded(root_fd, info, d);
         if (r >= 0 && !d->etcd.value && !d->etcd.evidence)
                 r = finding_set(&d->etcd, "none");
         finding_settle(&d->etcd);

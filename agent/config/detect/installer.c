@@ -21,14 +21,14 @@ int detect_installer(int root_fd, Detection *d) {
         int r = 0;
 
         INSTALLER_FOREACH(info)
-        for (const InstallerMark *m = info->marks; r >= 0 && m < info->marks + ELEMENTSOF(info->marks) && m->path;
-             m++) {
-                if (!node_exists(root_fd, m->path))
-                        continue;
-                r = evidence_add(&own[info->id], m->path, "%s", m->what);
-                if (r >= 0)
-                        r = evidence_add(&d->installer_evidence, m->path, "%s", m->what);
-        }
+                for (const InstallerMark *m = info->marks;
+                     r >= 0 && m < info->marks + ELEMENTSOF(info->marks) && m->path; m++) {
+                        if (!node_exists(root_fd, m->path))
+                                continue;
+                        r = evidence_add(&own[info->id], m->path, "%s", m->what);
+                        if (r >= 0)
+                                r = evidence_add(&d->installer_evidence, m->path, "%s", m->what);
+                }
         for (Installer i = INSTALLER_KUBESPRAY; r >= 0 && i < _INSTALLER_MAX; i++)
                 if (own[i]) {
                         n_own++;
