@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -75,7 +74,7 @@ typedef struct BackupRun {
         char **saved;    /* the sources saved */
         char *snapshot;  /* what happened to the snapshot */
         char *db_copy;   /* what happened to the copy of member/snap/db, when there is no snapshot */
-        char *stores;    /* what happened to the datastores */
+        char **stores;   /* what happened to each datastore */
         char **uncopied; /* datastores (node paths) not copied: kept */
 } BackupRun;
 
@@ -425,23 +424,6 @@ static int save_member_db(Context *ctx, int dst_fd, const char *data_dir, Backup
         return b->db_copy ? 0 : -ENOMEM;
 }
 
-static int stores_note(BackupRun *b, const char *fmt, ...) _printf_(2, 3);
-static int stores_note(BackupRun *b, const char *fmt, ...) {
-        cleanup_free char *add = NULL;
-        va_list ap;
-        char *n;
-
-        va_start(ap, fmt);
-        add = vstrprintf(fmt, ap);
-        va_end(ap);
-        n = add ? strprintf("%s%s%s", strempty(b->stores), b->stores ? "; " : "", add) : NULL;
-        if (!n)
-                return -ENOMEM;
-        free(b->stores);
-        b->stores = n;
-        return 0;
-}
-
 /* One datastore (node path) copied as a database into dst_fd at its own node path. Not copied (no
  * libsqlite3, too big, SQLite refuses it): kept on the node, and said. A copy the disk cannot take
  * fails the backup. Dry: only its size counted. */
@@ -465,17 +447,19 @@ static int save_datastore(const Context *ctx, int dst_fd, const char *path, Back
         *strrchr(parent, '/') = '\0';
         dst = fileio_mkdir_beneath(dst_fd, parent, 0700);
         if (dst < 0)
-                return stores_note(b, "%s could not be copied: %s", path, strerror(-dst)) ?: dst;
+                return strv_consume(&b->stores, strprintf("%s could not be copied: %s", path, strerror(-dst))) ?: dst;
         r = sqlite_copy(src, name, dst, name, DATASTORE_MAX, ctx->deadline_usec, &size, &msg);
         if (r > 0) {
                 b->files++;
                 b->bytes += size;
-                return stores_note(b, "%s copied by SQLite's online backup (%" PRIu64 " bytes)", path, size)
+                return strv_consume(&b->stores,
+                                    strprintf("%s copied by SQLite's online backup (%" PRIu64 " bytes)", path, size))
                                ?: strv_extend(&b->saved, path);
         }
         if (r == -ENOSPC || r == -EDQUOT || r == -EIO || r == -EROFS || r == -ENOMEM)
-                return stores_note(b, "%s could not be written: %s", path, strna(msg)) ?: r;
-        return stores_note(b, "%s not copied (%s): kept", path, strna(msg)) ?: strv_extend(&b->uncopied, path);
+                return strv_consume(&b->stores, strprintf("%s could not be written: %s", path, strna(msg))) ?: r;
+        return strv_consume(&b->stores, strprintf("%s not copied (%s): kept", path, strna(msg)))
+                       ?: strv_extend(&b->uncopied, path);
 }
 
 static int save_datastores(const Context *ctx, int dst_fd, BackupRun *b) {
@@ -562,12 +546,12 @@ static void backup_run_done(BackupRun *b) {
         strv_free(b->saved);
         free(b->snapshot);
         free(b->db_copy);
-        free(b->stores);
+        strv_free(b->stores);
         strv_free(b->uncopied);
 }
 
 static char *describe_saved(const BackupRun *b, const char *dir) {
-        cleanup_free char *list = NULL;
+        cleanup_free char *list = NULL, *stores = b->stores ? strv_join(b->stores, "; ") : NULL;
 
         STRV_FOREACH(s, b->saved) {
                 char *n = strprintf("%s%s%s", list ?: "", list ? ", " : "", *s);
@@ -579,7 +563,7 @@ static char *describe_saved(const BackupRun *b, const char *dir) {
         }
         return strprintf("saved %" PRIu64 " files (%" PRIu64 " bytes) into %s: %s%s%s%s%s%s%s", b->files, b->bytes, dir,
                          list ?: "no configuration files", b->snapshot ? "; " : "", strempty(b->snapshot),
-                         b->db_copy ? "; " : "", strempty(b->db_copy), b->stores ? "; " : "", strempty(b->stores));
+                         b->db_copy ? "; " : "", strempty(b->db_copy), stores ? "; " : "", strempty(stores));
 }
 
 /* The sources present on the node, as a list for the plan; 1 when there is something to save (an etcd
@@ -761,10 +745,11 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
         if (r >= 0) {
                 r = save_datastores(ctx, dst, &b);
                 if (r < 0)
-                        (void) set_errmsg(reterr_msg, r,
-                                          "%s into %s; nothing will be deleted without a backup "
-                                          "(--no-backup to go on without one)",
-                                          strna(b.stores), dir);
+                        (void) set_errmsg(
+                                reterr_msg, r,
+                                "%s into %s; nothing will be deleted without a backup "
+                                "(--no-backup to go on without one)",
+                                b.stores ? b.stores[strv_length(b.stores) - 1] : "a datastore could not be saved", dir);
         }
         if (r >= 0) {
                 r = save_snapshot(ctx, dst, &b);

@@ -23,6 +23,7 @@
 #include "agent/config/rancher-datadir.h"
 #include "agent/phases/network/network-links.h"
 #include "netreset/link.h"
+#include "tests/support/profiles.h"
 #include "macro.h"
 #include "string-util.h"
 #include "strv.h"
@@ -792,48 +793,30 @@ static void test_shim_cmdline(void **state) {
         assert_false(detect_shim_cmdline_is_kubernetes("x\0-namespace", 12));
 }
 
-static Manifest *parse_profile(const char *name, int expect) {
-        cleanup_free char *line = strprintf("include profile:%s\n", name), *err = NULL;
-        Manifest *m = manifest_new();
-
-        assert_non_null(m);
-        assert_int_equal(manifest_parse_string(m, "test", line, NULL, &err), expect);
-        if (expect == 0)
-                assert_null(err);
-        return m;
-}
-
-static bool has_line(const Manifest *m, DirectiveType t, const char *arg) {
-        MANIFEST_FOREACH(e, m, t)
-                if (streq(e->args[0], arg))
-                        return true;
-        return false;
-}
-
 /* Every selectable profile parses; none removes the runtime's state in the default scope. */
 static void test_profiles_parse(void **state) {
         static const char *const names[] = { "kubeadm", "kubespray", "kubekey", "k3s", "rke2" };
 
         profile_configure(NULL);
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-                Manifest *m = parse_profile(names[i], 0);
+                Manifest *m = test_parse_profile(names[i], 0);
 
                 assert_true(m->n_entries > 10);
-                assert_false(has_line(m, DIRECTIVE_REMOVE, "/var/lib/containerd"));
-                assert_false(has_line(m, DIRECTIVE_REMOVE, "/etc/containerd"));
-                assert_false(has_line(m, DIRECTIVE_REMOVE, "/opt/cni/bin"));
-                assert_false(has_line(m, DIRECTIVE_REMOVE, "/var/backups/kube_etcd"));
-                assert_false(has_line(m, DIRECTIVE_REMOVE, "/etc/rancher/node"));
-                assert_false(has_line(m, DIRECTIVE_REMOVE, "/root/.kube"));
-                assert_false(has_line(m, DIRECTIVE_UNIT, "docker.service"));
-                assert_false(has_line(m, DIRECTIVE_UNIT, "containerd.service"));
-                assert_true(has_line(m, DIRECTIVE_PROTECT, "/var/lib/containerd"));
-                assert_true(has_line(m, DIRECTIVE_PROTECT, "/var/backups/kube_etcd"));
-                assert_true(has_line(m, DIRECTIVE_PROTECT, "/var/openebs"));
+                assert_false(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/var/lib/containerd"));
+                assert_false(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/etc/containerd"));
+                assert_false(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/opt/cni/bin"));
+                assert_false(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/var/backups/kube_etcd"));
+                assert_false(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/etc/rancher/node"));
+                assert_false(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/root/.kube"));
+                assert_false(test_manifest_has_line(m, DIRECTIVE_UNIT, "docker.service"));
+                assert_false(test_manifest_has_line(m, DIRECTIVE_UNIT, "containerd.service"));
+                assert_true(test_manifest_has_line(m, DIRECTIVE_PROTECT, "/var/lib/containerd"));
+                assert_true(test_manifest_has_line(m, DIRECTIVE_PROTECT, "/var/backups/kube_etcd"));
+                assert_true(test_manifest_has_line(m, DIRECTIVE_PROTECT, "/var/openebs"));
                 manifest_free(m);
         }
-        manifest_free(parse_profile("all", 0));
-        manifest_free(parse_profile("nonesuch", -EINVAL));
+        manifest_free(test_parse_profile("all", 0));
+        manifest_free(test_parse_profile("nonesuch", -EINVAL));
 }
 
 /* Calico's WireGuard devices (kind wireguard) are the cni profile's, by name; the host's own WireGuard
@@ -849,7 +832,7 @@ static void test_profile_wireguard_links(void **state) {
         Manifest *m;
 
         profile_configure(NULL);
-        m = parse_profile("cni", 0);
+        m = test_parse_profile("cni", 0);
         assert_non_null(network_link_selected_by(m, &t, &links[0]));
         assert_string_equal(network_link_selected_by(m, &t, &links[0])->args[0], "wireguard.cali");
         assert_string_equal(network_link_selected_by(m, &t, &links[1])->args[0], "wg-v6.cali");
@@ -865,28 +848,28 @@ static void test_profile_runtime_scope(void **state) {
 
         /* --with-runtime without a known runtime: refused, with the way out. */
         profile_configure(&s);
-        manifest_free(parse_profile("kubeadm", -EINVAL));
+        manifest_free(test_parse_profile("kubeadm", -EINVAL));
 
         d.runtime.value = (char *) "containerd";
-        m = parse_profile("kubeadm", 0);
-        assert_true(has_line(m, DIRECTIVE_REMOVE, "/var/lib/containerd"));
-        assert_true(has_line(m, DIRECTIVE_UNIT, "containerd.service"));
-        assert_false(has_line(m, DIRECTIVE_PROTECT, "/var/lib/containerd"));
+        m = test_parse_profile("kubeadm", 0);
+        assert_true(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/var/lib/containerd"));
+        assert_true(test_manifest_has_line(m, DIRECTIVE_UNIT, "containerd.service"));
+        assert_false(test_manifest_has_line(m, DIRECTIVE_PROTECT, "/var/lib/containerd"));
         /* Docker is not kubelet's runtime here: never stopped. */
-        assert_false(has_line(m, DIRECTIVE_UNIT, "docker.service"));
+        assert_false(test_manifest_has_line(m, DIRECTIVE_UNIT, "docker.service"));
         manifest_free(m);
 
         s.runtime = "docker";
-        m = parse_profile("kubespray", 0);
-        assert_true(has_line(m, DIRECTIVE_UNIT, "cri-dockerd.service"));
-        assert_true(has_line(m, DIRECTIVE_REMOVE, "/usr/local/bin/cri-dockerd"));
-        assert_false(has_line(m, DIRECTIVE_UNIT, "containerd.service"));
+        m = test_parse_profile("kubespray", 0);
+        assert_true(test_manifest_has_line(m, DIRECTIVE_UNIT, "cri-dockerd.service"));
+        assert_true(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/usr/local/bin/cri-dockerd"));
+        assert_false(test_manifest_has_line(m, DIRECTIVE_UNIT, "containerd.service"));
         manifest_free(m);
 
         s.runtime = NULL;
         d.installer = INSTALLER_K3S;
-        m = parse_profile("k3s", 0);
-        assert_true(has_line(m, DIRECTIVE_REMOVE, "/var/lib/rancher/k3s/agent/containerd"));
+        m = test_parse_profile("k3s", 0);
+        assert_true(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/var/lib/rancher/k3s/agent/containerd"));
         manifest_free(m);
         profile_configure(NULL);
 }
@@ -900,19 +883,19 @@ static void test_profile_detected(void **state) {
         Manifest *m;
 
         profile_configure(&s);
-        m = parse_profile("kubeadm", 0);
-        assert_true(has_line(m, DIRECTIVE_UNMOUNT, "/data/kubelet/*"));
-        assert_true(has_line(m, DIRECTIVE_EMPTY, "/data/kubelet"));
-        assert_true(has_line(m, DIRECTIVE_EMPTY, "/srv/etcd"));
-        assert_true(has_line(m, DIRECTIVE_REMOVE, "/root/.kube/config"));
+        m = test_parse_profile("kubeadm", 0);
+        assert_true(test_manifest_has_line(m, DIRECTIVE_UNMOUNT, "/data/kubelet/*"));
+        assert_true(test_manifest_has_line(m, DIRECTIVE_EMPTY, "/data/kubelet"));
+        assert_true(test_manifest_has_line(m, DIRECTIVE_EMPTY, "/srv/etcd"));
+        assert_true(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/root/.kube/config"));
         manifest_free(m);
 
         /* A link to a system path, or a name needing quotes, is never turned into a line. */
         d.kubelet_dir_target = (char *) "/usr";
         d.etcd_data_dir = (char *) "/srv/e\ntcd";
-        m = parse_profile("kubeadm", 0);
-        assert_false(has_line(m, DIRECTIVE_EMPTY, "/usr"));
-        assert_false(has_line(m, DIRECTIVE_UNMOUNT, "/usr/*"));
+        m = test_parse_profile("kubeadm", 0);
+        assert_false(test_manifest_has_line(m, DIRECTIVE_EMPTY, "/usr"));
+        assert_false(test_manifest_has_line(m, DIRECTIVE_UNMOUNT, "/usr/*"));
         manifest_free(m);
         profile_configure(NULL);
 }
@@ -936,8 +919,8 @@ static void test_dockershim(void **state) {
         assert_false(d.docker_cohosted);
         assert_true(evidence_has(d.runtime.evidence, "dockershim"));
         profile_configure(&(ProfileSettings) { .detection = &d });
-        m = parse_profile("kubeadm", 0);
-        assert_true(has_line(m, DIRECTIVE_DOCKER_ENDPOINT, "unix:///run/docker.sock"));
+        m = test_parse_profile("kubeadm", 0);
+        assert_true(test_manifest_has_line(m, DIRECTIVE_DOCKER_ENDPOINT, "unix:///run/docker.sock"));
         manifest_free(m);
         profile_configure(NULL);
         detection_done(&d);

@@ -16,23 +16,7 @@
 #include "macro.h"
 #include "netreset/fwclass.h"
 #include "string-util.h"
-
-static Manifest *parse_profile(const char *name) {
-        cleanup_free char *line = strprintf("include profile:%s\n", name), *err = NULL;
-        Manifest *m = manifest_new();
-
-        assert_non_null(m);
-        assert_int_equal(manifest_parse_string(m, "test", line, NULL, &err), 0);
-        assert_null(err);
-        return m;
-}
-
-static bool has_line(const Manifest *m, DirectiveType t, const char *arg) {
-        MANIFEST_FOREACH(e, m, t)
-                if (streq(e->args[0], arg))
-                        return true;
-        return false;
-}
+#include "tests/support/profiles.h"
 
 /* Every installer is a name that round-trips, with a built-in profile of that name. */
 static void test_installer_rows(void **state) {
@@ -42,7 +26,7 @@ static void test_installer_rows(void **state) {
 
                 assert_int_equal(installer_from_string(info->name), info->id);
                 assert_true(profile_is_selectable(info->name));
-                m = parse_profile(info->name);
+                m = test_parse_profile(info->name, 0);
                 assert_true(m->n_entries > 10);
                 manifest_free(m);
                 /* A row with a data directory names the entries it makes there. */
@@ -58,7 +42,7 @@ static void test_snapshots_protected(void **state) {
 
         profile_configure(NULL);
         for (size_t i = 0; i < ELEMENTSOF(profiles); i++) {
-                Manifest *m = parse_profile(profiles[i]);
+                Manifest *m = test_parse_profile(profiles[i], 0);
 
                 INSTALLER_FOREACH(info)
                         INSTALLER_LIST_FOREACH(s, info->snapshot_dirs) {
@@ -81,28 +65,28 @@ static void test_shared_data_dir(void **state) {
 
         d.data_dir[INSTALLER_K3S] = (char *) "/data";
         profile_configure(&s);
-        m = parse_profile("k3s");
-        assert_false(has_line(m, DIRECTIVE_REMOVE, "/data"));
-        assert_false(has_line(m, DIRECTIVE_REMOVE, "/var/lib/rancher/k3s"));
+        m = test_parse_profile("k3s", 0);
+        assert_false(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/data"));
+        assert_false(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/var/lib/rancher/k3s"));
         INSTALLER_LIST_FOREACH(e, installer_info(INSTALLER_K3S)->entries) {
                 cleanup_free char *p = strprintf("/data/%s", *e);
 
-                assert_true(has_line(m, DIRECTIVE_REMOVE, p));
+                assert_true(test_manifest_has_line(m, DIRECTIVE_REMOVE, p));
         }
-        assert_true(has_line(m, DIRECTIVE_PROTECT, "/data/storage"));
-        assert_true(has_line(m, DIRECTIVE_PROTECT, "/data/server/db/snapshots"));
-        assert_true(has_line(m, DIRECTIVE_PROTECT, "/var/lib/rancher/k3s/storage"));
-        assert_true(has_line(m, DIRECTIVE_PROCESS, "/data/data/*/bin/k3s"));
+        assert_true(test_manifest_has_line(m, DIRECTIVE_PROTECT, "/data/storage"));
+        assert_true(test_manifest_has_line(m, DIRECTIVE_PROTECT, "/data/server/db/snapshots"));
+        assert_true(test_manifest_has_line(m, DIRECTIVE_PROTECT, "/var/lib/rancher/k3s/storage"));
+        assert_true(test_manifest_has_line(m, DIRECTIVE_PROCESS, "/data/data/*/bin/k3s"));
         manifest_free(m);
 
         /* The default dir a symlink to the disk: the link goes too, and the default's protect lines,
          * beneath which only the link lies, are not kept (they would keep the link). */
         d.data_dir_link[INSTALLER_K3S] = (char *) "/var/lib/rancher/k3s";
-        m = parse_profile("k3s");
-        assert_true(has_line(m, DIRECTIVE_REMOVE, "/var/lib/rancher/k3s"));
-        assert_true(has_line(m, DIRECTIVE_REMOVE, "/data/server"));
-        assert_false(has_line(m, DIRECTIVE_PROTECT, "/var/lib/rancher/k3s/storage"));
-        assert_true(has_line(m, DIRECTIVE_PROTECT, "/data/storage"));
+        m = test_parse_profile("k3s", 0);
+        assert_true(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/var/lib/rancher/k3s"));
+        assert_true(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/data/server"));
+        assert_false(test_manifest_has_line(m, DIRECTIVE_PROTECT, "/var/lib/rancher/k3s/storage"));
+        assert_true(test_manifest_has_line(m, DIRECTIVE_PROTECT, "/data/storage"));
         manifest_free(m);
         profile_configure(NULL);
 }
@@ -122,7 +106,7 @@ static void test_cni_rows(void **state) {
                 if (c->fragment) {
                         cleanup_free char *name = strprintf("cni-%s", c->name);
 
-                        manifest_free(parse_profile(name));
+                        manifest_free(test_parse_profile(name, 0));
                 }
                 CNI_LIST_FOREACH(t, c->types)
                         assert_ptr_equal(cni_by_type(*t), c);
