@@ -42,12 +42,12 @@ plan_run_status() { # expected data dir
         assert "$name: the plan names the data dir's evidence" grep -q "data-dir.* $1\$\|DATA_DIR $1\$\|a symlink to $1\$" "$WORK/$name-plan.txt"
         assert "$name: the plan removes k3s's entries beneath it" grep -q "remove  *$1/server  " "$WORK/$name-plan.txt"
         assert "$name: never the data dir itself" bash -c '! grep -q "$0" "$1"' "remove  *$1  " "$WORK/$name-plan.txt"
-        nr --root "$root" -o json status > "$WORK/$name-before.json" 2>/dev/null
-        assert "$name: status before the run sees residue" jq_ "$WORK/$name-before.json" "r['verdict'] == 'residue'"
+        nr --root "$root" status > "$WORK/$name-before.txt" 2>/dev/null
+        assert "$name: status before the run sees residue" grep -q "^verdict: residue" "$WORK/$name-before.txt"
         nr --root "$root" --yes -o json run > "$WORK/$name.json" 2> "$WORK/$name.err"
         assert "$name: run exits 0" test $? -eq 0
-        nr --root "$root" -o json status > "$WORK/$name-after.json" 2>/dev/null
-        assert "$name: status after the run is clean" jq_ "$WORK/$name-after.json" "r['verdict'] == 'clean'"
+        nr --root "$root" status > "$WORK/$name-after.txt" 2>/dev/null
+        assert "$name: status after the run is clean" grep -q "^residue: none, the node is clean" "$WORK/$name-after.txt"
         gone "$1/server" "$1/data" /usr/local/bin/k3s
         assert "$name: the backup holds the token and CA key beneath the data dir" \
                 test -f "$(echo "$root"/var/backups/node-reset/*"$1"/server/token)" -a \
@@ -156,25 +156,19 @@ stays /data /data/postgres/base/16384/1259 /data/server/db/snapshots/etcd-snapsh
 copy=$(echo "$root"/var/backups/node-reset/*/data/server/db/state.db)
 assert "$name: the backup's datastore holds every committed row, the log's included" \
         test "$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from kine").fetchone()[0])' "$copy")" = 300
-assert "$name: the backup row says how it was copied" jq_ "$WORK/$name.json" \
-        "any('state.db copied by SQLite' in (a['message'] or '') for a in actions(r, phase='backup'))"
+assert "$name: the backup row says how it was copied" grep -q "state.db copied by SQLite's online backup" "$WORK/$name.json"
 
-# --- a data dir set in a unit drop-in (systemctl edit k3s) ------------------------------------------
+# --- a data dir set in a unit drop-in (systemctl edit k3s), beneath /mnt: followed, never replaced by
+# the default in silence ----------------------------------------------------------------------------
 k3s_node k3s-dropin
 put /etc/systemd/system/k3s.service "[Service]
 ExecStart=/usr/local/bin/k3s server"
 put /etc/systemd/system/k3s.service.d/override.conf "[Service]
 ExecStart=
-ExecStart=/usr/local/bin/k3s server --data-dir /data/k3s-dropin"
-data_dir_tree /data/k3s-dropin
-plan_run_status /data/k3s-dropin
-assert "$name: the plan names the drop-in" grep -q "k3s.service.d/override.conf): ExecStart= --data-dir /data/k3s-dropin" "$WORK/$name-plan.txt"
-
-# --- a data dir beneath /mnt: followed, never replaced by the default in silence ---------------------
-k3s_node k3s-mnt
-put /etc/rancher/k3s/config.yaml "data-dir: /mnt/ssd"
+ExecStart=/usr/local/bin/k3s server --data-dir /mnt/ssd"
 data_dir_tree /mnt/ssd
 plan_run_status /mnt/ssd
+assert "$name: the plan names the drop-in" grep -q "k3s.service.d/override.conf): ExecStart= --data-dir /mnt/ssd" "$WORK/$name-plan.txt"
 stays /mnt/ssd
 
 # --- the default dir a symlink to the data disk: the state behind it goes, then the link ------------
@@ -184,8 +178,6 @@ mkdir -p "$root/var/lib/rancher" && ln -s /data/k3s "$root/var/lib/rancher/k3s"
 cp -a "$root" "$WORK/k3s-link-nobackup"
 plan_run_status /data/k3s
 gone /var/lib/rancher/k3s
-nr --root "$root" -o json status > "$WORK/$name-again.json" 2>/dev/null
-assert "$name: status after the run is clean" jq_ "$WORK/$name-again.json" "r['verdict'] == 'clean'"
 name=k3s-link-nobackup root=$WORK/k3s-link-nobackup
 nr --root "$root" --yes --no-backup -o json run > "$WORK/$name.json" 2> "$WORK/$name.err"
 assert "$name: --no-backup: run exits 0" test $? -eq 0
@@ -213,9 +205,7 @@ data_dir_tree /var/lib/rancher/k3s
 nr --root "$root" --yes -o json run > "$WORK/$name.json" 2> "$WORK/$name.err"
 assert "$name: run exits 0" test $? -eq 0
 gone /usr/local/bin/crictl /usr/local/bin/kubectl /usr/local/bin/k3s
-assert "$name: rejoinable, the executables check ok" jq_ "$WORK/$name.json" \
-        "r['rejoin']['rejoinable'] is True and [c['state'] for c in r['rejoin']['checks'] if c['name'] == 'executables'] == ['ok']"
-assert "$name: a warning says crictl went with k3s" jq_ "$WORK/$name.json" \
-        "any(w['name'] == 'executables' and 'crictl went with k3s' in w['message'] for w in r['rejoin']['warnings'])"
+assert "$name: rejoinable, the executables check ok, a warning says crictl went with k3s" jq_ "$WORK/$name.json" \
+        "r['rejoin']['rejoinable'] is True and [c['state'] for c in r['rejoin']['checks'] if c['name'] == 'executables'] == ['ok'] and any(w['name'] == 'executables' and 'crictl went with k3s' in w['message'] for w in r['rejoin']['warnings'])"
 
 finish
