@@ -158,6 +158,18 @@ assert "$name: the backup's datastore holds every committed row, the log's inclu
         test "$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from kine").fetchone()[0])' "$copy")" = 300
 assert "$name: the backup row says how it was copied" grep -q "state.db copied by SQLite's online backup" "$WORK/$name.json"
 
+# --- a datastore SQLite cannot copy (here: no database at all) is kept, named, and is residue ------------
+k3s_node k3s-uncopied
+put /var/lib/rancher/k3s/server/token "the token"
+put /var/lib/rancher/k3s/server/db/state.db "not a SQLite database"
+put /var/lib/rancher/k3s/server/db/state.db-wal "its log"
+nr --root "$root" --yes -o json run > "$WORK/$name.json" 2> "$WORK/$name.err"
+assert "$name: run exits 1 (the datastore is left)" test $? -eq 1
+assert "$name: the backup row says it was not copied" grep -q "state.db not copied (SQLite: [^)]*): kept" "$WORK/$name.json"
+assert "$name: the files row names it" grep -q "the backup could not copy it, so kept (no other copy): /var/lib/rancher/k3s/server/db/state.db" "$WORK/$name.json"
+stays /var/lib/rancher/k3s/server/db/state.db /var/lib/rancher/k3s/server/db/state.db-wal
+gone /var/lib/rancher/k3s/server/token /usr/local/bin/k3s
+
 # --- a data dir set in a unit drop-in (systemctl edit k3s), beneath /mnt: followed, never replaced by
 # the default in silence ----------------------------------------------------------------------------
 k3s_node k3s-dropin
