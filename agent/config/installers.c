@@ -2,9 +2,14 @@
 /* The installers' table: one row per installer, each fact with the installer's own source beside it.
  * Adding an installer is one row here plus its profile text (docs/HACKING.md). */
 
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include "agent/base/path.h"
 #include "agent/config/installers.h"
+#include "chase.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -25,7 +30,6 @@ static const InstallerInfo kubeadm = {
         .etcd = { KUBEADM_ETCD_MANIFEST },
         .etcd_kind = "static-pod",
         .etcd_what = "kubeadm's etcd static pod",
-        .kubeconfigs = { KUBEADM_KUBELET_CONF, KUBEADM_ADMIN_CONF },
         .backup = {
                 KUBEADM_PKI, /* pki/etcd too */
                 KUBEADM_ADMIN_CONF,
@@ -174,7 +178,6 @@ static const InstallerInfo k3s = {
         .cni_conf_dirs = { "agent/etc/cni/net.d" },
         .binary = "/usr/local/bin/k3s",
         .uninstall_links = { "/usr/local/bin/kubectl", "/usr/local/bin/crictl", "/usr/local/bin/ctr" },
-        .kubeconfigs = { K3S_KUBECONFIG },
         .backup = { RANCHER_BACKUP, K3S_CONFIG, K3S_CONFIG ".d",
                     K3S_ETC "/registries.yaml" },
         .irreplaceable = { RANCHER_IRREPLACEABLE },
@@ -221,7 +224,6 @@ static const InstallerInfo rke2 = {
         .etcd_what = "rke2's embedded etcd",
         .cni_conf_dirs = { "agent/etc/cni/net.d" },
         .binary = "/usr/local/bin/rke2",
-        .kubeconfigs = { RKE2_KUBECONFIG },
         .backup = { RANCHER_BACKUP, RKE2_CONFIG, RKE2_CONFIG ".d",
                     RKE2_ETC "/registries.yaml" },
         .irreplaceable = { RANCHER_IRREPLACEABLE },
@@ -264,13 +266,29 @@ char *installer_path(const InstallerInfo *info, const char *data_dir, const char
         return data_dir ? strprintf("%s/%s", streq(data_dir, "/") ? "" : data_dir, path) : NULL;
 }
 
-bool installer_uninstall_removes(Installer i, const char *path) {
-        const InstallerInfo *info = installer_info(i);
+/* Where the link at path leads, as a node path ("k3s" beside it: its directory's k3s). */
+static char *link_target(int root_fd, const char *path) {
+        cleanup_close int parent = -EBADF;
+        char target[PATH_MAX], *t;
+        const char *last;
+        ssize_t n;
 
-        if (!info)
+        parent = chaseat(root_fd, path, CHASE_NO_SYMLINKS | CHASE_PARENT, O_PATH, &last, NULL);
+        if (parent < 0 || (n = readlinkat(parent, last, target, sizeof target - 1)) < 0)
+                return NULL;
+        target[n] = '\0';
+        t = target[0] == '/' ? strdup(target) : strprintf("%.*s/%s", (int) (last - path - 1), path, target);
+        return t ? path_simplify(t) : NULL;
+}
+
+bool installer_uninstall_removes(int root_fd, Installer i, const char *path) {
+        const InstallerInfo *info = installer_info(i);
+        cleanup_free char *target = NULL;
+
+        if (!info || !info->binary)
                 return false;
         INSTALLER_LIST_FOREACH(l, info->uninstall_links)
                 if (streq(*l, path))
-                        return true;
+                        return (target = link_target(root_fd, path)) && streq(target, info->binary);
         return false;
 }

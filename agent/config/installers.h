@@ -119,8 +119,6 @@ typedef struct InstallerInfo {
          * again: the rejoin verdict does not count them as the run's doing. */
         const char *binary;
         const char *uninstall_links[4];
-        /* The kubeconfigs it writes that name this cluster's API server. */
-        const char *kubeconfigs[4];
         /* What the backup saves, what has no other copy, and the encryption-at-rest configurations
          * (both saved and irreplaceable: the datastore cannot be read without them). */
         const char *backup[INSTALLER_LIST_MAX];
@@ -147,5 +145,7 @@ Installer installer_from_string(const char *s);
  * found; NULL: the row's default). malloc'd; NULL on ENOMEM or when the row has no data directory. */
 char *installer_path(const InstallerInfo *info, const char *data_dir, const char *path);
 
-/* Is path (a node path) a link its installer's own uninstall removes again? */
-bool installer_uninstall_removes(Installer i, const char *path);
+/* Is path (a node path beneath root_fd) a link installer i's install made to its binary, which its own
+ * uninstall removes again (k3s's /usr/local/bin/crictl -> k3s)? A file of that name that is no such
+ * link (a cri-tools crictl, which install.sh leaves alone) is not. */
+bool installer_uninstall_removes(int root_fd, Installer i, const char *path);

@@ -288,7 +288,7 @@ static unsigned programs_in_path(int root_fd, Installer installer, unsigned *ret
 
                 if (p)
                         m |= 1U << i;
-                if (p && installer_uninstall_removes(installer, p))
+                if (p && installer_uninstall_removes(root_fd, installer, p))
                         own |= 1U << i;
         }
         if (ret_installer)

@@ -9,6 +9,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "agent/config/cnis.h"
 #include "agent/config/installers.h"
 #include "agent/config/manifest.h"
@@ -91,12 +96,29 @@ static void test_shared_data_dir(void **state) {
         profile_configure(NULL);
 }
 
-/* The links k3s's uninstall removes are its installer's; no other's. */
+/* The links k3s's install makes to its binary are what its uninstall removes; a real crictl, or a
+ * link elsewhere, is not; no other installer's. */
 static void test_uninstall_links(void **state) {
-        assert_true(installer_uninstall_removes(INSTALLER_K3S, "/usr/local/bin/crictl"));
-        assert_false(installer_uninstall_removes(INSTALLER_KUBEADM, "/usr/local/bin/crictl"));
-        assert_false(installer_uninstall_removes(INSTALLER_NONE, "/usr/local/bin/crictl"));
-        assert_false(installer_uninstall_removes(INSTALLER_K3S, "/usr/local/bin/containerd"));
+        char tree[] = "/tmp/test-tables.XXXXXX", cmd[256];
+        int fd;
+
+        assert_non_null(mkdtemp(tree));
+        snprintf(cmd, sizeof cmd,
+                 "cd %s && mkdir -p usr/local/bin && touch usr/local/bin/k3s usr/local/bin/ctr && "
+                 "ln -s k3s usr/local/bin/crictl && ln -s /usr/local/bin/k3s usr/local/bin/kubectl",
+                 tree);
+        assert_int_equal(system(cmd), 0);
+        fd = open(tree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_true(installer_uninstall_removes(fd, INSTALLER_K3S, "/usr/local/bin/crictl"));
+        assert_true(installer_uninstall_removes(fd, INSTALLER_K3S, "/usr/local/bin/kubectl"));
+        assert_false(installer_uninstall_removes(fd, INSTALLER_K3S, "/usr/local/bin/ctr"));
+        assert_false(installer_uninstall_removes(fd, INSTALLER_KUBEADM, "/usr/local/bin/crictl"));
+        assert_false(installer_uninstall_removes(fd, INSTALLER_NONE, "/usr/local/bin/crictl"));
+        assert_false(installer_uninstall_removes(fd, INSTALLER_K3S, "/usr/local/bin/k3s"));
+        close(fd);
+        snprintf(cmd, sizeof cmd, "rm -rf %s", tree);
+        assert_int_equal(system(cmd), 0);
 }
 
 /* Each CNI with a fragment has its built-in profile text, and each type names one row only. */
