@@ -40,7 +40,7 @@ endif
 # outside its module's list or a module includes one it must not depend on (Debian's pkg-config
 # gives empty --cflags for most of these, so the flags alone would not catch it). dlib/ forwards
 # to every library; tests and fuzzers may use them all. lib/, the compiled half of include/, uses none.
-AGENT_PKGS    := libsystemd yaml-0.1 libcrypto libcurl
+AGENT_PKGS    := libsystemd yaml-0.1 libcrypto libcurl sqlite3
 NETRESET_PKGS := libmnl libnftnl libip4tc libip6tc libipset libbpf
 GRPC_PKGS     := libcurl
 CRI_PKGS      :=
@@ -208,7 +208,7 @@ check-all: check check-asan check-valgrind
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_CFLAGS   = -std=gnu11 -g -O1 -D_GNU_SOURCE -DNODE_RESET_VERSION='"$(VERSION)"' -Iinclude -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
-FUZZ_SRCS_manifest  := agent/config/manifest.c agent/config/manifest-directives.c agent/os/fileio.c agent/base/path.c agent/config/profile.c \
+FUZZ_SRCS_manifest  := agent/config/manifest.c agent/config/installers.c agent/config/cnis.c agent/config/manifest-directives.c agent/os/fileio.c agent/base/path.c agent/config/profile.c \
                        agent/config/profile-data.c agent/config/embedded.c netreset/route.c netreset/fib-rule.c netreset/nl.c \
                        netreset/conntrack.c
 FUZZ_SRCS_mountinfo := agent/os/mountinfo.c

@@ -22,7 +22,7 @@ esac
 
 build_packages=(
         make build-essential pkg-config
-        libsystemd-dev libcurl4-openssl-dev libssl-dev libyaml-dev
+        libsystemd-dev libcurl4-openssl-dev libssl-dev libyaml-dev libsqlite3-dev
         libmnl-dev libnftnl-dev
         libip4tc-dev libip6tc-dev libipset-dev libbpf-dev
 )

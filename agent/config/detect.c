@@ -50,8 +50,11 @@ void detection_done(Detection *d) {
         finding_done(&d->etcd);
         d->runtime_endpoint = mfree(d->runtime_endpoint);
         d->etcd_data_dir = mfree(d->etcd_data_dir);
-        d->k3s_data_dir = mfree(d->k3s_data_dir);
-        d->rke2_data_dir = mfree(d->rke2_data_dir);
+        for (Installer i = 0; i < _INSTALLER_MAX; i++) {
+                d->data_dir[i] = mfree(d->data_dir[i]);
+                d->data_dir_link[i] = mfree(d->data_dir_link[i]);
+        }
+        d->data_dir_refused = mfree(d->data_dir_refused);
         d->kubelet_dir_target = mfree(d->kubelet_dir_target);
         d->cluster_server = mfree(d->cluster_server);
         d->home_kubeconfigs = strv_free(d->home_kubeconfigs);

@@ -22,7 +22,7 @@
 #include "strv.h"
 
 #define OWNER_FILE_MAX (1U << 20)
-#define DEFAULT_DATA_DIR "/var/lib/etcd"
+#define DEFAULT_DATA_DIR KUBEADM_ETCD_DATA_DIR
 /* k3s's own client of its etcd (pkg/etcd/etcd.go: const endpoint). */
 #define K3S_ENDPOINT "https://127.0.0.1:2379"
 
@@ -144,7 +144,7 @@ static int owned_embedded(int root_fd, Installer installer, EtcdScope *s) {
         const char *who = installer == INSTALLER_RKE2 ? "rke2" : "k3s";
         int r;
 
-        if (!dir || !(db = strprintf("%s/server/db/etcd", dir)))
+        if (!dir || !(db = installer_path(installer_info(installer), dir, installer_info(installer)->etcd[0])))
                 return -ENOMEM;
         if (!fileio_exists_beneath(root_fd, db))
                 return 0;

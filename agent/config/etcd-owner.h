@@ -10,10 +10,10 @@
 
 #include "agent/config/detect.h"
 
-#define ETCD_MANIFEST "/etc/kubernetes/manifests/etcd.yaml"
-#define ETCD_ENV "/etc/etcd.env"
-#define KUBEADM_CONFIG "/etc/kubernetes/kubeadm-config.yaml"
-#define KUBE_APISERVER_MANIFEST "/etc/kubernetes/manifests/kube-apiserver.yaml"
+/* The installers' files it reads (installers.h). */
+#define ETCD_MANIFEST KUBEADM_ETCD_MANIFEST
+#define ETCD_ENV SYSTEMD_ETCD_ENV
+#define KUBE_APISERVER_MANIFEST KUBEADM_APISERVER_MANIFEST
 
 typedef enum EtcdOwner {
         ETCD_OWNER_NONE,    /* no etcd in this node's files */

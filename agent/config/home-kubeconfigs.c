@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/config/installers.h"
 #include "agent/config/home-kubeconfigs.h"
 #include "agent/config/kubeconfig.h"
 #include "agent/os/fileio.h"
@@ -18,10 +19,10 @@
 /* Where this node's cluster is named: kubeadm's kubelet and admin kubeconfigs, k3s's and rke2's
  * admin kubeconfigs (write-kubeconfig default). */
 static const char *const cluster_sources[] = {
-        "/etc/kubernetes/kubelet.conf",
-        "/etc/kubernetes/admin.conf",
-        "/etc/rancher/k3s/k3s.yaml",
-        "/etc/rancher/rke2/rke2.yaml",
+        KUBEADM_KUBELET_CONF,
+        KUBEADM_ADMIN_CONF,
+        K3S_KUBECONFIG,
+        RKE2_KUBECONFIG,
 };
 
 typedef struct ClusterId {

@@ -2,10 +2,12 @@
 /* The kubelet's kubeconfig, read with libyaml: the current context's server and the node's credentials. */
 #pragma once
 
+#include "agent/config/installers.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
-#define KUBECONFIG_DEFAULT "/etc/kubernetes/kubelet.conf"
+#define KUBECONFIG_DEFAULT KUBEADM_KUBELET_CONF
 
 /* A PEM object given either as a file or inline (the "-data" form, base64). */
 typedef struct KubeconfigPem {

@@ -40,6 +40,7 @@ void phase_facts_done(Context *ctx) {
         ctx->facts.etcd_data_dir = mfree(ctx->facts.etcd_data_dir);
         ctx->facts.backup_unsaved = mfree(ctx->facts.backup_unsaved);
         ctx->facts.backup_kept = strv_free(ctx->facts.backup_kept);
+        ctx->facts.backup_uncopied = strv_free(ctx->facts.backup_uncopied);
         ctx->facts.etcd.why = mfree(ctx->facts.etcd.why);
         if (ctx->facts.etcd_scope)
                 etcd_scope_done(ctx->facts.etcd_scope);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/config/installers.h"
 #include "agent/phases/etcd/etcd-member.h"
 #include "agent/engine/libraries.h"
 #include "agent/engine/phase.h"
@@ -164,9 +165,8 @@ static int set_host_path(const Context *ctx, const char *node_path, char **ret) 
  * certificate (kubespray's member certificates are client ones too). */
 static int pick_tls(const Context *ctx, char **flags, const EtcdScope *s, NodeEtcd *l) {
         static const char *const kubeadm_pairs[][2] = {
-                { "/etc/kubernetes/pki/apiserver-etcd-client.crt", "/etc/kubernetes/pki/apiserver-etcd-client.key" },
-                { "/etc/kubernetes/pki/etcd/healthcheck-client.crt",
-                  "/etc/kubernetes/pki/etcd/healthcheck-client.key" },
+                { KUBEADM_ETCD_CLIENT_CRT, KUBEADM_ETCD_CLIENT_KEY },
+                { KUBEADM_ETCD_HEALTHCHECK_CRT, KUBEADM_ETCD_HEALTHCHECK_KEY },
         };
         cleanup_free char *k3s_ca = NULL, *k3s_cert = NULL, *k3s_key = NULL;
         const char *ca = flag(flags, "trusted-ca-file"), *cert = flag(flags, "cert-file"),
@@ -209,7 +209,7 @@ static int fill_member(const Context *ctx, const EtcdScope *s, NodeEtcd *l) {
         if (!name || !*name)
                 name = "default";
         l->name = strdup(name);
-        l->data_dir = strdup(flag(flags, "data-dir") ?: "/var/lib/etcd");
+        l->data_dir = strdup(flag(flags, "data-dir") ?: KUBEADM_ETCD_DATA_DIR);
         if (!l->name || !l->data_dir)
                 return -ENOMEM;
         /* k3s writes initial-advertise-peer-urls only while a member joins; its listen URL is the same. */

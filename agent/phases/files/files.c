@@ -300,8 +300,8 @@ static int unsaved_residue(const Context *ctx, const char *target, int r, char *
         if (r < 0 || backup_unsaved_kept_beneath(ctx, target, &kept) < 0 || !kept)
                 return r;
         STRV_FOREACH(k, kept)
-                if (append(msg, "%s%s",
-                           k == kept ? "; the backup could not be written, so kept (no other copy): " : ", ", *k) < 0)
+                if (append(msg, "%s%s%s%s", k == kept ? "; " : ", ", k == kept ? backup_unsaved_why(ctx) : "",
+                           k == kept ? ", so kept (no other copy): " : "", *k) < 0)
                         return -ENOMEM;
         return -EBUSY;
 }
