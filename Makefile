@@ -213,6 +213,7 @@ FUZZ_SRCS_manifest  := agent/config/manifest.c agent/config/manifest-directives.
                        netreset/conntrack.c
 FUZZ_SRCS_mountinfo := agent/os/mountinfo.c
 FUZZ_SRCS_kubeconfig := agent/config/kubeconfig.c agent/config/yaml-util.c agent/os/fileio.c
+FUZZ_SRCS_kubeconfig-prune := agent/config/kubeconfig-prune.c $(FUZZ_SRCS_kubeconfig)
 FUZZ_SRCS_grpc      := $(GRPC_SRCS)
 FUZZ_SRCS_cri       := cri/messages.c $(FUZZ_SRCS_grpc)
 FUZZ_SRCS_etcd      := etcd/messages.c $(FUZZ_SRCS_grpc)
@@ -236,7 +237,8 @@ $(O)/fuzz/lib/%.o: lib/%.c | $(DEPS_FIRST)
 $(FUZZ_COMMON_LIB): $(patsubst lib/%.c,$(O)/fuzz/lib/%.o,$(LIB_SRCS))
 $(O)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_SRCS_manifest) $(FUZZ_SRCS_mountinfo) $(FUZZ_SRCS_kubeconfig) \
 		$(FUZZ_SRCS_cri) $(FUZZ_SRCS_etcd) $(FUZZ_SRCS_textblock) $(FUZZ_SRCS_envfile) $(FUZZ_SRCS_cniconf) \
-		$(FUZZ_SRCS_etcdflags) $(FUZZ_SRCS_docker) $(FUZZ_SRCS_kubeapi) $(FUZZ_COMMON_LIB) | $(DEPS_FIRST)
+		$(FUZZ_SRCS_etcdflags) $(FUZZ_SRCS_docker) $(FUZZ_SRCS_kubeapi) $(FUZZ_SRCS_kubeconfig-prune) \
+		$(FUZZ_COMMON_LIB) | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*) $(FUZZ_COMMON_LIB) $(PKG_LIBS)
 
