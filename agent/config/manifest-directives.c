@@ -341,6 +341,19 @@ static int validate_remove_symlink_to(char **args, char **ret_reason) {
         return 0;
 }
 
+/* One kubeconfig, named exactly: the edit reaches one file, never a glob's worth. */
+static int validate_prune_kubeconfig(char **args, char **ret_reason) {
+        int r;
+
+        r = validate_target(args, ret_reason);
+        if (r < 0)
+                return r;
+        if (path_is_glob(args[0]))
+                return set_errmsg(ret_reason, -EINVAL, "needs the exact path of a kubeconfig, not a glob, got '%s'",
+                                  args[0]);
+        return 0;
+}
+
 static int validate_conntrack(char **args, char **ret_reason) {
         CtPrefix p;
 
@@ -380,6 +393,7 @@ const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
         [DIRECTIVE_REMOVE_SYMLINK_TO] = { "remove-symlink-to", 2, 2, validate_remove_symlink_to, .writes = true },
         [DIRECTIVE_CONNTRACK] = { "conntrack", 1, 1, validate_conntrack },
         [DIRECTIVE_DOCKER_ENDPOINT] = { "docker-endpoint", 1, 1, validate_cri_endpoint },
+        [DIRECTIVE_PRUNE_KUBECONFIG] = { "prune-kubeconfig", 1, 1, validate_prune_kubeconfig, .writes = true },
 };
 
 const char *directive_type_to_string(DirectiveType t) {

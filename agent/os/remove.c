@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "agent/base/path.h"
+#include "agent/os/remote-fs.h"
 #include "agent/os/remove.h"
 #include "alloc-util.h"
 #include "chase.h"
@@ -646,6 +647,13 @@ int remove_tree(int root_fd, const char *node_path, const RemoveOptions *o, Remo
                 free(w.path.p);
                 return -EINVAL;
         }
+        /* Beneath a network or FUSE mount that does not answer, the first open would never return. */
+        r = remote_fs_check(root_fd, w.path.p, NULL);
+        if (r < 0) {
+                (void) walk_fail_why(&w, r, "a network or FUSE file system on the way does not answer");
+                free(w.path.p);
+                return r;
+        }
         (void) remove_target(&w, root_fd);
         free(w.path.p);
         free(w.levels);
@@ -690,6 +698,7 @@ static bool component_is_glob(const char *c) {
 }
 
 typedef struct Expand {
+        int root_fd;
         PathBuf path;
         char **matches;
 } Expand;
@@ -705,6 +714,13 @@ static int expand_entry(Expand *e, int dfd, const char *name, char *const *comps
         r = path_push(&e->path, name, &saved);
         if (r < 0)
                 return r;
+        if (remote_fs_check(e->root_fd, e->path.p, NULL) < 0) {
+                /* A mount that does not answer is not looked into: named as a match when it is one, for
+                 * its row to say so; beneath it nothing is matched. */
+                r = comps[1] ? 0 : strv_extend(&e->matches, e->path.p);
+                path_pop(&e->path, saved);
+                return r;
+        }
         if (!comps[1]) {
                 r = RET_NERRNO(fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW));
                 if (r >= 0)
@@ -765,8 +781,8 @@ static int expand_literal(Expand *e, int root_fd) {
         const char *name = NULL;
         struct stat st;
 
-        if (streq(e->path.p, "/"))
-                return strv_extend(&e->matches, "/");
+        if (streq(e->path.p, "/") || remote_fs_check(root_fd, e->path.p, NULL) < 0)
+                return strv_extend(&e->matches, e->path.p);
         pfd = open_parent(root_fd, e->path.p, &symlink, &name);
         if (symlink)
                 return strv_extend(&e->matches, e->path.p);
@@ -811,7 +827,7 @@ static int expand_glob(Expand *e, int root_fd) {
 }
 
 int path_expand(int root_fd, const char *pattern, char ***ret) {
-        Expand e = {};
+        Expand e = { .root_fd = root_fd };
         size_t n = 0;
         int r;
 

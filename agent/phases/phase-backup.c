@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The backup phase: before anything is deleted, copy the node's PKI, kubeconfigs, kubelet's config
- * and client certificates, the static pod manifests and the etcd env files (k3s's and rke2's CAs,
- * token and configuration too), and an etcd snapshot
+/* The backup phase: before anything is deleted, copy the node's PKI, kubeconfigs (the users' ones the
+ * files phase edits too), kubelet's config and client certificates, the static pod manifests and the
+ * etcd env files (k3s's and rke2's CAs, token and configuration too), and an etcd snapshot
  * when this node's member answers, into BACKUP_DIR/<UTC timestamp>/ beneath --root. Directories
  * 0700, files 0600, every file created fresh (O_EXCL), every source opened with O_NOFOLLOW (a
  * symlink is saved as a symlink), never across a mount. No profile removes the backups: the files
@@ -26,6 +26,7 @@
 #include "agent/base/log.h"
 #include "agent/base/path.h"
 #include "agent/os/fileio.h"
+#include "agent/os/remote-fs.h"
 #include "agent/os/remove.h"
 #include "agent/config/rancher-datadir.h"
 #include "agent/engine/phase.h"
@@ -135,7 +136,8 @@ typedef struct BackupRun {
 static bool node_path_exists(const Context *ctx, const char *path) {
         struct stat st;
 
-        return fstatat(ctx->root_fd, path + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0;
+        return remote_fs_check(ctx->root_fd, path, NULL) >= 0 &&
+               fstatat(ctx->root_fd, path + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0;
 }
 
 static int extend_fixed(char ***l, const char *prefix, const char *const *rel, size_t n) {
@@ -170,6 +172,11 @@ static int backup_paths(const Context *ctx, bool irreplaceable, char ***ret) {
         }
         if (r < 0)
                 return r;
+        /* The users' kubeconfigs the files phase takes this cluster's entries out of (or removes). */
+        for (size_t i = 0; !irreplaceable && i < ctx->manifest->n_entries; i++)
+                if (ctx->manifest->entries[i].type == DIRECTIVE_PRUNE_KUBECONFIG &&
+                    strv_extend_unique(&l, ctx->manifest->entries[i].args[0]) < 0)
+                        return -ENOMEM;
         *ret = TAKE_PTR(l);
         return 0;
 }
@@ -309,6 +316,45 @@ static int save_source(const Context *ctx, int dst_fd, const char *path, BackupR
         if (dst_parent < 0 && !b->dry)
                 return dst_parent;
         return copy_entry(src_parent, name, dst_parent, NULL, 0, b);
+}
+
+typedef struct SaveJob {
+        const Context *ctx;
+        int dst_fd;
+        const char *path;
+        BackupRun *b;
+} SaveJob;
+
+/* remote_fs_each()'s work: the source saved, and the counts as they are then. */
+static int save_work(size_t i, void *userdata, FILE *out) {
+        const SaveJob *j = userdata;
+        int r = save_source(j->ctx, j->dst_fd, j->path, j->b);
+
+        fprintf(out, "%" PRIu64 " %" PRIu64 " %" PRIu64, j->b->files, j->b->bytes, j->b->written);
+        return r;
+}
+
+/* A source on a network or FUSE mount (a user's home) is saved where a mount that stops answering
+ * cannot hang the backup; one that does not answer is not saved, and the files phase does not touch
+ * it either (its row is unobserved). */
+static int save_bounded(const Context *ctx, int dst_fd, const char *path, BackupRun *b) {
+        RemoteFsItem item = { .path = path };
+        SaveJob j = { .ctx = ctx, .dst_fd = dst_fd, .path = path, .b = b };
+        int r;
+
+        if (!remote_fs_present(ctx->root_fd))
+                return save_source(ctx, dst_fd, path, b);
+        r = remote_fs_each(ctx->root_fd, &item, 1, save_work, &j);
+        if (r >= 0 && (item.result == -ETIME || item.result == -EHOSTDOWN || item.result == -EIO)) {
+                log_warning("%s is not saved: %s", path, strna(item.why));
+                r = 0;
+        } else if (r >= 0 && item.out &&
+                   sscanf(item.out, "%" SCNu64 " %" SCNu64 " %" SCNu64, &b->files, &b->bytes, &b->written) == 3)
+                r = item.result;
+        else if (r >= 0)
+                r = -ENOMEM;
+        remote_fs_items_done(&item, 1);
+        return r;
 }
 
 /* A name no earlier run used: the time, then ".1", ".2", ... for runs within the same second. */
@@ -591,7 +637,7 @@ static int backup_measure(const Context *ctx, const char *data_dir, uint64_t blo
 
         r = backup_paths(ctx, false, &sources);
         for (char **s = sources; r >= 0 && s && *s; s++)
-                r = save_source(ctx, -EBADF, *s, &b);
+                r = save_bounded(ctx, -EBADF, *s, &b);
         if (r < 0)
                 return r;
         if (db && fstatat(ctx->root_fd, db + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISREG(st.st_mode))
@@ -671,7 +717,7 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
         for (char **s = sources; r >= 0 && *s; s++) {
                 uint64_t before = b.files;
 
-                r = save_source(ctx, dst, *s, &b);
+                r = save_bounded(ctx, dst, *s, &b);
                 if (r >= 0 && b.files > before)
                         r = strv_extend(&b.saved, *s);
                 if (r < 0)
