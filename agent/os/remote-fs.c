@@ -289,8 +289,9 @@ static double seconds(uint64_t usec) {
         return (double) (usec / 100000) / 10.0;
 }
 
-/* Ask every mount not asked yet that want() picks, all at once, and wait for them together. */
-static int probe_mounts(bool (*want)(const RemoteMount *m, const char *path), const char *path) {
+/* Ask every mount not asked yet, all at once, and wait for them together: the run waits for them all
+ * no longer than for one, wherever it reads later. */
+static int probe_mounts(void) {
         size_t n = 0, idx[remote.n_mounts + 1];
         struct pollfd fds[remote.n_mounts + 1];
         pid_t pids[remote.n_mounts + 1];
@@ -301,7 +302,7 @@ static int probe_mounts(bool (*want)(const RemoteMount *m, const char *path), co
         for (size_t i = 0; i < remote.n_mounts; i++) {
                 RemoteMount *m = &remote.mounts[i];
 
-                if (m->answer != ANSWER_UNKNOWN || !want(m, path))
+                if (m->answer != ANSWER_UNKNOWN)
                         continue;
                 pids[n] = fork_probe(m->host_path, &fds[n].fd);
                 if (pids[n] < 0) {
@@ -345,17 +346,12 @@ static int probe_mounts(bool (*want)(const RemoteMount *m, const char *path), co
         return r;
 }
 
-/* The mounts a read of path steps on: those at or above it. */
-static bool on_the_way(const RemoteMount *m, const char *path) {
-        return at_or_beneath(path, m->node_path);
-}
-
 int remote_fs_check(int root_fd, const char *path, char **ret_why) {
         int r;
 
         if (!same_tree(root_fd))
                 return 0;
-        r = remote.in_child ? 0 : probe_mounts(on_the_way, path);
+        r = remote.in_child ? 0 : probe_mounts();
         if (r < 0)
                 return r;
         for (size_t i = 0; i < remote.n_dead; i++)

@@ -30,10 +30,10 @@ void remote_fs_forget(void);
 bool remote_fs_type(const char *fstype);
 
 /* Before reading at or beneath path (a node path of the tree at root_fd, as named: no symlink in it
- * is followed by the readers that call this) every such mount on the way is asked once per run, by
- * a statfs() in a child process given up at the wait: 0 when each answers (or there is none),
- * -EHOSTDOWN when one does not, or when path lies beneath a place whose work did not finish
- * (remote_fs_each()); *ret_why (optional) then names it. */
+ * is followed by the readers that call this): at the first check every such mount of the tree is
+ * asked, all at once, by a statfs() in a child process given up at the wait. 0 when path lies on none
+ * that did not answer (or there is none); -EHOSTDOWN when it does, or when it lies beneath a place
+ * whose work did not finish (remote_fs_each()); *ret_why (optional) then names it. */
 int remote_fs_check(int root_fd, const char *path, char **ret_why);
 
 /* Does the tree at root_fd have any such mount (so that remote_fs_each() runs its work in a child)? */

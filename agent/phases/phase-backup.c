@@ -453,7 +453,11 @@ static int save_member_db(Context *ctx, int dst_fd, const char *data_dir, Backup
 
         if (!path)
                 return -ENOMEM;
-        parent = chaseat(ctx->root_fd, path, CHASE_NO_SYMLINKS | CHASE_PARENT, O_RDONLY, &name, NULL);
+        parent = remote_fs_check(ctx->root_fd, path, &b->db_copy);
+        if (parent == -EHOSTDOWN)
+                return 0; /* not copied: b->db_copy says why */
+        parent = parent < 0 ? parent
+                            : chaseat(ctx->root_fd, path, CHASE_NO_SYMLINKS | CHASE_PARENT, O_RDONLY, &name, NULL);
         in = parent < 0 ? parent : openat(parent, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
         if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
                 return 0; /* nothing to copy */
@@ -640,7 +644,8 @@ static int backup_measure(const Context *ctx, const char *data_dir, uint64_t blo
                 r = save_bounded(ctx, -EBADF, *s, &b);
         if (r < 0)
                 return r;
-        if (db && fstatat(ctx->root_fd, db + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISREG(st.st_mode))
+        if (db && node_path_exists(ctx, db) && fstatat(ctx->root_fd, db + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0 &&
+            S_ISREG(st.st_mode))
                 b.written += ((uint64_t) st.st_size + block - 1) / block * block;
         *ret = b.written + 4 * block;
         return 0;

@@ -287,7 +287,9 @@ static int etcd_residue(const Context *ctx, const char *target, int r, char **ms
                 return r;
         /* Looked up as every path is, beneath the root and through no symlink: only "absent" means
          * nothing is kept; anything else there (a symlink the resolver refuses too) is reported. */
-        fd = chaseat(ctx->root_fd, keep, CHASE_NO_SYMLINKS, O_PATH, NULL, NULL);
+        fd = remote_fs_check(ctx->root_fd, keep, NULL);
+        if (fd >= 0)
+                fd = chaseat(ctx->root_fd, keep, CHASE_NO_SYMLINKS, O_PATH, NULL, NULL);
         if (fd == -ENOENT)
                 return r;
         r = append(msg, "%sthe etcd data directory %s: %s", *msg ? "; " : "", keep, reason);
