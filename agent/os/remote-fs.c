@@ -33,6 +33,7 @@
 
 typedef enum Answer {
         ANSWER_UNKNOWN,
+        ANSWER_ASKED, /* a probe is out */
         ANSWER_YES,
         ANSWER_NO,
 } Answer;
@@ -275,7 +276,10 @@ static pid_t fork_probe(const char *host_path, int *ret_fd) {
         if (pid == 0) {
                 struct statfs sf;
 
-                (void) close(p[0]);
+                /* Nothing of ours (the run's lock above all) stays open in a child that may outlive us
+                 * in a wait SIGKILL cannot end. */
+                (void) close_range(3, (unsigned) p[1] - 1, 0);
+                (void) close_range((unsigned) p[1] + 1, ~0U, 0);
                 /* An error (ENOTCONN of an aborted FUSE connection, ESTALE) is an answer too. */
                 (void) statfs(host_path, &sf);
                 _exit(0);
@@ -289,53 +293,66 @@ static double seconds(uint64_t usec) {
         return (double) (usec / 100000) / 10.0;
 }
 
-/* Ask every mount not asked yet, all at once, and wait for them together: the run waits for them all
- * no longer than for one, wherever it reads later. */
-static int probe_mounts(void) {
-        size_t n = 0, idx[remote.n_mounts + 1];
-        struct pollfd fds[remote.n_mounts + 1];
-        pid_t pids[remote.n_mounts + 1];
-        uint64_t start = now(CLOCK_MONOTONIC), until = wait_until(start);
-        size_t pending;
-        int r = 0;
+/* One window of probes: at most this many children at a time (a node may have hundreds of NFS
+ * volumes mounted; those that answer free their place at once). */
+#define PROBES_MAX 64U
 
-        for (size_t i = 0; i < remote.n_mounts; i++) {
+typedef struct Probes {
+        size_t n;
+        size_t mount[PROBES_MAX]; /* index in remote.mounts */
+        pid_t pid[PROBES_MAX];
+        struct pollfd pfd[PROBES_MAX];
+} Probes;
+
+/* Start a probe of each mount not asked yet, up to PROBES_MAX. */
+static void probes_start(Probes *p) {
+        p->n = 0;
+        for (size_t i = 0; i < remote.n_mounts && p->n < PROBES_MAX; i++) {
                 RemoteMount *m = &remote.mounts[i];
+                size_t j = p->n;
 
                 if (m->answer != ANSWER_UNKNOWN)
                         continue;
-                pids[n] = fork_probe(m->host_path, &fds[n].fd);
-                if (pids[n] < 0) {
-                        /* No child to ask with: read unbounded, as before this check existed. */
-                        m->answer = ANSWER_YES;
+                p->pid[j] = fork_probe(m->host_path, &p->pfd[j].fd);
+                /* No child to ask with: read unbounded, as before this check existed. */
+                m->answer = p->pid[j] < 0 ? ANSWER_YES : ANSWER_ASKED;
+                if (p->pid[j] < 0)
                         continue;
-                }
-                fds[n].events = POLLIN;
-                idx[n++] = i;
+                p->mount[j] = i;
+                p->pfd[j].events = POLLIN;
+                p->n++;
         }
-        for (pending = n; pending > 0;) {
-                int k = poll(fds, n, poll_ms(until));
+}
+
+/* Wait for the window's probes together until each answered or the wait is over; the others are
+ * killed and their mounts named. */
+static int probes_wait(Probes *p) {
+        uint64_t start = now(CLOCK_MONOTONIC), until = wait_until(start);
+        int r = 0;
+
+        for (size_t pending = p->n; pending > 0;) {
+                int k = poll(p->pfd, p->n, poll_ms(until));
 
                 if (k < 0 && errno == EINTR)
                         continue;
                 if (k <= 0)
                         break;
-                for (size_t j = 0; j < n; j++)
-                        if (fds[j].fd >= 0 && fds[j].revents != 0) {
-                                remote.mounts[idx[j]].answer = ANSWER_YES;
-                                (void) close(fds[j].fd);
-                                fds[j].fd = -1; /* poll() skips it */
-                                reap_child(pids[j]);
+                for (size_t j = 0; j < p->n; j++)
+                        if (p->pfd[j].fd >= 0 && p->pfd[j].revents != 0) {
+                                remote.mounts[p->mount[j]].answer = ANSWER_YES;
+                                (void) close(p->pfd[j].fd);
+                                p->pfd[j].fd = -1; /* poll() skips it */
+                                reap_child(p->pid[j]);
                                 pending--;
                         }
         }
-        for (size_t j = 0; j < n; j++) {
-                RemoteMount *m = &remote.mounts[idx[j]];
+        for (size_t j = 0; j < p->n; j++) {
+                RemoteMount *m = &remote.mounts[p->mount[j]];
 
-                if (fds[j].fd < 0)
+                if (p->pfd[j].fd < 0)
                         continue;
-                (void) close(fds[j].fd);
-                kill_child(pids[j]);
+                (void) close(p->pfd[j].fd);
+                kill_child(p->pid[j]);
                 m->answer = ANSWER_NO;
                 if (r >= 0)
                         r = unanswered_add(m->node_path,
@@ -343,6 +360,17 @@ static int probe_mounts(void) {
                                                      "%.1f s): nothing beneath it is read",
                                                      m->fstype, m->source, m->node_path, seconds(until - start)));
         }
+        return r;
+}
+
+/* Ask every mount not asked yet, a window at a time, the window's together: the run waits for all the
+ * mounts of the tree about as long as for one, wherever it reads later. */
+static int probe_mounts(void) {
+        Probes p;
+        int r = 0;
+
+        for (probes_start(&p); p.n > 0 && r >= 0; probes_start(&p))
+                r = probes_wait(&p);
         return r;
 }
 

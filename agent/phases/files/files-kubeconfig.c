@@ -177,7 +177,7 @@ static int job_work(size_t i, void *userdata, FILE *out) {
                 h.size = j->apply ? 0 : f.size;
                 r = look_file(j, &f, &h, &msg);
         }
-        if (r >= 0 && (fwrite(&h, sizeof h, 1, out) != 1 || fwrite(f.text, 1, h.size, out) != h.size ||
+        if (r >= 0 && (fwrite(&h, sizeof h, 1, out) != 1 || (h.size > 0 && fwrite(f.text, 1, h.size, out) != h.size) ||
                        fputs(strempty(msg), out) < 0))
                 r = -ENOMEM;
         rewrite_file_done(&f);
