@@ -32,6 +32,20 @@ static int validate_absolute(char **args, char **ret_reason) {
         return path_validate_absolute(args[0], ret_reason);
 }
 
+/* One path, named exactly: a line that reaches one file (what: "a file", "a manifest"), never a
+ * glob's worth. */
+static int validate_exact(char **args, const char *what, char **ret_reason) {
+        int r;
+
+        r = validate_target(args, ret_reason);
+        if (r < 0)
+                return r;
+        if (path_is_glob(args[0]))
+                return set_errmsg(ret_reason, -EINVAL, "needs the exact path of %s, not a glob, got '%s'", what,
+                                  args[0]);
+        return 0;
+}
+
 static bool str_in_list(const char *s, const char *const *list) {
         for (; *list; list++)
                 if (streq(s, *list))
@@ -290,11 +304,9 @@ static int validate_cri_endpoint(char **args, char **ret_reason) {
 static int validate_remove_block(char **args, char **ret_reason) {
         int r;
 
-        r = validate_target(args, ret_reason);
+        r = validate_exact(args, "a file", ret_reason);
         if (r < 0)
                 return r;
-        if (path_is_glob(args[0]))
-                return set_errmsg(ret_reason, -EINVAL, "needs the exact path of a file, not a glob, got '%s'", args[0]);
         for (unsigned i = 1; i <= 2; i++)
                 if (isempty(args[i]) || strpbrk(args[i], "\n\r"))
                         return set_errmsg(ret_reason, -EINVAL, "needs a non-empty %s marker line, got '%s'",
@@ -307,15 +319,7 @@ static int validate_remove_block(char **args, char **ret_reason) {
 
 /* The static pod manifest is read, never removed, by this line: a literal file path. */
 static int validate_kube_vip(char **args, char **ret_reason) {
-        int r;
-
-        r = validate_target(args, ret_reason);
-        if (r < 0)
-                return r;
-        if (path_is_glob(args[0]))
-                return set_errmsg(ret_reason, -EINVAL, "needs the exact path of a manifest, not a glob, got '%s'",
-                                  args[0]);
-        return 0;
+        return validate_exact(args, "a manifest", ret_reason);
 }
 
 /* A symlink to remove and the one file it must lead to: two literal paths. The link is checked like
@@ -323,12 +327,9 @@ static int validate_kube_vip(char **args, char **ret_reason) {
 static int validate_remove_symlink_to(char **args, char **ret_reason) {
         int r;
 
-        r = validate_target(args, ret_reason);
+        r = validate_exact(args, "a symlink", ret_reason);
         if (r < 0)
                 return r;
-        if (path_is_glob(args[0]))
-                return set_errmsg(ret_reason, -EINVAL, "needs the exact path of a symlink, not a glob, got '%s'",
-                                  args[0]);
         r = validate_absolute(args + 1, ret_reason);
         if (r < 0)
                 return r;
@@ -341,17 +342,8 @@ static int validate_remove_symlink_to(char **args, char **ret_reason) {
         return 0;
 }
 
-/* One kubeconfig, named exactly: the edit reaches one file, never a glob's worth. */
 static int validate_prune_kubeconfig(char **args, char **ret_reason) {
-        int r;
-
-        r = validate_target(args, ret_reason);
-        if (r < 0)
-                return r;
-        if (path_is_glob(args[0]))
-                return set_errmsg(ret_reason, -EINVAL, "needs the exact path of a kubeconfig, not a glob, got '%s'",
-                                  args[0]);
-        return 0;
+        return validate_exact(args, "a kubeconfig", ret_reason);
 }
 
 static int validate_conntrack(char **args, char **ret_reason) {

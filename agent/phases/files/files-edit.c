@@ -249,26 +249,16 @@ static int edit_observe(Context *ctx, Action *a, EditData *d) {
         return a->detail ? 0 : -ENOMEM;
 }
 
-/* The action already planned for this file, if another remove-block line named it. */
-static Action *edit_action_of(const Plan *plan, const char *path) {
-        for (size_t i = 0; i < plan->n_actions; i++)
-                if (plan->actions[i]->ops == &edit_ops && streq(plan->actions[i]->target, path))
-                        return plan->actions[i];
-        return NULL;
-}
-
 /* Another line for a file already planned: its block joins the action (the same markers once), its
  * line the reason, and the file is looked at again with every block. */
 static int edit_join(Context *ctx, Action *a, const ManifestEntry *e) {
         EditData *d = a->data;
         EditBlock *blocks;
-        char *reason;
+        int r;
 
-        reason = strprintf("%s; %s:%u", a->reason, e->file, e->line);
-        if (!reason)
-                return -ENOMEM;
-        free(a->reason);
-        a->reason = reason;
+        r = rewrite_action_join(a, e, &d->system_path);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < d->n_blocks; i++)
                 if (streq(d->blocks[i].begin, e->args[1]) && streq(d->blocks[i].end, e->args[2]))
                         return 0;
@@ -277,8 +267,6 @@ static int edit_join(Context *ctx, Action *a, const ManifestEntry *e) {
                 return -ENOMEM;
         d->blocks = blocks;
         d->blocks[d->n_blocks++] = (EditBlock) { e->args[1], e->args[2] };
-        /* Every line needs the opt-in: the action reaches the system path only if each does. */
-        d->system_path = d->system_path && e->system_path;
         if (a->skip_reason)
                 return 0;
         a->detail = mfree(a->detail);
@@ -291,7 +279,7 @@ int files_edit_plan(Context *ctx, Plan *plan, const ManifestEntry *e, const CniK
         EditData *d;
         Action *a;
 
-        a = edit_action_of(plan, e->args[0]);
+        a = rewrite_action_of(plan, &edit_ops, e->args[0]);
         if (a)
                 return edit_join(ctx, a, e);
         reason = manifest_entry_reason(e);

@@ -293,27 +293,6 @@ static int kubeconfig_observe(Context *ctx, Action *a, KubeconfigData *d) {
         return 0;
 }
 
-/* Another line for a file already planned: its line joins the reason. */
-static Action *kubeconfig_action_of(const Plan *plan, const char *path) {
-        for (size_t i = 0; i < plan->n_actions; i++)
-                if (plan->actions[i]->ops == &kubeconfig_ops && streq(plan->actions[i]->target, path))
-                        return plan->actions[i];
-        return NULL;
-}
-
-static int kubeconfig_join(Action *a, const ManifestEntry *e) {
-        KubeconfigData *d = a->data;
-        char *reason = strprintf("%s; %s:%u", a->reason, e->file, e->line);
-
-        if (!reason)
-                return -ENOMEM;
-        free(a->reason);
-        a->reason = reason;
-        /* Every line needs the opt-in: the action reaches the system path only if each does. */
-        d->system_path = d->system_path && e->system_path;
-        return 0;
-}
-
 int files_kubeconfig_plan(Context *ctx, Plan *plan, const ManifestEntry *e, const CniKeepSet *keep) {
         CLEANUP(protect_why_done) ProtectWhy why = {};
         cleanup_free char *reason = NULL;
@@ -321,9 +300,10 @@ int files_kubeconfig_plan(Context *ctx, Plan *plan, const ManifestEntry *e, cons
         Action *a;
         int r;
 
-        a = kubeconfig_action_of(plan, e->args[0]);
+        /* Another line for a file already planned: its line joins the reason. */
+        a = rewrite_action_of(plan, &kubeconfig_ops, e->args[0]);
         if (a)
-                return kubeconfig_join(a, e);
+                return rewrite_action_join(a, e, &((KubeconfigData *) a->data)->system_path);
         reason = manifest_entry_reason(e);
         d = calloc(1, sizeof *d);
         if (!d || !reason || !(d->path = strdup(e->args[0]))) {

@@ -189,3 +189,22 @@ int rewrite_file_unlink(const RewriteFile *f, const char *path, char **ret_msg) 
                 return set_errmsg(ret_msg, r, "cannot remove it: %s", strerror(-r));
         return RET_NERRNO(fsync(f->dir_fd));
 }
+
+Action *rewrite_action_of(const Plan *plan, const ActionOps *ops, const char *path) {
+        for (size_t i = 0; i < plan->n_actions; i++)
+                if (plan->actions[i]->ops == ops && streq(plan->actions[i]->target, path))
+                        return plan->actions[i];
+        return NULL;
+}
+
+int rewrite_action_join(Action *a, const ManifestEntry *e, bool *system_path) {
+        char *reason = strprintf("%s; %s:%u", a->reason, e->file, e->line);
+
+        if (!reason)
+                return -ENOMEM;
+        free(a->reason);
+        a->reason = reason;
+        /* Every line needs the opt-in: the action reaches the system path only if each does. */
+        *system_path = *system_path && e->system_path;
+        return 0;
+}

@@ -7,6 +7,9 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
+#include "agent/config/manifest.h"
+#include "agent/engine/plan.h"
+
 typedef struct RewriteFile {
         int dir_fd;     /* its directory, opened beneath the root through no symlink */
         int fd;         /* the file, read-only */
@@ -33,3 +36,9 @@ int rewrite_file_replace(const RewriteFile *f, const char *path, const void *dat
 
 /* Unlink it, only while its name holds the inode read, unchanged. */
 int rewrite_file_unlink(const RewriteFile *f, const char *path, char **ret_msg);
+
+/* One action per file, however many lines name it: the one of kind ops already planned for path. */
+Action *rewrite_action_of(const Plan *plan, const ActionOps *ops, const char *path);
+/* Another line for it: its place joins the action's reason, and its opt-in for a system path counts
+ * only if every line has one (*system_path). -ENOMEM. */
+int rewrite_action_join(Action *a, const ManifestEntry *e, bool *system_path);
