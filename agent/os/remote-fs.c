@@ -559,8 +559,6 @@ static int run_round(Round *w, size_t first, remote_fs_work_t fn, void *userdata
                 if (k < 0 && errno == EINTR)
                         continue;
                 if (k == 0) {
-                        kill_child(pid);
-                        pid = 0;
                         r = give_up(w, current, -ETIME, now(CLOCK_MONOTONIC) - start);
                         break;
                 }
@@ -575,7 +573,10 @@ static int run_round(Round *w, size_t first, remote_fs_work_t fn, void *userdata
                         start = now(CLOCK_MONOTONIC); /* each item has its own wait */
         }
         (void) close(p[0]);
-        if (pid > 0)
+        /* Given up, or we could not go on reading it: it must not go on either. */
+        if (current < w->n)
+                kill_child(pid);
+        else
                 reap_child(pid);
         w->buf = mfree(w->buf);
         w->size = 0;
@@ -627,7 +628,7 @@ int remote_fs_each(int root_fd, RemoteFsItem *items, size_t n, remote_fs_work_t 
                 r = run_children(root_fd, &w, fn, userdata);
         if (r < 0 && r != -ENOMEM)
                 r = 0; /* no pipe or no child: the rest is done here, unbounded, as before */
-        /* Here: no such mount, or no child could be made (then unbounded, as before). */
+        /* Here: the tree has no such mount, or no child could be made. */
         for (size_t i = 0; r >= 0 && i < n; i++)
                 if (todo[i])
                         r = run_one(i, fn, userdata, &items[i].out, &items[i].size, &items[i].result);

@@ -118,7 +118,7 @@ static int edit(const Job *j, const RewriteFile *f, const KubeconfigPrune *p, ch
                 return r < 0 ? r : 1;
         /* What is under the name now is what was written. */
         r = rewrite_file_open(j->root_fd, j->d->path, KUBECONFIG_SIZE_MAX, true, &back, ret_msg);
-        if (r > 0 && (back.size != p->size || memcmp(back.text, p->text, p->size) != 0))
+        if (r == 0 || (r > 0 && (back.size != p->size || memcmp(back.text, p->text, p->size) != 0)))
                 r = set_errmsg(ret_msg, -EIO, "it does not read back as written");
         rewrite_file_done(&back);
         return r < 0 ? r : 1;
