@@ -201,6 +201,15 @@ static bool at_or_beneath(const char *path, const char *dir) {
         return strncmp(path, dir, strlen(dir)) == 0 && (path[strlen(dir)] == '/' || path[strlen(dir)] == '\0');
 }
 
+bool remote_fs_on(int root_fd, const char *path) {
+        if (!remote_fs_present(root_fd))
+                return false;
+        for (size_t i = 0; i < remote.n_mounts; i++)
+                if (at_or_beneath(path, remote.mounts[i].node_path))
+                        return true;
+        return false;
+}
+
 /* When a wait started now must end: the wait, never past the deadline (but never nothing either). */
 static uint64_t wait_until(uint64_t start) {
         uint64_t until = start + REMOTE_FS_WAIT_USEC;

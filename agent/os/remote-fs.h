@@ -38,6 +38,8 @@ int remote_fs_check(int root_fd, const char *path, char **ret_why);
 
 /* Does the tree at root_fd have any such mount (so that remote_fs_each() runs its work in a child)? */
 bool remote_fs_present(int root_fd);
+/* Does node path "path" (as named) lie on one, at or beneath its mount point? */
+bool remote_fs_on(int root_fd, const char *path);
 
 /* One piece of work beneath one path. */
 typedef struct RemoteFsItem {

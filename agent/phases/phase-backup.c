@@ -336,13 +336,14 @@ static int save_work(size_t i, void *userdata, FILE *out) {
 
 /* A source on a network or FUSE mount (a user's home) is saved where a mount that stops answering
  * cannot hang the backup; one that does not answer is not saved, and the files phase does not touch
- * it either (its row is unobserved). */
+ * it either (its row is unobserved). The copy follows no symlink and crosses no mount: the mounts
+ * its path names are all it can step on. */
 static int save_bounded(const Context *ctx, int dst_fd, const char *path, BackupRun *b) {
         RemoteFsItem item = { .path = path };
         SaveJob j = { .ctx = ctx, .dst_fd = dst_fd, .path = path, .b = b };
         int r;
 
-        if (!remote_fs_present(ctx->root_fd))
+        if (!remote_fs_on(ctx->root_fd, path))
                 return save_source(ctx, dst_fd, path, b);
         r = remote_fs_each(ctx->root_fd, &item, 1, save_work, &j);
         if (r >= 0 && (item.result == -ETIME || item.result == -EHOSTDOWN || item.result == -EIO)) {

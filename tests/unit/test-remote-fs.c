@@ -85,9 +85,14 @@ static void test_which_mounts(void **state) {
         assert_false(remote_fs_present(root_fd));
         setup_with((const char *const[]) { "tmpfs", "/home", "nfs4", "/home", NULL }, 0);
         assert_true(remote_fs_present(root_fd));
+        assert_true(remote_fs_on(root_fd, "/home"));
+        assert_true(remote_fs_on(root_fd, "/home/alice/.kube"));
+        assert_false(remote_fs_on(root_fd, "/homes"));
+        assert_false(remote_fs_on(root_fd, "/etc/kubernetes"));
         /* The tree itself on such a mount. */
         setup_with((const char *const[]) { "fuse.sshfs", "", NULL }, 0);
         assert_true(remote_fs_present(root_fd));
+        assert_true(remote_fs_on(root_fd, "/etc/kubernetes"));
         /* Another root fd than the tree's: never checked. */
         assert_false(remote_fs_present(STDIN_FILENO));
         remote_fs_forget();
