@@ -212,9 +212,10 @@ static int detected_text(char **ret) {
                         "# Docker is kubelet's runtime (%s): its Kubernetes containers go through its Engine API\n"
                         "docker-endpoint unix:///run/docker.sock\n",
                         strna(d->runtime_endpoint));
+        /* Only this cluster's entries go; the file itself when nothing else is in it (kubeconfig-prune.h). */
         STRV_FOREACH(k, d ? d->home_kubeconfigs : NULL)
-                if (detected_comment(f, "a kubeconfig of this cluster", *k))
-                        fprintf(f, "remove %s\n", *k);
+                if (detected_comment(f, "a kubeconfig that holds this cluster's entries", *k))
+                        fprintf(f, "prune-kubeconfig %s\n", *k);
         if (fclose(f) != 0) {
                 free(buf);
                 return -ENOMEM;

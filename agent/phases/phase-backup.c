@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The backup phase: before anything is deleted, copy the node's PKI, kubeconfigs, kubelet's config
- * and client certificates, the static pod manifests and the etcd env files (k3s's and rke2's CAs,
- * token and configuration too), and an etcd snapshot
+/* The backup phase: before anything is deleted, copy the node's PKI, kubeconfigs (the users' ones the
+ * files phase edits too), kubelet's config and client certificates, the static pod manifests and the
+ * etcd env files (k3s's and rke2's CAs, token and configuration too), and an etcd snapshot
  * when this node's member answers, into BACKUP_DIR/<UTC timestamp>/ beneath --root. Directories
  * 0700, files 0600, every file created fresh (O_EXCL), every source opened with O_NOFOLLOW (a
  * symlink is saved as a symlink), never across a mount. No profile removes the backups: the files
@@ -26,6 +26,7 @@
 #include "agent/base/log.h"
 #include "agent/base/path.h"
 #include "agent/os/fileio.h"
+#include "agent/os/remote-fs.h"
 #include "agent/os/remove.h"
 #include "agent/config/envfile.h"
 #include "agent/config/etcd-flags.h"
@@ -81,7 +82,8 @@ typedef struct BackupRun {
 static bool node_path_exists(const Context *ctx, const char *path) {
         struct stat st;
 
-        return fstatat(ctx->root_fd, path + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0;
+        return remote_fs_check(ctx->root_fd, path, NULL) >= 0 &&
+               fstatat(ctx->root_fd, path + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0;
 }
 
 static int add_path(char ***l, const InstallerInfo *info, const char *data_dir, const char *path) {
@@ -167,6 +169,11 @@ static int backup_paths(const Context *ctx, BackupList which, char ***l) {
         if (which != BACKUP_DATASTORES && (enc = apiserver_encryption_config(ctx)) &&
             strv_consume_unique(l, TAKE_PTR(enc)) < 0)
                 return -ENOMEM;
+        /* The users' kubeconfigs the files phase takes this cluster's entries out of (or removes). */
+        for (size_t i = 0; which == BACKUP_SOURCES && i < ctx->manifest->n_entries; i++)
+                if (ctx->manifest->entries[i].type == DIRECTIVE_PRUNE_KUBECONFIG &&
+                    strv_extend_unique(l, ctx->manifest->entries[i].args[0]) < 0)
+                        return -ENOMEM;
         return 0;
 }
 
@@ -307,6 +314,46 @@ static int save_source(const Context *ctx, int dst_fd, const char *path, BackupR
         return copy_entry(src_parent, name, dst_parent, NULL, 0, b);
 }
 
+typedef struct SaveJob {
+        const Context *ctx;
+        int dst_fd;
+        const char *path;
+        BackupRun *b;
+} SaveJob;
+
+/* remote_fs_each()'s work: the source saved, and the counts as they are then. */
+static int save_work(size_t i, void *userdata, FILE *out) {
+        const SaveJob *j = userdata;
+        int r = save_source(j->ctx, j->dst_fd, j->path, j->b);
+
+        fprintf(out, "%" PRIu64 " %" PRIu64 " %" PRIu64, j->b->files, j->b->bytes, j->b->written);
+        return r;
+}
+
+/* A source on a network or FUSE mount (a user's home) is saved where a mount that stops answering
+ * cannot hang the backup; one that does not answer is not saved, and the files phase does not touch
+ * it either (its row is unobserved). The copy follows no symlink and crosses no mount: the mounts
+ * its path names are all it can step on. */
+static int save_bounded(const Context *ctx, int dst_fd, const char *path, BackupRun *b) {
+        RemoteFsItem item = { .path = path };
+        SaveJob j = { .ctx = ctx, .dst_fd = dst_fd, .path = path, .b = b };
+        int r;
+
+        if (!remote_fs_on(ctx->root_fd, path))
+                return save_source(ctx, dst_fd, path, b);
+        r = remote_fs_each(ctx->root_fd, &item, 1, save_work, &j);
+        if (r >= 0 && (item.result == -ETIME || item.result == -EHOSTDOWN || item.result == -EIO)) {
+                log_warning("%s is not saved: %s", path, strna(item.why));
+                r = 0;
+        } else if (r >= 0 && item.out &&
+                   sscanf(item.out, "%" SCNu64 " %" SCNu64 " %" SCNu64, &b->files, &b->bytes, &b->written) == 3)
+                r = item.result;
+        else if (r >= 0)
+                r = -ENOMEM;
+        remote_fs_items_done(&item, 1);
+        return r;
+}
+
 /* A name no earlier run used: the time, then ".1", ".2", ... for runs within the same second. */
 static int make_run_dir(int parent_fd, char **ret_name) {
         char stamp[32];
@@ -403,7 +450,11 @@ static int save_member_db(Context *ctx, int dst_fd, const char *data_dir, Backup
 
         if (!path)
                 return -ENOMEM;
-        parent = chaseat(ctx->root_fd, path, CHASE_NO_SYMLINKS | CHASE_PARENT, O_RDONLY, &name, NULL);
+        parent = remote_fs_check(ctx->root_fd, path, &b->db_copy);
+        if (parent == -EHOSTDOWN)
+                return 0; /* not copied: b->db_copy says why */
+        parent = parent < 0 ? parent
+                            : chaseat(ctx->root_fd, path, CHASE_NO_SYMLINKS | CHASE_PARENT, O_RDONLY, &name, NULL);
         in = parent < 0 ? parent : openat(parent, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
         if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
                 return 0; /* nothing to copy */
@@ -639,12 +690,13 @@ static int backup_measure(const Context *ctx, const char *data_dir, uint64_t blo
 
         r = backup_paths(ctx, BACKUP_SOURCES, &sources);
         for (char **s = sources; r >= 0 && s && *s; s++)
-                r = save_source(ctx, -EBADF, *s, &b);
+                r = save_bounded(ctx, -EBADF, *s, &b);
         if (r >= 0)
                 r = save_datastores(ctx, -EBADF, &b);
         if (r < 0)
                 return r;
-        if (db && fstatat(ctx->root_fd, db + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISREG(st.st_mode))
+        if (db && node_path_exists(ctx, db) && fstatat(ctx->root_fd, db + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0 &&
+            S_ISREG(st.st_mode))
                 b.written += ((uint64_t) st.st_size + block - 1) / block * block;
         *ret = b.written + 4 * block;
         return 0;
@@ -733,7 +785,7 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
         for (char **s = sources; r >= 0 && *s; s++) {
                 uint64_t before = b.files;
 
-                r = save_source(ctx, dst, *s, &b);
+                r = save_bounded(ctx, dst, *s, &b);
                 if (r >= 0 && b.files > before)
                         r = strv_extend(&b.saved, *s);
                 if (r < 0)

@@ -22,6 +22,7 @@
 #include "agent/config/installers.h"
 #include "agent/config/manifest.h"
 #include "agent/config/etcd-owner.h"
+#include "agent/os/remote-fs.h"
 #include "agent/engine/phase.h"
 #include "agent/os/fileio.h"
 #include "agent/os/services.h"
@@ -157,11 +158,15 @@ static int check_ports(Context *ctx, Rejoin *r, char **ret_msg) {
 
 /* Entries of a directory beneath the root: 0 absent or empty, else how many; the first name in *ret_first. */
 static int dir_entries(int root_fd, const char *path, char **ret_first) {
-        cleanup_close int fd = chaseat(root_fd, path, 0, O_RDONLY | O_DIRECTORY, NULL, NULL);
+        cleanup_close int fd = -EBADF;
         struct dirent *de;
         DIR *d;
         int n = 0;
 
+        n = remote_fs_check(root_fd, path, NULL); /* -EHOSTDOWN: on a mount that does not answer */
+        if (n < 0)
+                return n;
+        fd = chaseat(root_fd, path, 0, O_RDONLY | O_DIRECTORY, NULL, NULL);
         if (fd < 0)
                 return fd == -ENOENT ? 0 : fd;
         d = fdopendir(TAKE_FD(fd));
@@ -237,6 +242,9 @@ static int check_etcd(Context *ctx, Rejoin *r, char **ret_msg) {
                 if (!dirs[i])
                         continue;
                 n = dir_entries(ctx->root_fd, dirs[i], &first);
+                if (n == -EHOSTDOWN)
+                        return set_errmsg(ret_msg, REJOIN_UNKNOWN,
+                                          "%s lies on a network or FUSE file system that does not answer", dirs[i]);
                 if (n != 0)
                         return set_errmsg(ret_msg, REJOIN_FAILED, "%s %s%s%s", dirs[i],
                                           n < 0 ? "unreadable: " : "holds ", n < 0 ? strerror(-n) : strna(first),

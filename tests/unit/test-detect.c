@@ -887,7 +887,9 @@ static void test_profile_detected(void **state) {
         assert_true(test_manifest_has_line(m, DIRECTIVE_UNMOUNT, "/data/kubelet/*"));
         assert_true(test_manifest_has_line(m, DIRECTIVE_EMPTY, "/data/kubelet"));
         assert_true(test_manifest_has_line(m, DIRECTIVE_EMPTY, "/srv/etcd"));
-        assert_true(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/root/.kube/config"));
+        /* Only this cluster's entries go from a user's kubeconfig, never the file on a guess. */
+        assert_true(test_manifest_has_line(m, DIRECTIVE_PRUNE_KUBECONFIG, "/root/.kube/config"));
+        assert_false(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/root/.kube/config"));
         manifest_free(m);
 
         /* A link to a system path, or a name needing quotes, is never turned into a line. */
