@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent/config/detect.h"
 #include "agent/config/manifest.h"
 #include "agent/os/mountinfo.h"
 #include "agent/os/proc.h"
@@ -62,6 +63,9 @@ typedef struct Context {
          * its conf dir that libcni loads, and none on containerd when the first file does not load);
          * NULL when none. The one CNI file whose ranges are the pods'. */
         const char *cni_config;
+        /* The installer detection found (detect.h); INSTALLER_NONE when none or more than one: who owns
+         * the etcd is read in its light (etcd-owner.h). */
+        Installer installer;
         MountTable *mounts;   /* read once when the plan is built, refreshed by phases that change it */
         usec_t deadline_usec; /* CLOCK_MONOTONIC; 0 = none */
         bool lazy_unmount;    /* allow MNT_DETACH when a plain unmount says EBUSY */

@@ -63,6 +63,7 @@ int setup_node(Setup *s, const ProgramOptions *o) {
         s->ctx.root = s->root;
         s->ctx.manifest = s->config.manifest;
         s->ctx.cni_config = s->config.detection.cni_loaded;
+        s->ctx.installer = s->config.detection.installer;
         s->ctx.lazy_unmount = o->lazy_unmount;
         phase_node_object_identity(o->kubeconfig, o->node_name);
         phase_drain_identity(o->kubeconfig, o->node_name);

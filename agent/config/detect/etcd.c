@@ -49,7 +49,7 @@ int detect_etcd(int root_fd, Detection *d) {
         int r;
 
         /* "external" is the one decision every phase follows (etcd-owner.h). */
-        r = etcd_scope_decide(root_fd, &scope);
+        r = etcd_scope_decide(root_fd, d->installer, &scope);
         if (r < 0)
                 return r;
 
