@@ -53,14 +53,15 @@ int detect_etcd(int root_fd, Detection *d) {
         if (r < 0)
                 return r;
 
-        if (pod &&
-            (r = etcd_mark(d, "/etc/kubernetes/manifests/etcd.yaml", "static-pod", "kubeadm's etcd static pod")) >= 0)
+        /* An out-of-scope etcd's static pod or etcd.env is its, never a local one's: one answer. */
+        if (scope.owner == ETCD_OWNER_FOREIGN)
+                r = etcd_mark(d, scope.source, "external", scope.why);
+        else if (pod && (r = etcd_mark(d, "/etc/kubernetes/manifests/etcd.yaml", "static-pod",
+                                       "kubeadm's etcd static pod")) >= 0)
                 r = etcd_data_dir(d, "/etc/kubernetes/manifests/etcd.yaml", pod, true);
-        if (r >= 0 && env &&
+        if (r >= 0 && env && scope.owner != ETCD_OWNER_FOREIGN &&
             (r = etcd_mark(d, "/etc/etcd.env", "systemd", "etcd run by systemd (kubespray, kubekey)")) >= 0)
                 r = etcd_data_dir(d, "/etc/etcd.env", env, false);
-        if (r >= 0 && scope.owner == ETCD_OWNER_FOREIGN)
-                r = etcd_mark(d, scope.source, "external", scope.why);
         if (r >= 0 && node_exists(root_fd, "/var/lib/rancher/k3s/server/db/etcd"))
                 r = etcd_mark(d, "/var/lib/rancher/k3s/server/db/etcd", "embedded", "k3s's embedded etcd");
         if (r >= 0 && node_exists(root_fd, "/var/lib/rancher/rke2/server/db/etcd"))
