@@ -431,11 +431,10 @@ static void refuse_rest(Plan *plan, const char *why) {
                         (void) action_set_skip_code(a, "refused", "not run: its etcd member stays (%s)", why);
 }
 
-/* A node not proven gone keeps everything, its member first. */
+/* A node not proven gone keeps everything, its member first: this reason before any other. */
 static void refuse_all(Plan *plan, const char *why) {
         PLAN_FOREACH(a, plan)
-                if (!a->skip_reason)
-                        (void) action_set_skip_code(a, "refused", "%s", why);
+                (void) action_set_skip_code(a, "refused", "%s", why);
 }
 
 static int forget_plan(Forget *f, Plan *plan, bool verifying) {
@@ -460,8 +459,7 @@ static int forget_plan(Forget *f, Plan *plan, bool verifying) {
         if (r >= 0 && !verifying && (r = gate(f, &o, &why)) > 0) {
                 f->refused = true;
                 refuse_all(plan, why);
-        }
-        if (r >= 0 && f->refused && plan->n_actions > 0)
+        } else if (r >= 0 && f->refused && plan->n_actions > 0)
                 refuse_rest(plan, plan->actions[0]->skip_reason);
 finish:
         kubeadm_endpoint_done(&e);
