@@ -599,6 +599,11 @@ int verb_forget(const ForgetOptions *o, int argc, char *argv[]) {
                         argc == 2 ? ": not a valid one" : "");
                 return EXIT_USAGE;
         }
+        if (o->node_name && !node_name_is_valid(o->node_name)) {
+                fprintf(stderr, "node-reset: invalid --node-name '%s': not a node name\nTry 'node-reset --help'.\n",
+                        o->node_name);
+                return EXIT_USAGE;
+        }
         r = forget_setup(&f, o, argv[1]);
         if (r == 0 && !(plan = plan_new())) {
                 (void) log_oom();
