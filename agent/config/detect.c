@@ -39,6 +39,15 @@ int detect_node(int root_fd, bool live, Detection *ret) {
         return 0;
 }
 
+int detect_node_installer(int root_fd, Installer *ret) {
+        Detection d = {};
+        int r = detect_installer(root_fd, &d);
+
+        *ret = d.installer;
+        detection_done(&d);
+        return r;
+}
+
 void detection_done(Detection *d) {
         d->installer_evidence = strv_free(d->installer_evidence);
         d->installer_candidates = strv_free(d->installer_candidates);

@@ -50,6 +50,8 @@ typedef struct Detection {
  * evidence too. -ENOMEM only. */
 int detect_node(int root_fd, bool live, Detection *ret);
 void detection_done(Detection *d);
+/* The installer alone, as detect_node() finds it (INSTALLER_NONE when none or more than one); -ENOMEM. */
+int detect_node_installer(int root_fd, Installer *ret);
 
 /* The node paths where kubelet projects kube-proxy's ConfigMap (config.conf) into each pod's volume
  * beneath root_fd: kubeadm's and kubespray's kube-proxy configuration on the node's disk. Whether a

@@ -65,8 +65,9 @@ typedef struct Context {
          * its conf dir that libcni loads, and none on containerd when the first file does not load);
          * NULL when none. The one CNI file whose ranges are the pods'. */
         const char *cni_config;
-        /* The installer detection found (NONE: none, or several): the rejoin verdict does not count
-         * what its own uninstall removes as the run's doing (installers.h). */
+        /* The installer detection found (installers.h); INSTALLER_NONE when none or more than one: who
+         * owns the etcd is read in its light (etcd-owner.h), and the rejoin verdict does not count what
+         * its own uninstall removes as the run's doing. */
         Installer installer;
         MountTable *mounts;   /* read once when the plan is built, refreshed by phases that change it */
         usec_t deadline_usec; /* CLOCK_MONOTONIC; 0 = none */

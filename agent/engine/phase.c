@@ -56,7 +56,7 @@ int phase_etcd_scope(Context *ctx, const EtcdScope **ret) {
                 s = calloc(1, sizeof *s);
                 if (!s)
                         return -ENOMEM;
-                r = etcd_scope_decide(ctx->root_fd, s);
+                r = etcd_scope_decide(ctx->root_fd, ctx->installer, s);
                 if (r < 0) {
                         free(s);
                         return r;

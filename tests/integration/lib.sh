@@ -60,8 +60,32 @@ kill_at_exit() {
 # elapsed_ms T0: the milliseconds since T0 (a "date +%s%N"), for the log lines of timed steps.
 elapsed_ms() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
-# etcd members on loopback: member N listens on 127.0.0.1N, clients on 2379, peers on 2380.
-ip_of() { echo "127.0.0.1$1"; }
+# etcd members: member N listens on ${MEMBER_NET}N (127.0.0.1N by default), clients on 2379, peers on 2380.
+MEMBER_NET=127.0.0.1
+ip_of() { echo "$MEMBER_NET$1"; }
+# Other machines, for the tests whose tree (--root) is not the running machine: node-reset never takes
+# a URL that leads to the running machine (loopback, its own addresses) as the tree's member, so the
+# tree's members run in a second network namespace, nr-lan, reached over a veth pair. lan_up (inside
+# in_private_ns) makes it: this namespace is 10.88.0.1 and 10.88.0.10 (ip_of 0: "the running
+# machine"), the lan holds 10.88.0.11-29 (ip_of 1-9, and 21-29); it sets MEMBER_NET=10.88.0.1.
+# "$LAN CMD... &" runs CMD there, $! its PID (nsenter execs it). A connection between two lan
+# addresses comes from the one it goes to, one from here from 10.88.0.1, as on loopback every one came
+# from 127.0.0.1: etcd checks a peer's certificate against the address it comes from, so a member's
+# certificate names them all ($LAN_SANS, as it named 127.0.0.1).
+LAN="nsenter --net=/run/netns/nr-lan"
+LAN_SANS=
+lan_up() {
+        local i
+        ip netns add nr-lan && ip link add nr-lan0 type veth peer name eth0 netns nr-lan &&
+                ip addr add 10.88.0.1/24 dev nr-lan0 && ip addr add 10.88.0.10/24 dev nr-lan0 &&
+                ip link set nr-lan0 up && ip -n nr-lan link set lo up && ip -n nr-lan link set eth0 up || return 1
+        LAN_SANS=IP:10.88.0.1,IP:10.88.0.10
+        for i in $(seq 11 29); do
+                ip -n nr-lan addr add "10.88.0.$i/24" dev eth0 || return 1
+                LAN_SANS="$LAN_SANS,IP:10.88.0.$i"
+        done
+        MEMBER_NET=10.88.0.1
+}
 # cluster_of PREFIX N...: the --initial-cluster of members named PREFIXN
 cluster_of() { local p=$1 s="" i; shift; for i in "$@"; do s="$s${s:+,}$p$i=https://$(ip_of "$i"):2380"; done; echo "$s"; }
 
@@ -98,8 +122,8 @@ cert() {
 # deps: ETCDServerCA, ETCDPeerCA, ServerETCDCert, PeerServerClientETCDCert, ClientETCDCert)
 k3s_tls_dir() {
         mkdir -p "$1" && cp "$CA/ca.crt" "$1/server-ca.crt" && cp "$CA/ca.crt" "$1/peer-ca.crt" &&
-        cert "$1" server-client etcd "IP:$2,IP:127.0.0.1" serverAuth,clientAuth &&
-        cert "$1" peer-server-client etcd-peer "IP:$2,IP:127.0.0.1" serverAuth,clientAuth &&
+        cert "$1" server-client etcd "IP:$2,IP:127.0.0.1${LAN_SANS:+,$LAN_SANS}" serverAuth,clientAuth &&
+        cert "$1" peer-server-client etcd-peer "IP:$2,IP:127.0.0.1${LAN_SANS:+,$LAN_SANS}" serverAuth,clientAuth &&
         cert "$1" client etcd-client "DNS:client" clientAuth
 }
 # k3s_etcd_config FILE SERVER-DIR IP NAME INITIAL: the etcd configuration k3s writes for its embedded

@@ -58,19 +58,20 @@ int detect_etcd(int root_fd, Detection *d) {
         int r;
 
         /* "external" is the one decision every phase follows (etcd-owner.h). */
-        r = etcd_scope_decide(root_fd, &scope);
+        r = etcd_scope_decide(root_fd, d->installer, &scope);
         if (r < 0)
                 return r;
 
-        if (pod && (r = etcd_mark(d, KUBEADM_ETCD_MANIFEST, installer_info(INSTALLER_KUBEADM)->etcd_kind,
-                                  installer_info(INSTALLER_KUBEADM)->etcd_what)) >= 0)
+        /* An out-of-scope etcd's static pod or etcd.env is its, never a local one's: one answer. */
+        if (scope.owner == ETCD_OWNER_FOREIGN)
+                r = etcd_mark(d, scope.source, "external", scope.why);
+        else if (pod && (r = etcd_mark(d, KUBEADM_ETCD_MANIFEST, installer_info(INSTALLER_KUBEADM)->etcd_kind,
+                                       installer_info(INSTALLER_KUBEADM)->etcd_what)) >= 0)
                 r = etcd_data_dir(d, KUBEADM_ETCD_MANIFEST, pod, true);
-        if (r >= 0 && env &&
+        if (r >= 0 && env && scope.owner != ETCD_OWNER_FOREIGN &&
             (r = etcd_mark(d, SYSTEMD_ETCD_ENV, installer_info(INSTALLER_KUBESPRAY)->etcd_kind,
                            installer_info(INSTALLER_KUBESPRAY)->etcd_what)) >= 0)
                 r = etcd_data_dir(d, SYSTEMD_ETCD_ENV, env, false);
-        if (r >= 0 && scope.owner == ETCD_OWNER_FOREIGN)
-                r = etcd_mark(d, scope.source, "external", scope.why);
         INSTALLER_FOREACH(info)
                 if (r >= 0 && streq_ptr(info->etcd_kind, "embedded"))
                         r = etcd_embedded(root_fd, info, d);
