@@ -84,6 +84,10 @@ const char *cri_client_service(const CriClient *c) {
         return c->service;
 }
 
+const char *cri_client_api_version(const CriClient *c) {
+        return streq(c->service, CRI_SERVICE_V1ALPHA2) ? "v1alpha2" : "v1";
+}
+
 const char *cri_client_path(const CriClient *c, const char *method, char *buf, size_t size) {
         snprintf(buf, size, "/%s/%s", c->service, method);
         return buf;

@@ -26,6 +26,8 @@ void cri_client_set_max_response(CriClient *c, size_t max);
 GrpcChannel *cri_client_channel(CriClient *c);
 /* "runtime.v1.RuntimeService", or v1alpha2 once Version found only that. */
 const char *cri_client_service(const CriClient *c);
+/* The CRI version of that service: "v1" or "v1alpha2". */
+const char *cri_client_api_version(const CriClient *c);
 /* "/<service>/<method>" in buf. */
 const char *cri_client_path(const CriClient *c, const char *method, char *buf, size_t size);
 

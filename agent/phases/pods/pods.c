@@ -918,17 +918,21 @@ static int runtime_row(Plan *plan, PodsTarget *pt, bool present, const char *fmt
 static int runtime_row(Plan *plan, PodsTarget *pt, bool present, const char *fmt, ...) {
         cleanup_free char *what = NULL;
         va_list ap;
+        int r;
 
         va_start(ap, fmt);
         what = vstrprintf(fmt, ap);
         va_end(ap);
         if (!what)
                 return -ENOMEM;
-        return add_row(plan, &runtime_ops, pt->socket_path, target_ref(pt), present, NULL,
-                       "%s; %s PID %d, config %s, CNI conf dir %s, unit %s; rung 3 if needed: stop the unit, kill the "
-                       "shims, unmount what they left",
-                       what, runtime_kind_to_string(pt->info.kind), (int) pt->info.pid, strna(pt->info.config),
-                       strna(pt->info.cni_conf_dir), strna(pt->info.unit));
+        r = add_row(plan, &runtime_ops, pt->socket_path, target_ref(pt), present, NULL,
+                    "%s; %s PID %d, config %s, CNI conf dir %s, unit %s; rung 3 if needed: stop the unit, kill the "
+                    "shims, unmount what they left",
+                    what, runtime_kind_to_string(pt->info.kind), (int) pt->info.pid, strna(pt->info.config),
+                    strna(pt->info.cni_conf_dir), strna(pt->info.unit));
+        if (r >= 0 && pt->probe_error >= 0)
+                plan->actions[plan->n_actions - 1]->cri_api = cri_client_api_version(pt->client);
+        return r;
 }
 
 /* A planning call that ran out of time says which bound cut it, so the report blames the budget the
