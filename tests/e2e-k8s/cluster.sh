@@ -10,6 +10,10 @@ declare -A NODE_PODCIDR=([cp1]=10.244.0.0/24 [w1]=10.244.1.0/24 [w2]=10.244.2.0/
 declare -A ALL_NODE_IP=([cp1]=$CP_IP [w1]=$W1_IP [w2]=10.240.0.13 [w3]=10.240.0.14 [w4]=10.240.0.15
         [cp2]=10.240.0.16 [w5]=10.240.0.17 [d1]=10.240.0.18 [xe1]=10.240.0.19)
 CRI_SOCKET=/run/containerd/containerd.sock
+# The containerd of the rejoin and side-by-side workers: Debian 13's 1.7 (node.sh's node_create; the
+# others keep the host's 1.6). kubelet 1.20 speaks CRI v1alpha2 to it, node-reset v1.
+# E2E_K8S_WORKER_RUNTIME=containerd: Debian 12's 1.6 there too.
+WORKER_RUNTIME=${E2E_K8S_WORKER_RUNTIME:-containerd-1.7}
 DOCKERSHIM_SOCKET=/var/run/dockershim.sock
 TEST_IMAGE=nr.local/busybox:1
 PEAK_RAM_MB=
@@ -275,7 +279,8 @@ scenario_rejoin() {
         local token rc ip
         echo "=== scenario: worker rejoin"
         cluster_up || return
-        node_create w1 "$W1_IP" && node_boot w1 || { echo "FAIL: w1 boots"; failed=$((failed + 1)); return; }
+        node_create w1 "$W1_IP" "$WORKER_RUNTIME" && node_boot w1 || { echo "FAIL: w1 boots"; failed=$((failed + 1)); return; }
+        echo "e2e-k8s: w1 runs $(node_exec w1 containerd --version)"
         check "kubeadm join of w1" cluster_join w1 "$OUT/kubeadm-join-1.log" || return
         check "w1 Ready" wait_for 180 "w1 Ready" node_ready w1 || { network_diagnosis w1; return; }
 
@@ -307,6 +312,9 @@ scenario_rejoin() {
         [ "${E2E_K8S_NETD:-}" = empty ] || check "... with the detected kubeadm profile" \
                 test "$(json_field "$OUT/run.json" 'r["profile"]["name"]' 2>/dev/null)" = kubeadm
         check "... and no residue in its report" test "$(json_field "$OUT/run.json" 'len(r["residue"])' 2>/dev/null)" = 0
+        check "... the pods went through CRI v1 to $(worker_containerd)" test "$(json_field "$OUT/run.json" \
+                '[(a["cri_api"], a["detail"].split(" answers")[0]) for p in r["phases"] for a in p["actions"] if a["kind"] == "runtime" and "cri_api" in a]' \
+                2>/dev/null)" = "[('v1', '$(worker_containerd)')]"
         node_exec w1 node-reset --output=json "${args[@]}" status >"$OUT/status.json" 2>"$OUT/status.log"
         rc=$?
         check "node-reset status on w1 exits 0 (clean)" test "$rc" -eq 0
@@ -345,6 +353,14 @@ sys.exit(0 if [(a["target"], a["result"]) for a in rows] == [("Node/w1", "change
                 test "${ip%.*}.0/24" = "${NODE_PODCIDR[w1]}"
         check "the PV's data is intact after the rejoin" grep -qx "$token" "$W/nodes/w1/root/mnt/nr-pv1/data.txt"
 
+}
+
+# What node-reset's runtime row names the workers' containerd: "containerd 1.7.24~ds1" (over CRI v1,
+# which containerd 1.6 and later serve beside kubelet 1.20's v1alpha2).
+worker_containerd() {
+        local tree=/usr
+        [ "$WORKER_RUNTIME" = containerd ] || tree=$("$TOP/tools/fetch-runtimes.sh" --print "$WORKER_RUNTIME")/usr
+        echo "containerd $("$tree/bin/containerd" --version | awk '{ print $3 }')"
 }
 
 # One line per kind of state a reset should take, with a count, as the node itself sees it.
@@ -422,7 +438,7 @@ sbs_round() { # ROUND
         local r=$1 k n f w order i
         read -r k n f <<<"$(sbs_names "$r")"
         for w in $k $n $f; do
-                node_create "$w" "${ALL_NODE_IP[$w]}" && node_boot "$w" ||
+                node_create "$w" "${ALL_NODE_IP[$w]}" "$WORKER_RUNTIME" && node_boot "$w" ||
                         { echo "FAIL: $w boots"; failed=$((failed + 1)); return 1; }
                 check "kubeadm join of $w" cluster_join "$w" "$OUT/kubeadm-join-$w.log" || return 1
         done
@@ -585,7 +601,8 @@ sbs_floor() { # NODE ROUND
 
 sbs_summary() {
         echo "side by side ($(date -u +%Y-%m-%d), $(nproc) cores, $(awk '/MemTotal/ { printf "%d GiB", $2 / 1048576 }' /proc/meminfo)," \
-                "Kubernetes v1.20.2 in nspawn nodes, containerd $(containerd --version | awk '{ print $3 }'), $SBS_PODS pods per worker)"
+                "Kubernetes v1.20.2 in nspawn nodes, $(worker_containerd), $SBS_PODS pods per worker," \
+                "load average $(cut -d' ' -f1-3 /proc/loadavg))"
         side_by_side_table
         echo
         python3 - "$OUT/sbs-rounds.txt" "$SBS_PODS" <<-'EOF'
