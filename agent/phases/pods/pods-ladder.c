@@ -687,17 +687,18 @@ int ladder_runtime_clear_start(Context *ctx, const char *socket_path, const Runt
         cleanup_free char *start = NULL, *err = NULL;
         ServiceManager *m = NULL;
         RestartClear rc = { .cleared = -EBUSY };
-        usec_t t;
+        usec_t t0 = now(CLOCK_MONOTONIC), t1, t2;
         int s;
 
         /* Only below a stopped runtime; a runtime still serving keeps its state, as it would anyway. */
         if (runtime_gone(socket_path, deadline))
                 restart_clear(ctx->root_fd, socket_path, info, &rc);
         /* Whatever happened above, the kept runtime runs again. */
+        t1 = now(CLOCK_MONOTONIC);
         s = phase_systemd(ctx, &m);
         if (s >= 0)
                 s = services_start(m, info->unit, usec_left(deadline), deadline, &start);
-        t = now(CLOCK_MONOTONIC);
+        t2 = now(CLOCK_MONOTONIC);
         if (s >= 0)
                 s = restart_wait_cri(socket_path, deadline, &err);
         if (s < 0)
@@ -706,11 +707,12 @@ int ladder_runtime_clear_start(Context *ctx, const char *socket_path, const Runt
                 log_warning("Pods phase: the state of %s's tasks was left in place (%s): each pod's removal cleans "
                             "it up through the runtime.",
                             info->unit, strerror(-rc.cleared));
-        *ret_msg = strprintf("%u shim%s with %u processes killed, %u rootfs, %u shm and %u netns mounts unmounted; %s; "
-                             "%s started, its CRI answers after %" PRIu64 " ms",
+        *ret_msg = strprintf("%u shim%s with %u processes killed, %u rootfs, %u shm and %u netns mounts unmounted; %s "
+                             "(%" PRIu64 " ms); %s started in %" PRIu64 " ms, its CRI answers %" PRIu64 " ms later",
                              rc.sk.shims, rc.sk.shims == 1 ? "" : "s", rc.sk.processes, rc.lu.rootfs, rc.lu.shm,
                              rc.lu.netns,
                              rc.cleared > 0 ? "the tasks' state removed" : "the tasks' state left to the runtime",
-                             info->unit, (now(CLOCK_MONOTONIC) - t) / USEC_PER_MSEC);
+                             (t1 - t0) / USEC_PER_MSEC, info->unit, (t2 - t1) / USEC_PER_MSEC,
+                             (now(CLOCK_MONOTONIC) - t2) / USEC_PER_MSEC);
         return 1;
 }
