@@ -594,7 +594,7 @@ sbs_breakdown() { # NODE ROUND
 	import json, sys
 	r = json.load(open(sys.argv[1]))
 	t = open(sys.argv[2]).read().split("\n")[1].split()
-	cpu = sum(float(x.split("m")[0]) * 60 + float(x.split("m")[1].rstrip("s")) for x in t) * 1000
+	user, sys_ = (float(x.split("m")[0]) * 60000 + float(x.split("m")[1].rstrip("s")) * 1000 for x in t)
 	phases = {}
 	kinds = {}
 	gone = teardown = None
@@ -609,7 +609,8 @@ sbs_breakdown() { # NODE ROUND
 	                teardown = (a["message"] or a["detail"] or "").split(":")[0]
 	print("%s node-reset-phases %s" % (sys.argv[3], " ".join("%s=%d" % kv for kv in phases.items())))
 	print("%s node-reset-pods %s" % (sys.argv[3], " ".join("%s=%d" % kv for kv in kinds.items())))
-	print("%s node-reset-agent_cpu_ms %d pods_gone_ms %s teardown %s" % (sys.argv[3], cpu, gone, teardown))
+	print("%s node-reset-agent_cpu_ms %d (user %d, system %d) pods_gone_ms %s teardown %s" % (
+	    sys.argv[3], user + sys_, user, sys_, gone, teardown))
 	EOF
 }
 

@@ -150,9 +150,6 @@ agent --phases "$PHASES" --with-runtime=containerd -o json status > "$WORK/with-
 assert "--with-runtime: status is clean" jq_ "$WORK/with-status.json" "r['residue'] == [] and r['verdict'] == 'clean'"
 
 # --- teardown ---------------------------------------------------------------------------------
-cd_stop
-leftovers=$(cd_leftovers)
-[ -n "$leftovers" ] && echo "$leftovers"
-assert "teardown left no process, cgroup or mount" test -z "$leftovers"
+cd_stop_checked
 echo "  whole test: $(elapsed_ms "$t_start") ms"
 finish

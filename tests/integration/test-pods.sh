@@ -264,9 +264,6 @@ assert "dead runtime: no rootfs or shm mounted" test -z "$(cd_enter grep -E '/ru
 assert "dead runtime: exit 0, nothing left for the verify" test $rc -eq 0
 
 # --- teardown ---------------------------------------------------------------------------------
-cd_stop
-leftovers=$(cd_leftovers)
-[ -n "$leftovers" ] && echo "$leftovers"
-assert "teardown left no process, cgroup or mount" test -z "$leftovers"
+cd_stop_checked
 echo "  whole test: $(elapsed_ms "$t_start") ms"
 finish

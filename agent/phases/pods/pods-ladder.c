@@ -658,30 +658,6 @@ static bool runtime_gone(const char *socket_path, usec_t deadline) {
         return true;
 }
 
-/* Until the runtime's CRI answers Status again (its plugin says "not initialized" for a moment after
- * systemd reports the unit started). */
-static int restart_wait_cri(const char *socket_path, usec_t deadline, char **reterr_msg) {
-        CLEANUP(cri_client_freep) CriClient *c = NULL;
-        int r;
-
-        r = cri_client_new(socket_path, &c);
-        if (r < 0)
-                return r;
-        cri_client_set_timeout(c, RESTART_CALL_TIMEOUT_USEC);
-        for (;;) {
-                CriRuntimeStatus st = {};
-
-                *reterr_msg = mfree(*reterr_msg);
-                r = cri_status(c, deadline, &st, reterr_msg);
-                if (r >= 0 && !st.runtime_ready)
-                        r = set_errmsg(reterr_msg, -EAGAIN, "RuntimeReady is false: %s", strna(st.runtime_reason));
-                cri_runtime_status_done(&st);
-                if (r >= 0 || now(CLOCK_MONOTONIC) + RESTART_POLL_USEC >= deadline)
-                        return r;
-                (void) usleep(RESTART_POLL_USEC);
-        }
-}
-
 int ladder_runtime_clear_start(Context *ctx, const char *socket_path, const RuntimeInfo *info, usec_t deadline,
                                char **ret_msg) {
         cleanup_free char *start = NULL, *err = NULL;
@@ -700,7 +676,7 @@ int ladder_runtime_clear_start(Context *ctx, const char *socket_path, const Runt
                 s = services_start(m, info->unit, usec_left(deadline), deadline, &start);
         t2 = now(CLOCK_MONOTONIC);
         if (s >= 0)
-                s = restart_wait_cri(socket_path, deadline, &err);
+                s = cri_wait_status(socket_path, RESTART_CALL_TIMEOUT_USEC, deadline, RESTART_POLL_USEC, true, &err);
         if (s < 0)
                 return set_errmsg(ret_msg, s, "%s does not run and answer again: %s", info->unit, strna(err ?: start));
         if (rc.cleared < 0)

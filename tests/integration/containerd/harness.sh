@@ -25,6 +25,7 @@
 #   cd_slow_del on|off  make every loopback DEL take a second
 #   cd_stop             SIGTERM containerd, kill the namespace, remove our pods' cgroups
 #   cd_leftovers        print whatever cd_stop left: processes, cgroups, mounts (nothing, it should)
+#   cd_stop_checked     cd_stop, and assert that it left nothing
 
 CD_DIR=${CD_DIR:-$WORK/cd}
 CD_SOCK=/run/containerd/containerd.sock
@@ -369,6 +370,15 @@ cd_leftovers() {
                 sed 's/^/cgroup left: /'
         grep -F "$CD_DIR" /proc/self/mountinfo | sed 's/^/mount left: /'
         return 0
+}
+
+# The end of a test: cd_stop, then an assertion that it left nothing (cd_leftovers).
+cd_stop_checked() {
+        local left
+        cd_stop
+        left=$(cd_leftovers)
+        [ -n "$left" ] && echo "$left"
+        assert "teardown left no process, cgroup or mount" test -z "$left"
 }
 
 # What containerd holds, for a failure message.
