@@ -19,7 +19,6 @@
 #include "agent/phases/pods/pods-kill.h"
 #include "agent/phases/pods/pods-ladder.h"
 #include "agent/phases/pods/pods-teardown.h"
-#include "agent/phases/cni-keep.h"
 #include "agent/os/proc.h"
 #include "agent/os/runtime-info.h"
 #include "agent/os/services.h"
@@ -967,7 +966,7 @@ static const char *restart_refused(Context *ctx, const PodsTarget *pt, size_t n)
                 return "the CNI gets its full DEL";
         if (n < RESTART_MIN_PODS)
                 return "too few pods for a restart to pay";
-        if (!streq(ctx->root, "/") || cni_keep_manifest_stops(ctx->manifest, pt->info.unit))
+        if (!streq(ctx->root, "/") || phase_manifest_stops_unit(ctx->manifest, pt->info.unit))
                 return "this run does not keep the runtime running";
         if (phase_systemd(ctx, &m) < 0 || services_manager_why_absent(m))
                 return "systemd is out of reach";
