@@ -25,5 +25,5 @@ BENCH_SIZES=${BENCH_SIZES:-${BENCH_PODS:-10 30 100}} BENCH_ROUNDS=${BENCH_ROUNDS
         "$TOP/tests/e2e-k8s/run.sh" 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 echo
-grep '^pods [0-9]*: kubeadm/node-reset' "$out"
+grep '^pods [0-9]*: kubeadm/node-reset' "$out" | awk '!seen[$0]++'
 exit "$rc"
