@@ -156,6 +156,12 @@ if [ "$(id -u)" -eq 0 ]; then
         done
 fi
 
+# The runtimes nodes run now (containerd 1.7 and 2.1, etcd 3.5) from Debian's newer suites, pinned
+# and checked, unpacked into /var/cache/node-reset-tests/runtimes: never installed, never started here.
+if [ "$(id -u)" -eq 0 ]; then
+        tools/fetch-runtimes.sh || echo "deps: the newer runtimes were not all fetched: the tests that need them skip" >&2
+fi
+
 # The e2e guest's packages, once, into /var/cache/node-reset-e2e (E2E_CACHE): the image itself is
 # built from them at test time, offline.
 if [ "$(id -u)" -eq 0 ]; then

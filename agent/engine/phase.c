@@ -103,3 +103,11 @@ int phase_systemd(Context *ctx, ServiceManager **ret) {
         *ret = ctx->facts.systemd;
         return 0;
 }
+
+bool phase_manifest_stops_unit(const Manifest *m, const char *unit) {
+        MANIFEST_FOREACH(e, m, DIRECTIVE_UNIT)
+                if (e->n_args >= 2 && services_unit_pattern_matches(e->args[0], unit) &&
+                    comma_list_contains(e->args[1], "stop"))
+                        return true;
+        return false;
+}

@@ -60,6 +60,53 @@ kill_at_exit() {
 # elapsed_ms T0: the milliseconds since T0 (a "date +%s%N"), for the log lines of timed steps.
 elapsed_ms() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
+# The etcd the etcd tests run: their members are started as "etcd", the first in PATH: Debian 12's 3.4
+# as installed, or another version make deps unpacked (tools/fetch-runtimes.sh: 3.5 is Debian 13's
+# etcd-server), whose usr/bin then comes first in PATH, so also for a member started through nsenter.
+# etcdctl stays 3.4's: it only builds and checks the fixtures, and speaks to both.
+# etcd_matrix "VERSIONS" "$@", at the top of such a test (before in_private_ns): the test once per
+# version (NR_ETCD says which), each run in namespaces of its own; it passes when every run passes or
+# skips. NR_ETCD_MATRIX=full runs every version of ETCD_VERSIONS, whatever the test chose.
+# etcd_only VERSION...: within a run, the cases after it run on these versions only (the others end
+# the run there, with what they asserted).
+ETCD_VERSIONS="3.4 3.5"
+etcd_matrix() {
+        local versions=$1 v r rc=77
+        shift
+        if [ -n "${NR_ETCD:-}" ]; then
+                etcd_use "$NR_ETCD"
+                return
+        fi
+        [ "${NR_ETCD_MATRIX:-}" = full ] && versions=$ETCD_VERSIONS
+        for v in $versions; do
+                echo "=== $(basename "$0") with etcd $v"
+                NR_ETCD=$v "$BASH" "$0" "$@"
+                r=$?
+                case $r in
+                0) [ $rc -eq 77 ] && rc=0 ;;
+                77) ;;
+                *) echo "FAIL: $(basename "$0") with etcd $v (exit $r)"; rc=1 ;;
+                esac
+        done
+        exit $rc
+}
+etcd_use() {
+        local tree
+        if [ "$1" != 3.4 ]; then
+                tree=$("$TOP/tools/fetch-runtimes.sh" --print "etcd-$1") ||
+                        skip "etcd $1 is not in the cache (sudo make deps fetches it: tools/fetch-runtimes.sh)"
+                PATH=$tree/usr/bin:$PATH
+        fi
+        command -v etcd > /dev/null 2>&1 || skip "etcd is not installed (apt-get install etcd-server etcd-client)"
+        etcd --version 2> /dev/null | grep -q "^etcd Version: ${1//./\\.}\\." ||
+                skip "the etcd in PATH is not $1: $(etcd --version 2>&1 | head -n 1)"
+}
+etcd_only() {
+        case " $* " in *" $NR_ETCD "*) return 0 ;; esac
+        echo "  (etcd $NR_ETCD: the cases from here on run on etcd $* only)"
+        finish
+}
+
 # etcd members: member N listens on ${MEMBER_NET}N (127.0.0.1N by default), clients on 2379, peers on 2380.
 MEMBER_NET=127.0.0.1
 ip_of() { echo "$MEMBER_NET$1"; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # forget NODE on a surviving k3s or rke2 server against real components, in private namespaces: a
-# 3-member etcd 3.4 cluster laid out as k3s lays out its embedded etcd (server/db/etcd/{config,name},
+# 3-member etcd 3.5 cluster laid out as k3s lays out its embedded etcd (server/db/etcd/{config,name},
 # server/tls/etcd/*; members named NODE-<8 hex> as k3s's setName does; srv1-3 on 127.0.0.11-13,
 # srv1's files beneath --root) and a real kube-apiserver 1.20 storing into srv1's member with k3s's
 # etcd client certificate, reached through k3s's admin kubeconfig (/etc/rancher/k3s/k3s.yaml; rke2:
@@ -17,6 +17,7 @@
 # loop): the run waits for the Node to go; one that stays held (k3s layout, srv4) is reported with
 # its finalizer (exit 1) and gone on the next run once released.
 . "$(dirname "$0")/lib.sh"
+etcd_matrix 3.5 "$@" # k3s and rke2 embed etcd 3.5 (since v1.22)
 require_cmd openssl python3 unshare curl etcdctl
 command -v etcd > /dev/null 2>&1 || skip "etcd is not installed (apt-get install etcd-server)"
 in_private_ns -n "$@"

@@ -12,6 +12,7 @@
 #include "agent/config/cni-conf.h"
 #include "agent/config/cnis.h"
 #include "agent/os/fileio.h"
+#include "agent/os/runtime-info.h"
 #include "macro.h"
 #include "netreset/link.h"
 #include "netreset/nl.h"
@@ -19,10 +20,8 @@
 #include "strv.h"
 
 /* The conf dir kubelet's runtime is configured with, when its configuration names one: containerd's
- * CRI cni conf_dir (config version 2, 1 and 3), CRI-O's network_dir (drop-ins override the file). */
+ * CRI cni conf_dir (in the tables of the file's config version), CRI-O's network_dir (drop-ins override the file). */
 static int cni_runtime_dir(int root_fd, const Detection *d, char **ret) {
-        static const char *const containerd[] = { "plugins.io.containerd.grpc.v1.cri.cni", "plugins.cri.cni",
-                                                  "plugins.io.containerd.cri.v1.runtime.cni", NULL };
         static const char *const crio[] = { "crio.network", NULL };
         bool is_crio = streq_ptr(d->runtime.value, "crio");
         cleanup_strv char **files = NULL;
@@ -45,8 +44,8 @@ static int cni_runtime_dir(int root_fd, const Detection *d, char **ret) {
                 cleanup_free char *text = node_read(root_fd, *f), *v = NULL;
 
                 if (r >= 0 && text &&
-                    (r = toml_find_string(text, is_crio ? crio : containerd, is_crio ? "network_dir" : "conf_dir",
-                                          &v)) > 0 &&
+                    (r = toml_find_string(text, is_crio ? crio : runtime_containerd_cni_tables(text),
+                                          is_crio ? "network_dir" : "conf_dir", &v)) > 0 &&
                     v[0] == '/') {
                         free(*ret);
                         *ret = TAKE_PTR(v);

@@ -427,26 +427,8 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
 /* containerd's CRI plugin answers "server is not initialized yet" for a moment after systemd says the
  * unit started: wait for its Status, so that what follows (verify, a join) finds it serving. */
 #define RESTART_CRI_WAIT_USEC (20ULL * 1000000ULL)
-
-static int wait_cri(const char *socket, uint64_t deadline, char **ret_err) {
-        CLEANUP(cri_client_freep) CriClient *c = NULL;
-        int r;
-
-        r = cri_client_new(socket, &c);
-        if (r < 0)
-                return r;
-        cri_client_set_timeout(c, 2ULL * 1000000ULL);
-        for (;;) {
-                CriRuntimeStatus st = {};
-
-                *ret_err = mfree(*ret_err);
-                r = cri_status(c, deadline, &st, ret_err);
-                cri_runtime_status_done(&st);
-                if (r >= 0 || now(CLOCK_MONOTONIC) + 200000ULL >= deadline)
-                        return r;
-                (void) usleep(200000);
-        }
-}
+#define RESTART_CRI_POLL_USEC (20ULL * 1000ULL)
+#define RESTART_CRI_CALL_USEC (2ULL * 1000000ULL)
 
 static int restart_apply(Action *a, Context *ctx, char **ret_msg) {
         cleanup_free char *err = NULL;
@@ -468,7 +450,7 @@ static int restart_apply(Action *a, Context *ctx, char **ret_msg) {
         if (ctx->deadline_usec > 0 && ctx->deadline_usec < deadline)
                 deadline = ctx->deadline_usec;
         free(*ret_msg);
-        *ret_msg = wait_cri(a->data, deadline, &err) >= 0
+        *ret_msg = cri_wait_status(a->data, RESTART_CRI_CALL_USEC, deadline, RESTART_CRI_POLL_USEC, false, &err) >= 0
                            ? strprintf("restarted; its CRI answers again after %" PRIu64 " ms",
                                        (now(CLOCK_MONOTONIC) - t0) / 1000)
                            : strprintf("restarted, but its CRI at %s does not answer yet: %s", (const char *) a->data,
