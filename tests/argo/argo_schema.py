@@ -13,8 +13,8 @@
 #   argo_schema.py [--argo-dir DIR] FILE...     exit 0 valid, 1 invalid, 2 usage, 77 no schema/module
 #   argo_schema.py --examples [--argo-dir DIR]  every example document of the pinned Argo, one line each
 #
-# DIR is the directory holding v3.6.5/schema.json: --argo-dir, else $NR_ARGO_DIR, else shared/argo in
-# a parent of this repository, else /work/shared/argo.
+# DIR is the directory holding v3.6.5/schema.json: --argo-dir, else $NR_ARGO_DIR (only there when
+# either is given), else shared/argo in a parent directory of this repository, else /work/shared/argo.
 import json
 import os
 import sys
@@ -31,9 +31,10 @@ EXAMPLES_REJECTED_BY_SCHEMA = ("memoize-simple.yaml", "webhdfs-input-output-arti
 
 def find_argo_dir(explicit=None):
     """The directory holding ARGO_VERSION/schema.json, or None."""
-    candidates = [explicit] if explicit else []
-    if os.environ.get("NR_ARGO_DIR"):
-        candidates.append(os.environ["NR_ARGO_DIR"])
+    if explicit or os.environ.get("NR_ARGO_DIR"):  # said where: only there
+        c = explicit or os.environ["NR_ARGO_DIR"]
+        return os.path.abspath(c) if os.path.isfile(os.path.join(c, ARGO_VERSION, "schema.json")) else None
+    candidates = []
     d = os.path.dirname(os.path.abspath(__file__))
     while True:
         candidates.append(os.path.join(d, "shared", "argo"))
@@ -43,7 +44,7 @@ def find_argo_dir(explicit=None):
         d = parent
     candidates.append("/work/shared/argo")
     for c in candidates:
-        if c and os.path.isfile(os.path.join(c, ARGO_VERSION, "schema.json")):
+        if os.path.isfile(os.path.join(c, ARGO_VERSION, "schema.json")):
             return os.path.abspath(c)
     return None
 
@@ -66,7 +67,6 @@ class Validator:
 
         with open(os.path.join(argo_dir, ARGO_VERSION, "schema.json")) as f:
             self.schema = corrected_schema(json.load(f))
-        jsonschema.Draft202012Validator.check_schema(self.schema)
         self.validators = {}
         for kind in KINDS:
             s = dict(self.schema)
@@ -88,10 +88,15 @@ class Validator:
 
 
 def leaf_errors(e):
-    """The most specific errors under e: a oneOf/anyOf failure is explained by its branches."""
+    """The most specific errors under e: a oneOf/anyOf failure is explained by its branches, a field
+    that is not allowed is named at its own path."""
     if e.context:
         best = [c for c in e.context if not c.context] or list(e.context)
-        return [(tuple(c.absolute_path), c.message) for c in best]
+        return [x for c in best for x in leaf_errors(c)]
+    if e.validator == "additionalProperties" and isinstance(e.instance, dict):
+        known = e.schema.get("properties") or {}
+        return [(tuple(e.absolute_path) + (k,), "%s is not a field of this object" % k)
+                for k in e.instance if k not in known]
     return [(tuple(e.absolute_path), e.message)]
 
 
