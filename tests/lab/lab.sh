@@ -37,6 +37,7 @@
 #   lab_controller CMD...         run CMD as the controller: the lab's HOME, TMPDIR, ANSIBLE_CONFIG,
 #                                 its PATH, in the controller's cgroup
 #   lab_cpu ctl|nodes             CPU seconds used so far by the controller's or the nodes' processes
+#   lab_controller_idle           end what the controller left running (ssh's ControlPersist masters)
 #   lab_status_start [PORT]       the status receiver (tests/integration/status-endpoint.py):
 #                                 LAB_STATUS_URL (reachable from every node), LAB_STATUS_LOG (one
 #                                 JSON line per POST or PUT)
@@ -318,6 +319,15 @@ lab_controller() { # CMD...
         )
 }
 
+# What the controller left running (ssh's ControlPersist masters), by PID: the next measurement
+# starts from no connection, as a fresh controller does.
+lab_controller_idle() {
+        local p
+        [ -n "$LAB_CG" ] || return 0
+        for p in $(cat "$LAB_CG/ctl/cgroup.procs" 2>/dev/null); do kill "$p" 2>/dev/null; done
+        for _ in $(seq 50); do [ -s "$LAB_CG/ctl/cgroup.procs" ] || break; sleep 0.1; done
+}
+
 # Node I's addresses: bridge b = (I-1) / LAB_PER_BRIDGE is lab<b> with 10.(100+b).0.1/16; the node
 # is the j-th address after it.
 lab_bridge_up() { # B
@@ -387,6 +397,8 @@ lab_banner() { # NAME
 
 lab_up() { # N
         local want=$1 i n wave=() t0=$SECONDS mem0 mem1 have=${#LAB_NAMES[@]}
+        # after lab_down, the same lab comes up again: its accounting first
+        [ -n "$LAB_CG" ] || lab_cgroups || return 1
         mem0=$(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo)
         for ((i = have + 1; i <= want; i++)); do
                 lab_start_node "$i" || return 1
@@ -446,6 +458,8 @@ lab_inventory() { # FILE [NAME...]
         [ $# -gt 0 ] || set -- "${LAB_NAMES[@]}"
         {
                 echo "all:"
+                # root over SSH already: a play's "become: true" would ask for a sudo the node lacks
+                echo "  vars: {ansible_user: root, ansible_become: false}"
                 echo "  children:"
                 echo "    k8s_cluster:"
                 echo "      children:"
