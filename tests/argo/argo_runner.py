@@ -462,7 +462,7 @@ class Runner:
             if not isinstance(items, list):
                 raise NodeError("withParam value could not be parsed as a JSON list: %s" % text.strip())
             if not items:
-                out.append(("%s.%s" % (gname, step["name"]), step["name"], dict(step, when="false", _empty=True), {}))
+                out.append(("%s.%s" % (gname, step["name"]), step["name"], dict(step, _empty=True), {}))
             for i, item in enumerate(items):
                 if isinstance(item, (dict, list, bool)) or item is None:
                     raise Refused("withParam items other than strings and numbers are not modeled: %r" % item)
@@ -473,12 +473,12 @@ class Runner:
 
     def child(self, results, i, name, display, step, item_scope, scope, slots):
         try:
-            local = dict(scope, **item_scope)
-            resolved = substitute({k: v for k, v in step.items() if k not in ("withParam", "_empty")}, local)
             if step.get("_empty"):
                 self.trace(event="skipped", node=name, reason="empty withParam")
                 results[i] = Node(self, name, display, "Skipped", step["template"]).end("Skipped", "Skipped, empty params")
                 return
+            local = dict(scope, **item_scope)
+            resolved = substitute({k: v for k, v in step.items() if k not in ("withParam", "_empty")}, local)
             if "when" in resolved and not evaluate(resolved["when"], bare_words_are_strings=True):
                 self.trace(event="skipped", node=name, reason="when %s" % resolved["when"])
                 results[i] = Node(self, name, display, "Skipped", step["template"]).end(
