@@ -219,10 +219,11 @@ class Lint:
                     self.finding(path, name, "{{%s}}: the template declares no input %s %s" % (ref, parts[1][:-1], parts[2]))
             elif not (len(parts) == 2 and parts[1] == "parameters"):
                 self.finding(path, name, "unknown variable {{%s}}" % ref)
+        elif root == "outputs" and t is not None and parts[1:] == ["result"]:
+            pass  # the template's own result (in its outputs or metrics)
         elif root == "outputs":
-            if t is None or len(parts) < 3 or parts[1] not in ("parameters", "artifacts", "result"):
-                if not (t is not None and parts[1:2] == ["result"]):
-                    self.finding(path, name, "unknown variable {{%s}}" % ref)
+            if t is None or len(parts) < 3 or parts[1] not in ("parameters", "artifacts"):
+                self.finding(path, name, "unknown variable {{%s}}" % ref)
             elif parts[2] not in {p.get("name") for p in (t.get("outputs") or {}).get(parts[1]) or []}:
                 self.finding(path, name, "{{%s}}: the template declares no output %s" % (ref, parts[2]))
         elif root in ("steps", "tasks"):

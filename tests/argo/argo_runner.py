@@ -361,6 +361,10 @@ class Runner:
             self.volumes = {v["name"]: substitute(v, self.globals) for v in self.spec.get("volumes") or []}
         except NodeError as e:
             raise Refused("spec.volumes: %s" % e)
+        for v in self.volumes.values():
+            # a pod whose secret is missing waits for it (until its deadline) on Kubernetes: not modeled
+            if v["secret"]["secretName"] not in self.secrets:
+                raise Refused("volume %s: no --secret %s=DIR given" % (v["name"], v["secret"]["secretName"]))
         entry = self.args.entrypoint or self.spec.get("entrypoint")
         if entry not in self.templates:
             raise Refused("no template %r to start from" % entry)
@@ -645,8 +649,6 @@ class Runner:
             if v is None:
                 raise NodeError("volume %s not found" % m["name"])
             name = v["secret"]["secretName"]
-            if name not in self.secrets:
-                raise NodeError('secret "%s" not found' % name)
             if m.get("readOnly") is False:
                 raise NodeError("a secret volume is mounted read-only")
             out.append((self.secrets[name], m["mountPath"], int_or_string(v["secret"].get("defaultMode", 420), "defaultMode")))

@@ -19,10 +19,11 @@
 # end; every node clean, its volume data and the site's file there. (2) again: nothing changes,
 # "deleted" (an empty list skips its step). (3) a worker holding a busy emptyDir and a worker whose sshd is stopped: its reset
 # tried 4 times (SSH's exit 255), then the summary names both, unreachable and residue; the others
-# reset; "fail" with the failures. (4) the API server down: no app step runs, the nodes are
-# reset, "deleted". (5) delete-pull, the workers resetting themselves (the test plays their
+# reset; "fail" with the failures. (4) the API server answers but refuses the credentials: the
+# workflow stops, nothing deleted or reset, "fail". (5) the API server down: no app step runs, the
+# nodes are reset, "deleted". (6) delete-pull, the workers resetting themselves (the test plays their
 # orphan timer: each resets once the first control plane's final report is in), one never posts:
-# "fail" naming it after the bound; (6) once it posts too: "deleted".
+# "fail" naming it after the bound; (7) once it posts too: "deleted".
 . "$(dirname "$0")/lib.sh"
 require_cmd python3 unshare nsenter ssh ssh-keygen curl
 command -v etcd >/dev/null 2>&1 || skip "etcd is not installed (apt-get install etcd-server)"
@@ -55,10 +56,13 @@ APISERVER=${PIDS[-1]}
 start_kube_controller_manager "$WORK/kcm.log"
 
 # --- the steps' pods: the secrets, the tools ------------------------------------------------------
-mkdir -p "$WORK/secrets/ssh" "$WORK/secrets/kubeconfig" "$WORK/tools"
+mkdir -p "$WORK/secrets/ssh" "$WORK/secrets/kubeconfig" "$WORK/secrets/stranger" "$WORK/tools"
 cp "$LAB_KEY" "$WORK/secrets/ssh/ssh-privatekey"
 cp "$LAB_KNOWN_HOSTS" "$WORK/secrets/ssh/known_hosts"
 cp "$WORK/admin.conf" "$WORK/secrets/kubeconfig/value"
+# credentials the API server does not take (a client certificate of another CA): it answers, 401
+mkca other-ca other-ca && mkleaf stranger other-ca /CN=stranger extendedKeyUsage=clientAuth &&
+        kubeconfig_pem "$KUBE_SERVER" stranger kca >"$WORK/secrets/stranger/value" || { echo "FAIL: the stranger's kubeconfig"; exit 1; }
 # kubectl as the image would have it, each call logged (the log is in the tools directory: a pod
 # sees that directory and the machine's own file system, nothing else of $WORK)
 cat >"$WORK/tools/kubectl" <<EOF
@@ -190,6 +194,7 @@ workflow() {
         # in the background, waited for: a signal to the test reaches its trap, which stops the runner
         python3 "$RUNNER" --template "$T" --name "cd-$name" --work "$WORK/run-$name" --trace "$WORK/$name.trace" \
                 --tools "$WORK/tools" --secret lab-ssh="$WORK/secrets/ssh" --secret lab-kubeconfig="$WORK/secrets/kubeconfig" \
+                --secret lab-stranger="$WORK/secrets/stranger" \
                 --backoff-scale 0.1 -p cluster=lab -p image=registry.example/tools:1 \
                 -p control-planes="$(json_list "${CPS[@]}")" -p workers="$(json_list "${WORKERS[@]}")" \
                 -p ssh-secret=lab-ssh -p kubeconfig-secret=lab-kubeconfig -p ssh-connect-timeout=2 \
@@ -295,7 +300,8 @@ assert "run 1: no step was retried" check clean 'not [e for e in trace if e["eve
 
 # --- (2) submitted again (without the CSI driver's list: an empty list skips its step) -------------
 workflow again -p csi='[]'
-assert "run 2: the workflow Succeeded, deleting then deleted" eval 'test $? -eq 0 && check again "cluster == [\"deleting\", \"deleted\"]"'
+rc=$?
+assert "run 2: the workflow Succeeded, deleting then deleted" eval 'test "$rc" -eq 0 && check again "cluster == [\"deleting\", \"deleted\"]"'
 assert "run 2: every node's report: nothing changed" \
         check again 'sorted(final) == sorted(addr) and set(final.values()) == {"deleted"} and not any(r["changed"] for r in reports.values())'
 assert "run 2: the app steps found every object gone (NotFound is done) and deleted nothing; the empty CSI list skipped its step" \
@@ -326,18 +332,30 @@ assert "run 3: fail names n0005 (residue) and n0008 (unreachable), the summary's
 assert "run 3: n0005's busy emptyDir is still mounted, its data there" lab_exec n0005 grep -qx held "$busy/f"
 lab_exec n0005 sh -c 'kill "$(cat /run/nr-busy-holder)"'
 
-# --- (4) the API server does not answer -----------------------------------------------------------
-{ kill "$APISERVER" && wait "$APISERVER"; } 2>/dev/null
+# --- (4) the API server answers, but refuses the workflow's credentials ---------------------------
 dirty n0004
-workflow api-down
-assert "run 4: the workflow Succeeded, deleting then deleted" eval 'test $? -eq 0 && check api-down "cluster == [\"deleting\", \"deleted\"]"'
-assert "run 4: the probe said down; no app step ran, kubectl was called once, by the probe" \
-        check api-down 'not pods("delete-object") and not pods("wait-volumes") and len(calls) == 1 and "get namespace kube-system" in calls[0][1]'
-assert "run 4: n0004 (state made again) and n0005 (its emptyDir no longer held) were reset, changed; every node clean" \
-        check api-down 'reports["n0004"]["changed"] and reports["n0005"]["changed"] and set(final.values()) == {"deleted"} and len(final) == 9'
-assert "run 4: every node is clean (node-reset status)" all_clean "${LAB_NAMES[@]}"
+workflow refused -p kubeconfig-secret=lab-stranger
+rc=$?
+assert "run 4: the workflow Failed: the probe was refused (401), which is not a cluster that is gone" \
+        eval 'test "$rc" -eq 1 && check refused "[e[\"phase\"] for e in ended(\"probe-api\")] == [\"Failed\"]"'
+assert "run 4: nothing was deleted or reset: kubectl called once, by the probe; no node posted; the apps' objects kept" \
+        check refused 'len(calls) == 1 and not posts and not pods("delete-object") and not pods("reset-node") and not pods("summary")'
+assert "run 4: fail posted with the failures: the probe's" \
+        check refused 'cluster == ["deleting", "fail"] and any(f["displayName"] == "probe" and f["templateName"] == "probe-api" for f in fail[0]["failures"])'
+assert "run 4: n0004's state is still there (not reset)" eval '! node_clean n0004'
 
-# --- (5), (6) delete-pull: the workers reset themselves -------------------------------------------
+# --- (5) the API server does not answer -----------------------------------------------------------
+{ kill "$APISERVER" && wait "$APISERVER"; } 2>/dev/null
+workflow api-down
+rc=$?
+assert "run 5: the workflow Succeeded, deleting then deleted" eval 'test "$rc" -eq 0 && check api-down "cluster == [\"deleting\", \"deleted\"]"'
+assert "run 5: the probe said down; no app step ran, kubectl was called once, by the probe" \
+        check api-down 'not pods("delete-object") and not pods("wait-volumes") and len(calls) == 1 and "get namespace kube-system" in calls[0][1]'
+assert "run 5: n0004 (state made again) and n0005 (its emptyDir no longer held) were reset, changed; every node clean" \
+        check api-down 'reports["n0004"]["changed"] and reports["n0005"]["changed"] and set(final.values()) == {"deleted"} and len(final) == 9'
+assert "run 5: every node is clean (node-reset status)" all_clean "${LAB_NAMES[@]}"
+
+# --- (6), (7) delete-pull: the workers reset themselves -------------------------------------------
 REPORTS=$RECEIVER/reports/pull
 for n in "${WORKERS[@]}"; do dirty "$n"; done
 # each worker's orphan timer, played: it resets once the API is gone, which here is when the first
@@ -355,16 +373,17 @@ for n in "${WORKERS[@]}"; do
 done
 PIDS+=("${TIMERS[@]}")
 workflow pull-missing --entrypoint delete-pull -p report-wait-seconds=40
-assert "run 5: delete-pull Failed: n0009 posted no final report within the bound" test $? -eq 1
+assert "run 6: delete-pull Failed: n0009 posted no final report within the bound" test $? -eq 1
 wait "${TIMERS[@]}"
-assert "run 5: the control planes were reset by the workflow, the first last; the workers by themselves, after it" \
+assert "run 6: the control planes were reset by the workflow, the first last; the workers by themselves, after it" \
         check pull-missing '[n for n, s in posts if n in ("n0001", "n0002", "n0003")] == ["n0002", "n0002", "n0003", "n0003", "n0001", "n0001"] and min(index(n, "deleting") for n in ("n0004", "n0005", "n0006", "n0007", "n0008")) > index("n0001", "deleted")'
-assert "run 5: no reset step ran for a worker" check pull-missing 'not any(addr[n] in e["node"] for e in pods("reset-node") for n in ("n0004", "n0005", "n0006", "n0007", "n0008", "n0009"))'
-assert "run 5: fail names n0009 (no final report), and no other node" \
+assert "run 6: no reset step ran for a worker" check pull-missing 'not any(addr[n] in e["node"] for e in pods("reset-node") for n in ("n0004", "n0005", "n0006", "n0007", "n0008", "n0009"))'
+assert "run 6: fail names n0009 (no final report), and no other node" \
         check pull-missing 'cluster == ["deleting", "fail"] and any("not clean: %s (no final report)" % addr["n0009"] in f["message"] for f in fail[0]["failures"]) and not any(addr[n] in json.dumps(fail[0]) for n in addr if n != "n0009")'
 orphan_timer n0009
 workflow pull --entrypoint delete-pull -p report-wait-seconds=40
-assert "run 6: delete-pull Succeeded once every node had posted its final report: deleting, deleted" \
-        eval 'test $? -eq 0 && check pull "cluster == [\"deleting\", \"deleted\"]"'
-assert "run 6: every node is clean (node-reset status)" all_clean "${LAB_NAMES[@]}"
+rc=$?
+assert "run 7: delete-pull Succeeded once every node had posted its final report: deleting, deleted" \
+        eval 'test "$rc" -eq 0 && check pull "cluster == [\"deleting\", \"deleted\"]"'
+assert "run 7: every node is clean (node-reset status)" all_clean "${LAB_NAMES[@]}"
 finish
