@@ -42,6 +42,21 @@ RUNNER=$TOP/tests/argo/argo_runner.py
 CPS=(n0001 n0002 n0003)
 WORKERS=(n0004 n0005 n0006 n0007 n0008 n0009)
 
+# The runner refuses what it does not model, before anything runs (exit 2, naming it).
+refuses() { # DESCRIPTION EXPECTED SED-EXPRESSION
+        local out rc want=$2
+        sed "$3" "$T" >"$WORK/unmodeled.yaml"
+        out=$(python3 "$RUNNER" --template "$WORK/unmodeled.yaml" --work "$WORK/unmodeled" -p x=y 2>&1)
+        rc=$?
+        assert "the runner refuses $1: exit 2, '$2'" eval '[ "$rc" -eq 2 ] && grep -qF "$want" <<<"$out"'
+}
+refuses "a field it does not model (securityContext)" "script.securityContext: not modeled by this runner" \
+        '0,/^      command: \[sh\]$/s//      command: [sh]\n      securityContext: {runAsUser: 1000}/'
+refuses "withItems" "withItems: not modeled by this runner" \
+        '0,/^        withParam: "{{workflow.parameters.workloads}}"$/s//        withItems: [a, b]/'
+refuses "an expression tag" "expression tags ({{=...}}) are not modeled" \
+        '0,/value: "{{steps.plan.outputs.parameters.nodes}}"/s//value: "{{=steps.plan.outputs.parameters.nodes}}"/'
+
 lab_up 9 || { echo "FAIL: the lab did not come up"; exit 1; }
 lab_status_start || exit 1
 RECEIVER=${LAB_STATUS_URL%/status}
