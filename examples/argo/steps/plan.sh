@@ -4,7 +4,8 @@
 # out the order of the resets. In: WORKERS, CONTROL_PLANES (JSON lists of nodes, as ssh reaches
 # them: names or addresses), WORKLOADS, CSI, CNI (JSON lists of objects, KIND/NAME or
 # NAMESPACE/KIND/NAME), OBJECT_WAIT_SECONDS, RESET_TIMEOUT, REPORT_WAIT_SECONDS (whole seconds: the
-# deadlines of steps that end 30 or 60 s before them, to say why). Out, in /tmp/plan: workers and
+# deadlines of steps that end 30 or 60 s before them, to say why), SSH_PORT, SSH_CONNECT_TIMEOUT,
+# PROBE_TIMEOUT, STATUS_URL, REPORT_URL. Out, in /tmp/plan: workers and
 # other-control-planes (JSON lists), first-control-plane (a node, or nothing when there is no
 # control plane), nodes (every node, one a line: what the summary checks). Anything that is not
 # what it should be fails the step, naming it.
@@ -76,6 +77,17 @@ seconds() {
 seconds object-wait-seconds "$OBJECT_WAIT_SECONDS" 60
 seconds reset-timeout "$RESET_TIMEOUT" 120
 seconds report-wait-seconds "$REPORT_WAIT_SECONDS" 40
+seconds ssh-connect-timeout "$SSH_CONNECT_TIMEOUT" 1
+if ! printf '%s\n' "$SSH_PORT" | grep -Eq '^[1-9][0-9]{0,4}$' || [ "$SSH_PORT" -gt 65535 ]; then
+        fail "ssh-port is not a port number: '$SSH_PORT'"
+fi
+printf '%s\n' "$PROBE_TIMEOUT" | grep -Eq '^[1-9][0-9]*(s|m)?$' || fail "probe-timeout is not a duration such as 10s: '$PROBE_TIMEOUT'"
+for url in status-url:"$STATUS_URL" report-url:"$REPORT_URL"; do
+        case ${url#*:} in
+        http://?* | https://?*) ;;
+        *) fail "${url%%:*} is not an http(s) URL: '${url#*:}'" ;;
+        esac
+done
 
 printf '%s\n' "$worker_list" | sed '/^$/d' | json_list >"$out/workers"
 printf '%s\n' "$cp_list" | sed -n '1p' | tr -d '\n' >"$out/first-control-plane"
