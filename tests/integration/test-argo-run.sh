@@ -13,17 +13,18 @@
 #     Deployment and a claim whose volume a CSI driver must delete (the test plays that driver,
 #     and records whether the driver's objects were still there), the CSI driver's objects, the CNI's;
 #     and what must survive: another namespace, a volume kept by its Retain policy.
-# Runs: (1) all clean: "deleting" first; the apps gone, the CNI last among them, the volume
-# reclaimed while the CSI driver was there; the workers before the control planes, never more than
-# the parallelism (5) at once; the control planes one at a time, the first last; "deleted" at the
-# end; every node clean, its volume data and the site's file there. (2) again: nothing changes,
-# "deleted" (an empty list skips its step). (3) a worker holding a busy emptyDir and a worker whose sshd is stopped: its reset
-# tried 4 times (SSH's exit 255), then the summary names both, unreachable and residue; the others
-# reset; "fail" with the failures. (4) the API server answers but refuses the credentials: the
-# workflow stops, nothing deleted or reset, "fail". (5) the API server down: no app step runs, the
-# nodes are reset, "deleted". (6) delete-pull, the workers resetting themselves (the test plays their
-# orphan timer: each resets once the first control plane's final report is in), one never posts:
-# "fail" naming it after the bound; (7) once it posts too: "deleted".
+# First, the runner refuses what it does not model (a field, withItems, an expression tag). Then
+# (1) all clean: "deleting" first; the apps gone, the CNI last among them, the volume reclaimed
+# while the CSI driver was there; the workers before the control planes, never more than the
+# parallelism (5) at once; the control planes one at a time, the first last; "deleted" at the end;
+# every node clean, its volume data and the site's file there. (2) again: nothing changes,
+# "deleted" (an empty list skips its step). (3) a worker holding a busy emptyDir and a worker whose
+# sshd is stopped (its reset tried 4 times, SSH's exit 255): the summary names both, residue and
+# unreachable; the others reset; "fail" with the failures. (4) the API server answers but refuses
+# the credentials: the workflow stops, nothing deleted or reset, "fail". (5) the API server down: no
+# app step runs, the nodes are reset, "deleted". (6) delete-pull, the workers resetting themselves
+# (the test plays their orphan timer: each resets once the first control plane's final report is
+# in), one never posts: "fail" naming it after the bound; (7) once it posts too: "deleted".
 . "$(dirname "$0")/lib.sh"
 require_cmd python3 unshare nsenter ssh ssh-keygen curl
 command -v etcd >/dev/null 2>&1 || skip "etcd is not installed (apt-get install etcd-server)"
