@@ -31,7 +31,9 @@ packages=(
         # the fuzzers and sanitizer builds (clang, LeakSanitizer's runtime), make format-check
         clang libclang-rt-14-dev clang-format
         # tests: cmocka, valgrind, the JSON Schema validator of every report, and the real tools the fixtures use to build state
-        libcmocka-dev valgrind python3 python3-jsonschema python3-yaml util-linux e2fsprogs procps openssl
+        libcmocka-dev valgrind python3 python3-jsonschema util-linux e2fsprogs procps openssl
+        # the Argo example (examples/argo): its YAML, and shellcheck for the scripts of its steps
+        python3-yaml shellcheck
         iproute2 iptables ipset nftables tmux bpftool strace
         # the conntrack test inserts and lists entries with the real CLI (the agent uses netlink)
         conntrack

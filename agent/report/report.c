@@ -177,6 +177,35 @@ static void emit_header(Emitter *e, const ReportInfo *info) {
         emit_close_array(e);
 }
 
+/* The whole plan's counts, null for status (nothing planned): in JSON a phase's "counts" for the
+ * node, in text the closing line. A fleet's controller reads a node's outcome here without
+ * walking its actions. */
+static void emit_total_counts(Emitter *e, const Plan *plan, bool executed) {
+        Color c;
+
+        if (!plan) {
+                emit_null(e, "counts");
+                return;
+        }
+        emit_open_object(e, "counts");
+        if (executed) {
+                c = plan_count(plan, NULL, ACTION_FAILED) > 0 ? COLOR_RED : COLOR_NONE;
+                emit_uint(e, c, "actions", NULL, (unsigned long long) plan->n_actions);
+                emit_uint(e, c, "changed", "\nsummary: %llu changed",
+                          (unsigned long long) plan_count(plan, NULL, ACTION_CHANGED));
+                emit_uint(e, c, "unchanged", ", %llu unchanged",
+                          (unsigned long long) plan_count(plan, NULL, ACTION_UNCHANGED));
+                emit_uint(e, c, "failed", ", %llu failed", (unsigned long long) plan_count(plan, NULL, ACTION_FAILED));
+                emit_uint(e, c, "skipped", ", %llu skipped\n",
+                          (unsigned long long) plan_count(plan, NULL, ACTION_SKIPPED));
+        } else {
+                emit_uint(e, COLOR_NONE, "actions", "\nplan: %llu actions", (unsigned long long) plan->n_actions);
+                emit_text(e, COLOR_NONE, ", %zu with something to do (dry run, nothing changed)\n",
+                          plan_count_present(plan));
+        }
+        emit_close_object(e);
+}
+
 static void emit_summary(Emitter *e, const ReportInfo *info, const Plan *plan, const Plan *residue) {
         size_t changed = plan ? plan_count(plan, NULL, ACTION_CHANGED) : 0;
         size_t failed = plan ? plan_count(plan, NULL, ACTION_FAILED) : 0;
@@ -185,13 +214,7 @@ static void emit_summary(Emitter *e, const ReportInfo *info, const Plan *plan, c
         emit_bool(e, "failed", NULL,
                   failed > 0 || (residue && !streq(report_verdict(residue, info->unobserved), "clean")) ||
                           (info->rejoin && !rejoin_is_rejoinable(info->rejoin)));
-        if (plan && info->executed)
-                emit_text(e, failed ? COLOR_RED : COLOR_NONE,
-                          "\nsummary: %zu changed, %zu unchanged, %zu failed, %zu skipped\n", changed,
-                          plan_count(plan, NULL, ACTION_UNCHANGED), failed, plan_count(plan, NULL, ACTION_SKIPPED));
-        else if (plan)
-                emit_text(e, COLOR_NONE, "\nplan: %zu actions, %zu with something to do (dry run, nothing changed)\n",
-                          plan->n_actions, plan_count_present(plan));
+        emit_total_counts(e, plan, info->executed);
         emit_uint(e, COLOR_NONE, "exit_status", NULL, (unsigned long long) info->exit_status);
 }
 

@@ -119,6 +119,10 @@ assert "run: the protected line skipped with error 'protected', its reason once,
         jq_ "$WORK/run.json" "any(a['result'] == 'skipped' and a['error'] == 'protected' and 'protected by' in a['message'] and 'skip_reason' not in a for a in actions(r))"
 assert "run: a changed or unchanged action has error null" \
         jq_ "$WORK/run.json" "all(a['error'] is None for a in actions(r) if a['result'] in ('changed', 'unchanged'))"
+assert "run: the report's counts are its actions' results, summed" jq_ "$WORK/run.json" \
+        "r['counts'] == dict([('actions', len(actions(r)))] + [(k, sum(1 for a in actions(r) if a['result'] == k)) for k in ('changed', 'unchanged', 'failed', 'skipped')]) and r['counts']['failed'] == 2"
+assert "plan: the report counts the plan's actions; status has no counts" \
+        eval 'jq_ "$WORK/plan.json" "r[\"counts\"] == {\"actions\": len(actions(r))}" && jq_ "$WORK/status.json" "r[\"counts\"] is None"'
 assert "the protected directory survived" test -d "$root/var/lib/kubelet/keep"
 assert "plan: the protected line has its skip_reason, no message" \
         jq_ "$WORK/plan.json" "any(a['skip_reason'] and a['error'] is None and a['message'] is None for a in actions(r))"
@@ -151,4 +155,7 @@ assert "JSON plan: every action is there" jq_ "$WORK/text.json" \
 nr --root "$root" --manifest "$WORK/text.conf" --yes run > "$WORK/text.run" 2> /dev/null
 assert "text run: the changes are listed" grep -q "changed     empty     /var/lib/kubelet" "$WORK/text.run"
 assert "text run: the unchanged ones are counted" grep -qx "  files: 3 unchanged (-v lists them)" "$WORK/text.run"
+assert "text run: the closing line counts the whole run" grep -qx "summary: 2 changed, 4 unchanged, 0 failed, 0 skipped" "$WORK/text.run"
+assert "text plan: the closing line counts the plan" \
+        grep -qx "plan: 6 actions, 2 with something to do (dry run, nothing changed)" "$WORK/text.plan"
 finish
