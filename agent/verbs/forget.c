@@ -119,7 +119,9 @@ static int observe_node(Forget *f, uint64_t deadline, NodeSeen *seen, char **ret
                 return set_errmsg(ret_why, -EACCES, "%s", f->id_error ?: "no credentials");
         if (!path)
                 return -ENOMEM;
-        r = kube_api_request(f->id.kc, &(KubeRequest) { .path = path, .deadline_usec = deadline }, &res);
+        r = kube_api_request(
+                f->id.kc,
+                &(KubeRequest) { .path = path, .kind = "Node", .api_version = "v1", .deadline_usec = deadline }, &res);
         if (r >= 0 && kube_api_answered(&res) && res.status == 404)
                 r = 0;
         else if (r >= 0 && kube_api_answered(&res) && res.status == 200 && kube_api_document(&res, &doc) >= 0) {
@@ -200,7 +202,11 @@ static int node_apply(Action *a, Context *ctx, char **ret_msg) {
         if (!path)
                 return -ENOMEM;
         r = kube_api_request(forget->id.kc,
-                             &(KubeRequest) { .method = "DELETE", .path = path, .deadline_usec = ctx->deadline_usec },
+                             &(KubeRequest) { .method = "DELETE",
+                                              .path = path,
+                                              .kind = "Node",
+                                              .api_version = "v1",
+                                              .deadline_usec = ctx->deadline_usec },
                              &res);
         if (r >= 0 && kube_api_answered(&res) && (res.status == 200 || res.status == 202))
                 r = node_wait_gone(ctx->deadline_usec, ret_msg);
