@@ -64,11 +64,21 @@ static const RancherFiles rancher_files[] = {
 };
 
 typedef struct Found {
-        char *dir;                        /* the data directory said, NULL when nothing said one */
+        const char *config_key;           /* "data-dir", "node-name" */
+        char *dir;                        /* the value said (the data directory), NULL when nothing said one */
         char *evidence;                   /* "PATH: what said it" */
         char *config;                     /* the config file named by --config/-c or *_CONFIG_FILE, when one is */
-        char *config_value, *config_from; /* the config files' data-dir so far, and the file that set it */
+        char *config_value, *config_from; /* the config files' value so far, and the file that set it */
+        bool with_node_id;                /* --with-node-id on the command line */
 } Found;
+
+static void found_done(Found *f) {
+        free(f->dir);
+        free(f->evidence);
+        free(f->config);
+        free(f->config_value);
+        free(f->config_from);
+}
 
 static int found_set(Found *f, const char *dir, const char *path, const char *what) {
         if (f->dir)
@@ -127,8 +137,8 @@ static int from_unit(const RancherFiles *rf, const char *path, const char *text,
         return isempty(v) ? 0 : found_set(f, v, path, "ExecStart= --data-dir");
 }
 
-/* One config file's top-level "data-dir" (or "data-dir+", which appends: k3s joins with a comma). */
-static int config_value(const char *text, size_t size, char **value) {
+/* One config file's top-level key (or "key+", which appends: k3s joins with a comma). */
+static int config_value(const char *text, size_t size, const char *key, char **value) {
         yaml_parser_t parser;
         yaml_document_t doc;
         yaml_node_t *root;
@@ -145,12 +155,15 @@ static int config_value(const char *text, size_t size, char **value) {
         for (yaml_node_pair_t *i = root && root->type == YAML_MAPPING_NODE ? root->data.mapping.pairs.start : NULL;
              i && i < root->data.mapping.pairs.top && r >= 0; i++) {
                 const char *k = yaml_scalar_of(yaml_document_get_node(&doc, i->key));
-                const char *v = yaml_scalar_of(yaml_document_get_node(&doc, i->value));
+                const char *v = yaml_scalar_of(yaml_document_get_node(&doc, i->value)), *plus;
                 char *n;
 
-                if (!k || !v || (!streq(k, "data-dir") && !streq(k, "data-dir+")))
+                if (!k || !v || !startswith(k, key))
                         continue;
-                n = streq(k, "data-dir+") ? strprintf("%s,%s", strempty(*value), v) : strdup(v);
+                plus = k + strlen(key);
+                if (!streq(plus, "") && !streq(plus, "+"))
+                        continue;
+                n = streq(plus, "+") ? strprintf("%s,%s", strempty(*value), v) : strdup(v);
                 if (!n)
                         r = -ENOMEM;
                 free(*value);
@@ -175,7 +188,7 @@ static int from_config_file(const RancherFiles *rf, const char *path, const char
 
         if (f->config_value && !before)
                 return -ENOMEM;
-        r = config_value(text, size, &f->config_value);
+        r = config_value(text, size, f->config_key, &f->config_value);
         if (r < 0)
                 return r == -EBADMSG ? 0 : r;
         if (streq_ptr(before, f->config_value))
@@ -203,7 +216,7 @@ static int from_config(int root_fd, const RancherFiles *rf, Found *f) {
                 r = read_each(root_fd, rf, (const char *const *) files, strv_length(files), from_config_file, f);
         if (r < 0 || isempty(f->config_value))
                 return r;
-        return found_set(f, f->config_value, f->config_from, "data-dir");
+        return found_set(f, f->config_value, f->config_from, f->config_key);
 }
 
 static const RancherFiles *rancher_files_of(const char *program) {
@@ -218,7 +231,7 @@ static const RancherFiles *rancher_files_of(const char *program) {
 int rancher_data_dir(int root_fd, const char *program, char **ret_dir, char **ret_evidence) {
         const RancherFiles *rf = rancher_files_of(program);
         cleanup_free char *simplified = NULL;
-        Found f = {};
+        Found f = { .config_key = "data-dir" };
         int r;
 
         if (!rf)
@@ -244,10 +257,134 @@ int rancher_data_dir(int root_fd, const char *program, char **ret_dir, char **re
                 *ret_evidence = NULL;
                 r = *ret_dir ? 0 : -ENOMEM;
         }
-        free(f.dir);
-        free(f.evidence);
-        free(f.config);
-        free(f.config_value);
-        free(f.config_from);
+        found_done(&f);
         return r;
+}
+
+/* --- The node name ------------------------------------------------------------------------ */
+
+/* --node-name in the unit's ExecStart= (the command line wins over the config file, which
+ * configfilearg inserts before it). */
+static int node_name_from_unit(const RancherFiles *rf, const char *path, const char *text, size_t size, Found *f) {
+        cleanup_strv char **argv = NULL;
+        const char *v;
+        int r;
+
+        r = unit_exec_start_argv(text, size, &argv);
+        if (r <= 0)
+                return r == -ENOMEM ? r : 0;
+        if (!f->config && !isempty(v = argv_flag(argv, "config") ?: argv_flag(argv, "c")) && !(f->config = strdup(v)))
+                return -ENOMEM;
+        for (char **a = argv && argv[0] ? argv + 1 : NULL; a && *a && !streq(*a, "--"); a++)
+                if (streq(*a, "--with-node-id") || streq(*a, "--with-node-id=true"))
+                        f->with_node_id = true;
+        v = argv_flag(argv, "node-name");
+        return isempty(v) ? 0 : found_set(f, v, path, "ExecStart= --node-name");
+}
+
+/* K3S_NODE_NAME (RKE2_NODE_NAME) from an env file the unit reads: the flag's default, under the
+ * command line and the config file. */
+static int node_name_from_env(const RancherFiles *rf, const char *path, const char *text, size_t size, Found *f) {
+        cleanup_strv char **pairs = NULL;
+        cleanup_free char *key = strprintf("%.*s_NODE_NAME", (int) strcspn(rf->env_key, "_"), rf->env_key);
+        const char *v;
+        int r;
+
+        if (!key)
+                return -ENOMEM;
+        r = env_file_parse(text, size, &pairs, NULL);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        if (!f->config && !isempty(v = env_get(pairs, rf->config_env_key)) && !(f->config = strdup(v)))
+                return -ENOMEM;
+        v = env_get(pairs, key);
+        return isempty(v) ? 0 : found_set(f, v, path, key);
+}
+
+/* Is program installed on this node at all: a unit, an env file or its config file? */
+static bool rancher_present(int root_fd, const RancherFiles *rf) {
+        const char *const *lists[] = { rf->units, rf->env_files };
+        const size_t sizes[] = { ELEMENTSOF(rf->units), ELEMENTSOF(rf->env_files) };
+
+        if (fileio_exists_beneath(root_fd, rf->config))
+                return true;
+        for (size_t l = 0; l < ELEMENTSOF(lists); l++)
+                for (size_t i = 0; i < sizes[l] && lists[l][i]; i++)
+                        if (fileio_exists_beneath(root_fd, lists[l][i]))
+                                return true;
+        return false;
+}
+
+/* --with-node-id: the name gets "-" and /etc/rancher/node/id (k3s pkg/agent/config: ensureNodeID). */
+static int append_node_id(int root_fd, Found *f) {
+        cleanup_free char *id = NULL, *name = NULL;
+        size_t n;
+        int r;
+
+        r = fileio_read_beneath(root_fd, RANCHER_NODE_ID, 4096, &id, &n);
+        if (r < 0)
+                return r == -ENOMEM ? r : -ENXIO;
+        while (n > 0 && strchr(" \t\r\n", id[n - 1]))
+                id[--n] = '\0';
+        name = strprintf("%s-%s", f->dir, id + strspn(id, " \t"));
+        if (!name)
+                return -ENOMEM;
+        free(f->dir);
+        f->dir = TAKE_PTR(name);
+        return 0;
+}
+
+/* "with-node-id: true" in the config file or a drop-in. */
+static int config_with_node_id(int root_fd, const RancherFiles *rf, Found *f) {
+        Found w = { .config_key = "with-node-id", .config = f->config ? strdup(f->config) : NULL };
+        int r;
+
+        if (f->config && !w.config)
+                return -ENOMEM;
+        r = from_config(root_fd, rf, &w);
+        f->with_node_id = r >= 0 && streq_ptr(w.dir, "true");
+        found_done(&w);
+        return r;
+}
+
+int rancher_node_name(int root_fd, char **ret_name, char **ret_evidence) {
+        static const char *const programs[] = { "k3s", "rke2" };
+
+        for (size_t p = 0; p < ELEMENTSOF(programs); p++) {
+                const RancherFiles *rf = rancher_files_of(programs[p]);
+                Found f = { .config_key = "node-name" };
+                int r;
+
+                if (!rancher_present(root_fd, rf))
+                        continue;
+                r = read_each(root_fd, rf, rf->units, ELEMENTSOF(rf->units), node_name_from_unit, &f);
+                /* The env files first name the config file, when one does; their node name comes last. */
+                if (r >= 0 && !f.dir) {
+                        Found env = { .config_key = "node-name" };
+
+                        r = read_each(root_fd, rf, rf->env_files, ELEMENTSOF(rf->env_files), node_name_from_env, &env);
+                        if (r >= 0 && !f.config)
+                                f.config = TAKE_PTR(env.config);
+                        if (r >= 0)
+                                r = from_config(root_fd, rf, &f);
+                        if (r >= 0 && !f.dir) {
+                                f.dir = TAKE_PTR(env.dir);
+                                f.evidence = TAKE_PTR(env.evidence);
+                        }
+                        found_done(&env);
+                }
+                if (r >= 0 && f.dir && !f.with_node_id)
+                        r = config_with_node_id(root_fd, rf, &f);
+                if (r >= 0 && f.dir && f.with_node_id)
+                        r = append_node_id(root_fd, &f);
+                if (r >= 0 && f.dir) {
+                        *ret_name = TAKE_PTR(f.dir);
+                        *ret_evidence = TAKE_PTR(f.evidence);
+                        r = 1;
+                }
+                found_done(&f);
+                if (r != 0)
+                        return r;
+        }
+        return 0;
 }
