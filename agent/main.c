@@ -9,6 +9,7 @@
 
 #include "agent/base/log.h"
 #include "agent/config/kubeconfig.h"
+#include "agent/config/node-name.h"
 #include "agent/config/profile.h"
 #include "agent/engine/cmdline.h"
 #include "agent/engine/libraries.h"
@@ -122,6 +123,12 @@ static int parse_orphan_report_option(int c, const char *optarg_) {
                 arg.kubeconfig = optarg_;
                 return 0;
         case ARG_NODE_NAME:
+                /* A Node's name is a DNS-1123 subdomain: anything else names no Node, and would be
+                 * asked for, or planned as a skipped row, instead of refused. */
+                if (!node_name_is_valid(optarg_))
+                        return usage_error("invalid --node-name '%s': a node name is a DNS-1123 subdomain (lower "
+                                           "case letters, digits, '-' and '.')",
+                                           optarg_);
                 arg.node_name = optarg_;
                 return 0;
         case ARG_FOR:
