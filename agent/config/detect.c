@@ -49,6 +49,7 @@ void detection_done(Detection *d) {
         finding_done(&d->kube_proxy_mode);
         finding_done(&d->etcd);
         d->runtime_endpoint = mfree(d->runtime_endpoint);
+        d->docker_endpoint = mfree(d->docker_endpoint);
         d->etcd_data_dir = mfree(d->etcd_data_dir);
         d->k3s_data_dir = mfree(d->k3s_data_dir);
         d->rke2_data_dir = mfree(d->rke2_data_dir);

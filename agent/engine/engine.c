@@ -295,10 +295,11 @@ static int action_is_residue(Context *ctx, Action *a) {
 }
 
 /* A row that stands for what could not be looked at: the skipped "library" row of a phase, or of a
- * part of one, whose library does not load (libraries_plan_missing()), or a target whose only
- * witness did not answer (the node-object phase's API server). */
+ * part of one, whose library does not load (libraries_plan_missing()), a target whose only witness
+ * did not answer (the node-object phase's API server), or one planned to fail for that reason (a
+ * Docker that hangs or answers garbage). */
 static bool action_is_unobserved(const Action *a) {
-        return a->skip_reason && a->unobserved;
+        return a->unobserved && (a->skip_reason || a->present);
 }
 
 int engine_verify(Context *ctx, const PhaseSelection *sel, Plan **ret_residue, Plan **ret_unobserved, char **reterr) {

@@ -288,7 +288,8 @@ static void test_k3s_data_dir(void **state) {
         put("/etc/rancher/k3s/config.yaml.d/30-d.conf", "data-dir: /data/d\n");
         put("/etc/rancher/k3s/config.yaml.d/40-broken.yaml", "data-dir: [\n");
         assert_data_dir("k3s", 1, "/data/b", "20-b.yml: data-dir /data/b");
-        put("/etc/systemd/system/k3s.service", "[Service]\nExecStart=/usr/local/bin/k3s server \\\n  -d /data/flag//\n");
+        put("/etc/systemd/system/k3s.service",
+            "[Service]\nExecStart=/usr/local/bin/k3s server \\\n  -d /data/flag//\n");
         assert_data_dir("k3s", 1, "/data/flag", "k3s.service: ExecStart= --data-dir /data/flag");
         put("/etc/default/k3s", "# K3S_DATA_DIR=/data/commented\nK3S_DATA_DIR=/data/env\n");
         assert_data_dir("k3s", 1, "/data/env", "/etc/default/k3s: K3S_DATA_DIR /data/env");
@@ -892,7 +893,25 @@ static void test_dockershim(void **state) {
         assert_true(evidence_has(d.runtime.evidence, "dockershim"));
         profile_configure(&(ProfileSettings) { .detection = &d });
         m = parse_profile("kubeadm", 0);
-        assert_true(has_line(m, DIRECTIVE_DOCKER_ENDPOINT, "unix:///run/docker.sock"));
+        /* kubelet's default: where it asks Docker (a symlink resolved within the tree). */
+        assert_true(has_line(m, DIRECTIVE_DOCKER_ENDPOINT, "unix:///var/run/docker.sock"));
+        manifest_free(m);
+        profile_configure(NULL);
+        detection_done(&d);
+
+        /* Docker listening elsewhere (daemon.json's hosts): there. */
+        put("/etc/docker/daemon.json", "{\"hosts\": [\"tcp://0.0.0.0:2375\", \"unix:///run/dockerd/engine.sock\"]}");
+        detect(&d);
+        assert_string_equal(d.docker_endpoint, "unix:///run/dockerd/engine.sock");
+        assert_true(evidence_has(d.runtime.evidence, "hosts"));
+        detection_done(&d);
+        /* kubelet's own --docker-endpoint wins: it is the one kubelet asks. */
+        put("/etc/default/kubelet", "KUBELET_EXTRA_ARGS=\"--docker-endpoint=unix:///run/kubelet-docker.sock\"\n");
+        detect(&d);
+        assert_string_equal(d.docker_endpoint, "unix:///run/kubelet-docker.sock");
+        profile_configure(&(ProfileSettings) { .detection = &d });
+        m = parse_profile("kubeadm", 0);
+        assert_true(has_line(m, DIRECTIVE_DOCKER_ENDPOINT, "unix:///run/kubelet-docker.sock"));
         manifest_free(m);
         profile_configure(NULL);
         detection_done(&d);
@@ -974,7 +993,8 @@ static void test_k3s_docker(void **state) {
         detect(&d);
         assert_string_equal(d.runtime.value, "containerd");
         detection_done(&d);
-        put("/etc/systemd/system/k3s.service", "[Service]\nExecStart=/usr/local/bin/k3s \\\n    server \\\n    '--docker' \\\n");
+        put("/etc/systemd/system/k3s.service",
+            "[Service]\nExecStart=/usr/local/bin/k3s \\\n    server \\\n    '--docker' \\\n");
         detect(&d);
         assert_string_equal(d.runtime.value, "docker");
         assert_true(evidence_has(d.runtime.evidence, "--docker"));
@@ -1009,7 +1029,8 @@ int main(void) {
                 T(test_cni_stale_backup),
                 T(test_cni_runtime_dir),
                 T(test_cni_invalid_first),
-                T(test_cluster_cidrs_loaded_conf_only), T(test_cni_ranges_runtime_loads),
+                T(test_cluster_cidrs_loaded_conf_only),
+                T(test_cni_ranges_runtime_loads),
                 T(test_cni_from_state),
                 T(test_cni_from_pins),
                 T(test_cni_state_ambiguous),
