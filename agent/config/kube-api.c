@@ -253,6 +253,69 @@ int kube_api_path(char **ret, const char *query, const char *first, ...) {
         return *ret ? 0 : -ENOMEM;
 }
 
+void kube_node_ready_done(KubeNodeReady *r) {
+        free(r->status);
+        free(r->reason);
+        free(r->since);
+        free(r->heartbeat);
+        *r = (KubeNodeReady) {};
+}
+
+static int ready_read(const JsonValue *node, KubeNodeReady *ret) {
+        const JsonValue *conds = json_get(json_get(node, "status", false), "conditions", false);
+
+        for (size_t i = 0; conds && conds->type == JSON_ARRAY && i < conds->n; i++) {
+                const JsonValue *c = conds->items[i];
+                const char *st = json_string_of(json_get(c, "status", false));
+                const char *reason = json_string_of(json_get(c, "reason", false));
+                const char *since = json_string_of(json_get(c, "lastTransitionTime", false));
+                const char *beat = json_string_of(json_get(c, "lastHeartbeatTime", false));
+
+                if (!streq_ptr(json_string_of(json_get(c, "type", false)), "Ready"))
+                        continue;
+                kube_node_ready_done(ret);
+                *ret = (KubeNodeReady) {
+                        .status = strdup(st ?: "Unknown"),
+                        .reason = reason ? strdup(reason) : NULL,
+                        .since = since ? strdup(since) : NULL,
+                        .heartbeat = beat ? strdup(beat) : NULL,
+                };
+                if (!ret->status || (reason && !ret->reason) || (since && !ret->since) || (beat && !ret->heartbeat))
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+int kube_api_node_ready(const Kubeconfig *kc, const char *node, uint64_t deadline, KubeNodeReady *ret, char **reterr) {
+        CLEANUP(json_freep) JsonValue *v = NULL;
+        cleanup_free char *path = NULL, *why = NULL;
+        HttpResult res;
+        int r;
+
+        *ret = (KubeNodeReady) {};
+        r = kube_api_path(&path, NULL, "api", "v1", "nodes", node, NULL);
+        if (r < 0)
+                return r;
+        r = kube_api_request(
+                kc, &(KubeRequest) { .path = path, .kind = "Node", .api_version = "v1", .deadline_usec = deadline }, &res);
+        if (r < 0)
+                r = set_errmsg(reterr, r, "get Node %s: %s", node, res.error[0] ? res.error : strerror(-r));
+        else if (kube_api_answered(&res) && res.status == 200)
+                r = kube_api_json(&res, &v) < 0 ? -ENOMEM : ready_read(v, ret) < 0 ? -ENOMEM : 1;
+        else {
+                why = kube_api_describe(&res);
+                r = !kube_api_answered(&res)                  ? -EHOSTUNREACH
+                    : res.status == 404                       ? -ENOENT
+                    : res.status == 401 || res.status == 403 ? -EACCES
+                                                              : -EIO;
+                r = set_errmsg(reterr, r, "get Node %s: %s", node, why ?: "out of memory");
+        }
+        http_result_done(&res);
+        if (r < 0)
+                kube_node_ready_done(ret);
+        return r;
+}
+
 static int load_kubeconfig(int root_fd, const char *path, Kubeconfig **ret, char **reterr) {
         CLEANUP(kubeconfig_freep) Kubeconfig *k = NULL;
         int r;

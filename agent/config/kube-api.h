@@ -70,6 +70,19 @@ int kube_api_document(const HttpResult *res, yaml_document_t *ret);
  * message when it has one ("HTTP 429: Cannot evict pod ..."). malloc'd; NULL on OOM. */
 char *kube_api_describe(const HttpResult *res);
 
+/* A Node's Ready condition (status.conditions[type=Ready]), as the node lifecycle controller keeps it. */
+typedef struct KubeNodeReady {
+        char *status;    /* "True", "False", "Unknown"; NULL: the Node has no Ready condition */
+        char *reason;    /* "KubeletReady", "NodeStatusUnknown", ...; NULL when none */
+        char *since;     /* lastTransitionTime (RFC 3339), NULL when none */
+        char *heartbeat; /* lastHeartbeatTime, NULL when none */
+} KubeNodeReady;
+
+/* GET the Node and read its Ready condition: 1, -ENOENT no such Node (NotFound), -EHOSTUNREACH no
+ * answer of the API, -EACCES or -EIO a refusal; the words in *reterr. */
+int kube_api_node_ready(const Kubeconfig *kc, const char *node, uint64_t deadline, KubeNodeReady *ret, char **reterr);
+void kube_node_ready_done(KubeNodeReady *r);
+
 /* Who a node-level call acts as: the credentials and the node's name. */
 typedef struct KubeIdentity {
         Kubeconfig *kc;

@@ -247,6 +247,10 @@ void phase_drain_identity(const char *kubeconfig, const char *node_name) {
         arg_node_name = node_name;
 }
 
+void phase_drain_enable(void) {
+        arg_drain = true;
+}
+
 static int parse_drain(const char *arg, char **reterr) {
         arg_drain = true;
         phase_node_object_enable();
