@@ -19,13 +19,7 @@ in_private_ns "$@"
 KUBE_NEED_KCM=1 . "$TOP/tests/integration/fixtures/kube-api.sh"
 . "$TOP/tests/integration/fixtures/node-tree.sh"
 
-etcd --name kube --data-dir "$WORK/etcd" --listen-client-urls http://127.0.0.1:2379 \
-        --advertise-client-urls http://127.0.0.1:2379 --listen-peer-urls http://127.0.0.1:2380 \
-        > "$WORK/etcd.log" 2>&1 &
-PIDS+=($!)
-start_kube_apiserver "$WORK/apiserver.log" --etcd-servers=http://127.0.0.1:2379 ||
-        { echo "FAIL: kube-apiserver"; exit 1; }
-start_kube_controller_manager "$WORK/kcm.log"
+start_kube_cluster || { echo "FAIL: kube-apiserver"; exit 1; }
 
 EX=$TOP/examples/ansible
 mkdir -p "$WORK"/{home,tmp,ansible,reports,nodes/cp1/etc/kubernetes,disks}

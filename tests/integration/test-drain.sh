@@ -28,13 +28,7 @@ REPORT="$TOP/tests/integration/report.py"
 jq_() { "$REPORT" "$@" > /dev/null; }
 KUBE_NEED_KCM=1 . "$TOP/tests/integration/fixtures/kube-api.sh"
 
-etcd --name kube --data-dir "$WORK/etcd" --listen-client-urls http://127.0.0.1:2379 \
-        --advertise-client-urls http://127.0.0.1:2379 --listen-peer-urls http://127.0.0.1:2380 \
-        > "$WORK/etcd.log" 2>&1 &
-PIDS+=($!)
-start_kube_apiserver "$WORK/apiserver.log" --etcd-servers=http://127.0.0.1:2379 ||
-        { echo "FAIL: kube-apiserver"; exit 1; }
-start_kube_controller_manager "$WORK/kcm.log"
+start_kube_cluster || { echo "FAIL: kube-apiserver"; exit 1; }
 
 # --- the cluster's objects --------------------------------------------------------------------------
 node() { printf 'apiVersion: v1\nkind: Node\nmetadata: {name: %s}\n---\n' "$1"; }
