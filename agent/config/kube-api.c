@@ -297,17 +297,18 @@ int kube_api_node_ready(const Kubeconfig *kc, const char *node, uint64_t deadlin
         if (r < 0)
                 return r;
         r = kube_api_request(
-                kc, &(KubeRequest) { .path = path, .kind = "Node", .api_version = "v1", .deadline_usec = deadline }, &res);
+                kc, &(KubeRequest) { .path = path, .kind = "Node", .api_version = "v1", .deadline_usec = deadline },
+                &res);
         if (r < 0)
                 r = set_errmsg(reterr, r, "get Node %s: %s", node, res.error[0] ? res.error : strerror(-r));
         else if (kube_api_answered(&res) && res.status == 200)
                 r = kube_api_json(&res, &v) < 0 ? -ENOMEM : ready_read(v, ret) < 0 ? -ENOMEM : 1;
         else {
                 why = kube_api_describe(&res);
-                r = !kube_api_answered(&res)                  ? -EHOSTUNREACH
-                    : res.status == 404                       ? -ENOENT
+                r = !kube_api_answered(&res)                 ? -EHOSTUNREACH
+                    : res.status == 404                      ? -ENOENT
                     : res.status == 401 || res.status == 403 ? -EACCES
-                                                              : -EIO;
+                                                             : -EIO;
                 r = set_errmsg(reterr, r, "get Node %s: %s", node, why ?: "out of memory");
         }
         http_result_done(&res);
