@@ -95,6 +95,7 @@ static int answer_refusal(const KubeRequest *req, const HttpResult *res, const c
 }
 
 int kube_api_check_answer(const KubeRequest *req, HttpResult *res) {
+        char asked[160] = "";
         const char *why;
         int r;
 
@@ -103,13 +104,11 @@ int kube_api_check_answer(const KubeRequest *req, HttpResult *res) {
         r = answer_refusal(req, res, &why);
         if (r < 0 || !why)
                 return r;
-        (void) snprintf(res->error, sizeof res->error,
-                        "HTTP %ld (%s) is not an answer of the Kubernetes API: %s%s%s%s%s", res->status,
-                        res->content_type[0] ? res->content_type : "no Content-Type", why, req->kind ? ", where " : "",
-                        req->kind ? strempty(req->api_version) : "", req->kind && req->api_version ? " " : "",
-                        req->kind ? req->kind : "");
         if (req->kind)
-                (void) strncat(res->error, " was asked for", sizeof res->error - strlen(res->error) - 1);
+                (void) snprintf(asked, sizeof asked, ", where %s%s%s was asked for", strempty(req->api_version),
+                                req->api_version ? " " : "", req->kind);
+        (void) snprintf(res->error, sizeof res->error, "HTTP %ld (%s) is not an answer of the Kubernetes API: %s%s",
+                        res->status, res->content_type[0] ? res->content_type : "no Content-Type", why, asked);
         res->code = CURLE_WEIRD_SERVER_REPLY;
         return 0;
 }
