@@ -9,11 +9,13 @@
 
 #include "agent/base/log.h"
 #include "agent/config/kubeconfig.h"
+#include "agent/config/node-name.h"
 #include "agent/config/profile.h"
 #include "agent/engine/cmdline.h"
 #include "agent/engine/libraries.h"
 #include "agent/orphan/orphan.h"
 #include "agent/phases/phases.h"
+#include "agent/verbs/drain.h"
 #include "agent/verbs/exit-status.h"
 #include "agent/verbs/forget.h"
 #include "agent/verbs/manifest.h"
@@ -45,7 +47,8 @@ static void help(void) {
                "  manifest check FILE…  Validate manifest files\n"
                "  manifest print        Show the effective manifest\n"
                "  orphan-check          Exit 0 when this worker's control plane has been gone --for long\n"
-               "  forget NODE           From a surviving control plane: remove a gone node's etcd member and Node\n\n"
+               "  forget NODE           From a surviving control plane: remove a gone node's etcd member and Node\n"
+               "  drain NODE            From a control plane: cordon NODE and evict its pods, as kubectl drain\n\n"
                "Options:\n"
                "  -h --help             Show this help\n"
                "  -V --version          Show the version\n"
@@ -76,7 +79,7 @@ static void help(void) {
                "     --report-header='NAME: VALUE'  ... with this header (repeatable)\n"
                "     --report-header-file=FILE  ... with the headers in FILE, one per line\n"
                "     --report-cacert=FILE  ... trusting the CA certificates in FILE\n"
-               "     --plan             forget: print the plan only (dry run)\n"
+               "     --plan             forget, drain: print the plan only (dry run)\n"
                "     --stale-for=DURATION  forget: the Node's Ready heartbeat and Lease must be this old (5m)\n"
                "     --force            forget: do not wait for --stale-for (never forgets a member that answers)\n"
                "     --etcd-gone        forget: with no etcd here, a control plane's member is known to be gone\n\n"
@@ -127,6 +130,12 @@ static int parse_orphan_report_option(int c, const char *optarg_) {
                 arg.kubeconfig = optarg_;
                 return 0;
         case ARG_NODE_NAME:
+                /* A Node's name is a DNS-1123 subdomain: anything else names no Node, and would be
+                 * asked for, or planned as a skipped row, instead of refused. */
+                if (!node_name_is_valid(optarg_))
+                        return usage_error("invalid --node-name '%s': a node name is a DNS-1123 subdomain (lower "
+                                           "case letters, digits, '-' and '.')",
+                                           optarg_);
                 arg.node_name = optarg_;
                 return 0;
         case ARG_FOR:
@@ -316,17 +325,19 @@ typedef struct Verb {
         const char *name;
         int (*run)(const ProgramOptions *o, int argc, char *argv[]);
         bool no_operands;  /* anything after the verb is a usage error, before anything runs */
-        bool force_option; /* it takes --force, --plan, --stale-for and --etcd-gone */
+        bool force_option; /* it takes --force, --stale-for and --etcd-gone */
+        bool plan_option;  /* it takes --plan */
 } Verb;
 
 /* One file a verb in agent/verbs/. */
 static const Verb verbs[] = {
-        { "plan", verb_plan, true, false },
-        { "run", verb_run, true, false },
-        { "status", verb_status, true, false },
-        { "orphan-check", verb_orphan_check, false, false }, /* its usage errors exit 255: it checks itself */
-        { "manifest", verb_manifest, false, false },
-        { "forget", verb_forget_main, false, true },
+        { "plan", verb_plan, true, false, false },
+        { "run", verb_run, true, false, false },
+        { "status", verb_status, true, false, false },
+        { "orphan-check", verb_orphan_check, false, false, false }, /* its usage errors exit 255: it checks itself */
+        { "manifest", verb_manifest, false, false, false },
+        { "forget", verb_forget_main, false, true, true },
+        { "drain", verb_drain, false, false, true },
 };
 
 static const Verb *verb_find(const char *name) {
@@ -340,11 +351,13 @@ static int dispatch(int argc, char *argv[]) {
         const Verb *v;
 
         if (argc < 1)
-                return usage_error("a command is needed: plan, run, status, manifest, orphan-check or forget"),
+                return usage_error("a command is needed: plan, run, status, manifest, orphan-check, forget or drain"),
                        EXIT_USAGE;
         v = verb_find(argv[0]);
-        if ((arg.force || arg.plan_only || arg.stale_for_sec || arg.etcd_gone) && !(v && v->force_option))
-                return usage_error("--force, --plan, --stale-for and --etcd-gone are forget's options"), EXIT_USAGE;
+        if ((arg.force || arg.stale_for_sec || arg.etcd_gone) && !(v && v->force_option))
+                return usage_error("--force, --stale-for and --etcd-gone are forget's options"), EXIT_USAGE;
+        if (arg.plan_only && !(v && v->plan_option))
+                return usage_error("--plan is forget's and drain's option"), EXIT_USAGE;
         if (!v)
                 return usage_error("unknown command '%s'", argv[0]), EXIT_USAGE;
         /* "run status" must not reset the node and exit 0: reject, like util-linux. */

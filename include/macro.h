@@ -14,6 +14,7 @@
 #define _unused_ __attribute__((unused))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define _noreturn_ __attribute__((noreturn))
+#define _sentinel_ __attribute__((sentinel))
 #define _likely_(x) __builtin_expect(!!(x), 1)
 #define _unlikely_(x) __builtin_expect(!!(x), 0)
 

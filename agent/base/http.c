@@ -181,6 +181,7 @@ int http_perform(const HttpRequest *req, HttpResult *ret) {
         CLEANUP(curl_easy_cleanupp) CURL *h = NULL;
         CLEANUP(close_fds) int fds[3] = { -EBADF, -EBADF, -EBADF };
         Sink sink = { .result = ret, .max = req->response_max };
+        const char *ct = NULL;
         CurlFeatures f;
         CURLcode ok;
         int r;
@@ -205,6 +206,8 @@ int http_perform(const HttpRequest *req, HttpResult *ret) {
                 return curl_code_to_errno(ok);
         ret->code = curl_easy_perform(h);
         (void) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &ret->status);
+        if (curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
+                (void) snprintf(ret->content_type, sizeof ret->content_type, "%s", ct);
         if (ret->code != CURLE_OK && ret->error[0] == '\0')
                 snprintf(ret->error, sizeof ret->error, "%s", curl_easy_strerror(ret->code));
         return 0;

@@ -35,6 +35,7 @@ typedef struct HttpResult {
         CURLcode code;               /* CURLE_OK: a response arrived */
         long status;                 /* the HTTP status, 0 when none arrived */
         char error[CURL_ERROR_SIZE]; /* curl's own words, "" when none */
+        char content_type[128];      /* the answer's Content-Type as sent (cut at 127 bytes), "" when none */
         char *body;                  /* NUL-terminated response body when response_max was set */
         size_t body_size;
         bool truncated; /* the body was longer than response_max */

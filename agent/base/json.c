@@ -325,6 +325,7 @@ static int json_scalar(JsonParser *j, JsonValue *v) {
                 return json_string(j, &v->str, &v->len);
         case 't':
                 v->type = JSON_BOOL;
+                v->boolean = true;
                 return json_literal(j, "true");
         case 'f':
                 v->type = JSON_BOOL;
@@ -393,4 +394,8 @@ const JsonValue *json_get(const JsonValue *obj, const char *key, bool fold) {
 
 const char *json_string_of(const JsonValue *v) {
         return v && v->type == JSON_STRING && v->len > 0 && strlen(v->str) == v->len ? v->str : NULL;
+}
+
+bool json_is_true(const JsonValue *v) {
+        return v && v->type == JSON_BOOL && v->boolean;
 }

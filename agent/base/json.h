@@ -37,6 +37,7 @@ struct JsonValue {
         size_t key_len;
         char *str; /* JSON_STRING: the decoded bytes, NUL-terminated (may hold a NUL of its own) */
         size_t len;
+        bool boolean;      /* JSON_BOOL: true or false */
         JsonValue **items; /* JSON_ARRAY: elements; JSON_OBJECT: members, in order, duplicates kept */
         size_t n;
 };
@@ -54,3 +55,6 @@ const JsonValue *json_get(const JsonValue *obj, const char *key, bool fold);
 
 /* A non-empty string without a NUL byte, or NULL. */
 const char *json_string_of(const JsonValue *v);
+
+/* The literal true (NULL, false and anything else are not). */
+bool json_is_true(const JsonValue *v);

@@ -58,6 +58,7 @@ void detection_done(Detection *d) {
         finding_done(&d->kube_proxy_mode);
         finding_done(&d->etcd);
         d->runtime_endpoint = mfree(d->runtime_endpoint);
+        d->docker_endpoint = mfree(d->docker_endpoint);
         d->etcd_data_dir = mfree(d->etcd_data_dir);
         for (Installer i = 0; i < _INSTALLER_MAX; i++) {
                 d->data_dir[i] = mfree(d->data_dir[i]);

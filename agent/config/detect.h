@@ -24,6 +24,7 @@ typedef struct Detection {
         bool installer_ambiguous;
         Finding runtime;          /* "containerd", "crio", "docker"; k3s/rke2 embed containerd */
         char *runtime_endpoint;   /* unix:///... as kubelet is configured, when said */
+        char *docker_endpoint;    /* Docker's Engine API as kubelet reaches it, when Docker is its runtime */
         bool docker_cohosted;     /* Docker is installed but is not kubelet's runtime */
         Finding cni;              /* value: the plugin types, comma separated, of the first config libcni
                                    * loads; without one, the CNI whose own state is on the node */

@@ -59,6 +59,9 @@ typedef enum Installer {
  * rke2 the same under /etc/rancher/rke2). Their rows below use them; readers that parse the config
  * file itself (runtime endpoint, kube-proxy mode) name it through them. */
 #define K3S_ETC "/etc/rancher/k3s"
+/* The node id --with-node-id appends to the node name, k3s's and rke2's alike (k3s pkg/agent/config
+ * ensureNodeID). */
+#define RANCHER_NODE_ID "/etc/rancher/node/id"
 #define K3S_CONFIG K3S_ETC "/config.yaml"
 #define K3S_KUBECONFIG K3S_ETC "/k3s.yaml"
 #define RKE2_ETC "/etc/rancher/rke2"

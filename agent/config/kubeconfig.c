@@ -152,6 +152,7 @@ static int get_pem(const Parse *p, yaml_node_t *map, const char *where, const ch
                 r = get_string(p, map, where, data_key, &data);
         if (r < 0)
                 return r;
+        pem->file_and_data = file && data;
         if (data) {
                 r = kubeconfig_pem_decode(data, &pem->data, &pem->size);
                 if (r == -EINVAL)
@@ -161,20 +162,38 @@ static int get_pem(const Parse *p, yaml_node_t *map, const char *where, const ch
         return file ? kubeconfig_resolve_file(p->path, file, &pem->file) : 0;
 }
 
+/* A boolean as client-go reads one (sigs.k8s.io/yaml through go-yaml v2, then encoding/json into a
+ * bool): a plain scalar of YAML 1.1's booleans; anything else (a quoted "true", a word) fails. */
+static int get_bool(const Parse *p, yaml_node_t *map, const char *where, const char *key, bool *ret) {
+        static const char *const yes[] = { "y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE" };
+        static const char *const no[] = { "n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE" };
+        yaml_node_t *n = map_get(p, map, key);
+        const char *s = yaml_scalar_of(n);
+
+        *ret = false;
+        if (!n)
+                return 0;
+        for (size_t i = 0; s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && i < ELEMENTSOF(yes); i++) {
+                if (streq(s, yes[i]))
+                        return *ret = true, 0;
+                if (streq(s, no[i]))
+                        return 0;
+        }
+        return set_errmsg(p->reterr, -EINVAL, "%s: %s %s is not a boolean", p->path, where, key);
+}
+
 static int parse_cluster(const Parse *p, yaml_node_t *cluster, Kubeconfig *k) {
-        cleanup_free char *insecure = NULL;
         int r;
 
         r = get_string(p, cluster, "cluster", "server", &k->server);
         if (r >= 0 && !k->server)
                 r = set_errmsg(p->reterr, -EINVAL, "%s: cluster \"%s\" has no server", p->path, k->cluster);
         if (r >= 0)
-                r = get_string(p, cluster, "cluster", "insecure-skip-tls-verify", &insecure);
+                r = get_bool(p, cluster, "cluster", "insecure-skip-tls-verify", &k->insecure);
         if (r >= 0)
                 r = get_string(p, cluster, "cluster", "proxy-url", &k->proxy_url);
         if (r >= 0)
                 r = get_pem(p, cluster, "cluster", "certificate-authority", &k->ca);
-        k->insecure = insecure && streq(insecure, "true");
         return r;
 }
 
@@ -276,10 +295,40 @@ int kubeconfig_load(int root_fd, const char *path, Kubeconfig **ret, char **rete
         return kubeconfig_parse(path, text, size, ret, reterr);
 }
 
+/* clientcmd's parseProxyURL: http, https and socks5 only. */
+static bool proxy_url_valid(const char *u) {
+        return startswith(u, "http://") || startswith(u, "https://") || startswith(u, "socks5://");
+}
+
+/* What client-go refuses before it connects (kubeconfig_read_files()). */
+static int validate_tls(const Kubeconfig *k, char **reterr) {
+        const char *why = NULL;
+
+        if (k->insecure && (k->ca.file || k->ca.data))
+                why = "certificate-authority(-data) together with insecure-skip-tls-verify: client-go refuses it "
+                      "(\"specifying a root certificates file with the insecure flag is not allowed\"): the server "
+                      "would not be verified and the credentials sent to whoever answers";
+        else if (k->ca.file_and_data)
+                why = "certificate-authority-data and certificate-authority are both given";
+        else if (k->cert.file_and_data)
+                why = "client-certificate-data and client-certificate are both given";
+        else if (k->key.file_and_data)
+                why = "client-key-data and client-key are both given";
+        else if ((k->cert.file || k->cert.data) && !k->key.file && !k->key.data)
+                why = "a client certificate without client-key(-data)";
+        else if (k->proxy_url && !proxy_url_valid(k->proxy_url))
+                why = "proxy-url is no http, https or socks5 URL";
+        if (!why)
+                return 0;
+        return set_errmsg(reterr, -EINVAL, "%s: %s", k->path, why);
+}
+
 int kubeconfig_read_files(Kubeconfig *k, int root_fd, char **reterr) {
         int r;
 
-        r = read_pem(root_fd, k, "certificate-authority", &k->ca, reterr);
+        r = validate_tls(k, reterr);
+        if (r >= 0)
+                r = read_pem(root_fd, k, "certificate-authority", &k->ca, reterr);
         if (r >= 0)
                 r = read_pem(root_fd, k, "client-certificate", &k->cert, reterr);
         if (r >= 0)

@@ -14,6 +14,7 @@ typedef struct KubeconfigPem {
         char *file; /* absolute node path; NULL for the -data form or when not given */
         char *data; /* the PEM bytes once known, NUL-terminated; NULL when not given */
         size_t size;
+        bool file_and_data; /* both forms were given (client-go's validation refuses that) */
 } KubeconfigPem;
 
 typedef struct Kubeconfig {
@@ -36,7 +37,13 @@ int kubeconfig_parse(const char *path, const char *text, size_t size, Kubeconfig
 int kubeconfig_load(int root_fd, const char *path, Kubeconfig **ret, char **reterr);
 
 /* Read the certificate-authority, client-certificate and client-key files that k names (beneath
- * root_fd), unless their -data form was given. */
+ * root_fd), unless their -data form was given, then refuse what client-go refuses before it connects
+ * with a kubeconfig (k8s.io/client-go/tools/clientcmd/validation.go validateClusterInfo and
+ * validateAuthInfo, transport/transport.go TLSConfigFor): a CA together with
+ * insecure-skip-tls-verify ("specifying a root certificates file with the insecure flag is not
+ * allowed": verification would be off and the credentials sent to whoever answers), both forms of
+ * the CA, the client certificate or its key, a client certificate without a key, a proxy-url that is
+ * no http, https or socks5 URL. -EINVAL with the file and why in *reterr. */
 int kubeconfig_read_files(Kubeconfig *k, int root_fd, char **reterr);
 
 Kubeconfig *kubeconfig_free(Kubeconfig *k);

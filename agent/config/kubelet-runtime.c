@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "agent/config/installers.h"
+#include "agent/base/json.h"
 #include "agent/config/envfile.h"
 #include "agent/config/unit-file.h"
 #include "agent/config/kubelet-runtime.h"
@@ -22,6 +23,7 @@
 #include "strv.h"
 
 #define KUBELET_FILE_MAX (256U * 1024U)
+#define DOCKER_DAEMON_JSON "/etc/docker/daemon.json"
 
 /* Go's pflag takes "--flag=value", "--flag value", and one dash too: argv_flag() reads them so. */
 KubeletRuntime kubelet_runtime_of_argv(char *const *argv) {
@@ -82,7 +84,9 @@ bool k3s_argv_docker(char *const *argv) {
 typedef struct Verdict {
         KubeletDocker *k;
         unsigned docker, remote, k3s_docker;
-        bool flags_env; /* kubeadm-flags.env parsed */
+        bool flags_env;        /* kubeadm-flags.env parsed */
+        char *docker_endpoint; /* kubelet's last --docker-endpoint, and the file that said it */
+        char *docker_endpoint_from;
 } Verdict;
 
 static int say(Verdict *v, const char *path, const char *fmt, ...) _printf_(3, 4);
@@ -97,6 +101,16 @@ static int say(Verdict *v, const char *path, const char *fmt, ...) {
 }
 
 static int judge_argv(Verdict *v, const char *path, char *const *argv) {
+        const char *ep = argv_flag(argv, "docker-endpoint");
+
+        if (!isempty(ep)) {
+                free(v->docker_endpoint);
+                free(v->docker_endpoint_from);
+                v->docker_endpoint = strdup(ep);
+                v->docker_endpoint_from = strdup(path);
+                if (!v->docker_endpoint || !v->docker_endpoint_from)
+                        return -ENOMEM;
+        }
         switch (kubelet_runtime_of_argv(argv)) {
         case KUBELET_RUNTIME_DOCKER:
                 v->docker++;
@@ -284,6 +298,51 @@ static int read_k3s(int root_fd, Verdict *v) {
         return r < 0 ? r : 0;
 }
 
+/* dockerd's daemon.json "hosts": where it listens when its command line says nothing (-H wins over
+ * it, and a unit that passes -H with daemon.json hosts fails to start). The first unix socket. */
+static int daemon_json_host(int root_fd, char **ret) {
+        CLEANUP(json_freep) JsonValue *v = NULL;
+        cleanup_free char *text = NULL;
+        const JsonValue *hosts;
+        size_t size;
+        int r;
+
+        *ret = NULL;
+        if (fileio_read_beneath(root_fd, DOCKER_DAEMON_JSON, KUBELET_FILE_MAX, &text, &size) < 0)
+                return 0;
+        r = json_parse(text, size, &v);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        hosts = json_get(v, "hosts", false);
+        for (size_t i = 0; hosts && hosts->type == JSON_ARRAY && i < hosts->n; i++) {
+                const char *h = json_string_of(hosts->items[i]);
+
+                if (h && startswith(h, "unix:///"))
+                        return (*ret = strdup(h)) ? 1 : -ENOMEM;
+        }
+        return 0;
+}
+
+/* Where Docker's Engine API is, as kubelet asks it. */
+static int decide_docker_endpoint(int root_fd, Verdict *v) {
+        char *host = NULL;
+        int r;
+
+        if (v->docker_endpoint) {
+                v->k->docker_endpoint = TAKE_PTR(v->docker_endpoint);
+                return say(v, v->docker_endpoint_from, "kubelet's --docker-endpoint is %s", v->k->docker_endpoint);
+        }
+        r = daemon_json_host(root_fd, &host);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                v->k->docker_endpoint = host;
+                return say(v, DOCKER_DAEMON_JSON, "dockerd listens on %s (hosts)", host);
+        }
+        v->k->docker_endpoint = strdup(DOCKER_ENDPOINT_DEFAULT);
+        return v->k->docker_endpoint ? 0 : -ENOMEM;
+}
+
 static int decide(Verdict *v, bool docker_installed) {
         if (v->k3s_docker > 0) {
                 v->k->endpoint = K3S_CRI_DOCKERD_ENDPOINT;
@@ -320,6 +379,10 @@ int kubelet_docker_detect(int root_fd, bool docker_installed, KubeletDocker *ret
                 r = read_k3s(root_fd, &v);
         if (r >= 0)
                 r = decide(&v, docker_installed);
+        if (r >= 0 && k.endpoint)
+                r = decide_docker_endpoint(root_fd, &v);
+        free(v.docker_endpoint);
+        free(v.docker_endpoint_from);
         if (r < 0) {
                 kubelet_docker_done(&k);
                 return r;
@@ -330,5 +393,6 @@ int kubelet_docker_detect(int root_fd, bool docker_installed, KubeletDocker *ret
 
 void kubelet_docker_done(KubeletDocker *k) {
         k->evidence = strv_free(k->evidence);
+        k->docker_endpoint = mfree(k->docker_endpoint);
         k->endpoint = NULL;
 }

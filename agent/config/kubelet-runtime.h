@@ -36,14 +36,20 @@ int kubelet_env_argv(const char *text, size_t size, char ***ret);
 /* k3s's command line asks for Docker: "--docker" (or --docker=true) after the program. */
 bool k3s_argv_docker(char *const *argv);
 
+/* kubelet's --docker-endpoint default (pkg/kubelet/config/flags.go, dockershim). */
+#define DOCKER_ENDPOINT_DEFAULT "unix:///var/run/docker.sock"
+
 typedef struct KubeletDocker {
         const char *endpoint; /* static: DOCKERSHIM_ENDPOINT or K3S_CRI_DOCKERD_ENDPOINT; NULL when
                                * Docker is not kubelet's runtime (or the evidence disagrees) */
-        char **evidence;      /* "PATH: what it says", for and against */
+        /* Docker's Engine API as kubelet reaches it: its --docker-endpoint, else the first unix socket of
+         * daemon.json's "hosts", else DOCKER_ENDPOINT_DEFAULT. Set with endpoint. */
+        char *docker_endpoint;
+        char **evidence; /* "PATH: what it says", for and against */
 } KubeletDocker;
 
 /* Look beneath root_fd: kubelet's unit and its drop-ins, its environment files, kubeadm's
- * configuration, k3s's configuration and unit. docker_installed: Docker's daemon is on the node (the
- * absence of a remote runtime flag means dockershim only then). -ENOMEM only. */
+ * configuration, k3s's configuration and unit, Docker's daemon.json. docker_installed: Docker's daemon
+ * is on the node (the absence of a remote runtime flag means dockershim only then). -ENOMEM only. */
 int kubelet_docker_detect(int root_fd, bool docker_installed, KubeletDocker *ret);
 void kubelet_docker_done(KubeletDocker *k);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "agent/config/node-name.h"
+#include "agent/config/rancher-datadir.h"
 #include "agent/os/fileio.h"
 #include "macro.h"
 #include "string-util.h"
@@ -100,6 +101,54 @@ int node_host_name(int root_fd, bool on_node, char **ret) {
         return 1;
 }
 
+/* k3s's and rke2's agent keeps its kubelet's client certificate in <data-dir>/agent/client-kubelet.crt
+ * (k3s pkg/agent/config: clientKubeletCert), CN=system:node:NAME as kubeadm's: 1 and the name, or 0. */
+static int node_from_rancher_certificate(int root_fd, char **ret) {
+        static const char *const programs[] = { "k3s", "rke2" };
+
+        for (size_t i = 0; i < ELEMENTSOF(programs); i++) {
+                cleanup_free char *dir = NULL, *evidence = NULL, *path = NULL;
+                KubeconfigPem pem = {};
+                int r;
+
+                r = rancher_data_dir(root_fd, programs[i], &dir, &evidence);
+                if (r < 0)
+                        return r;
+                path = strprintf("%s/agent/client-kubelet.crt", dir);
+                if (!path)
+                        return -ENOMEM;
+                r = fileio_read_beneath(root_fd, path, 1024 * 1024, &pem.data, &pem.size);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        continue;
+                r = node_from_certificate(&pem, ret);
+                free(pem.data);
+                if (r != 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* What k3s's or rke2's files say the node is called, lower-cased as k3s does (GetHostnameAndIPs). */
+static int node_from_rancher(int root_fd, char **ret, const char **ret_source) {
+        cleanup_free char *evidence = NULL;
+        int r;
+
+        r = node_from_rancher_certificate(root_fd, ret);
+        if (r != 0) {
+                *ret_source = "k3s's or rke2's client certificate";
+                return r;
+        }
+        r = rancher_node_name(root_fd, ret, &evidence);
+        if (r <= 0)
+                return r;
+        for (char *p = *ret; *p; p++)
+                *p = (char) tolower((unsigned char) *p);
+        *ret_source = "node name in k3s's or rke2's configuration";
+        return 1;
+}
+
 int node_name_pick(const char *override, const KubeconfigPem *cert, int root_fd, bool on_node, char **ret,
                    const char **ret_source) {
         int r = 0;
@@ -110,7 +159,12 @@ int node_name_pick(const char *override, const KubeconfigPem *cert, int root_fd,
                 *ret_source = "--node-name";
         } else if ((r = node_from_certificate(cert, ret)) > 0)
                 *ret_source = "client certificate";
-        else if (r == 0) {
+        else if (r == 0 && (r = node_from_rancher(root_fd, ret, ret_source)) != 0) {
+                if (r == -ENXIO)
+                        *ret_source = NULL;
+                if (r < 0)
+                        return r;
+        } else if (r == 0) {
                 r = node_host_name(root_fd, on_node, ret);
                 if (r == 0) {
                         *ret_source = NULL;

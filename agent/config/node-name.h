@@ -18,9 +18,11 @@ bool node_name_is_valid(const char *s);
 int node_host_name(int root_fd, bool on_node, char **ret);
 
 /* The node's name: override when given, else the CN=system:node:NAME of cert (the kubelet's client
- * certificate; NULL or not such a certificate: skipped), else node_host_name() as kubelet defaults to.
- * *ret_source says which ("--node-name", "client certificate", "hostname", "tree's /etc/hostname").
- * Returns 0, -ENXIO when the name is unknown (none of them: *ret NULL), -ENOMEM, or -EINVAL for a
- * name that is no valid node name (*ret set all the same, for the message). */
+ * certificate; NULL or not such a certificate: skipped), else k3s's or rke2's agent's (its
+ * client-kubelet.crt, else the node name its unit, config file or env files give:
+ * rancher_node_name()), else node_host_name() as kubelet defaults to. *ret_source says which
+ * ("--node-name", "client certificate", ..., "hostname", "tree's /etc/hostname"). Returns 0, -ENXIO
+ * when the name is unknown (none of them, or k3s's --with-node-id without its id file: *ret NULL),
+ * -ENOMEM, or -EINVAL for a name that is no valid node name (*ret set all the same, for the message). */
 int node_name_pick(const char *override, const KubeconfigPem *cert, int root_fd, bool on_node, char **ret,
                    const char **ret_source);

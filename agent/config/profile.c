@@ -9,6 +9,8 @@
 #include "agent/config/embedded.h"
 #include "agent/base/path.h"
 #include "agent/config/profile.h"
+#include "agent/config/kubelet-runtime.h"
+#include "agent/config/rancher-datadir.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -205,13 +207,17 @@ static int detected_text(char **ret) {
         if (d && detected_comment(f, "the local etcd's data directory", d->etcd_data_dir))
                 fprintf(f, "empty %s\n", d->etcd_data_dir);
         /* Docker as kubelet's runtime: its Engine API removes the pods dockershim (gone with kubelet) or
-         * a silent cri-dockerd left. /run/docker.sock is where docker.socket listens (/var/run is a
-         * symlink to it, and the socket is resolved with no symlink on the way). */
-        if (d && streq_ptr(d->runtime.value, "docker"))
+         * a silent cri-dockerd left, at the endpoint kubelet asks (its --docker-endpoint, daemon.json's
+         * hosts, or /var/run/docker.sock, a symlink resolved within the tree). */
+        if (d && streq_ptr(d->runtime.value, "docker") &&
+            startswith(d->docker_endpoint ?: DOCKER_ENDPOINT_DEFAULT, "unix://"))
                 fprintf(f,
                         "# Docker is kubelet's runtime (%s): its Kubernetes containers go through its Engine API\n"
-                        "docker-endpoint unix:///run/docker.sock\n",
-                        strna(d->runtime_endpoint));
+                        "docker-endpoint %s\n",
+                        strna(d->runtime_endpoint), d->docker_endpoint ?: DOCKER_ENDPOINT_DEFAULT);
+        else if (d && streq_ptr(d->runtime.value, "docker"))
+                fprintf(f, "# Docker is kubelet's runtime, at %s: no unix socket, its Engine API is not asked\n",
+                        d->docker_endpoint);
         /* Only this cluster's entries go; the file itself when nothing else is in it (kubeconfig-prune.h). */
         STRV_FOREACH(k, d ? d->home_kubeconfigs : NULL)
                 if (detected_comment(f, "a kubeconfig that holds this cluster's entries", *k))

@@ -26,11 +26,17 @@
 typedef InstallerDataDir RancherFiles;
 
 typedef struct Found {
-        char *dir;                        /* the data directory said, NULL when nothing said one */
+        const char *config_key;           /* the config file's key: "data-dir" (NULL), "node-name", ... */
+        char *dir;                        /* the value said (the data directory), NULL when nothing said one */
         char *evidence;                   /* "PATH: what said it" */
         char *config;                     /* the config file named by --config/-c or *_CONFIG_FILE, when one is */
-        char *config_value, *config_from; /* the config files' data-dir so far, and the file that set it */
+        char *config_value, *config_from; /* the config files' value so far, and the file that set it */
+        bool with_node_id;                /* --with-node-id on the command line */
 } Found;
+
+static const char *found_key(const Found *f) {
+        return f->config_key ?: "data-dir";
+}
 
 static int found_set(Found *f, const char *dir, const char *path, const char *what) {
         if (f->dir)
@@ -112,8 +118,8 @@ static int from_units(int root_fd, const RancherFiles *rf, unsigned phase, Found
         return r;
 }
 
-/* One config file's top-level "data-dir" (or "data-dir+", which appends: k3s joins with a comma). */
-static int config_value(const char *text, size_t size, char **value) {
+/* One config file's top-level key (or "key+", which appends: k3s joins with a comma). */
+static int config_value(const char *text, size_t size, const char *key, char **value) {
         yaml_parser_t parser;
         yaml_document_t doc;
         yaml_node_t *root;
@@ -130,12 +136,12 @@ static int config_value(const char *text, size_t size, char **value) {
         for (yaml_node_pair_t *i = root && root->type == YAML_MAPPING_NODE ? root->data.mapping.pairs.start : NULL;
              i && i < root->data.mapping.pairs.top && r >= 0; i++) {
                 const char *k = yaml_scalar_of(yaml_document_get_node(&doc, i->key));
-                const char *v = yaml_scalar_of(yaml_document_get_node(&doc, i->value));
+                const char *v = yaml_scalar_of(yaml_document_get_node(&doc, i->value)), *plus;
                 char *n;
 
-                if (!k || !v || (!streq(k, "data-dir") && !streq(k, "data-dir+")))
+                if (!k || !v || !(plus = startswith(k, key)) || (!streq(plus, "") && !streq(plus, "+")))
                         continue;
-                n = streq(k, "data-dir+") ? strprintf("%s,%s", strempty(*value), v) : strdup(v);
+                n = streq(plus, "+") ? strprintf("%s,%s", strempty(*value), v) : strdup(v);
                 if (!n)
                         r = -ENOMEM;
                 free(*value);
@@ -160,7 +166,7 @@ static int from_config_file(const RancherFiles *rf, const char *path, const char
 
         if (f->config_value && !before)
                 return -ENOMEM;
-        r = config_value(text, size, &f->config_value);
+        r = config_value(text, size, found_key(f), &f->config_value);
         if (r < 0)
                 return r == -EBADMSG ? 0 : r;
         if (streq_ptr(before, f->config_value))
@@ -188,7 +194,7 @@ static int from_config(int root_fd, const RancherFiles *rf, Found *f) {
                 r = read_each(root_fd, rf, (const char *const *) files, strv_length(files), from_config_file, f);
         if (r < 0 || isempty(f->config_value))
                 return r;
-        return found_set(f, f->config_value, f->config_from, "data-dir");
+        return found_set(f, f->config_value, f->config_from, found_key(f));
 }
 
 void rancher_data_dir_done(RancherDataDir *d) {
@@ -299,4 +305,139 @@ int rancher_data_dir(int root_fd, const char *program, char **ret_dir, char **re
         *ret_evidence = TAKE_PTR(d.evidence);
         rancher_data_dir_done(&d);
         return r;
+}
+
+/* --- The node name ------------------------------------------------------------------------ */
+
+/* --node-name in a unit's ExecStart= (drop-ins included: the command line wins over the config
+ * file, which configfilearg inserts before it), --with-node-id, and --config/-c naming the file. */
+static int node_name_from_unit(int root_fd, const char *path, Found *f) {
+        CLEANUP(unit_exec_done) UnitExec u = {};
+        const char *v;
+        int r;
+
+        r = unit_file_exec_dropins(root_fd, path, &u);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        if (!f->config && !isempty(v = argv_flag(u.argv, "config") ?: argv_flag(u.argv, "c")) &&
+            !(f->config = strdup(v)))
+                return -ENOMEM;
+        for (char **a = u.argv && u.argv[0] ? u.argv + 1 : NULL; a && *a && !streq(*a, "--"); a++)
+                if (streq(*a, "--with-node-id") || streq(*a, "--with-node-id=true"))
+                        f->with_node_id = true;
+        v = argv_flag(u.argv, "node-name");
+        return isempty(v) ? 0 : found_set(f, v, path, "ExecStart= --node-name");
+}
+
+/* K3S_NODE_NAME (RKE2_NODE_NAME) from an env file the unit reads: the flag's default, under the
+ * command line and the config file. */
+static int node_name_from_env(const RancherFiles *rf, const char *path, const char *text, size_t size, Found *f) {
+        cleanup_strv char **pairs = NULL;
+        cleanup_free char *key = strprintf("%.*s_NODE_NAME", (int) strcspn(rf->env_key, "_"), rf->env_key);
+        const char *v;
+        int r;
+
+        if (!key)
+                return -ENOMEM;
+        r = env_file_parse(text, size, &pairs, NULL);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        if (!f->config && !isempty(v = env_get(pairs, rf->config_env_key)) && !(f->config = strdup(v)))
+                return -ENOMEM;
+        v = env_get(pairs, key);
+        return isempty(v) ? 0 : found_set(f, v, path, key);
+}
+
+/* Is the program installed on this node at all: a unit, an env file or its config file? */
+static bool rancher_present(int root_fd, const RancherFiles *rf) {
+        if (fileio_exists_beneath(root_fd, rf->config))
+                return true;
+        INSTALLER_LIST_FOREACH(u, rf->units)
+                if (fileio_exists_beneath(root_fd, *u))
+                        return true;
+        for (size_t i = 0; i < ELEMENTSOF(rf->env_files) && rf->env_files[i]; i++)
+                if (fileio_exists_beneath(root_fd, rf->env_files[i]))
+                        return true;
+        return false;
+}
+
+/* --with-node-id: the name gets "-" and the node's id file (k3s pkg/agent/config: ensureNodeID). */
+static int append_node_id(int root_fd, Found *f) {
+        cleanup_free char *id = NULL, *name = NULL;
+        size_t n;
+        int r;
+
+        r = fileio_read_beneath(root_fd, RANCHER_NODE_ID, 4096, &id, &n);
+        if (r < 0)
+                return r == -ENOMEM ? r : -ENXIO;
+        while (n > 0 && strchr(" \t\r\n", id[n - 1]))
+                id[--n] = '\0';
+        name = strprintf("%s-%s", f->dir, id + strspn(id, " \t"));
+        if (!name)
+                return -ENOMEM;
+        free(f->dir);
+        f->dir = TAKE_PTR(name);
+        return 0;
+}
+
+/* "with-node-id: true" in the config file or a drop-in. */
+static int config_with_node_id(int root_fd, const RancherFiles *rf, Found *f) {
+        Found w = { .config_key = "with-node-id", .config = f->config ? strdup(f->config) : NULL };
+        int r;
+
+        if (f->config && !w.config)
+                return -ENOMEM;
+        r = from_config(root_fd, rf, &w);
+        f->with_node_id = r >= 0 && streq_ptr(w.dir, "true");
+        found_done(&w);
+        return r;
+}
+
+static int node_name_of(int root_fd, const RancherFiles *rf, Found *f) {
+        int r = 0;
+
+        INSTALLER_LIST_FOREACH(u, rf->units)
+                if ((r = node_name_from_unit(root_fd, *u, f)) < 0)
+                        return r;
+        if (!f->dir) {
+                /* The env files first name the config file, when one does; their node name comes last. */
+                Found env = { .config_key = "node-name" };
+
+                r = read_each(root_fd, rf, rf->env_files, ELEMENTSOF(rf->env_files), node_name_from_env, &env);
+                if (r >= 0 && !f->config)
+                        f->config = TAKE_PTR(env.config);
+                if (r >= 0)
+                        r = from_config(root_fd, rf, f);
+                if (r >= 0 && !f->dir) {
+                        f->dir = TAKE_PTR(env.dir);
+                        f->evidence = TAKE_PTR(env.evidence);
+                }
+                found_done(&env);
+        }
+        if (r >= 0 && f->dir && !f->with_node_id)
+                r = config_with_node_id(root_fd, rf, f);
+        if (r >= 0 && f->dir && f->with_node_id)
+                r = append_node_id(root_fd, f);
+        return r;
+}
+
+int rancher_node_name(int root_fd, char **ret_name, char **ret_evidence) {
+        INSTALLER_FOREACH(info) {
+                const RancherFiles *rf = &info->data;
+                Found f = { .config_key = "node-name" };
+                int r;
+
+                if (!info->program || !rf->dir || !rf->env_key || !rancher_present(root_fd, rf))
+                        continue;
+                r = node_name_of(root_fd, rf, &f);
+                if (r >= 0 && f.dir) {
+                        *ret_name = TAKE_PTR(f.dir);
+                        *ret_evidence = TAKE_PTR(f.evidence);
+                        r = 1;
+                }
+                found_done(&f);
+                if (r != 0)
+                        return r;
+        }
+        return 0;
 }

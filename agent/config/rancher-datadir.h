@@ -32,3 +32,13 @@ int rancher_data_dir_find(int root_fd, const InstallerInfo *info, RancherDataDir
  * (a refused value leaves the default), -EINVAL for another program, -ENOMEM. *ret_evidence may be
  * NULL for the default. */
 int rancher_data_dir(int root_fd, const char *program, char **ret_dir, char **ret_evidence);
+
+/* The node name k3s's or rke2's agent registers this node as (k3s pkg/agent/config: GetHostnameAndIPs,
+ * lower-cased by kubelet's rules afterwards), when its files say one: --node-name in the unit's
+ * ExecStart= wins over "node-name" in the config file and its config.yaml.d drop-ins (the last
+ * wins), which wins over $K3S_NODE_NAME ($RKE2_NODE_NAME) in the env files the unit reads, as
+ * configfilearg puts the file's flags before the command line's and urfave/cli takes the variable
+ * as the flag's default; --with-node-id appends "-" and the node's id file. 1 with the name and
+ * what said it, 0 when neither program is installed or none says one (the host name then), -ENXIO
+ * for --with-node-id without its id file, -ENOMEM. */
+int rancher_node_name(int root_fd, char **ret_name, char **ret_evidence);

@@ -76,5 +76,8 @@ typedef struct Context {
         /* The phases this run plans (engine_plan()): one phase may leave to a later one what that one
          * removes anyway (phase_selected()). */
         const struct PhaseSelection *selection;
+        /* While executing: the plan, and where a row found only then goes (engine_add_row()). */
+        struct Plan *plan;
+        size_t insert_at;
         PhaseFacts facts;
 } Context;

@@ -126,6 +126,9 @@ static bool past_deadline(const Context *ctx) {
  * the plan decided not to do; an action that time ran out for is a failure: nothing was done about
  * what it observed, and the run must not say "clean". */
 static bool settle_without_apply(Context *ctx, Action *a) {
+        /* Recorded already by an earlier row of its phase (the drain row records its pods' rows). */
+        if (a->result != ACTION_PENDING)
+                return true;
         if (a->skip_reason) {
                 a->result = ACTION_SKIPPED;
                 free(a->message);
@@ -139,17 +142,41 @@ static bool settle_without_apply(Context *ctx, Action *a) {
         return false;
 }
 
-static void apply_one(Context *ctx, Action *a) {
+Action *engine_add_row(Context *ctx, const ActionOps *ops, const char *phase, const char *target, const char *reason,
+                       void *data) {
+        Plan *p = ctx->plan;
+        Action *a;
+
+        if (!p) {
+                if (data && ops->free_data)
+                        ops->free_data(data);
+                return NULL;
+        }
+        a = plan_add(p, ops, phase, target, reason, data);
+        if (!a)
+                return NULL;
+        memmove(p->actions + ctx->insert_at + 1, p->actions + ctx->insert_at,
+                (p->n_actions - 1 - ctx->insert_at) * sizeof *p->actions);
+        p->actions[ctx->insert_at++] = a;
+        return a;
+}
+
+/* Returns the index after the action and the rows it added. */
+static size_t apply_one(Context *ctx, Plan *plan, size_t i) {
+        Action *a = plan->actions[i];
         char *msg = NULL;
         uint64_t t0 = now(CLOCK_MONOTONIC);
         int r;
 
+        ctx->insert_at = i + 1;
         r = a->ops->apply(a, ctx, &msg);
         action_record(a, r, msg);
         a->duration_usec = now(CLOCK_MONOTONIC) - t0;
+        return ctx->insert_at;
 }
 
-/* A run of consecutive actions of one kind that are all to be applied goes to apply_batch. */
+/* A run of consecutive actions of one kind that are all to be applied goes to apply_batch. Returns
+ * the index after the run and the rows it added. */
 static size_t apply_run(Context *ctx, Plan *plan, size_t i, size_t end) {
         const ActionOps *ops = plan->actions[i]->ops;
         Action *batch[4096];
@@ -159,6 +186,7 @@ static size_t apply_run(Context *ctx, Plan *plan, size_t i, size_t end) {
         for (; j < end && n < ELEMENTSOF(batch) && plan->actions[j]->ops == ops; j++)
                 if (!settle_without_apply(ctx, plan->actions[j]))
                         batch[n++] = plan->actions[j];
+        ctx->insert_at = j;
         if (n > 0) {
                 t0 = now(CLOCK_MONOTONIC);
                 ops->apply_batch(batch, n, ctx);
@@ -166,7 +194,7 @@ static size_t apply_run(Context *ctx, Plan *plan, size_t i, size_t end) {
                 for (size_t k = 0; k < n; k++)
                         batch[k]->duration_usec = (now(CLOCK_MONOTONIC) - t0) / n;
         }
-        return j;
+        return ctx->insert_at;
 }
 
 static void skip_all(Plan *plan, size_t first, size_t end, const char *why) {
@@ -187,30 +215,34 @@ static size_t phase_end_index(const Plan *plan, size_t first) {
         return end;
 }
 
-static void execute_phase(Context *ctx, Plan *plan, size_t first, size_t end, const ExecuteHooks *h) {
+/* Returns the phase's end, past the rows its actions added. */
+static size_t execute_phase(Context *ctx, Plan *plan, size_t first, size_t end, const ExecuteHooks *h) {
         uint64_t t0 = now(CLOCK_MONOTONIC);
 
         for (size_t i = first; i < end;) {
                 Action *a = plan->actions[i];
+                size_t before = plan->n_actions;
 
                 if (a->ops->apply_batch)
                         i = apply_run(ctx, plan, i, end);
-                else {
-                        if (!settle_without_apply(ctx, a))
-                                apply_one(ctx, a);
+                else if (settle_without_apply(ctx, a))
                         i++;
-                }
+                else
+                        i = apply_one(ctx, plan, i);
+                end += plan->n_actions - before;
                 if (h && h->progress)
                         h->progress(plan, first, end - first, i - first, now(CLOCK_MONOTONIC) - t0, h->userdata);
         }
         if (h && h->phase_end)
                 h->phase_end(plan, first, end - first, now(CLOCK_MONOTONIC) - t0, h->userdata);
+        return end;
 }
 
 int engine_execute(Context *ctx, Plan *plan, const ExecuteHooks *hooks) {
         int first_error = 0;
 
         ctx->executing = true;
+        ctx->plan = plan;
         for (size_t first = 0, end; first < plan->n_actions; first = end) {
                 PhaseDecision d = PHASE_RUN;
 
@@ -224,8 +256,9 @@ int engine_execute(Context *ctx, Plan *plan, const ExecuteHooks *hooks) {
                 if (d == PHASE_SKIP)
                         skip_all(plan, first, end, "not run: the operator skipped this phase");
                 else
-                        execute_phase(ctx, plan, first, end, hooks);
+                        end = execute_phase(ctx, plan, first, end, hooks);
         }
+        ctx->plan = NULL;
         PLAN_FOREACH(a, plan) {
                 log_action_event(a->phase, a->ops->kind, a->target, action_result_to_string(a->result),
                                  a->result == ACTION_FAILED, a->error, a->message);
@@ -262,10 +295,11 @@ static int action_is_residue(Context *ctx, Action *a) {
 }
 
 /* A row that stands for what could not be looked at: the skipped "library" row of a phase, or of a
- * part of one, whose library does not load (libraries_plan_missing()), or a target whose only
- * witness did not answer (the node-object phase's API server). */
+ * part of one, whose library does not load (libraries_plan_missing()), a target whose only witness
+ * did not answer (the node-object phase's API server), or one planned to fail for that reason (a
+ * Docker that hangs or answers garbage). */
 static bool action_is_unobserved(const Action *a) {
-        return a->skip_reason && a->unobserved;
+        return a->unobserved && (a->skip_reason || a->present);
 }
 
 int engine_verify(Context *ctx, const PhaseSelection *sel, Plan **ret_residue, Plan **ret_unobserved, char **reterr) {

@@ -40,6 +40,13 @@ typedef struct ExecuteHooks {
 /* Execute every action in order, going on past failures. Returns the first action error, or 0. */
 int engine_execute(Context *ctx, Plan *plan, const ExecuteHooks *hooks);
 
+/* While an action's apply (or its kind's apply_batch) runs: a row for what the plan could not have
+ * seen (a pod bound to the node after the plan was made), put right after the rows being applied,
+ * in their phase. The caller records its result (action_record()); the engine never applies it.
+ * Takes data as plan_add() does. NULL on OOM, or outside execution. */
+Action *engine_add_row(Context *ctx, const ActionOps *ops, const char *phase, const char *target, const char *reason,
+                       void *data);
+
 /* Observe again and keep only what the manifest says should be gone and is not (ret_residue), and,
  * apart, the rows of what could not be observed at all (a phase or part skipped for a library that
  * does not load: ret_unobserved, may be NULL). With any of those the node is not known to be clean. */

@@ -46,9 +46,10 @@ struct Action {
         char *skip_reason; /* set at plan time: executing records "skipped" with this */
         const char *code;  /* static: the report's machine-readable "error" of a skip (default
                             * "refused") or of a failure whose errno says too little */
-        bool unobserved;   /* with skip_reason: what it stands for could not be looked at (a library
-                            * that does not load, an API server that does not answer); verify
-                            * counts it as unobserved, so the verdict is never "clean" */
+        bool unobserved;   /* with skip_reason, or present (then it fails when run): what it stands for
+                            * could not be looked at (a library that does not load, an API server or
+                            * a Docker that does not answer); verify counts it as unobserved, so the
+                            * verdict is never "clean" */
         void *data;
 
         ActionResult result;

@@ -16,8 +16,6 @@
 #include "string-util.h"
 #include "time-util.h"
 
-/* API 1.24 has the label filter, force and v on DELETE; every engine from 1.12 to today serves it. */
-#define DOCKER_API_PREFIX "http://docker/v1.24"
 #define DOCKER_ANSWER_MAX (16U << 20)
 /* The filter {"label":["io.kubernetes.docker.type"]}, URL-encoded: every container with that label. */
 #define DOCKER_LIST_QUERY "/containers/json?all=1&filters=%7B%22label%22%3A%5B%22" DOCKER_LABEL_TYPE "%22%5D%7D"
@@ -133,25 +131,59 @@ bool docker_container_is_kubernetes(const DockerContainer *c) {
         return !isempty(c->pod_uid) && name_is_dockershim(c->name, sandbox);
 }
 
-int docker_version_parse(const char *json, size_t size, char **ret_version, char **ret_api) {
+void docker_version_done(DockerVersion *v) {
+        v->version = mfree(v->version);
+        v->api = mfree(v->api);
+        v->min_api = mfree(v->min_api);
+}
+
+int docker_version_parse(const char *json, size_t size, DockerVersion *ret) {
         CLEANUP(json_freep) JsonValue *v = NULL;
-        const char *version, *api;
+        const char *version, *api, *min;
         int r;
 
+        *ret = (DockerVersion) {};
         r = json_parse(json, size, &v);
         if (r < 0)
                 return r == -ENOMEM ? r : -EBADMSG;
         version = json_string_of(json_get(v, "Version", true));
         api = json_string_of(json_get(v, "ApiVersion", true));
+        min = json_string_of(json_get(v, "MinAPIVersion", true));
         if (v->type != JSON_OBJECT || !version)
                 return -EBADMSG;
-        *ret_version = strdup(version);
-        *ret_api = dup_or_null(api);
-        if (!*ret_version || (api && !*ret_api)) {
-                *ret_version = mfree(*ret_version);
-                *ret_api = mfree(*ret_api);
+        *ret = (DockerVersion) { .version = strdup(version), .api = dup_or_null(api), .min_api = dup_or_null(min) };
+        if (!ret->version || (api && !ret->api) || (min && !ret->min_api)) {
+                docker_version_done(ret);
                 return -ENOMEM;
         }
+        return 0;
+}
+
+/* "MAJOR.MINOR" as a number to compare (1.44 is 1044), -1 for anything else. */
+static long api_number(const char *s) {
+        unsigned long major, minor;
+        char *end;
+
+        if (!s || !ascii_isdigit(s[0]))
+                return -1;
+        major = strtoul(s, &end, 10);
+        if (*end != '.' || !ascii_isdigit(end[1]) || major > 99)
+                return -1;
+        minor = strtoul(end + 1, &end, 10);
+        if (*end != '\0' || minor > 999)
+                return -1;
+        return (long) (major * 1000 + minor);
+}
+
+int docker_api_negotiate(const DockerVersion *v, char ret[static DOCKER_API_MAX]) {
+        long ours = api_number(DOCKER_API_OURS), max = v->api ? api_number(v->api) : ours;
+        long min = v->min_api ? api_number(v->min_api) : ours;
+
+        if (max < 0 || min < 0)
+                return -EBADMSG;
+        if (max < ours)
+                return -EPROTONOSUPPORT;
+        (void) snprintf(ret, DOCKER_API_MAX, "%s", min > ours ? v->min_api : DOCKER_API_OURS);
         return 0;
 }
 
@@ -168,9 +200,10 @@ static char *answer_message(const HttpResult *res) {
         return strprintf("HTTP %ld: %s", res->status, m);
 }
 
-static int call(int root_fd, const char *socket, const char *method, const char *path, uint64_t timeout_usec,
-                HttpResult *res, char **reterr_msg) {
-        cleanup_free char *url = strprintf(DOCKER_API_PREFIX "%s", path);
+/* One call; api NULL: unversioned (the engine's newest). */
+static int call(int root_fd, const char *socket, const char *api, const char *method, const char *path,
+                uint64_t timeout_usec, HttpResult *res, char **reterr_msg) {
+        cleanup_free char *url = api ? strprintf("http://docker/v%s%s", api, path) : strprintf("http://docker%s", path);
         cleanup_close int fd = -EBADF;
         char proc[FILEIO_PROC_FD_MAX];
         HttpRequest req;
@@ -179,7 +212,7 @@ static int call(int root_fd, const char *socket, const char *method, const char 
         *res = (HttpResult) {};
         if (!url)
                 return -ENOMEM;
-        fd = fileio_socket_beneath(root_fd, socket, proc);
+        fd = fileio_socket_in_root(root_fd, socket, proc);
         if (fd < 0)
                 return set_errmsg(reterr_msg, fd, "%s: %s", socket, fileio_socket_strerror(fd));
         req = (HttpRequest) {
@@ -210,17 +243,24 @@ static int unexpected(const HttpResult *res, const char *what, char **reterr_msg
         return set_errmsg(reterr_msg, -EPROTO, "%s: %s", what, strna(m));
 }
 
-int docker_version(int root_fd, const char *socket, uint64_t timeout_usec, char **ret_version, char **ret_api,
-                   char **reterr_msg) {
+int docker_version(int root_fd, const char *socket, uint64_t timeout_usec, DockerVersion *ret,
+                   char ret_api[static DOCKER_API_MAX], char **reterr_msg) {
         HttpResult res;
         int r;
 
-        r = call(root_fd, socket, "GET", "/version", timeout_usec, &res, reterr_msg);
+        *ret = (DockerVersion) {};
+        r = call(root_fd, socket, NULL, "GET", "/version", timeout_usec, &res, reterr_msg);
         if (r >= 0 && res.status != 200)
                 r = unexpected(&res, "GET /version", reterr_msg);
-        else if (r >= 0 && (r = docker_version_parse(strempty(res.body), res.body_size, ret_version, ret_api)) < 0)
+        else if (r >= 0 && (r = docker_version_parse(strempty(res.body), res.body_size, ret)) < 0)
                 r = set_errmsg(reterr_msg, r == -ENOMEM ? r : -EPROTO, "GET /version: not Docker's answer");
         http_result_done(&res);
+        if (r >= 0 && (r = docker_api_negotiate(ret, ret_api)) < 0)
+                r = set_errmsg(reterr_msg, r == -EPROTONOSUPPORT ? r : -EPROTO,
+                               "Docker %s speaks API %s to %s, and node-reset needs %s at least", ret->version,
+                               strna(ret->min_api), strna(ret->api), DOCKER_API_OURS);
+        if (r < 0)
+                docker_version_done(ret);
         return r;
 }
 
@@ -249,14 +289,14 @@ static void keep_kubernetes(DockerContainer *l, size_t n, size_t *ret_n, size_t 
         *ret_others = others;
 }
 
-int docker_list_kubernetes(int root_fd, const char *socket, uint64_t timeout_usec, DockerContainer **ret, size_t *ret_n,
-                           size_t *ret_others, char **reterr_msg) {
+int docker_list_kubernetes(int root_fd, const char *socket, const char *api, uint64_t timeout_usec,
+                           DockerContainer **ret, size_t *ret_n, size_t *ret_others, char **reterr_msg) {
         DockerContainer *l = NULL;
         HttpResult res;
         size_t n = 0;
         int r;
 
-        r = call(root_fd, socket, "GET", DOCKER_LIST_QUERY, timeout_usec, &res, reterr_msg);
+        r = call(root_fd, socket, api, "GET", DOCKER_LIST_QUERY, timeout_usec, &res, reterr_msg);
         if (r >= 0 && res.status != 200)
                 r = unexpected(&res, "GET /containers/json", reterr_msg);
         else if (r >= 0 && (r = docker_containers_parse(strempty(res.body), res.body_size, &l, &n)) < 0)
@@ -275,8 +315,8 @@ static bool id_valid(const char *id) {
 }
 
 /* A call on one container: its ID checked, then "200 (or 204) yes, 404 no" as 1 and 0. */
-static int call_on(int root_fd, const char *socket, const char *method, const char *id, const char *suffix,
-                   uint64_t timeout_usec, char **reterr_msg) {
+static int call_on(int root_fd, const char *socket, const char *api, const char *method, const char *id,
+                   const char *suffix, uint64_t timeout_usec, char **reterr_msg) {
         cleanup_free char *path = NULL;
         HttpResult res;
         int r;
@@ -286,7 +326,7 @@ static int call_on(int root_fd, const char *socket, const char *method, const ch
         path = strprintf("/containers/%s%s", id, suffix);
         if (!path)
                 return -ENOMEM;
-        r = call(root_fd, socket, method, path, timeout_usec, &res, reterr_msg);
+        r = call(root_fd, socket, api, method, path, timeout_usec, &res, reterr_msg);
         if (r >= 0)
                 r = res.status == 200 || res.status == 204 ? 1
                     : res.status == 404                    ? 0
@@ -295,10 +335,12 @@ static int call_on(int root_fd, const char *socket, const char *method, const ch
         return r;
 }
 
-int docker_remove_container(int root_fd, const char *socket, const char *id, uint64_t timeout_usec, char **reterr_msg) {
-        return call_on(root_fd, socket, "DELETE", id, "?force=1&v=1", timeout_usec, reterr_msg);
+int docker_remove_container(int root_fd, const char *socket, const char *api, const char *id, uint64_t timeout_usec,
+                            char **reterr_msg) {
+        return call_on(root_fd, socket, api, "DELETE", id, "?force=1&v=1", timeout_usec, reterr_msg);
 }
 
-int docker_container_exists(int root_fd, const char *socket, const char *id, uint64_t timeout_usec, char **reterr_msg) {
-        return call_on(root_fd, socket, "GET", id, "/json", timeout_usec, reterr_msg);
+int docker_container_exists(int root_fd, const char *socket, const char *api, const char *id, uint64_t timeout_usec,
+                            char **reterr_msg) {
+        return call_on(root_fd, socket, api, "GET", id, "/json", timeout_usec, reterr_msg);
 }

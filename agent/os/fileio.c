@@ -452,13 +452,13 @@ int fileio_list_beneath(int root_fd, const char *dir, const char *glob, char ***
         return 0;
 }
 
-int fileio_socket_beneath(int root_fd, const char *path, char ret_proc[static FILEIO_PROC_FD_MAX]) {
+static int socket_open(int root_fd, const char *path, unsigned flags, char ret_proc[static FILEIO_PROC_FD_MAX]) {
         cleanup_close int fd = -EBADF;
         struct stat st;
 
         /* No CHASE_NO_XDEV: a mount beneath the root is the operator's (a container's /run bound
-         * into the tree), a symlink is the tree's own and may point at the running system. */
-        fd = chaseat(root_fd, path, CHASE_NO_SYMLINKS, O_PATH, NULL, NULL);
+         * into the tree). */
+        fd = chaseat(root_fd, path, flags, O_PATH, NULL, NULL);
         if (fd < 0)
                 return fd;
         if (fstat(fd, &st) < 0)
@@ -467,6 +467,15 @@ int fileio_socket_beneath(int root_fd, const char *path, char ret_proc[static FI
                 return -ENOTSOCK;
         (void) snprintf(ret_proc, FILEIO_PROC_FD_MAX, "/proc/self/fd/%d", fd);
         return TAKE_FD(fd);
+}
+
+int fileio_socket_beneath(int root_fd, const char *path, char ret_proc[static FILEIO_PROC_FD_MAX]) {
+        /* A symlink is the tree's own and may point at the running system: refused. */
+        return socket_open(root_fd, path, CHASE_NO_SYMLINKS, ret_proc);
+}
+
+int fileio_socket_in_root(int root_fd, const char *path, char ret_proc[static FILEIO_PROC_FD_MAX]) {
+        return socket_open(root_fd, path, 0, ret_proc);
 }
 
 const char *fileio_socket_strerror(int r) {

@@ -90,5 +90,11 @@ int fileio_write_new(int dir_fd, const char *name, const void *data, size_t size
  * reached. The descriptor must stay open until the connection is made. */
 int fileio_socket_beneath(int root_fd, const char *path, char ret_proc[static FILEIO_PROC_FD_MAX]);
 
+/* The same, with symlinks followed as if root_fd were "/" (chaseat() without CHASE_NO_SYMLINKS): an
+ * absolute target restarts at root_fd, ".." stops there, so the walk never leaves the root. For a
+ * socket whose well-known path is a symlink on real nodes (/var/run -> /run, a docker.sock linked to
+ * where the daemon listens). */
+int fileio_socket_in_root(int root_fd, const char *path, char ret_proc[static FILEIO_PROC_FD_MAX]);
+
 /* Why fileio_socket_beneath() refused, in words for a message ("a symlink on the way, refused ..."). */
 const char *fileio_socket_strerror(int r);

@@ -80,6 +80,8 @@ static int api_call(const NodeApi *a, const Context *ctx, const char *method, co
         return kube_api_request(a->kc,
                                 &(KubeRequest) { .method = method,
                                                  .path = path,
+                                                 .kind = "Node",
+                                                 .api_version = "v1",
                                                  .body = body,
                                                  .content_type = content_type,
                                                  .response_max = NODE_OBJECT_MAX,

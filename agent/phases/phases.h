@@ -48,6 +48,8 @@ void phase_node_object_identity(const char *kubeconfig, const char *node_name);
  * *ret_msg says which. */
 int phase_node_object_ready(Context *ctx, char **ret_msg);
 void phase_drain_identity(const char *kubeconfig, const char *node_name);
+/* The drain verb's: the drain phase plans, without --delete-node (the node is not reset here). */
+void phase_drain_enable(void);
 /* --drain implies --delete-node: the Node goes once the node is reset. */
 void phase_node_object_enable(void);
 

@@ -83,7 +83,12 @@ static int read_config_map(const Kubeconfig *kc, uint64_t deadline, yaml_documen
         HttpResult res;
         int r;
 
-        r = kube_api_request(kc, &(KubeRequest) { .path = KUBEADM_CONFIG_PATH, .deadline_usec = deadline }, &res);
+        r = kube_api_request(kc,
+                             &(KubeRequest) { .path = KUBEADM_CONFIG_PATH,
+                                              .kind = "ConfigMap",
+                                              .api_version = "v1",
+                                              .deadline_usec = deadline },
+                             &res);
         if (r >= 0 && kube_api_answered(&res) && res.status == 404)
                 r = 0;
         else if (r >= 0 && kube_api_answered(&res) && res.status == 200)
@@ -148,6 +153,8 @@ static int update_once(const Kubeconfig *kc, const KubeadmEndpoint *e, uint64_t 
                 return -ENOMEM;
         r = kube_api_request(kc,
                              &(KubeRequest) { .method = "PATCH",
+                                              .kind = "ConfigMap",
+                                              .api_version = "v1",
                                               .path = KUBEADM_CONFIG_PATH,
                                               .body = body,
                                               .content_type = "application/merge-patch+json",

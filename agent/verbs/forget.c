@@ -88,15 +88,20 @@ static uint64_t etcd_deadline(void) {
         return forget->o->deadline_usec > 0 && forget->o->deadline_usec < d ? forget->o->deadline_usec : d;
 }
 
-/* GET path: 1 and the document, 0 on 404, -errno with the words. */
-static int api_get(Forget *f, const char *path, uint64_t deadline, yaml_document_t *doc, char **ret_why) {
+/* GET path, an object of kind in api_version: 1 and the document, 0 on 404, -errno with the words
+ * (an answer of another kind is none: kube-api.h). */
+static int api_get(Forget *f, const char *path, const char *kind, const char *api_version, uint64_t deadline,
+                   yaml_document_t *doc, char **ret_why) {
         cleanup_free char *why = NULL;
         HttpResult res;
         int r;
 
         if (!f->id.kc)
                 return set_errmsg(ret_why, -EACCES, "%s", f->id_error ?: "no credentials");
-        r = kube_api_request(f->id.kc, &(KubeRequest) { .path = path, .deadline_usec = deadline }, &res);
+        r = kube_api_request(
+                f->id.kc,
+                &(KubeRequest) { .path = path, .kind = kind, .api_version = api_version, .deadline_usec = deadline },
+                &res);
         if (r >= 0 && kube_api_answered(&res) && res.status == 404)
                 r = 0;
         else if (r >= 0 && kube_api_answered(&res) && res.status == 200)
@@ -119,7 +124,7 @@ static int observe(Forget *f, uint64_t deadline, Observed *o) {
         *o = (Observed) {};
         if (!node_path || !lease_path)
                 return -ENOMEM;
-        o->node = api_get(f, node_path, deadline, &doc, &o->node_err);
+        o->node = api_get(f, node_path, "Node", "v1", deadline, &doc, &o->node_err);
         if (o->node > 0) {
                 r = forget_node_read(&doc, &o->seen);
                 yaml_document_delete(&doc);
@@ -129,7 +134,7 @@ static int observe(Forget *f, uint64_t deadline, Observed *o) {
                 if (r < 0)
                         return r;
         }
-        o->lease = api_get(f, lease_path, deadline, &doc, &o->lease_err);
+        o->lease = api_get(f, lease_path, "Lease", "coordination.k8s.io/v1", deadline, &doc, &o->lease_err);
         if (o->lease > 0) {
                 if (forget_lease_read(&doc, &o->renew) < 0)
                         o->renew = 0; /* a Lease never renewed says nothing of life */
@@ -276,7 +281,7 @@ static int node_wait_gone(uint64_t deadline, char **ret_msg) {
                 yaml_document_t doc;
 
                 why = mfree(why);
-                r = api_get(forget, path, until, &doc, &why);
+                r = api_get(forget, path, "Node", "v1", until, &doc, &why);
                 if (r > 0) {
                         forget_node_done(&seen);
                         r = forget_node_read(&doc, &seen) ?: 1;
@@ -316,7 +321,11 @@ static int node_apply(Action *a, Context *ctx, char **ret_msg) {
         if (r < 0)
                 return r;
         r = kube_api_request(forget->id.kc,
-                             &(KubeRequest) { .method = "DELETE", .path = path, .deadline_usec = ctx->deadline_usec },
+                             &(KubeRequest) { .method = "DELETE",
+                                              .path = path,
+                                              .kind = "Node",
+                                              .api_version = "v1",
+                                              .deadline_usec = ctx->deadline_usec },
                              &res);
         if (r >= 0 && kube_api_answered(&res) && (res.status == 200 || res.status == 202))
                 r = node_wait_gone(ctx->deadline_usec, ret_msg);

@@ -5,11 +5,17 @@
 # examples/ansible's playbooks, as operators run them. Sourced by tests/e2e-k8s/run.sh after
 # cluster.sh. Scenarios:
 #   remove-node-live           cp1, w1, w2; two replicas behind a PodDisruptionBudget (minAvailable
-#                              1), both on w1; remove-node.yml on w1: the pods move to w2 before w1
-#                              is reset, a watcher of the available replicas never sees fewer than
-#                              one; w1 clean and rejoinable, its Node gone; w1 joins again.
-#   forget-dead-control-plane  cp1, cp2, cp3 stacked; cp3 stopped for good, its disk gone;
-#                              remove-node.yml on cp3 (unreachable: node-reset forget cp3 on cp1):
+#                              1), both on w1; remove-node.yml on w1 drains it from cp1 (node-reset
+#                              drain w1 there): the pods move to w2 before w1 is reset, a watcher of
+#                              the available replicas never sees fewer than one, a pod bound to w1
+#                              while the drain waits for the budget is evicted too; no administrator
+#                              credential on w1; w1 clean and rejoinable, its Node gone; w1 joins
+#                              again. Then kubectl 1.20's drain of w2 and node-reset drain w1 from
+#                              cp1, side by side with the same pods and flags: the same pods refuse,
+#                              the same pods are evicted.
+#   forget-dead-control-plane  cp1, cp2, cp3 stacked; cp3 stopped for good, its disk gone, its Node
+#                              NotReady past node_reset_forget_after; remove-node.yml on cp3
+#                              (unreachable, not Ready: node-reset forget cp3 on cp1):
 #                              etcd healthy with two members, ClusterStatus without cp3, its Node
 #                              gone; a new cp3 joins as a control plane with the same name and address.
 #   cluster-delete             cluster-delete.yml on every node of the cluster with a status
@@ -192,7 +198,7 @@ fleet_kill() { # PGID...: end the process groups
 }
 
 # The moment both replicas ran Ready on w2 (from the pod watch) against the moment w1's reset began
-# (the run's start plus the drain phase's time, from w1's own report): the first must come first.
+# (its run's start, from w1's own report; the drain ran before, on cp1): the first must come first.
 moved_before_reset() { # REPORT
         python3 - "$OUT/fleet/pods.txt" "$1" <<-'EOF'
 	import calendar, json, sys, time
@@ -207,11 +213,33 @@ moved_before_reset() { # REPORT
 	        moved = t
 	r = json.load(open(sys.argv[2]))
 	start = calendar.timegm(time.strptime(r["started"], "%Y-%m-%dT%H:%M:%SZ"))
-	drain = sum(a.get("duration_ms", 0) for p in r["phases"] if p["name"] == "drain" for a in p["actions"]) / 1000
-	print("e2e-k8s: both replicas Ready on w2 at +%.1f s, w1's reset after its drain at +%.1f s (from the run's start)"
-	      % ((moved or 0) - start, drain))
-	sys.exit(0 if moved is not None and moved <= start + drain + 1 else 1)
+	print("e2e-k8s: both replicas Ready on w2 at %+.1f s from w1's reset" % ((moved or 0) - start))
+	sys.exit(0 if moved is not None and moved <= start + 1 else 1)
 	EOF
+}
+
+# A pod bound to w1 by name (no scheduler: w1 is cordoned) with a controller reference the drain
+# counts as managed (a ConfigMap's, as an operator may set), once the drain has cordoned w1.
+late_pod() {
+        local uid
+        for _ in $(seq 120); do [ "$(kc get node w1 -o jsonpath={.spec.unschedulable})" = true ] && break; sleep 0.5; done
+        kc create configmap nr-late >/dev/null 2>&1
+        uid=$(kc get configmap nr-late -o jsonpath={.metadata.uid})
+        kc apply -f - >/dev/null <<-EOF
+	apiVersion: v1
+	kind: Pod
+	metadata:
+	  name: nr-late
+	  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: nr-late, uid: $uid, controller: true}]
+	spec:
+	  nodeName: w1
+	  terminationGracePeriodSeconds: 1
+	  containers: [{name: main, image: $TEST_IMAGE, imagePullPolicy: Never, command: [sleep, "3600"]}]
+	EOF
+}
+
+drain_report_row() { # REPORT TARGET: the row's result and whether it was added after the plan
+        json_field "$1" "[(a['result'], 'after the plan' in (a.get('detail') or '')) for p in r['phases'] for a in p['actions'] if a['target'] == '$2']"
 }
 
 scenario_remove_node_live() {
@@ -231,24 +259,33 @@ scenario_remove_node_live() {
 
         fleet_playbook remove-check remove-node.yml "$inv" -e node=w1 --check
         check "remove-node.yml --check on w1: exit 0" test $? -eq 0 || tail -n 20 "$OUT/fleet/remove-check.log"
-        check "... its plan lists the two pods the drain would evict" python3 -c '
+        check "... the drain's plan, made on cp1, lists the two pods it would evict" python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
 rows = [a for p in r["phases"] if p["name"] == "drain" for a in p["actions"] if "nr-web" in a["target"]]
-sys.exit(0 if len(rows) == 2 else 1)' "$OUT/fleet/reports/w1.plan.json"
+sys.exit(0 if r["command"] == "drain" and len(rows) == 2 else 1)' "$OUT/fleet/reports/w1.drain.plan.json"
         check "... nothing changed: nr-web still on w1, w1 schedulable and Ready" \
                 eval 'web_on w1 && node_ready w1 && [ -z "$(kc get node w1 -o jsonpath={.spec.unschedulable})" ]'
 
         web_watch
+        late_pod &
+        FLEET_PIDS+=("$!")
         fleet_playbook remove remove-node.yml "$inv" -e node=w1 -e node_reset_confirm=yes -e node_reset_drain_timeout=300s
         n=$?
         fleet_kill "${WATCH_PIDS[@]}"
         check "remove-node.yml on w1 over SSH: exit 0" test "$n" -eq 0 || tail -n 30 "$OUT/fleet/remove.log"
-        check "... w1's report: both nr-web pods evicted by the drain, no residue" python3 -c '
+        check "... the drain ran on cp1 (delegated), and evicted both nr-web pods" eval \
+                'grep -Eq "\[w1 -> cp1\(" "$OUT/fleet/remove.log" && python3 -c "
 import json, sys
 r = json.load(open(sys.argv[1]))
-rows = [a for p in r["phases"] if p["name"] == "drain" for a in p["actions"] if "nr-web" in a["target"]]
-sys.exit(0 if len(rows) == 2 and all(a["result"] == "changed" for a in rows) and r["residue"] == [] else 1)' "$OUT/fleet/reports/w1.json"
+rows = [a for p in r[\"phases\"] for a in p[\"actions\"] if \"nr-web\" in a[\"target\"]]
+sys.exit(0 if r[\"command\"] == \"drain\" and len(rows) == 2 and all(a[\"result\"] == \"changed\" for a in rows) else 1)" \
+                "$OUT/fleet/reports/w1.drain.json"'
+        check "... the pod bound to w1 during the drain has its row, and was evicted" \
+                test "$(drain_report_row "$OUT/fleet/reports/w1.drain.json" Pod/default/nr-late)" = "[('changed', True)]"
+        check "... w1's own report: reset, no residue" test "$(json_field "$OUT/fleet/reports/w1.json" 'r["command"] == "run" and r["residue"] == []')" = True
+        check "... no administrator credential was ever written on w1" \
+                test -z "$(node_exec w1 grep -rlF "$(grep client-key-data "$W/admin.conf" | awk '{print $2}' | cut -c1-40)" /etc /root /tmp /var/tmp 2>/dev/null)"
         check "both replicas run on w2" wait_for 60 "nr-web on w2" web_on w2
         min=$(awk 'NR == 1 || $2 < m { m = $2 } END { print m }' "$OUT/fleet/available.txt")
         echo "e2e-k8s: available replicas seen: $(cut -d' ' -f2 "$OUT/fleet/available.txt" | tr '\n' ' ')"
@@ -271,6 +308,79 @@ sys.exit(0 if len(rows) == 2 and all(a["result"] == "changed" for a in rows) and
         p=nr-after-remove
         probe_pod "$p" w1 | kc apply -f - >/dev/null
         check "a new pod on w1 runs" wait_for 120 "$p Running" pod_running "$p"
+        drain_side_by_side
+}
+
+# --- kubectl drain and node-reset drain, side by side on the real cluster --------------------------
+
+side_pods() { # X: on node X, by name: a bare pod, one a ConfigMap controls, one with emptyDir data
+        local uid
+        kc create configmap "nr-sbs-$1" >/dev/null 2>&1
+        uid=$(kc get configmap "nr-sbs-$1" -o jsonpath={.metadata.uid})
+        for p in bare owned empty; do
+                cat <<-EOF
+		apiVersion: v1
+		kind: Pod
+		metadata:
+		  name: $1-$p
+		  labels: {app: nr-sbs}
+		$([ $p = bare ] || echo "  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: nr-sbs-$1, uid: $uid, controller: true}]")
+		spec:
+		  nodeName: $1
+		  terminationGracePeriodSeconds: 1
+		  containers: [{name: main, image: $TEST_IMAGE, imagePullPolicy: Never, command: [sleep, "3600"], volumeMounts: [{name: s, mountPath: /s}]}]
+		  volumes: [{name: s, $([ $p = empty ] && echo 'emptyDir: {}' || echo 'configMap: {name: nr-sbs-'$1'}')}]
+		---
+		EOF
+        done
+}
+sbs_left() { # X: the pods left on X, without X's name, kube-system's included (kube-proxy's, ...)
+        kc get pods -A --field-selector "spec.nodeName=$1" -o 'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{"\n"}{end}' |
+                sed -e "s|/$1-|/|" -e "s|-[a-z0-9]\{5\}$||" | sort | tr '\n' ' '
+}
+sbs_refused_kubectl() { grep "cannot delete" "$1" | grep -oE "[a-z-]+/w2-[a-z]+" | sed 's|/w2-|/|' | sort -u | tr '\n' ' '; }
+sbs_refused_nr() {
+        json_field "$1" "''.join(t + ' ' for t in sorted(a['target'][4:].replace('/w1-', '/') for p in r['phases'] for a in p['actions'] if a['result'] == 'failed' and a['kind'] == 'evict' and a['error'] in ('unmanaged', 'emptydir', 'daemonset-lookup')))"
+}
+sbs_round() { # NAME FLAGS...: kubectl drain w2 from here, node-reset drain w1 on cp1
+        local name=$1 kflags=() nflags=() f rk rn
+        shift
+        for f; do
+                kflags+=("$f")
+                case $f in --force) nflags+=(--drain-force) ;; --delete-emptydir-data) nflags+=(--drain-delete-emptydir-data) ;; esac
+        done
+        "$K8S_DIR/bin/kubectl" --kubeconfig "$W/admin.conf" drain w2 --ignore-daemonsets --timeout=120s "${kflags[@]}" \
+                >"$OUT/fleet/sbs-$name.kubectl.out" 2>"$OUT/fleet/sbs-$name.kubectl.err"
+        rk=$?
+        node_exec cp1 node-reset --yes --output=json --drain-timeout 120s "${nflags[@]}" drain w1 \
+                >"$OUT/fleet/sbs-$name.json" 2>"$OUT/fleet/sbs-$name.err"
+        rn=$?
+        check "side by side, $name: kubectl drain exits $rk, node-reset drain $rn: both fail or both succeed" \
+                test $((rk != 0)) -eq $((rn != 0))
+        check "side by side, $name: the same pods refuse ($(sbs_refused_kubectl "$OUT/fleet/sbs-$name.kubectl.err"))" \
+                test "$(sbs_refused_kubectl "$OUT/fleet/sbs-$name.kubectl.err")" = "$(sbs_refused_nr "$OUT/fleet/sbs-$name.json")"
+        check "side by side, $name: the same pods are left ($(sbs_left w2))" \
+                wait_for 60 "the same pods left" eval 'test "$(sbs_left w1)" = "$(sbs_left w2)"'
+}
+
+side_running() { local x p; for x in w1 w2; do for p in bare owned empty; do pod_running "$x-$p" || return 1; done; done; }
+no_default_pods() { [ -z "$(kc get pods -o name --field-selector "spec.nodeName=$1")" ]; }
+
+drain_side_by_side() {
+        # Only the pods of this comparison on w1 and w2 in the default namespace.
+        kc delete deployment nr-web --wait=false >/dev/null 2>&1
+        kc delete pdb/nr-web pod/nr-after-remove pod/nr-late --wait=false >/dev/null 2>&1
+        check "side by side: w1 and w2 hold no pod of the default namespace" \
+                wait_for 120 "default pods gone from w1 and w2" eval 'no_default_pods w1 && no_default_pods w2'
+        { side_pods w1; side_pods w2; } | kc apply -f - >>"$OUT/fleet/objects.log" 2>&1
+        check "side by side: the same pods run on w1 and w2" wait_for 120 "side-by-side pods Running" side_running
+        sbs_round "no flags"
+        check "side by side, no flags: both refused for the bare pod and the emptyDir one" \
+                test "$(sbs_refused_kubectl "$OUT/fleet/sbs-no flags.kubectl.err")" = "default/bare default/empty "
+        sbs_round "--force --delete-emptydir-data" --force --delete-emptydir-data
+        check "side by side, --force: only DaemonSets' pods are left on either" \
+                eval '! sbs_left w1 | grep -q "default/"'
+        kc uncordon w1 w2 >/dev/null
 }
 
 # --- forget-dead-control-plane --------------------------------------------------------------------
@@ -296,15 +406,17 @@ scenario_forget_dead_control_plane() {
         node_stop cp3
         rm -rf --one-file-system "$W/nodes/cp3"
         fleet_inventory "$inv" "cp1 cp2 cp3" ""
+        # remove-node.yml forgets a node that does not answer only once its Node has been NotReady
+        # for node_reset_forget_after (20 s here): the node lifecycle controller says so after 40 s.
+        check "cp3's Node is NotReady" wait_for 120 "cp3 NotReady" eval '! node_ready cp3'
+        sleep 20
 
-        # cp3 stopped a moment ago: its Lease is not --stale-for (5m) old yet, and the operator who
-        # removed its disk knows it is gone: --force (it overrides only the wait)
-        fleet_playbook forget-check remove-node.yml "$inv" -e node=cp3 -e node_reset_forget_force=true --check
+        fleet_playbook forget-check remove-node.yml "$inv" -e node=cp3 -e node_reset_forget_after=20 --check
         check "remove-node.yml --check on cp3 (unreachable): exit 0, the forget plan only" test $? -eq 0 ||
                 tail -n 20 "$OUT/fleet/forget-check.log"
         check "... nothing changed: etcd still has three members" etcd_members_are "cp1 cp2 cp3"
 
-        fleet_playbook forget remove-node.yml "$inv" -e node=cp3 -e node_reset_forget_force=true -e node_reset_confirm=yes
+        fleet_playbook forget remove-node.yml "$inv" -e node=cp3 -e node_reset_confirm=yes -e node_reset_forget_after=20
         n=$?
         check "remove-node.yml on cp3 over SSH: cp3 unreachable, node-reset forget cp3 ran on cp1: exit 0" test "$n" -eq 0 ||
                 tail -n 30 "$OUT/fleet/forget.log"
@@ -321,8 +433,7 @@ sys.exit(0 if r[\"command\"] == \"forget\" and rows == {\"etcd-member\": \"chang
         check "ClusterStatus no longer lists cp3" test "$(cluster_status_endpoints)" = "cp1 cp2"
         check "cp3's Node is gone" node_gone cp3
 
-        fleet_playbook forget-again remove-node.yml "$inv" -e node=cp3 -e node_reset_forget_force=true \
-                -e node_reset_confirm=yes
+        fleet_playbook forget-again remove-node.yml "$inv" -e node=cp3 -e node_reset_confirm=yes -e node_reset_forget_after=20
         n=$?
         check "remove-node.yml on cp3 again: exit 0, nothing changed" test "$n/$(recap_changed "$OUT/fleet/forget-again.log" cp3)" = 0/0 ||
                 tail -n 20 "$OUT/fleet/forget-again.log"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libFuzzer target for what Docker's Engine API answers: GET /containers/json and GET /version read
- * from any bytes (not NUL-terminated), the containers judged as docker_list_kubernetes() judges them.
+ * from any bytes (not NUL-terminated), the containers judged as docker_list_kubernetes() judges them,
+ * the API version negotiated from the version's answer.
  * A list or -EBADMSG out, never a crash, never a leak. */
 
 #include <assert.h>
@@ -35,13 +36,19 @@ static void containers(const char *json, size_t size) {
 }
 
 static void version(const char *json, size_t size) {
-        char *v = NULL, *api = NULL;
-        int r = docker_version_parse(json, size, &v, &api);
+        char api[DOCKER_API_MAX];
+        DockerVersion v;
+        int r = docker_version_parse(json, size, &v);
 
         assert(r == 0 || r == -EBADMSG || r == -ENOMEM);
-        assert(r == 0 ? v && *v : !v && !api);
-        free(v);
-        free(api);
+        assert(r == 0 ? v.version && *v.version : !v.version && !v.api && !v.min_api);
+        if (r == 0) {
+                r = docker_api_negotiate(&v, api);
+                assert(r == 0 || r == -EBADMSG || r == -EPROTONOSUPPORT);
+                /* Never below ours, and a MAJOR.MINOR that goes into the URL as it is. */
+                assert(r < 0 || strspn(api, "0123456789.") == strlen(api));
+        }
+        docker_version_done(&v);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -44,6 +44,10 @@ usage "an unknown short option names node-reset, not argv[0]" "invalid option --
 usage "an unknown long option" "unrecognized option '--bogus'" --root "$root" --bogus plan
 usage "a missing option argument" "option '--root' requires an argument" plan --root
 usage "a missing short option argument" "option requires an argument -- 'm'" plan -m
+# issue 39: a --node-name that is no Node's name (not a DNS-1123 subdomain) was planned as a skipped row, exit 0.
+usage "--delete-node with a --node-name that names no Node" \
+        "invalid --node-name 'W1': a node name is a DNS-1123 subdomain (lower case letters, digits, '-' and '.')" \
+        --root "$root" --delete-node --node-name W1 plan
 assert "none of them reset anything" untouched "$root"
 
 nr -V > "$WORK/v.out" 2>&1; rc=$?

@@ -11,7 +11,12 @@
 # and sandbox of kubelet's and nothing else; the run removes them, containers first, sandboxes last,
 # with their anonymous volumes; the operator's container keeps running with its volume and data,
 # a container with a Kubernetes label but no dockershim name stays, the image stays, dockerd runs
-# on; a second run has nothing to do; a symlinked socket beneath --root is refused.
+# on; a second run has nothing to do. The socket kubelet asks (/var/run/docker.sock, /var/run a
+# symlink to /run as on Debian) is resolved within the tree: an absolute symlink to a socket bound
+# into the tree is followed there, one that leads out of the tree reaches nothing. Docker as it may
+# also answer, from tests/integration/fake-docker.py: an engine whose minimum API is 1.44 (Docker 29)
+# is spoken to at 1.44 and its container removed; one that hangs or answers garbage fails its row and
+# leaves the verdict unknown, never clean.
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 in_private_ns "$@"
@@ -30,7 +35,8 @@ SOCK=$ROOT/run/docker.sock
 CGROUP_PARENT=/nr-docker-test-$$
 IMAGE=registry.local/pause:test
 UNSHARE_PID=
-mkdir -p "$DK/tree" "$DK/data" "$ROOT/run"
+mkdir -p "$DK/tree" "$DK/data" "$ROOT/run" "$ROOT/var"
+ln -s ../run "$ROOT/var/run" # as Debian's base-files makes it
 dpkg-deb -x "$deb" "$DK/tree" || fail "cannot unpack $deb"
 [ -x "$DK/tree/usr/sbin/dockerd" ] && [ -x "$DK/tree/usr/bin/docker" ] || { fail "no dockerd in $deb"; finish; }
 
@@ -134,7 +140,7 @@ assert "plan exits 0" test $rc -eq 0
 assert "detection: runtime docker, from kubeadm's flags (dockershim)" jq_ "$WORK/plan.json" \
         "r['runtime']['name'] == 'docker' and any('dockershim' in e for e in r['runtime']['evidence']) and not r['runtime']['docker_cohosted']"
 assert "plan: the engine answers and is kept" jq_ "$WORK/plan.json" \
-        "len(actions(r, kind='docker')) == 1 and 'answers' in actions(r, kind='docker')[0]['detail'] and actions(r, kind='docker')[0]['target'] == '/run/docker.sock'"
+        "len(actions(r, kind='docker')) == 1 and 'answers' in actions(r, kind='docker')[0]['detail'] and actions(r, kind='docker')[0]['target'] == '/var/run/docker.sock'"
 assert "plan names the 3 containers" test "$("$REPORT" "$WORK/plan.json" "targets(r, kind='docker-remove-container')" | tr -d "'" )" \
         = "[default/web/app $(docker_ inspect -f '{{.Id}}' k8s_app_web_default_0a1b-web_0 | cut -c1-12), default/web/sidecar $(docker_ inspect -f '{{.Id}}' k8s_sidecar_web_default_0a1b-web_0 | cut -c1-12), kube-system/dns/coredns $(docker_ inspect -f '{{.Id}}' k8s_coredns_dns_kube-system_0a1b-dns_0 | cut -c1-12)]"
 assert "plan names the 2 sandboxes" test "$("$REPORT" "$WORK/plan.json" "len(actions(r, kind='docker-remove-pod'))")" -eq 2
@@ -164,15 +170,57 @@ assert "second run exits 0 with nothing to remove" jq_ "$WORK/run2.json" \
 agent --phases pods status > /dev/null; rc=$?
 assert "status: clean" test $rc -eq 0
 
-# --- a symlinked socket beneath --root is refused (it leads out of the tree) --------------------------------------------
+# --- a symlinked socket: followed within the tree, never out of it ------------------------------
 pod again default 0a1b-again app || fail "cannot make pod again"
-mkdir -p "$WORK/root2/run"
-cp -a "$ROOT/var" "$ROOT/etc" "$ROOT/usr" "$WORK/root2/"
-ln -s "$SOCK" "$WORK/root2/run/docker.sock"
+tree2() { # a copy of the node's files, its /var/run a symlink to /run
+        rm -rf "$WORK/root2" && mkdir -p "$WORK/root2/run" && cp -a "$ROOT/var" "$ROOT/etc" "$ROOT/usr" "$WORK/root2/"
+}
+tree2
+ln -s "$SOCK" "$WORK/root2/run/docker.sock" # absolute, to the host's path of the socket
 "$NODE_RESET" --root "$WORK/root2" --phases pods --yes -o json run > "$WORK/link.json"
-assert "a symlinked socket beneath --root: the engine is not asked" jq_ "$WORK/link.json" \
-        "'symlink' in actions(r, kind='docker')[0]['detail'] and not actions(r, kind='docker-remove-container')"
+assert "a symlink out of the tree reaches nothing there: Docker is not running in it" jq_ "$WORK/link.json" \
+        "'not running' in actions(r, kind='docker')[0]['detail'] and not actions(r, kind='docker-remove-container')"
 assert "and its pods are still there" test "$(docker_ ps -aq --filter name=k8s_ | wc -l)" -eq 2
+tree2
+mkdir -p "$WORK/root2/run/dockerd" && touch "$WORK/root2/run/dockerd/engine.sock"
+mount --bind "$SOCK" "$WORK/root2/run/dockerd/engine.sock" || fail "cannot bind the socket into the tree"
+ln -s /run/dockerd/engine.sock "$WORK/root2/run/docker.sock" # absolute: /run of the tree
+"$NODE_RESET" --root "$WORK/root2" --phases pods --yes -o json run > "$WORK/link2.json"
+assert "a symlink within the tree is followed there: the pod of kubelet's is removed" jq_ "$WORK/link2.json" \
+        "len(actions(r, kind='docker-remove-container', result='changed')) == 1 and len(actions(r, kind='docker-remove-pod', result='changed')) == 1"
+assert "no k8s_ container is left" test -z "$(docker_ ps -aq --filter name=k8s_)"
+umount "$WORK/root2/run/dockerd/engine.sock"
+
+# --- Docker as it may answer: a minimum above 1.24, a hang, garbage --------------------------------
+fake() { # fake MODE: a tree of the node's files whose docker.sock is fake-docker.py MODE's
+        tree2
+        rm -f "$WORK/fake.log"
+        "$TOP/tests/integration/fake-docker.py" "$1" "$WORK/root2/run/docker.sock" "$WORK/fake.log" &
+        PIDS+=($!)
+        for _ in $(seq 100); do grep -q ready "$WORK/fake.log" 2> /dev/null && break; sleep 0.05; done
+}
+PIDS=()
+eval "set -- $(trap -p EXIT)"
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null; done; wait 2> /dev/null; '"$3" EXIT
+fake min144
+"$NODE_RESET" --root "$WORK/root2" --phases pods,verify --yes -o json run > "$WORK/min.json"; rc=$?
+assert "Docker 29 (API 1.44 at least): exit 0" test $rc -eq 0
+assert "... asked at its minimum, 1.44, after the unversioned /version" jq_ "$WORK/min.json" \
+        "'spoken at 1.44' in actions(r, kind='docker')[0]['detail'] and len(actions(r, kind='docker-remove-container', result='changed')) == 1"
+assert "... every call after /version at /v1.44/, none at 1.24" eval \
+        'grep -q "^DELETE /v1.44/containers/" "$WORK/fake.log" && ! grep -q "/v1.24/" "$WORK/fake.log"'
+assert "... verified clean" jq_ "$WORK/min.json" "r['verdict'] == 'clean'"
+kill "${PIDS[-1]}"
+for mode in hang garbage; do
+        fake $mode
+        "$NODE_RESET" --root "$WORK/root2" --phases pods,verify --yes --timeout 6 -o json run > "$WORK/$mode.json"; rc=$?
+        assert "Docker that answers with $mode: exit 1" test $rc -eq 1
+        assert "... its row failed, saying so" jq_ "$WORK/$mode.json" \
+                "[a['result'] for a in actions(r, kind='docker')] == ['failed'] and 'does not answer as Docker' in actions(r, kind='docker')[0]['detail']"
+        assert "... the verdict is unknown, never clean" jq_ "$WORK/$mode.json" \
+                "r['verdict'] == 'unknown' and [a['kind'] for a in r['unobserved']] == ['docker']"
+        kill "${PIDS[-1]}"
+done
 
 dk_stop
 leftover=$(ls -d /sys/fs/cgroup/*/"${CGROUP_PARENT#/}" 2> /dev/null)

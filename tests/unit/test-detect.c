@@ -922,7 +922,25 @@ static void test_dockershim(void **state) {
         assert_true(evidence_has(d.runtime.evidence, "dockershim"));
         profile_configure(&(ProfileSettings) { .detection = &d });
         m = test_parse_profile("kubeadm", 0);
-        assert_true(test_manifest_has_line(m, DIRECTIVE_DOCKER_ENDPOINT, "unix:///run/docker.sock"));
+        /* kubelet's default: where it asks Docker (a symlink resolved within the tree). */
+        assert_true(test_manifest_has_line(m, DIRECTIVE_DOCKER_ENDPOINT, "unix:///var/run/docker.sock"));
+        manifest_free(m);
+        profile_configure(NULL);
+        detection_done(&d);
+
+        /* Docker listening elsewhere (daemon.json's hosts): there. */
+        put("/etc/docker/daemon.json", "{\"hosts\": [\"tcp://0.0.0.0:2375\", \"unix:///run/dockerd/engine.sock\"]}");
+        detect(&d);
+        assert_string_equal(d.docker_endpoint, "unix:///run/dockerd/engine.sock");
+        assert_true(evidence_has(d.runtime.evidence, "hosts"));
+        detection_done(&d);
+        /* kubelet's own --docker-endpoint wins: it is the one kubelet asks. */
+        put("/etc/default/kubelet", "KUBELET_EXTRA_ARGS=\"--docker-endpoint=unix:///run/kubelet-docker.sock\"\n");
+        detect(&d);
+        assert_string_equal(d.docker_endpoint, "unix:///run/kubelet-docker.sock");
+        profile_configure(&(ProfileSettings) { .detection = &d });
+        m = test_parse_profile("kubeadm", 0);
+        assert_true(test_manifest_has_line(m, DIRECTIVE_DOCKER_ENDPOINT, "unix:///run/kubelet-docker.sock"));
         manifest_free(m);
         profile_configure(NULL);
         detection_done(&d);

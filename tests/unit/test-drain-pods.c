@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/phases/drain/drain-pods.c: a PodList classified as kubectl drain's filters do. */
+/* Unit tests for agent/phases/drain/drain-pods.c and the answer checks of agent/config/kube-api.c: a
+ * PodList classified as kubectl drain's filters do (kubernetes 1.20 kubectl/pkg/drain/filters.go,
+ * filter_test.go's cases), names escaped as path segments, and answers that are none of the API's. */
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -13,80 +16,149 @@
 #include "macro.h"
 #include "string-util.h"
 
-/* What the API server answers to GET /api/v1/pods?fieldSelector=spec.nodeName=w1 (as YAML). */
+/* What the API server answers to GET /api/v1/pods?fieldSelector=spec.nodeName%3Dw1. */
 static const char pods[] =
-        "apiVersion: v1\n"
-        "kind: PodList\n"
-        "items:\n"
-        "- metadata: {name: web-1, namespace: default, uid: u1,\n"
-        "    ownerReferences: [{kind: ReplicaSet, name: web, controller: true}]}\n"
-        "  spec: {volumes: [{name: s, emptyDir: {}}]}\n"
-        "  status: {phase: Running}\n"
-        "- metadata: {name: agent-1, namespace: kube-system, uid: u2,\n"
-        "    ownerReferences: [{kind: DaemonSet, name: agent, controller: true}]}\n"
-        "  status: {phase: Running}\n"
-        "- metadata: {name: done-1, namespace: default, uid: u3,\n"
-        "    ownerReferences: [{kind: DaemonSet, name: agent, controller: true}]}\n"
-        "  status: {phase: Succeeded}\n"
-        "- metadata: {name: etcd-w1, namespace: kube-system, uid: u4,\n"
-        "    annotations: {kubernetes.io/config.mirror: 3f2a},\n"
-        "    ownerReferences: [{kind: Node, name: w1, controller: true}]}\n"
-        "  status: {phase: Running}\n"
-        "- metadata: {name: bare-1, uid: u5,\n"
-        "    ownerReferences: [{kind: ConfigMap, name: x}]}\n"
-        "  status: {phase: Pending}\n"
-        "- metadata: {name: job-1, namespace: default, uid: u6}\n"
-        "  status: {phase: Failed}\n";
+        "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"9\"},\"items\":["
+        /* A ReplicaSet's, with emptyDir data */
+        "{\"metadata\":{\"name\":\"web-1\",\"namespace\":\"default\",\"uid\":\"u1\",\"ownerReferences\":"
+        "[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"web\",\"uid\":\"r\",\"controller\":true}]},"
+        "\"spec\":{\"volumes\":[{\"name\":\"s\",\"emptyDir\":{}}]},\"status\":{\"phase\":\"Running\"}},"
+        /* A running DaemonSet's */
+        "{\"metadata\":{\"name\":\"agent-1\",\"namespace\":\"kube-system\",\"uid\":\"u2\",\"ownerReferences\":"
+        "[{\"kind\":\"DaemonSet\",\"name\":\"agent\",\"controller\":true}]},\"status\":{\"phase\":\"Running\"}},"
+        /* A finished DaemonSet's: no lookup, evicted */
+        "{\"metadata\":{\"name\":\"done-1\",\"namespace\":\"default\",\"uid\":\"u3\",\"ownerReferences\":"
+        "[{\"kind\":\"DaemonSet\",\"name\":\"gone\",\"controller\":true}]},\"status\":{\"phase\":\"Succeeded\"}},"
+        /* A mirror pod (its owner is the Node) */
+        "{\"metadata\":{\"name\":\"etcd-w1\",\"namespace\":\"kube-system\",\"uid\":\"u4\",\"annotations\":"
+        "{\"kubernetes.io/config.mirror\":\"\"},\"ownerReferences\":[{\"kind\":\"Node\",\"name\":\"w1\","
+        "\"controller\":true}]},\"status\":{\"phase\":\"Running\"}},"
+        /* An owner that is not the controller manages nothing; no namespace is "default" */
+        "{\"metadata\":{\"name\":\"bare-1\",\"uid\":\"u5\",\"ownerReferences\":[{\"kind\":\"ConfigMap\","
+        "\"name\":\"x\",\"controller\":false}],\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},"
+        "\"status\":{\"phase\":\"Pending\"}},"
+        /* A failed pod with no controller and emptyDir data: finished, evicted */
+        "{\"metadata\":{\"name\":\"job-1\",\"namespace\":\"default\",\"uid\":\"u6\"},"
+        "\"spec\":{\"volumes\":[{\"name\":\"e\",\"emptyDir\":{}}]},\"status\":{\"phase\":\"Failed\"}},"
+        /* A DaemonSet's whose lookup fails, and one whose DaemonSet is gone */
+        "{\"metadata\":{\"name\":\"ds-403\",\"namespace\":\"n\",\"uid\":\"u7\",\"ownerReferences\":"
+        "[{\"kind\":\"DaemonSet\",\"name\":\"secret\",\"controller\":true}]},\"status\":{\"phase\":\"Running\"}},"
+        "{\"metadata\":{\"name\":\"ds-gone\",\"namespace\":\"n\",\"uid\":\"u8\",\"ownerReferences\":"
+        "[{\"kind\":\"DaemonSet\",\"name\":\"gone\",\"controller\":true}]},\"status\":{\"phase\":\"Running\"}},"
+        /* emptyDir: null is no emptyDir (Go leaves the pointer nil) */
+        "{\"metadata\":{\"name\":\"db-1\",\"namespace\":\"default\",\"uid\":\"u9\",\"ownerReferences\":"
+        "[{\"kind\":\"StatefulSet\",\"name\":\"db\",\"controller\":true}]},"
+        "\"spec\":{\"volumes\":[{\"name\":\"e\",\"emptyDir\":null}]},\"status\":{\"phase\":\"Running\"}}"
+        "]}";
 
-static void test_classes(void **state) {
+static unsigned lookups;
+
+/* The DaemonSets: agent exists, gone is NotFound, secret answers 403. */
+static int fake_lookup(const char *ns, const char *name, void *userdata, char **reterr) {
+        lookups++;
+        if (streq(name, "agent"))
+                return 1;
+        if (streq(name, "gone"))
+                return 0;
+        *reterr = strdup("HTTP 403: daemonsets.apps \"secret\" is forbidden");
+        return -EACCES;
+}
+
+static DrainPod *find(DrainPodList *l, const char *ns, const char *name) {
+        return (DrainPod *) drain_pod_list_find(l, ns, name);
+}
+
+static void classify_all(DrainPodList *l, const DrainOptions *o) {
+        lookups = 0;
+        for (size_t i = 0; i < l->n; i++)
+                assert_int_equal(drain_pod_classify(&l->pods[i], o, fake_lookup, NULL), 0);
+}
+
+static void test_parse(void **state) {
         DrainPodList l;
-        const DrainPod *p;
+        DrainPod *p;
 
         assert_int_equal(drain_pods_parse(pods, strlen(pods), &l), 0);
-        assert_int_equal(l.n, 6);
-        p = drain_pod_list_find(&l, "default", "web-1");
-        assert_non_null(p);
-        assert_int_equal(p->class, DRAIN_EVICT);
-        assert_string_equal(p->owner, "ReplicaSet/web");
+        assert_int_equal(l.n, 9);
+        p = find(&l, "default", "web-1");
+        assert_string_equal(p->owner_kind, "ReplicaSet");
+        assert_string_equal(p->owner_name, "web");
         assert_string_equal(p->uid, "u1");
         assert_true(p->emptydir);
-        /* A DaemonSet's pod is skipped while it runs, evicted once it finished. */
-        assert_int_equal(drain_pod_list_find(&l, "kube-system", "agent-1")->class, DRAIN_DAEMONSET);
-        assert_int_equal(drain_pod_list_find(&l, "default", "done-1")->class, DRAIN_EVICT);
-        assert_int_equal(drain_pod_list_find(&l, "kube-system", "etcd-w1")->class, DRAIN_MIRROR);
-        /* An owner that is not the controller manages nothing; no namespace is "default". */
-        p = drain_pod_list_find(&l, "default", "bare-1");
+        assert_false(p->deleting);
+        p = find(&l, "default", "bare-1");
         assert_non_null(p);
-        assert_int_equal(p->class, DRAIN_UNMANAGED);
-        assert_null(p->owner);
-        assert_false(p->emptydir);
-        /* A finished pod goes whatever manages it. */
-        assert_int_equal(drain_pod_list_find(&l, "default", "job-1")->class, DRAIN_EVICT);
+        assert_null(p->owner_kind);
+        assert_true(p->deleting);
+        assert_true(find(&l, "kube-system", "etcd-w1")->mirror);
+        assert_false(find(&l, "default", "db-1")->emptydir);
         assert_null(drain_pod_list_find(&l, "default", "etcd-w1"));
         drain_pod_list_done(&l);
 }
 
-/* The same list as the JSON the API server sends without Accept: YAML reads it the same. */
-static void test_json(void **state) {
-        static const char json[] =
-                "{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"uid\":\"u\","
-                "\"ownerReferences\":[{\"kind\":\"StatefulSet\",\"name\":\"s\",\"controller\":true}]},"
-                "\"status\":{\"phase\":\"Running\"}}]}";
+/* kubectl drain --ignore-daemonsets, without --force or --delete-emptydir-data. */
+static void test_filters_default(void **state) {
+        DrainOptions o = {};
         DrainPodList l;
+        DrainPod *p;
 
-        assert_int_equal(drain_pods_parse(json, strlen(json), &l), 0);
-        assert_int_equal(l.n, 1);
-        assert_int_equal(l.pods[0].class, DRAIN_EVICT);
-        assert_string_equal(l.pods[0].owner, "StatefulSet/s");
+        assert_int_equal(drain_pods_parse(pods, strlen(pods), &l), 0);
+        classify_all(&l, &o);
+        /* Running DaemonSet pods only are looked up: agent, secret, gone (done-1 has finished). */
+        assert_int_equal(lookups, 3);
+        p = find(&l, "default", "web-1");
+        assert_int_equal(p->class, DRAIN_REFUSED);
+        assert_int_equal(p->refusal, DRAIN_REFUSAL_EMPTYDIR);
+        assert_int_equal(find(&l, "kube-system", "agent-1")->class, DRAIN_DAEMONSET);
+        assert_int_equal(find(&l, "default", "done-1")->class, DRAIN_EVICT);
+        assert_int_equal(find(&l, "kube-system", "etcd-w1")->class, DRAIN_MIRROR);
+        assert_int_equal(find(&l, "default", "bare-1")->refusal, DRAIN_REFUSAL_UNMANAGED);
+        assert_int_equal(find(&l, "default", "job-1")->class, DRAIN_EVICT);
+        /* A lookup that fails with anything but NotFound refuses the drain, even with --force. */
+        p = find(&l, "n", "ds-403");
+        assert_int_equal(p->class, DRAIN_REFUSED);
+        assert_int_equal(p->refusal, DRAIN_REFUSAL_DAEMONSET_LOOKUP);
+        assert_non_null(strstr(p->why, "403"));
+        assert_int_equal(find(&l, "n", "ds-gone")->refusal, DRAIN_REFUSAL_DAEMONSET_GONE);
+        assert_int_equal(find(&l, "default", "db-1")->class, DRAIN_EVICT);
+        drain_pod_list_done(&l);
+}
+
+static void test_filters_force_emptydir(void **state) {
+        DrainOptions o = { .force = true, .delete_emptydir = true };
+        cleanup_free char *why = NULL;
+        DrainPodList l;
+        DrainPod *p;
+
+        assert_int_equal(drain_pods_parse(pods, strlen(pods), &l), 0);
+        classify_all(&l, &o);
+        assert_int_equal(find(&l, "default", "web-1")->class, DRAIN_EVICT);
+        assert_int_equal(find(&l, "default", "bare-1")->class, DRAIN_EVICT);
+        p = find(&l, "n", "ds-gone");
+        assert_int_equal(p->class, DRAIN_EVICT);
+        assert_true(p->owner_gone);
+        p = find(&l, "n", "ds-403");
+        assert_int_equal(p->refusal, DRAIN_REFUSAL_DAEMONSET_LOOKUP);
+        why = drain_refusal_describe(p);
+        assert_non_null(strstr(why, "secret"));
+        assert_string_equal(drain_refusal_to_string(p->refusal), "daemonset-lookup");
+        /* Classified again (the next round of the drain): the same answer, nothing kept from before. */
+        assert_int_equal(drain_pod_classify(p, &o, fake_lookup, NULL), 0);
+        assert_int_equal(p->refusal, DRAIN_REFUSAL_DAEMONSET_LOOKUP);
         drain_pod_list_done(&l);
 }
 
 static void test_malformed(void **state) {
         static const char *const bad[] = {
-                "items: [{metadata: {namespace: x}}]\n", /* a pod without a name */
-                "items: [\n",                             /* not YAML */
-                "",                                       /* nothing */
+                "{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"namespace\":\"x\",\"uid\":\"u\"}}]}",
+                "{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"name\":\"a\"}}]}", /* no uid */
+                "{\"kind\":\"NodeList\",\"items\":[]}",                               /* not pods */
+                "{\"kind\":\"PodList\",\"items\":{}}",
+                "<html><body>Kubernetes Dashboard</body></html>",
+                "kind: PodList\nitems: []\n", /* YAML is not what the API sends when asked for JSON */
+                "",
         };
+        static const char empty[] = "{\"kind\":\"PodList\",\"items\":[]}";
         DrainPodList l;
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
@@ -94,16 +166,99 @@ static void test_malformed(void **state) {
                 assert_int_equal(l.n, 0);
         }
         /* A list with no items is an empty list. */
-        assert_int_equal(drain_pods_parse("kind: PodList\nitems: []\n", 24, &l), 0);
+        assert_int_equal(drain_pods_parse(empty, strlen(empty), &l), 0);
         assert_int_equal(l.n, 0);
         drain_pod_list_done(&l);
 }
 
+static void test_path(void **state) {
+        cleanup_free char *p = NULL, *q = NULL, *e = NULL;
+
+        assert_int_equal(kube_api_path(&p, NULL, "api", "v1", "nodes", "w1", NULL), 0);
+        assert_string_equal(p, "/api/v1/nodes/w1");
+        /* A name is one segment, whatever it holds: no query, no fragment, no other path. */
+        assert_int_equal(kube_api_path(&q, "a=b", "apis", "apps", "v1", "daemonsets", "x?watch=1#f ", NULL), 0);
+        assert_string_equal(q, "/apis/apps/v1/daemonsets/x%3Fwatch%3D1%23f%20?a=b");
+        /* Refused as client-go's IsValidPathSegmentName refuses them. */
+        free(p), p = NULL;
+        assert_int_equal(kube_api_path(&p, NULL, "api", "..", NULL), -EINVAL);
+        assert_int_equal(kube_api_path(&p, NULL, "api", ".", NULL), -EINVAL);
+        assert_int_equal(kube_api_path(&p, NULL, "api", "../../healthz", NULL), -EINVAL);
+        assert_int_equal(kube_api_path(&p, NULL, "api", "a%2f", NULL), -EINVAL);
+        assert_int_equal(kube_api_path(&p, NULL, "api", "", NULL), -EINVAL);
+        assert_null(p);
+        e = kube_api_escape("spec.nodeName=w1&x");
+        assert_string_equal(e, "spec.nodeName%3Dw1%26x");
+}
+
+/* An answer as kube_api_request() receives it. */
+static HttpResult answer(long status, const char *type, const char *body) {
+        HttpResult r = { .code = CURLE_OK, .status = status, .body = (char *) body, .body_size = strlen(body) };
+
+        snprintf(r.content_type, sizeof r.content_type, "%s", type);
+        return r;
+}
+
+static bool accepted(const KubeRequest *req, long status, const char *type, const char *body) {
+        HttpResult r = answer(status, type, body);
+
+        assert_int_equal(kube_api_check_answer(req, &r), 0);
+        return kube_api_answered(&r);
+}
+
+static void test_answers(void **state) {
+        const KubeRequest node = { .path = "/api/v1/nodes/w1", .kind = "Node", .api_version = "v1" };
+        const KubeRequest del = { .method = "DELETE", .path = "/api/v1/nodes/w1", .kind = "Node", .api_version = "v1" };
+        const char *json = "application/json";
+        HttpResult r;
+
+        assert_true(accepted(&node, 200, json, "{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"spec\":{}}"));
+        assert_true(
+                accepted(&node, 200, "application/json; charset=utf-8", "{\"kind\":\"Node\",\"apiVersion\":\"v1\"}"));
+        assert_true(
+                accepted(&node, 404, json,
+                         "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"NotFound\","
+                         "\"code\":404}"));
+        assert_true(accepted(&del, 200, json, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Success\"}"));
+        /* A dashboard's or a default backend's page, at 200 or 404, is no answer. */
+        assert_false(accepted(&node, 200, "text/html", "<html>Kubernetes Dashboard</html>"));
+        assert_false(accepted(&node, 200, json, "<html>Kubernetes Dashboard</html>"));
+        assert_false(accepted(&node, 404, "text/plain; charset=utf-8", "404 page not found"));
+        assert_false(accepted(&node, 404, json, "{\"error\":\"not found\"}"));
+        /* Other objects, other versions, a Status to a GET, a list, no kind, a repeated member. */
+        assert_false(accepted(&node, 200, json, "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"items\":[]}"));
+        assert_false(accepted(&node, 200, json, "{\"kind\":\"Node\",\"apiVersion\":\"v2\"}"));
+        assert_false(accepted(&node, 200, json, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Success\"}"));
+        assert_false(accepted(&del, 200, json, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\"}"));
+        assert_false(accepted(&node, 200, json, "{\"apiVersion\":\"v1\"}"));
+        assert_false(accepted(&node, 200, json, "[]"));
+        assert_false(accepted(&node, 200, json,
+                              "{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"spec\":{\"unschedulable\":true,"
+                              "\"unschedulable\":false}}"));
+        /* The words say what came, and what was asked for. */
+        r = answer(200, "text/html", "<html></html>");
+        assert_int_equal(kube_api_check_answer(&node, &r), 0);
+        assert_int_equal(r.code, CURLE_WEIRD_SERVER_REPLY);
+        assert_non_null(strstr(r.error, "text/html"));
+        assert_non_null(strstr(r.error, "v1 Node"));
+        /* A body cut short is none either; a transfer that failed is left as it is. */
+        r = answer(200, json, "{\"kind\":\"Node\",\"apiVersion\":\"v1\"}");
+        r.truncated = true;
+        assert_int_equal(kube_api_check_answer(&node, &r), 0);
+        assert_false(kube_api_answered(&r));
+        r = (HttpResult) { .code = CURLE_COULDNT_CONNECT };
+        assert_int_equal(kube_api_check_answer(&node, &r), 0);
+        assert_int_equal(r.code, CURLE_COULDNT_CONNECT);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_classes),
-                cmocka_unit_test(test_json),
+                cmocka_unit_test(test_parse),
+                cmocka_unit_test(test_filters_default),
+                cmocka_unit_test(test_filters_force_emptydir),
                 cmocka_unit_test(test_malformed),
+                cmocka_unit_test(test_path),
+                cmocka_unit_test(test_answers),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,26 +17,25 @@
 #define KPATH "/etc/kubernetes/kubelet.conf"
 
 /* kubeadm's kubelet.conf, with one relative path. */
-static const char kubeadm[] =
-        "apiVersion: v1\n"
-        "clusters:\n"
-        "- cluster:\n"
-        "    certificate-authority: pki/ca.crt\n"
-        "    server: https://10.0.0.1:6443\n"
-        "  name: kubernetes\n"
-        "contexts:\n"
-        "- context:\n"
-        "    cluster: kubernetes\n"
-        "    user: system:node:worker-1\n"
-        "  name: system:node:worker-1@kubernetes\n"
-        "current-context: system:node:worker-1@kubernetes\n"
-        "kind: Config\n"
-        "preferences: {}\n"
-        "users:\n"
-        "- name: system:node:worker-1\n"
-        "  user:\n"
-        "    client-certificate: /var/lib/kubelet/pki/kubelet-client-current.pem\n"
-        "    client-key: /var/lib/kubelet/pki/kubelet-client-current.pem\n";
+static const char kubeadm[] = "apiVersion: v1\n"
+                              "clusters:\n"
+                              "- cluster:\n"
+                              "    certificate-authority: pki/ca.crt\n"
+                              "    server: https://10.0.0.1:6443\n"
+                              "  name: kubernetes\n"
+                              "contexts:\n"
+                              "- context:\n"
+                              "    cluster: kubernetes\n"
+                              "    user: system:node:worker-1\n"
+                              "  name: system:node:worker-1@kubernetes\n"
+                              "current-context: system:node:worker-1@kubernetes\n"
+                              "kind: Config\n"
+                              "preferences: {}\n"
+                              "users:\n"
+                              "- name: system:node:worker-1\n"
+                              "  user:\n"
+                              "    client-certificate: /var/lib/kubelet/pki/kubelet-client-current.pem\n"
+                              "    client-key: /var/lib/kubelet/pki/kubelet-client-current.pem\n";
 
 static Kubeconfig *parse_ok(const char *text) {
         cleanup_free char *err = NULL;
@@ -190,6 +189,62 @@ static void test_errors(void **state) {
         parse_fails("current-context: \"a\\0b\"\n", -EINVAL, "current-context is not a string");
 }
 
+/* A kubeconfig of one cluster and one user, with these fields. */
+static char *one(const char *cluster, const char *user) {
+        char *t = NULL;
+
+        assert_true(asprintf(&t,
+                             "current-context: a\n"
+                             "contexts: [{name: a, context: {cluster: c, user: u}}]\n"
+                             "clusters: [{name: c, cluster: {server: 'https://h:6443'%s%s}}]\n"
+                             "users: [{name: u, user: {token: t%s%s}}]\n",
+                             *cluster ? ", " : "", cluster, *user ? ", " : "", user) > 0);
+        return t;
+}
+
+/* read_files refuses with r (0: accepts) and a message with fragment. */
+static void tls_check(const char *cluster, const char *user, int r, const char *fragment) {
+        cleanup_free char *text = one(cluster, user), *err = NULL;
+        Kubeconfig *k = parse_ok(text);
+
+        assert_int_equal(kubeconfig_read_files(k, -EBADF, &err), r);
+        if (fragment) {
+                assert_non_null(err);
+                if (!strstr(err, fragment))
+                        fail_msg("'%s' does not say '%s'", err, fragment);
+        }
+        kubeconfig_free(k);
+}
+
+/* client-go's rules (clientcmd/validation.go, transport/transport.go TLSConfigFor). */
+static void test_tls_rules(void **state) {
+        cleanup_free char *quoted = one("insecure-skip-tls-verify: 'true'", "");
+        Kubeconfig *k;
+
+        tls_check("insecure-skip-tls-verify: true", "", 0, NULL);
+        tls_check("insecure-skip-tls-verify: true, certificate-authority-data: Q0E=", "", -EINVAL,
+                  "with the insecure flag is not allowed");
+        tls_check("insecure-skip-tls-verify: yes, certificate-authority: /etc/ca.crt", "", -EINVAL,
+                  "insecure-skip-tls-verify");
+        tls_check("insecure-skip-tls-verify: false, certificate-authority-data: Q0E=", "", 0, NULL);
+        tls_check("certificate-authority-data: Q0E=, certificate-authority: /etc/ca.crt", "", -EINVAL,
+                  "certificate-authority-data and certificate-authority are both given");
+        tls_check("", "client-certificate-data: Q0VSVA==", -EINVAL, "without client-key");
+        tls_check("", "client-certificate-data: Q0VSVA==, client-certificate: /c, client-key-data: S0VZ", -EINVAL,
+                  "client-certificate-data and client-certificate are both given");
+        tls_check("", "client-certificate-data: Q0VSVA==, client-key-data: S0VZ, client-key: /k", -EINVAL,
+                  "client-key-data and client-key are both given");
+        tls_check("", "client-certificate-data: Q0VSVA==, client-key-data: S0VZ", 0, NULL);
+        tls_check("proxy-url: 'ftp://p'", "", -EINVAL, "proxy-url");
+        tls_check("proxy-url: 'socks5://p:1080'", "", 0, NULL);
+        /* A quoted "true" is a string, which client-go cannot read as a boolean. */
+        parse_fails(quoted, -EINVAL, "insecure-skip-tls-verify is not a boolean");
+        k = parse_ok("contexts: [{name: a, context: {cluster: c}}]\n"
+                     "clusters: [{name: c, cluster: {server: 'https://h', insecure-skip-tls-verify: on}}]\n");
+        assert_true(k->insecure);
+        kubeconfig_free(k);
+}
+
 /* A kubeconfig whose only CA is certificate-authority-data: b64 (a YAML double-quoted scalar). */
 static int parse_ca_data(const char *b64, Kubeconfig **ret) {
         cleanup_free char *text = NULL, *err = NULL;
@@ -199,7 +254,8 @@ static int parse_ca_data(const char *b64, Kubeconfig **ret) {
                              "contexts: [{name: a, context: {cluster: c, user: u}}]\n"
                              "clusters: [{name: c, cluster: {server: \"https://h:6443\", "
                              "certificate-authority-data: \"%s\"}}]\n"
-                             "users: [{name: u, user: {token: t}}]\n", b64) > 0);
+                             "users: [{name: u, user: {token: t}}]\n",
+                             b64) > 0);
         return kubeconfig_parse(KPATH, text, strlen(text), ret, &err);
 }
 
@@ -292,11 +348,9 @@ static void test_load_beneath_root(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_file_paths),
-                cmocka_unit_test(test_data_fields),
-                cmocka_unit_test(test_contexts),
-                cmocka_unit_test(test_errors),
-                cmocka_unit_test(test_base64),
+                cmocka_unit_test(test_file_paths),        cmocka_unit_test(test_data_fields),
+                cmocka_unit_test(test_contexts),          cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_tls_rules),         cmocka_unit_test(test_base64),
                 cmocka_unit_test(test_load_beneath_root),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -145,16 +145,43 @@ static void test_containers_parse(void **state) {
 }
 
 static void test_version_parse(void **state) {
-        static const char v[] = "{\"Platform\":{\"Name\":\"\"},\"Version\":\"20.10.24+dfsg1\",\"ApiVersion\":\"1.41\"}";
-        char *version = NULL, *api = NULL;
+        static const char v[] = "{\"Platform\":{\"Name\":\"\"},\"Version\":\"20.10.24+dfsg1\",\"ApiVersion\":\"1.41\","
+                                "\"MinAPIVersion\":\"1.12\"}";
+        DockerVersion d;
 
-        assert_int_equal(docker_version_parse(v, strlen(v), &version, &api), 0);
-        assert_string_equal(version, "20.10.24+dfsg1");
-        assert_string_equal(api, "1.41");
-        free(version);
-        free(api);
-        assert_int_equal(docker_version_parse("{}", 2, &version, &api), -EBADMSG);
-        assert_int_equal(docker_version_parse("not json", 8, &version, &api), -EBADMSG);
+        assert_int_equal(docker_version_parse(v, strlen(v), &d), 0);
+        assert_string_equal(d.version, "20.10.24+dfsg1");
+        assert_string_equal(d.api, "1.41");
+        assert_string_equal(d.min_api, "1.12");
+        docker_version_done(&d);
+        assert_int_equal(docker_version_parse("{}", 2, &d), -EBADMSG);
+        assert_null(d.version);
+        assert_int_equal(docker_version_parse("not json", 8, &d), -EBADMSG);
+}
+
+/* The API version spoken, as Docker's client negotiates it, raised to the engine's minimum. */
+static void test_api_negotiate(void **state) {
+        char api[DOCKER_API_MAX];
+
+        /* Docker 20.10: 1.12-1.41, ours is in. */
+        assert_int_equal(
+                docker_api_negotiate(&(DockerVersion) { .api = (char *) "1.41", .min_api = (char *) "1.12" }, api), 0);
+        assert_string_equal(api, "1.24");
+        /* Docker 29: 1.44-1.52, ours is refused ("client version 1.24 is too old"): its minimum. */
+        assert_int_equal(
+                docker_api_negotiate(&(DockerVersion) { .api = (char *) "1.52", .min_api = (char *) "1.44" }, api), 0);
+        assert_string_equal(api, "1.44");
+        /* An engine before API 1.25 says no minimum. */
+        assert_int_equal(docker_api_negotiate(&(DockerVersion) { .api = (char *) "1.24" }, api), 0);
+        assert_string_equal(api, "1.24");
+        /* Older than 1.24 (Docker 1.11): no label filter. */
+        assert_int_equal(docker_api_negotiate(&(DockerVersion) { .api = (char *) "1.23" }, api), -EPROTONOSUPPORT);
+        /* Not versions at all. */
+        assert_int_equal(docker_api_negotiate(&(DockerVersion) { .api = (char *) "latest" }, api), -EBADMSG);
+        assert_int_equal(
+                docker_api_negotiate(&(DockerVersion) { .api = (char *) "1.41", .min_api = (char *) "1." }, api),
+                -EBADMSG);
+        assert_int_equal(docker_api_negotiate(&(DockerVersion) { .api = (char *) "1.41/x" }, api), -EBADMSG);
 }
 
 int main(void) {
@@ -162,6 +189,7 @@ int main(void) {
                 cmocka_unit_test(test_env_flags),        cmocka_unit_test(test_env_is_args),
                 cmocka_unit_test(test_unit_exec_start),  cmocka_unit_test(test_k3s_argv),
                 cmocka_unit_test(test_containers_parse), cmocka_unit_test(test_version_parse),
+                cmocka_unit_test(test_api_negotiate),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

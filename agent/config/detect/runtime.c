@@ -205,6 +205,7 @@ static int runtime_from_kubelet_docker(int root_fd, Detection *d) {
                 r = finding_set(&d->runtime, "docker");
                 if (r >= 0 && !(d->runtime_endpoint = strdup(k.endpoint)))
                         r = -ENOMEM;
+                d->docker_endpoint = TAKE_PTR(k.docker_endpoint);
         }
         kubelet_docker_done(&k);
         return r;

@@ -27,6 +27,7 @@
 typedef struct DockerRow {
         char *socket; /* node path beneath the root */
         char *id;
+        char api[DOCKER_API_MAX]; /* the version negotiated with the engine */
 } DockerRow;
 
 static void docker_row_free(void *p) {
@@ -49,7 +50,7 @@ static int remove_apply(Action *a, Context *ctx, char **ret_msg) {
         const DockerRow *d = a->data;
         int r;
 
-        r = docker_remove_container(ctx->root_fd, d->socket, d->id, call_timeout(ctx, DOCKER_CALL_TIMEOUT_USEC),
+        r = docker_remove_container(ctx->root_fd, d->socket, d->api, d->id, call_timeout(ctx, DOCKER_CALL_TIMEOUT_USEC),
                                     ret_msg);
         if (r == 0)
                 return set_errmsg(ret_msg, 0, "already gone");
@@ -62,7 +63,7 @@ static int remove_check(Action *a, Context *ctx, char **ret_msg) {
         const DockerRow *d = a->data;
         int r;
 
-        r = docker_container_exists(ctx->root_fd, d->socket, d->id, call_timeout(ctx, DOCKER_PLAN_TIMEOUT_USEC),
+        r = docker_container_exists(ctx->root_fd, d->socket, d->api, d->id, call_timeout(ctx, DOCKER_PLAN_TIMEOUT_USEC),
                                     ret_msg);
         if (r == -ECONNREFUSED || r == -ENOENT)
                 return 0; /* Docker is not running: nothing of kubelet's runs in it */
@@ -94,6 +95,40 @@ static const ActionOps docker_engine_ops = {
         .apply = engine_apply,
 };
 
+/* An engine that was asked and did not answer as one (a hang, garbage, an API it will not speak): what
+ * kubelet left in it could not be looked at. Its row fails when run, and verify counts it unobserved:
+ * the verdict is unknown, never clean. */
+static int unobserved_apply(Action *a, Context *ctx, char **ret_msg) {
+        const int *error = a->data;
+
+        return set_errmsg(ret_msg, *error, "%s", a->detail);
+}
+
+static const ActionOps docker_unobserved_ops = {
+        .kind = "docker",
+        .apply = unobserved_apply,
+        .free_data = free,
+};
+
+static int unobserved_row(Plan *plan, const char *socket, int error, const char *err) {
+        int *data = malloc(sizeof *data);
+        Action *a;
+
+        if (!data)
+                return -ENOMEM;
+        *data = error;
+        a = plan_add(plan, &docker_unobserved_ops, "pods", socket, NULL, data);
+        if (!a)
+                return -ENOMEM;
+        a->present = true;
+        a->unobserved = true;
+        a->code = "unobserved";
+        return action_set_detail(a,
+                                 "Docker's Engine API does not answer as Docker (%s): kubelet's containers in it "
+                                 "cannot be listed, nor removed",
+                                 err);
+}
+
 static int engine_row(Plan *plan, const char *socket, const char *fmt, ...) _printf_(3, 4);
 static int engine_row(Plan *plan, const char *socket, const char *fmt, ...) {
         cleanup_free char *detail = NULL;
@@ -111,7 +146,7 @@ static int engine_row(Plan *plan, const char *socket, const char *fmt, ...) {
         return 0;
 }
 
-static int container_row(Plan *plan, const char *socket, const DockerContainer *c) {
+static int container_row(Plan *plan, const char *socket, const char *api, const DockerContainer *c) {
         bool sandbox = docker_container_is_sandbox(c);
         char target[512];
         DockerRow *d;
@@ -122,6 +157,7 @@ static int container_row(Plan *plan, const char *socket, const DockerContainer *
                 docker_row_free(d);
                 return -ENOMEM;
         }
+        (void) snprintf(d->api, sizeof d->api, "%s", api);
         if (sandbox)
                 snprintf(target, sizeof target, "%s/%s %.*s", strna(c->pod_namespace), strna(c->pod_name), ID_SHORT,
                          c->id);
@@ -137,35 +173,41 @@ static int container_row(Plan *plan, const char *socket, const DockerContainer *
 }
 
 static int plan_engine(Context *ctx, Plan *plan, const char *socket) {
-        cleanup_free char *version = NULL, *api = NULL, *err = NULL;
+        cleanup_free char *err = NULL;
+        char api[DOCKER_API_MAX] = "";
+        DockerVersion v = {};
         DockerContainer *c = NULL;
         size_t n = 0, others = 0, sandboxes = 0;
         int r;
 
-        r = docker_version(ctx->root_fd, socket, call_timeout(ctx, DOCKER_PLAN_TIMEOUT_USEC), &version, &api, &err);
+        r = docker_version(ctx->root_fd, socket, call_timeout(ctx, DOCKER_PLAN_TIMEOUT_USEC), &v, api, &err);
         if (r >= 0)
-                r = docker_list_kubernetes(ctx->root_fd, socket, call_timeout(ctx, DOCKER_PLAN_TIMEOUT_USEC), &c, &n,
-                                           &others, &err);
+                r = docker_list_kubernetes(ctx->root_fd, socket, api, call_timeout(ctx, DOCKER_PLAN_TIMEOUT_USEC), &c,
+                                           &n, &others, &err);
         if (r == -ENOMEM)
-                return r;
+                goto finish;
+        /* Nobody listens, or no socket: Docker is not running, and nothing of kubelet's runs in it. */
+        if (r == -ECONNREFUSED || r == -ENOENT) {
+                r = engine_row(plan, socket, "Docker is not running (%s): nothing of kubelet's runs in it", strna(err));
+                goto finish;
+        }
         if (r < 0) {
-                if (r != -ECONNREFUSED && r != -ENOENT)
-                        log_warning("Docker's Engine API at %s does not answer: %s", socket, strna(err));
-                return engine_row(plan, socket,
-                                  "Docker does not answer (%s): kubelet's containers in it cannot be "
-                                  "listed",
-                                  strna(err));
+                log_warning("Docker's Engine API at %s does not answer as Docker: %s", socket, strna(err));
+                r = unobserved_row(plan, socket, r, strna(err));
+                goto finish;
         }
         for (size_t i = 0; i < n; i++)
                 sandboxes += docker_container_is_sandbox(&c[i]);
         r = engine_row(plan, socket,
-                       "Docker %s (API %s) answers: %zu containers and %zu pod sandboxes of kubelet's go, "
-                       "containers first; Docker, its images and every container kubelet did not make stay%s",
-                       version, strna(api), n - sandboxes, sandboxes,
+                       "Docker %s (API %s, spoken at %s) answers: %zu containers and %zu pod sandboxes of kubelet's "
+                       "go, containers first; Docker, its images and every container kubelet did not make stay%s",
+                       v.version, strna(v.api), api, n - sandboxes, sandboxes,
                        others > 0 ? " (some carry a dockershim label without its k8s_ name: kept)" : "");
         for (size_t i = 0; r >= 0 && i < n; i++)
-                r = container_row(plan, socket, &c[i]);
+                r = container_row(plan, socket, api, &c[i]);
+finish:
         docker_containers_free(c, n);
+        docker_version_done(&v);
         return r;
 }
 
