@@ -310,7 +310,14 @@ int profile_text(const char *name, const char **ret_name, char **ret, char **ret
         int r;
 
         *ret_name = name;
-        if (streq(name, "detected"))
+        /* "detected": the profile detection chose, whole (a site manifest extends it); "node": the
+         * lines made from this node's detection, which every profile includes. */
+        if (streq(name, "detected")) {
+                const char *why;
+
+                name = settings && settings->detection ? profile_for_detection(settings->detection, &why)
+                                                       : profile_for_detection(&(Detection) {}, &why);
+        } else if (streq(name, "node"))
                 return detected_text(ret);
         if (streq(name, "cni-detected"))
                 return cni_detected_text(ret);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Built-in profiles: each installer's reset as a manifest embedded in the binary, included by name
- * ("include profile:kubeadm"), plus three fragments made at run time from the detection: "runtime"
- * (the runtime's scope: kept, or removed with --with-runtime), "cni-detected" (the detected CNI's
- * own fragment, cni-cilium, cni-calico, ...) and "detected" (a symlinked /var/lib/kubelet, a
- * non-default etcd data directory, this cluster's kubeconfigs in every user's ~/.kube). */
+ * ("include profile:kubeadm"), "detected" (the profile detection chose for this node, whole: a site
+ * manifest that includes it extends it), plus three fragments made at run time from the detection:
+ * "runtime" (the runtime's scope: kept, or removed with --with-runtime), "cni-detected" (the
+ * detected CNI's own fragment, cni-cilium, cni-calico, ...) and "node" (a symlinked
+ * /var/lib/kubelet, a non-default etcd data directory, this cluster's kubeconfigs in every user's
+ * ~/.kube), which every profile includes. */
 #pragma once
 
 #include <stdbool.h>

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # A cluster's status endpoint for the fleet tests (test-ansible-fleet.sh, make e2e-k8s, the fleet lab
 # of tests/lab/): every POST or PUT of a JSON object is appended to FILE as one JSON line, with
-# _method and _path, in the order received; 204 to each. Many senders at once (a fleet's nodes
+# _method and _path (and _authorization, the header's value, when one was sent), in the order received; 204 to each. Many senders at once (a fleet's nodes
 # posting their reports) are served by threads, each line written whole under a lock, and wait in a
 # long listen queue rather than being refused. GET PATH answers the last body posted to PATH, as it
 # was posted (404 while there is none): what a workflow that waits for the nodes' reports reads
@@ -20,7 +20,10 @@ class Status(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         body = json.loads(raw)
-        line = json.dumps(dict(body, _method=self.command, _path=self.path)) + "\n"
+        line = dict(body, _method=self.command, _path=self.path)
+        if self.headers.get("Authorization"):
+            line["_authorization"] = self.headers["Authorization"]
+        line = json.dumps(line) + "\n"
         with lock, open(sys.argv[1], "a") as f:
             f.write(line)
             last[self.path] = raw

@@ -107,6 +107,8 @@ assert "the .deb has the bash completion" in_deb /usr/share/bash-completion/comp
 assert "the .deb has the copyright file" in_deb /usr/share/doc/node-reset/copyright
 assert "the .deb has the README" eval 'in_deb /usr/share/doc/node-reset/README.md || in_deb /usr/share/doc/node-reset/README.md.gz'
 assert "the .deb has the Ansible examples" in_deb /usr/share/doc/node-reset/examples/ansible/reset.yml
+assert "the .deb has the configuration examples" \
+        eval 'in_deb /usr/share/doc/node-reset/examples/config/manifest.conf && in_deb /usr/share/doc/node-reset/examples/config/node-reset.env && in_deb /usr/share/doc/node-reset/examples/config/report-headers'
 assert "the .deb has the Argo example and its steps' scripts" \
         eval 'in_deb /usr/share/doc/node-reset/examples/argo/cluster-delete.yaml && in_deb /usr/share/doc/node-reset/examples/argo/steps/reset-node.sh'
 assert "the .deb has the Ansible role's argument specs" \
