@@ -330,10 +330,12 @@ static bool runtime_removed(const Manifest *m) {
         return cni_keep_manifest_stops(m, "containerd.service") || cni_keep_manifest_stops(m, "crio.service");
 }
 
-/* A mandatory program the run removed refuses the join: the reset caused it (the default manifest's
- * /usr/local/bin/crictl, where a cri-tools tarball puts it). One the node lacked before the run too
- * is a warning that says join refuses it (the node's preparation lacks it, not the reset), and the
- * optional ones are kubeadm's own warnings: one warning names them all. */
+/* A mandatory program missing from PATH refuses the join, as kubeadm's InPathCheck does: the verdict
+ * says so whether the run removed it (the default manifest's /usr/local/bin/crictl, where a cri-tools
+ * tarball puts it) or the node lacked it before the run too (its preparation, not the reset: the
+ * message tells the two apart). Only a tree that had none of them before the run is not judged
+ * (unchecked): no node prepared for kubeadm is that, and nothing the reset did changed it. The
+ * optional ones are kubeadm's own warnings. */
 static int check_executables(Context *ctx, Rejoin *r, char **ret_msg) {
         cleanup_free char *removed = NULL, *lacked = NULL, *optional = NULL, *own = NULL;
         size_t first = 0;
@@ -365,14 +367,20 @@ static int check_executables(Context *ctx, Rejoin *r, char **ret_msg) {
                         "install %s before kubeadm join",
                         own, strna(installer_to_string(r->installer)), own) < 0)
                 return -ENOMEM;
-        if ((lacked || optional) &&
-            warn(r, "executables", "not in PATH: %s%s%s%s%s", strempty(lacked),
-                 lacked ? " (missing before the run too; kubeadm join refuses it)" : "", lacked && optional ? "; " : "",
-                 strempty(optional), optional ? " (kubeadm join only warns)" : "") < 0)
+        if (optional && warn(r, "executables", "not in PATH: %s (kubeadm join only warns)", optional) < 0)
                 return -ENOMEM;
-        if (removed)
-                return set_errmsg(ret_msg, REJOIN_FAILED, "the run removed %s from PATH: kubeadm join refuses it",
-                                  removed);
+        if (removed || (lacked && r->programs_before != 0))
+                return set_errmsg(ret_msg, REJOIN_FAILED, "%s%s%s%s%s%s: kubeadm join refuses it",
+                                  removed ? "the run removed " : "", strempty(removed),
+                                  removed ? " from PATH" : "", removed && lacked ? "; " : "",
+                                  lacked ? "not in PATH, before the run too (the node's own preparation lacks it): "
+                                         : "",
+                                  strempty(lacked));
+        if (lacked)
+                return set_errmsg(ret_msg, REJOIN_UNCHECKED,
+                                  "none of the programs kubeadm join needs (%s) was in PATH before the run: a node not "
+                                  "prepared for kubeadm, which this run did not change",
+                                  lacked);
         return set_errmsg(ret_msg, REJOIN_OK, "the run removed none of the programs kubeadm join needs in PATH");
 }
 

@@ -58,7 +58,8 @@ assert "... logged as a warning" grep -q "Rejoin warning: resolver: /etc/resolv.
 assert "... every file check ok" row "$WORK/dns.json" \
         "all(c['state'] == 'ok' for c in r['rejoin']['checks'] if c['name'] in ('static-pods', 'kubelet-kubeconfig', 'bootstrap-kubeconfig', 'ca-cert'))"
 
-# --- InPathCheck: a program the run removed refuses the join; one missing before is a warning ------
+# --- InPathCheck: a program missing refuses the join, whether the run removed it or the node lacked it
+# before (the message tells which); a tree that had none of them is not judged ----------------------
 tree "$WORK/crictl"
 rm "$WORK/crictl/usr/bin/ip"
 printf 'remove /etc/kubernetes/kubelet.conf\nremove /usr/local/bin/crictl\n' > "$WORK/m-crictl.conf"
@@ -68,16 +69,21 @@ assert "crictl removed by the manifest (a cri-tools tarball's place): exit 1" [ 
 assert "... verify clean, not rejoinable: executables failed, and only it" row "$WORK/crictl.json" \
         "r['verdict'] == 'clean' and r['rejoin']['rejoinable'] is False and [c['name'] for c in r['rejoin']['checks'] if c['state'] == 'failed'] == ['executables']"
 assert "... naming crictl" row "$WORK/crictl.json" \
-        "[c['message'] for c in r['rejoin']['checks'] if c['name'] == 'executables'] == ['the run removed crictl from PATH: kubeadm join refuses it']"
-assert "... ip, missing before the run, is a warning" row "$WORK/crictl.json" \
-        "[w['message'] for w in r['rejoin']['warnings'] if w['name'] == 'executables'] == ['not in PATH: ip (missing before the run too; kubeadm join refuses it)']"
+        "[c['message'] for c in r['rejoin']['checks'] if c['name'] == 'executables'] == ['the run removed crictl from PATH; not in PATH, before the run too (the node\\'s own preparation lacks it): ip: kubeadm join refuses it']"
+assert "... and no warning repeats it (the verdict and its warnings agree)" row "$WORK/crictl.json" \
+        "not [w for w in r['rejoin']['warnings'] if w['name'] == 'executables']"
 assert "... the log says why" grep -q "Not rejoinable: executables: the run removed crictl" "$WORK/crictl.json.err"
 tree "$WORK/lacked"
 rm "$WORK/lacked/usr/bin/nsenter" "$WORK/lacked/usr/bin/socat"
 reset "$WORK/lacked" "$WORK/lacked.json"; rc=$?
-assert "nsenter and socat missing before the run, the run removed none: exit 0, rejoinable" [ "$rc" -eq 0 ]
-assert "... executables ok, one warning naming both" row "$WORK/lacked.json" \
-        "[c['state'] for c in r['rejoin']['checks'] if c['name'] == 'executables'] == ['ok'] and [w['message'] for w in r['rejoin']['warnings']] == ['not in PATH: nsenter (missing before the run too; kubeadm join refuses it); socat (kubeadm join only warns)']"
+assert "nsenter missing before the run (the run removed none): not rejoinable, exit 1" [ "$rc" -eq 1 ]
+assert "... executables failed naming nsenter as the node's own lack; socat only a warning" row "$WORK/lacked.json" \
+        "r['rejoin']['rejoinable'] is False and [c['message'] for c in r['rejoin']['checks'] if c['name'] == 'executables'] == ['not in PATH, before the run too (the node\\'s own preparation lacks it): nsenter: kubeadm join refuses it'] and [w['message'] for w in r['rejoin']['warnings']] == ['not in PATH: socat (kubeadm join only warns)']"
+tree "$WORK/bare"
+rm -f "$WORK/bare/usr/bin/"* "$WORK/bare/usr/local/bin/crictl"
+reset "$WORK/bare" "$WORK/bare.json"; rc=$?
+assert "a tree with none of kubeadm's programs before the run: executables unchecked, exit 0" row "$WORK/bare.json" \
+        "[c['state'] for c in r['rejoin']['checks'] if c['name'] == 'executables'] == ['unchecked'] and r['rejoin']['rejoinable'] is True"
 
 # --- beneath --root, what only the running system holds is unknown ---------------------------------
 for c in ports swap sysctl; do
