@@ -27,6 +27,8 @@ export HOME=$WORK/home TMPDIR=$WORK/tmp ANSIBLE_LOCAL_TEMP=$WORK/ansible/local \
         ANSIBLE_REMOTE_TEMP=$WORK/ansible/remote ANSIBLE_CONFIG=$WORK/ansible.cfg ANSIBLE_NOCOLOR=1
 printf '[defaults]\nretry_files_enabled = False\ninterpreter_python = /usr/bin/python3\n[connection]\npipelining = True\n' > "$ANSIBLE_CONFIG"
 cp "$WORK/admin.conf" "$WORK/nodes/cp1/etc/kubernetes/admin.conf"
+# A control plane knows its own name (forget never forgets the node it runs on, and must tell).
+echo cp1 > "$WORK/nodes/cp1/etc/hostname"
 build_node_tree "$WORK/nodes/w1" "$WORK/disks/w1"
 echo w1 > "$WORK/nodes/w1/etc/hostname"
 # what no file outside cp1 may hold: the administrator's key and certificate, as admin.conf has them
