@@ -29,7 +29,9 @@ has_candidate() { # EXPECTED WORD...: EXPECTED is among the candidates
         shift
         complete_words "$@" | grep -qxF -- "$want"
 }
-options=$(grep -oE -- '--[a-z][a-z-]+' "$WORK/help.txt" | sort -u)
+# The options --help defines (a line that starts with one), not those its descriptions quote
+# (kubectl drain's own flags).
+options=$(grep -oE -- '^ +(-[A-Za-z] +)?--[a-z][a-z-]+' "$WORK/help.txt" | grep -oE -- '--[a-z][a-z-]+' | sort -u)
 assert "--help lists options" test -n "$options"
 for o in $options; do
         assert "completion offers $o" has_candidate "$o" "${o:0:4}"
@@ -51,7 +53,7 @@ assert "completion: manifest subcommands" has_candidate check manifest c
 assert "completion: --root completes directories" has_candidate "$WORK" --root "$WORK"
 
 # --- Build dependencies: debian/control and tools/install-deps.sh agree on the libraries --------
-deps_libs=$(sed -n '/^packages=(/,/^)/p' "$TOP/tools/install-deps.sh" | sed 's/#.*//' | xargs -n1 |
+deps_libs=$(sed -n '/^\(build_\)\{0,1\}packages=(/,/^)/p' "$TOP/tools/install-deps.sh" | sed 's/#.*//' | xargs -n1 |
         grep -E '^lib.*-dev$' | grep -vE '^lib(cmocka|clang-rt-[0-9]+)-dev$' | sort -u | xargs)
 control_libs=$(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$TOP/debian/control" | sed 's/^Build-Depends://' |
         tr ',|' '\n\n' | sed 's/[[(<].*//' | xargs -n1 | grep -E '^lib.*-dev$' | grep -v '^libcmocka-dev$' |
