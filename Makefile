@@ -180,7 +180,7 @@ $(O)/tests/%: tests/integration/%.c $(TEST_SUPPORT_LIB) $(LIBS_A)
 # check builds the bench programs too (it does not run them): a change that breaks their link shows
 # at once, not first on a fresh clone's "make bench".
 check: $(O)/node-reset $(UNIT_TESTS) $(TEST_HELPERS) $(BENCH_PROGS)
-	$(Q)O=$(O) CLANG=$(CLANG) tests/run-tests.sh
+	$(Q)O=$(O) CLANG=$(CLANG) NR_SANITIZER_RUN=$(NR_SANITIZER_RUN) tests/run-tests.sh
 
 check-unit: $(UNIT_TESTS)
 	$(Q)O=$(O) tests/run-tests.sh unit
@@ -197,7 +197,7 @@ check-repo: $(O)/node-reset
 check-asan:
 	$(Q)$(MAKE) --no-print-directory O=$(O)-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 		CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-		LDFLAGS="-fsanitize=address,undefined" HARDEN_CFLAGS= check
+		LDFLAGS="-fsanitize=address,undefined" HARDEN_CFLAGS= NR_SANITIZER_RUN=1 check
 
 check-valgrind: $(UNIT_TESTS)
 	$(Q)O=$(O) VALGRIND=1 tests/run-tests.sh unit
