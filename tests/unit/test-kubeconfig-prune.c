@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "agent/config/kubeconfig-prune.h"
+#include "agent/phases/files/files-kubeconfig-prune.h"
 #include "agent/config/kubeconfig.h"
 #include "agent/config/yaml-util.h"
 #include "macro.h"

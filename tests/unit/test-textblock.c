@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "agent/config/textblock.h"
+#include "agent/phases/files/files-textblock.h"
 #include "macro.h"
 #include "string-util.h"
 
