@@ -2,6 +2,11 @@
 /* The pods phase's CRI calls: the stop and remove rows of every pod and container, each kind run as one
  * batch, retried with backoff (rung 1) and with the rescue conflist standing in (rung 2). */
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "agent/base/log.h"
 #include "agent/phases/pods/pods-batch.h"
 #include "agent/phases/pods/pods-ladder.h"

@@ -2,6 +2,9 @@
 /* What the pods phase does before its CRI calls: the teardown the CNI gets (the stand-in conflist when it
  * is cheap) and the kill pass, with the runtime's restart around it (pods-restart.c). */
 
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "agent/base/json.h"

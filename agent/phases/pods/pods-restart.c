@@ -2,6 +2,9 @@
 /* The runtime restarted around the kill pass with its pods' tasks cleared: the stop row before the kill
  * pass, the start row after it, and when the plan refuses them. */
 
+#include <errno.h>
+#include <string.h>
+
 #include "agent/base/log.h"
 #include "agent/engine/phase.h"
 #include "agent/os/proc.h"

@@ -2,6 +2,7 @@
 /* The pods phase's runtime row: rung 3 of the ladder (stop the runtime, kill its shims, unmount what
  * they left) when the CRI could not finish, and what verify finds of it. */
 
+#include <errno.h>
 #include <stdarg.h>
 
 #include "agent/base/log.h"

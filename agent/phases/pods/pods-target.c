@@ -2,7 +2,10 @@
 /* The pods phase's runtime (pods-target.h), counted by the rows planned for it, its budget, and the
  * phase's row. */
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "agent/phases/pods/pods-target.h"
 #include "macro.h"
