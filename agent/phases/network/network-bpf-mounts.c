@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "agent/os/mount-util.h"
-#include "agent/os/remove.h"
+#include "agent/os/node-path.h"
 #include "agent/phases/network/network-bpf-cgroup.h"
 #include "agent/phases/network/network-bpf-mounts.h"
 #include "dirent-util.h"
