@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Every source and header of the modules (agent/, netreset/, cri/, etcd/, grpc/, dlib/, lib/,
+# include/) holds one object a reader can take in (issue 44): at most 700 lines, and it says what it
+# is in its first two lines (the SPDX line, then a comment). A file past the bound is split along its
+# objects, each file named for the one it holds (pods.c into pods-batch.c, pods-prepare.c, ...);
+# there is no list of exceptions. Reads files only.
+. "$(dirname "$0")/lib.sh"
+cd "$TOP" || exit 1
+
+MAX_LINES=700
+SPDX="/* SPDX-License-Identifier: LGPL-2.1-or-later */"
+
+files=$(find agent netreset cri etcd grpc dlib lib include -name '*.[ch]' | LC_ALL=C sort)
+assert "the modules have sources" test -n "$files"
+long=0 bare=0
+for f in $files; do
+        n=$(wc -l < "$f")
+        if [ "$n" -gt "$MAX_LINES" ]; then
+                fail "$f: $n lines, more than $MAX_LINES: split it along the objects it holds"
+                long=$((long + 1))
+        fi
+        if [ "$(sed -n 1p "$f")" != "$SPDX" ] || ! sed -n 2p "$f" | grep -q '^/\* '; then
+                fail "$f: does not open with the SPDX line and a comment saying what it holds"
+                bare=$((bare + 1))
+        fi
+done
+assert "no source or header over $MAX_LINES lines" test "$long" -eq 0
+assert "every source and header opens with the SPDX line and what it holds" test "$bare" -eq 0
+finish
