@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/config/kubeconfig-prune.c: which entries are this cluster's, what stays, the
- * file written without them (read back), and the files that are refused. */
+/* Unit tests for agent/config/kubeconfig-entries.c and agent/phases/files/files-kubeconfig-prune.c:
+ * which entries are this cluster's, what stays, the file written without them (read back), and the
+ * files that are refused. */
 
 #include <fcntl.h>
 #include <setjmp.h>
