@@ -13,18 +13,16 @@ SPDX="/* SPDX-License-Identifier: LGPL-2.1-or-later */"
 
 files=$(find agent netreset cri etcd grpc dlib lib include -name '*.[ch]' | LC_ALL=C sort)
 assert "the modules have sources" test -n "$files"
-long=0 bare=0
-for f in $files; do
-        n=$(wc -l < "$f")
-        if [ "$n" -gt "$MAX_LINES" ]; then
-                fail "$f: $n lines, more than $MAX_LINES: split it along the objects it holds"
-                long=$((long + 1))
-        fi
-        if [ "$(sed -n 1p "$f")" != "$SPDX" ] || ! sed -n 2p "$f" | grep -q '^/\* '; then
-                fail "$f: does not open with the SPDX line and a comment saying what it holds"
-                bare=$((bare + 1))
-        fi
-done
-assert "no source or header over $MAX_LINES lines" test "$long" -eq 0
-assert "every source and header opens with the SPDX line and what it holds" test "$bare" -eq 0
+long=$(printf '%s\n' "$files" | xargs wc -l | awk -v max="$MAX_LINES" '$2 != "total" && $1 > max { print $2, $1 }')
+bare=$(printf '%s\n' "$files" | xargs awk -v spdx="$SPDX" '
+        FNR == 1 && $0 != spdx { print FILENAME; nextfile }
+        FNR == 2 { if ($0 !~ /^\/\* /) print FILENAME; nextfile }')
+while read -r f n; do
+        [ -z "$f" ] || echo "FAIL: $f: $n lines, more than $MAX_LINES: split it along the objects it holds"
+done <<< "$long"
+while read -r f; do
+        [ -z "$f" ] || echo "FAIL: $f: does not open with the SPDX line and a comment saying what it holds"
+done <<< "$bare"
+assert "no source or header over $MAX_LINES lines" test -z "$long"
+assert "every source and header opens with the SPDX line and what it holds" test -z "$bare"
 finish
