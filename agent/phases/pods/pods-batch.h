@@ -21,7 +21,7 @@ typedef struct SandboxView {
         unsigned containers;
 } SandboxView;
 
-/* The first PODS_ID_SHORT characters of a CRI id, as crictl shows them. */
+/* The first PODS_ID_SHORT characters of a CRI id, as the rows name it. */
 void pods_short_id(const char *id, char buf[static PODS_ID_SHORT + 1]);
 const SandboxView *pods_find_sandbox(const SandboxView *v, size_t n, const char *id);
 
