@@ -97,8 +97,8 @@ ALL_LDFLAGS := $(HARDEN_LDFLAGS) $(LDFLAGS)
 
 # agent/ in layers (tests/integration/test-layers.sh): base/ (log, output, JSON, HTTP, path, TOML),
 # os/ (files, mounts, /proc, systemd), config/ (manifest, profiles, detection, the node's config
-# files), engine/ (plan, phases' order, lock, console), phases/ (one file per phase and its helpers;
-# phases/network/ the network phase), report/ and orphan/.
+# files), kube/ (the Kubernetes API client), engine/ (plan, phases' order, lock, console), phases/
+# (one file per phase and its helpers; phases/network/ the network phase), report/ and orphan/.
 AGENT_SRCS    := $(filter-out agent/main.c,$(wildcard agent/*/*.c agent/*/*/*.c))
 NETRESET_SRCS := $(wildcard netreset/*.c)
 CRI_SRCS      := $(wildcard cri/*.c)
@@ -214,11 +214,11 @@ FUZZ_SRCS_manifest  := agent/config/manifest.c agent/config/installers.c agent/c
                        netreset/conntrack.c
 FUZZ_SRCS_mountinfo := agent/os/mountinfo.c
 FUZZ_SRCS_kubeconfig := agent/config/kubeconfig.c agent/config/yaml-util.c $(FUZZ_SRCS_fileio)
-FUZZ_SRCS_kubeconfig-prune := agent/config/kubeconfig-prune.c $(FUZZ_SRCS_kubeconfig)
+FUZZ_SRCS_kubeconfig-prune := agent/phases/files/files-kubeconfig-prune.c agent/config/kubeconfig-entries.c $(FUZZ_SRCS_kubeconfig)
 FUZZ_SRCS_grpc      := $(GRPC_SRCS)
 FUZZ_SRCS_cri       := cri/messages.c $(FUZZ_SRCS_grpc)
 FUZZ_SRCS_etcd      := etcd/messages.c $(FUZZ_SRCS_grpc)
-FUZZ_SRCS_textblock := agent/config/textblock.c
+FUZZ_SRCS_textblock := agent/phases/files/files-textblock.c
 FUZZ_SRCS_envfile   := agent/config/envfile.c agent/config/unit-file.c $(FUZZ_SRCS_fileio)
 FUZZ_SRCS_etcdflags := agent/config/etcd-flags.c agent/config/envfile.c agent/config/yaml-util.c
 FUZZ_SRCS_cniconf   := agent/config/cni-conf.c agent/base/json.c
@@ -227,7 +227,7 @@ FUZZ_SRCS_cniconf   := agent/config/cni-conf.c agent/base/json.c
 FUZZ_SRCS_http      := agent/base/http.c agent/base/log.c grpc/curl.c $(DLIB_SRCS)
 FUZZ_SRCS_docker    := agent/os/docker-api.c agent/base/json.c $(FUZZ_SRCS_fileio) $(FUZZ_SRCS_http)
 FUZZ_SRCS_kubeapi   := agent/phases/drain/drain-pods.c agent/verbs/forget-kubeadm.c agent/verbs/forget-node.c \
-                       agent/config/kube-api.c agent/config/rancher-datadir.c agent/config/installers.c \
+                       agent/kube/kube-api.c agent/config/rancher-datadir.c agent/config/installers.c \
                        agent/config/envfile.c agent/config/unit-file.c agent/base/path.c \
                        agent/config/kubeconfig.c agent/config/node-name.c agent/config/yaml-util.c agent/base/json.c \
                        $(FUZZ_SRCS_fileio) $(FUZZ_SRCS_http)

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Independent reads on two cores (parallel.h): the even items of a list on this thread, the odd ones on a second. */
 
 #include <pthread.h>
 #include <stdbool.h>

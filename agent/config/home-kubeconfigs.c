@@ -130,7 +130,7 @@ static int scan_home(size_t i, void *userdata, FILE *out) {
                         return -ENOMEM;
                 if (fileio_read_beneath(s->root_fd, path, KUBECONFIG_MAX, &text, &size) < 0)
                         continue; /* a directory (kubectl's cache), or unreadable: kept */
-                r = kubeconfig_prune(path, text, size, s->root_fd, s->ids, s->n_ids, false, &p, &err);
+                r = kubeconfig_entries(path, text, size, s->root_fd, s->ids, s->n_ids, &p, &err);
                 kubeconfig_prune_done(&p);
                 if (r == -ENOMEM)
                         return r;

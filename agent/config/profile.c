@@ -218,7 +218,7 @@ static int detected_text(char **ret) {
         else if (d && streq_ptr(d->runtime.value, "docker"))
                 fprintf(f, "# Docker is kubelet's runtime, at %s: no unix socket, its Engine API is not asked\n",
                         d->docker_endpoint);
-        /* Only this cluster's entries go; the file itself when nothing else is in it (kubeconfig-prune.h). */
+        /* Only this cluster's entries go; the file itself when nothing else is in it (kubeconfig-entries.h). */
         STRV_FOREACH(k, d ? d->home_kubeconfigs : NULL)
                 if (detected_comment(f, "a kubeconfig that holds this cluster's entries", *k))
                         fprintf(f, "prune-kubeconfig %s\n", *k);

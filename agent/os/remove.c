@@ -13,15 +13,13 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
-#include "agent/base/path.h"
+#include "agent/os/node-path.h"
 #include "agent/os/remote-fs.h"
 #include "agent/os/remove.h"
 #include "alloc-util.h"
-#include "chase.h"
 #include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"
-#include "mountid-util.h"
 #include "string-util.h"
 #include "strv.h"
 #include "time-util.h"
@@ -36,12 +34,6 @@
 
 /* remove_entry(): the entry is a directory now on the walk's stack, to be finished there. */
 #define WALK_ENTERED 2
-
-/* A node path grown and cut back in place as the walk descends and returns. */
-typedef struct PathBuf {
-        char *p;
-        size_t len, alloc;
-} PathBuf;
 
 /* A directory on the walk's stack, from the target down to where the walk is. */
 typedef struct Level {
@@ -59,7 +51,7 @@ typedef struct Level {
 typedef struct Walk {
         const RemoveOptions *o;
         RemoveStats *s;
-        PathBuf path;
+        NodePathBuf path;
         Level *levels;
         size_t n_levels, n_alloc;
         size_t first_open; /* levels[first_open .. n_levels) have their stream open */
@@ -69,57 +61,6 @@ typedef struct Walk {
         bool timed_out;
         bool aborted; /* the walk cannot go on: the levels left only unwind, as failures */
 } Walk;
-
-/* An absolute node path with no empty, "." or ".." components ("/a//b/" becomes "/a/b"). */
-static int node_path_normalize(const char *path, char **ret) {
-        cleanup_free char *buf = NULL;
-        char *d;
-
-        if (!path || path[0] != '/')
-                return -EINVAL;
-        buf = malloc(strlen(path) + 1);
-        if (!buf)
-                return -ENOMEM;
-        d = buf;
-        for (const char *p = path;;) {
-                size_t l;
-
-                p += strspn(p, "/");
-                if (!*p)
-                        break;
-                l = strcspn(p, "/");
-                if (l <= 2 && strncmp(p, "..", l) == 0) /* "." or ".." */
-                        return -EINVAL;
-                *d++ = '/';
-                memcpy(d, p, l);
-                d += l;
-                p += l;
-        }
-        if (d == buf)
-                *d++ = '/';
-        *d = 0;
-        *ret = TAKE_PTR(buf);
-        return 0;
-}
-
-static int path_push(PathBuf *b, const char *name, size_t *ret_saved) {
-        size_t l = strlen(name), need = b->len + 1 + l + 1;
-
-        if (GREEDY_REALLOC(b->p, b->alloc, need) < 0)
-                return -ENOMEM;
-        *ret_saved = b->len;
-        /* The root is "/" and its children "/x", not "//x". */
-        if (b->len != 1)
-                b->p[b->len++] = '/';
-        memcpy(b->p + b->len, name, l + 1);
-        b->len += l;
-        return 0;
-}
-
-static void path_pop(PathBuf *b, size_t saved) {
-        b->len = saved;
-        b->p[saved] = 0;
-}
 
 static bool walk_past_deadline(Walk *w) {
         if (!w->timed_out && w->o->deadline_usec > 0 && now(CLOCK_MONOTONIC) > w->o->deadline_usec)
@@ -460,7 +401,7 @@ static void walk_leave(Walk *w) {
                 return;
         }
         level_entry_done(w, p, name, r);
-        path_pop(&w->path, l->saved);
+        node_path_pop(&w->path, l->saved);
 }
 
 /* An entry of the deepest level l. 1 when it is gone, 0 when it was kept on purpose (protected),
@@ -494,7 +435,7 @@ static void remove_entry(Walk *w, const char *name) {
         size_t saved;
         int r;
 
-        r = path_push(&w->path, name, &saved);
+        r = node_path_push(&w->path, name, &saved);
         if (r < 0) {
                 level_fold(l, walk_fail(w, r));
                 w->aborted = true;
@@ -503,7 +444,7 @@ static void remove_entry(Walk *w, const char *name) {
         r = remove_entry_at(w, l, name, saved);
         if (r == WALK_ENTERED) /* the path keeps the name until that level is left */
                 return;
-        path_pop(&w->path, saved);
+        node_path_pop(&w->path, saved);
         /* Still the deepest level, but walk_enter() may have moved the stack. */
         l = &w->levels[w->n_levels - 1];
         level_entry_done(w, l, name, r);
@@ -558,8 +499,6 @@ static int remove_top_node(Walk *w, int pfd, const char *name, const MountIdenti
         return remove_node(w, pfd, false, name, id->mode);
 }
 
-static int open_parent(int root_fd, const char *path, char **ret_symlink, const char **ret_last);
-
 /* The target is what the plan saw, or nothing is touched: a directory bind-mounted over it (or a
  * mount put where nothing was) between the plan and the run is another tree, not the planned one.
  * The one change allowed is the planned mount point gone (the mounts phase unmounted it), leaving
@@ -594,7 +533,7 @@ static int remove_target(Walk *w, int root_fd) {
                 return walk_keep_protected(w);
         if (walk_past_deadline(w))
                 return walk_fail(w, -ETIME);
-        pfd = open_parent(root_fd, w->path.p, &symlink, &last);
+        pfd = node_path_open_parent(root_fd, w->path.p, &symlink, &last);
         /* The observation, not the errno, says a component above the target is a symlink. */
         if (symlink) {
                 w->s->symlink_component = TAKE_PTR(symlink);
@@ -665,200 +604,4 @@ int remove_tree(int root_fd, const char *node_path, const RemoveOptions *o, Remo
                 r = s->files + s->dirs > 0;
         remove_stats_done(&local);
         return r;
-}
-
-/* The directory holding path, by chaseat() without symlinks; *ret_symlink (optional) names the
- * component that was one. */
-static int open_parent(int root_fd, const char *path, char **ret_symlink, const char **ret_last) {
-        size_t stop = 0;
-        int fd;
-
-        fd = chaseat(root_fd, path, CHASE_NO_SYMLINKS | CHASE_PARENT, O_RDONLY, ret_last, ret_symlink ? &stop : NULL);
-        if (fd == -ELOOP && ret_symlink) {
-                *ret_symlink = strndup(path, stop);
-                if (!*ret_symlink)
-                        return -ENOMEM;
-        }
-        return fd;
-}
-
-int open_nofollow_beneath(int root_fd, const char *node_path, int flags) {
-        cleanup_free char *path = NULL;
-        int r;
-
-        r = node_path_normalize(node_path, &path);
-        if (r < 0)
-                return r;
-        return chaseat(root_fd, path, CHASE_NO_SYMLINKS | CHASE_MUST_BE_DIRECTORY, flags, NULL, NULL);
-}
-
-/* The characters path_name_match() treats specially: a component without them is a literal name. */
-static bool component_is_glob(const char *c) {
-        return strpbrk(c, "*?[") != NULL;
-}
-
-typedef struct Expand {
-        int root_fd;
-        PathBuf path;
-        char **matches;
-} Expand;
-
-static int expand_at(Expand *e, int dfd, char *const *comps);
-
-/* name, an entry of dfd, matched the first of comps: on to the next one, or record a match. */
-static int expand_entry(Expand *e, int dfd, const char *name, char *const *comps) {
-        struct stat st;
-        size_t saved;
-        int r, fd;
-
-        r = path_push(&e->path, name, &saved);
-        if (r < 0)
-                return r;
-        r = remote_fs_check(e->root_fd, e->path.p, NULL);
-        if (r < 0) {
-                /* A mount that does not answer is not looked into: named as a match when it is one, for
-                 * its row to say so; beneath it nothing is matched. */
-                r = r == -ENOMEM ? r : comps[1] ? 0 : strv_extend(&e->matches, e->path.p);
-                path_pop(&e->path, saved);
-                return r;
-        }
-        if (!comps[1]) {
-                r = RET_NERRNO(fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW));
-                if (r >= 0 || r == -ENOTCONN)
-                        r = strv_extend(&e->matches, e->path.p);
-                else if (r == -ENOENT)
-                        r = 0;
-        } else {
-                /* A symlink (or a file) as an intermediate component simply does not match; nor does
-                 * anything beneath a FUSE mount whose daemon is gone (ENOTCONN). */
-                fd = chaseat(dfd, name, CHASE_NO_SYMLINKS | CHASE_MUST_BE_DIRECTORY, O_RDONLY, NULL, NULL);
-                if (fd >= 0) {
-                        r = expand_at(e, fd, comps + 1);
-                        (void) close_nointr(fd);
-                } else
-                        r = fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP || fd == -ENOTCONN ? 0 : fd;
-        }
-        path_pop(&e->path, saved);
-        return r;
-}
-
-static int expand_at(Expand *e, int dfd, char *const *comps) {
-        cleanup_closedir DIR *d = NULL;
-        int fd;
-
-        if (!component_is_glob(comps[0]))
-                return expand_entry(e, dfd, comps[0], comps);
-        fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        d = fdopendir(fd);
-        if (!d) {
-                int r = negative_errno();
-
-                (void) close_nointr(fd);
-                return r;
-        }
-        for (;;) {
-                struct dirent *de;
-                int r;
-
-                errno = 0;
-                de = readdir(d);
-                if (!de)
-                        return errno != 0 ? negative_errno() : 0;
-                if (dot_or_dot_dot(de->d_name) || !path_name_match(comps[0], de->d_name))
-                        continue;
-                r = expand_entry(e, dirfd(d), de->d_name, comps);
-                if (r < 0)
-                        return r;
-        }
-}
-
-/* A pattern without globs is returned when it exists, and also when a component above it is a
- * symlink, so that remove_tree() reports that symlink instead of the line silently matching
- * nothing. */
-static int expand_literal(Expand *e, int root_fd) {
-        cleanup_free char *symlink = NULL;
-        cleanup_close int pfd = -EBADF;
-        const char *name = NULL;
-        struct stat st;
-        int r;
-
-        r = remote_fs_check(root_fd, e->path.p, NULL);
-        if (r == -ENOMEM)
-                return r;
-        if (streq(e->path.p, "/") || r < 0)
-                return strv_extend(&e->matches, e->path.p);
-        pfd = open_parent(root_fd, e->path.p, &symlink, &name);
-        if (symlink)
-                return strv_extend(&e->matches, e->path.p);
-        if (pfd == -ENOENT || pfd == -ENOTDIR)
-                return 0;
-        if (pfd < 0)
-                return pfd;
-        /* A FUSE mount whose daemon is gone (ENOTCONN) is there: its row says what it cannot do. */
-        if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno != ENOTCONN)
-                return errno == ENOENT ? 0 : negative_errno();
-        return strv_extend(&e->matches, e->path.p);
-}
-
-static int split_components(const char *path, char ***ret) {
-        cleanup_strv char **l = NULL;
-
-        for (const char *p = path + 1; *p;) {
-                size_t n = strcspn(p, "/");
-                cleanup_free char *c = strndup(p, n);
-
-                if (!c || strv_extend(&l, c) < 0)
-                        return -ENOMEM;
-                p += n;
-                p += strspn(p, "/");
-        }
-        *ret = TAKE_PTR(l);
-        return 0;
-}
-
-static int expand_glob(Expand *e, int root_fd) {
-        cleanup_strv char **comps = NULL;
-        cleanup_close int fd = -EBADF;
-        int r;
-
-        r = split_components(e->path.p, &comps);
-        if (r < 0)
-                return r;
-        fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        path_pop(&e->path, 1); /* start from "/" */
-        return expand_at(e, fd, comps);
-}
-
-int path_expand(int root_fd, const char *pattern, char ***ret) {
-        Expand e = { .root_fd = root_fd };
-        size_t n = 0;
-        int r;
-
-        if (!ret)
-                return -EINVAL;
-        r = node_path_normalize(pattern, &e.path.p);
-        if (r < 0)
-                return r;
-        e.path.len = strlen(e.path.p);
-        e.path.alloc = e.path.len + 1;
-        r = component_is_glob(e.path.p) ? expand_glob(&e, root_fd) : expand_literal(&e, root_fd);
-        free(e.path.p);
-        if (r >= 0 && !e.matches) {
-                e.matches = calloc(1, sizeof(char *));
-                if (!e.matches)
-                        r = -ENOMEM;
-        }
-        if (r < 0) {
-                strv_free(e.matches);
-                return r;
-        }
-        while (e.matches[n])
-                n++;
-        qsort(e.matches, n, sizeof(char *), strcmp_ptr);
-        *ret = e.matches;
-        return 0;
 }

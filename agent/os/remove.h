@@ -72,13 +72,3 @@ void remove_stats_done(RemoveStats *s);
  * below the target counts as a failure (-EBUSY) because residue remains. Protected entries are
  * not failures. */
 int remove_tree(int root_fd, const char *node_path, const RemoveOptions *o, RemoveStats *ret_stats);
-
-/* Expand a manifest pattern (globs in any component after the first) beneath root_fd without
- * following symlinks in any component but the last. Returns the matching node paths, sorted,
- * as a NULL-terminated vector (empty when nothing matches); -errno on failure. A literal path
- * is returned as is if it exists (lstat). */
-int path_expand(int root_fd, const char *pattern, char ***ret);
-
-/* Open the directory at node path (normalized first: "." and ".." are -EINVAL) beneath root_fd by
- * chaseat(CHASE_NO_SYMLINKS | CHASE_MUST_BE_DIRECTORY): -ELOOP on a symlink component, -ENOTDIR. */
-int open_nofollow_beneath(int root_fd, const char *node_path, int flags);

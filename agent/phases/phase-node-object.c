@@ -18,7 +18,7 @@
 #include <yaml.h>
 
 #include "agent/phases/phases.h"
-#include "agent/config/kube-api.h"
+#include "agent/kube/kube-api.h"
 #include "agent/config/kubeconfig.h"
 #include "agent/config/node-name.h"
 #include "agent/config/yaml-util.h"

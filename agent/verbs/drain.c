@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "agent/base/log.h"
-#include "agent/config/kube-api.h"
+#include "agent/kube/kube-api.h"
 #include "agent/config/node-name.h"
 #include "agent/engine/console.h"
 #include "agent/engine/engine.h"

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "agent/config/kube-api.h"
+#include "agent/kube/kube-api.h"
 
 typedef struct KubeadmEndpoint {
         char *address;          /* its advertiseAddress, NULL when none is given */

@@ -6,7 +6,8 @@
  * cmd/kubeadm/app/cmd/phases/join/kubelet.go (the existing Ready Node). A condition join does not
  * refuse - a resolver without a nameserver, a CNI link left, a runtime not RuntimeReady - is a warning.
  * A check whose state the run did not act on (--phases) is unchecked; one that cannot be told from
- * here (the running system's ports beneath --root) is unknown. Neither counts against the node. */
+ * here (the running system's ports beneath --root) is unknown. Neither counts against the node. The
+ * checks of the files a join wants absent are rejoin-files.c's. */
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -29,6 +30,7 @@
 #include "agent/phases/network/network-links.h"
 #include "agent/phases/phases.h"
 #include "agent/verdict/rejoin-check.h"
+#include "agent/verdict/rejoin-files.h"
 #include "cri/cri.h"
 #include "chase.h"
 #include "errno-util.h"
@@ -152,105 +154,6 @@ static int check_ports(Context *ctx, Rejoin *r, char **ret_msg) {
                                   scope->source);
         return set_errmsg(ret_msg, REJOIN_OK, "%s free",
                           r->control_plane ? "10250, 6443, 10257, 10259, 2379-2380" : "10250");
-}
-
-/* ---- files ---- */
-
-/* Entries of a directory beneath the root: 0 absent or empty, else how many; the first name in *ret_first. */
-static int dir_entries(int root_fd, const char *path, char **ret_first) {
-        cleanup_close int fd = -EBADF;
-        struct dirent *de;
-        DIR *d;
-        int n = 0;
-
-        n = remote_fs_check(root_fd, path, NULL); /* -EHOSTDOWN: on a mount that does not answer */
-        if (n < 0)
-                return n;
-        fd = chaseat(root_fd, path, 0, O_RDONLY | O_DIRECTORY, NULL, NULL);
-        if (fd < 0)
-                return fd == -ENOENT ? 0 : fd;
-        d = fdopendir(TAKE_FD(fd));
-        if (!d)
-                return negative_errno();
-        while ((de = readdir(d)))
-                if (!streq(de->d_name, ".") && !streq(de->d_name, "..") && n++ == 0 && ret_first)
-                        *ret_first = strdup(de->d_name);
-        closedir(d);
-        return n;
-}
-
-/* DirAvailableCheck /etc/kubernetes/manifests (RunJoinNodeChecks): absent or empty. */
-static int check_manifests(Context *ctx, Rejoin *r, char **ret_msg) {
-        cleanup_free char *first = NULL;
-        int n = dir_entries(ctx->root_fd, KUBEADM_MANIFESTS, &first);
-
-        if (n < 0)
-                return set_errmsg(ret_msg, REJOIN_FAILED, "cannot read /etc/kubernetes/manifests: %s", strerror(-n));
-        if (n > 0)
-                return set_errmsg(ret_msg, REJOIN_FAILED, KUBEADM_MANIFESTS " holds %d entr%s (%s)", n,
-                                  n == 1 ? "y" : "ies", strna(first));
-        return set_errmsg(ret_msg, REJOIN_OK, KUBEADM_MANIFESTS " absent or empty");
-}
-
-/* FileAvailableCheck (os.Stat succeeds: it exists, whatever it is; a dangling symlink does not). */
-static int file_available(Context *ctx, const char *path, char **ret_msg) {
-        cleanup_close int fd = chaseat(ctx->root_fd, path, 0, O_PATH, NULL, NULL);
-
-        if (fd >= 0)
-                return set_errmsg(ret_msg, REJOIN_FAILED, "%s exists: kubeadm join refuses it", path);
-        if (fd != -ENOENT)
-                return set_errmsg(ret_msg, REJOIN_UNKNOWN, "%s cannot be looked at: %s", path, strerror(-fd));
-        return set_errmsg(ret_msg, REJOIN_OK, "no %s", path);
-}
-
-/* RunJoinNodeChecks: FileAvailableCheck kubelet.conf, bootstrap-kubelet.conf and (a worker's join,
- * JoinConfiguration.CACertPath's default) pki/ca.crt. */
-static int check_kubeconfig(Context *ctx, Rejoin *r, char **ret_msg) {
-        return file_available(ctx, KUBEADM_KUBELET_CONF, ret_msg);
-}
-
-static int check_bootstrap_kubeconfig(Context *ctx, Rejoin *r, char **ret_msg) {
-        return file_available(ctx, KUBEADM_BOOTSTRAP_KUBELET_CONF, ret_msg);
-}
-
-static int check_ca(Context *ctx, Rejoin *r, char **ret_msg) {
-        return file_available(ctx, KUBEADM_CA_CRT, ret_msg);
-}
-
-/* DirAvailableCheck of the local etcd's data directory: RunInitNodeChecks, run by a control-plane
- * join only. */
-static int check_etcd(Context *ctx, Rejoin *r, char **ret_msg) {
-        const char *dirs[] = { KUBEADM_ETCD_DATA_DIR, ctx->facts.etcd_data_dir };
-        const EtcdScope *scope;
-        int q;
-
-        /* kubeadm's preflight asks for an empty data directory only for a local etcd
-         * (DirAvailable--var-lib-etcd, when ClusterConfiguration.etcd.local is set). */
-        q = phase_etcd_scope(ctx, &scope);
-        if (q < 0)
-                return q;
-        if (scope->owner == ETCD_OWNER_FOREIGN)
-                return set_errmsg(ret_msg, REJOIN_OK, "the etcd is out of scope (%s): its data is kept", scope->source);
-
-        if (!r->control_plane)
-                return set_errmsg(ret_msg, REJOIN_UNCHECKED, "a worker's join does not check it (not a control plane)");
-
-        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
-                cleanup_free char *first = NULL;
-                int n;
-
-                if (!dirs[i])
-                        continue;
-                n = dir_entries(ctx->root_fd, dirs[i], &first);
-                if (n == -EHOSTDOWN)
-                        return set_errmsg(ret_msg, REJOIN_UNKNOWN,
-                                          "%s lies on a network or FUSE file system that does not answer", dirs[i]);
-                if (n != 0)
-                        return set_errmsg(ret_msg, REJOIN_FAILED, "%s %s%s%s", dirs[i],
-                                          n < 0 ? "unreadable: " : "holds ", n < 0 ? strerror(-n) : strna(first),
-                                          n > 1 ? ", ..." : "");
-        }
-        return set_errmsg(ret_msg, REJOIN_OK, "the etcd data directory is absent or empty");
 }
 
 /* ---- InPathCheck (addCommonChecks) ---- */
@@ -585,11 +488,11 @@ static const struct {
         const char *phase;
         CheckFn fn;
 } checks[] = {
-        { "static-pods", "files", check_manifests },                     /* RunJoinNodeChecks DirAvailableCheck */
-        { "kubelet-kubeconfig", "files", check_kubeconfig },             /* RunJoinNodeChecks FileAvailableCheck */
-        { "bootstrap-kubeconfig", "files", check_bootstrap_kubeconfig }, /* RunJoinNodeChecks */
-        { "ca-cert", "files", check_ca },                    /* RunJoinNodeChecks FileAvailableCheck CACertPath */
-        { "etcd-data", "files", check_etcd },                /* RunInitNodeChecks DirAvailableCheck */
+        { "static-pods", "files", rejoin_check_manifests },         /* RunJoinNodeChecks DirAvailableCheck */
+        { "kubelet-kubeconfig", "files", rejoin_check_kubeconfig }, /* RunJoinNodeChecks FileAvailableCheck */
+        { "bootstrap-kubeconfig", "files", rejoin_check_bootstrap_kubeconfig }, /* RunJoinNodeChecks */
+        { "ca-cert", "files", rejoin_check_ca },             /* RunJoinNodeChecks FileAvailableCheck CACertPath */
+        { "etcd-data", "files", rejoin_check_etcd },         /* RunInitNodeChecks DirAvailableCheck */
         { "executables", "files", check_executables },       /* addCommonChecks InPathCheck */
         { "ports", NULL, check_ports },                      /* PortOpenCheck */
         { "runtime", "pods", check_runtime },                /* ContainerRuntimeCheck */

@@ -288,7 +288,7 @@ scenario_rejoin() {
         token=nr-pv-$RANDOM$RANDOM
         mkdir -p "$W/nodes/w1/root/mnt/nr-pv1"
         data_objects w1 "$token" | kc apply -f - >"$OUT/objects.log" 2>&1
-        # and enough pods that the reset restarts containerd with their tasks cleared (pods.c's
+        # and enough pods that the reset restarts containerd with their tasks cleared (pods-restart.c's
         # RESTART_MIN_PODS): the rejoin below proves the runtime it leaves behind
         for i in 1 2 3 4 5 6; do probe_pod "nr-many-$i" w1; echo ---; done | kc apply -f - >>"$OUT/objects.log" 2>&1
         check "pod with emptyDir (disk, memory), secret, configMap, projected, hostPath and local PV runs on w1" \

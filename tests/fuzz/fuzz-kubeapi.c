@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/config/kube-api.h"
+#include "agent/kube/kube-api.h"
 #include "agent/config/yaml-util.h"
 #include "agent/phases/drain/drain-pods.h"
 #include "agent/verbs/forget-kubeadm.h"

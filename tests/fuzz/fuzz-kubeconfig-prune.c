@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/config/kubeconfig-prune.h"
+#include "agent/phases/files/files-kubeconfig-prune.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/config/textblock.h"
+#include "agent/phases/files/files-textblock.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,8 +12,8 @@
 #     src/basic): it uses include/ only, no library at all, and each lib/X.c is include/X.h's; a
 #     function include/ defines inline is a one-liner (at most 6 lines of body: a cleanup helper,
 #     a comparison), anything longer is compiled once in lib/;
-#   - inside agent/, folders in layers (base, os, config, engine, phases, report, orphan), none
-#     including a folder above its own;
+#   - inside agent/, folders in layers (base, os, config, kube, engine, phases, verdict, report,
+#     orphan, verbs), none including a folder above its own;
 #   - no cycle among the project's headers, nor among its sources (a.c uses b.c when it includes b.h).
 # Reads files only: no namespace needed.
 . "$(dirname "$0")/lib.sh"
@@ -115,11 +115,12 @@ for f in sorted(graph):
 
 # Inside agent/, folders in layers, each using only its own and those below it: base/ (log, output
 # and JSON writers, HTTP client, path and TOML helpers) uses nothing of agent/; os/ is the operating
-# system; config/ reads the node's files; engine/ plans and acts; phases/ are the phases (one folder
+# system; config/ reads the node's files; kube/ talks to the Kubernetes API server with the node's
+# credentials; engine/ plans and acts; phases/ are the phases (one folder
 # per phase of more than one file); verdict/ asks what kubeadm join asks; report/
 # and orphan/ sit on top; verbs/ (one file per verb, and what the verbs share: setup, lock, report,
 # confirmation, exit status) above them all, with main.c (the options, the verb table, dispatch).
-layers = ["base", "os", "config", "engine", "phases", "verdict", "report", "orphan", "verbs"]
+layers = ["base", "os", "config", "kube", "engine", "phases", "verdict", "report", "orphan", "verbs"]
 rank = {d: i for i, d in enumerate(layers)}
 for d in sorted({p.split("/")[1] for p in glob.glob("agent/*/")}):
     if d not in rank:

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/config/kubeconfig-prune.c: which entries are this cluster's, what stays, the
- * file written without them (read back), and the files that are refused. */
+/* Unit tests for agent/config/kubeconfig-entries.c and agent/phases/files/files-kubeconfig-prune.c:
+ * which entries are this cluster's, what stays, the file written without them (read back), and the
+ * files that are refused. */
 
 #include <fcntl.h>
 #include <setjmp.h>
@@ -14,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "agent/config/kubeconfig-prune.h"
+#include "agent/phases/files/files-kubeconfig-prune.h"
 #include "agent/config/kubeconfig.h"
 #include "agent/config/yaml-util.h"
 #include "macro.h"

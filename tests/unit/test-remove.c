@@ -21,6 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/os/node-path.h"
+#include "agent/os/path-expand.h"
 #include "agent/os/remove.h"
 #include "macro.h"
 #include "string-util.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/config/textblock.c: cutting Ansible's marked blocks out of a text, and refusing what does not pair up. */
+/* Unit tests for agent/phases/files/files-textblock.c: cutting Ansible's marked blocks out of a text, and refusing what does not pair up. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "agent/config/textblock.h"
+#include "agent/phases/files/files-textblock.h"
 #include "macro.h"
 #include "string-util.h"
 

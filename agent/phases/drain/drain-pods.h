@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/config/kube-api.h"
+#include "agent/kube/kube-api.h"
 
 typedef enum DrainClass {
         DRAIN_EVICT,     /* a controller recreates it elsewhere, or it has finished: evicted */

@@ -4,7 +4,7 @@
  * evictPods, waitForDelete), with every pod bound meanwhile included. */
 #pragma once
 
-#include "agent/config/kube-api.h"
+#include "agent/kube/kube-api.h"
 #include "agent/engine/plan.h"
 #include "agent/phases/drain/drain-pods.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "agent/base/log.h"
-#include "agent/config/kube-api.h"
+#include "agent/kube/kube-api.h"
 #include "agent/engine/phase.h"
 #include "agent/phases/drain/drain-pods.h"
 #include "agent/phases/drain/drain-run.h"

@@ -13,7 +13,7 @@
 #include "agent/phases/files/files-edit.h"
 #include "agent/phases/files/files-protect.h"
 #include "agent/phases/files/files-rewrite.h"
-#include "agent/config/textblock.h"
+#include "agent/phases/files/files-textblock.h"
 #include "agent/base/log.h"
 #include "errno-util.h"
 #include "macro.h"

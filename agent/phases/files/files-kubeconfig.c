@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The files phase's kubeconfig rows: this cluster's contexts, clusters and users out of a user's
- * kubeconfig that holds others (kubeconfig-prune.h), the file whole when nothing else is in it. The
+ * kubeconfig that holds others (files-kubeconfig-prune.h), the file whole when nothing else is in it. The
  * file is the user's: it is rewritten as remove-block's files are (files-rewrite.h: a new inode
  * swapped in, never through a symlink, the same owner and mode), only while it is byte for byte what
  * the plan read, and every look at it is made where a home on a dead mount cannot hang the run
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "agent/config/home-kubeconfigs.h"
-#include "agent/config/kubeconfig-prune.h"
+#include "agent/phases/files/files-kubeconfig-prune.h"
 #include "agent/os/remote-fs.h"
 #include "agent/phases/files/files-kubeconfig.h"
 #include "agent/phases/files/files-protect.h"

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "agent/os/fileio.h"
-#include "agent/os/remove.h"
+#include "agent/os/node-path.h"
 #include "agent/phases/files/files-rewrite.h"
 #include "errno-util.h"
 #include "macro.h"

@@ -19,6 +19,7 @@
 #include "agent/base/path.h"
 #include "agent/base/log.h"
 #include "agent/os/fileio.h"
+#include "agent/os/node-path.h"
 #include "agent/os/remove.h"
 #include "agent/phases/files/files-protect.h"
 #include "agent/phases/files/files-symlink.h"

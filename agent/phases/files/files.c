@@ -24,6 +24,7 @@
 #include "agent/phases/files/files-protect.h"
 #include "agent/phases/files/files-symlink.h"
 #include "agent/os/remote-fs.h"
+#include "agent/os/path-expand.h"
 #include "agent/os/remove.h"
 #include "chase.h"
 #include "dirent-util.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The network phase's BPF part (phase-network-bpf.c): tc/XDP programs on the links the node
- * keeps, programs on the CNIs' cgroup roots, pins. */
+/* The network phase's BPF part (network-bpf.c, with its tc/XDP, cgroup, pin and mount rows in
+ * network-bpf-*.c): programs on the links the node keeps, on the CNIs' cgroup roots, pins. */
 #pragma once
 
 #include <stdbool.h>

@@ -9,8 +9,8 @@
  * The one file it reads is a kube-vip line's static pod manifest (phase-network-vip.c), beneath
  * ctx->root like every node file: what it names is then looked for in this namespace.
  *
- * Order inside the phase: BPF programs and pins (phase-network-bpf.c), policy rules and the routes of
- * their tables (phase-network-rule.c), then routes, then kube-vip's VIP addresses, then links, then
+ * Order inside the phase: BPF programs and pins (network-bpf.c), policy rules and the routes of
+ * their tables (network-rule.c), then routes, then kube-vip's VIP addresses, then links, then
  * namespaces.
  * - Routes first, so that each "route-proto" route is deleted and reported by its own action. After
  *   the links, the routes through them would already have vanished and read "unchanged", while the
@@ -264,7 +264,7 @@ static bool manifest_has(const Manifest *m, DirectiveType a, DirectiveType b, Di
         return false;
 }
 
-/* The guard weighs every route but those of tables only a CNI's rules reach (phase-network-rule.c):
+/* The guard weighs every route but those of tables only a CNI's rules reach (network-rule.c):
  * cilium's table 2005 holds a default route via cilium_host that unmarked traffic never takes, and
  * which would otherwise guard cilium_host itself. */
 static int observe_guard(Observation *o, const Manifest *m, char **reterr_msg) {

@@ -1,19 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* This cluster's entries in a kubeconfig that may hold others, and the file without them. kubectl's
- * "config delete-context", "delete-cluster" and "delete-user" (staging/src/k8s.io/kubectl/pkg/cmd/
- * config/delete_*.go) each drop one entry by name and write the rest back through client-go's
- * clientcmd.ModifyConfig: preferences, extensions and every other entry are kept as they were.
- * delete-context leaves a current-context that names the deleted context (and warns); here it is
- * unset, as "kubectl config unset current-context" would, since it names nothing any more. client-go
- * keeps the last of two entries of one name (its v1 conversion fills a map): which one the user
- * meant cannot be told, so such a file is refused. */
+/* A kubeconfig's contexts, clusters and users sorted into one cluster's and the others', read and never
+ * edited: which entries "kubectl config delete-context", "delete-cluster" and "delete-user" would
+ * take out (the files phase's editor, files-kubeconfig-prune.c, writes the file without them).
+ * client-go keeps the last of two entries of one name (its v1 conversion fills a map): which one the
+ * user meant cannot be told, so such a file is refused. */
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/config/kubeconfig-prune.h"
+#include "agent/config/kubeconfig-entries.h"
 #include "agent/config/kubeconfig.h"
 #include "agent/config/yaml-util.h"
 #include "agent/os/fileio.h"
@@ -22,8 +19,6 @@
 #include "string-util.h"
 #include "strv.h"
 
-/* client-go writes five levels; what a user may add (extensions) gets room. */
-#define KUBECONFIG_DEPTH_MAX 64U
 #define CA_MAX (1024U * 1024U)
 
 void kube_cluster_id_done(KubeClusterId *c) {
@@ -52,17 +47,8 @@ void kubeconfig_prune_done(KubeconfigPrune *p) {
         *p = (KubeconfigPrune) {};
 }
 
-/* What the file is read for: its document, its node path, the root its CA files are read beneath. */
-typedef struct Doc {
-        yaml_document_t doc;
-        yaml_node_t *root;
-        const char *path;
-        int root_fd;
-        char **reterr;
-} Doc;
-
 /* One YAML document whose root is a mapping: a second document would be lost when written back. */
-static int doc_load(Doc *d, const char *text, size_t size) {
+int kubeconfig_doc_load(KubeconfigDoc *d, const char *text, size_t size) {
         yaml_document_t extra;
         yaml_parser_t parser;
         int r = 0;
@@ -102,12 +88,12 @@ static bool is_null(const yaml_node_t *n) {
                       (isempty(s) || streq(s, "~") || streq(s, "null") || streq(s, "Null") || streq(s, "NULL")));
 }
 
-static const char *entry_name(Doc *d, yaml_node_item_t item) {
+const char *kubeconfig_doc_entry_name(KubeconfigDoc *d, yaml_node_item_t item) {
         return yaml_scalar_of(yaml_map_get(&d->doc, yaml_document_get_node(&d->doc, item), "name"));
 }
 
 /* The root's list "key" (NULL when absent or null): entries that each have a name, no two the same. */
-static int list_of(Doc *d, const char *key, yaml_node_t **ret) {
+static int list_of(KubeconfigDoc *d, const char *key, yaml_node_t **ret) {
         yaml_node_t *l = yaml_map_get(&d->doc, d->root, key);
 
         *ret = NULL;
@@ -116,12 +102,12 @@ static int list_of(Doc *d, const char *key, yaml_node_t **ret) {
         if (l->type != YAML_SEQUENCE_NODE)
                 return set_errmsg(d->reterr, -EBADMSG, "%s: '%s' is not a list", d->path, key);
         for (yaml_node_item_t *i = l->data.sequence.items.start; i < l->data.sequence.items.top; i++) {
-                const char *n = entry_name(d, *i);
+                const char *n = kubeconfig_doc_entry_name(d, *i);
 
                 if (!n)
                         return set_errmsg(d->reterr, -EBADMSG, "%s: an entry of '%s' has no name", d->path, key);
                 for (yaml_node_item_t *j = l->data.sequence.items.start; j < i; j++)
-                        if (streq(entry_name(d, *j), n))
+                        if (streq(kubeconfig_doc_entry_name(d, *j), n))
                                 return set_errmsg(
                                         d->reterr, -EBADMSG,
                                         "%s: two entries of '%s' are named \"%s\" (which one counts cannot be "
@@ -133,7 +119,7 @@ static int list_of(Doc *d, const char *key, yaml_node_t **ret) {
 }
 
 /* The string field of an entry's body ("cluster" of a context): NULL when not one. */
-static const char *body_field(Doc *d, yaml_node_item_t item, const char *body, const char *field) {
+static const char *body_field(KubeconfigDoc *d, yaml_node_item_t item, const char *body, const char *field) {
         yaml_node_t *e = yaml_document_get_node(&d->doc, item);
 
         return yaml_scalar_of(yaml_map_get(&d->doc, yaml_map_get(&d->doc, e, body), field));
@@ -141,7 +127,7 @@ static const char *body_field(Doc *d, yaml_node_item_t item, const char *body, c
 
 /* A cluster entry's server and CA (the inline form wins, as in client-go); a CA that cannot be read
  * or decoded is none, so that it matches no cluster that names one. 0 when it names no server. */
-static int cluster_id_of(Doc *d, yaml_node_item_t item, KubeClusterId *ret) {
+static int cluster_id_of(KubeconfigDoc *d, yaml_node_item_t item, KubeClusterId *ret) {
         const char *server = body_field(d, item, "cluster", "server"),
                    *data = body_field(d, item, "cluster", "certificate-authority-data"),
                    *file = body_field(d, item, "cluster", "certificate-authority");
@@ -162,7 +148,8 @@ static int cluster_id_of(Doc *d, yaml_node_item_t item, KubeClusterId *ret) {
         return ret->server ? 1 : -ENOMEM;
 }
 
-static int sort_clusters(Doc *d, yaml_node_t *clusters, const KubeClusterId *ids, size_t n_ids, KubeconfigPrune *p) {
+static int sort_clusters(KubeconfigDoc *d, yaml_node_t *clusters, const KubeClusterId *ids, size_t n_ids,
+                         KubeconfigPrune *p) {
         for (yaml_node_item_t *i = clusters ? clusters->data.sequence.items.start : NULL;
              clusters && i < clusters->data.sequence.items.top; i++) {
                 KubeClusterId c;
@@ -173,37 +160,38 @@ static int sort_clusters(Doc *d, yaml_node_t *clusters, const KubeClusterId *ids
                 for (size_t k = 0; r > 0 && k < n_ids && !ours; k++)
                         ours = kube_cluster_id_same(&ids[k], &c);
                 kube_cluster_id_done(&c);
-                if (r < 0 || strv_extend(ours ? &p->clusters : &p->kept_clusters, entry_name(d, *i)) < 0)
+                if (r < 0 || strv_extend(ours ? &p->clusters : &p->kept_clusters, kubeconfig_doc_entry_name(d, *i)) < 0)
                         return -ENOMEM;
         }
         return 0;
 }
 
-static int sort_contexts(Doc *d, yaml_node_t *contexts, KubeconfigPrune *p) {
+static int sort_contexts(KubeconfigDoc *d, yaml_node_t *contexts, KubeconfigPrune *p) {
         for (yaml_node_item_t *i = contexts ? contexts->data.sequence.items.start : NULL;
              contexts && i < contexts->data.sequence.items.top; i++) {
                 const char *cluster = body_field(d, *i, "context", "cluster");
                 bool ours = cluster && strv_contains(p->clusters, cluster);
 
-                if (strv_extend(ours ? &p->contexts : &p->kept_contexts, entry_name(d, *i)) < 0)
+                if (strv_extend(ours ? &p->contexts : &p->kept_contexts, kubeconfig_doc_entry_name(d, *i)) < 0)
                         return -ENOMEM;
         }
         return 0;
 }
 
 /* Is the user named by a context of list "names" (of contexts)? */
-static bool user_named_by(Doc *d, yaml_node_t *contexts, char *const *names, const char *user) {
+static bool user_named_by(KubeconfigDoc *d, yaml_node_t *contexts, char *const *names, const char *user) {
         for (yaml_node_item_t *i = contexts ? contexts->data.sequence.items.start : NULL;
              contexts && i < contexts->data.sequence.items.top; i++)
-                if (strv_contains(names, entry_name(d, *i)) && streq_ptr(body_field(d, *i, "context", "user"), user))
+                if (strv_contains(names, kubeconfig_doc_entry_name(d, *i)) &&
+                    streq_ptr(body_field(d, *i, "context", "user"), user))
                         return true;
         return false;
 }
 
-static int sort_users(Doc *d, yaml_node_t *users, yaml_node_t *contexts, KubeconfigPrune *p) {
+static int sort_users(KubeconfigDoc *d, yaml_node_t *users, yaml_node_t *contexts, KubeconfigPrune *p) {
         for (yaml_node_item_t *i = users ? users->data.sequence.items.start : NULL;
              users && i < users->data.sequence.items.top; i++) {
-                const char *n = entry_name(d, *i);
+                const char *n = kubeconfig_doc_entry_name(d, *i);
                 bool ours =
                         user_named_by(d, contexts, p->contexts, n) && !user_named_by(d, contexts, p->kept_contexts, n);
 
@@ -215,7 +203,7 @@ static int sort_users(Doc *d, yaml_node_t *users, yaml_node_t *contexts, Kubecon
 
 /* Nothing but this cluster's entries and what says nothing (apiVersion, kind, the current context,
  * empty preferences and extensions): the file goes whole. */
-static bool only_ours(Doc *d, const KubeconfigPrune *p) {
+static bool only_ours(KubeconfigDoc *d, const KubeconfigPrune *p) {
         static const char *const bare[] = { "apiVersion", "kind", "current-context", "clusters", "contexts", "users" };
 
         if (p->kept_contexts || p->kept_clusters || p->kept_users)
@@ -239,7 +227,7 @@ static bool only_ours(Doc *d, const KubeconfigPrune *p) {
         return true;
 }
 
-static int classify(Doc *d, const KubeClusterId *ids, size_t n_ids, KubeconfigPrune *p) {
+int kubeconfig_doc_classify(KubeconfigDoc *d, const KubeClusterId *ids, size_t n_ids, KubeconfigPrune *p) {
         yaml_node_t *clusters, *contexts, *users;
         const char *current;
         int r;
@@ -266,93 +254,18 @@ static int classify(Doc *d, const KubeClusterId *ids, size_t n_ids, KubeconfigPr
         return 1;
 }
 
-/* Take the named entries out of the root's list "key". */
-static void drop_entries(Doc *d, const char *key, char *const *names) {
-        yaml_node_t *l = yaml_map_get(&d->doc, d->root, key);
-        yaml_node_item_t *out;
-
-        if (!l || l->type != YAML_SEQUENCE_NODE)
-                return;
-        out = l->data.sequence.items.start;
-        for (yaml_node_item_t *i = l->data.sequence.items.start; i < l->data.sequence.items.top; i++)
-                if (!strv_contains(names, entry_name(d, *i)))
-                        *out++ = *i;
-        l->data.sequence.items.top = out;
-}
-
-static void drop_current(Doc *d) {
-        yaml_node_pair_t *out = d->root->data.mapping.pairs.start;
-
-        for (yaml_node_pair_t *q = d->root->data.mapping.pairs.start; q < d->root->data.mapping.pairs.top; q++)
-                if (!streq_ptr(yaml_scalar_of(yaml_document_get_node(&d->doc, q->key)), "current-context"))
-                        *out++ = *q;
-        d->root->data.mapping.pairs.top = out;
-}
-
-/* The document as it is to be: what the emitter writes, and what that must read back as. */
-static void drop_ours(Doc *d, const KubeconfigPrune *p) {
-        drop_entries(d, "contexts", p->contexts);
-        drop_entries(d, "clusters", p->clusters);
-        drop_entries(d, "users", p->users);
-        if (p->current)
-                drop_current(d);
-}
-
-/* Written back by the emitter, then read again beside the original without our entries: the same
- * meaning, or the file is not edited. Takes d's document. */
-static int write_without(Doc *d, const char *text, size_t size, KubeconfigPrune *p) {
-        Doc meant = { .path = d->path, .root_fd = d->root_fd, .reterr = d->reterr };
-        Doc back = meant;
-        bool same;
-        int r;
-
-        drop_ours(d, p);
-        r = yaml_document_check_depth(&d->doc, KUBECONFIG_DEPTH_MAX);
-        if (r < 0) {
-                yaml_document_delete(&d->doc);
-                return r == -EBADMSG ? set_errmsg(d->reterr, r, "%s: nests deeper than %u levels", d->path,
-                                                  KUBECONFIG_DEPTH_MAX)
-                                     : r;
-        }
-        r = yaml_document_emit(&d->doc, &p->text);
-        if (r < 0)
-                return r;
-        p->size = strlen(p->text);
-        r = doc_load(&meant, text, size);
-        if (r < 0)
-                return r;
-        drop_ours(&meant, p);
-        r = doc_load(&back, p->text, p->size);
-        if (r < 0) {
-                yaml_document_delete(&meant.doc);
-                return r;
-        }
-        same = yaml_document_check_depth(&back.doc, KUBECONFIG_DEPTH_MAX) == 0 &&
-               yaml_node_equal(&meant.doc, meant.root, &back.doc, back.root);
-        yaml_document_delete(&meant.doc);
-        yaml_document_delete(&back.doc);
-        if (!same)
-                return set_errmsg(d->reterr, -EBADMSG, "%s: written back it would not read the same", d->path);
-        return 0;
-}
-
-int kubeconfig_prune(const char *path, const char *text, size_t size, int root_fd, const KubeClusterId *ids,
-                     size_t n_ids, bool emit, KubeconfigPrune *ret, char **reterr) {
-        Doc d = { .path = path, .root_fd = root_fd, .reterr = reterr };
+int kubeconfig_entries(const char *path, const char *text, size_t size, int root_fd, const KubeClusterId *ids,
+                       size_t n_ids, KubeconfigPrune *ret, char **reterr) {
+        KubeconfigDoc d = { .path = path, .root_fd = root_fd, .reterr = reterr };
         KubeconfigPrune p = {};
         int r;
 
         *ret = (KubeconfigPrune) {};
-        r = doc_load(&d, text, size);
+        r = kubeconfig_doc_load(&d, text, size);
         if (r < 0)
                 return r;
-        r = classify(&d, ids, n_ids, &p);
-        if (r > 0 && emit && !p.whole) {
-                int k = write_without(&d, text, size, &p);
-
-                r = k < 0 ? k : r;
-        } else
-                yaml_document_delete(&d.doc);
+        r = kubeconfig_doc_classify(&d, ids, n_ids, &p);
+        yaml_document_delete(&d.doc);
         if (r < 0) {
                 kubeconfig_prune_done(&p);
                 return r;

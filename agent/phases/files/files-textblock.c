@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/config/textblock.h"
+#include "agent/phases/files/files-textblock.h"
 #include "errno-util.h"
 #include "macro.h"
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "agent/config/installers.h"
-#include "agent/config/kube-api.h"
+#include "agent/kube/kube-api.h"
 #include "agent/config/node-name.h"
 #include "agent/config/yaml-util.h"
 #include "errno-util.h"
