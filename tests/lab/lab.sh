@@ -31,6 +31,7 @@
 #   lab_name I                    the name of node I (1-based): n0001
 #   LAB_NAMES (array), LAB_ADDR[NAME], LAB_PID[NAME] (the node's PID 1 as the lab sees it),
 #   LAB_VETH[NAME] (its link on the switch), LAB_GATEWAY[NAME]
+#   lab_restate [NAME...]         the worker's state again on nodes a reset cleaned (all by default)
 #   lab_exec NAME CMD...          run CMD inside the node's namespaces (for assertions: no SSH)
 #   lab_ssh NAME CMD...           run CMD over SSH, as a client of the node would
 #   lab_inventory FILE [NAME...]  an Ansible inventory (kube_node, in k8s_cluster) of these nodes
@@ -470,6 +471,27 @@ lab_inventory() { # FILE [NAME...]
         } >"$f"
 }
 
+# The worker's state again on nodes a reset cleaned (or any): its files from the template, then
+# node-state.sh (mounts, namespaces, links, routes, rules), in each node's namespaces, LAB_PARALLEL at
+# a time: what a fresh lab_up gives, without restarting the nodes.
+lab_restate() { # [NAME...]
+        local n pids=() rc=0 p
+        [ $# -gt 0 ] || set -- "${LAB_NAMES[@]}"
+        for n; do
+                (tar -C "$LAB_DIR/tmpl" -c etc var opt | lab_exec "$n" sh -c \
+                        'tar -x -C / && LAB_NODE_STATE='"$LAB_NODE_STATE"' . /usr/libexec/nr-lab/node-state.sh') \
+                        >>"$LAB_DIR/log/$n.log" 2>&1 &
+                pids+=($!)
+                if [ ${#pids[@]} -ge "$LAB_PARALLEL" ]; then
+                        for p in "${pids[@]}"; do wait "$p" || rc=1; done
+                        pids=()
+                fi
+        done
+        for p in "${pids[@]}"; do wait "$p" || rc=1; done
+        [ $rc -eq 0 ] || lab_log "a node's state could not be made again (LAB_DIR/log/NAME.log)"
+        return $rc
+}
+
 lab_exec() { # NAME CMD...
         local n=$1
         shift
@@ -524,9 +546,16 @@ lab_down() {
         [ -n "$LAB_STATUS_PID" ] && wait "$LAB_STATUS_PID" 2>/dev/null
         if [ -n "$LAB_CG" ]; then
                 for p in $(cat "$LAB_CG/ctl/cgroup.procs" "$LAB_CG/nodes/cgroup.procs" 2>/dev/null); do
-                        kill -KILL "$p" 2>/dev/null
+                        # not the shell that calls (a command tests/lab/run.sh runs is in ctl)
+                        [ "$p" = $$ ] || [ "$p" = "$BASHPID" ] || kill -KILL "$p" 2>/dev/null
                 done
         fi
+        # The kernel dismantles a dead node's namespace later: its switch link goes with it. A lab_up
+        # after this one would find the old names taken until then.
+        for _ in $(seq 600); do
+                ip -o link show 2>/dev/null | grep -q ': ven[0-9]*@' || break
+                sleep 0.1
+        done
         for b in $(ip -o link show type bridge 2>/dev/null | awk -F': ' '$2 ~ /^lab[0-9]+$/ { print $2 }'); do
                 ip link del "$b"
         done
@@ -538,7 +567,6 @@ lab_down() {
                 done
                 [ -d "$LAB_CG" ] && lab_log "cgroup $LAB_CG could not be removed"
         fi
-        umount "$LAB_DIR/usr" 2>/dev/null
         LAB_NAMES=() LAB_STATUS_PID='' LAB_CG=''
         return 0
 }

@@ -16,8 +16,9 @@ if [ "${LAB_NODE_STATE:-worker}" = worker ]; then
         lab_vol=/var/lib/kubelet/pods/$lab_pod/volumes
         mkdir -p /mnt/disks "$lab_vol/kubernetes.io~local-volume/pv-data" "$lab_vol/kubernetes.io~empty-dir/cache" \
                 "$lab_vol/kubernetes.io~projected/kube-api-access-4xk2p"
-        mount -t tmpfs -o size=1m nr-lab-disk /mnt/disks
-        mkdir /mnt/disks/pv-data
+        # the disk outlives a reset (lab_restate finds it mounted, with its data)
+        mountpoint -q /mnt/disks || mount -t tmpfs -o size=1m nr-lab-disk /mnt/disks
+        mkdir -p /mnt/disks/pv-data
         echo "persistent volume data, must survive" > /mnt/disks/pv-data/important.db
         mount --bind /mnt/disks/pv-data "$lab_vol/kubernetes.io~local-volume/pv-data"
         mount -t tmpfs -o size=1m nr-lab-emptydir "$lab_vol/kubernetes.io~empty-dir/cache"
@@ -34,6 +35,6 @@ if [ "${LAB_NODE_STATE:-worker}" = worker ]; then
 	route add blackhole 10.244.17.64/26 proto bird
 	link add vxlan.calico type vxlan id 4096 dstport 4789 dev eth0
 	EOF
-        ipset restore < /usr/libexec/nr-lab/ipsets
+        ipset restore -exist < /usr/libexec/nr-lab/ipsets
         iptables-nft-restore -w 5 < /usr/libexec/nr-lab/rules.v4
 fi
