@@ -39,6 +39,7 @@
 #                                 its PATH, in the controller's cgroup
 #   lab_cpu ctl|nodes             CPU seconds used so far by the controller's or the nodes' processes
 #   lab_controller_idle           end what the controller left running (ssh's ControlPersist masters)
+#   lab_sessions                  SSH sessions every node's sshd has started so far
 #   lab_status_start [PORT]       the status receiver (tests/integration/status-endpoint.py):
 #                                 LAB_STATUS_URL (reachable from every node), LAB_STATUS_LOG (one
 #                                 JSON line per POST or PUT)
@@ -165,8 +166,10 @@ lab_template() {
         cp -a /etc/skel/. "$t/root/" || return 1
         cat >"$t/etc/ssh/sshd_config" <<-'EOF'
 	# The lab node's sshd (tests/lab/lab.sh): root by the lab's key only, no PAM (the tree has none),
-	# many sessions at once (the controller runs up to forks at a time against one address).
+	# many sessions at once (the controller runs up to forks at a time against one address); each
+	# session logged (VERBOSE: "Starting session"), which lab_sessions counts.
 	AddressFamily inet
+	LogLevel VERBOSE
 	HostKey /etc/ssh/ssh_host_ed25519_key
 	PermitRootLogin prohibit-password
 	AuthorizedKeysFile .ssh/authorized_keys
@@ -293,7 +296,21 @@ lab_cgroups() {
         [ -n "$base" ] && [ -d "$base" ] || { lab_log "no cpuacct or cgroup2 hierarchy: no CPU accounting"; return 0; }
         LAB_CG=$base/nr-lab-$$
         mkdir -p "$LAB_CG/ctl" "$LAB_CG/nodes" || { LAB_CG=; lab_log "cannot make $base/nr-lab-$$: no CPU accounting"; }
+        # The nodes' memory (their processes, tmpfs pages and kernel objects) where cgroup v1 counts it.
+        LAB_MEM_CG=
+        if [ -e /sys/fs/cgroup/memory/memory.usage_in_bytes ] && mkdir -p "/sys/fs/cgroup/memory/nr-lab-$$"; then
+                LAB_MEM_CG=/sys/fs/cgroup/memory/nr-lab-$$
+        fi
         return 0
+}
+
+# KiB of memory the nodes hold (the memory cgroup), else the machine's MemAvailable going down.
+lab_memory_kb() {
+        if [ -n "${LAB_MEM_CG:-}" ]; then
+                echo $(($(cat "$LAB_MEM_CG/memory.usage_in_bytes") / 1024))
+        else
+                awk '$1 == "MemAvailable:" { print -$2 }' /proc/meminfo
+        fi
 }
 
 lab_cpu() { # ctl|nodes: CPU seconds, 3 decimals
@@ -307,8 +324,16 @@ lab_cpu() { # ctl|nodes: CPU seconds, 3 decimals
         fi
 }
 
+# SSH sessions (channels running a command or a shell) every node's sshd has started so far.
+lab_sessions() {
+        local n files=()
+        for n in "${LAB_NAMES[@]}"; do files+=("/proc/${LAB_PID[$n]}/root/var/log/sshd.log"); done
+        awk '/Starting session:/ { s++ } END { print s + 0 }' "${files[@]}" 2>/dev/null
+}
+
 lab_cgroup_enter() { # ctl|nodes: move the calling (sub)shell there
         [ -z "$LAB_CG" ] || echo "$BASHPID" >"$LAB_CG/$1/cgroup.procs"
+        [ "$1" != nodes ] || [ -z "${LAB_MEM_CG:-}" ] || echo "$BASHPID" >"$LAB_MEM_CG/cgroup.procs"
 }
 
 lab_controller() { # CMD...
@@ -400,7 +425,7 @@ lab_up() { # N
         local want=$1 i n wave=() t0=$SECONDS mem0 mem1 have=${#LAB_NAMES[@]}
         # after lab_down, the same lab comes up again: its accounting first
         [ -n "$LAB_CG" ] || lab_cgroups || return 1
-        mem0=$(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo)
+        mem0=$(lab_memory_kb)
         for ((i = have + 1; i <= want; i++)); do
                 lab_start_node "$i" || return 1
                 wave+=("$(lab_name "$i")")
@@ -411,9 +436,9 @@ lab_up() { # N
         done
         for n in "${LAB_NAMES[@]:$have}"; do lab_banner "$n" || return 1; done
         lab_files
-        mem1=$(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo)
+        mem1=$(lab_memory_kb)
         LAB_UP_SECONDS=$((SECONDS - t0))
-        LAB_UP_KB_PER_NODE=$(((mem0 - mem1) / (want - have > 0 ? want - have : 1)))
+        LAB_UP_KB_PER_NODE=$(((mem1 - mem0) / (want - have > 0 ? want - have : 1)))
         lab_log "$want nodes up ($((want - have)) started in ${LAB_UP_SECONDS} s, $((LAB_UP_KB_PER_NODE)) KiB of memory each)"
 }
 
@@ -435,7 +460,7 @@ lab_files() {
                 printf 'LAB_ANSIBLE_CFG=%q\nLAB_INVENTORY=%q\nLAB_HOME=%q\nLAB_STATUS_URL=%q\nLAB_STATUS_LOG=%q\n' \
                         "$LAB_ANSIBLE_CFG" "$LAB_INVENTORY" "$LAB_HOME" "${LAB_STATUS_URL:-}" "${LAB_STATUS_LOG:-}"
                 printf 'LAB_NODES=%q\nLAB_NS_PID=%q\nLAB_CG=%q\nLAB_CG_KIND=%q\n' "${#LAB_NAMES[@]}" "$$" "$LAB_CG" "$LAB_CG_KIND"
-                printf 'LAB_STATUS_PID=%q\n' "$LAB_STATUS_PID"
+                printf 'LAB_STATUS_PID=%q\nLAB_MEM_CG=%q\n' "$LAB_STATUS_PID" "${LAB_MEM_CG:-}"
         } >"$LAB_DIR/lab.env"
 }
 
@@ -567,6 +592,10 @@ lab_down() {
                 done
                 [ -d "$LAB_CG" ] && lab_log "cgroup $LAB_CG could not be removed"
         fi
-        LAB_NAMES=() LAB_STATUS_PID='' LAB_CG=''
+        if [ -n "${LAB_MEM_CG:-}" ]; then
+                for _ in $(seq 50); do rmdir "$LAB_MEM_CG" 2>/dev/null && break; sleep 0.1; done
+                [ -d "$LAB_MEM_CG" ] && lab_log "cgroup $LAB_MEM_CG could not be removed"
+        fi
+        LAB_NAMES=() LAB_STATUS_PID='' LAB_CG='' LAB_MEM_CG=''
         return 0
 }
