@@ -140,8 +140,9 @@ def main():
     why = "; ".join("%s %s: %s" % (f["kind"], f["target"], f["message"]) for f in failures)
     if residue:
         why += "%sresidue: %d item(s): %s" % ("; " if why else "", len(residue), ", ".join(residue[:5]))
-    if not why:
-        why = " / ".join(err.strip().splitlines()[-3:]) or "no report"
+    if not why:  # the agent's own reason: what makes the node not rejoinable, else its last words
+        lines = err.strip().splitlines()
+        why = " / ".join([l for l in lines if "Not rejoinable" in l or "Cannot" in l] or lines[-3:]) or "no report"
     m.fail_json(msg="node-reset %s exited %d (%s): %s" % (cmd[-1], rc, state, why), **result)
 
 
