@@ -8,7 +8,12 @@
 #       summary once), in check mode, then resetting at each of FLEET_FORKS (5 20 50) with each of
 #       FLEET_STRATEGIES (linear free), the nodes' state made again between runs (lab_restate), and
 #       once more on clean nodes (nothing to change);
-#   (c) the role's full path, reset.yml (~19 tasks per node), on FLEET_ROLE_SAMPLE (30) of the nodes.
+#   (c) the role's full path, reset.yml (~19 tasks per node), on FLEET_ROLE_SAMPLE (30) of the nodes;
+#   (d) beside kubespray's own reset (FLEET_KUBESPRAY, its v2.23.3 tree; FLEET_KUBESPRAY_NODES, 20,
+#       0 leaves it out): on systemd nodes (systemd-nspawn, their own root and systemd, a worker as
+#       kubespray leaves it, kubelet.service running), the fleet path, then the same nodes made again
+#       and kubespray's reset.yml, each at forks 20 with the same controller; what each leaves, counted
+#       in every node with the system's tools, and what of the host's own firewall each keeps.
 # For each: CPU seconds per host on the controller and on the nodes (the lab's cgroups: ansible, its
 # workers and ssh; sshd, the shells, python and node-reset), wall time, tasks and SSH sessions per
 # host, the nodes left clean, the load average. Then the extrapolation to 10,000 nodes, and the line
@@ -23,6 +28,8 @@ N=${FLEET_NODES:-300}
 FORKS=${FLEET_FORKS:-5 20 50}
 STRATEGIES=${FLEET_STRATEGIES:-linear free}
 SAMPLE=${FLEET_ROLE_SAMPLE:-30}
+KS=${FLEET_KUBESPRAY:-/work/shared/peers/kubespray-v2.23.3}
+KS_N=${FLEET_KUBESPRAY_NODES:-20}
 command -v ansible-playbook >/dev/null || { echo "fleet: skipped: ansible-playbook is not installed (make deps)"; exit 0; }
 in_private_ns "$@"
 . "$TOP/tests/lab/lab.sh"
@@ -71,6 +78,8 @@ fleet_args() { # LABEL: the fleet path's arguments, its summary kept for the cle
         echo "-e node_reset_hosts=kube_node -e node_reset_summary_file=$OUT/$1.summary.json"
 }
 
+# FLEET_OUT=DIR keeps every playbook's output, the summaries and the counts there.
+[ -z "${FLEET_OUT:-}" ] || trap 'cp -r "$OUT/." "$FLEET_OUT/" 2>/dev/null; lab_down; cd /; umount -R -l "$WORK" 2>/dev/null; rmdir "$WORK" 2>/dev/null' EXIT
 echo "fleet: $N nodes up in $LAB_UP_SECONDS s, $LAB_UP_KB_PER_NODE KiB each; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 # shellcheck disable=SC2046
 {
@@ -89,6 +98,88 @@ echo "fleet: $N nodes up in $LAB_UP_SECONDS s, $LAB_UP_KB_PER_NODE KiB each; $(n
         measure role "$SAMPLE" 20 linear -i "$WORK/sample.yml" "$EX/reset.yml" -e node_reset_hosts=kube_node \
                 -e node_reset_confirm=yes -e node_reset_serial=100% -e node_reset_max_fail_percentage=100
 }
+
+# What a worker's reset may leave, counted in the node with the system's tools (not node-reset's own
+# verdict), and the host's own state that must be kept; one line of key=count.
+residue_of() { # NAME
+        lab_exec "$1" bash -c '
+                c() { printf "%s=%s " "$1" "$2"; }
+                c mounts "$(findmnt -rn -o TARGET | grep -c "^/var/lib/kubelet/")"
+                c netns "$(ls /run/netns 2>/dev/null | grep -c "^cni-")"
+                c links "$(ip -o link show | grep -Ec ": (cali[0-9a-f]+|vxlan\.calico|cni0|tunl0)[@:]")"
+                c routes "$(ip route show proto bird | wc -l)"
+                c chains "$(iptables-save | grep -Ec "^:(KUBE-|cali-)")"
+                c rules "$(iptables-save | grep -Ec "^-A .*(KUBE-|cali-)")"
+                c ipsets "$(ipset list -n | grep -Ec "^(KUBE-|cali)")"
+                c files "$(find /etc/kubernetes /etc/cni /opt/cni /var/lib/calico /var/lib/cni /etc/calico /var/log/pods \
+                        /var/log/containers /usr/local/bin /etc/systemd/system/kubelet.service /var/lib/kubelet \
+                        \( -type f -o -type l \) 2>/dev/null | wc -l)"
+                c units "$(systemctl is-active kubelet.service 2>/dev/null | grep -c "^active")"
+                c host_rules "$(iptables-save | grep -E "^-A (INPUT|FORWARD|OUTPUT|POSTROUTING|PREROUTING|MYFW) " | grep -Evc "KUBE-|cali|CNI-|FLANNEL|flannel")"
+                c volume "$(grep -c must /mnt/disks/pv-data/important.db)"
+                echo'
+}
+
+residue_sum() { # FILE: the sums over the nodes of residue_of's lines
+        awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); s[kv[1]] += kv[2]; k[kv[1]] = 1 } }
+             END { for (x in k) printf "%s=%d ", x, s[x]; print "" }' "$1"
+}
+
+residues() { # FILE: residue_of every node into FILE
+        local n
+        for n in "${LAB_NAMES[@]}"; do residue_of "$n"; done >"$1"
+}
+
+# (d): the same systemd nodes reset by the fleet path, then made again and reset by kubespray's role.
+# kubespray is given what its reset needs on workers alone, as documented variables: reset_confirmation
+# (no prompt), resolvconf_mode=none (its reset otherwise runs kubernetes/preinstall, which refuses an
+# inventory without a control plane and installs packages), reset_restart_network=false (the nodes
+# have no networking.service). Its inventory/sample is the configuration.
+kubespray_side_by_side() {
+        local n inv
+        [ "$KS_N" -gt 0 ] || return 0
+        [ -f "$KS/reset.yml" ] || { echo "fleet: kubespray: skipped: no kubespray tree at $KS"; return 0; }
+        /usr/bin/python3 -c 'import ansible_collections.ansible.utils, jmespath' 2>/dev/null ||
+                { echo "fleet: kubespray: skipped: no ansible.utils collection or jmespath (make deps)"; return 0; }
+        lab_down
+        LAB_NODE_KIND=systemd LAB_NODE_STATE=kubespray
+        lab_init "$WORK/lab-ks" >/dev/null || { echo "fleet: kubespray: skipped: no systemd nodes"; return 0; }
+        lab_up "$KS_N" || return 1
+        echo "fleet: kubespray: $KS_N systemd nodes up in $LAB_UP_SECONDS s, $LAB_UP_KB_PER_NODE KiB each"
+        inv=$LAB_DIR/ks-inv
+        cp -r "$KS/inventory/sample" "$inv"
+        {
+                echo "all:"
+                echo "  vars: {ansible_user: root, ansible_become: false}"
+                echo "  hosts:"
+                for n in "${LAB_NAMES[@]}"; do echo "    $n: {ansible_host: ${LAB_ADDR[$n]}, ip: ${LAB_ADDR[$n]}}"; done
+                echo "  children:"
+                echo "    kube_control_plane: {hosts: {}}"
+                echo "    etcd: {hosts: {}}"
+                echo "    calico_rr: {hosts: {}}"
+                echo "    kube_node: {hosts: {$(printf '%s: {}, ' "${LAB_NAMES[@]}")}}"
+                echo "    k8s_cluster: {children: {kube_control_plane: {}, kube_node: {}, calico_rr: {}}}"
+        } >"$inv/hosts.yml"
+        residues "$OUT/ks-before-1"
+        # --with-runtime: kubespray's reset removes the runtime's units and binaries and /opt/cni too
+        measure ks-node-reset "$KS_N" 20 linear -i "$LAB_INVENTORY" "$EX/fleet.yml" -e node_reset_confirm=yes \
+                -e '{"node_reset_extra_args": ["--with-runtime"]}' $(fleet_args ks-node-reset)
+        residues "$OUT/ks-after-node-reset"
+        lab_restate || return 1
+        residues "$OUT/ks-before-2"
+        export ANSIBLE_ROLES_PATH=$KS/roles ANSIBLE_LIBRARY=$KS/library
+        measure ks-kubespray "$KS_N" 20 linear -i "$inv/hosts.yml" "$KS/reset.yml" -e reset_confirmation=yes \
+                -e resolvconf_mode=none -e '{"reset_restart_network": false}'
+        unset ANSIBLE_ROLES_PATH ANSIBLE_LIBRARY
+        residues "$OUT/ks-after-kubespray"
+        echo "fleet: kubespray: summed over the $KS_N nodes (before, after node-reset's fleet path; before, after kubespray's reset.yml):"
+        for f in ks-before-1 ks-after-node-reset ks-before-2 ks-after-kubespray; do
+                printf 'fleet: kubespray:   %-20s %s\n' "$f" "$(residue_sum "$OUT/$f")"
+        done
+        awk '$1 == "ks-node-reset" { a = $5; an = $6 } $1 == "ks-kubespray" { b = $5; bn = $6; t = $8 }
+             END { printf "fleet: kubespray: controller %.3f CPU-s/host with kubespray'"'"'s reset (%s tasks/host), %.3f with the fleet path: %.1fx; nodes %.3f against %.3f\n", b, t, a, b / a, bn, an }' "$OUT/rows"
+}
+kubespray_side_by_side
 
 # The extrapolation: controller CPU grows with the nodes (per host, as measured here); the wall time
 # at forks 20 on this machine scales with the nodes over the measured rate.
