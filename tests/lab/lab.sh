@@ -22,6 +22,10 @@
 # made outside the namespaces of the caller and the nodes but child cgroups for CPU accounting
 # (nr-lab-PID in the cpuacct hierarchy, else in cgroup2), removed by lab_down.
 #
+# LAB_NODE_KIND=systemd boots each node with systemd-nspawn instead (its own systemd, sshd as a unit:
+# for tools that need a node's root and systemd, such as kubespray's reset); LAB_NODE_STATE=kubespray
+# lays kubespray's worker. README.md says more.
+#
 # The interface, kept stable for its users:
 #   lab_init DIR                  the layer, the template, the client key, the SSH and Ansible
 #                                 configuration, the accounting cgroups
@@ -120,20 +124,12 @@ lab_init() { # DIR
 # cache "make deps" fills (tools/install-deps.sh, openssh-server.debs), node-reset, and the lab's
 # node scripts, laid over the host's /usr in one read-only overlay that each node binds.
 lab_layer() {
-        local p d debs=() l=$LAB_DIR/layer
-        [ -s "$LAB_DEB_CACHE/openssh-server.debs" ] || {
-                echo "SKIP: no openssh-server.debs in $LAB_DEB_CACHE (sudo make deps downloads the .debs)"
-                return 77
-        }
-        while read -r p; do
-                d=$(ls "$LAB_DEB_CACHE/${p}"_*.deb 2>/dev/null | head -n 1)
-                [ -n "$d" ] || { echo "SKIP: no $p .deb in $LAB_DEB_CACHE (sudo make deps)"; return 77; }
-                debs+=("$d")
-        done <"$LAB_DEB_CACHE/openssh-server.debs"
+        local l=$LAB_DIR/layer
         # shellcheck source=tests/integration/nspawn/tree.sh
         . "$LAB_TOP/tests/integration/nspawn/tree.sh"
-        debs_unpack "$l" "${debs[@]}" >&2 || return 1
-        LAB_SSHD_VERSION=$(dpkg-deb -f "${debs[0]}" Version)
+        debs_listed "$LAB_DEB_CACHE" openssh-server.debs || { echo "SKIP: $DEBS_WHY (sudo make deps downloads them)"; return 77; }
+        debs_unpack "$l" "${DEBS[@]}" >&2 || return 1
+        LAB_SSHD_VERSION=$(dpkg-deb -f "${DEBS[0]}" Version)
         mkdir -p "$l/usr/sbin" "$l/usr/libexec/nr-lab" || return 1
         install -m 0755 "$LAB_NODE_RESET" "$l/usr/sbin/node-reset" || return 1
         cp "$LAB_TOP/tests/lab/node-state.sh" "$LAB_TOP/tests/lab/node-boot.sh" "$l/usr/libexec/nr-lab/" || return 1
