@@ -40,7 +40,7 @@ endif
 # outside its module's list or a module includes one it must not depend on (Debian's pkg-config
 # gives empty --cflags for most of these, so the flags alone would not catch it). dlib/ forwards
 # to every library; tests and fuzzers may use them all. lib/, the compiled half of include/, uses none.
-AGENT_PKGS    := libsystemd yaml-0.1 libcrypto libcurl
+AGENT_PKGS    := libsystemd yaml-0.1 libcrypto libcurl sqlite3
 NETRESET_PKGS := libmnl libnftnl libip4tc libip6tc libipset libbpf
 GRPC_PKGS     := libcurl
 CRI_PKGS      :=
@@ -70,7 +70,7 @@ PKG_LIBS    = $(call pkg_once,PKG_LIBS,--libs,$(ALL_PKGS))
 TEST_CFLAGS = $(call pkg_once,TEST_CFLAGS,--cflags,$(TEST_PKGS))
 TEST_LIBS   = $(call pkg_once,TEST_LIBS,--libs,$(TEST_PKGS))
 # "make deps X" (also with -j): nothing that compiles, links or tests starts before deps is done.
-DEPS_FIRST  := $(filter deps,$(MAKECMDGOALS))
+DEPS_FIRST  := $(filter deps build-deps,$(MAKECMDGOALS))
 # The binary links only libc: every library is opened by soname when a phase needs it (dlib/);
 # pkg-config gives their headers. Test fixtures make calls the agent never makes, so tests link
 # the libraries too (the agent's own calls still go through dlib/, which finds the same copy).
@@ -127,7 +127,7 @@ TEST_SUPPORT_LIB := $(O)/libtestsupport.a
 objs = $(patsubst %.c,$(O)/%.o,$(1))
 
 .PHONY: all check check-fast check-repo check-fleet check-unit check-integration check-fuzz check-asan check-valgrind \
-        check-all fuzz analyze tidy cppcheck format-check install uninstall clean deps demo bench e2e-vm e2e-k8s
+        check-all fuzz analyze tidy cppcheck format-check install uninstall clean deps build-deps demo bench e2e-vm e2e-k8s
 
 all: $(O)/node-reset
 
@@ -213,25 +213,28 @@ check-all: check check-asan check-valgrind
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_CFLAGS   = -std=gnu11 -g -O1 -D_GNU_SOURCE -DNODE_RESET_VERSION='"$(VERSION)"' -Iinclude -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
-FUZZ_SRCS_manifest  := agent/config/manifest.c agent/config/manifest-directives.c agent/os/fileio.c agent/base/path.c agent/config/profile.c \
+FUZZ_SRCS_fileio    := agent/os/fileio.c agent/os/remote-fs.c agent/os/mountinfo.c
+FUZZ_SRCS_manifest  := agent/config/manifest.c agent/config/installers.c agent/config/cnis.c agent/config/manifest-directives.c $(FUZZ_SRCS_fileio) agent/base/path.c agent/config/profile.c \
                        agent/config/profile-data.c agent/config/embedded.c netreset/route.c netreset/fib-rule.c netreset/nl.c \
                        netreset/conntrack.c
 FUZZ_SRCS_mountinfo := agent/os/mountinfo.c
-FUZZ_SRCS_kubeconfig := agent/config/kubeconfig.c agent/config/yaml-util.c agent/os/fileio.c
+FUZZ_SRCS_kubeconfig := agent/config/kubeconfig.c agent/config/yaml-util.c $(FUZZ_SRCS_fileio)
+FUZZ_SRCS_kubeconfig-prune := agent/config/kubeconfig-prune.c $(FUZZ_SRCS_kubeconfig)
 FUZZ_SRCS_grpc      := $(GRPC_SRCS)
 FUZZ_SRCS_cri       := cri/messages.c $(FUZZ_SRCS_grpc)
 FUZZ_SRCS_etcd      := etcd/messages.c $(FUZZ_SRCS_grpc)
 FUZZ_SRCS_textblock := agent/config/textblock.c
-FUZZ_SRCS_envfile   := agent/config/envfile.c agent/config/unit-file.c agent/os/fileio.c
+FUZZ_SRCS_envfile   := agent/config/envfile.c agent/config/unit-file.c $(FUZZ_SRCS_fileio)
 FUZZ_SRCS_etcdflags := agent/config/etcd-flags.c agent/config/envfile.c agent/config/yaml-util.c
 FUZZ_SRCS_cniconf   := agent/config/cni-conf.c agent/base/json.c
 # The API clients' parsers live beside their calls: the HTTP client (libcurl, loaded through dlib/,
 # which brings every library's loader table) and what kube-api.c's credentials need come along.
 FUZZ_SRCS_http      := agent/base/http.c agent/base/log.c grpc/curl.c $(DLIB_SRCS)
-FUZZ_SRCS_docker    := agent/os/docker-api.c agent/base/json.c agent/os/fileio.c $(FUZZ_SRCS_http)
-FUZZ_SRCS_kubeapi   := agent/phases/drain/drain-pods.c agent/verbs/forget-kubeadm.c agent/config/kube-api.c \
+FUZZ_SRCS_docker    := agent/os/docker-api.c agent/base/json.c $(FUZZ_SRCS_fileio) $(FUZZ_SRCS_http)
+FUZZ_SRCS_kubeapi   := agent/phases/drain/drain-pods.c agent/verbs/forget-kubeadm.c agent/verbs/forget-node.c \
+                       agent/config/kube-api.c \
                        agent/config/kubeconfig.c agent/config/node-name.c agent/config/yaml-util.c agent/base/json.c \
-                       agent/os/fileio.c $(FUZZ_SRCS_http)
+                       $(FUZZ_SRCS_fileio) $(FUZZ_SRCS_http)
 FUZZ_SRCS_clusterstatus := $(FUZZ_SRCS_kubeapi)
 # The base, built once with the fuzzers' instrumentation, and linked by every target.
 FUZZ_COMMON_LIB := $(O)/fuzz/libcommon.a
@@ -241,7 +244,8 @@ $(O)/fuzz/lib/%.o: lib/%.c | $(DEPS_FIRST)
 $(FUZZ_COMMON_LIB): $(patsubst lib/%.c,$(O)/fuzz/lib/%.o,$(LIB_SRCS))
 $(O)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_SRCS_manifest) $(FUZZ_SRCS_mountinfo) $(FUZZ_SRCS_kubeconfig) \
 		$(FUZZ_SRCS_cri) $(FUZZ_SRCS_etcd) $(FUZZ_SRCS_textblock) $(FUZZ_SRCS_envfile) $(FUZZ_SRCS_cniconf) \
-		$(FUZZ_SRCS_etcdflags) $(FUZZ_SRCS_docker) $(FUZZ_SRCS_kubeapi) $(FUZZ_COMMON_LIB) | $(DEPS_FIRST)
+		$(FUZZ_SRCS_etcdflags) $(FUZZ_SRCS_docker) $(FUZZ_SRCS_kubeapi) $(FUZZ_SRCS_kubeconfig-prune) \
+		$(FUZZ_COMMON_LIB) | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*) $(FUZZ_COMMON_LIB) $(PKG_LIBS)
 
@@ -268,6 +272,10 @@ e2e-k8s: $(O)/node-reset $(O)/bench/cri-floor
 
 deps:
 	$(Q)tools/install-deps.sh
+
+# Only what building the agent and "make demo" need (the README's first command).
+build-deps:
+	$(Q)tools/install-deps.sh --build
 
 # Targets whose recipe runs a build or a test without a compile of this make's own before it.
 check check-fast check-repo check-fleet check-unit check-asan check-valgrind demo e2e-vm e2e-k8s bench analyze tidy \

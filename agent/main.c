@@ -67,7 +67,8 @@ static void help(void) {
         printf("\nOrphaned workers and status reporting:\n"
                "     --kubeconfig=FILE  orphan-check: the kubelet's kubeconfig (" KUBECONFIG_DEFAULT ");\n"
                "                        --delete-node: credentials that may delete Nodes\n"
-               "     --node-name=NAME   orphan-check, --delete-node: the node's name (from its client certificate)\n"
+               "     --node-name=NAME   orphan-check, --delete-node, forget: this node's name (from its client\n"
+               "                        certificate)\n"
                "     --for=DURATION     orphan-check: how long the evidence must persist (30m)\n"
                "     --probe-timeout=DURATION  orphan-check: bound the API request (10s)\n"
                "     --proxy=URL        Use this HTTP proxy (none by default, whatever the environment)\n"
@@ -75,8 +76,10 @@ static void help(void) {
                "     --report-header='NAME: VALUE'  ... with this header (repeatable)\n"
                "     --report-header-file=FILE  ... with the headers in FILE, one per line\n"
                "     --report-cacert=FILE  ... trusting the CA certificates in FILE\n"
-               "     --force            forget: remove the etcd member even though it still answers\n"
-               "     --plan             forget: print the plan only (dry run)\n\n"
+               "     --plan             forget: print the plan only (dry run)\n"
+               "     --stale-for=DURATION  forget: the Node's Ready heartbeat and Lease must be this old (5m)\n"
+               "     --force            forget: do not wait for --stale-for (never forgets a member that answers)\n"
+               "     --etcd-gone        forget: with no etcd here, a control plane's member is known to be gone\n\n"
                "Phases, in order: backup, drain, etcd, services-early, node-object, pods, services-late, processes,\n"
                "cgroups, mounts, firewall, network, files, reload, verify.\n"
                "See node-reset(8) for the manifest grammar and the exit status.\n");
@@ -104,6 +107,8 @@ enum {
         ARG_WITH_RUNTIME,
         ARG_FORCE,
         ARG_PLAN,
+        ARG_STALE_FOR,
+        ARG_ETCD_GONE,
 };
 
 static int add_report_header_arg(const char *h) {
@@ -153,6 +158,14 @@ static int parse_orphan_report_option(int c, const char *optarg_) {
                 return 0;
         case ARG_PLAN:
                 arg.plan_only = true;
+                return 0;
+        case ARG_STALE_FOR:
+                if (duration_parse(optarg_, &arg.stale_for_sec) < 0 || arg.stale_for_sec == 0)
+                        return usage_error("invalid --stale-for '%s': expected a positive duration such as 90s, 5m, 1h",
+                                           optarg_);
+                return 0;
+        case ARG_ETCD_GONE:
+                arg.etcd_gone = true;
                 return 0;
         }
         return usage_error("internal: unhandled option %s", "");
@@ -211,6 +224,8 @@ static const struct option options[] = {
         { "with-runtime", optional_argument, NULL, ARG_WITH_RUNTIME },
         { "force", no_argument, NULL, ARG_FORCE },
         { "plan", no_argument, NULL, ARG_PLAN },
+        { "stale-for", required_argument, NULL, ARG_STALE_FOR },
+        { "etcd-gone", no_argument, NULL, ARG_ETCD_GONE },
         {},
 };
 
@@ -283,7 +298,10 @@ static int verb_forget_main(const ProgramOptions *o, int argc, char *argv[]) {
         ForgetOptions f = {
                 .root = o->root,
                 .kubeconfig = o->kubeconfig,
+                .node_name = o->node_name,
+                .stale_for_sec = o->stale_for_sec,
                 .force = o->force,
+                .etcd_gone = o->etcd_gone,
                 .plan_only = o->plan_only,
                 .yes = o->yes,
                 .all_actions = o->all_actions,
@@ -298,7 +316,7 @@ typedef struct Verb {
         const char *name;
         int (*run)(const ProgramOptions *o, int argc, char *argv[]);
         bool no_operands;  /* anything after the verb is a usage error, before anything runs */
-        bool force_option; /* it takes --force and --plan */
+        bool force_option; /* it takes --force, --plan, --stale-for and --etcd-gone */
 } Verb;
 
 /* One file a verb in agent/verbs/. */
@@ -325,8 +343,8 @@ static int dispatch(int argc, char *argv[]) {
                 return usage_error("a command is needed: plan, run, status, manifest, orphan-check or forget"),
                        EXIT_USAGE;
         v = verb_find(argv[0]);
-        if ((arg.force || arg.plan_only) && !(v && v->force_option))
-                return usage_error("--force and --plan are forget's options"), EXIT_USAGE;
+        if ((arg.force || arg.plan_only || arg.stale_for_sec || arg.etcd_gone) && !(v && v->force_option))
+                return usage_error("--force, --plan, --stale-for and --etcd-gone are forget's options"), EXIT_USAGE;
         if (!v)
                 return usage_error("unknown command '%s'", argv[0]), EXIT_USAGE;
         /* "run status" must not reset the node and exit 0: reject, like util-linux. */

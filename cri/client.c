@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cri/cri.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+#include "time-util.h"
 
 #define CRI_SERVICE_V1 "runtime.v1.RuntimeService"
 #define CRI_SERVICE_V1ALPHA2 "runtime.v1alpha2.RuntimeService"
@@ -82,6 +84,10 @@ GrpcChannel *cri_client_channel(CriClient *c) {
 
 const char *cri_client_service(const CriClient *c) {
         return c->service;
+}
+
+const char *cri_client_api_version(const CriClient *c) {
+        return streq(c->service, CRI_SERVICE_V1ALPHA2) ? "v1alpha2" : "v1";
 }
 
 const char *cri_client_path(const CriClient *c, const char *method, char *buf, size_t size) {
@@ -182,6 +188,30 @@ int cri_status(CriClient *c, uint64_t deadline, CriRuntimeStatus *ret, char **re
         /* StatusRequest{verbose = 1}: false, the empty message. */
         proto_writer_init(&w);
         return call_simple(c, "Status", deadline, &w, decode_runtime_status, ret, NULL, NULL, reterr_msg);
+}
+
+int cri_wait_status(const char *endpoint, uint64_t call_timeout_usec, uint64_t deadline, uint64_t poll_usec,
+                    bool need_ready, char **reterr_msg) {
+        CLEANUP(cri_client_freep) CriClient *c = NULL;
+        int r;
+
+        r = cri_client_new(endpoint, &c);
+        if (r < 0)
+                return r;
+        cri_client_set_timeout(c, call_timeout_usec);
+        for (;;) {
+                CriRuntimeStatus st = {};
+
+                if (reterr_msg)
+                        *reterr_msg = mfree(*reterr_msg);
+                r = cri_status(c, deadline, &st, reterr_msg);
+                if (r >= 0 && need_ready && !st.runtime_ready)
+                        r = set_errmsg(reterr_msg, -EAGAIN, "RuntimeReady is false: %s", strna(st.runtime_reason));
+                cri_runtime_status_done(&st);
+                if (r >= 0 || now(CLOCK_MONOTONIC) + poll_usec >= deadline)
+                        return r;
+                (void) usleep((useconds_t) poll_usec);
+        }
 }
 
 static int decode_status_info(const void *p, size_t n, void *ret, void *key) {

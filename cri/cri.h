@@ -26,6 +26,8 @@ void cri_client_set_max_response(CriClient *c, size_t max);
 GrpcChannel *cri_client_channel(CriClient *c);
 /* "runtime.v1.RuntimeService", or v1alpha2 once Version found only that. */
 const char *cri_client_service(const CriClient *c);
+/* The CRI version of that service: "v1" or "v1alpha2". */
+const char *cri_client_api_version(const CriClient *c);
 /* "/<service>/<method>" in buf. */
 const char *cri_client_path(const CriClient *c, const char *method, char *buf, size_t size);
 
@@ -41,6 +43,11 @@ int cri_client_unary(CriClient *c, const char *method, uint64_t deadline, const 
 int cri_version(CriClient *c, uint64_t deadline, CriVersion *ret, char **reterr_msg);
 /* RuntimeService/Status, not verbose: whether the runtime answers and its conditions. */
 int cri_status(CriClient *c, uint64_t deadline, CriRuntimeStatus *ret, char **reterr_msg);
+/* Status asked of the runtime at endpoint (each call within call_timeout_usec) again every poll_usec
+ * until it answers (with need_ready: and says RuntimeReady; a runtime's CRI says "not initialized"
+ * for a moment after it started), at most until deadline: 0, or the last answer's failure. */
+int cri_wait_status(const char *endpoint, uint64_t call_timeout_usec, uint64_t deadline, uint64_t poll_usec,
+                    bool need_ready, char **reterr_msg);
 /* RuntimeService/Status, verbose: the runtime's info[key] (NULL when it has none). */
 int cri_status_info(CriClient *c, uint64_t deadline, const char *key, char **ret, char **reterr_msg);
 int cri_list_sandboxes(CriClient *c, uint64_t deadline, CriSandbox **ret, size_t *ret_n, char **reterr_msg);

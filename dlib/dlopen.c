@@ -15,6 +15,7 @@ static const DlibLibrary *const libraries[_DLIB_LIB_MAX] = {
         [DLIB_LIBIP6TC] = &dlib_library_libip6tc,     [DLIB_LIBIPSET] = &dlib_library_libipset,
         [DLIB_LIBCURL] = &dlib_library_libcurl,       [DLIB_LIBCRYPTO] = &dlib_library_libcrypto,
         [DLIB_LIBYAML] = &dlib_library_libyaml,       [DLIB_LIBBPF] = &dlib_library_libbpf,
+        [DLIB_LIBSQLITE3] = &dlib_library_libsqlite3,
 };
 
 typedef struct DlibState {

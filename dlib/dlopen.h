@@ -17,6 +17,7 @@ typedef enum DlibLib {
         DLIB_LIBCRYPTO,  /* orphan check: kubeconfig certificates */
         DLIB_LIBYAML,    /* orphan check: kubeconfigs */
         DLIB_LIBBPF,     /* network phase: CNI BPF programs (tc, XDP, cgroup) */
+        DLIB_LIBSQLITE3, /* backup: k3s's SQLite datastore, copied online */
         _DLIB_LIB_MAX,
         _DLIB_LIB_INVALID = -1,
 } DlibLib;

@@ -23,7 +23,7 @@ typedef struct DlibLibrary {
 
 extern const DlibLibrary dlib_library_libsystemd, dlib_library_libmnl, dlib_library_libnftnl, dlib_library_libip4tc,
         dlib_library_libip6tc, dlib_library_libipset, dlib_library_libcurl, dlib_library_libcrypto,
-        dlib_library_libyaml, dlib_library_libbpf;
+        dlib_library_libyaml, dlib_library_libbpf, dlib_library_libsqlite3;
 
 /* 1 when the loader would find soname (in LD_LIBRARY_PATH, its cache or a system directory, as an
  * ELF object of this program's class and machine), 0 when not, <0 when its cache cannot be read.

@@ -2,7 +2,8 @@
 /* libyaml, loaded on first use: the orphan check parses kubeconfigs. Not linked in from libyaml.a:
  * Debian wants security fixes of a library to reach every program that uses it (lintian's
  * embedded-library), and only orphan-check needs it, which needs libcurl at run time anyway. The
- * emitter writes kubeadm's ClusterStatus back (forget). */
+ * emitter writes kubeadm's ClusterStatus back (forget), and a user's kubeconfig without this
+ * cluster's entries (the files phase). */
 
 #include <yaml.h>
 
@@ -21,6 +22,7 @@
         X(int, yaml_emitter_open, (yaml_emitter_t *emitter), (emitter), 0) \
         V(void, yaml_emitter_set_output, (yaml_emitter_t *emitter, yaml_write_handler_t *handler, void *data), (emitter, handler, data), ) \
         V(void, yaml_emitter_set_unicode, (yaml_emitter_t *emitter, int unicode), (emitter, unicode), ) \
+        V(void, yaml_emitter_set_width, (yaml_emitter_t *emitter, int width), (emitter, width), ) \
         X(yaml_node_t *, yaml_document_get_node, (yaml_document_t *document, int index), (document, index), NULL) \
         X(yaml_node_t *, yaml_document_get_root_node, (yaml_document_t *document), (document), NULL) \
         V(void, yaml_parser_delete, (yaml_parser_t *parser), (parser), ) \

@@ -57,6 +57,7 @@ bool ct_prefix_contains(const CtPrefix *p, int family, const uint8_t *addr) {
 
 typedef struct CtEntry {
         uint8_t family;
+        uint64_t hits;       /* bit i: the entry touches prefix i (i < CT_COUNT_MAX) */
         struct nlattr *orig; /* copies of the attributes a delete names the entry by */
         struct nlattr *id, *zone;
 } CtEntry;
@@ -80,9 +81,11 @@ static void ct_dump_clear(void *userdata) {
         d->n = 0;
 }
 
-/* Does an address of this tuple (CTA_TUPLE_ORIG or _REPLY) fall in one of the prefixes? */
-static bool tuple_matches(const CtDump *d, const struct nlattr *tuple) {
+/* Which prefixes an address of this tuple (CTA_TUPLE_ORIG or _REPLY) falls in: bit i for prefix i
+ * (those past CT_COUNT_MAX all on the last bit); 0 for none. */
+static uint64_t tuple_hits(const CtDump *d, const struct nlattr *tuple) {
         const struct nlattr *ip, *a;
+        uint64_t hits = 0;
 
         mnl_attr_for_each_nested(ip, tuple) {
                 if (mnl_attr_get_type(ip) != CTA_TUPLE_IP)
@@ -97,10 +100,10 @@ static bool tuple_matches(const CtDump *d, const struct nlattr *tuple) {
                                 continue;
                         for (size_t i = 0; i < d->n_prefixes; i++)
                                 if (ct_prefix_contains(d->prefixes + i, family, mnl_attr_get_payload(a)))
-                                        return true;
+                                        hits |= UINT64_C(1) << (i < CT_COUNT_MAX ? i : CT_COUNT_MAX - 1);
                 }
         }
-        return false;
+        return hits;
 }
 
 static struct nlattr *attr_dup(const struct nlattr *a) {
@@ -115,7 +118,7 @@ static int ct_entry_cb(const struct nlmsghdr *nlh, void *userdata) {
         const struct nfgenmsg *g = mnl_nlmsg_get_payload(nlh);
         const struct nlattr *a, *orig = NULL, *id = NULL, *zone = NULL;
         CtDump *d = userdata;
-        bool match = false;
+        uint64_t hits = 0;
         CtEntry *e;
 
         mnl_attr_for_each(a, nlh, sizeof *g) {
@@ -127,19 +130,21 @@ static int ct_entry_cb(const struct nlmsghdr *nlh, void *userdata) {
                         id = a;
                 else if (t == CTA_ZONE)
                         zone = a;
-                if ((t == CTA_TUPLE_ORIG || t == CTA_TUPLE_REPLY) && tuple_matches(d, a))
-                        match = true;
+                if (t == CTA_TUPLE_ORIG || t == CTA_TUPLE_REPLY)
+                        hits |= tuple_hits(d, a);
         }
-        if (!match || !orig)
+        if (!hits || !orig)
                 return 0;
         e = reallocarray(d->entries, d->n + 1, sizeof *e);
         if (!e)
                 return -ENOMEM;
         d->entries = e;
         e += d->n++;
-        *e = (CtEntry) {
-                .family = g->nfgen_family, .orig = attr_dup(orig), .id = attr_dup(id), .zone = attr_dup(zone)
-        };
+        *e = (CtEntry) { .family = g->nfgen_family,
+                         .hits = hits,
+                         .orig = attr_dup(orig),
+                         .id = attr_dup(id),
+                         .zone = attr_dup(zone) };
         if (!e->orig || (id && !e->id) || (zone && !e->zone))
                 return -ENOMEM;
         return 0;
@@ -180,15 +185,20 @@ static int ct_delete(NlSocket *nf, const CtEntry *e, char **reterr_msg) {
         return r < 0 ? r : 1;
 }
 
-int conntrack_flush(NlSocket *nf, const CtPrefix *p, size_t n_p, bool delete, unsigned *ret_n, char **reterr_msg) {
+int conntrack_flush(NlSocket *nf, const CtPrefix *p, size_t n_p, bool delete, unsigned *ret_n, unsigned *ret_counts,
+                    char **reterr_msg) {
         uint8_t buf[MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(struct nfgenmsg))];
         CtDump d = { .prefixes = p, .n_prefixes = n_p };
         unsigned n = 0;
         int r, first = 0;
 
         *ret_n = 0;
+        if (ret_counts)
+                memset(ret_counts, 0, n_p * sizeof(unsigned));
         if (n_p == 0)
                 return 0;
+        if (ret_counts && n_p > CT_COUNT_MAX)
+                return -E2BIG;
         r = nl_dump(nf, ct_message(buf, sizeof buf, IPCTNL_MSG_CT_GET, NLM_F_REQUEST | NLM_F_DUMP, AF_UNSPEC),
                     ct_entry_cb, &d, ct_dump_clear, reterr_msg);
         for (size_t i = 0; r >= 0 && i < d.n; i++) {
@@ -198,6 +208,8 @@ int conntrack_flush(NlSocket *nf, const CtPrefix *p, size_t n_p, bool delete, un
                         n++;
                 else if (k < 0 && first == 0)
                         first = k;
+                for (size_t j = 0; k > 0 && ret_counts && j < n_p; j++)
+                        ret_counts[j] += (d.entries[i].hits >> j) & 1;
         }
         ct_dump_clear(&d);
         *ret_n = n;

@@ -20,8 +20,14 @@ int ct_prefix_parse(const char *s, CtPrefix *ret);
 /* Is the address of family (4 or 16 bytes) inside p? */
 bool ct_prefix_contains(const CtPrefix *p, int family, const uint8_t *addr);
 
+/* Per-prefix counts are kept for at most this many prefixes. */
+#define CT_COUNT_MAX 64
+
 /* One dump of every family's table; with delete, each matching entry is then deleted by its
  * original tuple, zone and id (an entry gone meanwhile is not counted). *ret_n: how many matched
- * (dry run) or were deleted. Returns 0 or -errno with the kernel's extack text in *reterr_msg; the
- * first failed delete is returned after the others were tried. */
-int conntrack_flush(NlSocket *nf, const CtPrefix *p, size_t n_p, bool delete, unsigned *ret_n, char **reterr_msg);
+ * (dry run) or were deleted; ret_counts (NULL, or n_p of them, n_p at most CT_COUNT_MAX: -E2BIG):
+ * the same per prefix (an entry touching two prefixes counts for both). Returns 0 or -errno with the
+ * kernel's extack text in *reterr_msg; the first failed delete is returned after the others were
+ * tried. */
+int conntrack_flush(NlSocket *nf, const CtPrefix *p, size_t n_p, bool delete, unsigned *ret_n, unsigned *ret_counts,
+                    char **reterr_msg);

@@ -18,6 +18,8 @@ struct FwClass {
         size_t n_prefixes;
 };
 
+/* The CNIs' prefixes are also the rows of agent/config/cnis.c (tests/unit/test-tables.c keeps the two
+ * equal); KUBE- is kube-proxy's. */
 static const char *const builtin_prefixes[] = {
         "KUBE-",        /* kube-proxy, kube-router (KUBE-ROUTER-, KUBE-POD-FW-, ...) */
         "KUBE-ROUTER-", /* covered by KUBE- but listed: it is the documented set */
@@ -112,6 +114,11 @@ static FwClass *fwclass_alloc(const char *const *prefixes, size_t n) {
                 if (prefixes_append(c, prefixes[i]) < 0)
                         return fwclass_free(c);
         return c;
+}
+
+const char *const *fwclass_builtin_prefixes(size_t *ret_n) {
+        *ret_n = ELEMENTSOF(builtin_prefixes);
+        return builtin_prefixes;
 }
 
 FwClass *fwclass_new(void) {

@@ -40,6 +40,10 @@ typedef struct FwClass FwClass;
 /* A classifier holding the built-in owned prefixes (KUBE-, KUBE-ROUTER-, CNI-, cali-, CILIUM_,
  * FLANNEL-) and comment markers (see fwclass.c). */
 FwClass *fwclass_new(void);
+
+/* The built-in chain prefixes (kube-proxy's and the CNIs'), for the test that keeps them equal to
+ * agent/config/cnis.c's table: netreset/ may not include agent/. */
+const char *const *fwclass_builtin_prefixes(size_t *ret_n);
 FwClass *fwclass_free(FwClass *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(FwClass *, fwclass_free);
 FwClass *fwclass_dup(const FwClass *c);

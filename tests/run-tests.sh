@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 O=${O:-build}
 what=${*:-unit integration fuzz}
 FAST_TESTS="plan-phases lazy-libraries escape manifest-rules edit-block files-protect cni-state lock"
-REPO_TESTS="format layers man deb docs install make-deps"
+REPO_TESTS="format layers tables man deb docs install make-deps argo-template"
 passed=0 failed=0 skipped=0
 failed_names=()
 

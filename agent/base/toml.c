@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A TOML reader just large enough for container runtime configs: table headers, key = "basic" or
- * 'literal' strings, comments. */
+ * 'literal' strings, decimal integers, comments. */
 
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "agent/base/toml.h"
@@ -24,22 +26,29 @@ static bool table_in(const char *table, const char *const *tables) {
         return false;
 }
 
-/* The string value after "key =" on one line; NULL when the line is not that. */
-static char *toml_line_value(const char *line, size_t n, const char *key) {
-        size_t kl = strlen(key), i = 0, start;
-        char quote;
+/* Where the value of "key =" starts on one line, or n when the line is not that. */
+static size_t toml_line_rhs(const char *line, size_t n, const char *key) {
+        size_t kl = strlen(key), i = 0;
 
         while (i < n && isspace((unsigned char) line[i]))
                 i++;
         if (n - i < kl || strncmp(line + i, key, kl) != 0)
-                return NULL;
+                return n;
         i += kl;
         while (i < n && (line[i] == ' ' || line[i] == '\t'))
                 i++;
         if (i >= n || line[i++] != '=')
-                return NULL;
+                return n;
         while (i < n && (line[i] == ' ' || line[i] == '\t'))
                 i++;
+        return i;
+}
+
+/* The string value after "key =" on one line; NULL when the line is not that. */
+static char *toml_line_string(const char *line, size_t n, const char *key) {
+        size_t i = toml_line_rhs(line, n, key), start;
+        char quote;
+
         if (i >= n || (line[i] != '"' && line[i] != '\''))
                 return NULL;
         quote = line[i++];
@@ -52,7 +61,19 @@ static char *toml_line_value(const char *line, size_t n, const char *key) {
         return strndup(line + start, i - start);
 }
 
-int toml_find_string(const char *text, const char *const *tables, const char *key, char **ret) {
+/* The decimal digits of an integer after "key =" (then a blank, a comment or the end of the line). */
+static char *toml_line_digits(const char *line, size_t n, const char *key) {
+        size_t i = toml_line_rhs(line, n, key), start = i;
+
+        while (i < n && isdigit((unsigned char) line[i]))
+                i++;
+        if (i == start || (i < n && !isspace((unsigned char) line[i]) && line[i] != '#'))
+                return NULL;
+        return strndup(line + start, i - start);
+}
+
+static int toml_find(const char *text, const char *const *tables, const char *key,
+                     char *(*value)(const char *line, size_t n, const char *key), char **ret) {
         char table[256] = "";
         char *found = NULL;
 
@@ -65,7 +86,7 @@ int toml_find_string(const char *text, const char *const *tables, const char *ke
                 if (*l == '[')
                         toml_normalise_table(l, (size_t) (line + n - l), table, sizeof table);
                 else if (*l != '#' && table_in(table, tables)) {
-                        char *v = toml_line_value(line, n, key);
+                        char *v = value(line, n, key);
 
                         if (v) {
                                 free(found);
@@ -79,5 +100,26 @@ int toml_find_string(const char *text, const char *const *tables, const char *ke
         if (!found)
                 return 0;
         *ret = found;
+        return 1;
+}
+
+int toml_find_string(const char *text, const char *const *tables, const char *key, char **ret) {
+        return toml_find(text, tables, key, toml_line_string, ret);
+}
+
+int toml_find_uint(const char *text, const char *const *tables, const char *key, unsigned *ret) {
+        char *digits = NULL;
+        unsigned long v;
+        int r;
+
+        r = toml_find(text, tables, key, toml_line_digits, &digits);
+        if (r <= 0)
+                return r;
+        errno = 0;
+        v = strtoul(digits, NULL, 10);
+        free(digits);
+        if (errno != 0 || v > UINT_MAX)
+                return 0;
+        *ret = (unsigned) v;
         return 1;
 }

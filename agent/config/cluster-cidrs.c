@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <yaml.h>
 
+#include "agent/config/installers.h"
 #include "agent/config/detect.h"
 #include "agent/config/envfile.h"
 #include "agent/config/yaml-util.h"
@@ -245,10 +246,10 @@ int cluster_cidrs_read(int root_fd, const char *cni_config_path, ClusterCidrs *r
                 const char *path;
                 DocFn fn;
         } files[] = {
-                { "/etc/kubernetes/manifests/kube-controller-manager.yaml", static_pod },
-                { "/etc/kubernetes/manifests/kube-apiserver.yaml", static_pod },
-                { "/etc/kubernetes/kubeadm-config.yaml", kubeadm_config },
-                { "/var/lib/kubelet/config.yaml", kubelet_config },
+                { KUBEADM_CONTROLLER_MANAGER_MANIFEST, static_pod },
+                { KUBEADM_APISERVER_MANIFEST, static_pod },
+                { KUBEADM_CONFIG, kubeadm_config },
+                { KUBELET_CONFIG, kubelet_config },
                 { "/var/lib/kube-proxy/config.conf", kube_proxy_config },
                 { "/var/lib/kube-proxy/kube-proxy-config.yaml", kube_proxy_config },
         };

@@ -39,6 +39,15 @@ int detect_node(int root_fd, bool live, Detection *ret) {
         return 0;
 }
 
+int detect_node_installer(int root_fd, Installer *ret) {
+        Detection d = {};
+        int r = detect_installer(root_fd, &d);
+
+        *ret = d.installer;
+        detection_done(&d);
+        return r;
+}
+
 void detection_done(Detection *d) {
         d->installer_evidence = strv_free(d->installer_evidence);
         d->installer_candidates = strv_free(d->installer_candidates);
@@ -50,8 +59,11 @@ void detection_done(Detection *d) {
         finding_done(&d->etcd);
         d->runtime_endpoint = mfree(d->runtime_endpoint);
         d->etcd_data_dir = mfree(d->etcd_data_dir);
-        d->k3s_data_dir = mfree(d->k3s_data_dir);
-        d->rke2_data_dir = mfree(d->rke2_data_dir);
+        for (Installer i = 0; i < _INSTALLER_MAX; i++) {
+                d->data_dir[i] = mfree(d->data_dir[i]);
+                d->data_dir_link[i] = mfree(d->data_dir_link[i]);
+        }
+        d->data_dir_refused = mfree(d->data_dir_refused);
         d->kubelet_dir_target = mfree(d->kubelet_dir_target);
         d->cluster_server = mfree(d->cluster_server);
         d->home_kubeconfigs = strv_free(d->home_kubeconfigs);

@@ -7,17 +7,7 @@
 #include <stdbool.h>
 
 #include "agent/base/output.h"
-
-typedef enum Installer {
-        INSTALLER_NONE,
-        INSTALLER_KUBEADM,
-        INSTALLER_KUBESPRAY,
-        INSTALLER_KUBEKEY,
-        INSTALLER_K3S,
-        INSTALLER_RKE2,
-        _INSTALLER_MAX,
-        _INSTALLER_INVALID = -1,
-} Installer;
+#include "agent/config/installers.h"
 
 /* One detected property: a value (NULL when unknown), the evidence ("PATH: what it says"), and
  * whether the evidence disagreed (then value is NULL and evidence lists each side). */
@@ -44,21 +34,24 @@ typedef struct Detection {
         Finding kube_proxy_mode;  /* "iptables", "ipvs", "nftables" */
         Finding etcd;             /* "none", "static-pod", "systemd", "external", "embedded" */
         char *etcd_data_dir;      /* a local etcd's data directory when it is not /var/lib/etcd */
-        char *k3s_data_dir;       /* k3s's data dir when it is not /var/lib/rancher/k3s (rancher-datadir.h) */
-        char *rke2_data_dir;      /* rke2's, when it is not /var/lib/rancher/rke2 */
         char *kubelet_dir_target; /* node path /var/lib/kubelet resolves to, when it is a symlink */
         char *cluster_server;     /* the API server kubelet talks to (/etc/kubernetes/kubelet.conf) */
         char **home_kubeconfigs;  /* ~/.kube files of every home naming this cluster (home-kubeconfigs.h) */
+        /* Each installer's data directory that is not its default one (k3s's and rke2's, configured
+         * elsewhere or the default a symlink: rancher-datadir.h), as it resolves beneath the root;
+         * data_dir_link the spelled directory when it is itself a symlink to it. NULL: the default. */
+        char *data_dir[_INSTALLER_MAX];
+        char *data_dir_link[_INSTALLER_MAX];
+        char *data_dir_refused; /* a configured data directory no line can carry, and why: refused */
 } Detection;
-
-const char *installer_to_string(Installer i);
-Installer installer_from_string(const char *s);
 
 /* Look at the tree beneath root_fd. live: the tree is the running system's "/", so /proc and /sys
  * may add evidence (kube-proxy's IPVS state). Never fails for missing or unreadable files: those are
  * evidence too. -ENOMEM only. */
 int detect_node(int root_fd, bool live, Detection *ret);
 void detection_done(Detection *d);
+/* The installer alone, as detect_node() finds it (INSTALLER_NONE when none or more than one); -ENOMEM. */
+int detect_node_installer(int root_fd, Installer *ret);
 
 /* The node paths where kubelet projects kube-proxy's ConfigMap (config.conf) into each pod's volume
  * beneath root_fd: kubeadm's and kubespray's kube-proxy configuration on the node's disk. Whether a

@@ -22,7 +22,7 @@
 #include "strv.h"
 
 #define OWNER_FILE_MAX (1U << 20)
-#define DEFAULT_DATA_DIR "/var/lib/etcd"
+#define DEFAULT_DATA_DIR KUBEADM_ETCD_DATA_DIR
 /* k3s's own client of its etcd (pkg/etcd/etcd.go: const endpoint). */
 #define K3S_ENDPOINT "https://127.0.0.1:2379"
 
@@ -50,24 +50,36 @@ void etcd_scope_done(EtcdScope *s) {
         *s = (EtcdScope) {};
 }
 
+/* etcd.external's files (caFile, certFile, keyFile): the out-of-scope etcd's certificates. */
 static int doc_names_external(yaml_document_t *doc, const char *path, void *userdata) {
+        static const char *const keys[] = { "caFile", "certFile", "keyFile" };
         yaml_node_t *root = yaml_document_get_root_node(doc);
         const char *kind = yaml_scalar_of(yaml_map_get(doc, root, "kind"));
         yaml_node_t *ext = yaml_map_get(doc, yaml_map_get(doc, root, "etcd"), "external");
+        char ***files = userdata;
 
-        return streq_ptr(kind, "ClusterConfiguration") && ext && ext->type == YAML_MAPPING_NODE;
+        if (!streq_ptr(kind, "ClusterConfiguration") || !ext || ext->type != YAML_MAPPING_NODE)
+                return 0;
+        for (size_t i = 0; files && i < ELEMENTSOF(keys); i++) {
+                const char *f = yaml_scalar_of(yaml_map_get(doc, ext, keys[i]));
+
+                if (f && strv_extend(files, f) < 0)
+                        return -ENOMEM;
+        }
+        return 1;
 }
 
 /* kubeadm's ClusterConfiguration, among the documents of kubeadm-config.yaml (kubespray and kubekey
  * write it there; kubeadm keeps its own copy in the kubeadm-config ConfigMap), with etcd.external:
- * 1 yes, 0 no or no such file, -EBADMSG a file that is no YAML, -EOPNOTSUPP without libyaml. */
-static int kubeadm_external(int root_fd) {
+ * 1 yes (and its certificate files in *files), 0 no or no such file, -EBADMSG a file that is no
+ * YAML, -EOPNOTSUPP without libyaml. */
+static int kubeadm_external(int root_fd, char ***files) {
         cleanup_free char *text = NULL;
         size_t size;
 
         if (fileio_read_beneath(root_fd, KUBEADM_CONFIG, OWNER_FILE_MAX, &text, &size) < 0)
                 return 0;
-        return yaml_each_document(text, size, KUBEADM_CONFIG, doc_names_external, NULL);
+        return yaml_each_document(text, size, KUBEADM_CONFIG, doc_names_external, files);
 }
 
 static int set_why(EtcdScope *s, const char *fmt, ...) _printf_(2, 3);
@@ -144,7 +156,7 @@ static int owned_embedded(int root_fd, Installer installer, EtcdScope *s) {
         const char *who = installer == INSTALLER_RKE2 ? "rke2" : "k3s";
         int r;
 
-        if (!dir || !(db = strprintf("%s/server/db/etcd", dir)))
+        if (!dir || !(db = installer_path(installer_info(installer), dir, installer_info(installer)->etcd[0])))
                 return -ENOMEM;
         if (!fileio_exists_beneath(root_fd, db))
                 return 0;
@@ -190,10 +202,21 @@ static int keep_path(EtcdScope *s, const char *path) {
         return strv_consume_unique(&s->keep, p);
 }
 
+/* What an etcd command line names: its data directory and certificates. */
+static int keep_argv(EtcdScope *s, char **argv) {
+        static const char *const files[] = {
+                "data-dir",      "cert-file",           "key-file", "trusted-ca-file", "peer-cert-file",
+                "peer-key-file", "peer-trusted-ca-file"
+        };
+
+        for (size_t i = 0; argv && i < ELEMENTSOF(files); i++)
+                if (keep_path(s, argv_flag(argv, files[i])) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
 /* What the foreign unit names: its unit and environment files, its data directory and certificates. */
 static int keep_unit(int root_fd, EtcdScope *s, const char *path) {
-        static const char *const certs[] = { "cert-file",      "key-file",      "trusted-ca-file",
-                                             "peer-cert-file", "peer-key-file", "peer-trusted-ca-file" };
         cleanup_strv char **argv = NULL;
         UnitExec u = {};
         int r;
@@ -213,11 +236,8 @@ static int keep_unit(int root_fd, EtcdScope *s, const char *path) {
         STRV_FOREACH(a, r >= 0 && u.argv && u.argv[0] ? u.argv + 1 : NULL)
                 if (strv_extend(&argv, *a) < 0)
                         goto oom;
-        if (keep_path(s, argv_flag(argv, "data-dir")) < 0)
+        if (keep_argv(s, argv) < 0)
                 goto oom;
-        for (size_t i = 0; argv && i < ELEMENTSOF(certs); i++)
-                if (keep_path(s, argv_flag(argv, certs[i])) < 0)
-                        goto oom;
         unit_exec_done(&u);
         return 0;
 oom:
@@ -225,10 +245,39 @@ oom:
         return -ENOMEM;
 }
 
+/* A static pod beside etcd.external: kubeadm made it, but the cluster's configuration says the etcd
+ * is not kubeadm's to manage. Its manifest, kubeadm's etcd PKI and what its command line names stay,
+ * so that the member it runs is not left dead in its cluster. An etcd.env no installer of this node
+ * wrote stays with what it names. */
+static int keep_beside(int root_fd, EtcdScope *s) {
+        static const char *const files[] = { ETCD_MANIFEST, ETCD_ENV };
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                cleanup_free char *text = NULL;
+                cleanup_strv char **argv = NULL;
+                size_t size;
+                int r;
+
+                if (!fileio_exists_beneath(root_fd, files[i]))
+                        continue;
+                if (keep_path(s, files[i]) < 0 || (i == 0 && keep_path(s, KUBEADM_ETCD_PKI) < 0))
+                        return -ENOMEM;
+                r = fileio_read_beneath(root_fd, files[i], OWNER_FILE_MAX, &text, &size);
+                if (r >= 0)
+                        r = i == 0 ? pod_container_argv(text, size, "etcd", &argv)
+                                   : etcd_env_argv(text, size, &argv, NULL);
+                if (r == -ENOMEM || keep_argv(s, argv) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 /* Out of scope: what it is, the unit that runs it (when one does) and everything that unit names,
- * and the default data directory, which no installer of this node owns then. */
+ * a static pod kubeadm wrote for it and what that names, etcd.external's certificates, and the
+ * default data directory, which no installer of this node owns then. */
 static int foreign(int root_fd, EtcdScope *s, const char *source, const char *what) {
         cleanup_free char *unit = etcd_unit_path(root_fd), *kept = NULL;
+        cleanup_strv char **external = NULL;
         int r;
 
         s->owner = ETCD_OWNER_FOREIGN;
@@ -237,10 +286,17 @@ static int foreign(int root_fd, EtcdScope *s, const char *source, const char *wh
                 return -ENOMEM;
         if (unit && (r = keep_unit(root_fd, s, unit)) < 0)
                 return r;
+        if ((r = keep_beside(root_fd, s)) < 0)
+                return r;
         /* The file that decided stays, so that a rerun decides the same ("remove /etc/kubernetes"
          * would leave an external etcd's data to the next run's default). */
-        if (streq(s->source, KUBEADM_CONFIG) && keep_path(s, KUBEADM_CONFIG) < 0)
-                return -ENOMEM;
+        if (streq(s->source, KUBEADM_CONFIG)) {
+                if (keep_path(s, KUBEADM_CONFIG) < 0 || kubeadm_external(root_fd, &external) == -ENOMEM)
+                        return -ENOMEM;
+                STRV_FOREACH(f, external)
+                        if (keep_path(s, *f) < 0)
+                                return -ENOMEM;
+        }
         if (keep_path(s, DEFAULT_DATA_DIR) < 0)
                 return -ENOMEM;
         STRV_FOREACH(k, s->keep) {
@@ -257,29 +313,81 @@ static int foreign(int root_fd, EtcdScope *s, const char *source, const char *wh
                        what, s->source, kept);
 }
 
-int etcd_scope_decide(int root_fd, EtcdScope *ret) {
-        EtcdScope s = {};
-        int ext, r = 0;
+/* No installer's etcd: a unit of the site's is out of scope. A kubeadm control plane without
+ * etcd.yaml is no evidence that lasts: every profile empties the manifests, and a rerun would decide
+ * otherwise. */
+static int site_unit(int root_fd, EtcdScope *s) {
+        cleanup_free char *unit = etcd_unit_path(root_fd);
 
-        ext = kubeadm_external(root_fd);
-        if (fileio_exists_beneath(root_fd, ETCD_MANIFEST))
-                r = ext > 0 ? foreign(root_fd, &s, KUBEADM_CONFIG,
-                                      "kubeadm's ClusterConfiguration names etcd.external, beside an etcd static pod")
-                            : owned_file(root_fd, &s, ETCD_OWNER_KUBEADM, ETCD_MANIFEST, "kubeadm's stacked etcd");
-        else if (fileio_exists_beneath(root_fd, ETCD_ENV))
-                /* kubespray writes etcd.external into kubeadm-config.yaml for the etcd it runs itself
-                 * (roles/kubernetes/control-plane/templates/kubeadm-config.*.yaml.j2): etcd.env is its. */
-                r = owned_file(root_fd, &s, ETCD_OWNER_ENV, ETCD_ENV, "kubespray's or kubekey's etcd");
-        else if (ext > 0)
-                r = foreign(root_fd, &s, KUBEADM_CONFIG, "kubeadm's ClusterConfiguration names etcd.external");
-        else if ((r = owned_embedded(root_fd, INSTALLER_K3S, &s)) == 0 &&
-                 (r = owned_embedded(root_fd, INSTALLER_RKE2, &s)) == 0) {
+        return unit ? foreign(root_fd, s, unit, "an etcd unit that no installer of this node writes") : 0;
+}
+
+static int embedded(int root_fd, Installer installer, EtcdScope *s) {
+        int r = owned_embedded(root_fd, installer, s);
+
+        return r == 0 ? site_unit(root_fd, s) : r;
+}
+
+/* kubeadm writes no etcd.env: on a kubeadm node its etcd is its static pod, unless the
+ * ClusterConfiguration says etcd.external, whatever files sit beside it. */
+static int kubeadm_node(int root_fd, int ext, EtcdScope *s) {
+        bool pod = fileio_exists_beneath(root_fd, ETCD_MANIFEST);
+
+        if (ext > 0)
+                return foreign(root_fd, s, KUBEADM_CONFIG,
+                               pod ? "kubeadm's ClusterConfiguration names etcd.external, beside an etcd static pod"
+                                   : "kubeadm's ClusterConfiguration names etcd.external");
+        if (pod)
+                return owned_file(root_fd, s, ETCD_OWNER_KUBEADM, ETCD_MANIFEST, "kubeadm's stacked etcd");
+        if (fileio_exists_beneath(root_fd, ETCD_ENV)) {
                 cleanup_free char *unit = etcd_unit_path(root_fd);
 
-                /* A kubeadm control plane without etcd.yaml is no evidence that lasts: every profile
-                 * empties the manifests, and a rerun would decide otherwise. */
-                if (unit)
-                        r = foreign(root_fd, &s, unit, "an etcd unit that no installer of this node writes");
+                if (!unit)
+                        return foreign(root_fd, s, ETCD_ENV,
+                                       "an etcd environment file on a kubeadm node, which kubeadm never writes");
+        }
+        return site_unit(root_fd, s);
+}
+
+/* kubespray and kubekey run their etcd from /etc/etcd.env and write etcd.external into
+ * kubeadm-config.yaml for it (kubespray roles/kubernetes/control-plane/templates/kubeadm-config.*.yaml.j2);
+ * with etcd_deployment_type: kubeadm, a static pod. Without a detected installer, the same order. */
+static int env_node(int root_fd, int ext, EtcdScope *s) {
+        if (fileio_exists_beneath(root_fd, ETCD_MANIFEST))
+                return ext > 0 ? foreign(root_fd, s, KUBEADM_CONFIG,
+                                         "kubeadm's ClusterConfiguration names etcd.external, beside an etcd static "
+                                         "pod")
+                               : owned_file(root_fd, s, ETCD_OWNER_KUBEADM, ETCD_MANIFEST, "kubeadm's stacked etcd");
+        if (fileio_exists_beneath(root_fd, ETCD_ENV))
+                return owned_file(root_fd, s, ETCD_OWNER_ENV, ETCD_ENV, "kubespray's or kubekey's etcd");
+        if (ext > 0)
+                return foreign(root_fd, s, KUBEADM_CONFIG, "kubeadm's ClusterConfiguration names etcd.external");
+        return 0;
+}
+
+int etcd_scope_decide(int root_fd, Installer installer, EtcdScope *ret) {
+        EtcdScope s = {};
+        int ext, r;
+
+        /* The detected installer says which reading applies: the same etcd.external means "not ours"
+         * on a kubeadm node and "kubespray's own etcd" on a kubespray one. */
+        ext = kubeadm_external(root_fd, NULL);
+        switch (installer) {
+        case INSTALLER_KUBEADM:
+                r = kubeadm_node(root_fd, ext, &s);
+                break;
+        case INSTALLER_K3S:
+        case INSTALLER_RKE2:
+                r = embedded(root_fd, installer, &s);
+                break;
+        default:
+                r = env_node(root_fd, ext, &s);
+                /* No installer detected: k3s's or rke2's embedded etcd by its files alone. */
+                if (r == 0 && s.owner == ETCD_OWNER_NONE && installer == INSTALLER_NONE)
+                        r = owned_embedded(root_fd, INSTALLER_K3S, &s) ?: owned_embedded(root_fd, INSTALLER_RKE2, &s);
+                if (r == 0 && s.owner == ETCD_OWNER_NONE)
+                        r = site_unit(root_fd, &s);
+                break;
         }
         if (r < 0) {
                 etcd_scope_done(&s);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/config/installers.h"
 #include "agent/config/kube-api.h"
 #include "agent/config/node-name.h"
 #include "agent/config/yaml-util.h"
@@ -120,8 +121,8 @@ static int load_kubeconfig(int root_fd, const char *path, Kubeconfig **ret, char
  * (its server's --write-kubeconfig default) and rke2's. */
 static const char *const admin_kubeconfigs[] = {
         KUBE_ADMIN_CONF,
-        "/etc/rancher/k3s/k3s.yaml",
-        "/etc/rancher/rke2/rke2.yaml",
+        K3S_KUBECONFIG,
+        RKE2_KUBECONFIG,
 };
 
 static int load_admin(int root_fd, Kubeconfig **ret, char **reterr) {

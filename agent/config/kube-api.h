@@ -7,10 +7,11 @@
 #include <stdint.h>
 #include <yaml.h>
 
+#include "agent/config/installers.h"
 #include "agent/base/http.h"
 #include "agent/config/kubeconfig.h"
 
-#define KUBE_ADMIN_CONF "/etc/kubernetes/admin.conf"
+#define KUBE_ADMIN_CONF KUBEADM_ADMIN_CONF
 /* Each call: a server that is down refuses at once, one that hangs costs this much. */
 #define KUBE_API_CALL_TIMEOUT_MS 10000ULL
 #define KUBE_API_CONNECT_TIMEOUT_MS 3000ULL

@@ -92,7 +92,7 @@ static int pick_context(const Parse *p, yaml_node_t *root, Kubeconfig *k, yaml_n
 /* A "-data" field: standard base64, line breaks and blanks allowed (YAML folds long values), the
  * final padding optional. libcrypto does the decoding; only what it is stricter or looser about
  * than client-go is settled here: blanks are dropped first, and '=' may only end the text. */
-static int pem_data_decode(const char *in, char **ret, size_t *ret_size) {
+int kubeconfig_pem_decode(const char *in, char **ret, size_t *ret_size) {
         size_t len = strlen(in), n = 0, pad = 0;
         cleanup_free char *clean = malloc(len + 3);
         cleanup_free unsigned char *out = NULL;
@@ -129,7 +129,7 @@ static int pem_data_decode(const char *in, char **ret, size_t *ret_size) {
 }
 
 /* A relative file name in a kubeconfig is relative to the kubeconfig's own directory. */
-static int resolve_file(const char *kubeconfig, const char *file, char **ret) {
+int kubeconfig_resolve_file(const char *kubeconfig, const char *file, char **ret) {
         const char *slash = strrchr(kubeconfig, '/');
         int n;
 
@@ -153,12 +153,12 @@ static int get_pem(const Parse *p, yaml_node_t *map, const char *where, const ch
         if (r < 0)
                 return r;
         if (data) {
-                r = pem_data_decode(data, &pem->data, &pem->size);
+                r = kubeconfig_pem_decode(data, &pem->data, &pem->size);
                 if (r == -EINVAL)
                         return set_errmsg(p->reterr, r, "%s: %s %s is not valid base64", p->path, where, data_key);
                 return r;
         }
-        return file ? resolve_file(p->path, file, &pem->file) : 0;
+        return file ? kubeconfig_resolve_file(p->path, file, &pem->file) : 0;
 }
 
 static int parse_cluster(const Parse *p, yaml_node_t *cluster, Kubeconfig *k) {

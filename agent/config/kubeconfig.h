@@ -2,10 +2,12 @@
 /* The kubelet's kubeconfig, read with libyaml: the current context's server and the node's credentials. */
 #pragma once
 
+#include "agent/config/installers.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
-#define KUBECONFIG_DEFAULT "/etc/kubernetes/kubelet.conf"
+#define KUBECONFIG_DEFAULT KUBEADM_KUBELET_CONF
 
 /* A PEM object given either as a file or inline (the "-data" form, base64). */
 typedef struct KubeconfigPem {
@@ -38,3 +40,11 @@ int kubeconfig_load(int root_fd, const char *path, Kubeconfig **ret, char **rete
 int kubeconfig_read_files(Kubeconfig *k, int root_fd, char **reterr);
 
 Kubeconfig *kubeconfig_free(Kubeconfig *k);
+
+/* A "-data" field's base64 into its bytes, NUL-terminated (what client-go accepts: line breaks and
+ * blanks, the final padding optional). -EINVAL, -ENOMEM. */
+int kubeconfig_pem_decode(const char *base64, char **ret, size_t *ret_size);
+
+/* The node path of a file a kubeconfig at node path "kubeconfig" names: a relative one is relative
+ * to the kubeconfig's own directory. -ENOMEM only. */
+int kubeconfig_resolve_file(const char *kubeconfig, const char *file, char **ret);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/config/installers.h"
 #include "agent/config/envfile.h"
 #include "agent/config/unit-file.h"
 #include "agent/config/kubelet-runtime.h"
@@ -110,8 +111,7 @@ static int judge_argv(Verdict *v, const char *path, char *const *argv) {
 }
 
 static const char *const kubelet_env_files[] = {
-        "/var/lib/kubelet/kubeadm-flags.env", "/etc/default/kubelet", "/etc/sysconfig/kubelet",
-        "/etc/kubernetes/kubelet.env", /* kubespray */
+        KUBEADM_FLAGS_ENV, "/etc/default/kubelet", "/etc/sysconfig/kubelet", KUBESPRAY_KUBELET_ENV, /* kubespray */
 };
 
 static int read_env_files(int root_fd, Verdict *v) {
@@ -227,8 +227,7 @@ static int kubeadm_cri_socket(yaml_document_t *doc, const char *path, void *user
 }
 
 static const char *const kubeadm_configs[] = {
-        "/etc/kubernetes/kubeadm-config.yaml", "/etc/kubernetes/kubeadm.yaml",
-        "/etc/kubernetes/kubeadm-client.conf", /* kubespray's join configuration */
+        KUBEADM_CONFIG, KUBEADM_CONFIG_ALT, KUBESPRAY_KUBEADM_CLIENT, /* kubespray's join configuration */
 };
 
 static int read_yaml_file(int root_fd, const char *path, Verdict *v,
@@ -263,11 +262,11 @@ static int read_k3s(int root_fd, Verdict *v) {
         cleanup_strv char **drops = NULL;
         int r;
 
-        r = read_yaml_file(root_fd, "/etc/rancher/k3s/config.yaml", v, k3s_docker_key);
+        r = read_yaml_file(root_fd, K3S_CONFIG, v, k3s_docker_key);
         if (r >= 0)
-                r = fileio_list_beneath(root_fd, "/etc/rancher/k3s/config.yaml.d", "*.yaml", &drops);
+                r = fileio_list_beneath(root_fd, K3S_CONFIG ".d", "*.yaml", &drops);
         STRV_FOREACH(n, drops) {
-                cleanup_free char *path = strprintf("/etc/rancher/k3s/config.yaml.d/%s", *n);
+                cleanup_free char *path = strprintf(K3S_CONFIG ".d/%s", *n);
 
                 if (r >= 0)
                         r = path ? read_yaml_file(root_fd, path, v, k3s_docker_key) : -ENOMEM;
@@ -303,7 +302,7 @@ static int decide(Verdict *v, bool docker_installed) {
         if (!v->flags_env || !docker_installed)
                 return 0;
         v->k->endpoint = DOCKERSHIM_ENDPOINT;
-        return say(v, "/var/lib/kubelet/kubeadm-flags.env", "%s",
+        return say(v, KUBEADM_FLAGS_ENV, "%s",
                    "no runtime flag anywhere and Docker installed: kubeadm joined with dockershim (1.20-1.23)");
 }
 

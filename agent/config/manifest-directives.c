@@ -32,6 +32,20 @@ static int validate_absolute(char **args, char **ret_reason) {
         return path_validate_absolute(args[0], ret_reason);
 }
 
+/* One path, named exactly: a line that reaches one file (what: "a file", "a manifest"), never a
+ * glob's worth. */
+static int validate_exact(char **args, const char *what, char **ret_reason) {
+        int r;
+
+        r = validate_target(args, ret_reason);
+        if (r < 0)
+                return r;
+        if (path_is_glob(args[0]))
+                return set_errmsg(ret_reason, -EINVAL, "needs the exact path of %s, not a glob, got '%s'", what,
+                                  args[0]);
+        return 0;
+}
+
 static bool str_in_list(const char *s, const char *const *list) {
         for (; *list; list++)
                 if (streq(s, *list))
@@ -290,11 +304,9 @@ static int validate_cri_endpoint(char **args, char **ret_reason) {
 static int validate_remove_block(char **args, char **ret_reason) {
         int r;
 
-        r = validate_target(args, ret_reason);
+        r = validate_exact(args, "a file", ret_reason);
         if (r < 0)
                 return r;
-        if (path_is_glob(args[0]))
-                return set_errmsg(ret_reason, -EINVAL, "needs the exact path of a file, not a glob, got '%s'", args[0]);
         for (unsigned i = 1; i <= 2; i++)
                 if (isempty(args[i]) || strpbrk(args[i], "\n\r"))
                         return set_errmsg(ret_reason, -EINVAL, "needs a non-empty %s marker line, got '%s'",
@@ -307,15 +319,7 @@ static int validate_remove_block(char **args, char **ret_reason) {
 
 /* The static pod manifest is read, never removed, by this line: a literal file path. */
 static int validate_kube_vip(char **args, char **ret_reason) {
-        int r;
-
-        r = validate_target(args, ret_reason);
-        if (r < 0)
-                return r;
-        if (path_is_glob(args[0]))
-                return set_errmsg(ret_reason, -EINVAL, "needs the exact path of a manifest, not a glob, got '%s'",
-                                  args[0]);
-        return 0;
+        return validate_exact(args, "a manifest", ret_reason);
 }
 
 /* A symlink to remove and the one file it must lead to: two literal paths. The link is checked like
@@ -323,12 +327,9 @@ static int validate_kube_vip(char **args, char **ret_reason) {
 static int validate_remove_symlink_to(char **args, char **ret_reason) {
         int r;
 
-        r = validate_target(args, ret_reason);
+        r = validate_exact(args, "a symlink", ret_reason);
         if (r < 0)
                 return r;
-        if (path_is_glob(args[0]))
-                return set_errmsg(ret_reason, -EINVAL, "needs the exact path of a symlink, not a glob, got '%s'",
-                                  args[0]);
         r = validate_absolute(args + 1, ret_reason);
         if (r < 0)
                 return r;
@@ -339,6 +340,10 @@ static int validate_remove_symlink_to(char **args, char **ret_reason) {
                 return set_errmsg(ret_reason, -EINVAL, "needs a target other than the symlink itself, got '%s' twice",
                                   args[0]);
         return 0;
+}
+
+static int validate_prune_kubeconfig(char **args, char **ret_reason) {
+        return validate_exact(args, "a kubeconfig", ret_reason);
 }
 
 static int validate_conntrack(char **args, char **ret_reason) {
@@ -380,6 +385,7 @@ const DirectiveRow directive_table[_DIRECTIVE_MAX] = {
         [DIRECTIVE_REMOVE_SYMLINK_TO] = { "remove-symlink-to", 2, 2, validate_remove_symlink_to, .writes = true },
         [DIRECTIVE_CONNTRACK] = { "conntrack", 1, 1, validate_conntrack },
         [DIRECTIVE_DOCKER_ENDPOINT] = { "docker-endpoint", 1, 1, validate_cri_endpoint },
+        [DIRECTIVE_PRUNE_KUBECONFIG] = { "prune-kubeconfig", 1, 1, validate_prune_kubeconfig, .writes = true },
 };
 
 const char *directive_type_to_string(DirectiveType t) {

@@ -35,7 +35,7 @@ typedef enum DirectiveType {
         DIRECTIVE_CRI_ENDPOINT, /* cri-endpoint URI: unix:///PATH or /PATH, instead of probing the known sockets */
         /* files, mounts */
         DIRECTIVE_ALLOW_SYSTEM_PATH, /* allow-system-path PATH [DIRECTIVE]: a later line that writes or deletes
-                                      * exactly PATH (remove/empty/unmount/bpf-pin/remove-block, or only
+                                      * exactly PATH (remove/empty/unmount/bpf-pin/remove-block/..., or only
                                       * DIRECTIVE's) may reach that system path */
         /* files phase */
         DIRECTIVE_REMOVE_BLOCK, /* remove-block PATH BEGIN END: the lines BEGIN..END inside a file, nothing else */
@@ -50,6 +50,9 @@ typedef enum DirectiveType {
         /* pods phase */
         DIRECTIVE_DOCKER_ENDPOINT, /* docker-endpoint URI: Docker's Engine API socket (unix:///PATH or /PATH,
                                     * a node path) whose Kubernetes containers the pods phase removes */
+        /* files phase */
+        DIRECTIVE_PRUNE_KUBECONFIG, /* prune-kubeconfig PATH: this cluster's contexts, clusters and users out of
+                                     * the kubeconfig PATH; the file goes when nothing else is in it */
         _DIRECTIVE_MAX,
         _DIRECTIVE_INVALID = -1,
 } DirectiveType;

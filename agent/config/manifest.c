@@ -423,22 +423,46 @@ static int include_apply(Manifest *m, const Source *src, char **words, const Whe
         return parse_file(m, path, src, w, reterr);
 }
 
+typedef struct Rebased {
+        Manifest *m;
+        const Where *w;
+        char **reterr;
+        bool failed;
+} Rebased;
+
+/* directive_apply() takes the words' strings: a line applied more than once is applied as a copy. */
+static int directive_apply_copy(Manifest *m, char *const *words, const Where *w, char **reterr) {
+        cleanup_strv char **copy = NULL;
+
+        for (char *const *i = words; *i; i++)
+                if (strv_extend(&copy, *i) < 0)
+                        return where_error(w, reterr, -ENOMEM, "out of memory");
+        return directive_apply(m, copy, w, reterr);
+}
+
+static int rebased_apply(char **words, void *userdata) {
+        Rebased *c = userdata;
+        int r = directive_apply_copy(c->m, words, c->w, c->reterr);
+
+        c->failed = r < 0;
+        return r;
+}
+
 /* A built-in profile's paths move with k3s's or rke2's data dir; its protect lines keep protecting
- * the default dir too (a line elsewhere may still name it). */
+ * the default dir too (profile_rebase_keeps_default()). 1: the line was applied as it moved. */
 static int profile_line_rebase(Manifest *m, const Source *src, char **words, const Where *w, char **reterr) {
-        cleanup_strv char **orig = NULL;
+        Rebased c = { .m = m, .w = w, .reterr = reterr };
         int r;
 
         if (src->is_file || !startswith(src->name, PROFILE_PREFIX) || streq(words[0], "include"))
                 return 0;
-        if (streq(words[0], "protect"))
-                for (char **i = words; *i; i++)
-                        if (strv_extend(&orig, *i) < 0)
-                                return where_error(w, reterr, -ENOMEM, "out of memory");
-        r = profile_rebase_words(words);
-        if (r < 0)
+        if (streq(words[0], "protect") && profile_rebase_keeps_default(words) &&
+            (r = directive_apply_copy(m, words, w, reterr)) < 0)
+                return r;
+        r = profile_rebase_line(words, rebased_apply, &c);
+        if (r < 0 && !c.failed)
                 return where_error(w, reterr, r, "out of memory");
-        return r > 0 && orig ? directive_apply(m, orig, w, reterr) : 0;
+        return r;
 }
 
 static int line_parse(Manifest *m, const Source *src, const char *s, size_t len, const Where *w, char **reterr) {
@@ -454,8 +478,8 @@ static int line_parse(Manifest *m, const Source *src, const char *s, size_t len,
         if (!words)
                 return 0;
         r = profile_line_rebase(m, src, words, w, reterr);
-        if (r < 0)
-                return r;
+        if (r != 0)
+                return r < 0 ? r : 0;
         if (streq(words[0], "include"))
                 return include_apply(m, src, words, w, reterr);
         return directive_apply(m, words, w, reterr);

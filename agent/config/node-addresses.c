@@ -15,6 +15,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "agent/config/installers.h"
 #include "agent/config/envfile.h"
 #include "agent/config/etcd-flags.h"
 #include "agent/config/yaml-util.h"
@@ -25,7 +26,7 @@
 #include "strv.h"
 
 #define NODE_FILE_MAX (256U * 1024U)
-#define APISERVER_POD "/etc/kubernetes/manifests/kube-apiserver.yaml"
+#define APISERVER_POD KUBEADM_APISERVER_MANIFEST
 
 static int add_address(NodeAddresses *l, const char *text, const char *what, const char *path) {
         NodeAddress a = {};
@@ -58,8 +59,8 @@ static int add_list(NodeAddresses *l, const char *list, const char *what, const 
         return r;
 }
 
-const char *const node_kubelet_env_files[] = { "/var/lib/kubelet/kubeadm-flags.env", "/etc/default/kubelet",
-                                               "/etc/sysconfig/kubelet", "/etc/kubernetes/kubelet.env", NULL };
+const char *const node_kubelet_env_files[] = { KUBEADM_FLAGS_ENV, "/etc/default/kubelet", "/etc/sysconfig/kubelet",
+                                               KUBESPRAY_KUBELET_ENV, NULL };
 
 /* kubelet's flags from an environment file its unit reads: each KUBELET_*ARGS value split at blanks,
  * as systemd expands an unbraced $VAR in ExecStart=, in the order kubeadm's drop-in names them. */
@@ -172,8 +173,7 @@ static int read_apiserver(int root_fd, NodeAddresses *l) {
 }
 
 int node_addresses_read(int root_fd, NodeAddresses *ret) {
-        static const char *const kubeadm_files[] = { "/etc/kubernetes/kubeadm-config.yaml",
-                                                     "/etc/kubernetes/kubeadm.yaml" };
+        static const char *const kubeadm_files[] = { KUBEADM_CONFIG, KUBEADM_CONFIG_ALT };
         NodeAddresses l = {};
         int r = 0;
 

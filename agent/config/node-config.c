@@ -69,6 +69,11 @@ static int manifest_load(const NodeConfig *c, const NodeConfigOptions *o, Manife
 int node_config_load(NodeConfig *c, int root_fd, bool live, const NodeConfigOptions *o) {
         if (detect_node(root_fd, live, &c->detection) < 0)
                 return log_oom();
+        /* Its installer's paths cannot follow a data directory no line can name: nothing is planned on
+         * a guess (the default is not where the state is). */
+        if (c->detection.data_dir_refused)
+                return log_error_errno(-EINVAL, "%s: refusing to go on (set an absolute data directory)",
+                                       c->detection.data_dir_refused);
         c->profile_settings = (ProfileSettings) {
                 .detection = &c->detection,
                 .with_runtime = o->with_runtime,

@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "agent/config/cnis.h"
 #include "agent/config/embedded.h"
 #include "agent/base/path.h"
 #include "agent/config/profile.h"
-#include "agent/config/rancher-datadir.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -117,35 +117,18 @@ static bool detected_comment(FILE *f, const char *what, const char *path) {
         return true;
 }
 
-/* Each CNI's own fragment, chosen from the plugin types of the node's first CNI configuration (the
- * one the runtime uses), or, without one, from the CNI's name its own state on the node gave. */
-static const struct {
-        const char *type;
-        const char *fragment;
-} cni_fragments[] = {
-        { "cilium-cni", "cni-cilium" },       { "cilium", "cni-cilium" },   { "calico", "cni-calico" },
-        { "flannel", "cni-flannel" },         { "weave-net", "cni-weave" }, { "weave", "cni-weave" },
-        { "kube-router", "cni-kube-router" },
-};
-
-/* CNIs whose configuration names another one's plugin, told by the configuration's file name:
- * kube-router configures the plain bridge plugin on its kube-bridge, canal is calico's plugin on
- * flannel's network (its 10-canal.conflist; flannel's daemon leaves /run/flannel). */
-static const struct {
-        const char *name_part;
-        const char *fragment;
-} cni_by_file_name[] = {
-        { "kuberouter", "cni-kube-router" },
-        { "kube-router", "cni-kube-router" },
-        { "canal", "cni-flannel" },
-};
-
-static const char *cni_fragment_by_file_name(const Detection *d) {
+/* Each CNI's own fragment (cnis.h), chosen from the plugin types of the node's first CNI configuration
+ * (the one the runtime uses), or, without one, from the CNI's name its own state on the node gave;
+ * and, for CNIs whose configuration names another one's plugin, from the configuration's file name
+ * (kube-router's bridge plugin on its kube-bridge; canal, calico's plugin on flannel's network, whose
+ * daemon leaves /run/flannel). */
+static const CniInfo *cni_by_file_name(const Detection *d) {
         const char *base = d->cni_config ? strrchr(d->cni_config, '/') : NULL;
 
-        for (size_t i = 0; base && i < ELEMENTSOF(cni_by_file_name); i++)
-                if (strstr(base, cni_by_file_name[i].name_part))
-                        return cni_by_file_name[i].fragment;
+        CNI_FOREACH(c)
+                CNI_LIST_FOREACH(n, c->file_names)
+                        if (base && c->fragment && strstr(base, *n))
+                                return c;
         return NULL;
 }
 
@@ -158,11 +141,20 @@ static bool cni_has_type(const char *types, const char *type) {
         return false;
 }
 
+/* Do the detected types (or the CNI's name its state gave) name this CNI? */
+static bool cni_names(const char *types, const CniInfo *c) {
+        CNI_LIST_FOREACH(t, c->types)
+                if (cni_has_type(types, *t))
+                        return true;
+        return cni_has_type(types, c->name);
+}
+
 /* "include profile:cni-X" for the detected CNI, with the evidence as a comment; nothing else when
  * none is detected, so that no CNI's state goes on a guess. */
 static int cni_detected_text(char **ret) {
         const Detection *d = settings ? settings->detection : NULL;
         const char *types = d ? d->cni.value : NULL;
+        const CniInfo *by_name;
         char *buf = NULL;
         size_t size = 0, n = 0;
         FILE *f;
@@ -174,13 +166,13 @@ static int cni_detected_text(char **ret) {
                 fprintf(f, "# The node's CNI configuration %s names the plugins %s.\n", d->cni_config, types);
         else if (types)
                 fprintf(f, "# No CNI configuration: the node's own state is %s's.\n", types);
-        for (size_t i = 0; types && i < ELEMENTSOF(cni_fragments); i++)
-                if (cni_has_type(types, cni_fragments[i].type)) {
-                        fprintf(f, "include " PROFILE_PREFIX "%s\n", cni_fragments[i].fragment);
+        CNI_FOREACH(c)
+                if (types && c->fragment && cni_names(types, c)) {
+                        fprintf(f, "include " PROFILE_PREFIX "cni-%s\n", c->name);
                         n++;
                 }
-        if (d && cni_fragment_by_file_name(d) && !(types && cni_has_type(types, "flannel"))) {
-                fprintf(f, "include " PROFILE_PREFIX "%s\n", cni_fragment_by_file_name(d));
+        if (d && (by_name = cni_by_file_name(d)) && !(types && cni_names(types, by_name))) {
+                fprintf(f, "include " PROFILE_PREFIX "cni-%s\n", by_name->name);
                 n++;
         }
         if (n == 0 && d && d->cni.ambiguous)
@@ -220,9 +212,10 @@ static int detected_text(char **ret) {
                         "# Docker is kubelet's runtime (%s): its Kubernetes containers go through its Engine API\n"
                         "docker-endpoint unix:///run/docker.sock\n",
                         strna(d->runtime_endpoint));
+        /* Only this cluster's entries go; the file itself when nothing else is in it (kubeconfig-prune.h). */
         STRV_FOREACH(k, d ? d->home_kubeconfigs : NULL)
-                if (detected_comment(f, "a kubeconfig of this cluster", *k))
-                        fprintf(f, "remove %s\n", *k);
+                if (detected_comment(f, "a kubeconfig that holds this cluster's entries", *k))
+                        fprintf(f, "prune-kubeconfig %s\n", *k);
         if (fclose(f) != 0) {
                 free(buf);
                 return -ENOMEM;
@@ -231,37 +224,79 @@ static int detected_text(char **ret) {
         return 0;
 }
 
-/* The detected data dir of the program whose default dir word lies at or beneath, and that default. */
-static const char *moved_data_dir(const char *word, const char **ret_default) {
+/* The installer whose default data dir word lies at or beneath and whose data dir detection found
+ * elsewhere (installers.h), or NULL. */
+static const InstallerInfo *moved_data_dir(const char *word) {
         const Detection *d = settings ? settings->detection : NULL;
-        const char *const programs[] = { "k3s", "rke2" };
-        const char *const moved[] = { d ? d->k3s_data_dir : NULL, d ? d->rke2_data_dir : NULL };
 
-        for (size_t i = 0; i < ELEMENTSOF(programs); i++)
-                if (moved[i] && path_startswith_dir(word, rancher_default_data_dir(programs[i]))) {
-                        *ret_default = rancher_default_data_dir(programs[i]);
-                        return moved[i];
-                }
+        INSTALLER_FOREACH(info)
+                if (d && d->data_dir[info->id] && info->data.dir && path_startswith_dir(word, info->data.dir))
+                        return info;
         return NULL;
 }
 
-int profile_rebase_words(char **words) {
-        int moved = 0;
+/* words with words[k] replaced by dir/rest: one line of the rebased profile, handed to fn. */
+static int emit_line(char **words, size_t k, const char *dir, const char *rest, profile_line_fn fn, void *userdata) {
+        cleanup_free char *n = strprintf("%s%s%s", dir, isempty(rest) || rest[0] == '/' ? "" : "/", strempty(rest));
+        char *old = words[k];
+        int r;
 
-        for (char **w = words && words[0] ? words + 1 : NULL; w && *w; w++) {
-                const char *def, *dir = moved_data_dir(*w, &def);
-                char *n;
+        if (!n)
+                return -ENOMEM;
+        words[k] = n;
+        r = fn(words, userdata);
+        words[k] = old;
+        return r;
+}
 
-                if (!dir)
+bool profile_rebase_keeps_default(char *const *words) {
+        const Detection *d = settings ? settings->detection : NULL;
+        const InstallerInfo *info;
+
+        for (char *const *w = words && words[0] ? words + 1 : NULL; w && *w; w++)
+                if ((info = moved_data_dir(*w)) && !streq_ptr(d->data_dir_link[info->id], info->data.dir))
+                        return true;
+        return false;
+}
+
+/* Each word beneath a moved data dir is rebased; the data dir itself (remove /var/lib/rancher/k3s)
+ * becomes one line per entry its installer makes there, never the directory, which may be shared
+ * (data-dir: /data); and the default dir itself when it is a symlink to the moved one. */
+int profile_rebase_line(char **words, profile_line_fn fn, void *userdata) {
+        const Detection *d = settings ? settings->detection : NULL;
+        const InstallerInfo *info;
+        bool moved = false;
+        size_t whole = 0;
+        int r;
+
+        for (size_t k = 1; words && words[0] && words[k]; k++) {
+                cleanup_free char *n = NULL;
+
+                if (!(info = moved_data_dir(words[k])))
                         continue;
-                n = strprintf("%s%s", dir, *w + strlen(def));
+                if (streq(words[k], info->data.dir) && whole == 0) {
+                        whole = k;
+                        continue;
+                }
+                n = strprintf("%s%s", d->data_dir[info->id], words[k] + strlen(info->data.dir));
                 if (!n)
                         return -ENOMEM;
-                free(*w);
-                *w = n;
-                moved = 1;
+                free(words[k]);
+                words[k] = TAKE_PTR(n);
+                moved = true;
         }
-        return moved;
+        if (whole == 0 && moved)
+                return (r = fn(words, userdata)) < 0 ? r : 1;
+        if (whole == 0)
+                return 0;
+        info = moved_data_dir(words[whole]);
+        INSTALLER_LIST_FOREACH(e, info->entries)
+                if ((r = emit_line(words, whole, d->data_dir[info->id], *e, fn, userdata)) < 0)
+                        return r;
+        if (d->data_dir_link[info->id] &&
+            (r = emit_line(words, whole, d->data_dir_link[info->id], NULL, fn, userdata)) < 0)
+                return r;
+        return 1;
 }
 
 int profile_text(const char *name, const char **ret_name, char **ret, char **reterr) {

@@ -34,10 +34,21 @@ void profile_configure(const ProfileSettings *s);
  * when "runtime" cannot be resolved (--with-runtime without a known runtime); *reterr says why. */
 int profile_text(const char *name, const char **ret_name, char **ret, char **reterr);
 
-/* A built-in profile's line, its words (words[0] the directive) rooted at k3s's or rke2's default
- * data dir (/var/lib/rancher/k3s, /var/lib/rancher/rke2) moved in place to the dir detection found
- * configured (rancher-datadir.h): 1 when a word moved, 0 when none did, -ENOMEM. */
-int profile_rebase_words(char **words);
+/* A built-in profile's line (words[0] the directive) whose paths lie beneath an installer's default
+ * data dir (/var/lib/rancher/k3s, /var/lib/rancher/rke2) that detection found configured elsewhere or
+ * reached through a symlink (installers.h, rancher-datadir.h): 0 when nothing moves (the caller
+ * applies the line as it is); 1 when it moved, fn having been called with each line it became: the
+ * paths rebased onto the data dir found, and the data dir itself replaced by one line per entry its
+ * installer creates there (a moved data dir may be shared: "data-dir: /data" must never become
+ * "remove /data"), plus the default dir itself when it is a symlink. <0: fn's error or -ENOMEM. The
+ * words may be changed. */
+typedef int (*profile_line_fn)(char **words, void *userdata);
+int profile_rebase_line(char **words, profile_line_fn fn, void *userdata);
+
+/* Does a word of this line lie beneath a moved data dir, whose default dir is no symlink to it? A
+ * protect line then keeps protecting the default too (a line elsewhere may still name it); beneath a
+ * default dir that is the link, nothing lies but what the rebased line protects. */
+bool profile_rebase_keeps_default(char *const *words);
 
 /* The names --profile accepts: kubeadm, kubespray, kubekey, k3s, rke2, all. */
 bool profile_is_selectable(const char *name);

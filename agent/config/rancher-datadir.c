@@ -3,9 +3,11 @@
  * with the precedence k3s itself resolves it. */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "agent/base/path.h"
@@ -14,54 +16,14 @@
 #include "agent/config/rancher-datadir.h"
 #include "agent/config/yaml-util.h"
 #include "agent/os/fileio.h"
+#include "chase.h"
 #include "macro.h"
 #include "string-util.h"
 #include "strv.h"
 
 #define RANCHER_FILE_MAX (1024U * 1024U)
 
-/* What each program's install leaves: its units (install.sh create_systemd_service_file: FILE_K3S_SERVICE
- * /etc/systemd/system/$SYSTEM_NAME.service, rke2's in $INSTALL_RKE2_ROOT/lib/systemd/system) and the env
- * files they read (k3s: $FILE_K3S_ENV beside the unit, EnvironmentFile=-/etc/default/%N and
- * -/etc/sysconfig/%N; rke2-server.service the same with $INSTALL_RKE2_ROOT/lib/systemd/system/%N.env). */
-typedef struct RancherFiles {
-        const char *program, *env_key, *config_env_key, *config, *default_dir;
-        const char *units[8];
-        const char *env_files[12];
-} RancherFiles;
-
-static const RancherFiles rancher_files[] = {
-        {
-                .program = "k3s",
-                .env_key = "K3S_DATA_DIR",
-                .config_env_key = "K3S_CONFIG_FILE",
-                .config = "/etc/rancher/k3s/config.yaml",
-                .default_dir = K3S_DEFAULT_DATA_DIR,
-                .units = { "/etc/systemd/system/k3s.service", "/etc/systemd/system/k3s-agent.service" },
-                .env_files = { "/etc/systemd/system/k3s.service.env", "/etc/systemd/system/k3s-agent.service.env",
-                               "/etc/default/k3s", "/etc/default/k3s-agent", "/etc/sysconfig/k3s",
-                               "/etc/sysconfig/k3s-agent" },
-        },
-        {
-                .program = "rke2",
-                .env_key = "RKE2_DATA_DIR",
-                .config_env_key = "RKE2_CONFIG_FILE",
-                .config = "/etc/rancher/rke2/config.yaml",
-                .default_dir = RKE2_DEFAULT_DATA_DIR,
-                .units = { "/etc/systemd/system/rke2-server.service", "/etc/systemd/system/rke2-agent.service",
-                           "/usr/local/lib/systemd/system/rke2-server.service",
-                           "/usr/local/lib/systemd/system/rke2-agent.service",
-                           "/usr/lib/systemd/system/rke2-server.service", "/usr/lib/systemd/system/rke2-agent.service",
-                           "/opt/rke2/lib/systemd/system/rke2-server.service",
-                           "/opt/rke2/lib/systemd/system/rke2-agent.service" },
-                .env_files = { "/usr/local/lib/systemd/system/rke2-server.env",
-                               "/usr/local/lib/systemd/system/rke2-agent.env",
-                               "/usr/lib/systemd/system/rke2-server.env", "/usr/lib/systemd/system/rke2-agent.env",
-                               "/opt/rke2/lib/systemd/system/rke2-server.env",
-                               "/opt/rke2/lib/systemd/system/rke2-agent.env", "/etc/default/rke2-server",
-                               "/etc/default/rke2-agent", "/etc/sysconfig/rke2-server", "/etc/sysconfig/rke2-agent" },
-        },
-};
+typedef InstallerDataDir RancherFiles;
 
 typedef struct Found {
         char *dir;                        /* the data directory said, NULL when nothing said one */
@@ -112,19 +74,42 @@ static int from_env_file(const RancherFiles *rf, const char *path, const char *t
         return isempty(v) ? 0 : found_set(f, v, path, rf->env_key);
 }
 
-/* The unit's ExecStart= as the program's flags: --data-dir/-d, and --config/-c naming the file. */
-static int from_unit(const RancherFiles *rf, const char *path, const char *text, size_t size, Found *f) {
-        cleanup_strv char **argv = NULL;
+/* The unit with its drop-ins (systemctl edit): K3S_DATA_DIR in its Environment= and the
+ * EnvironmentFile= it reads, then ExecStart='s --data-dir/-d, and --config/-c naming the file.
+ * Environment is read before any unit's flags: phase says which (0 env, 1 flags). */
+static int from_unit(int root_fd, const RancherFiles *rf, const char *path, unsigned phase, Found *f) {
+        CLEANUP(unit_exec_done) UnitExec u = {};
+        cleanup_free char *where = NULL;
         const char *v;
         int r;
 
-        r = unit_exec_start_argv(text, size, &argv);
-        if (r <= 0)
+        r = unit_file_exec_dropins(root_fd, path, &u);
+        if (r < 0)
                 return r == -ENOMEM ? r : 0;
-        if (!f->config && !isempty(v = argv_flag(argv, "config") ?: argv_flag(argv, "c")) && !(f->config = strdup(v)))
+        /* The drop-ins that were read are named with the unit: the data dir may come from one. */
+        where = u.dropins ? strprintf("%s (with %s)", path, u.dropins[strv_length(u.dropins) - 1]) : strdup(path);
+        if (!where)
                 return -ENOMEM;
-        v = argv_flag(argv, "data-dir") ?: argv_flag(argv, "d");
-        return isempty(v) ? 0 : found_set(f, v, path, "ExecStart= --data-dir");
+        if (phase == 0) {
+                if (!f->config && !isempty(v = env_get(u.env, rf->config_env_key)) && !(f->config = strdup(v)))
+                        return -ENOMEM;
+                v = env_get(u.env, rf->env_key);
+                return isempty(v) ? 0 : found_set(f, v, where, rf->env_key);
+        }
+        if (!f->config && !isempty(v = argv_flag(u.argv, "config") ?: argv_flag(u.argv, "c")) &&
+            !(f->config = strdup(v)))
+                return -ENOMEM;
+        v = argv_flag(u.argv, "data-dir") ?: argv_flag(u.argv, "d");
+        return isempty(v) ? 0 : found_set(f, v, where, "ExecStart= --data-dir");
+}
+
+static int from_units(int root_fd, const RancherFiles *rf, unsigned phase, Found *f) {
+        int r = 0;
+
+        INSTALLER_LIST_FOREACH(u, rf->units)
+                if ((r = from_unit(root_fd, rf, *u, phase, f)) < 0)
+                        break;
+        return r;
 }
 
 /* One config file's top-level "data-dir" (or "data-dir+", which appends: k3s joins with a comma). */
@@ -206,48 +191,112 @@ static int from_config(int root_fd, const RancherFiles *rf, Found *f) {
         return found_set(f, f->config_value, f->config_from, "data-dir");
 }
 
-static const RancherFiles *rancher_files_of(const char *program) {
-        for (size_t i = 0; i < ELEMENTSOF(rancher_files); i++)
-                if (streq(rancher_files[i].program, program))
-                        return rancher_files + i;
+void rancher_data_dir_done(RancherDataDir *d) {
+        free(d->dir);
+        free(d->spelled);
+        free(d->evidence);
+        free(d->refused);
+        *d = (RancherDataDir) {};
+}
+
+static void found_done(Found *f) {
+        free(f->dir);
+        free(f->evidence);
+        free(f->config);
+        free(f->config_value);
+        free(f->config_from);
+}
+
+/* A value k3s would take is one a manifest line can carry: absolute, one directory (data-dir+ joins
+ * several with a comma, which k3s then takes as one odd name), no character a line would quote. */
+static char *value_refused(const char *value) {
+        if (streq(value, "/"))
+                return strdup("the root directory");
+        if (value[0] != '/')
+                return strdup("not an absolute path (k3s would take it relative to its working directory)");
+        if (strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-@") != strlen(value))
+                return strdup("characters no manifest line carries (a comma: several data-dir+ values joined)");
         return NULL;
 }
 
-/* cmd/k3s/main.go findDataDir: $K3S_DATA_DIR first, then --data-dir/-d on the command line, then the
- * config file with its drop-ins (configfilearg.MustFindString), else the default. */
-int rancher_data_dir(int root_fd, const char *program, char **ret_dir, char **ret_evidence) {
-        const RancherFiles *rf = rancher_files_of(program);
-        cleanup_free char *simplified = NULL;
+/* Where spelled leads beneath the root: itself when it is no symlink or not there. */
+static int resolve(int root_fd, RancherDataDir *d) {
+        cleanup_close int parent = -EBADF;
+        cleanup_free char *target = NULL;
+        const char *last;
+        struct stat st;
+        int r;
+
+        r = fileio_resolve_beneath(root_fd, d->spelled, &target);
+        if (r <= 0)
+                return r < 0 ? r : (d->dir = strdup(d->spelled)) ? 0 : -ENOMEM;
+        path_simplify(target);
+        parent = chaseat(root_fd, d->spelled, CHASE_PARENT, O_PATH, &last, NULL);
+        d->link = parent >= 0 && fstatat(parent, last, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISLNK(st.st_mode);
+        d->dir = TAKE_PTR(target);
+        return 0;
+}
+
+/* The value said, or the default; refused and left at the default when no line can carry it. */
+static int decide(const RancherFiles *rf, Found *f, RancherDataDir *d) {
+        cleanup_free char *why = NULL;
+
+        if (f->dir)
+                path_simplify(f->dir);
+        if (f->dir && (why = value_refused(f->dir))) {
+                d->refused = strprintf("%s: '%s' is %s", f->evidence, f->dir, why);
+                return d->refused ? 0 : -ENOMEM;
+        }
+        if (f->dir && !streq(f->dir, rf->dir)) {
+                d->spelled = TAKE_PTR(f->dir);
+                d->evidence = TAKE_PTR(f->evidence);
+        }
+        return 0;
+}
+
+int rancher_data_dir_find(int root_fd, const InstallerInfo *info, RancherDataDir *ret) {
+        const RancherFiles *rf = info ? &info->data : NULL;
+        RancherDataDir d = {};
         Found f = {};
         int r;
 
-        if (!rf)
+        if (!rf || !rf->dir)
                 return -EINVAL;
         r = read_each(root_fd, rf, rf->env_files, ELEMENTSOF(rf->env_files), from_env_file, &f);
         if (r >= 0)
-                r = read_each(root_fd, rf, rf->units, ELEMENTSOF(rf->units), from_unit, &f);
+                r = from_units(root_fd, rf, 0, &f);
+        if (r >= 0)
+                r = from_units(root_fd, rf, 1, &f);
         if (r >= 0)
                 r = from_config(root_fd, rf, &f);
-        if (r >= 0 && f.dir && !(simplified = strdup(f.dir)))
+        if (r >= 0)
+                r = decide(rf, &f, &d);
+        if (r >= 0 && !d.spelled && !(d.spelled = strdup(rf->dir)))
                 r = -ENOMEM;
-        if (simplified)
-                path_simplify(simplified);
-        /* Only an absolute, normalised directory other than the default, and no system path (the
-         * profile removes it whole), moves the profile's paths. */
-        if (r >= 0 && simplified && path_validate_absolute(simplified, NULL) == 0 && !path_is_guarded(simplified) &&
-            !streq(simplified, rf->default_dir)) {
-                *ret_dir = TAKE_PTR(simplified);
-                *ret_evidence = TAKE_PTR(f.evidence);
-                r = 1;
-        } else if (r >= 0) {
-                *ret_dir = strdup(rf->default_dir);
-                *ret_evidence = NULL;
-                r = *ret_dir ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = resolve(root_fd, &d);
+        found_done(&f);
+        if (r < 0) {
+                rancher_data_dir_done(&d);
+                return r;
         }
-        free(f.dir);
-        free(f.evidence);
-        free(f.config);
-        free(f.config_value);
-        free(f.config_from);
+        *ret = d;
+        return 0;
+}
+
+int rancher_data_dir(int root_fd, const char *program, char **ret_dir, char **ret_evidence) {
+        const InstallerInfo *info = installer_info_by_program(program);
+        RancherDataDir d = {};
+        int r;
+
+        if (!info)
+                return -EINVAL;
+        r = rancher_data_dir_find(root_fd, info, &d);
+        if (r < 0)
+                return r;
+        r = !streq(d.dir, info->data.dir);
+        *ret_dir = TAKE_PTR(d.dir);
+        *ret_evidence = TAKE_PTR(d.evidence);
+        rancher_data_dir_done(&d);
         return r;
 }

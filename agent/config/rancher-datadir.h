@@ -2,26 +2,33 @@
 /* Where k3s or rke2 keeps its state (its data dir), read from the node's files beneath a root fd. */
 #pragma once
 
-#include <stddef.h>
+#include <stdbool.h>
 
-#include "string-util.h"
+#include "agent/config/installers.h"
 
-#define K3S_DEFAULT_DATA_DIR "/var/lib/rancher/k3s"
-#define RKE2_DEFAULT_DATA_DIR "/var/lib/rancher/rke2"
+/* An installer's data directory as found on the node. */
+typedef struct RancherDataDir {
+        char *dir;      /* the node path it resolves to beneath the root (symlinks followed inside it) */
+        char *spelled;  /* as configured, or the default when nothing names another */
+        char *evidence; /* "PATH: what said it", NULL for the default */
+        char *refused;  /* why a configured value cannot be used (relative, several joined by
+                         * data-dir+, characters no manifest line carries): dir is then the default,
+                         * and nothing may be reset on its word */
+        bool link;      /* spelled is itself a symlink, to dir */
+} RancherDataDir;
 
-/* The data directory of program ("k3s" or "rke2") as k3s resolves it (cmd/k3s/main.go findDataDir;
- * rke2 reuses k3s's CLI): $K3S_DATA_DIR/$RKE2_DATA_DIR from the env files the unit reads, then
- * --data-dir/-d in the unit's ExecStart=, then "data-dir" in the config file and its config.yaml.d
- * drop-ins (lexical order, later wins, "data-dir+" appends; the file --config/-c or *_CONFIG_FILE
- * names, when one does). 1 with a directory other than the default in *ret_dir and what said it in
- * *ret_evidence; 0 with the default in *ret_dir (*ret_evidence NULL); -EINVAL for another program;
- * -ENOMEM. A value that is no absolute, normalised path is ignored. */
+void rancher_data_dir_done(RancherDataDir *d);
+
+/* The data directory of info's program as k3s resolves it (cmd/k3s/main.go findDataDir; rke2 reuses
+ * k3s's CLI): $K3S_DATA_DIR/$RKE2_DATA_DIR from the env files the units read and the units'
+ * Environment=/EnvironmentFile= (drop-ins included), then --data-dir/-d in the unit's ExecStart= (a
+ * drop-in's wins, systemctl edit), then "data-dir" in the config file and its config.yaml.d drop-ins
+ * (lexical order, later wins, "data-dir+" appends; the file --config/-c or *_CONFIG_FILE names, when
+ * one does). Then resolved beneath the root: a data dir that is a symlink (/var/lib/rancher/k3s ->
+ * /data/k3s) is where it leads. 0 and *ret; -EINVAL for a row without a data directory; -ENOMEM. */
+int rancher_data_dir_find(int root_fd, const InstallerInfo *info, RancherDataDir *ret);
+
+/* The same for "k3s" or "rke2", only the resolved dir: 1 when it is not the default, 0 when it is
+ * (a refused value leaves the default), -EINVAL for another program, -ENOMEM. *ret_evidence may be
+ * NULL for the default. */
 int rancher_data_dir(int root_fd, const char *program, char **ret_dir, char **ret_evidence);
-
-/* /var/lib/rancher/k3s or /var/lib/rancher/rke2; NULL for another program. Inline: the manifest
- * parser's profile rebase needs no file reading. */
-static inline const char *rancher_default_data_dir(const char *program) {
-        return streq_ptr(program, "k3s")    ? K3S_DEFAULT_DATA_DIR
-               : streq_ptr(program, "rke2") ? RKE2_DEFAULT_DATA_DIR
-                                            : NULL;
-}

@@ -21,6 +21,7 @@ void unit_exec_done(UnitExec *u) {
         strv_free(u->argv);
         strv_free(u->env);
         strv_free(u->env_files);
+        strv_free(u->dropins);
         *u = (UnitExec) {};
 }
 
@@ -257,24 +258,76 @@ static int read_environment(int root_fd, char **pairs, const char *unit, UnitExe
         return 0;
 }
 
-int unit_file_exec(int root_fd, const char *path, const char *unit, UnitExec *ret) {
-        cleanup_strv char **pairs = NULL;
+/* systemd's unit search path (systemd.unit(5)), highest precedence first: where drop-in directories
+ * are looked for, whichever directory the unit itself is in. */
+static const char *const unit_search_dirs[] = { "/etc/systemd/system", "/run/systemd/system",
+                                                "/usr/local/lib/systemd/system", "/usr/lib/systemd/system",
+                                                "/lib/systemd/system" };
+
+/* The drop-ins of unit: NAME.d/ *.conf in each search directory, a name in a higher directory masking
+ * the same name lower down, read in the order of their names. Node paths, NULL when there are none. */
+static int unit_dropins(int root_fd, const char *unit, char ***ret) {
+        cleanup_strv char **names = NULL, **paths = NULL;
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(unit_search_dirs); i++) {
+                cleanup_free char *dir = strprintf("%s/%s.d", unit_search_dirs[i], unit);
+                cleanup_strv char **here = NULL;
+
+                r = dir ? fileio_list_beneath(root_fd, dir, "*.conf", &here) : -ENOMEM;
+                STRV_FOREACH(n, here)
+                        if (r >= 0 && !strv_contains(names, *n) && (r = strv_extend(&names, *n)) >= 0)
+                                r = strv_consume(&paths, strprintf("%s/%s", dir, *n));
+        }
+        if (r < 0)
+                return r;
+        /* By name, whatever directory each is in: a path sorts by its directory first. */
+        for (size_t i = 0; paths && paths[i]; i++)
+                for (size_t k = i + 1; paths[k]; k++)
+                        if (strcmp(strrchr(paths[k], '/'), strrchr(paths[i], '/')) < 0) {
+                                char *t = paths[i];
+
+                                paths[i] = paths[k];
+                                paths[k] = t;
+                        }
+        *ret = TAKE_PTR(paths);
+        return 0;
+}
+
+/* The [Service] assignments of the file at path appended to *pairs: -ENOENT without it, -EBADMSG for a
+ * line that is no assignment. */
+static int unit_pairs_append(int root_fd, const char *path, char ***pairs) {
+        cleanup_strv char **more = NULL;
         cleanup_free char *text = NULL;
         unsigned malformed = 0;
-        const char *command;
-        UnitExec u = {};
         size_t size;
         int r;
 
         r = fileio_read_beneath(root_fd, path, UNIT_FILE_MAX, &text, &size);
-        if (r < 0)
-                return r;
-        r = unit_file_service(text, size, &pairs, &malformed);
-        if (r < 0)
-                return r;
-        if (malformed > 0)
-                return -EBADMSG;
-        r = read_environment(root_fd, pairs, unit, &u);
+        if (r >= 0)
+                r = unit_file_service(text, size, &more, &malformed);
+        if (r >= 0 && malformed > 0)
+                r = -EBADMSG;
+        STRV_FOREACH(m, more)
+                if (r >= 0)
+                        r = strv_extend(pairs, *m);
+        return r;
+}
+
+static int unit_exec_from(int root_fd, const char *path, const char *unit, bool dropins, UnitExec *ret) {
+        cleanup_strv char **pairs = NULL, **files = NULL;
+        const char *command;
+        UnitExec u = {};
+        int r;
+
+        r = unit_pairs_append(root_fd, path, &pairs);
+        if (r >= 0 && dropins)
+                r = unit_dropins(root_fd, unit, &files);
+        STRV_FOREACH(f, files)
+                if (r >= 0 && (r = unit_pairs_append(root_fd, *f, &pairs)) >= 0)
+                        r = strv_extend(&u.dropins, *f);
+        if (r >= 0)
+                r = read_environment(root_fd, pairs, unit, &u);
         if (r >= 0 && (command = exec_start(pairs)))
                 r = expand_exec(command, u.env, &u.argv);
         if (r < 0) {
@@ -283,4 +336,14 @@ int unit_file_exec(int root_fd, const char *path, const char *unit, UnitExec *re
         }
         *ret = u;
         return 0;
+}
+
+int unit_file_exec(int root_fd, const char *path, const char *unit, UnitExec *ret) {
+        return unit_exec_from(root_fd, path, unit, false, ret);
+}
+
+int unit_file_exec_dropins(int root_fd, const char *path, UnitExec *ret) {
+        const char *slash = strrchr(path, '/');
+
+        return unit_exec_from(root_fd, path, slash ? slash + 1 : path, true, ret);
 }

@@ -10,6 +10,7 @@ typedef struct UnitExec {
         char **argv;      /* ExecStart=, $VAR split at blanks, ${VAR} substituted; NULL without one */
         char **env;       /* "KEY=value": Environment=, then each EnvironmentFile= (which wins) */
         char **env_files; /* the node paths of the EnvironmentFile= lines that were read */
+        char **dropins;   /* the node paths of the drop-ins read (unit_file_exec_dropins()) */
 } UnitExec;
 
 /* Read the unit file at node path (beneath root_fd) named unit (for the %n/%p/%N specifiers). Drop-ins
@@ -17,6 +18,13 @@ typedef struct UnitExec {
  * command line that does not split, -ENOMEM. */
 int unit_file_exec(int root_fd, const char *path, const char *unit, UnitExec *ret);
 void unit_exec_done(UnitExec *u);
+
+/* The same with the unit's drop-ins read after it, as systemd reads them (systemctl edit writes
+ * /etc/systemd/system/NAME.d/override.conf): NAME.d/ *.conf in every directory of the unit search path,
+ * in the order of their file names, a file in a higher directory masking one of the same name lower
+ * down. A drop-in that does not read, or holds a line that is no assignment, fails it as the unit
+ * itself would (-EBADMSG). The unit is named after path's last component. */
+int unit_file_exec_dropins(int root_fd, const char *path, UnitExec *ret);
 
 /* The [Service] section's assignments as systemd reads them (systemd.syntax(7)): "Key=value" in file
  * order in *ret_pairs (NULL for none), blanks around the '=' and at the ends dropped, a trailing

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Small lookups in a libyaml document, shared by the readers of kubeconfigs and static pod manifests. */
+/* Small lookups in a libyaml document, shared by the readers of kubeconfigs and static pod manifests,
+ * and the writer of the documents node-reset changes (kubeadm's ClusterStatus, a user's kubeconfig). */
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/config/yaml-util.h"
+#include "macro.h"
 #include "string-util.h"
 
 const char *yaml_scalar_of(const yaml_node_t *n) {
@@ -54,4 +58,102 @@ int yaml_each_document(const char *text, size_t size, const char *path,
         }
         yaml_parser_delete(&parser);
         return r;
+}
+
+static int write_handler(void *data, unsigned char *buffer, size_t size) {
+        return fwrite(buffer, 1, size, data) == size;
+}
+
+int yaml_document_emit(yaml_document_t *doc, char **ret) {
+        yaml_emitter_t em;
+        size_t size = 0;
+        FILE *f;
+        int ok;
+
+        f = open_memstream(ret, &size);
+        if (!f) {
+                yaml_document_delete(doc);
+                return -ENOMEM;
+        }
+        if (!yaml_emitter_initialize(&em)) {
+                yaml_document_delete(doc);
+                fclose(f);
+                return -ENOMEM;
+        }
+        yaml_emitter_set_output(&em, write_handler, f);
+        yaml_emitter_set_unicode(&em, 1);
+        /* A token or a certificate's base64 stays one line, as the tools that wrote it left it. */
+        yaml_emitter_set_width(&em, -1);
+        ok = yaml_emitter_open(&em) && yaml_emitter_dump(&em, doc) && yaml_emitter_close(&em);
+        yaml_emitter_delete(&em);
+        if (fclose(f) != 0 || !ok) {
+                *ret = mfree(*ret);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static bool depth_within(yaml_document_t *doc, int index, bool *seen, unsigned max) {
+        yaml_node_t *n = yaml_document_get_node(doc, index);
+
+        if (!n || seen[index - 1])
+                return true;
+        seen[index - 1] = true;
+        if (n->type == YAML_SCALAR_NODE)
+                return true;
+        if (max == 0)
+                return false;
+        if (n->type == YAML_SEQUENCE_NODE)
+                for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++)
+                        if (!depth_within(doc, *i, seen, max - 1))
+                                return false;
+        if (n->type == YAML_MAPPING_NODE)
+                for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++)
+                        if (!depth_within(doc, p->key, seen, max - 1) || !depth_within(doc, p->value, seen, max - 1))
+                                return false;
+        return true;
+}
+
+int yaml_document_check_depth(yaml_document_t *doc, unsigned max) {
+        cleanup_free bool *seen = calloc((size_t) (doc->nodes.top - doc->nodes.start) ?: 1, sizeof *seen);
+
+        if (!seen)
+                return -ENOMEM;
+        return depth_within(doc, 1, seen, max) ? 0 : -EBADMSG;
+}
+
+static bool scalar_equal(const yaml_node_t *a, const yaml_node_t *b) {
+        bool plain_a = a->data.scalar.style == YAML_PLAIN_SCALAR_STYLE,
+             plain_b = b->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+
+        return plain_a == plain_b && a->data.scalar.length == b->data.scalar.length &&
+               memcmp(a->data.scalar.value, b->data.scalar.value, a->data.scalar.length) == 0 &&
+               streq_ptr((const char *) a->tag, (const char *) b->tag);
+}
+
+bool yaml_node_equal(yaml_document_t *da, yaml_node_t *a, yaml_document_t *db, yaml_node_t *b) {
+        if (!a || !b || a->type != b->type)
+                return a == b;
+        if (a->type == YAML_SCALAR_NODE)
+                return scalar_equal(a, b);
+        if (a->type == YAML_SEQUENCE_NODE) {
+                yaml_node_item_t *i = a->data.sequence.items.start, *j = b->data.sequence.items.start;
+
+                if (a->data.sequence.items.top - i != b->data.sequence.items.top - j)
+                        return false;
+                for (; i < a->data.sequence.items.top; i++, j++)
+                        if (!yaml_node_equal(da, yaml_document_get_node(da, *i), db, yaml_document_get_node(db, *j)))
+                                return false;
+                return true;
+        }
+        yaml_node_pair_t *p = a->data.mapping.pairs.start, *q = b->data.mapping.pairs.start;
+
+        if (a->data.mapping.pairs.top - p != b->data.mapping.pairs.top - q)
+                return false;
+        for (; p < a->data.mapping.pairs.top; p++, q++)
+                if (!yaml_node_equal(da, yaml_document_get_node(da, p->key), db, yaml_document_get_node(db, q->key)) ||
+                    !yaml_node_equal(da, yaml_document_get_node(da, p->value), db,
+                                     yaml_document_get_node(db, q->value)))
+                        return false;
+        return true;
 }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent/config/installers.h"
 #include "agent/config/manifest.h"
 #include "agent/os/mountinfo.h"
 #include "agent/os/proc.h"
@@ -44,6 +45,8 @@ typedef struct PhaseFacts {
         /* backup: with backup_unsaved, those rows (node paths), k3s's and rke2's under their data
          * directories included. */
         char **backup_kept;
+        /* backup, written: the datastores it could not copy (with their -wal and -shm), kept. */
+        char **backup_uncopied;
         /* Who owns this node's etcd (etcd-owner.h): decided by the first phase that asks
          * (phase_etcd_scope()), from the files as they were before anything was changed, and
          * followed by every phase for the rest of the run. */
@@ -62,6 +65,10 @@ typedef struct Context {
          * its conf dir that libcni loads, and none on containerd when the first file does not load);
          * NULL when none. The one CNI file whose ranges are the pods'. */
         const char *cni_config;
+        /* The installer detection found (installers.h); INSTALLER_NONE when none or more than one: who
+         * owns the etcd is read in its light (etcd-owner.h), and the rejoin verdict does not count what
+         * its own uninstall removes as the run's doing. */
+        Installer installer;
         MountTable *mounts;   /* read once when the plan is built, refreshed by phases that change it */
         usec_t deadline_usec; /* CLOCK_MONOTONIC; 0 = none */
         bool lazy_unmount;    /* allow MNT_DETACH when a plain unmount says EBUSY */

@@ -17,6 +17,7 @@ static const char *const effects[_DLIB_LIB_MAX] = {
         [DLIB_LIBCRYPTO] = "orphan-check cannot read kubeconfig certificates",
         [DLIB_LIBYAML] = "orphan-check cannot read kubeconfigs",
         [DLIB_LIBBPF] = "network BPF program lines skipped",
+        [DLIB_LIBSQLITE3] = "backup cannot copy k3s's SQLite datastore, which is then kept",
 };
 
 int libraries_check(DlibLib lib, const char **ret_why) {

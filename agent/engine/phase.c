@@ -40,6 +40,7 @@ void phase_facts_done(Context *ctx) {
         ctx->facts.etcd_data_dir = mfree(ctx->facts.etcd_data_dir);
         ctx->facts.backup_unsaved = mfree(ctx->facts.backup_unsaved);
         ctx->facts.backup_kept = strv_free(ctx->facts.backup_kept);
+        ctx->facts.backup_uncopied = strv_free(ctx->facts.backup_uncopied);
         ctx->facts.etcd.why = mfree(ctx->facts.etcd.why);
         if (ctx->facts.etcd_scope)
                 etcd_scope_done(ctx->facts.etcd_scope);
@@ -55,7 +56,7 @@ int phase_etcd_scope(Context *ctx, const EtcdScope **ret) {
                 s = calloc(1, sizeof *s);
                 if (!s)
                         return -ENOMEM;
-                r = etcd_scope_decide(ctx->root_fd, s);
+                r = etcd_scope_decide(ctx->root_fd, ctx->installer, s);
                 if (r < 0) {
                         free(s);
                         return r;
@@ -101,4 +102,12 @@ int phase_systemd(Context *ctx, ServiceManager **ret) {
         }
         *ret = ctx->facts.systemd;
         return 0;
+}
+
+bool phase_manifest_stops_unit(const Manifest *m, const char *unit) {
+        MANIFEST_FOREACH(e, m, DIRECTIVE_UNIT)
+                if (e->n_args >= 2 && services_unit_pattern_matches(e->args[0], unit) &&
+                    comma_list_contains(e->args[1], "stop"))
+                        return true;
+        return false;
 }

@@ -73,3 +73,5 @@ int phase_etcd_scope(Context *ctx, const struct EtcdScope **ret);
 void phase_procs_drop(Context *ctx);
 /* Whether the phase called name is planned in this run (false outside engine_plan()'s selection). */
 bool phase_selected(const Context *ctx, const char *name);
+/* Does a "unit" line of the manifest stop this unit (its pattern names it, its actions say stop)? */
+bool phase_manifest_stops_unit(const Manifest *m, const char *unit);

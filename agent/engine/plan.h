@@ -59,6 +59,9 @@ struct Action {
          * the report's "pods_gone_ms". */
         bool pods_gone_known;
         uint64_t pods_gone_usec;
+        /* static: the pods phase's runtime row of a runtime that answered Version: the CRI version
+         * the run speaks to it ("v1", "v1alpha2"); the report's "cri_api". */
+        const char *cri_api;
 };
 
 typedef struct Plan {

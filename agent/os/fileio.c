@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "agent/os/fileio.h"
+#include "agent/os/remote-fs.h"
 #include "chase.h"
 #include "strv.h"
 #include "errno-util.h"
@@ -74,8 +75,11 @@ int fileio_read_regular(int fd, size_t max, char **ret, size_t *ret_size, struct
 }
 
 bool fileio_exists_beneath(int root_fd, const char *path) {
-        int fd = chaseat(root_fd, path, 0, O_PATH, NULL, NULL);
+        int fd;
 
+        if (remote_fs_check(root_fd, path, NULL) < 0)
+                return false;
+        fd = chaseat(root_fd, path, 0, O_PATH, NULL, NULL);
         if (fd < 0)
                 return false;
         (void) close_nointr(fd);
@@ -84,7 +88,11 @@ bool fileio_exists_beneath(int root_fd, const char *path) {
 
 int fileio_read_beneath(int root_fd, const char *path, size_t max, char **ret, size_t *ret_size) {
         cleanup_close int fd = -EBADF;
+        int r;
 
+        r = remote_fs_check(root_fd, path, NULL);
+        if (r < 0)
+                return r;
         fd = chaseat(root_fd, path, 0, O_RDONLY | O_NOCTTY | O_NONBLOCK, NULL, NULL);
         if (fd < 0)
                 return fd;
@@ -145,15 +153,20 @@ static const char *type_name(mode_t mode) {
         }
 }
 
-int fileio_check_own(const struct stat *st, char **reterr_msg) {
+static int check_own_by(const struct stat *st, uid_t owner, char **reterr_msg) {
         if (!S_ISREG(st->st_mode))
                 return set_errmsg(reterr_msg, -EPERM, "it is %s", type_name(st->st_mode));
         /* Another name means data someone else keeps there (a PV's file linked into --root). */
         if (st->st_nlink != 1)
                 return set_errmsg(reterr_msg, -EPERM, "it is a hard link (%ju names)", (uintmax_t) st->st_nlink);
-        if (st->st_uid != 0 && st->st_uid != geteuid())
-                return set_errmsg(reterr_msg, -EPERM, "it belongs to UID %u, not to root", (unsigned) st->st_uid);
+        if (st->st_uid != 0 && st->st_uid != geteuid() && st->st_uid != owner)
+                return set_errmsg(reterr_msg, -EPERM, "it belongs to UID %u, not to root%s", (unsigned) st->st_uid,
+                                  owner != 0 ? " nor to its directory's owner" : "");
         return 0;
+}
+
+int fileio_check_own(const struct stat *st, char **reterr_msg) {
+        return check_own_by(st, 0, reterr_msg);
 }
 
 static bool same_stat(const struct stat *a, const struct stat *b) {
@@ -182,6 +195,11 @@ static int reopen(int path_fd, int dir_fd, const char *name, const struct stat *
 }
 
 int fileio_open_regular(int dir_fd, const char *name, int flags, struct stat *ret_st, char **reterr_msg) {
+        return fileio_open_regular_by(dir_fd, name, flags, 0, ret_st, reterr_msg);
+}
+
+int fileio_open_regular_by(int dir_fd, const char *name, int flags, uid_t owner, struct stat *ret_st,
+                           char **reterr_msg) {
         cleanup_close int path_fd = -EBADF;
         struct stat st;
         int r;
@@ -192,7 +210,7 @@ int fileio_open_regular(int dir_fd, const char *name, int flags, struct stat *re
                 return negative_errno();
         if (fstat(path_fd, &st) < 0)
                 return negative_errno();
-        r = fileio_check_own(&st, reterr_msg);
+        r = check_own_by(&st, owner, reterr_msg);
         if (r < 0)
                 return r;
         r = reopen(path_fd, dir_fd, name, &st, flags);
@@ -410,6 +428,9 @@ int fileio_list_beneath(int root_fd, const char *dir, const char *glob, char ***
         int fd, r = 0;
 
         *ret = NULL;
+        r = remote_fs_check(root_fd, dir, NULL);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
         fd = chaseat(root_fd, dir, 0, O_RDONLY | O_DIRECTORY, NULL, NULL);
         if (fd < 0)
                 return 0;
@@ -468,6 +489,9 @@ int fileio_resolve_beneath(int root_fd, const char *path, char **ret) {
         int fd;
 
         *ret = NULL;
+        fd = remote_fs_check(root_fd, path, NULL);
+        if (fd < 0)
+                return fd == -ENOMEM ? fd : 0;
         fd = chaseat(root_fd, path, 0, O_PATH | O_DIRECTORY, NULL, NULL);
         if (fd < 0)
                 return 0;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Small files beneath a root directory: read them with symlinks resolved inside the root, write them
- * atomically; reach a unix socket there through the inode resolved. */
+ * atomically; reach a unix socket there through the inode resolved. The readers beneath a root ask
+ * remote_fs_check() first: beneath a network or FUSE mount that does not answer they read nothing
+ * (-EHOSTDOWN, absent, no names). */
 #pragma once
 
 #include <stdbool.h>
@@ -47,6 +49,9 @@ int fileio_check_own(const struct stat *st, char **reterr_msg);
  * examined through O_PATH first, so a device is never opened, a FIFO never waited on, a symlink never
  * followed; the fd returned is that very inode, whatever the name refers to by then. */
 int fileio_open_regular(int dir_fd, const char *name, int flags, struct stat *ret_st, char **reterr_msg);
+/* The same for a file that may also belong to owner (a user's file in the user's own directory). */
+int fileio_open_regular_by(int dir_fd, const char *name, int flags, uid_t owner, struct stat *ret_st,
+                           char **reterr_msg);
 
 /* Create dir_fd/name (O_EXCL, *ret_created = true) or open the existing one as fileio_open_regular()
  * does (*ret_created = false). For a file that must keep its inode (a lock). */

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "agent/base/path.h"
+#include "agent/os/remote-fs.h"
 #include "agent/os/remove.h"
 #include "alloc-util.h"
 #include "chase.h"
@@ -646,6 +647,13 @@ int remove_tree(int root_fd, const char *node_path, const RemoveOptions *o, Remo
                 free(w.path.p);
                 return -EINVAL;
         }
+        /* Beneath a network or FUSE mount that does not answer, the first open would never return. */
+        r = remote_fs_check(root_fd, w.path.p, NULL);
+        if (r < 0) {
+                (void) walk_fail_why(&w, r, "a network or FUSE file system on the way does not answer");
+                free(w.path.p);
+                return r;
+        }
         (void) remove_target(&w, root_fd);
         free(w.path.p);
         free(w.levels);
@@ -690,6 +698,7 @@ static bool component_is_glob(const char *c) {
 }
 
 typedef struct Expand {
+        int root_fd;
         PathBuf path;
         char **matches;
 } Expand;
@@ -705,20 +714,29 @@ static int expand_entry(Expand *e, int dfd, const char *name, char *const *comps
         r = path_push(&e->path, name, &saved);
         if (r < 0)
                 return r;
+        r = remote_fs_check(e->root_fd, e->path.p, NULL);
+        if (r < 0) {
+                /* A mount that does not answer is not looked into: named as a match when it is one, for
+                 * its row to say so; beneath it nothing is matched. */
+                r = r == -ENOMEM ? r : comps[1] ? 0 : strv_extend(&e->matches, e->path.p);
+                path_pop(&e->path, saved);
+                return r;
+        }
         if (!comps[1]) {
                 r = RET_NERRNO(fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW));
-                if (r >= 0)
+                if (r >= 0 || r == -ENOTCONN)
                         r = strv_extend(&e->matches, e->path.p);
                 else if (r == -ENOENT)
                         r = 0;
         } else {
-                /* A symlink (or a file) as an intermediate component simply does not match. */
+                /* A symlink (or a file) as an intermediate component simply does not match; nor does
+                 * anything beneath a FUSE mount whose daemon is gone (ENOTCONN). */
                 fd = chaseat(dfd, name, CHASE_NO_SYMLINKS | CHASE_MUST_BE_DIRECTORY, O_RDONLY, NULL, NULL);
                 if (fd >= 0) {
                         r = expand_at(e, fd, comps + 1);
                         (void) close_nointr(fd);
                 } else
-                        r = fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP ? 0 : fd;
+                        r = fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP || fd == -ENOTCONN ? 0 : fd;
         }
         path_pop(&e->path, saved);
         return r;
@@ -764,9 +782,13 @@ static int expand_literal(Expand *e, int root_fd) {
         cleanup_close int pfd = -EBADF;
         const char *name = NULL;
         struct stat st;
+        int r;
 
-        if (streq(e->path.p, "/"))
-                return strv_extend(&e->matches, "/");
+        r = remote_fs_check(root_fd, e->path.p, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (streq(e->path.p, "/") || r < 0)
+                return strv_extend(&e->matches, e->path.p);
         pfd = open_parent(root_fd, e->path.p, &symlink, &name);
         if (symlink)
                 return strv_extend(&e->matches, e->path.p);
@@ -774,7 +796,8 @@ static int expand_literal(Expand *e, int root_fd) {
                 return 0;
         if (pfd < 0)
                 return pfd;
-        if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        /* A FUSE mount whose daemon is gone (ENOTCONN) is there: its row says what it cannot do. */
+        if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno != ENOTCONN)
                 return errno == ENOENT ? 0 : negative_errno();
         return strv_extend(&e->matches, e->path.p);
 }
@@ -811,7 +834,7 @@ static int expand_glob(Expand *e, int root_fd) {
 }
 
 int path_expand(int root_fd, const char *pattern, char ***ret) {
-        Expand e = {};
+        Expand e = { .root_fd = root_fd };
         size_t n = 0;
         int r;
 

@@ -61,13 +61,11 @@ static int strdup_to(char **field, const char *v) {
         return 0;
 }
 
-/* Set *field from the first table/key that a config file has; keeps the default otherwise. */
-static int config_lookup(const char *path, const char *const *tables, const char *key, char **field) {
-        cleanup_free char *text = NULL, *v = NULL;
+/* Set *field from the config's key in one of the tables, if it has it. */
+static int text_lookup(const char *text, const char *const *tables, const char *key, char **field) {
+        cleanup_free char *v = NULL;
         int r;
 
-        if (fileio_read_file(path, RUNTIME_CONFIG_MAX, &text, NULL) < 0)
-                return 0; /* no config file: the defaults are what the runtime uses */
         r = toml_find_string(text, tables, key, &v);
         if (r <= 0)
                 return r;
@@ -76,28 +74,45 @@ static int config_lookup(const char *path, const char *const *tables, const char
         return 0;
 }
 
-static int containerd_info(RuntimeInfo *i, const char *cmdline, size_t len) {
-        /* containerd 1.x config version 2, version 1 and containerd 2.x (version 3). */
-        static const char *const cni_tables[] = {
-                "plugins.io.containerd.grpc.v1.cri.cni",
-                "plugins.cri.cni",
-                "plugins.io.containerd.cri.v1.runtime.cni",
-                NULL,
-        };
+/* The same from a config file; keeps the default when there is none. */
+static int config_lookup(const char *path, const char *const *tables, const char *key, char **field) {
+        cleanup_free char *text = NULL;
+
+        if (fileio_read_file(path, RUNTIME_CONFIG_MAX, &text, NULL) < 0)
+                return 0; /* no config file: the defaults are what the runtime uses */
+        return text_lookup(text, tables, key, field);
+}
+
+const char *const *runtime_containerd_cni_tables(const char *config_text) {
+        static const char *const v3[] = { "plugins.io.containerd.cri.v1.runtime.cni", NULL };
+        static const char *const v2[] = { "plugins.io.containerd.grpc.v1.cri.cni", NULL };
+        static const char *const v1[] = { "plugins.cri.cni", NULL };
         static const char *const top[] = { "", NULL };
+        unsigned version = 1;
+
+        (void) toml_find_uint(config_text, top, "version", &version);
+        return version >= 3 ? v3 : version == 2 ? v2 : v1;
+}
+
+static int containerd_info(RuntimeInfo *i, const char *cmdline, size_t len) {
+        static const char *const top[] = { "", NULL };
+        cleanup_free char *text = NULL;
         const char *v;
-        int r;
+        int r = 0;
 
         v = cmdline ? proc_cmdline_option(cmdline, len, "--config", "-c") : NULL;
         if (strdup_to(&i->config, v ?: "/etc/containerd/config.toml") < 0 ||
             strdup_to(&i->cni_conf_dir, "/etc/cni/net.d") < 0 || strdup_to(&i->state_dir, "/run/containerd") < 0 ||
             strdup_to(&i->root_dir, "/var/lib/containerd") < 0)
                 return -ENOMEM;
-        r = config_lookup(i->config, cni_tables, "conf_dir", &i->cni_conf_dir);
-        if (r >= 0)
-                r = config_lookup(i->config, top, "state", &i->state_dir);
-        if (r >= 0)
-                r = config_lookup(i->config, top, "root", &i->root_dir);
+        /* No config file: the defaults are what the runtime uses. */
+        if (fileio_read_file(i->config, RUNTIME_CONFIG_MAX, &text, NULL) >= 0) {
+                r = text_lookup(text, runtime_containerd_cni_tables(text), "conf_dir", &i->cni_conf_dir);
+                if (r >= 0)
+                        r = text_lookup(text, top, "state", &i->state_dir);
+                if (r >= 0)
+                        r = text_lookup(text, top, "root", &i->root_dir);
+        }
         if (r < 0)
                 return r;
         /* Flags win over the file (k3s passes --state and --root). */

@@ -33,3 +33,9 @@ void runtime_info_done(RuntimeInfo *i);
  * for lack of information: defaults stand in. -ENOMEM only. */
 int runtime_info_probe(const char *socket_path, const char *runtime_name, RuntimeInfo *ret);
 const char *runtime_kind_to_string(RuntimeKind k);
+/* The TOML tables (NULL-terminated) where a containerd config file keeps its CRI plugin's CNI settings
+ * (conf_dir), chosen by the file's top-level "version" as containerd itself does: 3 (containerd 2.x)
+ * splits the CRI plugin and the runtime half holds them, plugins.'io.containerd.cri.v1.runtime'.cni;
+ * 2, plugins."io.containerd.grpc.v1.cri".cni; 1 or none, plugins.cri.cni. containerd 2.x migrates a
+ * version 2 file as it loads it, so the file's version decides, not the binary's. */
+const char *const *runtime_containerd_cni_tables(const char *config_text);

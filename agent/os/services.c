@@ -22,6 +22,7 @@
 #define SD_PATH "/org/freedesktop/systemd1"
 #define SD_MANAGER "org.freedesktop.systemd1.Manager"
 #define SD_UNIT "org.freedesktop.systemd1.Unit"
+#define SD_SERVICE "org.freedesktop.systemd1.Service"
 
 struct ServiceManager {
         sd_bus *bus;
@@ -387,6 +388,22 @@ int services_unit_status(ServiceManager *m, const char *unit, UnitStatus *ret) {
         return 0;
 }
 
+int services_unit_main_pid(ServiceManager *m, const char *unit, pid_t *ret) {
+        cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+        cleanup_free char *path = NULL;
+        uint32_t pid = 0;
+        int r;
+
+        r = unit_object(m, unit, &path);
+        if (r < 0)
+                return r;
+        r = sd_bus_get_property_trivial(m->bus, SD_DESTINATION, path, SD_SERVICE, "MainPID", &e, 'u', &pid);
+        if (r < 0)
+                return bus_error_is_absent(&e) ? -ENOENT : r;
+        *ret = (pid_t) pid;
+        return 0;
+}
+
 bool services_status_is_stopped(const UnitStatus *s) {
         return s->job_id == 0 && (streq(s->active_state, "inactive") || streq(s->active_state, "failed"));
 }
@@ -470,6 +487,7 @@ static void stop_queue(ServiceManager *m, StopJob *j, uint64_t timeout_usec, uin
                 [UNIT_JOB_STOP] = "StopUnit",
                 [UNIT_JOB_RESTART] = "RestartUnit",
                 [UNIT_JOB_RELOAD] = "ReloadUnit",
+                [UNIT_JOB_START] = "StartUnit",
         };
         const char *unit = j->stop->unit, *path, *method = methods[j->stop->job];
         bool stop = j->stop->job == UNIT_JOB_STOP;
@@ -511,7 +529,9 @@ static void stop_finish(ServiceManager *m, StopJob *j) {
         UnitStatus s;
 
         if (j->stop->job != UNIT_JOB_STOP) {
-                const char *verb = j->stop->job == UNIT_JOB_RESTART ? "restart" : "reload";
+                const char *verb = j->stop->job == UNIT_JOB_RESTART ? "restart"
+                                   : j->stop->job == UNIT_JOB_START ? "start"
+                                                                    : "reload";
 
                 if (streq(j->result, "done"))
                         return stop_settle(j, 1, "%sed (job done)", verb);
@@ -619,6 +639,10 @@ static int one_job(ServiceManager *m, const char *unit, UnitJob job, uint64_t ti
 int services_restart(ServiceManager *m, const char *unit, uint64_t timeout_usec, uint64_t deadline_usec,
                      char **ret_msg) {
         return one_job(m, unit, UNIT_JOB_RESTART, timeout_usec, deadline_usec, ret_msg);
+}
+
+int services_start(ServiceManager *m, const char *unit, uint64_t timeout_usec, uint64_t deadline_usec, char **ret_msg) {
+        return one_job(m, unit, UNIT_JOB_START, timeout_usec, deadline_usec, ret_msg);
 }
 
 int services_reload_unit(ServiceManager *m, const char *unit, uint64_t timeout_usec, uint64_t deadline_usec,

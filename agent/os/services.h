@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* The default per-unit stop deadline: systemd's DefaultTimeoutStopSec, after which systemd itself
  * escalates to SIGKILL, plus a little for that to finish. */
@@ -43,6 +44,9 @@ int services_unit_status(ServiceManager *m, const char *unit, UnitStatus *ret);
 /* GetUnitFileState(): "enabled", "disabled", "static", "masked", ...; -ENOENT without a unit file. */
 int services_unit_file_state(ServiceManager *m, const char *unit, char **ret_state);
 
+/* A service's MainPID (0 when it has none running); -ENOENT when systemd has not loaded the unit. */
+int services_unit_main_pid(ServiceManager *m, const char *unit, pid_t *ret);
+
 /* Inactive or failed, with no job queued: there is nothing to stop. */
 bool services_status_is_stopped(const UnitStatus *s);
 
@@ -50,6 +54,7 @@ typedef enum UnitJob {
         UNIT_JOB_STOP,
         UNIT_JOB_RESTART, /* RestartUnit: the unit runs again once its job is done */
         UNIT_JOB_RELOAD,  /* ReloadUnit: systemd runs the unit's ExecReload= */
+        UNIT_JOB_START,   /* StartUnit */
 } UnitJob;
 
 typedef struct UnitStop {
@@ -71,6 +76,9 @@ void services_stop_many(ServiceManager *m, UnitStop *stops, size_t n, uint64_t t
  * -errno with the job's result in *ret_msg. */
 int services_restart(ServiceManager *m, const char *unit, uint64_t timeout_usec, uint64_t deadline_usec,
                      char **ret_msg);
+
+/* StartUnit(unit, "replace") and wait for its job, as services_restart() does: 1 started. */
+int services_start(ServiceManager *m, const char *unit, uint64_t timeout_usec, uint64_t deadline_usec, char **ret_msg);
 
 /* ReloadUnit(unit, "replace") and wait for its job, as services_restart() does: systemd runs the
  * unit's ExecReload= in the node's own namespaces. 1 reloaded, -errno with the job's result. */

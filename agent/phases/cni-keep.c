@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 
+#include "agent/engine/phase.h"
 #include "agent/os/runtime-info.h"
 #include "agent/os/services.h"
 #include "agent/phases/cni-keep.h"
@@ -27,11 +28,7 @@ void cni_keep_set_done(CniKeepSet *s) {
 }
 
 bool cni_keep_manifest_stops(const Manifest *m, const char *unit) {
-        MANIFEST_FOREACH(e, m, DIRECTIVE_UNIT)
-                if (e->n_args >= 2 && services_unit_pattern_matches(e->args[0], unit) &&
-                    comma_list_contains(e->args[1], "stop"))
-                        return true;
-        return false;
+        return phase_manifest_stops_unit(m, unit);
 }
 
 static int socket_list(const Context *ctx, char ***ret) {

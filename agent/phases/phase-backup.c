@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The backup phase: before anything is deleted, copy the node's PKI, kubeconfigs, kubelet's config
- * and client certificates, the static pod manifests and the etcd env files (k3s's and rke2's CAs,
- * token and configuration too), and an etcd snapshot
+/* The backup phase: before anything is deleted, copy the node's PKI, kubeconfigs (the users' ones the
+ * files phase edits too), kubelet's config and client certificates, the static pod manifests and the
+ * etcd env files (k3s's and rke2's CAs, token and configuration too), and an etcd snapshot
  * when this node's member answers, into BACKUP_DIR/<UTC timestamp>/ beneath --root. Directories
  * 0700, files 0600, every file created fresh (O_EXCL), every source opened with O_NOFOLLOW (a
  * symlink is saved as a symlink), never across a mount. No profile removes the backups: the files
@@ -26,8 +26,13 @@
 #include "agent/base/log.h"
 #include "agent/base/path.h"
 #include "agent/os/fileio.h"
+#include "agent/os/remote-fs.h"
 #include "agent/os/remove.h"
+#include "agent/config/envfile.h"
+#include "agent/config/etcd-flags.h"
+#include "agent/config/installers.h"
 #include "agent/config/rancher-datadir.h"
+#include "agent/os/sqlite-copy.h"
 #include "agent/engine/phase.h"
 #include "chase.h"
 #include "errno-util.h"
@@ -51,126 +56,124 @@ static uint64_t arg_etcd_db_copy_max; /* --etcd-db-copy-max, bytes; 0: DB_COPY_M
 static bool arg_no_backup;
 #define DB_COPY_MAX_DEFAULT (8ULL << 30) /* --etcd-db-copy-max */
 
-/* What is saved: kubeadm, kubespray and kubekey put their PKI, kubeconfigs and configs here. */
-static const char *const backup_sources[] = {
-        "/etc/kubernetes/pki", /* pki/etcd too */
-        "/etc/kubernetes/ssl", /* kubespray's PKI directory */
-        "/etc/kubernetes/admin.conf",
-        "/etc/kubernetes/super-admin.conf",
-        "/etc/kubernetes/kubelet.conf",
-        "/etc/kubernetes/bootstrap-kubelet.conf",
-        "/etc/kubernetes/controller-manager.conf",
-        "/etc/kubernetes/scheduler.conf",
-        "/etc/kubernetes/kubeadm-config.yaml",
-        "/etc/kubernetes/kubelet-config.yaml",
-        "/etc/kubernetes/kubelet.env",
-        "/etc/kubernetes/manifests",
-        "/var/lib/kubelet/config.yaml",
-        "/var/lib/kubelet/kubeadm-flags.env",
-        "/var/lib/kubelet/pki", /* kubelet's client and serving certificates */
-        "/etc/etcd.env",
-        "/etc/ssl/etcd", /* kubespray's and kubekey's etcd PKI */
-};
+/* What is saved, what has no other copy, the encryption-at-rest configurations and the datastores:
+ * each installer's row (installers.h), k3s's and rke2's beneath the data directory each resolves on
+ * this node. The etcd data directory is the other row with no other copy: its own rule keeps it
+ * without a snapshot or a copy of its member/snap/db (etcd-datadir.h). */
+typedef enum BackupList {
+        BACKUP_SOURCES,       /* saved as files */
+        BACKUP_IRREPLACEABLE, /* kept when the backup could not be written */
+        BACKUP_DATASTORES,    /* copied as databases (SQLite's online backup) */
+} BackupList;
 
-/* What has no other copy once the reset removes it, and is never removed without the backup: the
- * control plane's CAs, keys and certificates (kubeadm's pki/, kubespray's ssl/ and its etcd CA: a
- * rebuilt control plane reuses them, "kubeadm init phase certs" signs with the ones it finds) and the
- * service-account key pair every token was signed with. The etcd data directory is the other such
- * row: its own rule keeps it without a snapshot or a copy of its member/snap/db (etcd-datadir.h). */
-static const char *const irreplaceable_rows[] = {
-        "/etc/kubernetes/pki/ca.key",
-        "/etc/kubernetes/pki/ca.crt",
-        "/etc/kubernetes/pki/front-proxy-ca.key",
-        "/etc/kubernetes/pki/front-proxy-ca.crt",
-        "/etc/kubernetes/pki/etcd/ca.key",
-        "/etc/kubernetes/pki/etcd/ca.crt",
-        "/etc/kubernetes/pki/sa.key",
-        "/etc/kubernetes/pki/sa.pub",
-        "/etc/kubernetes/ssl/ca.key",
-        "/etc/kubernetes/ssl/ca.crt",
-        "/etc/kubernetes/ssl/front-proxy-ca.key",
-        "/etc/kubernetes/ssl/front-proxy-ca.crt",
-        "/etc/kubernetes/ssl/sa.key",
-        "/etc/kubernetes/ssl/sa.pub",
-        "/etc/ssl/etcd/ssl/ca-key.pem",
-        "/etc/ssl/etcd/ssl/ca.pem",
-};
-
-/* k3s and rke2 keep their control plane's state beneath the data directory each resolves
- * (rancher-datadir.h), in <data-dir>/server (k3s pkg/daemons/control/deps/deps.go: tls/ holds the
- * server, client and request-header CAs, service.key, and etcd's server and peer CAs; cred/ the
- * passwords and kubeconfigs), beside the cluster token (server/token; node-token links to it). The
- * token is the passphrase the datastore's copy of the CAs is encrypted with: an etcd snapshot restores
- * ("k3s server --cluster-reset-restore-path") only with it. Their configuration is /etc/rancher/<program>. */
-static const char *const rancher_programs[] = { "k3s", "rke2" };
-static const char *const rancher_sources[] = {
-        "server/tls",  "server/token",          "server/node-token",   "server/agent-token",
-        "server/cred", "server/db/etcd/config", "server/db/etcd/name",
-};
-static const char *const rancher_etc_sources[] = { "config.yaml", "config.yaml.d", "registries.yaml" };
-static const char *const rancher_irreplaceable[] = {
-        "server/token",
-        "server/tls/server-ca.crt",
-        "server/tls/server-ca.key",
-        "server/tls/client-ca.crt",
-        "server/tls/client-ca.key",
-        "server/tls/request-header-ca.crt",
-        "server/tls/request-header-ca.key",
-        "server/tls/service.key",
-        "server/tls/etcd/server-ca.crt",
-        "server/tls/etcd/server-ca.key",
-        "server/tls/etcd/peer-ca.crt",
-        "server/tls/etcd/peer-ca.key",
-};
+#define DATASTORE_MAX (8ULL << 30) /* as a snapshot: etcd's largest backend quota */
 
 typedef struct BackupRun {
         bool dry;       /* only measure: what the copy would write, in blocks of block bytes */
         uint64_t block; /* the backup file system's block size (dry) */
         uint64_t files, bytes, written;
-        char **saved;   /* the sources saved */
-        char *snapshot; /* what happened to the snapshot */
-        char *db_copy;  /* what happened to the copy of member/snap/db, when there is no snapshot */
+        char **saved;    /* the sources saved */
+        char *snapshot;  /* what happened to the snapshot */
+        char *db_copy;   /* what happened to the copy of member/snap/db, when there is no snapshot */
+        char **stores;   /* what happened to each datastore */
+        char **uncopied; /* datastores (node paths) not copied: kept */
 } BackupRun;
 
 static bool node_path_exists(const Context *ctx, const char *path) {
         struct stat st;
 
-        return fstatat(ctx->root_fd, path + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0;
+        return remote_fs_check(ctx->root_fd, path, NULL) >= 0 &&
+               fstatat(ctx->root_fd, path + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0;
 }
 
-static int extend_fixed(char ***l, const char *prefix, const char *const *rel, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                if (strv_consume(l, strprintf("%s%s", prefix, rel[i])) < 0)
+static int add_path(char ***l, const InstallerInfo *info, const char *data_dir, const char *path) {
+        return strv_consume_unique(l, installer_path(info, data_dir, path));
+}
+
+/* The encryption-provider configuration kube-apiserver's static pod names (kubeadm's apiServer
+ * extraArgs, anywhere on the node): what decrypts the datastore's secrets. NULL when none. */
+static char *apiserver_encryption_config(const Context *ctx) {
+        cleanup_strv char **argv = NULL;
+        cleanup_free char *text = NULL;
+        const char *v;
+        size_t size;
+
+        if (fileio_read_beneath(ctx->root_fd, KUBEADM_APISERVER_MANIFEST, 1U << 20, &text, &size) < 0 ||
+            pod_container_argv(text, size, "kube-apiserver", &argv) <= 0)
+                return NULL;
+        v = argv_flag(argv, "encryption-provider-config");
+        return v && v[0] == '/' && !path_is_glob(v) ? strdup(v) : NULL;
+}
+
+/* A key row is irreplaceable by itself; a certificate only with its key beside it (a worker's public
+ * ca.crt is handed out again by every control plane). */
+static int add_irreplaceable(const Context *ctx, char ***l, const InstallerInfo *info, const char *data_dir) {
+        for (const InstallerKey *k = info->irreplaceable;
+             k < info->irreplaceable + ELEMENTSOF(info->irreplaceable) && k->path; k++) {
+                cleanup_free char *key = k->key ? installer_path(info, data_dir, k->key) : NULL;
+
+                if (k->key && !key)
                         return -ENOMEM;
+                if (key && !node_path_exists(ctx, key))
+                        continue;
+                if (add_path(l, info, data_dir, k->path) < 0)
+                        return -ENOMEM;
+        }
         return 0;
 }
 
-/* The node paths the backup saves, or (irreplaceable) those that have no other copy once removed: the
- * fixed lists, and k3s's and rke2's beneath the data directory each resolves on this node (its
- * default when nothing names another). */
-static int backup_paths(const Context *ctx, bool irreplaceable, char ***ret) {
-        cleanup_strv char **l = NULL;
-        int r;
+/* A datastore with its write-ahead log and its shared-memory index: the three are one database. */
+static int add_datastore(char ***l, const InstallerInfo *info, const char *data_dir, const char *path, bool with_log) {
+        cleanup_free char *p = installer_path(info, data_dir, path);
 
-        r = irreplaceable ? extend_fixed(&l, "", irreplaceable_rows, ELEMENTSOF(irreplaceable_rows))
-                          : extend_fixed(&l, "", backup_sources, ELEMENTSOF(backup_sources));
-        for (size_t i = 0; i < ELEMENTSOF(rancher_programs) && r >= 0; i++) {
-                cleanup_free char *dir = NULL, *evidence = NULL, *prefix = NULL, *etc = NULL;
+        if (!p || strv_extend_unique(l, p) < 0)
+                return -ENOMEM;
+        if (with_log &&
+            (strv_consume_unique(l, strprintf("%s-wal", p)) < 0 || strv_consume_unique(l, strprintf("%s-shm", p)) < 0))
+                return -ENOMEM;
+        return 0;
+}
 
-                r = rancher_data_dir(ctx->root_fd, rancher_programs[i], &dir, &evidence);
-                if (r < 0)
-                        return r;
-                prefix = strprintf("%s/", dir);
-                etc = strprintf("/etc/rancher/%s/", rancher_programs[i]);
-                if (!prefix || !etc)
-                        return -ENOMEM;
-                r = irreplaceable ? extend_fixed(&l, prefix, rancher_irreplaceable, ELEMENTSOF(rancher_irreplaceable))
-                                  : extend_fixed(&l, prefix, rancher_sources, ELEMENTSOF(rancher_sources)) ?:
-                                            extend_fixed(&l, etc, rancher_etc_sources, ELEMENTSOF(rancher_etc_sources));
-        }
-        if (r < 0)
+static int installer_backup_paths(const Context *ctx, const InstallerInfo *info, BackupList which, char ***l) {
+        cleanup_free char *dir = NULL, *evidence = NULL;
+        int r = 0;
+
+        if (info->program && (r = rancher_data_dir(ctx->root_fd, info->program, &dir, &evidence)) < 0)
                 return r;
-        *ret = TAKE_PTR(l);
+        if (which == BACKUP_SOURCES)
+                INSTALLER_LIST_FOREACH(p, info->backup)
+                        if ((r = add_path(l, info, dir, *p)) < 0)
+                                return r;
+        if (which == BACKUP_IRREPLACEABLE && (r = add_irreplaceable(ctx, l, info, dir)) < 0)
+                return r;
+        /* The encryption configuration is saved and, unsaved, kept: the data it decrypts may be kept. */
+        if (which != BACKUP_DATASTORES)
+                INSTALLER_LIST_FOREACH(p, info->encryption)
+                        if ((r = add_path(l, info, dir, *p)) < 0)
+                                return r;
+        if (which != BACKUP_SOURCES)
+                INSTALLER_LIST_FOREACH(p, info->datastores)
+                        if ((r = add_datastore(l, info, dir, *p, which == BACKUP_IRREPLACEABLE)) < 0)
+                                return r;
+        return 0;
+}
+
+/* The node paths of one list, every installer's, each once, appended to *l. */
+static int backup_paths(const Context *ctx, BackupList which, char ***l) {
+        cleanup_free char *enc = NULL;
+        int r = 0;
+
+        INSTALLER_FOREACH(info)
+                if ((r = installer_backup_paths(ctx, info, which, l)) < 0)
+                        return r;
+        if (which != BACKUP_DATASTORES && (enc = apiserver_encryption_config(ctx)) &&
+            strv_consume_unique(l, TAKE_PTR(enc)) < 0)
+                return -ENOMEM;
+        /* The users' kubeconfigs the files phase takes this cluster's entries out of (or removes). */
+        for (size_t i = 0; which == BACKUP_SOURCES && i < ctx->manifest->n_entries; i++)
+                if (ctx->manifest->entries[i].type == DIRECTIVE_PRUNE_KUBECONFIG &&
+                    strv_extend_unique(l, ctx->manifest->entries[i].args[0]) < 0)
+                        return -ENOMEM;
         return 0;
 }
 
@@ -311,6 +314,46 @@ static int save_source(const Context *ctx, int dst_fd, const char *path, BackupR
         return copy_entry(src_parent, name, dst_parent, NULL, 0, b);
 }
 
+typedef struct SaveJob {
+        const Context *ctx;
+        int dst_fd;
+        const char *path;
+        BackupRun *b;
+} SaveJob;
+
+/* remote_fs_each()'s work: the source saved, and the counts as they are then. */
+static int save_work(size_t i, void *userdata, FILE *out) {
+        const SaveJob *j = userdata;
+        int r = save_source(j->ctx, j->dst_fd, j->path, j->b);
+
+        fprintf(out, "%" PRIu64 " %" PRIu64 " %" PRIu64, j->b->files, j->b->bytes, j->b->written);
+        return r;
+}
+
+/* A source on a network or FUSE mount (a user's home) is saved where a mount that stops answering
+ * cannot hang the backup; one that does not answer is not saved, and the files phase does not touch
+ * it either (its row is unobserved). The copy follows no symlink and crosses no mount: the mounts
+ * its path names are all it can step on. */
+static int save_bounded(const Context *ctx, int dst_fd, const char *path, BackupRun *b) {
+        RemoteFsItem item = { .path = path };
+        SaveJob j = { .ctx = ctx, .dst_fd = dst_fd, .path = path, .b = b };
+        int r;
+
+        if (!remote_fs_on(ctx->root_fd, path))
+                return save_source(ctx, dst_fd, path, b);
+        r = remote_fs_each(ctx->root_fd, &item, 1, save_work, &j);
+        if (r >= 0 && (item.result == -ETIME || item.result == -EHOSTDOWN || item.result == -EIO)) {
+                log_warning("%s is not saved: %s", path, strna(item.why));
+                r = 0;
+        } else if (r >= 0 && item.out &&
+                   sscanf(item.out, "%" SCNu64 " %" SCNu64 " %" SCNu64, &b->files, &b->bytes, &b->written) == 3)
+                r = item.result;
+        else if (r >= 0)
+                r = -ENOMEM;
+        remote_fs_items_done(&item, 1);
+        return r;
+}
+
 /* A name no earlier run used: the time, then ".1", ".2", ... for runs within the same second. */
 static int make_run_dir(int parent_fd, char **ret_name) {
         char stamp[32];
@@ -407,7 +450,11 @@ static int save_member_db(Context *ctx, int dst_fd, const char *data_dir, Backup
 
         if (!path)
                 return -ENOMEM;
-        parent = chaseat(ctx->root_fd, path, CHASE_NO_SYMLINKS | CHASE_PARENT, O_RDONLY, &name, NULL);
+        parent = remote_fs_check(ctx->root_fd, path, &b->db_copy);
+        if (parent == -EHOSTDOWN)
+                return 0; /* not copied: b->db_copy says why */
+        parent = parent < 0 ? parent
+                            : chaseat(ctx->root_fd, path, CHASE_NO_SYMLINKS | CHASE_PARENT, O_RDONLY, &name, NULL);
         in = parent < 0 ? parent : openat(parent, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
         if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
                 return 0; /* nothing to copy */
@@ -426,6 +473,54 @@ static int save_member_db(Context *ctx, int dst_fd, const char *data_dir, Backup
         ctx->facts.etcd.db_copied = true;
         b->db_copy = strprintf("a copy of %s (%" PRIu64 " bytes) as %s", path, (uint64_t) st.st_size, DB_COPY_NAME);
         return b->db_copy ? 0 : -ENOMEM;
+}
+
+/* One datastore (node path) copied as a database into dst_fd at its own node path. Not copied (no
+ * libsqlite3, too big, SQLite refuses it): kept on the node, and said. A copy the disk cannot take
+ * fails the backup. Dry: only its size counted. */
+static int save_datastore(const Context *ctx, int dst_fd, const char *path, BackupRun *b) {
+        cleanup_close int src = -EBADF, dst = -EBADF;
+        cleanup_free char *parent = strdup(path + 1), *msg = NULL;
+        uint64_t size = 0;
+        const char *name;
+        struct stat st;
+        int r;
+
+        if (!parent)
+                return -ENOMEM;
+        src = chaseat(ctx->root_fd, path, CHASE_NO_SYMLINKS | CHASE_PARENT, O_RDONLY, &name, NULL);
+        if (src < 0 || fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+                return 0; /* not there: nothing to copy */
+        if (b->dry) {
+                b->written += ((uint64_t) st.st_size + b->block - 1) / b->block * b->block;
+                return 0;
+        }
+        *strrchr(parent, '/') = '\0';
+        dst = fileio_mkdir_beneath(dst_fd, parent, 0700);
+        if (dst < 0)
+                return strv_consume(&b->stores, strprintf("%s could not be copied: %s", path, strerror(-dst))) ?: dst;
+        r = sqlite_copy(src, name, dst, name, DATASTORE_MAX, ctx->deadline_usec, &size, &msg);
+        if (r > 0) {
+                b->files++;
+                b->bytes += size;
+                return strv_consume(&b->stores,
+                                    strprintf("%s copied by SQLite's online backup (%" PRIu64 " bytes)", path, size))
+                               ?: strv_extend(&b->saved, path);
+        }
+        if (r == -ENOSPC || r == -EDQUOT || r == -EIO || r == -EROFS || r == -ENOMEM)
+                return strv_consume(&b->stores, strprintf("%s could not be written: %s", path, strna(msg))) ?: r;
+        return strv_consume(&b->stores, strprintf("%s not copied (%s): kept", path, strna(msg)))
+                       ?: strv_extend(&b->uncopied, path);
+}
+
+static int save_datastores(const Context *ctx, int dst_fd, BackupRun *b) {
+        cleanup_strv char **stores = NULL;
+        int r;
+
+        r = backup_paths(ctx, BACKUP_DATASTORES, &stores);
+        for (char **s = stores; r >= 0 && s && *s; s++)
+                r = save_datastore(ctx, dst_fd, *s, b);
+        return r;
 }
 
 /* One snapshot from one endpoint into fd; deadline bounds every endpoint's call together. */
@@ -502,10 +597,12 @@ static void backup_run_done(BackupRun *b) {
         strv_free(b->saved);
         free(b->snapshot);
         free(b->db_copy);
+        strv_free(b->stores);
+        strv_free(b->uncopied);
 }
 
 static char *describe_saved(const BackupRun *b, const char *dir) {
-        cleanup_free char *list = NULL;
+        cleanup_free char *list = NULL, *stores = b->stores ? strv_join(b->stores, "; ") : NULL;
 
         STRV_FOREACH(s, b->saved) {
                 char *n = strprintf("%s%s%s", list ?: "", list ? ", " : "", *s);
@@ -515,9 +612,9 @@ static char *describe_saved(const BackupRun *b, const char *dir) {
                 free(list);
                 list = n;
         }
-        return strprintf("saved %" PRIu64 " files (%" PRIu64 " bytes) into %s: %s%s%s%s%s", b->files, b->bytes, dir,
+        return strprintf("saved %" PRIu64 " files (%" PRIu64 " bytes) into %s: %s%s%s%s%s%s%s", b->files, b->bytes, dir,
                          list ?: "no configuration files", b->snapshot ? "; " : "", strempty(b->snapshot),
-                         b->db_copy ? "; " : "", strempty(b->db_copy));
+                         b->db_copy ? "; " : "", strempty(b->db_copy), stores ? "; " : "", strempty(stores));
 }
 
 /* The sources present on the node, as a list for the plan; 1 when there is something to save (an etcd
@@ -528,7 +625,9 @@ static int backup_observe(Context *ctx, char **ret_list, char **ret_member, char
         NodeEtcd l = {};
         int r;
 
-        r = backup_paths(ctx, false, &sources);
+        r = backup_paths(ctx, BACKUP_SOURCES, &sources);
+        if (r >= 0)
+                r = backup_paths(ctx, BACKUP_DATASTORES, &sources);
         if (r < 0)
                 return r;
         STRV_FOREACH(s, sources)
@@ -589,12 +688,15 @@ static int backup_measure(const Context *ctx, const char *data_dir, uint64_t blo
         struct stat st;
         int r;
 
-        r = backup_paths(ctx, false, &sources);
+        r = backup_paths(ctx, BACKUP_SOURCES, &sources);
         for (char **s = sources; r >= 0 && s && *s; s++)
-                r = save_source(ctx, -EBADF, *s, &b);
+                r = save_bounded(ctx, -EBADF, *s, &b);
+        if (r >= 0)
+                r = save_datastores(ctx, -EBADF, &b);
         if (r < 0)
                 return r;
-        if (db && fstatat(ctx->root_fd, db + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISREG(st.st_mode))
+        if (db && node_path_exists(ctx, db) && fstatat(ctx->root_fd, db + 1, &st, AT_SYMLINK_NOFOLLOW) >= 0 &&
+            S_ISREG(st.st_mode))
                 b.written += ((uint64_t) st.st_size + block - 1) / block * block;
         *ret = b.written + 4 * block;
         return 0;
@@ -633,7 +735,7 @@ static int backup_unwritten(Context *ctx, const char *dir, int r, char **reterr_
         remove_stats_done(&st);
         (void) backup_observe(ctx, &list, &member, NULL);
         ctx->facts.backup_kept = strv_free(ctx->facts.backup_kept);
-        if (backup_paths(ctx, true, &ctx->facts.backup_kept) < 0)
+        if (backup_paths(ctx, BACKUP_IRREPLACEABLE, &ctx->facts.backup_kept) < 0)
                 return -ENOMEM; /* its only other failure: it read the same files just now */
         free(ctx->facts.backup_unsaved);
         ctx->facts.backup_unsaved = strprintf("%s%s%s", strempty(list), member ? (list ? ", " : "") : "",
@@ -648,6 +750,18 @@ static int backup_unwritten(Context *ctx, const char *dir, int r, char **reterr_
         return r;
 }
 
+/* Datastores the written backup could not copy stay, with their log and index: the files phase keeps
+ * them as it keeps what an unwritten backup did not save. */
+static int backup_keep_uncopied(Context *ctx, const BackupRun *b) {
+        ctx->facts.backup_uncopied = strv_free(ctx->facts.backup_uncopied);
+        STRV_FOREACH(u, b->uncopied)
+                if (strv_extend(&ctx->facts.backup_uncopied, *u) < 0 ||
+                    strv_consume(&ctx->facts.backup_uncopied, strprintf("%s-wal", *u)) < 0 ||
+                    strv_consume(&ctx->facts.backup_uncopied, strprintf("%s-shm", *u)) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
 static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
         cleanup_close int dst = -EBADF;
         cleanup_free char *dir = NULL;
@@ -659,7 +773,7 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
         r = backup_observe(ctx, NULL, NULL, NULL);
         if (r <= 0)
                 return r < 0 ? r : set_errmsg(reterr_msg, 0, "nothing to back up");
-        r = backup_paths(ctx, false, &sources);
+        r = backup_paths(ctx, BACKUP_SOURCES, &sources);
         if (r < 0)
                 return r;
         r = open_backup_dir(ctx, &dst, &dir);
@@ -671,7 +785,7 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
         for (char **s = sources; r >= 0 && *s; s++) {
                 uint64_t before = b.files;
 
-                r = save_source(ctx, dst, *s, &b);
+                r = save_bounded(ctx, dst, *s, &b);
                 if (r >= 0 && b.files > before)
                         r = strv_extend(&b.saved, *s);
                 if (r < 0)
@@ -679,6 +793,15 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
                                           "cannot save %s into %s: %s; nothing will be deleted "
                                           "without a backup (--no-backup to go on without one)",
                                           *s, dir, strerror(-r));
+        }
+        if (r >= 0) {
+                r = save_datastores(ctx, dst, &b);
+                if (r < 0)
+                        (void) set_errmsg(
+                                reterr_msg, r,
+                                "%s into %s; nothing will be deleted without a backup "
+                                "(--no-backup to go on without one)",
+                                b.stores ? b.stores[strv_length(b.stores) - 1] : "a datastore could not be saved", dir);
         }
         if (r >= 0) {
                 r = save_snapshot(ctx, dst, &b);
@@ -698,7 +821,7 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
                           : set_errmsg(reterr_msg, 0, "nothing to back up: the sources left hold no file");
         } else if (r >= 0) {
                 *reterr_msg = describe_saved(&b, dir);
-                r = 1;
+                r = backup_keep_uncopied(ctx, &b) ?: 1;
         } else if (backup_failure_goes_on(r)) {
                 *reterr_msg = mfree(*reterr_msg);
                 (void) set_errmsg(reterr_msg, 0, "%s", strerror(-r));
@@ -709,8 +832,14 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
 }
 
 const char *const *backup_unsaved_rows(const Context *ctx, size_t *ret_n) {
-        *ret_n = ctx->facts.backup_unsaved ? strv_length(ctx->facts.backup_kept) : 0;
-        return (const char *const *) ctx->facts.backup_kept;
+        char **rows = ctx->facts.backup_unsaved ? ctx->facts.backup_kept : ctx->facts.backup_uncopied;
+
+        *ret_n = strv_length(rows);
+        return (const char *const *) rows;
+}
+
+const char *backup_unsaved_why(const Context *ctx) {
+        return ctx->facts.backup_unsaved ? "the backup could not be written" : "the backup could not copy it";
 }
 
 int backup_unsaved_kept_beneath(const Context *ctx, const char *target, char ***ret) {

@@ -10,9 +10,14 @@
 #define BACKUP_DIR "/var/backups/node-reset"
 
 /* After a backup that could not be written: the rows that have no other copy (node paths: the CA
- * keys, the service-account key), n in *ret_n, which the files phase keeps (phase-files-protect.h).
- * None when the backup was written or not asked for. */
+ * keys, the service-account key, the encryption configurations, the datastores), n in *ret_n, which
+ * the files phase keeps (files-protect.h); after one that was written, the datastores it could not
+ * copy. None when everything was saved or no backup was asked for. */
 const char *const *backup_unsaved_rows(const Context *ctx, size_t *ret_n);
+
+/* Why those rows were not saved: "the backup could not be written" (no room) or "the backup could
+ * not copy it" (a datastore without libsqlite3, or too big: then only the datastores are kept). */
+const char *backup_unsaved_why(const Context *ctx);
 
 /* Those rows (node paths) that exist at or beneath target (a path or a pattern), for the report:
  * NULL when none. -ENOMEM. */

@@ -47,7 +47,7 @@ static const Phase phases[] = {
           DLIB_MASK(DLIB_LIBMNL), NULL, phase_firewall_options, NULL, NULL },
         { "network", "detach CNI BPF programs, remove their pins, policy rules, routes, links and network namespaces",
           false, phase_network_plan, DLIB_MASK(DLIB_LIBMNL), NULL, phase_network_options, NULL, NULL },
-        { "files", "apply the file-removal manifest", true, phase_files_plan, 0, NULL, NULL, NULL, NULL },
+        { "files", "apply the file-removal manifest", true, phase_files_plan, 0, phase_files_done, NULL, NULL, NULL },
         { "reload", "reload systemd once unit files are gone, reset the units' failed state, restart the host resolver",
           false, phase_reload_plan, DLIB_MASK(DLIB_LIBSYSTEMD), NULL, NULL, NULL, NULL },
 };

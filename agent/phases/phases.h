@@ -22,6 +22,7 @@ int phase_mounts_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_firewall_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_network_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_files_plan(Context *ctx, Plan *plan, char **reterr);
+void phase_files_done(Context *ctx);
 int phase_reload_plan(Context *ctx, Plan *plan, char **reterr);
 
 /* The options each phase takes (PhaseOption), declared in the phase's file next to the code that

@@ -41,6 +41,8 @@ static void emit_action(Emitter *e, const Action *a, bool executed) {
         emit_string(e, COLOR_NONE, "error", NULL, action_error_code(a));
         emit_uint(e, COLOR_GREY, "duration_ms", executed && a->duration_usec >= 1000 ? " (%llu ms)" : NULL,
                   (unsigned long long) (a->duration_usec / 1000));
+        if (a->cri_api)
+                emit_string(e, COLOR_GREY, "cri_api", NULL, a->cri_api);
         if (executed && a->pods_gone_known)
                 emit_uint(e, COLOR_GREY, "pods_gone_ms", NULL, (unsigned long long) (a->pods_gone_usec / 1000));
         emit_text(e, COLOR_NONE, "\n");

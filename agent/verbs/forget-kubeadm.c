@@ -31,38 +31,6 @@ void kubeadm_endpoint_done(KubeadmEndpoint *e) {
         *e = (KubeadmEndpoint) {};
 }
 
-static int write_handler(void *data, unsigned char *buffer, size_t size) {
-        return fwrite(buffer, 1, size, data) == size;
-}
-
-/* The document back to YAML text (libyaml's emitter, which deletes the document). */
-static int emit_document(yaml_document_t *doc, char **ret) {
-        yaml_emitter_t em;
-        size_t size = 0;
-        FILE *f;
-        int ok;
-
-        f = open_memstream(ret, &size);
-        if (!f) {
-                yaml_document_delete(doc);
-                return -ENOMEM;
-        }
-        if (!yaml_emitter_initialize(&em)) {
-                yaml_document_delete(doc);
-                fclose(f);
-                return -ENOMEM;
-        }
-        yaml_emitter_set_output(&em, write_handler, f);
-        yaml_emitter_set_unicode(&em, 1);
-        ok = yaml_emitter_open(&em) && yaml_emitter_dump(&em, doc) && yaml_emitter_close(&em);
-        yaml_emitter_delete(&em);
-        if (fclose(f) != 0 || !ok) {
-                *ret = mfree(*ret);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 /* Take node's pair out of apiEndpoints: 1 and its advertiseAddress, 0 when it has none. */
 static int drop_key(yaml_document_t *doc, const char *node, char **ret_address) {
         yaml_node_t *eps = yaml_map_get(doc, yaml_document_get_root_node(doc), "apiEndpoints");
@@ -84,39 +52,6 @@ static int drop_key(yaml_document_t *doc, const char *node, char **ret_address) 
         return 0;
 }
 
-/* Is the document at most max levels deep as the emitter walks it: depth first from the root, a node
- * seen before written as an alias (so also where an alias now stands first for an anchor the dropped
- * pair held)? Recursion no deeper than max. */
-static bool nesting_within(yaml_document_t *doc, int index, bool *seen, unsigned max) {
-        yaml_node_t *n = yaml_document_get_node(doc, index);
-
-        if (!n || seen[index - 1])
-                return true;
-        seen[index - 1] = true;
-        if (n->type == YAML_SCALAR_NODE)
-                return true;
-        if (max == 0)
-                return false;
-        if (n->type == YAML_SEQUENCE_NODE)
-                for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++)
-                        if (!nesting_within(doc, *i, seen, max - 1))
-                                return false;
-        if (n->type == YAML_MAPPING_NODE)
-                for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++)
-                        if (!nesting_within(doc, p->key, seen, max - 1) ||
-                            !nesting_within(doc, p->value, seen, max - 1))
-                                return false;
-        return true;
-}
-
-static int check_nesting(yaml_document_t *doc) {
-        cleanup_free bool *seen = calloc((size_t) (doc->nodes.top - doc->nodes.start) ?: 1, sizeof *seen);
-
-        if (!seen)
-                return -ENOMEM;
-        return nesting_within(doc, 1, seen, CLUSTER_STATUS_DEPTH_MAX) ? 0 : -EBADMSG;
-}
-
 int kubeadm_cluster_status_without(const char *text, const char *node, KubeadmEndpoint *e) {
         yaml_document_t doc;
         yaml_parser_t p;
@@ -131,13 +66,13 @@ int kubeadm_cluster_status_without(const char *text, const char *node, KubeadmEn
                 return r;
         r = drop_key(&doc, node, &e->address);
         if (r > 0)
-                r = check_nesting(&doc) ?: 1;
+                r = yaml_document_check_depth(&doc, CLUSTER_STATUS_DEPTH_MAX) ?: 1;
         if (r <= 0) {
                 yaml_document_delete(&doc);
                 e->address = mfree(e->address);
                 return r;
         }
-        r = emit_document(&doc, &e->status_without);
+        r = yaml_document_emit(&doc, &e->status_without);
         if (r < 0)
                 e->address = mfree(e->address);
         return r < 0 ? r : 1;

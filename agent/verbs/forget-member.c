@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A gone node's etcd member, seen from a surviving control plane through the etcd client the etcd
- * phase uses (etcd/, agent/phases/etcd/etcd-member.c): found by the Node's name and addresses, confirmed
- * by its peer URLs, and removed only when the cluster keeps its quorum without it. */
+ * phase uses (etcd/, agent/phases/etcd/etcd-member.c): found by the Node's name and a peer URL on its
+ * addresses together, removed only when it answers on none of its client URLs and a quorum of the
+ * cluster as it is now can commit the removal. */
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/os/host-place.h"
 #include "agent/verbs/forget-member.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -18,25 +20,9 @@ void forget_member_done(ForgetMember *m) {
         free(m->name);
         free(m->peer_urls);
         free(m->refusal);
+        free(m->note);
         free(m->endpoint);
         *m = (ForgetMember) {};
-}
-
-/* The host of "https://10.0.0.3:2380" or "https://[fd00::3]:2380", in buf. */
-static const char *url_host(const char *url, char *buf, size_t size) {
-        const char *h = strstr(url, "://"), *end;
-
-        h = h ? h + 3 : url;
-        if (*h == '[') {
-                h++;
-                end = strchr(h, ']');
-        } else
-                end = h + strcspn(h, ":/");
-        if (!end || (size_t) (end - h) >= size)
-                return NULL;
-        memcpy(buf, h, (size_t) (end - h));
-        buf[end - h] = '\0';
-        return buf;
 }
 
 static bool peer_on(const EtcdMember *m, char *const *addresses) {
@@ -59,8 +45,8 @@ static bool named_after(const EtcdMember *m, const char *node) {
                (*rest == '\0' || (*rest == '-' && strlen(rest) == 9 && strspn(rest + 1, "0123456789abcdef") == 8));
 }
 
-/* Does this member's own client URL answer a Status, with its own ID? */
-static bool member_answers(const NodeEtcd *local, const EtcdMember *m, uint64_t deadline) {
+/* Does this member answer a Status with its own ID on any of its client URLs? */
+static bool member_answers(const NodeEtcd *local, const EtcdMember *m, uint64_t deadline, const char **ret_url) {
         STRV_FOREACH(u, m->client_urls) {
                 EtcdClient *c = NULL;
                 EtcdStatus st = {};
@@ -70,29 +56,13 @@ static bool member_answers(const NodeEtcd *local, const EtcdMember *m, uint64_t 
                 if (r >= 0)
                         r = etcd_status(c, &st, NULL);
                 etcd_client_free(c);
-                if (r >= 0 && st.member_id == m->id)
+                if (r >= 0 && st.member_id == m->id) {
+                        if (ret_url)
+                                *ret_url = *u;
                         return true;
+                }
         }
         return false;
-}
-
-/* The member that is node's: 1 and *ret, 0 none, -EEXIST more than one, -EPERM named so but
- * unconfirmed (*ret the one). */
-static int pick(const EtcdMemberList *list, const char *node, char *const *addresses, const EtcdMember **ret) {
-        const EtcdMember *found = NULL, *unconfirmed = NULL;
-
-        for (size_t i = 0; i < list->n_members; i++) {
-                const EtcdMember *m = &list->members[i];
-
-                if (peer_on(m, addresses)) {
-                        if (found)
-                                return -EEXIST;
-                        found = m;
-                } else if (named_after(m, node))
-                        unconfirmed = m;
-        }
-        *ret = found ?: unconfirmed;
-        return found ? 1 : unconfirmed ? -EPERM : 0;
 }
 
 static int refuse(ForgetMember *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -100,15 +70,41 @@ static int refuse(ForgetMember *m, const char *fmt, ...) {
         va_list ap;
 
         va_start(ap, fmt);
+        free(m->refusal);
         m->refusal = vstrprintf(fmt, ap);
         va_end(ap);
         return m->refusal ? 0 : -ENOMEM;
 }
 
-/* Counted from the voters that answer: those left after the removal must be a quorum of them. */
+/* The member that is the node's: named after it and with a peer URL on its addresses. 1 and *ret, 0
+ * none (ret: one on its addresses under another name, noted), -EEXIST more than one, -EPERM named so
+ * but on none of its addresses (*ret the one). */
+static int pick(const EtcdMemberList *list, const ForgetTarget *t, const EtcdMember **ret) {
+        const EtcdMember *found = NULL, *unconfirmed = NULL, *elsewhere = NULL;
+
+        for (size_t i = 0; i < list->n_members; i++) {
+                const EtcdMember *m = &list->members[i];
+                bool named = named_after(m, t->node), on = peer_on(m, t->addresses);
+
+                if (named && on) {
+                        if (found)
+                                return -EEXIST;
+                        found = m;
+                } else if (named)
+                        unconfirmed = m;
+                else if (on)
+                        elsewhere = m;
+        }
+        *ret = found ?: unconfirmed ?: elsewhere;
+        return found ? 1 : unconfirmed ? -EPERM : 0;
+}
+
+/* The removal is a configuration change that a quorum of the voting members as they are now must
+ * commit; the member removed is gone, so the others that answer must make that quorum. Otherwise
+ * etcd accepts the proposal, cannot commit it, and commits it later, unasked, when a member returns. */
 static int decide_quorum(const NodeEtcd *local, const EtcdMemberList *list, const EtcdMember *t, uint64_t deadline,
                          ForgetMember *m) {
-        size_t after, quorum;
+        size_t quorum;
 
         for (size_t i = 0; i < list->n_members; i++) {
                 const EtcdMember *o = &list->members[i];
@@ -116,61 +112,102 @@ static int decide_quorum(const NodeEtcd *local, const EtcdMemberList *list, cons
                 if (o->is_learner)
                         continue;
                 m->voters++;
-                if (o != t && member_answers(local, o, deadline))
+                if (o != t && member_answers(local, o, deadline, NULL))
                         m->answering++;
         }
-        if (t->is_learner)
-                return 0;
-        after = m->voters - 1;
-        quorum = after / 2 + 1;
-        if (after == 0)
+        if (!t->is_learner && m->voters == 1)
                 return refuse(m, "the last voting member of its cluster");
+        quorum = m->voters / 2 + 1;
         if (m->answering < quorum)
                 return refuse(m,
-                              "removing it leaves %zu voting members of which %zu answer: fewer than a quorum (%zu); "
-                              "bring a member back first",
-                              after, m->answering, quorum);
+                              "its removal must be committed by a quorum of the %zu voting members (%zu), and %zu of "
+                              "the others answer: it cannot commit now, and etcd would commit it later, unasked, when "
+                              "a member returns; bring a member back first",
+                              m->voters, quorum, m->answering);
         return 0;
 }
 
-static int decide(const NodeEtcd *local, const EtcdMemberList *list, const EtcdMember *t, uint64_t own_id, bool force,
+static int decide(const NodeEtcd *local, const EtcdMemberList *list, const EtcdMember *t, const EtcdMember *own,
                   uint64_t deadline, ForgetMember *m) {
-        if (t->id == own_id || node_etcd_is(local, t))
+        const char *url = NULL;
+
+        if (t == own || node_etcd_is(local, t))
                 return refuse(m, "this node's own member (%s): forget runs on a surviving control plane", t->name);
-        if (!force && member_answers(local, t, deadline))
-                return refuse(m,
-                              "its client URL still answers: the node is not gone (--force removes it all the same)");
+        if (member_answers(local, t, deadline, &url))
+                return refuse(m, "it still answers as member %016" PRIx64 " on %s: the node is not gone", t->id, url);
         return decide_quorum(local, list, t, deadline, m);
 }
 
-static int observe_list(const NodeEtcd *local, const char *node, char *const *addresses, bool force, uint64_t deadline,
-                        const EtcdMemberList *list, ForgetMember *m) {
-        const EtcdMember *t = NULL;
-        EtcdStatus own = {};
-        int r;
-
-        r = pick(list, node, addresses, &t);
-        if (r == 0)
-                return 0;
+static int found(ForgetMember *m, const EtcdMember *e) {
         m->found = true;
-        if (r == -EEXIST)
-                return refuse(m, "more than one member has a peer URL on %s's addresses", node);
-        m->id = t->id;
-        m->name = strdup(t->name);
-        m->peer_urls = strv_join(t->peer_urls, ", ");
-        if (!m->name || !m->peer_urls)
-                return -ENOMEM;
-        if (r == -EPERM)
-                return refuse(m,
-                              "named like %s, but no peer URL of it is on the Node's addresses: a name alone "
-                              "does not prove it is %s's",
-                              node, node);
-        (void) node_etcd_status(local, deadline, &own, NULL);
-        return decide(local, list, t, own.member_id, force, deadline, m);
+        m->id = e->id;
+        m->name = strdup(e->name);
+        m->peer_urls = strv_join(e->peer_urls, ", ");
+        return m->name && m->peer_urls ? 0 : -ENOMEM;
 }
 
-int forget_member_observe(const NodeEtcd *local, const char *node, char *const *addresses, bool force,
-                          uint64_t deadline, ForgetMember *ret, char **reterr) {
+/* k3s's and rke2's etcd controller removes the member a server Node's annotation names when the Node
+ * is deleted (pkg/etcd/member_controller.go): that member must be the one proven the node's. */
+static const EtcdMember *annotated(const EtcdMemberList *list, const ForgetTarget *t) {
+        for (size_t i = 0; t->member_name && i < list->n_members; i++)
+                if (streq(list->members[i].name, t->member_name))
+                        return &list->members[i];
+        return NULL;
+}
+
+/* None is the node's: a member its annotation names is refused, one on its addresses noted. */
+static int observe_none(const ForgetTarget *t, const EtcdMember *on_addresses, const EtcdMember *a, ForgetMember *m) {
+        if (a) {
+                int r = found(m, a);
+
+                return r < 0 ? r
+                             : refuse(m,
+                                      "Node %s's annotation names member %s, which k3s's etcd controller removes with "
+                                      "the Node, but no peer URL of it is on the Node's addresses",
+                                      t->node, a->name);
+        }
+        if (on_addresses && !(m->note = strprintf("member %s has a peer URL on %s's addresses, but another name: not "
+                                                  "taken",
+                                                  on_addresses->name, t->node)))
+                return -ENOMEM;
+        return 0;
+}
+
+static int observe_list(const NodeEtcd *local, const ForgetTarget *t, uint64_t deadline, const EtcdMemberList *list,
+                        ForgetMember *m) {
+        const EtcdMember *e = NULL, *own = NULL, *a = annotated(list, t);
+        EtcdStatus st = {};
+        int r, k;
+
+        r = pick(list, t, &e);
+        if (r == 0)
+                return observe_none(t, e, a, m);
+        if (r == -EEXIST) {
+                m->found = true;
+                return refuse(m, "more than one member is named after %s with a peer URL on its addresses", t->node);
+        }
+        k = found(m, e);
+        if (k < 0)
+                return k;
+        if (r == -EPERM)
+                return refuse(m,
+                              "named after %s, but no peer URL of it is on the Node's addresses: a name alone does "
+                              "not prove it is %s's",
+                              t->node, t->node);
+        if (a && a != e)
+                return refuse(m,
+                              "Node %s's annotation names member %s, which k3s's etcd controller would remove with "
+                              "the Node: not the one proven %s's",
+                              t->node, a->name, t->node);
+        /* This node's own member: the one its own client URL answers as, with its name and peer URLs. */
+        if (node_etcd_status(local, deadline, &st, NULL) >= 0 &&
+            node_etcd_identify(local, list, &st, &own, NULL) == -ENOMEM)
+                return -ENOMEM;
+        return decide(local, list, e, own, deadline, m);
+}
+
+int forget_member_observe(const NodeEtcd *local, const ForgetTarget *t, uint64_t deadline, ForgetMember *ret,
+                          char **reterr) {
         EtcdMemberList list = {};
         int r;
 
@@ -178,21 +215,20 @@ int forget_member_observe(const NodeEtcd *local, const char *node, char *const *
         r = node_etcd_member_list(local, deadline, &list, &ret->endpoint, reterr);
         if (r < 0)
                 return r;
-        r = observe_list(local, node, addresses, force, deadline, &list, ret);
+        r = observe_list(local, t, deadline, &list, ret);
         etcd_member_list_done(&list);
         if (r < 0)
                 forget_member_done(ret);
         return r;
 }
 
-int forget_member_remove(const NodeEtcd *local, const char *node, char *const *addresses, bool force, uint64_t deadline,
-                         char **ret_msg) {
+int forget_member_remove(const NodeEtcd *local, const ForgetTarget *t, uint64_t deadline, char **ret_msg) {
         cleanup_free char *err = NULL;
         EtcdClient *c = NULL;
         ForgetMember m;
         int r;
 
-        r = forget_member_observe(local, node, addresses, force, deadline, &m, &err);
+        r = forget_member_observe(local, t, deadline, &m, &err);
         if (r < 0)
                 return set_errmsg(ret_msg, r, "no etcd member answers: %s", err ?: strerror(-r));
         if (!m.found || m.refusal) {

@@ -2,7 +2,11 @@
 /* The forget verb: run on a surviving control plane, with its administrator credentials and its
  * etcd, it removes a gone node's etcd member, its kubeadm ClusterStatus entry and its Node object,
  * as a plan of three rows in the phase "forget" that is printed, confirmed, run, observed again and
- * reported like a reset. */
+ * reported like a reset. It proves the node gone first, and again before each row acts: never the
+ * node it runs on (by its own Node name), a Node whose Ready heartbeat and Lease are older than
+ * --stale-for (unless --force), and, without an etcd member here to check the node's member with, no
+ * control plane or etcd server unless --etcd-gone says its member is gone (forget-member.h decides
+ * the member itself). */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -16,9 +20,11 @@
 #include "agent/engine/console.h"
 #include "agent/engine/phase.h"
 #include "agent/engine/engine.h"
+#include "agent/os/host-place.h"
 #include "agent/report/report.h"
 #include "agent/verbs/forget-kubeadm.h"
 #include "agent/verbs/forget-member.h"
+#include "agent/verbs/forget-node.h"
 #include "agent/verbs/forget.h"
 #include "agent/verbs/root.h"
 #include "errno-util.h"
@@ -44,27 +50,36 @@ typedef struct Forget {
         const char *node;
         Context ctx;
         char *root;
+        char *hostname; /* the node forget runs on, for the report; NULL: unknown */
         KubeIdentity id;
-        char *id_error; /* why there are no credentials; NULL when there are */
+        char *id_error;   /* why there are no credentials; NULL when there are */
+        char *self_error; /* why this node's own Node name (id.node) is unknown; NULL when known */
         NodeEtcd local;
-        int local_found; /* node_etcd_find(): 1, 0 none, < 0 */
+        int local_found; /* node_etcd_find_here(): 1, 0 none, < 0 */
         char *local_error;
         char **addresses; /* the Node's and ClusterStatus's: gathered by each observation, kept */
-        bool refused;     /* the plan refused the member */
+        bool refused;     /* the plan refused */
+        bool failed;      /* the plan could not observe something: it exits 1, and nothing is run */
         Plan *running;    /* the plan being executed */
 } Forget;
 
 static Forget *forget; /* the verb's state, for its actions */
 
-/* A Node as the API has it: being deleted (metadata.deletionTimestamp) it stays only for its finalizers. */
-typedef struct NodeSeen {
-        bool deleting;
-        char *finalizers; /* ", "-separated; NULL when none */
-} NodeSeen;
+/* What one look at the API server found of the node. */
+typedef struct Observed {
+        int node; /* 1 its Node, 0 none, < 0 it could not be read (node_err) */
+        char *node_err;
+        ForgetNode seen;
+        int lease; /* 1 its Lease, 0 none, < 0 it could not be read (lease_err) */
+        char *lease_err;
+        usec_t renew;
+} Observed;
 
-static void node_seen_done(NodeSeen *s) {
-        free(s->finalizers);
-        *s = (NodeSeen) {};
+static void observed_done(Observed *o) {
+        free(o->node_err);
+        forget_node_done(&o->seen);
+        free(o->lease_err);
+        *o = (Observed) {};
 }
 
 static uint64_t etcd_deadline(void) {
@@ -73,76 +88,175 @@ static uint64_t etcd_deadline(void) {
         return forget->o->deadline_usec > 0 && forget->o->deadline_usec < d ? forget->o->deadline_usec : d;
 }
 
+/* GET path: 1 and the document, 0 on 404, -errno with the words. */
+static int api_get(Forget *f, const char *path, uint64_t deadline, yaml_document_t *doc, char **ret_why) {
+        cleanup_free char *why = NULL;
+        HttpResult res;
+        int r;
+
+        if (!f->id.kc)
+                return set_errmsg(ret_why, -EACCES, "%s", f->id_error ?: "no credentials");
+        r = kube_api_request(f->id.kc, &(KubeRequest) { .path = path, .deadline_usec = deadline }, &res);
+        if (r >= 0 && kube_api_answered(&res) && res.status == 404)
+                r = 0;
+        else if (r >= 0 && kube_api_answered(&res) && res.status == 200)
+                r = kube_api_document(&res, doc) >= 0 ? 1 : set_errmsg(ret_why, -EBADMSG, "%s: no document", path);
+        else if (r >= 0)
+                r = set_errmsg(ret_why, kube_api_answered(&res) ? -EIO : -EHOSTUNREACH, "%s",
+                               (why = kube_api_describe(&res)) ?: "out of memory");
+        http_result_done(&res);
+        return r;
+}
+
+/* The Node (its addresses kept in f->addresses) and its Lease in kube-node-lease. */
+static int observe(Forget *f, uint64_t deadline, Observed *o) {
+        cleanup_free char *node_path = strprintf("/api/v1/nodes/%s", f->node),
+                          *lease_path = strprintf("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/%s",
+                                                  f->node);
+        yaml_document_t doc;
+        int r;
+
+        *o = (Observed) {};
+        if (!node_path || !lease_path)
+                return -ENOMEM;
+        o->node = api_get(f, node_path, deadline, &doc, &o->node_err);
+        if (o->node > 0) {
+                r = forget_node_read(&doc, &o->seen);
+                yaml_document_delete(&doc);
+                STRV_FOREACH(a, o->seen.addresses)
+                        if (r >= 0)
+                                r = strv_extend_unique(&f->addresses, *a);
+                if (r < 0)
+                        return r;
+        }
+        o->lease = api_get(f, lease_path, deadline, &doc, &o->lease_err);
+        if (o->lease > 0) {
+                if (forget_lease_read(&doc, &o->renew) < 0)
+                        o->renew = 0; /* a Lease never renewed says nothing of life */
+                yaml_document_delete(&doc);
+        }
+        return o->node == -ENOMEM || o->lease == -ENOMEM ? -ENOMEM : 0;
+}
+
+/* Is the node the one forget runs on: by its own Node name, and on the node itself by an address of
+ * the Node's that is this machine's? 1 with the words, 0 no. Whatever its etcd: an external one, or
+ * none, has no member to tell it by. */
+static int gate_self(Forget *f, const Observed *o, char **ret_why) {
+        if (f->self_error)
+                return set_errmsg(ret_why, 1,
+                                  "the name of the node forget runs on is unknown (%s): it cannot tell that %s is not "
+                                  "that node (--node-name names it)",
+                                  f->self_error, f->node);
+        if (streq(f->id.node, f->node))
+                return set_errmsg(ret_why, 1, "%s is the node forget runs on (its name from the %s)", f->node,
+                                  f->id.node_source);
+        if (streq(f->ctx.root, "/"))
+                STRV_FOREACH(a, o->seen.addresses)
+                        if (host_place(*a) == HOST_HERE)
+                                return set_errmsg(ret_why, 1,
+                                                  "Node %s has address %s, which is this machine's: it is the node "
+                                                  "forget runs on",
+                                                  f->node, *a);
+        return 0;
+}
+
+/* Has the node been silent for --stale-for (both its Ready heartbeat and its Lease)? */
+static int gate_stale(Forget *f, const Observed *o, char **ret_why) {
+        uint64_t stale_for = f->o->stale_for_sec ?: FORGET_STALE_FOR_DEFAULT_SEC;
+        usec_t last, t = now(CLOCK_REALTIME);
+        char want[32], ago[32];
+
+        if (f->o->force)
+                return 0;
+        if (o->node < 0 || o->lease < 0)
+                return set_errmsg(ret_why, 1, "whether %s is gone cannot be told: %s (--force forgets it all the same)",
+                                  f->node, o->node < 0 ? o->node_err : o->lease_err);
+        last = forget_node_last_seen(&o->seen, o->renew);
+        duration_format(stale_for, want, sizeof want);
+        if (o->node == 0 && o->renew == 0)
+                return 0; /* neither a Node nor a Lease says it lives */
+        if (last == 0)
+                return set_errmsg(ret_why, 1,
+                                  "Node %s has no Ready heartbeat, Lease or creation time: whether it is "
+                                  "gone cannot be told (--force forgets it all the same)",
+                                  f->node);
+        duration_format(last < t ? (t - last) / USEC_PER_SEC : 0, ago, sizeof ago);
+        if (last >= t || t - last < stale_for * USEC_PER_SEC)
+                return set_errmsg(ret_why, 1,
+                                  "%s was last heard from %s ago (%s), less than --stale-for %s: it may not be gone "
+                                  "(--force forgets it all the same)",
+                                  f->node, ago,
+                                  o->renew == last            ? "its Lease's renewTime"
+                                  : o->seen.heartbeat == last ? "its Ready condition's lastHeartbeatTime"
+                                                              : "its Node's creation, never a heartbeat since",
+                                  want);
+        return 0;
+}
+
+/* A control plane or etcd server whose member this machine has no etcd to check: on k3s and rke2 a
+ * deleted server Node has their controller remove its member unchecked (pkg/etcd/member_controller.go). */
+static int gate_server(Forget *f, const Observed *o, char **ret_why) {
+        if (!o->seen.server || f->o->etcd_gone || (f->local_found > 0 && !f->local.external) ||
+            (f->local_found == 0 && f->local.external))
+                return 0;
+        return set_errmsg(ret_why, 1,
+                          "Node %s is a control plane or etcd server (%s), and this machine has no etcd member to "
+                          "check its member with (%s): --etcd-gone says its member is gone",
+                          f->node, o->seen.server, f->local_found < 0 ? strna(f->local_error) : "no local etcd");
+}
+
+/* Why the node must not be forgotten now: 1 with the words, 0 when it may be, -ENOMEM. */
+static int gate(Forget *f, const Observed *o, char **ret_why) {
+        int r = gate_self(f, o, ret_why);
+
+        if (r == 0)
+                r = gate_server(f, o, ret_why);
+        if (r == 0)
+                r = gate_stale(f, o, ret_why);
+        return r;
+}
+
+/* Before a row acts: the node is observed again, and whatever the plan saw is decided anew. */
+static int gate_again(Forget *f, uint64_t deadline, char **ret_msg) {
+        cleanup_free char *why = NULL;
+        Observed o;
+        int r;
+
+        r = observe(f, deadline, &o);
+        if (r >= 0)
+                r = gate(f, &o, &why);
+        observed_done(&o);
+        if (r > 0)
+                return set_errmsg(ret_msg, -EPERM, "refused: %s", why);
+        return r;
+}
+
+static ForgetTarget target_of(const Forget *f, const Observed *o) {
+        return (ForgetTarget) { .node = f->node, .addresses = f->addresses, .member_name = o->seen.etcd_member };
+}
+
 static void refuse_rest(Plan *plan, const char *why);
 
 /* A member whose removal failed stays, and so does the rest (refuse_rest()): on k3s and rke2 a
  * deleted server Node would have their etcd controller remove the member without this verb's checks
  * (pkg/etcd/member_controller.go). */
 static int etcd_apply(Action *a, Context *ctx, char **ret_msg) {
-        int r = forget_member_remove(&forget->local, forget->node, forget->addresses, forget->o->force, etcd_deadline(),
-                                     ret_msg);
-
-        if (r < 0 && forget->running)
-                refuse_rest(forget->running, *ret_msg ?: strerror(-r));
-        return r;
-}
-
-static int read_seen(yaml_document_t *doc, yaml_node_t *meta, NodeSeen *seen) {
-        yaml_node_t *fin = yaml_map_get(doc, meta, "finalizers");
-        cleanup_strv char **l = NULL;
-
-        seen->deleting = yaml_scalar_of(yaml_map_get(doc, meta, "deletionTimestamp")) != NULL;
-        if (!fin || fin->type != YAML_SEQUENCE_NODE)
-                return 0;
-        for (yaml_node_item_t *i = fin->data.sequence.items.start; i < fin->data.sequence.items.top; i++) {
-                const char *v = yaml_scalar_of(yaml_document_get_node(doc, *i));
-
-                if (v && strv_extend(&l, v) < 0)
-                        return -ENOMEM;
-        }
-        if (!l)
-                return 0;
-        seen->finalizers = strv_join(l, ", ");
-        return seen->finalizers ? 0 : -ENOMEM;
-}
-
-/* The Node's status.addresses, kept in f->addresses, and whether it is being deleted (seen, when
- * given): 1, 0 when there is no such Node, -errno. */
-static int observe_node(Forget *f, uint64_t deadline, NodeSeen *seen, char **ret_why) {
-        cleanup_free char *path = strprintf("/api/v1/nodes/%s", f->node);
-        yaml_document_t doc;
-        yaml_node_t *addrs;
-        HttpResult res;
+        uint64_t deadline = etcd_deadline();
+        cleanup_free char *why = NULL;
+        Observed o;
         int r;
 
-        if (!f->id.kc)
-                return set_errmsg(ret_why, -EACCES, "%s", f->id_error ?: "no credentials");
-        if (!path)
-                return -ENOMEM;
-        r = kube_api_request(f->id.kc, &(KubeRequest) { .path = path, .deadline_usec = deadline }, &res);
-        if (r >= 0 && kube_api_answered(&res) && res.status == 404)
-                r = 0;
-        else if (r >= 0 && kube_api_answered(&res) && res.status == 200 && kube_api_document(&res, &doc) >= 0) {
-                addrs = yaml_map_get(&doc, yaml_map_get(&doc, yaml_document_get_root_node(&doc), "status"),
-                                     "addresses");
-                r = seen ? read_seen(&doc, yaml_map_get(&doc, yaml_document_get_root_node(&doc), "metadata"), seen) : 0;
-                r = r < 0 ? r : 1;
-                if (addrs && addrs->type == YAML_SEQUENCE_NODE)
-                        for (yaml_node_item_t *i = addrs->data.sequence.items.start;
-                             r > 0 && i < addrs->data.sequence.items.top; i++) {
-                                const char *a =
-                                        yaml_scalar_of(yaml_map_get(&doc, yaml_document_get_node(&doc, *i), "address"));
+        r = observe(forget, deadline, &o);
+        if (r >= 0 && (r = gate(forget, &o, &why)) > 0)
+                r = set_errmsg(ret_msg, -EPERM, "refused: %s", why);
+        else if (r >= 0) {
+                ForgetTarget t = target_of(forget, &o);
 
-                                if (a && strv_extend_unique(&f->addresses, a) < 0)
-                                        r = -ENOMEM;
-                        }
-                yaml_document_delete(&doc);
-        } else if (r >= 0) {
-                cleanup_free char *why = kube_api_describe(&res);
-
-                r = set_errmsg(ret_why, -EHOSTUNREACH, "cannot ask for Node %s: %s", f->node, why ?: "out of memory");
+                r = forget_member_remove(&forget->local, &t, deadline, ret_msg);
         }
-        http_result_done(&res);
+        observed_done(&o);
+        if (r < 0 && forget->running)
+                refuse_rest(forget->running, *ret_msg ?: strerror(-r));
         return r;
 }
 
@@ -150,43 +264,42 @@ static int observe_node(Forget *f, uint64_t deadline, NodeSeen *seen, char **ret
  * the verification finds it still there. */
 static int node_wait_gone(uint64_t deadline, char **ret_msg) {
         uint64_t until = now(CLOCK_MONOTONIC) + NODE_GONE_WAIT_USEC;
-        cleanup_free char *why = NULL;
-        NodeSeen seen = {}, look = {};
+        cleanup_free char *why = NULL, *path = strprintf("/api/v1/nodes/%s", forget->node);
+        ForgetNode seen = {};
         int r, held = -1; /* the last answer: 1 still there, 0 gone; -1 none yet */
 
+        if (!path)
+                return -ENOMEM;
         if (deadline > 0 && deadline < until)
                 until = deadline;
         for (;;) {
+                yaml_document_t doc;
+
                 why = mfree(why);
-                r = observe_node(forget, until, &look, &why);
+                r = api_get(forget, path, until, &doc, &why);
+                if (r > 0) {
+                        forget_node_done(&seen);
+                        r = forget_node_read(&doc, &seen) ?: 1;
+                        yaml_document_delete(&doc);
+                }
                 if (r == -ENOMEM)
                         break;
-                if (r >= 0) {
-                        node_seen_done(&seen);
-                        seen = look;
-                        look = (NodeSeen) {};
+                if (r >= 0)
                         held = r;
-                }
-                node_seen_done(&look);
                 if (r <= 0 || now(CLOCK_MONOTONIC) + NODE_GONE_POLL_USEC >= until)
                         break;
                 (void) usleep(NODE_GONE_POLL_USEC);
         }
-        node_seen_done(&look);
-        if (r == -ENOMEM) {
-                node_seen_done(&seen);
-                return r;
-        }
-        if (held > 0)
+        if (r != -ENOMEM && held > 0)
                 r = set_errmsg(ret_msg, 1, "asked to delete Node %s; it is still there, held by its finalizers (%s)",
                                forget->node, seen.finalizers ?: "none");
-        else if (held == 0)
+        else if (r != -ENOMEM && held == 0)
                 r = set_errmsg(ret_msg, 1, "deleted Node %s", forget->node);
-        else
+        else if (r != -ENOMEM)
                 /* The DELETE was accepted; whether the Node went, verify asks again. */
                 r = set_errmsg(ret_msg, 1, "asked to delete Node %s; whether it is gone cannot be told: %s",
                                forget->node, why ?: strerror(-r));
-        node_seen_done(&seen);
+        forget_node_done(&seen);
         return r;
 }
 
@@ -199,6 +312,9 @@ static int node_apply(Action *a, Context *ctx, char **ret_msg) {
                 return set_errmsg(ret_msg, -EACCES, "%s", forget->id_error ?: "no credentials");
         if (!path)
                 return -ENOMEM;
+        r = gate_again(forget, ctx->deadline_usec, ret_msg);
+        if (r < 0)
+                return r;
         r = kube_api_request(forget->id.kc,
                              &(KubeRequest) { .method = "DELETE", .path = path, .deadline_usec = ctx->deadline_usec },
                              &res);
@@ -218,6 +334,9 @@ static int kubeadm_apply(Action *a, Context *ctx, char **ret_msg) {
 
         if (!forget->id.kc)
                 return set_errmsg(ret_msg, -EACCES, "%s", forget->id_error ?: "no credentials");
+        r = gate_again(forget, ctx->deadline_usec, ret_msg);
+        if (r < 0)
+                return r;
         r = kubeadm_endpoint_remove(forget->id.kc, forget->node, ctx->deadline_usec, ret_msg);
         return r > 0 ? set_errmsg(ret_msg, 1, "removed %s from ClusterStatus.apiEndpoints", forget->node) : r;
 }
@@ -231,18 +350,20 @@ static int add_row(Plan *plan, const ActionOps *ops, const char *target, Action 
         return *ret ? 0 : -ENOMEM;
 }
 
-static int plan_etcd_row(Forget *f, Plan *plan, bool verifying) {
+static int plan_etcd_row(Forget *f, Plan *plan, const Observed *o, bool verifying) {
         cleanup_free char *err = NULL, *target = NULL;
+        ForgetTarget t = target_of(f, o);
         ForgetMember m;
         Action *a;
         int r;
 
         if (f->local_found <= 0 || f->local.external)
                 return 0; /* no stacked etcd here: nothing of the node's is in it */
-        r = forget_member_observe(&f->local, f->node, f->addresses, f->o->force, etcd_deadline(), &m, &err);
+        r = forget_member_observe(&f->local, &t, etcd_deadline(), &m, &err);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
+                f->failed = !verifying;
                 r = add_row(plan, &etcd_ops, "etcd-member", &a);
                 if (r >= 0)
                         a->present = true;
@@ -252,10 +373,11 @@ static int plan_etcd_row(Forget *f, Plan *plan, bool verifying) {
         r = target ? add_row(plan, &etcd_ops, target, &a) : -ENOMEM;
         if (r >= 0 && !m.found) {
                 a->present = false;
-                r = action_set_detail(a, "no member of the cluster (asked %s) is %s's", m.endpoint, f->node);
+                r = action_set_detail(a, "no member of the cluster (asked %s) is %s's by its name and a peer URL%s%s",
+                                      m.endpoint, f->node, m.note ? "; " : "", strempty(m.note));
         } else if (r >= 0 && m.refusal) {
                 a->present = true;
-                f->refused = !verifying;
+                f->refused = f->refused || !verifying;
                 r = verifying ? action_set_detail(a, "%s", m.refusal)
                               : action_set_skip_code(a, "refused", "%s", m.refusal);
         } else if (r >= 0) {
@@ -285,7 +407,7 @@ static int plan_kubeadm_row(Forget *f, Plan *plan, const KubeadmEndpoint *e, int
                                  e->address ?: "none");
 }
 
-static int plan_node_row(Forget *f, Plan *plan, int found, const NodeSeen *seen, const char *err) {
+static int plan_node_row(Forget *f, Plan *plan, const Observed *o) {
         cleanup_free char *target = strprintf("Node/%s", f->node);
         Action *a;
         int r;
@@ -293,13 +415,13 @@ static int plan_node_row(Forget *f, Plan *plan, int found, const NodeSeen *seen,
         r = target ? add_row(plan, &node_ops, target, &a) : -ENOMEM;
         if (r < 0)
                 return r;
-        a->present = found != 0;
-        if (found < 0)
-                return action_set_detail(a, "%s", err ?: strerror(-found));
-        if (found > 0 && seen->deleting)
-                return action_set_detail(a, "being deleted, held by its finalizers (%s)", seen->finalizers ?: "none");
-        return action_set_detail(a, found > 0 ? "delete it (credentials of %s)" : "no Node object %s",
-                                 found > 0 ? f->id.kc->path : f->node);
+        a->present = o->node != 0;
+        if (o->node < 0)
+                return action_set_detail(a, "cannot ask for Node %s: %s", f->node, strna(o->node_err));
+        if (o->node > 0 && o->seen.deleting)
+                return action_set_detail(a, "being deleted, held by its finalizers (%s)", o->seen.finalizers ?: "none");
+        return action_set_detail(a, o->node > 0 ? "delete it (credentials of %s)" : "no Node object %s",
+                                 o->node > 0 ? f->id.kc->path : f->node);
 }
 
 /* A refused member keeps everything: a node whose member answers is not gone. */
@@ -309,34 +431,47 @@ static void refuse_rest(Plan *plan, const char *why) {
                         (void) action_set_skip_code(a, "refused", "not run: its etcd member stays (%s)", why);
 }
 
-static int forget_plan(Forget *f, Plan *plan, bool verifying) {
-        cleanup_free char *node_err = NULL, *kubeadm_err = NULL;
-        KubeadmEndpoint e = {};
-        NodeSeen seen = {};
-        int node, kubeadm, r;
+/* A node not proven gone keeps everything, its member first: this reason before any other. */
+static void refuse_all(Plan *plan, const char *why) {
+        PLAN_FOREACH(a, plan)
+                (void) action_set_skip_code(a, "refused", "%s", why);
+}
 
-        node = observe_node(f, f->o->deadline_usec, &seen, &node_err);
+static int forget_plan(Forget *f, Plan *plan, bool verifying) {
+        cleanup_free char *kubeadm_err = NULL, *why = NULL;
+        KubeadmEndpoint e = {};
+        Observed o;
+        int kubeadm, r;
+
+        r = observe(f, f->o->deadline_usec, &o);
         kubeadm = f->id.kc ? kubeadm_endpoint_find(f->id.kc, f->node, f->o->deadline_usec, &e, &kubeadm_err) : 0;
-        if (node == -ENOMEM || kubeadm == -ENOMEM || (e.address && strv_extend_unique(&f->addresses, e.address) < 0)) {
-                kubeadm_endpoint_done(&e);
-                node_seen_done(&seen);
-                return -ENOMEM;
+        if (r < 0 || kubeadm == -ENOMEM || (e.address && strv_extend_unique(&f->addresses, e.address) < 0)) {
+                r = -ENOMEM;
+                goto finish;
         }
-        r = plan_etcd_row(f, plan, verifying);
+        /* What cannot be observed now cannot be proven when run: the plan says so, and stops. */
+        f->failed = !verifying && (o.node < 0 || kubeadm < 0);
+        r = plan_etcd_row(f, plan, &o, verifying);
         if (r >= 0)
                 r = plan_kubeadm_row(f, plan, &e, kubeadm, kubeadm_err);
         if (r >= 0)
-                r = plan_node_row(f, plan, node, &seen, node_err);
-        if (r >= 0 && f->refused && plan->n_actions > 0)
+                r = plan_node_row(f, plan, &o);
+        if (r >= 0 && !verifying && (r = gate(f, &o, &why)) > 0) {
+                f->refused = true;
+                refuse_all(plan, why);
+        } else if (r >= 0 && f->refused && plan->n_actions > 0)
                 refuse_rest(plan, plan->actions[0]->skip_reason);
+finish:
         kubeadm_endpoint_done(&e);
-        node_seen_done(&seen);
-        return r;
+        observed_done(&o);
+        return r < 0 ? r : 0;
 }
 
 static void forget_done(Forget *f) {
         kube_identity_done(&f->id);
         free(f->id_error);
+        free(f->self_error);
+        free(f->hostname);
         node_etcd_done(&f->local);
         free(f->local_error);
         strv_free(f->addresses);
@@ -347,8 +482,33 @@ static void forget_done(Forget *f) {
         forget = NULL;
 }
 
+/* The credentials, and the name of the node forget runs on: --node-name, its kubelet's client
+ * certificate, its host name (node-name.h). Without a name the credentials are kept, and the gate
+ * refuses. */
+static int open_identity(Forget *f, bool on_node) {
+        int r = kube_identity_open(f->ctx.root_fd, on_node, f->o->kubeconfig, f->o->node_name, false, &f->id,
+                                   &f->id_error);
+
+        if (r >= 0 || (f->id.kc && (r == -ENXIO || r == -EINVAL))) {
+                f->self_error = TAKE_PTR(f->id_error);
+                if (r >= 0)
+                        f->self_error = mfree(f->self_error);
+                else if (!f->self_error && !(f->self_error = strdup(strerror(-r))))
+                        return -ENOMEM;
+                return 0;
+        }
+        if (!f->id_error)
+                f->id_error = strprintf(r == -ENOENT ? "no administrator kubeconfig (admin.conf, k3s.yaml, rke2.yaml) "
+                                                       "and no --kubeconfig"
+                                                     : "cannot read the credentials: %s",
+                                        strerror(-r));
+        kube_identity_done(&f->id);
+        f->self_error = strdup("no credentials to read it with");
+        return f->id_error && f->self_error ? 0 : -ENOMEM;
+}
+
 static int forget_setup(Forget *f, const ForgetOptions *o, const char *node) {
-        int r;
+        bool on_node;
 
         *f = (Forget) { .o = o, .node = node, .ctx.root_fd = -EBADF };
         forget = f;
@@ -356,16 +516,13 @@ static int forget_setup(Forget *f, const ForgetOptions *o, const char *node) {
                 return EXIT_USAGE;
         f->ctx.root = f->root;
         f->ctx.deadline_usec = o->deadline_usec;
-        r = kube_identity_open(f->ctx.root_fd, streq(f->ctx.root, "/"), o->kubeconfig, node, false, &f->id,
-                               &f->id_error);
-        if (r < 0 && !f->id_error)
-                f->id_error = strprintf(r == -ENOENT ? "no administrator kubeconfig (admin.conf, k3s.yaml, rke2.yaml) "
-                                                       "and no --kubeconfig"
-                                                     : "cannot read the credentials: %s",
-                                        strerror(-r));
-        if (r < 0)
-                kube_identity_done(&f->id);
-        f->local_found = node_etcd_find(&f->ctx, &f->local, &f->local_error);
+        on_node = streq(f->ctx.root, "/");
+        if (node_host_name(f->ctx.root_fd, on_node, &f->hostname) < 0 || open_identity(f, on_node) < 0 ||
+            detect_node_installer(f->ctx.root_fd, &f->ctx.installer) < 0)
+                return log_oom(), EXIT_RESIDUE;
+        /* forget runs on the surviving control plane whose files --root names (a toolbox's /host):
+         * its etcd answers here. */
+        f->local_found = node_etcd_find_here(&f->ctx, &f->local, &f->local_error);
         if (f->local_found < 0)
                 log_warning("This node's etcd member cannot be found: %s", f->local_error ?: strerror(-f->local_found));
         return 0;
@@ -442,6 +599,11 @@ int verb_forget(const ForgetOptions *o, int argc, char *argv[]) {
                         argc == 2 ? ": not a valid one" : "");
                 return EXIT_USAGE;
         }
+        if (o->node_name && !node_name_is_valid(o->node_name)) {
+                fprintf(stderr, "node-reset: invalid --node-name '%s': not a node name\nTry 'node-reset --help'.\n",
+                        o->node_name);
+                return EXIT_USAGE;
+        }
         r = forget_setup(&f, o, argv[1]);
         if (r == 0 && !(plan = plan_new())) {
                 (void) log_oom();
@@ -453,10 +615,14 @@ int verb_forget(const ForgetOptions *o, int argc, char *argv[]) {
         }
         if (r != 0)
                 goto finish;
-        info.exit_status = r = f.refused ? EXIT_REFUSED : EXIT_CLEAN;
-        if (f.refused)
+        info.hostname = f.hostname;
+        /* The dry run exits as the run would: 1 when something cannot be observed, 3 when refused. */
+        info.exit_status = r = f.failed ? EXIT_RESIDUE : f.refused ? EXIT_REFUSED : EXIT_CLEAN;
+        if (f.failed)
+                log_error("Cannot forget %s: what it left cannot all be observed; nothing was changed.", f.node);
+        else if (f.refused)
                 log_error("Refusing to forget %s: %s", f.node, plan->actions[0]->skip_reason);
-        if (o->plan_only || f.refused)
+        if (o->plan_only || f.refused || f.failed)
                 forget_emit(&f, &info, plan, NULL);
         else if (!o->yes && !forget_confirmed(&f, plan))
                 r = EXIT_REFUSED;

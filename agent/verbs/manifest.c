@@ -8,6 +8,7 @@
 
 #include "agent/base/log.h"
 #include "agent/config/node-config.h"
+#include "agent/os/remote-fs.h"
 #include "agent/verbs/exit-status.h"
 #include "agent/verbs/manifest.h"
 #include "agent/verbs/root.h"
@@ -47,12 +48,13 @@ static int manifest_print_effective(const ProgramOptions *o) {
         NodeConfig c = {};
         int r = EXIT_USAGE;
 
-        if (root_open(o->root, &root, &root_fd) >= 0 &&
+        if (root_open(o->root, &root, &root_fd) >= 0 && remote_fs_setup(root, root_fd, program_deadline_usec(o)) >= 0 &&
             node_config_load(&c, root_fd, streq(root, "/"), &o->config) >= 0) {
                 (void) manifest_print(c.manifest, stdout);
                 r = EXIT_CLEAN;
         }
         node_config_done(&c);
+        remote_fs_forget();
         return r;
 }
 

@@ -33,8 +33,10 @@ typedef struct ProgramOptions {
         size_t n_report_headers;
         const char *report_header_file;
         const char *report_cacert;
-        bool force; /* forget's --force and --plan */
+        bool force; /* forget's --force, --plan, --stale-for and --etcd-gone */
         bool plan_only;
+        uint64_t stale_for_sec; /* 0: forget's default */
+        bool etcd_gone;
 } ProgramOptions;
 
 /* --timeout as a CLOCK_MONOTONIC deadline; 0: none. */

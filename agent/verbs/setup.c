@@ -9,6 +9,7 @@
 
 #include "agent/base/log.h"
 #include "agent/config/node-name.h"
+#include "agent/os/remote-fs.h"
 #include "agent/phases/phases.h"
 #include "agent/verbs/exit-status.h"
 #include "agent/verbs/root.h"
@@ -24,6 +25,7 @@ void setup_done(Setup *s) {
         free(s->root);
         free(s->hostname);
         node_config_done(&s->config);
+        remote_fs_forget();
 }
 
 /* "backup, mounts, files": the phases whose row says they act on the tree (Phase.tree). */
@@ -40,6 +42,7 @@ static void tree_phase_list(char *buf, size_t size) {
 int setup_node(Setup *s, const ProgramOptions *o) {
         cleanup_free char *err = NULL;
         char tree_phases[256];
+        int r;
 
         *s = (Setup) { .ctx.root_fd = -EBADF };
         if (geteuid() != 0 && !o->root) {
@@ -56,6 +59,12 @@ int setup_node(Setup *s, const ProgramOptions *o) {
         }
         if (root_open(o->root, &s->root, &s->ctx.root_fd) < 0)
                 return EXIT_USAGE;
+        /* Before the first read beneath the tree: a home or a data directory on a file system that does
+         * not answer must not hang detection. Without mountinfo, reads are not bounded. */
+        r = remote_fs_setup(s->root, s->ctx.root_fd, program_deadline_usec(o));
+        if (r < 0)
+                log_warning_errno(
+                        r, "Cannot tell which mounts are network or FUSE file systems, reading them unbounded: %m");
         if (node_config_load(&s->config, s->ctx.root_fd, streq(s->root, "/"), &o->config) < 0)
                 return EXIT_USAGE;
         if (node_host_name(s->ctx.root_fd, streq(s->root, "/"), &s->hostname) < 0)
@@ -63,6 +72,7 @@ int setup_node(Setup *s, const ProgramOptions *o) {
         s->ctx.root = s->root;
         s->ctx.manifest = s->config.manifest;
         s->ctx.cni_config = s->config.detection.cni_loaded;
+        s->ctx.installer = s->config.detection.installer;
         s->ctx.lazy_unmount = o->lazy_unmount;
         phase_node_object_identity(o->kubeconfig, o->node_name);
         phase_drain_identity(o->kubeconfig, o->node_name);

@@ -19,8 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/config/installers.h"
 #include "agent/config/manifest.h"
 #include "agent/config/etcd-owner.h"
+#include "agent/os/remote-fs.h"
 #include "agent/engine/phase.h"
 #include "agent/os/fileio.h"
 #include "agent/os/services.h"
@@ -156,11 +158,15 @@ static int check_ports(Context *ctx, Rejoin *r, char **ret_msg) {
 
 /* Entries of a directory beneath the root: 0 absent or empty, else how many; the first name in *ret_first. */
 static int dir_entries(int root_fd, const char *path, char **ret_first) {
-        cleanup_close int fd = chaseat(root_fd, path, 0, O_RDONLY | O_DIRECTORY, NULL, NULL);
+        cleanup_close int fd = -EBADF;
         struct dirent *de;
         DIR *d;
         int n = 0;
 
+        n = remote_fs_check(root_fd, path, NULL); /* -EHOSTDOWN: on a mount that does not answer */
+        if (n < 0)
+                return n;
+        fd = chaseat(root_fd, path, 0, O_RDONLY | O_DIRECTORY, NULL, NULL);
         if (fd < 0)
                 return fd == -ENOENT ? 0 : fd;
         d = fdopendir(TAKE_FD(fd));
@@ -176,14 +182,14 @@ static int dir_entries(int root_fd, const char *path, char **ret_first) {
 /* DirAvailableCheck /etc/kubernetes/manifests (RunJoinNodeChecks): absent or empty. */
 static int check_manifests(Context *ctx, Rejoin *r, char **ret_msg) {
         cleanup_free char *first = NULL;
-        int n = dir_entries(ctx->root_fd, "/etc/kubernetes/manifests", &first);
+        int n = dir_entries(ctx->root_fd, KUBEADM_MANIFESTS, &first);
 
         if (n < 0)
                 return set_errmsg(ret_msg, REJOIN_FAILED, "cannot read /etc/kubernetes/manifests: %s", strerror(-n));
         if (n > 0)
-                return set_errmsg(ret_msg, REJOIN_FAILED, "/etc/kubernetes/manifests holds %d entr%s (%s)", n,
+                return set_errmsg(ret_msg, REJOIN_FAILED, KUBEADM_MANIFESTS " holds %d entr%s (%s)", n,
                                   n == 1 ? "y" : "ies", strna(first));
-        return set_errmsg(ret_msg, REJOIN_OK, "/etc/kubernetes/manifests absent or empty");
+        return set_errmsg(ret_msg, REJOIN_OK, KUBEADM_MANIFESTS " absent or empty");
 }
 
 /* FileAvailableCheck (os.Stat succeeds: it exists, whatever it is; a dangling symlink does not). */
@@ -200,21 +206,21 @@ static int file_available(Context *ctx, const char *path, char **ret_msg) {
 /* RunJoinNodeChecks: FileAvailableCheck kubelet.conf, bootstrap-kubelet.conf and (a worker's join,
  * JoinConfiguration.CACertPath's default) pki/ca.crt. */
 static int check_kubeconfig(Context *ctx, Rejoin *r, char **ret_msg) {
-        return file_available(ctx, "/etc/kubernetes/kubelet.conf", ret_msg);
+        return file_available(ctx, KUBEADM_KUBELET_CONF, ret_msg);
 }
 
 static int check_bootstrap_kubeconfig(Context *ctx, Rejoin *r, char **ret_msg) {
-        return file_available(ctx, "/etc/kubernetes/bootstrap-kubelet.conf", ret_msg);
+        return file_available(ctx, KUBEADM_BOOTSTRAP_KUBELET_CONF, ret_msg);
 }
 
 static int check_ca(Context *ctx, Rejoin *r, char **ret_msg) {
-        return file_available(ctx, "/etc/kubernetes/pki/ca.crt", ret_msg);
+        return file_available(ctx, KUBEADM_CA_CRT, ret_msg);
 }
 
 /* DirAvailableCheck of the local etcd's data directory: RunInitNodeChecks, run by a control-plane
  * join only. */
 static int check_etcd(Context *ctx, Rejoin *r, char **ret_msg) {
-        const char *dirs[] = { "/var/lib/etcd", ctx->facts.etcd_data_dir };
+        const char *dirs[] = { KUBEADM_ETCD_DATA_DIR, ctx->facts.etcd_data_dir };
         const EtcdScope *scope;
         int q;
 
@@ -236,6 +242,9 @@ static int check_etcd(Context *ctx, Rejoin *r, char **ret_msg) {
                 if (!dirs[i])
                         continue;
                 n = dir_entries(ctx->root_fd, dirs[i], &first);
+                if (n == -EHOSTDOWN)
+                        return set_errmsg(ret_msg, REJOIN_UNKNOWN,
+                                          "%s lies on a network or FUSE file system that does not answer", dirs[i]);
                 if (n != 0)
                         return set_errmsg(ret_msg, REJOIN_FAILED, "%s %s%s%s", dirs[i],
                                           n < 0 ? "unreadable: " : "holds ", n < 0 ? strerror(-n) : strna(first),
@@ -248,20 +257,28 @@ static int check_etcd(Context *ctx, Rejoin *r, char **ret_msg) {
 
 /* kubeadm looks the programs up with exec.LookPath in the PATH it runs with; beneath the root, root's
  * usual PATH. Resolved inside the tree (a symlink such as /usr/sbin/iptables -> /etc/alternatives/...
- * is followed within it): a regular file with an execute bit is found. */
-static bool in_path(int root_fd, const char *name) {
+ * is followed within it): a regular file with an execute bit is found, at the node path returned
+ * (static storage; NULL: not found). */
+static const char *found_in_path(int root_fd, const char *name) {
         static const char *const path[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
                                             "/usr/bin",        "/sbin",          "/bin" };
+        static char found[PATH_MAX];
 
         for (size_t i = 0; i < ELEMENTSOF(path); i++) {
-                cleanup_free char *p = strprintf("%s/%s", path[i], name);
-                cleanup_close int fd = p ? chaseat(root_fd, p, 0, O_PATH, NULL, NULL) : -ENOMEM;
+                cleanup_close int fd = -EBADF;
                 struct stat st;
 
+                if (snprintf(found, sizeof found, "%s/%s", path[i], name) >= (int) sizeof found)
+                        continue;
+                fd = chaseat(root_fd, found, 0, O_PATH, NULL, NULL);
                 if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
-                        return true;
+                        return found;
         }
-        return false;
+        return NULL;
+}
+
+static bool in_path(int root_fd, const char *name) {
+        return found_in_path(root_fd, name);
 }
 
 /* InPathCheck's mandatory programs (crictl is not asked of a dockershim node: the manifest's
@@ -269,12 +286,21 @@ static bool in_path(int root_fd, const char *name) {
 static const char *const mandatory_programs[] = { "crictl", "conntrack", "ip", "iptables", "mount", "nsenter" };
 static const char *const optional_programs[] = { "ebtables", "ethtool", "socat", "tc", "touch" };
 
-static unsigned programs_in_path(int root_fd) {
-        unsigned m = 0;
+/* Bit i: mandatory program i is in PATH; in *ret_installer's, as a link the detected installer's own
+ * install made and its own uninstall removes again (k3s's crictl -> k3s, installers.h). */
+static unsigned programs_in_path(int root_fd, Installer installer, unsigned *ret_installer) {
+        unsigned m = 0, own = 0;
 
-        for (size_t i = 0; i < ELEMENTSOF(mandatory_programs); i++)
-                if (in_path(root_fd, mandatory_programs[i]))
+        for (size_t i = 0; i < ELEMENTSOF(mandatory_programs); i++) {
+                const char *p = found_in_path(root_fd, mandatory_programs[i]);
+
+                if (p)
                         m |= 1U << i;
+                if (p && installer_uninstall_removes(root_fd, installer, p))
+                        own |= 1U << i;
+        }
+        if (ret_installer)
+                *ret_installer = own;
         return m;
 }
 
@@ -309,7 +335,7 @@ static bool runtime_removed(const Manifest *m) {
  * is a warning that says join refuses it (the node's preparation lacks it, not the reset), and the
  * optional ones are kubeadm's own warnings: one warning names them all. */
 static int check_executables(Context *ctx, Rejoin *r, char **ret_msg) {
-        cleanup_free char *removed = NULL, *lacked = NULL, *optional = NULL;
+        cleanup_free char *removed = NULL, *lacked = NULL, *optional = NULL, *own = NULL;
         size_t first = 0;
 
         MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_DOCKER_ENDPOINT)
@@ -323,12 +349,21 @@ static int check_executables(Context *ctx, Rejoin *r, char **ret_msg) {
                          "the run removed crictl with the runtime: reinstall both before kubeadm join") < 0)
                         return -ENOMEM;
         }
+        /* The installer's own links (k3s's crictl -> k3s) go as its own uninstall takes them: not the
+         * reset's doing, and the reinstall a join needs brings crictl back. */
         if (programs_missing(ctx->root_fd, mandatory_programs, ELEMENTSOF(mandatory_programs), first,
-                             r->programs_before, true, &removed) < 0 ||
+                             r->programs_installer, true, &own) < 0 ||
+            programs_missing(ctx->root_fd, mandatory_programs, ELEMENTSOF(mandatory_programs), first,
+                             r->programs_before & ~r->programs_installer, true, &removed) < 0 ||
             programs_missing(ctx->root_fd, mandatory_programs, ELEMENTSOF(mandatory_programs), first,
                              r->programs_before, false, &lacked) < 0 ||
             programs_missing(ctx->root_fd, optional_programs, ELEMENTSOF(optional_programs), 0, 0, false, &optional) <
                     0)
+                return -ENOMEM;
+        if (own && warn(r, "executables",
+                        "%s went with %s (a link to its binary its install made and its own uninstall removes): "
+                        "install %s before kubeadm join",
+                        own, strna(installer_to_string(r->installer)), own) < 0)
                 return -ENOMEM;
         if ((lacked || optional) &&
             warn(r, "executables", "not in PATH: %s%s%s%s%s", strempty(lacked),
@@ -568,9 +603,10 @@ int rejoin_prepare(const Context *ctx, Rejoin *ret) {
                 rejoin_done(&r);
                 return q;
         }
-        fd = chaseat(ctx->root_fd, "/etc/kubernetes/manifests/kube-apiserver.yaml", 0, O_PATH, NULL, NULL);
+        fd = chaseat(ctx->root_fd, KUBEADM_APISERVER_MANIFEST, 0, O_PATH, NULL, NULL);
         r.control_plane = fd >= 0;
-        r.programs_before = programs_in_path(ctx->root_fd);
+        r.programs_before = programs_in_path(ctx->root_fd, ctx->installer, &r.programs_installer);
+        r.installer = ctx->installer;
         *ret = r;
         return 0;
 }

@@ -39,8 +39,10 @@ typedef struct Rejoin {
         ClusterCidrs cidrs;
         CniKeepSet keep;
         bool control_plane;
-        unsigned programs_before; /* bit i: kubeadm's mandatory program i was in PATH before the run */
-        bool netns;               /* the run acted on this network namespace: its links are the node's */
+        unsigned programs_before;    /* bit i: kubeadm's mandatory program i was in PATH before the run */
+        unsigned programs_installer; /* ... as a link the detected installer's uninstall removes */
+        Installer installer;         /* the detected installer */
+        bool netns;                  /* the run acted on this network namespace: its links are the node's */
         RejoinCheck checks[REJOIN_CHECKS_MAX];
         size_t n_checks;
         RejoinWarning warnings[REJOIN_WARNINGS_MAX];

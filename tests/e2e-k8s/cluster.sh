@@ -10,6 +10,10 @@ declare -A NODE_PODCIDR=([cp1]=10.244.0.0/24 [w1]=10.244.1.0/24 [w2]=10.244.2.0/
 declare -A ALL_NODE_IP=([cp1]=$CP_IP [w1]=$W1_IP [w2]=10.240.0.13 [w3]=10.240.0.14 [w4]=10.240.0.15
         [cp2]=10.240.0.16 [w5]=10.240.0.17 [d1]=10.240.0.18 [xe1]=10.240.0.19)
 CRI_SOCKET=/run/containerd/containerd.sock
+# The containerd of the rejoin and side-by-side workers: Debian 13's 1.7 (node.sh's node_create; the
+# others keep the host's 1.6). kubelet 1.20 speaks CRI v1alpha2 to it, node-reset v1.
+# E2E_K8S_WORKER_RUNTIME=containerd: Debian 12's 1.6 there too.
+WORKER_RUNTIME=${E2E_K8S_WORKER_RUNTIME:-containerd-1.7}
 DOCKERSHIM_SOCKET=/var/run/dockershim.sock
 TEST_IMAGE=nr.local/busybox:1
 PEAK_RAM_MB=
@@ -34,6 +38,7 @@ node_ready() { # NAME: the Ready condition is True
         [ "$(kc get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
 
+pods_running() { local p; for p in "$@"; do pod_running "$p" || return 1; done; } # NAME...
 pod_running() { # NAME
         [ "$(kc get pod "$1" -o 'jsonpath={.status.phase}')" = Running ]
 }
@@ -275,15 +280,21 @@ scenario_rejoin() {
         local token rc ip
         echo "=== scenario: worker rejoin"
         cluster_up || return
-        node_create w1 "$W1_IP" && node_boot w1 || { echo "FAIL: w1 boots"; failed=$((failed + 1)); return; }
+        node_create w1 "$W1_IP" "$WORKER_RUNTIME" && node_boot w1 || { echo "FAIL: w1 boots"; failed=$((failed + 1)); return; }
+        echo "e2e-k8s: w1 runs $(node_exec w1 containerd --version)"
         check "kubeadm join of w1" cluster_join w1 "$OUT/kubeadm-join-1.log" || return
         check "w1 Ready" wait_for 180 "w1 Ready" node_ready w1 || { network_diagnosis w1; return; }
 
         token=nr-pv-$RANDOM$RANDOM
         mkdir -p "$W/nodes/w1/root/mnt/nr-pv1"
         data_objects w1 "$token" | kc apply -f - >"$OUT/objects.log" 2>&1
+        # and enough pods that the reset restarts containerd with their tasks cleared (pods.c's
+        # RESTART_MIN_PODS): the rejoin below proves the runtime it leaves behind
+        for i in 1 2 3 4 5 6; do probe_pod "nr-many-$i" w1; echo ---; done | kc apply -f - >>"$OUT/objects.log" 2>&1
         check "pod with emptyDir (disk, memory), secret, configMap, projected, hostPath and local PV runs on w1" \
                 wait_for 180 "nr-data Running" pod_running nr-data || { kc describe pod nr-data | tail -n 20; return; }
+        check "... beside 6 more pods" wait_for 120 "nr-many-* Running" pods_running nr-many-1 nr-many-2 nr-many-3 \
+                nr-many-4 nr-many-5 nr-many-6
         check "the PV holds the pod's data" grep -qx "$token" "$W/nodes/w1/root/mnt/nr-pv1/data.txt"
         echo "e2e-k8s: w1 before the reset: $(node_residue w1 | cut -d' ' -f1 | sort | uniq -c | tr -s ' \n' ' ')"
         NETD_INODE=$(node_exec w1 stat -c %i /etc/cni/net.d)
@@ -307,6 +318,12 @@ scenario_rejoin() {
         [ "${E2E_K8S_NETD:-}" = empty ] || check "... with the detected kubeadm profile" \
                 test "$(json_field "$OUT/run.json" 'r["profile"]["name"]' 2>/dev/null)" = kubeadm
         check "... and no residue in its report" test "$(json_field "$OUT/run.json" 'len(r["residue"])' 2>/dev/null)" = 0
+        check "... containerd was restarted with the pods' tasks cleared, around the kill pass" test "$(json_field "$OUT/run.json" \
+                '[(a["kind"], a["result"]) for p in r["phases"] for a in p["actions"] if a["kind"] in ("runtime-stop", "kill-pods", "runtime-start")]' \
+                2>/dev/null)" = "[('runtime-stop', 'changed'), ('kill-pods', 'changed'), ('runtime-start', 'changed')]"
+        check "... the pods went through CRI v1 to $(worker_containerd)" test "$(json_field "$OUT/run.json" \
+                '[(a["cri_api"], a["detail"].split(" answers")[0]) for p in r["phases"] for a in p["actions"] if a["kind"] == "runtime" and "cri_api" in a]' \
+                2>/dev/null)" = "[('v1', '$(worker_containerd)')]"
         node_exec w1 node-reset --output=json "${args[@]}" status >"$OUT/status.json" 2>"$OUT/status.log"
         rc=$?
         check "node-reset status on w1 exits 0 (clean)" test "$rc" -eq 0
@@ -330,8 +347,9 @@ sys.exit(0 if [(a["target"], a["result"]) for a in rows] == [("Node/w1", "change
         check "... its Ready condition is Unknown" \
                 test "$(kc get node w1 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = Unknown
         # nor may the old pod run again on the rejoined node and rewrite the PV: its object goes too
-        echo "e2e-k8s: force-deleting the old pod object nr-data (it would run again on the rejoined w1)"
-        kc delete pod nr-data --force --grace-period=0 >/dev/null 2>&1
+        echo "e2e-k8s: force-deleting the old pod objects nr-data, nr-many-* (they would run again on the rejoined w1)"
+        kc delete pod nr-data nr-many-1 nr-many-2 nr-many-3 nr-many-4 nr-many-5 nr-many-6 --force --grace-period=0 \
+                >/dev/null 2>&1
         check "kubeadm join of w1 again with a fresh token, nothing restarted or cleaned by hand" \
                 cluster_join w1 "$OUT/kubeadm-join-2.log" || return
         check "w1 Ready again" wait_for 180 "w1 Ready again" node_ready w1
@@ -345,6 +363,14 @@ sys.exit(0 if [(a["target"], a["result"]) for a in rows] == [("Node/w1", "change
                 test "${ip%.*}.0/24" = "${NODE_PODCIDR[w1]}"
         check "the PV's data is intact after the rejoin" grep -qx "$token" "$W/nodes/w1/root/mnt/nr-pv1/data.txt"
 
+}
+
+# What node-reset's runtime row names the workers' containerd: "containerd 1.7.24~ds1" (over CRI v1,
+# which containerd 1.6 and later serve beside kubelet 1.20's v1alpha2).
+worker_containerd() {
+        local tree=/usr
+        [ "$WORKER_RUNTIME" = containerd ] || tree=$("$TOP/tools/fetch-runtimes.sh" --print "$WORKER_RUNTIME")/usr
+        echo "containerd $("$tree/bin/containerd" --version | awk '{ print $3 }')"
 }
 
 # One line per kind of state a reset should take, with a count, as the node itself sees it.
@@ -379,28 +405,37 @@ kubeadm_reset_manual() { # NODE LOG
 # Scenario 2 (also bench/kubeadm-node.sh): three workers with the same pods, reset in the same run: one
 # by kubeadm reset -f and the manual steps, one by node-reset, one by the floor (bench/cri-floor: the
 # fewest CRI calls that remove every pod, all in flight at once, after kubelet is stopped: the pods
-# only). BENCH_PODS pods per worker (default 1: the pod with every kind of volume; more add pods with
-# a memory emptyDir and a secret), BENCH_ROUNDS rounds on fresh workers (default 1), the order of the
-# three rotated each round. Prints the residue of each (round 1), the time of each, the ratios, their
-# medians, where node-reset's time goes (per kind of row, its own CPU, the node's CPU, the CNI
-# teardown it chose) and the sampled time until no pod process was alive on each worker.
-SBS_PODS=${BENCH_PODS:-1}
+# only). BENCH_SIZES (or BENCH_PODS) pods per worker, each size in turn (default 1: the pod with every
+# kind of volume; more add pods with a memory emptyDir and a secret), BENCH_ROUNDS rounds of each on
+# fresh workers (default 1), the order of the three rotated each round. Prints the residue of each
+# (first round), per size the time of each, the ratios, their medians, where node-reset's time goes
+# (per phase and per kind of row, the fixed cost around the pods phase, its own CPU, the node's CPU,
+# the CNI teardown it chose) and the sampled time until no pod process was alive on each worker, then
+# one line per size: "pods N: kubeadm/node-reset Xx, node-reset/floor Yx (medians of K rounds)".
+SBS_SIZES=${BENCH_SIZES:-${BENCH_PODS:-1}}
 SBS_ROUNDS=${BENCH_ROUNDS:-1}
+SBS_PODS=${SBS_SIZES%% *}
 FLOOR=$O/bench/cri-floor
 
-sbs_names() { # ROUND: the kubeadm, node-reset and floor workers of that round
-        if [ "$1" -eq 1 ]; then echo "w2 w3 wf"; else echo "w2-r$1 w3-r$1 wf-r$1"; fi
+sbs_names() { # SIZE ROUND: the kubeadm, node-reset and floor workers of that round
+        if [ "$1" = "${SBS_SIZES%% *}" ] && [ "$2" -eq 1 ]; then
+                echo "w2 w3 wf"
+        else
+                echo "w2-s$1-r$2 w3-s$1-r$2 wf-s$1-r$2"
+        fi
 }
 
 # Their addresses and pod ranges, known before cluster_init writes the CNI installer's ranges.
 sbs_register() {
-        local r n i=0
-        for r in $(seq "$SBS_ROUNDS"); do
-                for n in $(sbs_names "$r"); do
-                        i=$((i + 1))
-                        [ -n "${ALL_NODE_IP[$n]:-}" ] && continue
-                        ALL_NODE_IP[$n]=10.240.0.$((20 + i))
-                        NODE_PODCIDR[$n]=10.244.$((20 + i)).0/24
+        local s r n i=0
+        for s in $SBS_SIZES; do
+                for r in $(seq "$SBS_ROUNDS"); do
+                        for n in $(sbs_names "$s" "$r"); do
+                                i=$((i + 1))
+                                [ -n "${ALL_NODE_IP[$n]:-}" ] && continue
+                                ALL_NODE_IP[$n]=10.240.0.$((20 + i))
+                                NODE_PODCIDR[$n]=10.244.$((20 + i)).0/24
+                        done
                 done
         done
 }
@@ -408,21 +443,27 @@ sbs_register
 
 scenario_side_by_side() {
         local r
-        echo "=== scenario: side by side with kubeadm reset -f and the floor ($SBS_PODS pods per worker, $SBS_ROUNDS rounds)"
+        echo "=== scenario: side by side with kubeadm reset -f and the floor ($SBS_SIZES pods per worker, $SBS_ROUNDS rounds)"
         cluster_up || return
         [ -x "$FLOOR" ] || { echo "FAIL: $FLOOR is not built (make bench builds it)"; failed=$((failed + 1)); return; }
-        : >"$OUT/sbs-rounds.txt"
-        for r in $(seq "$SBS_ROUNDS"); do
-                sbs_round "$r" || return
+        : >"$OUT/side-by-side.txt"
+        for SBS_PODS in $SBS_SIZES; do
+                SBS_FILE=$OUT/sbs-rounds-$SBS_PODS.txt
+                : >"$SBS_FILE"
+                for r in $(seq "$SBS_ROUNDS"); do
+                        sbs_round "$r" || return
+                done
+                sbs_summary | tee -a "$OUT/side-by-side.txt"
         done
-        sbs_summary | tee "$OUT/side-by-side.txt"
+        grep '^pods [0-9]*: ' "$OUT/side-by-side.txt"
 }
 
 sbs_round() { # ROUND
-        local r=$1 k n f w order i
-        read -r k n f <<<"$(sbs_names "$r")"
+        local r=$1 k n f w order i first=
+        [ "$SBS_PODS" = "${SBS_SIZES%% *}" ] && [ "$r" -eq 1 ] && first=1
+        read -r k n f <<<"$(sbs_names "$SBS_PODS" "$r")"
         for w in $k $n $f; do
-                node_create "$w" "${ALL_NODE_IP[$w]}" && node_boot "$w" ||
+                node_create "$w" "${ALL_NODE_IP[$w]}" "$WORKER_RUNTIME" && node_boot "$w" ||
                         { echo "FAIL: $w boots"; failed=$((failed + 1)); return 1; }
                 check "kubeadm join of $w" cluster_join "$w" "$OUT/kubeadm-join-$w.log" || return 1
         done
@@ -435,14 +476,14 @@ sbs_round() { # ROUND
         done
         check "round $r: the same $SBS_PODS pods run on $k, $n and $f" \
                 wait_for $((180 + 6 * SBS_PODS)) "sbs pods Running" sbs_running "$k" "$n" "$f" || return 1
-        [ "$r" -eq 1 ] && residue_counts "$k" >"$OUT/sbs-before-w2.txt"
+        [ -n "$first" ] && residue_counts "$k" >"$OUT/sbs-before-w2.txt"
         cp "$FLOOR" "$W/nodes/$f/root/root/cri-floor"
         # The order turns each round: the machine's load drifts, and none of the three always goes first.
         order=("sbs_kubeadm $k" "sbs_node_reset $n" "sbs_floor $f")
         for i in 0 1 2; do
                 ${order[$(((i + r - 1) % 3))]} "$r" || true
         done
-        if [ "$r" -eq 1 ]; then
+        if [ -n "$first" ]; then
                 residue_counts "$k" >"$OUT/sbs-kubeadm.txt"
                 residue_counts "$n" >"$OUT/sbs-node-reset.txt"
                 residue_counts "$f" >"$OUT/sbs-floor.txt"
@@ -522,7 +563,7 @@ sbs_stop() { # NODE ROUND WHO
         local ms cpu
         ms=$((($(date +%s%N) - SBS_T0) / 1000000)) cpu=$((($(node_cpu_ns "$1") - SBS_CPU0) / 1000000))
         wait "$SBS_SAMPLER"
-        echo "$2 $3 ms $ms node_cpu_ms $cpu gone_ms $(cat "$W/gone.$1")" >>"$OUT/sbs-rounds.txt"
+        echo "$2 $3 ms $ms node_cpu_ms $cpu gone_ms $(cat "$W/gone.$1") load $(cut -d' ' -f1 /proc/loadavg)" >>"$SBS_FILE"
 }
 
 sbs_kubeadm() { # NODE ROUND
@@ -542,7 +583,7 @@ sbs_node_reset() { # NODE ROUND
         sbs_stop "$1" "$2" node-reset
         cp "$W/nodes/$1/root/root/run.json" "$OUT/run-$1.json"
         cp "$W/nodes/$1/root/root/run.log" "$OUT/run-$1.log"
-        sbs_breakdown "$1" "$2" >>"$OUT/sbs-rounds.txt"
+        sbs_breakdown "$1" "$2" >>"$SBS_FILE"
         check "round $2: node-reset run --yes on $1 exits 0" test "$rc" -eq 0
 }
 
@@ -553,7 +594,7 @@ sbs_breakdown() { # NODE ROUND
 	import json, sys
 	r = json.load(open(sys.argv[1]))
 	t = open(sys.argv[2]).read().split("\n")[1].split()
-	cpu = sum(float(x.split("m")[0]) * 60 + float(x.split("m")[1].rstrip("s")) for x in t) * 1000
+	user, sys_ = (float(x.split("m")[0]) * 60000 + float(x.split("m")[1].rstrip("s")) * 1000 for x in t)
 	phases = {}
 	kinds = {}
 	gone = teardown = None
@@ -568,7 +609,8 @@ sbs_breakdown() { # NODE ROUND
 	                teardown = (a["message"] or a["detail"] or "").split(":")[0]
 	print("%s node-reset-phases %s" % (sys.argv[3], " ".join("%s=%d" % kv for kv in phases.items())))
 	print("%s node-reset-pods %s" % (sys.argv[3], " ".join("%s=%d" % kv for kv in kinds.items())))
-	print("%s node-reset-agent_cpu_ms %d pods_gone_ms %s teardown %s" % (sys.argv[3], cpu, gone, teardown))
+	print("%s node-reset-agent_cpu_ms %d (user %d, system %d) pods_gone_ms %s teardown %s" % (
+	    sys.argv[3], user + sys_, user, sys_, gone, teardown))
 	EOF
 }
 
@@ -585,23 +627,27 @@ sbs_floor() { # NODE ROUND
 
 sbs_summary() {
         echo "side by side ($(date -u +%Y-%m-%d), $(nproc) cores, $(awk '/MemTotal/ { printf "%d GiB", $2 / 1048576 }' /proc/meminfo)," \
-                "Kubernetes v1.20.2 in nspawn nodes, containerd $(containerd --version | awk '{ print $3 }'), $SBS_PODS pods per worker)"
+                "Kubernetes v1.20.2 in nspawn nodes, $(worker_containerd), $SBS_PODS pods per worker," \
+                "load average $(cut -d' ' -f1-3 /proc/loadavg))"
         side_by_side_table
         echo
-        python3 - "$OUT/sbs-rounds.txt" "$SBS_PODS" <<-'EOF'
+        python3 - "$SBS_FILE" "$SBS_PODS" <<-'EOF'
 	import statistics, sys
 	rows = {}
 	extra = []
+	pods_ms = {}
 	for line in open(sys.argv[1]):
 	    f = line.split()
 	    if f[1] in ("kubeadm", "node-reset", "floor"):
-	        rows.setdefault(f[1], {})[int(f[0])] = dict(ms=int(f[3]), cpu=int(f[5]), gone=f[7])
+	        rows.setdefault(f[1], {})[int(f[0])] = dict(ms=int(f[3]), cpu=int(f[5]), gone=f[7], load=f[9])
 	    else:
 	        extra.append(line.rstrip())
+	        if f[1] == "node-reset-phases":
+	            pods_ms[int(f[0])] = int(dict(x.split("=") for x in f[2:]).get("pods", 0))
 	rounds = sorted(set().union(*[set(v) for v in rows.values()]))
 	def get(who, r, k):
 	    return rows.get(who, {}).get(r, {}).get(k)
-	print("%-6s %14s %14s %14s %10s %10s   %s" % ("round", "kubeadm+manual", "node-reset", "floor (pods)", "k/nr", "nr/floor", "pods gone (sampled, ms): kubeadm / node-reset / floor"))
+	print("%-6s %14s %14s %14s %10s %10s   %s" % ("round", "kubeadm+manual", "node-reset", "floor (pods)", "k/nr", "nr/floor", "pods gone (sampled, ms): kubeadm / node-reset / floor; load average (1 min) at each"))
 	kr, nf = [], []
 	for r in rounds:
 	    k, n, f = get("kubeadm", r, "ms"), get("node-reset", r, "ms"), get("floor", r, "ms")
@@ -609,17 +655,23 @@ sbs_summary() {
 	    b = n / f if n and f else None
 	    if a: kr.append(a)
 	    if b: nf.append(b)
-	    print("%-6d %11s ms %11s ms %11s ms %10s %10s   %s / %s / %s" % (r, k, n, f, "%.2fx" % a if a else "-", "%.2fx" % b if b else "-",
-	          get("kubeadm", r, "gone"), get("node-reset", r, "gone"), get("floor", r, "gone")))
+	    print("%-6d %11s ms %11s ms %11s ms %10s %10s   %s / %s / %s; %s / %s / %s" % (r, k, n, f, "%.2fx" % a if a else "-", "%.2fx" % b if b else "-",
+	          get("kubeadm", r, "gone"), get("node-reset", r, "gone"), get("floor", r, "gone"),
+	          get("kubeadm", r, "load"), get("node-reset", r, "load"), get("floor", r, "load")))
 	med = lambda who, k: statistics.median([v[k] for v in rows.get(who, {}).values()]) if rows.get(who) else float("nan")
 	mk, mn, mf = med("kubeadm", "ms"), med("node-reset", "ms"), med("floor", "ms")
 	print("median %11.0f ms %11.0f ms %11.0f ms %9.2fx %9.2fx   (medians of the times; of the per-round ratios: %.2fx, %.2fx)" % (
 	    mk, mn, mf, mk / mn, mn / mf, statistics.median(kr) if kr else float("nan"), statistics.median(nf) if nf else float("nan")))
 	print("floor vs kubeadm: %.2fx (the most any reset that removes pods through the CRI can gain here)" % (mk / mf))
 	print("node CPU during the reset (median ms): kubeadm %.0f, node-reset %.0f, floor %.0f" % (med("kubeadm", "cpu"), med("node-reset", "cpu"), med("floor", "cpu")))
+	fixed = [get("node-reset", r, "ms") - pods_ms[r] for r in rounds if get("node-reset", r, "ms") and r in pods_ms]
+	if fixed:
+	    print("node-reset's fixed cost around the pods phase (its run minus the pods phase; median ms): %.0f (%s)" % (
+	        statistics.median(fixed), ", ".join(str(x) for x in fixed)))
 	print("where node-reset's time goes, per round:")
 	for l in extra:
 	    print("  " + l)
+	print("pods %s: kubeadm/node-reset %.2fx, node-reset/floor %.2fx (medians of %d rounds)" % (sys.argv[2], mk / mn, mn / mf, len(rounds)))
 	EOF
 }
 

@@ -17,8 +17,13 @@
 #                              control planes (cp1 last), deleted; every node clean and rejoinable;
 #                              the fleet summary matches the nodes' reports; once more with a worker
 #                              holding a busy emptyDir: the status ends fail, naming it.
-# In one run they go in this order (cluster-delete ends the cluster), after rejoin and before
-# side-by-side, control-plane and master-gone, which leave w1/w2 and cp1 in other states.
+#   argo-cluster-delete        examples/argo/cluster-delete.yaml run by the project's step runner
+#                              (tests/argo/argo_runner.py): a Deployment with a claim and the CNI's
+#                              DaemonSet deleted against the real API, waited for until NotFound;
+#                              the nodes reset over SSH, workers first, cp1 last; deleted.
+# In one run they go in this order (cluster-delete ends the cluster; argo-cluster-delete too, so it
+# runs alone or instead of it), after rejoin and before side-by-side, control-plane and
+# master-gone, which leave w1/w2 and cp1 in other states.
 
 ALL_NODE_IP[cp3]=10.240.0.18
 NODE_PODCIDR[cp3]=10.244.7.0/24
@@ -292,12 +297,14 @@ scenario_forget_dead_control_plane() {
         rm -rf --one-file-system "$W/nodes/cp3"
         fleet_inventory "$inv" "cp1 cp2 cp3" ""
 
-        fleet_playbook forget-check remove-node.yml "$inv" -e node=cp3 --check
+        # cp3 stopped a moment ago: its Lease is not --stale-for (5m) old yet, and the operator who
+        # removed its disk knows it is gone: --force (it overrides only the wait)
+        fleet_playbook forget-check remove-node.yml "$inv" -e node=cp3 -e node_reset_forget_force=true --check
         check "remove-node.yml --check on cp3 (unreachable): exit 0, the forget plan only" test $? -eq 0 ||
                 tail -n 20 "$OUT/fleet/forget-check.log"
         check "... nothing changed: etcd still has three members" etcd_members_are "cp1 cp2 cp3"
 
-        fleet_playbook forget remove-node.yml "$inv" -e node=cp3 -e node_reset_confirm=yes
+        fleet_playbook forget remove-node.yml "$inv" -e node=cp3 -e node_reset_forget_force=true -e node_reset_confirm=yes
         n=$?
         check "remove-node.yml on cp3 over SSH: cp3 unreachable, node-reset forget cp3 ran on cp1: exit 0" test "$n" -eq 0 ||
                 tail -n 30 "$OUT/fleet/forget.log"
@@ -314,7 +321,8 @@ sys.exit(0 if r[\"command\"] == \"forget\" and rows == {\"etcd-member\": \"chang
         check "ClusterStatus no longer lists cp3" test "$(cluster_status_endpoints)" = "cp1 cp2"
         check "cp3's Node is gone" node_gone cp3
 
-        fleet_playbook forget-again remove-node.yml "$inv" -e node=cp3 -e node_reset_confirm=yes
+        fleet_playbook forget-again remove-node.yml "$inv" -e node=cp3 -e node_reset_forget_force=true \
+                -e node_reset_confirm=yes
         n=$?
         check "remove-node.yml on cp3 again: exit 0, nothing changed" test "$n/$(recap_changed "$OUT/fleet/forget-again.log" cp3)" = 0/0 ||
                 tail -n 20 "$OUT/fleet/forget-again.log"
@@ -434,5 +442,156 @@ scenario_cluster_delete() {
                 check "... $n clean, unchanged" test "$(json_field "$OUT/fleet/delete-busy.summary.json" "r['per_node']['$n']['result']")/$(recap_changed "$OUT/fleet/delete-busy.log" "$n")" = clean/0
         done
         node_exec w2 systemctl stop nr-busy-holder
+        fleet_kill "$STATUS_PID"
+}
+
+# --- argo-cluster-delete --------------------------------------------------------------------------
+
+# examples/argo/cluster-delete.yaml, run by the project's step runner (tests/argo/argo_runner.py, as
+# test-argo-run.sh runs it against the lab) against this cluster: its app deletes and their waits
+# meet a real API server, kubelet and CNI; its resets are the real nodes' over SSH. The apps: a
+# namespace with a Deployment whose pod on w1 holds a claim on a local volume (Retain: its data must
+# stay), and the CNI's DaemonSet. It ends the cluster: run it alone, or last.
+argo_objects() {
+        cat <<-EOF
+	apiVersion: v1
+	kind: Namespace
+	metadata: {name: nr-argo}
+	---
+	apiVersion: v1
+	kind: PersistentVolume
+	metadata: {name: nr-argo-pv}
+	spec:
+	  capacity: {storage: 1Gi}
+	  accessModes: [ReadWriteOnce]
+	  persistentVolumeReclaimPolicy: Retain
+	  storageClassName: nr-argo
+	  local: {path: /mnt/nr-argo-pv}
+	  nodeAffinity:
+	    required:
+	      nodeSelectorTerms:
+	      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [w1]}]
+	---
+	apiVersion: v1
+	kind: PersistentVolumeClaim
+	metadata: {name: data, namespace: nr-argo}
+	spec:
+	  storageClassName: nr-argo
+	  volumeName: nr-argo-pv
+	  accessModes: [ReadWriteOnce]
+	  resources: {requests: {storage: 1Gi}}
+	---
+	apiVersion: apps/v1
+	kind: Deployment
+	metadata: {name: web, namespace: nr-argo}
+	spec:
+	  replicas: 1
+	  selector: {matchLabels: {app: nr-argo}}
+	  template:
+	    metadata: {labels: {app: nr-argo}}
+	    spec:
+	      nodeSelector: {kubernetes.io/hostname: w1}
+	      terminationGracePeriodSeconds: 5
+	      containers:
+	      - name: main
+	        image: $TEST_IMAGE
+	        imagePullPolicy: Never
+	        command: [sh, -c, 'echo kept > /data/data.txt; exec sleep 2147483647']
+	        volumeMounts: [{name: data, mountPath: /data}]
+	      volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
+	EOF
+}
+
+argo_addresses() { local s="" n; for n; do s+="${s:+,}\"${ALL_NODE_IP[$n]}\""; done; echo "[$s]"; } # NODE...: a JSON list
+
+argo_web_running() {
+        [ "$(kc -n nr-argo get pods -l app=nr-argo -o 'jsonpath={.items[*].status.phase}')" = Running ] &&
+                node_exec w1 grep -qx kept /mnt/nr-argo-pv/data.txt
+}
+
+# argo_log EXPR: EXPR (Python) holds over the run: u (the status receiver's lines), calls (the
+# kubectl calls: t, rc, out, args), trace (the runner's events)
+argo_log() {
+        python3 - "$W/fleet/updates" "$W/argo-tools/kubectl.log" "$OUT/fleet/argo.trace" "$1" <<-'EOF'
+	import json, sys
+	u = [json.loads(l) for l in open(sys.argv[1])]
+	calls = []
+	for l in open(sys.argv[2]):
+	    t, rc, rest = l.rstrip("\n").split(" ", 2)
+	    out, args = rest.split(" :: ", 1)
+	    calls.append({"t": float(t), "rc": int(rc), "out": out, "args": args})
+	trace = [json.loads(l) for l in open(sys.argv[3])]
+	cluster = [x["status"] for x in u if x["_path"] == "/clusters/e2e/status"]
+	posts = [(x["_path"].rsplit("/", 1)[1], x["status"]) for x in u if x["_path"].startswith("/clusters/e2e/nodes/")]
+	def gets(what):  # the calls "get KIND NAME"
+	    return [c for c in calls if " get %s " % what in " %s " % c["args"]]
+	r = eval(sys.argv[4])
+	print(r if not isinstance(r, bool) else "", end="")
+	sys.exit(0 if r else 1)
+	EOF
+}
+
+scenario_argo_cluster_delete() {
+        local cps=() n rc secrets=$W/argo-secrets tools=$W/argo-tools addr=()
+        echo "=== scenario: argo-cluster-delete"
+        fleet_init || return
+        cluster_up || return
+        fleet_worker w1 || return
+        fleet_worker w2 || return
+        node_exec w1 mkdir -p /mnt/nr-argo-pv
+        argo_objects | kc apply -f - >>"$OUT/fleet/argo-objects.log" 2>&1
+        check "the Deployment's pod runs on w1, writing to its claim" wait_for 120 "nr-argo web Running" argo_web_running || return
+        for n in cp1 cp2 cp3; do [ -n "${NODE_PID[$n]:-}" ] && node_ready "$n" && cps+=("$n"); done
+        mkdir -p "$secrets/ssh" "$secrets/kubeconfig" "$tools"
+        cp "$W/ssh/id_ed25519" "$secrets/ssh/ssh-privatekey"
+        cp "$W/ssh/known_hosts" "$secrets/ssh/known_hosts"
+        cp "$W/admin.conf" "$secrets/kubeconfig/value"
+        # kubectl as the steps' image would have it; each call logged with its exit status and
+        # output (the log is in the tools directory, which the steps' pods see)
+        cat >"$tools/kubectl" <<-EOF
+	#!/bin/sh
+	o=\$(mktemp)
+	$K8S_DIR/bin/kubectl "\$@" >"\$o"
+	rc=\$?
+	printf '%s %s %s :: %s\n' "\$(date +%s.%N)" "\$rc" "\$(head -c 200 "\$o" | tr '\n' ' ')" "\$*" >>/opt/argo-runner/bin/kubectl.log
+	cat "\$o"
+	rm -f "\$o"
+	exit \$rc
+	EOF
+        chmod 755 "$tools/kubectl"
+        : >"$tools/kubectl.log"
+        check "the status endpoint listens in the switch" status_server || return
+        : >"$W/fleet/updates"
+        python3 "$TOP/tests/argo/argo_runner.py" --template "$TOP/examples/argo/cluster-delete.yaml" --name cd-e2e \
+                --work "$W/argo-run" --trace "$OUT/fleet/argo.trace" --tools "$tools" \
+                --secret e2e-ssh="$secrets/ssh" --secret e2e-kubeconfig="$secrets/kubeconfig" \
+                -p cluster=e2e -p image=registry.example/tools:1 \
+                -p control-planes="$(argo_addresses "${cps[@]}")" -p workers="$(argo_addresses w1 w2)" \
+                -p ssh-secret=e2e-ssh -p kubeconfig-secret=e2e-kubeconfig \
+                -p status-url="http://$SWITCH_IP:$FLEET_STATUS_PORT/clusters/e2e/status" \
+                -p report-url="http://$SWITCH_IP:$FLEET_STATUS_PORT/clusters/e2e/nodes" \
+                -p workloads='["namespace/nr-argo"]' -p cni='["kube-system/daemonset/nr-cni-installer"]' \
+                >"$OUT/fleet/argo.log" 2>&1
+        rc=$?
+        cp "$W/fleet/updates" "$OUT/fleet/argo.updates"
+        cp "$tools/kubectl.log" "$OUT/fleet/argo.kubectl"
+        echo "e2e-k8s: argo: the runner $(tail -n 1 "$OUT/fleet/argo.log"), exit $rc"
+        check "the workflow Succeeded" test "$rc" -eq 0 || tail -n 20 "$OUT/fleet/argo.log"
+        check "the status endpoint got deleting, then deleted" argo_log 'cluster == ["deleting", "deleted"]'
+        check "the namespace was deleted, and waited for (the real namespace controller and kubelet) until the API said NotFound" \
+                argo_log 'any(c["rc"] == 0 and "delete namespace nr-argo" in c["args"] for c in calls) and len(gets("namespace nr-argo")) >= 2 and gets("namespace nr-argo")[-1]["rc"] == 0 and gets("namespace nr-argo")[-1]["out"] == "" and all(g["out"] == "namespace/nr-argo " for g in gets("namespace nr-argo")[:-1])'
+        echo "e2e-k8s: argo: the namespace took $(argo_log 'len(gets("namespace nr-argo"))') answers of the API server to go"
+        check "then the CNI's DaemonSet, gone before any node was reset" \
+                argo_log 'gets("daemonset nr-cni-installer")[-1]["out"] == "" and min(c["t"] for c in calls if "nr-cni-installer" in c["args"]) > gets("namespace nr-argo")[-1]["t"] and max(e["t"] for e in trace if e["event"] == "pod-end" and e["template"] == "delete-object") < min(e["t"] for e in trace if e["event"] == "pod-start" and e["template"] == "reset-node")'
+        for n in w1 w2 "${cps[@]}"; do addr+=("${ALL_NODE_IP[$n]}"); done
+        check "the workers were reset before the control planes, cp1 last; every node's report says deleted" \
+                argo_log "[n for n, s in posts if s != 'deleting'][-1] == '${ALL_NODE_IP[cp1]}' and max(i for i, (n, s) in enumerate(posts) if n in ('${ALL_NODE_IP[w1]}', '${ALL_NODE_IP[w2]}')) < min(i for i, (n, s) in enumerate(posts) if n not in ('${ALL_NODE_IP[w1]}', '${ALL_NODE_IP[w2]}')) and sorted(n for n, s in posts if s == 'deleted') == sorted('${addr[*]}'.split())"
+        for n in w1 w2 "${cps[@]}"; do
+                check "node-reset status on $n: clean and rejoinable" clean_and_rejoinable "$n" "$OUT/fleet/argo-status-$n.json"
+        done
+        node_residue w1 >"$OUT/fleet/argo-residue-w1.txt"
+        check "w1 holds no kubelet mount, sandbox, cni0 or kubepods cgroup (seen from the node)" \
+                test ! -s "$OUT/fleet/argo-residue-w1.txt" || cat "$OUT/fleet/argo-residue-w1.txt"
+        check "the local volume's data on w1 is still there" node_exec w1 grep -qx kept /mnt/nr-argo-pv/data.txt
         fleet_kill "$STATUS_PID"
 }

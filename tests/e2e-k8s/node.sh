@@ -9,8 +9,11 @@
 # The walls and their workarounds: /work/shared/notes/real-kubernetes.md.
 #
 #   node_layer                    the shared /usr layer (Kubernetes binaries, kubelet.service, prep)
-#   node_create NAME IP [docker]  tree, network namespace, cgroups; "docker": Debian's docker.io laid
-#                                 over its /usr, dockerd enabled (kubelet's runtime through dockershim)
+#   node_create NAME IP [RUNTIME] tree, network namespace, cgroups; RUNTIME "docker": Debian's docker.io
+#                                 laid over its /usr, dockerd enabled (kubelet's runtime through
+#                                 dockershim); "containerd-1.7": Debian 13's containerd 1.7 (make deps
+#                                 fetched it: tools/fetch-runtimes.sh) laid over its /usr instead of the
+#                                 host's 1.6, same config; default "containerd" (the host's 1.6)
 #   node_boot NAME                boot it; containerd running, images imported (into Docker on a
 #                                 Docker node)
 #   node_exec NAME CMD...         run CMD in all the node's namespaces
@@ -264,10 +267,15 @@ node_create() {
         NODES+=("$name")
         NODE_IP[$name]=$ip
         NODE_RUNTIME[$name]=${3:-containerd}
-        if [ "${NODE_RUNTIME[$name]}" = docker ]; then
+        case "${NODE_RUNTIME[$name]}" in
+        docker)
                 docker_layer || { node_log "cannot build the Docker layer"; return 1; }
                 NODE_LAYER[$name]=$W/docker-layer/usr
-        fi
+                ;;
+        containerd-*)
+                NODE_LAYER[$name]=$(containerd_layer "${NODE_RUNTIME[$name]}") || return 1
+                ;;
+        esac
         node_tree "$name" "$ip" || { node_log "cannot build the tree of $name"; return 1; }
         node_net_create "$name" "$ip" || { node_log "cannot make the network of $name"; return 1; }
         node_cgroup_create "$name" || { node_log "cannot make the cgroups of $name"; return 1; }
@@ -361,6 +369,18 @@ node_stop() {
         ip netns del "nr-$name" 2>/dev/null
         umount "$W/nodes/$name/root/usr" 2>/dev/null
         return 0
+}
+
+# --- A newer containerd ------------------------------------------------------------------------
+
+# The /usr of a containerd package make deps unpacked (its containerd, shims, ctr and
+# containerd.service), as the lower layer above the host's /usr: it replaces the host's 1.6 in the
+# node only. Its config is the node's own (node_containerd_config: version 2, which 1.7 reads).
+containerd_layer() { # containerd-1.7
+        local tree
+        tree=$("$TOP/tools/fetch-runtimes.sh" --print "$1") ||
+                { node_log "$1 is not in the cache (sudo make deps fetches it: tools/fetch-runtimes.sh)"; return 1; }
+        echo "$tree/usr"
 }
 
 # --- Docker as kubelet's runtime (dockershim) --------------------------------------------------

@@ -35,6 +35,8 @@
 # w1 behind a PodDisruptionBudget, resets it, w1 joins again), "forget-dead-control-plane" (cp3 of
 # three stacked control planes gone for good, forgotten from cp1, a new cp3 joins) and
 # "cluster-delete" (cluster-delete.yml with a status endpoint, clean and with a busy worker).
+# "argo-cluster-delete" (examples/argo/cluster-delete.yaml run by tests/argo/argo_runner.py: its app
+# deletes and waits against this cluster's API, its resets over SSH) also ends the cluster: alone.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 TOP=$PWD
@@ -122,6 +124,7 @@ for s in "${SCENARIOS[@]}"; do
         remove-node-live) scenario_remove_node_live ;;
         forget-dead-control-plane) scenario_forget_dead_control_plane ;;
         cluster-delete) scenario_cluster_delete ;;
+        argo-cluster-delete) scenario_argo_cluster_delete ;;
         rejoin) scenario_rejoin ;;
         side-by-side) scenario_side_by_side ;;
         rejoin-removed-netd) scenario_rejoin_removed_netd ;;

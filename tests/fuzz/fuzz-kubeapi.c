@@ -2,8 +2,8 @@
 /* libFuzzer target for what the API server answers the drain and forget calls: a PodList classified
  * (drain_pods_parse), any answer as a document (kube_api_document) with the fields the calls read
  * from it (a Node's spec.unschedulable, the policy group's preferredVersion, the kubeadm-config
- * ConfigMap's ClusterStatus), and a refusal's Status in words (kube_api_describe, an Eviction's 429).
- * Any bytes, not NUL-terminated; never a crash, never a leak. */
+ * ConfigMap's ClusterStatus, a Node and a Lease as forget reads them), and a refusal's Status in words
+ * (kube_api_describe, an Eviction's 429). Any bytes, not NUL-terminated; never a crash, never a leak. */
 
 #include <assert.h>
 #include <errno.h>
@@ -16,6 +16,7 @@
 #include "agent/config/yaml-util.h"
 #include "agent/phases/drain/drain-pods.h"
 #include "agent/verbs/forget-kubeadm.h"
+#include "agent/verbs/forget-node.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -52,6 +53,19 @@ static void config_map(yaml_document_t *doc, yaml_node_t *root) {
         kubeadm_endpoint_done(&e);
 }
 
+/* A Node and a Lease as forget reads them (forget-node.h). */
+static void node_and_lease(yaml_document_t *doc) {
+        ForgetNode n = {};
+        usec_t renew = 0;
+        int r = forget_node_read(doc, &n);
+
+        assert(r == 0 || r == -ENOMEM);
+        r = forget_lease_read(doc, &renew);
+        assert(r == 0 ? renew > 0 : r == -ENOENT && renew == 0);
+        (void) forget_node_last_seen(&n, renew);
+        forget_node_done(&n);
+}
+
 /* An answer as drain_node_get(), drain_eviction_version() and kubeadm_endpoint_find() read it. */
 static void document(const HttpResult *res) {
         yaml_document_t doc;
@@ -66,6 +80,7 @@ static void document(const HttpResult *res) {
         (void) yaml_scalar_of(yaml_map_get(&doc, yaml_map_get(&doc, root, "spec"), "unschedulable"));
         (void) yaml_scalar_of(yaml_map_get(&doc, yaml_map_get(&doc, root, "preferredVersion"), "groupVersion"));
         config_map(&doc, root);
+        node_and_lease(&doc);
         yaml_document_delete(&doc);
 }
 

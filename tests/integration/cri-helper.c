@@ -3,13 +3,19 @@
  * does the sequential stop/remove baseline, and makes single calls against hostile servers.
  *
  *   cri-helper SOCKET [--timeout-ms N] [--max-response N] COMMAND [ARGS...]
- *     version | list-sandboxes | list-containers | stop-sandbox ID
+ *     version | list-sandboxes | list-containers | stop-sandbox ID | status
  *                                  one call: "ok ..." and exit 0, or "error ERRNO: message" and exit 1
+ *                                  (status: "ok runtime-ready=0|1 network-ready=0|1")
  *     list                         every sandbox and container, one per line
  *     count sandboxes|containers   a number
- *     run-pods N PREFIX CGROUP_PARENT HOST_EVERY CONTAINERS_EVERY CONCURRENCY
+ *     run-pods N PREFIX CGROUP_PARENT HOST_EVERY CONTAINERS_EVERY CONCURRENCY [KUBELET_DIR]
  *                                  N sandboxes; every HOST_EVERY-th on the host network, every
- *                                  CONTAINERS_EVERY-th with a running container (0: none)
+ *                                  CONTAINERS_EVERY-th with a running container (0: none). With
+ *                                  KUBELET_DIR, as kubelet hands volumes over: each container mounts
+ *                                  its pod's emptyDir and projected volume from
+ *                                  KUBELET_DIR/pods/UID/volumes/ (made by the caller, as kubelet makes
+ *                                  them), and the first pod gets a second container, "hung", whose
+ *                                  process ignores SIGTERM
  *     stop-remove-sequential       what crictl stopp/rmp do: one pod after the other, same client
  */
 
@@ -74,6 +80,13 @@ static int cmd_single(const char *cmd, const char *arg) {
                 if (r >= 0)
                         printf("ok %zu\n", n);
                 cri_containers_free(c, n);
+        } else if (streq(cmd, "status")) {
+                CriRuntimeStatus st = {};
+
+                r = cri_status(client, 0, &st, &err);
+                if (r >= 0)
+                        printf("ok runtime-ready=%d network-ready=%d\n", st.runtime_ready, st.network_ready);
+                cri_runtime_status_done(&st);
         } else if (streq(cmd, "stop-sandbox") && arg) {
                 r = one_op(CRI_OP_STOP_SANDBOX, arg, &err);
                 if (r >= 0)
@@ -141,9 +154,11 @@ typedef struct Pods {
         CriPodSpec *specs;
         char **names, **uids;
         char **sandbox_ids;
-        size_t *with_container; /* indexes of the pods that get a container */
-        size_t n_with;
+        size_t *container_pod; /* each container's pod */
+        bool *container_hung;
+        size_t n_containers;
         char **container_ids;
+        const char *kubelet_dir;
 } Pods;
 
 static void pods_done(Pods *p) {
@@ -152,52 +167,90 @@ static void pods_done(Pods *p) {
                 free(p->uids[i]);
                 free(p->sandbox_ids[i]);
         }
-        for (size_t i = 0; i < p->n_with; i++)
+        for (size_t i = 0; i < p->n_containers; i++)
                 free(p->container_ids[i]);
         free(p->specs);
         free(p->names);
         free(p->uids);
         free(p->sandbox_ids);
-        free(p->with_container);
+        free(p->container_pod);
+        free(p->container_hung);
         free(p->container_ids);
 }
 
+/* At most one container per pod and the hung one. */
 static int pods_alloc(Pods *p, size_t n) {
         p->n = n;
         p->specs = calloc(n, sizeof(CriPodSpec));
         p->names = calloc(n, sizeof(char *));
         p->uids = calloc(n, sizeof(char *));
         p->sandbox_ids = calloc(n, sizeof(char *));
-        p->with_container = calloc(n, sizeof(size_t));
-        p->container_ids = calloc(n, sizeof(char *));
-        return p->specs && p->names && p->uids && p->sandbox_ids && p->with_container && p->container_ids ? 0 : -ENOMEM;
+        p->container_pod = calloc(n + 1, sizeof(size_t));
+        p->container_hung = calloc(n + 1, sizeof(bool));
+        p->container_ids = calloc(n + 1, sizeof(char *));
+        return p->specs && p->names && p->uids && p->sandbox_ids && p->container_pod && p->container_hung &&
+                               p->container_ids
+                       ? 0
+                       : -ENOMEM;
+}
+
+static void add_container(Pods *p, size_t pod, bool hung) {
+        p->container_pod[p->n_containers] = pod;
+        p->container_hung[p->n_containers++] = hung;
+}
+
+/* The volumes kubelet would hand over for one pod: an emptyDir and the service account's projected
+ * volume (kubelet's pod volume directory layout: pkg/kubelet/kubelet_getters.go getPodVolumeDir). */
+static int encode_container(const Pods *p, size_t k, ProtoWriter *w) {
+        static const char *const hung_args[] = { "--ignore-term", NULL };
+        size_t i = p->container_pod[k];
+        cleanup_free char *empty = NULL, *projected = NULL;
+        CriMountSpec mounts[2];
+        CriContainerSpec c = {
+                .name = p->container_hung[k] ? "hung" : "app",
+                .image = IMAGE,
+                .args = p->container_hung[k] ? hung_args : NULL,
+                .mounts = mounts,
+        };
+
+        if (p->kubelet_dir) {
+                if (asprintf(&empty, "%s/pods/%s/volumes/kubernetes.io~empty-dir/data", p->kubelet_dir, p->uids[i]) < 0 ||
+                    asprintf(&projected, "%s/pods/%s/volumes/kubernetes.io~projected/kube-api-access", p->kubelet_dir,
+                             p->uids[i]) < 0)
+                        return -ENOMEM;
+                mounts[0] = (CriMountSpec) { .container_path = "/data", .host_path = empty };
+                mounts[1] = (CriMountSpec) { .container_path = "/var/run/secrets/kubernetes.io/serviceaccount",
+                                             .host_path = projected,
+                                             .readonly = true };
+                c.n_mounts = 2;
+        }
+        cri_encode_create_container_request(w, p->sandbox_ids[i], &p->specs[i], &c);
+        return 0;
 }
 
 static int run_containers(Pods *p, unsigned concurrency) {
-        cleanup_free ProtoWriter *ws = calloc(p->n_with ? p->n_with : 1, sizeof(ProtoWriter));
+        cleanup_free ProtoWriter *ws = calloc(p->n_containers ? p->n_containers : 1, sizeof(ProtoWriter));
         int r;
 
         if (!ws)
                 return -ENOMEM;
-        for (size_t k = 0; k < p->n_with; k++) {
-                size_t i = p->with_container[k];
-
-                cri_encode_create_container_request(&ws[k], p->sandbox_ids[i], &p->specs[i], "app", IMAGE);
-        }
-        r = run_batch("CreateContainer", ws, p->n_with, concurrency, p->container_ids);
+        for (size_t k = 0; k < p->n_containers; k++)
+                if (encode_container(p, k, &ws[k]) < 0)
+                        return -ENOMEM;
+        r = run_batch("CreateContainer", ws, p->n_containers, concurrency, p->container_ids);
         if (r < 0)
                 return r;
-        for (size_t k = 0; k < p->n_with; k++)
+        for (size_t k = 0; k < p->n_containers; k++)
                 cri_encode_id_request(&ws[k], p->container_ids[k]);
-        return run_batch("StartContainer", ws, p->n_with, concurrency, NULL);
+        return run_batch("StartContainer", ws, p->n_containers, concurrency, NULL);
 }
 
-static int cmd_run_pods(char **argv) {
+static int cmd_run_pods(char **argv, int argc) {
         unsigned long n = strtoul(argv[0], NULL, 10), host_every = strtoul(argv[3], NULL, 10),
                       with_every = strtoul(argv[4], NULL, 10), concurrency = strtoul(argv[5], NULL, 10);
         cleanup_free ProtoWriter *ws = NULL;
         size_t n_host = 0;
-        Pods p = {};
+        Pods p = { .kubelet_dir = argc > 6 ? argv[6] : NULL };
         int r;
 
         if (n == 0 || pods_alloc(&p, n) < 0 || !(ws = calloc(n, sizeof(ProtoWriter))))
@@ -213,14 +266,17 @@ static int cmd_run_pods(char **argv) {
                                             .host_network = host_every > 0 && i % host_every == host_every - 1 };
                 n_host += p.specs[i].host_network;
                 if (with_every > 0 && i % with_every == 0)
-                        p.with_container[p.n_with++] = i;
+                        add_container(&p, i, false);
                 cri_encode_run_sandbox_request(&ws[i], &p.specs[i]);
         }
+        if (p.kubelet_dir)
+                add_container(&p, 0, true);
         r = run_batch("RunPodSandbox", ws, n, (unsigned) concurrency, p.sandbox_ids);
         if (r >= 0)
                 r = run_containers(&p, (unsigned) concurrency);
         if (r >= 0)
-                printf("ran %zu sandboxes (%zu on the host network), %zu running containers\n", p.n, n_host, p.n_with);
+                printf("ran %zu sandboxes (%zu on the host network), %zu running containers\n", p.n, n_host,
+                       p.n_containers);
         pods_done(&p);
         return r < 0 ? 1 : 0;
 }
@@ -272,7 +328,7 @@ int main(int argc, char *argv[]) {
         else if (streq(argv[i], "count") && i + 1 < argc)
                 r = cmd_list(true, argv[i + 1]);
         else if (streq(argv[i], "run-pods") && i + 6 < argc)
-                r = cmd_run_pods(argv + i + 1);
+                r = cmd_run_pods(argv + i + 1, argc - i - 1);
         else if (streq(argv[i], "stop-remove-sequential"))
                 r = cmd_stop_remove_sequential();
         else

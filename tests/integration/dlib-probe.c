@@ -11,6 +11,7 @@
 #include <libnftnl/table.h>
 #include <linux/netlink.h>
 #include <openssl/bio.h>
+#include <sqlite3.h>
 #include <sys/uio.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-journal.h>
@@ -36,6 +37,7 @@ static void probe_missing(void) {
         sd_bus_error e = SD_BUS_ERROR_NULL;
         struct iovec iov = { (char *) "MESSAGE=x", 9 };
         sd_bus *bus = NULL;
+        sqlite3 *db = NULL;
 
         for (DlibLib l = 0; l < _DLIB_LIB_MAX; l++) {
                 const char *so = "x", *why = NULL;
@@ -56,6 +58,8 @@ static void probe_missing(void) {
         check("sd_bus_message_append (variadic): -EOPNOTSUPP", sd_bus_message_append(NULL, "s", "x") == -EOPNOTSUPP);
         check("sd_bus_error_has_names (variadic): 0", sd_bus_error_has_names(&e, "a.b", "c.d") == 0);
         check("sd_journal_sendv: -EOPNOTSUPP", sd_journal_sendv(&iov, 1) == -EOPNOTSUPP);
+        check("sqlite3_open_v2: SQLITE_ERROR",
+              sqlite3_open_v2("x", &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_ERROR && !db);
         for (DlibLib l = 0; l < _DLIB_LIB_MAX; l++)
                 check(dlib_lib_name(l), dlib_load(l) == -EOPNOTSUPP && !dlib_soname(l) && says_not_found(dlib_why(l)));
 }

@@ -60,8 +60,79 @@ kill_at_exit() {
 # elapsed_ms T0: the milliseconds since T0 (a "date +%s%N"), for the log lines of timed steps.
 elapsed_ms() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
-# etcd members on loopback: member N listens on 127.0.0.1N, clients on 2379, peers on 2380.
-ip_of() { echo "127.0.0.1$1"; }
+# The etcd the etcd tests run: their members are started as "etcd", the first in PATH: Debian 12's 3.4
+# as installed, or another version make deps unpacked (tools/fetch-runtimes.sh: 3.5 is Debian 13's
+# etcd-server), whose usr/bin then comes first in PATH, so also for a member started through nsenter.
+# etcdctl stays 3.4's: it only builds and checks the fixtures, and speaks to both.
+# etcd_matrix "VERSIONS" "$@", at the top of such a test (before in_private_ns): the test once per
+# version (NR_ETCD says which), each run in namespaces of its own; it passes when every run passes or
+# skips. NR_ETCD_MATRIX=full runs every version of ETCD_VERSIONS, whatever the test chose.
+# etcd_only VERSION...: within a run, the cases after it run on these versions only (the others end
+# the run there, with what they asserted).
+ETCD_VERSIONS="3.4 3.5"
+etcd_matrix() {
+        local versions=$1 v r rc=77
+        shift
+        if [ -n "${NR_ETCD:-}" ]; then
+                etcd_use "$NR_ETCD"
+                return
+        fi
+        [ "${NR_ETCD_MATRIX:-}" = full ] && versions=$ETCD_VERSIONS
+        for v in $versions; do
+                echo "=== $(basename "$0") with etcd $v"
+                NR_ETCD=$v "$BASH" "$0" "$@"
+                r=$?
+                case $r in
+                0) [ $rc -eq 77 ] && rc=0 ;;
+                77) ;;
+                *) echo "FAIL: $(basename "$0") with etcd $v (exit $r)"; rc=1 ;;
+                esac
+        done
+        exit $rc
+}
+etcd_use() {
+        local tree
+        if [ "$1" != 3.4 ]; then
+                tree=$("$TOP/tools/fetch-runtimes.sh" --print "etcd-$1") ||
+                        skip "etcd $1 is not in the cache (sudo make deps fetches it: tools/fetch-runtimes.sh)"
+                PATH=$tree/usr/bin:$PATH
+        fi
+        command -v etcd > /dev/null 2>&1 || skip "etcd is not installed (apt-get install etcd-server etcd-client)"
+        etcd --version 2> /dev/null | grep -q "^etcd Version: ${1//./\\.}\\." ||
+                skip "the etcd in PATH is not $1: $(etcd --version 2>&1 | head -n 1)"
+}
+etcd_only() {
+        case " $* " in *" $NR_ETCD "*) return 0 ;; esac
+        echo "  (etcd $NR_ETCD: the cases from here on run on etcd $* only)"
+        finish
+}
+
+# etcd members: member N listens on ${MEMBER_NET}N (127.0.0.1N by default), clients on 2379, peers on 2380.
+MEMBER_NET=127.0.0.1
+ip_of() { echo "$MEMBER_NET$1"; }
+# Other machines, for the tests whose tree (--root) is not the running machine: node-reset never takes
+# a URL that leads to the running machine (loopback, its own addresses) as the tree's member, so the
+# tree's members run in a second network namespace, nr-lan, reached over a veth pair. lan_up (inside
+# in_private_ns) makes it: this namespace is 10.88.0.1 and 10.88.0.10 (ip_of 0: "the running
+# machine"), the lan holds 10.88.0.11-29 (ip_of 1-9, and 21-29); it sets MEMBER_NET=10.88.0.1.
+# "$LAN CMD... &" runs CMD there, $! its PID (nsenter execs it). A connection between two lan
+# addresses comes from the one it goes to, one from here from 10.88.0.1, as on loopback every one came
+# from 127.0.0.1: etcd checks a peer's certificate against the address it comes from, so a member's
+# certificate names them all ($LAN_SANS, as it named 127.0.0.1).
+LAN="nsenter --net=/run/netns/nr-lan"
+LAN_SANS=
+lan_up() {
+        local i
+        ip netns add nr-lan && ip link add nr-lan0 type veth peer name eth0 netns nr-lan &&
+                ip addr add 10.88.0.1/24 dev nr-lan0 && ip addr add 10.88.0.10/24 dev nr-lan0 &&
+                ip link set nr-lan0 up && ip -n nr-lan link set lo up && ip -n nr-lan link set eth0 up || return 1
+        LAN_SANS=IP:10.88.0.1,IP:10.88.0.10
+        for i in $(seq 11 29); do
+                ip -n nr-lan addr add "10.88.0.$i/24" dev eth0 || return 1
+                LAN_SANS="$LAN_SANS,IP:10.88.0.$i"
+        done
+        MEMBER_NET=10.88.0.1
+}
 # cluster_of PREFIX N...: the --initial-cluster of members named PREFIXN
 cluster_of() { local p=$1 s="" i; shift; for i in "$@"; do s="$s${s:+,}$p$i=https://$(ip_of "$i"):2380"; done; echo "$s"; }
 
@@ -98,8 +169,8 @@ cert() {
 # deps: ETCDServerCA, ETCDPeerCA, ServerETCDCert, PeerServerClientETCDCert, ClientETCDCert)
 k3s_tls_dir() {
         mkdir -p "$1" && cp "$CA/ca.crt" "$1/server-ca.crt" && cp "$CA/ca.crt" "$1/peer-ca.crt" &&
-        cert "$1" server-client etcd "IP:$2,IP:127.0.0.1" serverAuth,clientAuth &&
-        cert "$1" peer-server-client etcd-peer "IP:$2,IP:127.0.0.1" serverAuth,clientAuth &&
+        cert "$1" server-client etcd "IP:$2,IP:127.0.0.1${LAN_SANS:+,$LAN_SANS}" serverAuth,clientAuth &&
+        cert "$1" peer-server-client etcd-peer "IP:$2,IP:127.0.0.1${LAN_SANS:+,$LAN_SANS}" serverAuth,clientAuth &&
         cert "$1" client etcd-client "DNS:client" clientAuth
 }
 # k3s_etcd_config FILE SERVER-DIR IP NAME INITIAL: the etcd configuration k3s writes for its embedded

@@ -129,6 +129,14 @@ assert "plan: the protected line has its skip_reason, no message" \
 assert "the validator rejects a report without schema_version" eval '
         python3 -c "import json,sys; r=json.load(open(sys.argv[1])); del r[\"schema_version\"]; json.dump(r, sys.stdout)" \
                 "$WORK/run.json" > "$WORK/bad.json" && ! schema_valid "$WORK/bad.json" 2> /dev/null'
+# The schema's promise: a newer report's new members pass a consumer's validation (the published
+# schema is open); the project's own tests validate closed, so the agent cannot write a member the
+# schema does not name.
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); r[\"a_member_of_tomorrow\"] = 1; r[\"phases\"][0][\"new_too\"] = {}; json.dump(r, sys.stdout)" \
+        "$WORK/run.json" > "$WORK/newer.json"
+assert "a report with members this schema does not name passes the published (open) schema" \
+        schema_valid --open "$WORK/newer.json"
+assert "... and fails the tests' closed validation" eval '! schema_valid "$WORK/newer.json" 2> /dev/null'
 # --- the text report lists what changes; the rest is counted per phase, -v lists it, JSON keeps it --
 root=$WORK/text
 make_tree "$root"

@@ -3,9 +3,14 @@
 # k3s and rke2 with a data dir of their own (k3s#8740, #10471, #6553, #11386; rke2#6292, #6522), on
 # --root trees in a private mount namespace: the profile's paths move with the data dir read from the
 # config file and its config.yaml.d drop-ins, the unit's ExecStart= and the env files, with k3s's
-# precedence (env, then the command line, then the config files); its storage/ is protected as the
-# default one is; status sees the residue before the run and none after. Another dir named by a
-# losing source, and everything outside the data dir, stay.
+# precedence (env, then the command line, then the config files; a unit's drop-in included); its
+# storage/ is protected as the default one is; status sees the residue before the run and none after.
+# Another dir named by a losing source, and everything outside the data dir, stay. Only the entries
+# k3s makes beneath a data dir go, never the dir: "data-dir: /data" keeps /data/postgres (issue 38,
+# 5). The datastore is in the backup and the snapshots stay (6). A data dir set in a drop-in, one on
+# /mnt, and a default dir that is a symlink to the disk are followed, never reported clean with the
+# state left (7); with a moved data dir, detection still finds k3s's etcd and flannel. The crictl
+# link install.sh made goes with k3s and does not make the node unrejoinable (8).
 . "$(dirname "$0")/lib.sh"
 in_private_ns "$@"
 nr() { "$NODE_RESET" "$@"; }
@@ -34,14 +39,15 @@ k3s_node() { # name
 
 plan_run_status() { # expected data dir
         nr --root "$root" plan > "$WORK/$name-plan.txt" 2>&1
-        assert "$name: the plan names the data dir's evidence" grep -q "data-dir.* $1\$\|DATA_DIR $1\$" "$WORK/$name-plan.txt"
-        assert "$name: the plan removes beneath it" grep -q "remove  *$1  " "$WORK/$name-plan.txt"
-        nr --root "$root" -o json status > "$WORK/$name-before.json" 2>/dev/null
-        assert "$name: status before the run sees residue" jq_ "$WORK/$name-before.json" "r['verdict'] == 'residue'"
+        assert "$name: the plan names the data dir's evidence" grep -q "data-dir.* $1\$\|DATA_DIR $1\$\|a symlink to $1\$" "$WORK/$name-plan.txt"
+        assert "$name: the plan removes k3s's entries beneath it" grep -q "remove  *$1/server  " "$WORK/$name-plan.txt"
+        assert "$name: never the data dir itself" bash -c '! grep -q "$0" "$1"' "remove  *$1  " "$WORK/$name-plan.txt"
+        nr --root "$root" status > "$WORK/$name-before.txt" 2>/dev/null
+        assert "$name: status before the run sees residue" grep -q "^verdict: residue" "$WORK/$name-before.txt"
         nr --root "$root" --yes -o json run > "$WORK/$name.json" 2> "$WORK/$name.err"
         assert "$name: run exits 0" test $? -eq 0
-        nr --root "$root" -o json status > "$WORK/$name-after.json" 2>/dev/null
-        assert "$name: status after the run is clean" jq_ "$WORK/$name-after.json" "r['verdict'] == 'clean'"
+        nr --root "$root" status > "$WORK/$name-after.txt" 2>/dev/null
+        assert "$name: status after the run is clean" grep -q "^residue: none, the node is clean" "$WORK/$name-after.txt"
         gone "$1/server" "$1/data" /usr/local/bin/k3s
         assert "$name: the backup holds the token and CA key beneath the data dir" \
                 test -f "$(echo "$root"/var/backups/node-reset/*"$1"/server/token)" -a \
@@ -121,5 +127,97 @@ nr --root "$root" --yes --with-runtime -o json run > "$WORK/$name.json" 2> "$WOR
 assert "$name: run exits 0" test $? -eq 0
 gone /data/k3s/agent/containerd /data/k3s/agent/images /data/k3s/server
 stays /data/k3s/storage/pvc-2_default_data/file /data/other/keep
+
+# --- a shared data disk: data-dir: /data takes k3s's entries only; the datastore is in the backup ---
+k3s_node k3s-shared
+put /etc/rancher/k3s/config.yaml "data-dir: /data"
+data_dir_tree /data
+put /data/postgres/base/16384/1259 "a database that is not k3s's"
+put /data/server/db/snapshots/etcd-snapshot-node-1-1700000000 "the cluster's snapshot"
+python3 - "$root/data/server/db/state.db" <<'PY'
+import os, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("pragma journal_mode=wal")
+db.execute("pragma wal_autocheckpoint=0")
+db.execute("create table kine (id integer primary key autoincrement, name text, value blob)")
+db.executemany("insert into kine (name, value) values (?, ?)", [("/registry/k/%d" % i, b"v") for i in range(300)])
+db.commit()
+os._exit(0)  # no close, no checkpoint: the rows are in state.db-wal only, as while k3s runs
+PY
+assert "$name: the rows are in the write-ahead log, not yet in state.db" test -s "$root/data/server/db/state.db-wal"
+nr --root "$root" plan > "$WORK/$name-plan.txt" 2>&1
+assert "$name: the plan never removes /data" bash -c '! grep -q "remove  */data  " "$1"' - "$WORK/$name-plan.txt"
+assert "$name: the plan copies the datastore" grep -q "copy .*/data/server/db/state.db" "$WORK/$name-plan.txt"
+nr --root "$root" --yes -o json run > "$WORK/$name.json" 2> "$WORK/$name.err"
+assert "$name: run exits 0" test $? -eq 0
+gone /data/server/token /data/server/tls /data/data /data/agent/etc /data/server/db/state.db /data/server/db/state.db-wal
+stays /data /data/postgres/base/16384/1259 /data/server/db/snapshots/etcd-snapshot-node-1-1700000000 \
+        /data/storage/pvc-2_default_data/file /data/other/keep
+copy=$(echo "$root"/var/backups/node-reset/*/data/server/db/state.db)
+assert "$name: the backup's datastore holds every committed row, the log's included" \
+        test "$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from kine").fetchone()[0])' "$copy")" = 300
+assert "$name: the backup row says how it was copied" grep -q "state.db copied by SQLite's online backup" "$WORK/$name.json"
+
+# --- a datastore SQLite cannot copy (here: no database at all) is kept, named, and is residue ------------
+k3s_node k3s-uncopied
+put /var/lib/rancher/k3s/server/token "the token"
+put /var/lib/rancher/k3s/server/db/state.db "not a SQLite database"
+put /var/lib/rancher/k3s/server/db/state.db-wal "its log"
+nr --root "$root" --yes -o json run > "$WORK/$name.json" 2> "$WORK/$name.err"
+assert "$name: run exits 1 (the datastore is left)" test $? -eq 1
+assert "$name: the backup row says it was not copied" grep -q "state.db not copied (SQLite: [^)]*): kept" "$WORK/$name.json"
+assert "$name: the files row names it" grep -q "the backup could not copy it, so kept (no other copy): /var/lib/rancher/k3s/server/db/state.db" "$WORK/$name.json"
+stays /var/lib/rancher/k3s/server/db/state.db /var/lib/rancher/k3s/server/db/state.db-wal
+gone /var/lib/rancher/k3s/server/token /usr/local/bin/k3s
+
+# --- a data dir set in a unit drop-in (systemctl edit k3s), beneath /mnt: followed, never replaced by
+# the default in silence ----------------------------------------------------------------------------
+k3s_node k3s-dropin
+put /etc/systemd/system/k3s.service "[Service]
+ExecStart=/usr/local/bin/k3s server"
+put /etc/systemd/system/k3s.service.d/override.conf "[Service]
+ExecStart=
+ExecStart=/usr/local/bin/k3s server --data-dir /mnt/ssd"
+data_dir_tree /mnt/ssd
+plan_run_status /mnt/ssd
+assert "$name: the plan names the drop-in" grep -q "k3s.service.d/override.conf): ExecStart= --data-dir /mnt/ssd" "$WORK/$name-plan.txt"
+stays /mnt/ssd
+
+# --- the default dir a symlink to the data disk: the state behind it goes, then the link ------------
+k3s_node k3s-link
+data_dir_tree /data/k3s
+mkdir -p "$root/var/lib/rancher" && ln -s /data/k3s "$root/var/lib/rancher/k3s"
+cp -a "$root" "$WORK/k3s-link-nobackup"
+plan_run_status /data/k3s
+gone /var/lib/rancher/k3s
+name=k3s-link-nobackup root=$WORK/k3s-link-nobackup
+nr --root "$root" --yes --no-backup -o json run > "$WORK/$name.json" 2> "$WORK/$name.err"
+assert "$name: --no-backup: run exits 0" test $? -eq 0
+gone /data/k3s/server /data/k3s/data /var/lib/rancher/k3s
+stays /data/k3s/storage/pvc-2_default_data/file /data/other/keep
+
+# --- a moved data dir: its embedded etcd and its flannel configuration are still found ---------------
+k3s_node k3s-moved-detect
+put /etc/rancher/k3s/config.yaml "data-dir: /data/k3s"
+data_dir_tree /data/k3s
+put /data/k3s/server/db/etcd/member/snap/db "etcd's data"
+put /data/k3s/agent/etc/cni/net.d/10-flannel.conflist '{"name":"cbr0","cniVersion":"1.0.0","plugins":[{"type":"flannel"},{"type":"portmap"}]}'
+nr --root "$root" plan > "$WORK/$name-plan.txt" 2>&1
+assert "$name: etcd is k3s's embedded one" grep -q "etcd: embedded" "$WORK/$name-plan.txt"
+assert "$name: the CNI is flannel, from the moved agent/etc/cni/net.d" grep -q "CNI: flannel,portmap" "$WORK/$name-plan.txt"
+nr --root "$root" --profile k3s manifest print > "$WORK/$name-manifest.txt" 2>&1
+assert "$name: flannel's own cleanup is planned" grep -q "^#   profile:cni-flannel" "$WORK/$name-manifest.txt"
+
+# --- install.sh's crictl -> k3s goes with k3s: the node stays rejoinable -----------------------------
+k3s_node k3s-verdict
+kubeadm_programs "$root"
+rm "$root/usr/local/bin/crictl" && chmod 755 "$root/usr/local/bin/k3s"
+ln -s k3s "$root/usr/local/bin/crictl" && ln -s k3s "$root/usr/local/bin/kubectl"
+data_dir_tree /var/lib/rancher/k3s
+nr --root "$root" --yes -o json run > "$WORK/$name.json" 2> "$WORK/$name.err"
+assert "$name: run exits 0" test $? -eq 0
+gone /usr/local/bin/crictl /usr/local/bin/kubectl /usr/local/bin/k3s
+assert "$name: rejoinable, the executables check ok, a warning says crictl went with k3s" jq_ "$WORK/$name.json" \
+        "r['rejoin']['rejoinable'] is True and [c['state'] for c in r['rejoin']['checks'] if c['name'] == 'executables'] == ['ok'] and any(w['name'] == 'executables' and 'crictl went with k3s' in w['message'] for w in r['rejoin']['warnings'])"
 
 finish

@@ -3,8 +3,8 @@
 # Packaging: the bash completion knows every verb, option and phase the binary has; debian/control
 # builds with what tools/install-deps.sh installs; "dpkg-buildpackage -us -uc -b" builds a .deb in
 # a copy of the tree (never in the checkout); the .deb holds the binary, the man page, the units,
-# the manifests, the completion, the README, the Ansible examples, the JSON schema and the journal
-# catalog, starts nothing on install, purges orphan-check's state, and lintian finds no error; and
+# the manifests, the completion, the README, the Ansible and Argo examples, the JSON schema and the
+# journal catalog, starts nothing on install, purges orphan-check's state, and lintian finds no error; and
 # "make install" / "make uninstall" put down and take away the same files.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 in_private_ns "$@"
@@ -107,6 +107,8 @@ assert "the .deb has the bash completion" in_deb /usr/share/bash-completion/comp
 assert "the .deb has the copyright file" in_deb /usr/share/doc/node-reset/copyright
 assert "the .deb has the README" eval 'in_deb /usr/share/doc/node-reset/README.md || in_deb /usr/share/doc/node-reset/README.md.gz'
 assert "the .deb has the Ansible examples" in_deb /usr/share/doc/node-reset/examples/ansible/reset.yml
+assert "the .deb has the Argo example and its steps' scripts" \
+        eval 'in_deb /usr/share/doc/node-reset/examples/argo/cluster-delete.yaml && in_deb /usr/share/doc/node-reset/examples/argo/steps/reset-node.sh'
 assert "the .deb has the Ansible role's argument specs" \
         in_deb /usr/share/doc/node-reset/examples/ansible/roles/node_reset/meta/argument_specs.yml
 assert "the .deb has the JSON report's schema" in_deb /usr/share/node-reset/report.schema.json

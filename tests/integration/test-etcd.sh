@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The backup and etcd phases against a real etcd (Debian's etcd-server 3.4) in a private network
-# namespace: 3-member TLS clusters on 127.0.0.1x:2379/2380 with kubeadm's file layout under --root
-# (member m1 is "this node"). The node leaves and a healthy 2-member cluster remains; a rerun is
+# The backup and etcd phases against a real etcd (3.4, and 3.5 up to etcd_only) in a private network
+# namespace: 3-member TLS clusters on 10.88.0.1x:2379/2380 in a second namespace (other machines: the
+# tree under --root is not the running machine) with kubeadm's file layout (member m1 is "this node").
+# --root on a dead control plane's tree, run on a surviving one whose member answers on 127.0.0.1:2379
+# where the tree's flags point: the dead member leaves, found by its name and peer URLs, the
+# survivor's stays, and no snapshot of the survivor's is taken for the tree's. The node leaves and a
+# healthy 2-member cluster remains; a rerun is
 # unchanged, also when the others listen on client ports the files do not name; the data directory
 # follows one rule (removed when the member left, or when the last voter's snapshot is in the backup;
-# kept and reported otherwise: a voter plus a learner, a member whose peer URL was updated, a cluster
+# kept and reported otherwise: a voter plus a learner, a member whose peer URL was updated (the member
+# answering at its client URL is no longer the one its files describe: not taken as its own), a cluster
 # that answers only when run); a frozen member holds the backup no longer than --etcd-timeout, and its
 # member/snap/db is copied instead; two members down end within the deadline with the reason; hostile TLS peers stay bounded; the backup is 0700/0600 with a valid etcd snapshot, is never
 # removed by a manifest, and a backup that cannot be written stops the run before anything is deleted.
 # etcdctl and openssl only build and check the fixtures.
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+etcd_matrix "3.4 3.5" "$@"
 in_private_ns "$@"
 
 command -v etcd > /dev/null 2>&1 || skip "etcd is not installed (apt-get install etcd-server etcd-client)"
@@ -19,17 +25,19 @@ require_cmd etcdctl openssl python3 prlimit
 HOSTILE="$O/tests/grpc-hostile"
 [ -x "$HOSTILE" ] || skip "$HOSTILE is not built (make check builds it)"
 kill_at_exit
+lan_up || { echo "FAIL: cannot make the second network namespace"; exit 1; }
 
 # --- certificates: one CA, kubeadm's names ------------------------------------------------------
 test_ca "$WORK/ca" || { echo "FAIL: openssl CA"; exit 1; }
 member_certs() { # DIR IP
         mkdir -p "$1" && cp "$CA/ca.crt" "$CA/ca.key" "$1/" &&
-        cert "$1" server "$(basename "$1")" "IP:$2,IP:127.0.0.1,DNS:localhost" serverAuth,clientAuth &&
-        cert "$1" peer "$(basename "$1")" "IP:$2,IP:127.0.0.1,DNS:localhost" serverAuth,clientAuth &&
+        cert "$1" server "$(basename "$1")" "IP:$2,IP:127.0.0.1,$LAN_SANS,DNS:localhost" serverAuth,clientAuth &&
+        cert "$1" peer "$(basename "$1")" "IP:$2,IP:127.0.0.1,$LAN_SANS,DNS:localhost" serverAuth,clientAuth &&
         cert "$1" healthcheck-client kube-etcd-healthcheck-client "DNS:client" clientAuth
 }
 
-# --- a cluster: member i listens on 127.0.0.1i; m1's files are the node's (kubeadm layout) --------
+# --- a cluster: member i listens on 10.88.0.1i (on the lan); m1's files are the node's (kubeadm
+# layout); member 0 is the running machine's, in this namespace ---------------------------------------
 OTHER_CPORT=2379 # the client port of every member but m1
 cport_of() { if [ "$1" = 1 ]; then echo 2379; else echo "$OTHER_CPORT"; fi; }
 
@@ -80,7 +88,7 @@ EOF
 
 # start_member ROOT I CLUSTER [STATE]: member mI, data and certs beneath ROOT (m1: the node's own paths)
 start_member() {
-        local root=$1 i=$2 ip pki data
+        local root=$1 i=$2 ip pki data run=$LAN
         ip=$(ip_of "$i")
         if [ "$i" = 1 ]; then pki="$root/etc/kubernetes/pki/etcd"; data="$root/var/lib/etcd"
         else pki="$root/../m$i/pki"; data="$root/../m$i/data"; member_certs "$pki" "$ip" || return 1; fi
@@ -88,7 +96,8 @@ start_member() {
         local cport; cport=$(cport_of "$i")
         local listen="https://$ip:$cport"
         [ "$i" = 1 ] && listen="https://127.0.0.1:2379,$listen"
-        etcd --name "m$i" --data-dir "$data" --listen-client-urls "$listen" \
+        [ "$i" = 0 ] && { listen="https://127.0.0.1:2379,$listen"; run=; }
+        $run etcd --name "m$i" --data-dir "$data" --listen-client-urls "$listen" \
                 --advertise-client-urls "https://$ip:$cport" --listen-peer-urls "https://$ip:2380" \
                 --initial-advertise-peer-urls "https://$ip:2380" --initial-cluster "$3" \
                 --initial-cluster-state "${4:-new}" --initial-cluster-token "$(basename "$root")" \
@@ -167,7 +176,7 @@ assert "3 members before" test "$(members "$R" "$(eps_of 2)")" = "m1 m2 m3 "
 agent --root "$R" --phases backup,etcd -o json plan > "$WORK/plan.json"; rc=$?
 assert "plan exits 0" test $rc -eq 0
 assert "plan shows the member: ID in hex, name, peer URLs" jq_ "$WORK/plan.json" \
-        "any(a['detail'].startswith('member ') and ' m1, peer URLs https://127.0.0.11:2380' in a['detail'] and 'of 3' in a['detail'] for a in actions(r, kind='etcd-member'))"
+        "any(a['detail'].startswith('member ') and ' m1, peer URLs https://$(ip_of 1):2380' in a['detail'] and 'of 3' in a['detail'] for a in actions(r, kind='etcd-member'))"
 assert "plan changed nothing" test "$(members "$R" "$(eps_of 2)")" = "m1 m2 m3 "
 assert "plan wrote no backup" test ! -e "$R/var/backups/node-reset"
 
@@ -201,6 +210,32 @@ assert "rerun exits 0" test $rc -eq 0
 assert "rerun: the member is unchanged (not a member)" jq_ "$WORK/run2.json" \
         "any('not a member' in a['message'] for a in actions(r, kind='etcd-member', result='unchanged'))"
 assert "rerun: still m2 m3" test "$(members "$R" "$(eps_of 2 3)")" = "m2 m3 "
+stop_cluster "$R"
+
+# --- --root on a dead control plane's tree, run on a surviving one: m0 is the running machine's member
+# (127.0.0.1:2379 here, where the tree's --listen-client-urls point), m2 another, m1 the dead tree's --
+R="$WORK/rescue/root"
+mkdir -p "$R"
+cluster "$R" 1 2 0 || { echo "FAIL: cannot start the survivor's cluster"; exit 1; }
+kill "$PID_root_1"; wait "$PID_root_1" 2> /dev/null
+S_ID=$(member_id "$R" "$(eps_of 2)" m0)
+assert "rescue: this namespace's 127.0.0.1:2379 is the survivor m0" \
+        test "$(ctl "$R" https://127.0.0.1:2379 endpoint status -w simple | cut -d, -f2 | tr -d ' ')" = "$S_ID"
+agent --root "$R" --phases backup,etcd -o json plan > "$WORK/rescue-plan.json"; rc=$?
+assert "rescue: the plan names the dead member m1, found by its name and peer URLs (exit $rc)" jq_ "$WORK/rescue-plan.json" \
+        "any(' m1, peer URLs https://$(ip_of 1):2380' in a['detail'] and 'found by this node' in a['detail'] for a in actions(r, kind='etcd-member'))"
+printf 'remove /var/lib/etcd\nremove /etc/kubernetes/admin.conf\n' > "$WORK/rescue.conf"
+agent --root "$R" -m "$WORK/rescue.conf" --phases backup,etcd,files --yes -o json run > "$WORK/rescue.json"; rc=$?
+assert "rescue: run exits 0 ($rc)" test $rc -eq 0
+assert "rescue: the dead member left, the survivor's stays" test "$(members "$R" "$(eps_of 2 0)")" = "m0 m2 "
+assert "rescue: the survivor keeps its member ID, healthy" \
+        test "$(member_id "$R" "$(eps_of 2)" m0)" = "$S_ID" -a -n "$S_ID" && ctl "$R" "$(eps_of 2 0)" endpoint health
+B=$(ls -d "$R"/var/backups/node-reset/*/ 2> /dev/null | tail -n 1)
+assert "rescue: no snapshot of the survivor's for the tree's; its own member/snap/db is copied instead" \
+        test -n "$B" -a ! -e "$B/etcd-snapshot.db" -a -s "$B/etcd-member-snap-db"
+assert "rescue: the backup never asked 127.0.0.1 as the tree's member" jq_ "$WORK/rescue.json" \
+        "all('127.0.0.1:' not in (a.get('message') or '') for a in actions(r, kind='backup'))"
+assert "rescue: the tree's data directory went with its member" test ! -e "$R/var/lib/etcd"
 stop_cluster "$R"
 
 # --- a rerun after the member left, the others on client ports the files do not name -------------
@@ -300,7 +335,7 @@ assert "voter+learner: the data directory is kept" test -d "$R/var/lib/etcd/memb
 assert "voter+learner: m1 and m2 still members" test "$(members "$R" "$(eps_of 1)")" = "m1 m2 "
 stop_cluster "$R"
 
-# --- the only member, its peer URL changed by "member update": still this node's (by member ID) ---
+# --- the only member, its peer URL changed by "member update": no longer the member its files describe ---
 R="$WORK/pu/root"
 mkdir -p "$R"
 cluster "$R" 1 || { echo "FAIL: cannot start a 1-member etcd cluster"; exit 1; }
@@ -311,14 +346,19 @@ for _ in $(seq 50); do
 done
 assert "peer URL updated: etcd lists the new peer URL" test "$(ctl "$R" "$(eps_of 1)" member list -w simple | grep -c ':2390')" = 1
 agent --root "$R" --phases etcd -o json plan > "$WORK/pu-plan.json"
-assert "peer URL updated: the plan names the member, found by its ID" jq_ "$WORK/pu-plan.json" \
-        "any('peer URLs https://127.0.0.11:2390' in a['detail'] and 'by the member ID its own client URL reports' in a['detail'] for a in actions(r, kind='etcd-member'))"
+assert "peer URL updated: the plan names the member that answers and why it is not taken" jq_ "$WORK/pu-plan.json" \
+        "any('peer URLs https://$(ip_of 1):2390 answers at this node' in a['detail'] and 'not taken as this node' in a['detail'] for a in actions(r, kind='etcd-member'))"
 agent --root "$R" -m "$WORK/wipe-data.conf" --phases etcd,files --no-backup --yes -o json run > "$WORK/pu.json"; rc=$?
 assert "peer URL updated: exit 1, not 'unchanged'" test $rc -eq 1
-assert "peer URL updated: recognised as the last voting member" jq_ "$WORK/pu.json" \
-        "any('the last voting member' in a['message'] for a in actions(r, kind='etcd-member', result='failed'))"
+assert "peer URL updated: refused, the member left in place" jq_ "$WORK/pu.json" \
+        "any('not taken as this node' in a['message'] and 'left in place' in a['message'] for a in actions(r, kind='etcd-member', result='failed'))"
+assert "peer URL updated: still a member" test "$(members "$R" "$(eps_of 1)")" = "m1 "
 assert "peer URL updated: the data directory is kept" test -d "$R/var/lib/etcd/member"
 stop_cluster "$R"
+
+# The cases above ask etcd what differs between versions (MemberList, MemberRemove, learners,
+# Snapshot, member update); those below bound a frozen, absent or hostile peer, or need no etcd.
+etcd_only 3.4
 
 # --- no answer while planning, an answer when run: the run decides from what it reads ------------
 R="$WORK/late/root"
@@ -376,7 +416,7 @@ agent --root "$R" --phases etcd --etcd-timeout 5 --yes -o json run > "$WORK/down
 ms=$(elapsed_ms "$t")
 assert "unreachable: exit 1 within the deadline ($ms ms)" test $rc -eq 1 -a "$ms" -lt 12000
 assert "unreachable: the reason names the endpoints" jq_ "$WORK/down.json" \
-        "any('https://127.0.0.11:2379' in a['message'] for a in actions(r, kind='etcd-member', result='failed'))"
+        "any('https://$(ip_of 1):2379' in a['message'] for a in actions(r, kind='etcd-member', result='failed'))"
 
 # --- external etcd in kubeadm-config: never touched ----------------------------------------------
 printf 'apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\netcd:\n  external:\n    endpoints:\n    - https://10.0.0.1:2379\n' \
@@ -437,20 +477,20 @@ bounded() {
 R="$WORK/hostile/root"
 mkdir -p "$R"
 new_root "$R"
-HIP=127.0.0.21
+HIP=10.88.0.21
 cert "$R/etc/kubernetes/pki/etcd" hostile hostile "IP:$HIP" serverAuth
 etcd_yaml "$R" "m1=https://$(ip_of 1):2380"
-sed -i "s|https://127.0.0.11:2379|https://$HIP:2379|; s|--listen-client-urls=.*|--listen-client-urls=https://$HIP:2379|" \
+sed -i "s|https://$(ip_of 1):2379|https://$HIP:2379|; s|--listen-client-urls=.*|--listen-client-urls=https://$HIP:2379|" \
         "$R/etc/kubernetes/manifests/etcd.yaml"
 # The servers run niced: a flood keeps both of them on a CPU, and on a small machine the agent would
 # otherwise wait for the scheduler past its deadline (measured: 3.1 s niced, 4-17 s not, same CPU use).
 hostile() { # PROXY-MODE [GRPC-MODE]: serve TLS on $HIP:2379 and plan the etcd phase against it
         local pmode=$1 gmode=${2:-} hp="" pp t
         if [ -n "$gmode" ]; then
-                nice -n 19 "$HOSTILE" "$WORK/hostile.sock" "$gmode" 0 & hp=$!
+                $LAN nice -n 19 "$HOSTILE" "$WORK/hostile.sock" "$gmode" 0 & hp=$!
                 for _ in $(seq 100); do [ -S "$WORK/hostile.sock" ] && break; sleep 0.02; done
         fi
-        nice -n 19 python3 "$TOP/tests/integration/tls-proxy.py" "$R/etc/kubernetes/pki/etcd/hostile.crt" \
+        $LAN nice -n 19 python3 "$TOP/tests/integration/tls-proxy.py" "$R/etc/kubernetes/pki/etcd/hostile.crt" \
                 "$R/etc/kubernetes/pki/etcd/hostile.key" "$HIP" 2379 "$pmode" "$WORK/hostile.sock" 2> /dev/null & pp=$!
         for _ in $(seq 100); do (exec 3<> "/dev/tcp/$HIP/2379") 2> /dev/null && break; sleep 0.05; done
         t=$(date +%s%N)

@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # forget NODE on a surviving k3s or rke2 server against real components, in private namespaces: a
-# 3-member etcd 3.4 cluster laid out as k3s lays out its embedded etcd (server/db/etcd/{config,name},
+# 3-member etcd 3.5 cluster laid out as k3s lays out its embedded etcd (server/db/etcd/{config,name},
 # server/tls/etcd/*; members named NODE-<8 hex> as k3s's setName does; srv1-3 on 127.0.0.11-13,
 # srv1's files beneath --root) and a real kube-apiserver 1.20 storing into srv1's member with k3s's
 # etcd client certificate, reached through k3s's admin kubeconfig (/etc/rancher/k3s/k3s.yaml; rke2:
 # rke2.yaml, with its data directory moved by data-dir in /etc/rancher/rke2/config.yaml, srv1 a
-# server that joined the cluster). For each: refused (exit 3, nothing changed) for this node's own
-# member and for a member that still answers; once srv3's etcd is gone for good the plan names srv3's member and changes nothing, the run leaves
-# a healthy 2-member cluster and no Node srv3 (srv1, srv2 kept), and a second run has nothing to do.
+# server that joined the cluster). The Nodes' Ready heartbeats are old (no Leases). For each: refused
+# (exit 3, nothing changed) for the node forget runs on and for a member that still answers; from a
+# machine with no etcd of its own (a k3s agent's tree, the admin kubeconfig given) a server Node is
+# refused unless --etcd-gone; once srv3's etcd is gone for good the plan names srv3's member and
+# changes nothing, the run leaves a healthy 2-member cluster and no Node srv3 (srv1, srv2 kept), and
+# a second run has nothing to do.
 # Each Node carries k3s's finalizer (wrangler.cattle.io/managed-etcd-controller), which k3s's etcd
 # member controller drops once the Node is being deleted and its member is gone (played here by a
 # loop): the run waits for the Node to go; one that stays held (k3s layout, srv4) is reported with
 # its finalizer (exit 1) and gone on the next run once released.
 . "$(dirname "$0")/lib.sh"
+etcd_matrix 3.5 "$@" # k3s and rke2 embed etcd 3.5 (since v1.22)
 require_cmd openssl python3 unshare curl etcdctl
 command -v etcd > /dev/null 2>&1 || skip "etcd is not installed (apt-get install etcd-server)"
 in_private_ns -n "$@"
@@ -43,7 +47,7 @@ initial-cluster-state: existing"
 initial-cluster: $4=https://$ip:2380
 initial-cluster-state: new"
         fi
-        mkdir -p "$root$d/db/etcd" "$root/etc/rancher/$kind" && chmod 0700 "$root$d/db/etcd" &&
+        mkdir -p "$root$d/db/etcd" "$root/etc/rancher/$kind" && chmod 0700 "$root$d/db/etcd" && echo srv1 > "$root/etc/hostname" &&
         k3s_tls_dir "$root$d/tls/etcd" "$ip" || return 1
         printf '%s' "$4" > "$root$d/db/etcd/name"
         k3s_etcd_config "$root$d/db/etcd/config" "$d" "$ip" "$4" "$initial"
@@ -105,6 +109,10 @@ k3s_release() {
         done
 }
 FINALIZER=wrangler.cattle.io/managed-etcd-controller
+# The Ready condition of a kubelet that stopped posting its status long ago (no Lease: k3s's kubelet
+# would renew one; here none is made)
+NOT_READY='  conditions: [{type: Ready, status: Unknown, reason: NodeStatusUnknown, lastHeartbeatTime: "2020-01-01T00:00:00Z", lastTransitionTime: "2020-01-01T00:00:00Z"}]
+'
 no_node() { ! kc get node "$1" > /dev/null 2>&1; }
 has_node() { kc get node "$@" > /dev/null 2>&1; }
 
@@ -135,8 +143,8 @@ layout() {
         # The Nodes as k3s's agent and its etcd metadata controller leave them (InternalIP: --node-ip,
         # the etcd role label, the member's name and address as annotations).
         for i in 1 2 3; do
-                printf 'apiVersion: v1\nkind: Node\nmetadata:\n  name: srv%s\n  finalizers: [%s]\n  labels: {node-role.kubernetes.io/etcd: "true", node-role.kubernetes.io/control-plane: "true"}\n  annotations: {etcd.%s.cattle.io/node-name: %s, etcd.%s.cattle.io/node-address: "%s"}\nstatus:\n  addresses: [{type: InternalIP, address: "%s"}, {type: Hostname, address: srv%s}]\n---\n' \
-                        "$i" "$FINALIZER" "$kind" "${names[$i]}" "$kind" "$(ip_of $i)" "$(ip_of $i)" "$i"
+                printf 'apiVersion: v1\nkind: Node\nmetadata:\n  name: srv%s\n  finalizers: [%s]\n  labels: {node-role.kubernetes.io/etcd: "true", node-role.kubernetes.io/control-plane: "true"}\n  annotations: {etcd.%s.cattle.io/node-name: %s, etcd.%s.cattle.io/node-address: "%s"}\nstatus:\n  addresses: [{type: InternalIP, address: "%s"}, {type: Hostname, address: srv%s}]\n%s---\n' \
+                        "$i" "$FINALIZER" "$kind" "${names[$i]}" "$kind" "$(ip_of $i)" "$(ip_of $i)" "$i" "$NOT_READY"
         done | kc create -f - > /dev/null || { fail "$t cannot create the Nodes"; return; }
 
         nr() { "$NODE_RESET" --root "$R" -o json "$@"; }
@@ -144,8 +152,13 @@ layout() {
         assert "$t set up: members ${names[*]:1}" unchanged
 
         nr forget --yes srv1 > "$WORK/$kind-own.json" 2> "$WORK/$kind-own.err"; rc=$?
-        assert "$t own member: refused (exit 3, got $rc)" [ "$rc" -eq 3 ]
-        assert "$t own member: the report names ${names[1]} as this node's own" jq_ "$WORK/$kind-own.json" \
+        assert "$t own node: refused (exit 3, got $rc)" [ "$rc" -eq 3 ]
+        assert "$t own node: the report names srv1 as the node forget runs on" jq_ "$WORK/$kind-own.json" \
+                "'srv1 is the node forget runs on' in actions(r, kind='etcd-member')[0]['skip_reason']"
+        assert "$t own node: nothing changed" unchanged
+        # Named otherwise (--node-name), its own member still is its own.
+        nr --node-name srv1-renamed forget --yes srv1 > "$WORK/$kind-own2.json" 2> /dev/null; rc=$?
+        assert "$t own member: refused (exit 3, got $rc)" [ "$rc" -eq 3 ] && jq_ "$WORK/$kind-own2.json" \
                 "'own member (${names[1]})' in actions(r, kind='etcd-member')[0]['skip_reason']"
         assert "$t own member: nothing changed" unchanged
 
@@ -154,6 +167,17 @@ layout() {
         assert "$t a member that answers: the report says so, every row refused" jq_ "$WORK/$kind-alive.json" \
                 "'still answers' in actions(r, kind='etcd-member')[0]['skip_reason'] and all(a.get('skip_reason') for a in actions(r, phase='forget'))"
         assert "$t a member that answers: nothing changed" unchanged
+
+        # A k3s agent's tree (no etcd of its own), the server's admin kubeconfig given.
+        mkdir -p "$WORK/$kind-agent/etc" && echo agent1 > "$WORK/$kind-agent/etc/hostname"
+        agent_nr() { "$NODE_RESET" --root "$WORK/$kind-agent" --kubeconfig "$R/etc/rancher/$kind/$kind.yaml" -o json "$@"; }
+        agent_nr forget --plan srv3 > "$WORK/$kind-agent.json" 2> /dev/null; rc=$?
+        assert "$t no etcd here: a server Node is refused (exit 3, got $rc)" [ "$rc" -eq 3 ] && jq_ "$WORK/$kind-agent.json" \
+                "[a['kind'] for a in actions(r, phase='forget')] == ['node-object'] and 'no etcd member to check its member with' in actions(r, kind='node-object')[0]['skip_reason']"
+        agent_nr forget --plan --etcd-gone srv3 > "$WORK/$kind-agent2.json" 2> /dev/null; rc=$?
+        assert "$t no etcd here, --etcd-gone: the Node's deletion is planned (exit 0, got $rc)" [ "$rc" -eq 0 ] &&
+                jq_ "$WORK/$kind-agent2.json" "actions(r, kind='node-object')[0]['result'] == 'planned' and not actions(r, kind='node-object')[0].get('skip_reason')"
+        assert "$t no etcd here: nothing changed" unchanged
 
         stop_member 3
         nr forget --plan srv3 > "$WORK/$kind-plan.json" 2> "$WORK/$kind-plan.err"; rc=$?
@@ -186,7 +210,7 @@ for p in json.load(open(sys.argv[1]))["phases"]:
         assert "$t again: no row with something done" jq_ "$WORK/$kind-again.json" \
                 "all(a['result'] == 'unchanged' for a in actions(r, phase='forget'))"
         [ "$kind" = k3s ] && held
-        schema_valid "$WORK/$kind"-{own,alive,plan,run,again}.json
+        schema_valid "$WORK/$kind"-{own,own2,alive,agent,agent2,plan,run,again}.json
         assert "$t every report matches the schema" [ $? -eq 0 ]
 
         kill "$api" 2> /dev/null; wait "$api" 2> /dev/null
@@ -222,8 +246,8 @@ late_refusal() {
 # the finalizer; the run waits (bounded by --timeout here), says so and exits 1; once the finalizer
 # is dropped, a second run finds it gone.
 held() {
-        printf 'apiVersion: v1\nkind: Node\nmetadata: {name: srv4, finalizers: [%s]}\nstatus:\n  addresses: [{type: InternalIP, address: "127.0.0.14"}]\n' \
-                "$FINALIZER" | kc create -f - > /dev/null || { fail "$t cannot create Node srv4"; return; }
+        printf 'apiVersion: v1\nkind: Node\nmetadata: {name: srv4, finalizers: [%s]}\nstatus:\n  addresses: [{type: InternalIP, address: "127.0.0.14"}]\n%s' \
+                "$FINALIZER" "$NOT_READY" | kc create -f - > /dev/null || { fail "$t cannot create Node srv4"; return; }
         nr --timeout 4 forget --yes srv4 > "$WORK/$kind-held.json" 2> "$WORK/$kind-held.err"; rc=$?
         assert "$t held Node: exit 1 (got $rc)" [ "$rc" -eq 1 ]
         assert "$t held Node: the report names its finalizer, and no etcd member" jq_ "$WORK/$kind-held.json" \

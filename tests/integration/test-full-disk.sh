@@ -3,7 +3,9 @@
 # A full disk: --root trees in a private mount namespace whose var/backups is a small tmpfs filled to
 # the last block. The plan says the backup has no room; the run resets a worker anyway (exit 1, one
 # line saying what was not saved, no partial backup left), and on a control plane keeps what has no
-# other copy (the CAs, the service-account keys, k3s's token, the etcd data directory) and names it. With room
+# other copy (the CAs, the service-account keys, k3s's token, its SQLite datastore and its etcd snapshots,
+# the encryption-at-rest configurations, the etcd data directory) and names it. A worker's public
+# pki/ca.crt, with no key beside it, is no such copy: it goes, and the worker can join again. With room
 # the backup is written and everything goes, as before.
 . "$(dirname "$0")/lib.sh"
 in_private_ns "$@"
@@ -92,6 +94,54 @@ stays /data/k3s/server/token /data/k3s/server/tls/server-ca.key /data/k3s/server
 gone /data/k3s/server/tls/serving-kube-apiserver.key /data/k3s/server/cred/admin.kubeconfig /usr/local/bin/k3s
 assert "$name: the kept token and keys are named" jq_ "$WORK/$name.json" \
         "any('kept (no other copy): /data/k3s/server/token, /data/k3s/server/tls/server-ca.key, /data/k3s/server/tls/etcd/peer-ca.key' in (a['message'] or '') for a in actions(r))"
+umount "$root/var/backups"
+
+# --- a single k3s server's datastore, snapshots and encryption config: the cluster's only copy ---------
+name=k3s-sqlite root=$WORK/k3s-sqlite
+put /usr/local/bin/k3s
+put /var/lib/rancher/k3s/server/token "the cluster token"
+put /var/lib/rancher/k3s/server/db/state.db "the whole cluster"
+put /var/lib/rancher/k3s/server/db/state.db-wal "its last transactions"
+put /var/lib/rancher/k3s/server/db/state.db-shm "its index"
+put /var/lib/rancher/k3s/server/db/snapshots/on-demand-node-1 "a snapshot"
+put /var/lib/rancher/k3s/server/cred/encryption-config.json '{"kind":"EncryptionConfiguration"}'
+put /var/lib/rancher/k3s/server/cred/admin.kubeconfig "kubeconfig"
+put /etc/hostname node-1
+mkdir -p "$root/var/backups"
+full_backups 64k
+"$NODE_RESET" --root "$root" --profile k3s --yes -o json run > "$WORK/$name.json" 2> "$WORK/$name.err"
+assert "$name: run exits 1" test $? -eq 1
+stays /var/lib/rancher/k3s/server/db/state.db /var/lib/rancher/k3s/server/db/state.db-wal \
+        /var/lib/rancher/k3s/server/db/state.db-shm /var/lib/rancher/k3s/server/db/snapshots/on-demand-node-1 \
+        /var/lib/rancher/k3s/server/cred/encryption-config.json /var/lib/rancher/k3s/server/token
+gone /var/lib/rancher/k3s/server/cred/admin.kubeconfig /usr/local/bin/k3s
+assert "$name: the kept datastore is named" grep -q "kept (no other copy): [^\"]*/var/lib/rancher/k3s/server/db/state.db" "$WORK/$name.json"
+umount "$root/var/backups"
+
+# --- kubespray's encryption-at-rest key is kept beside the etcd data it decrypts -------------------------
+kubeadm_worker kubespray-cp
+put /etc/kubernetes/kubelet.env "KUBELET_ARGS="
+put /etc/kubernetes/ssl/ca.key "ca.key"
+put /etc/kubernetes/ssl/ca.crt "ca.crt"
+put /etc/kubernetes/ssl/apiserver.key "a leaf key"
+put /etc/kubernetes/ssl/secrets_encryption.yaml "kind: EncryptionConfiguration"
+full_backups 64k
+"$NODE_RESET" --root "$root" --profile kubespray --yes -o json run > "$WORK/$name.json" 2> "$WORK/$name.err"
+assert "$name: run exits 1" test $? -eq 1
+stays /etc/kubernetes/ssl/secrets_encryption.yaml /etc/kubernetes/ssl/ca.key /etc/kubernetes/ssl/ca.crt
+gone /etc/kubernetes/ssl/apiserver.key /etc/kubernetes/kubelet.env
+umount "$root/var/backups"
+
+# --- a worker's public ca.crt (no ca.key beside it) is handed out again by every control plane: it goes --
+kubeadm_worker ca-worker
+kubeadm_programs "$root"
+put /etc/kubernetes/pki/ca.crt "the cluster's public CA"
+full_backups 64k
+"$NODE_RESET" --root "$root" --profile kubeadm --phases backup,files,verify --yes -o json run > "$WORK/$name.json" 2> "$WORK/$name.err"
+assert "$name: run exits 1 (the backup failed)" test $? -eq 1
+gone /etc/kubernetes/pki/ca.crt /etc/kubernetes/kubelet.conf
+assert "$name: the ca-cert check passes: the worker can join again" jq_ "$WORK/$name.json" \
+        "[c['state'] for c in r['rejoin']['checks'] if c['name'] == 'ca-cert'] == ['ok']"
 umount "$root/var/backups"
 
 # --- with room, the backup is written and the keys go as before ----------------------------------------

@@ -64,4 +64,26 @@ for u in node-reset.service node-reset-orphan.service; do
                 assert "$u: exposure below 6 (was 8.5)" python3 -c "import sys; sys.exit(0 if float('$score') < 6 else 1)"
         fi
 done
+# Every service creates what it writes for root alone; the failed-notice unit, which only leaves a
+# mark, is confined to that (no capability, no network, a read-only system but its state directory).
+for u in "$TOP"/units/*.service; do
+        assert "${u##*/}: UMask=0077" grep -qx 'UMask=0077' "$u"
+done
+# test-orphan-units.sh runs a full reset under node-reset.service's sandbox; the orphan unit's run
+# is the same reset, so its sandbox must be the same, line for line.
+sandbox() { grep -E '^(UMask|NoNewPrivileges|LockPersonality|Protect[A-Za-z]*|Private[A-Za-z]*|KeyringMode|MemoryDenyWriteExecute|Restrict[A-Za-z]*|SystemCall[A-Za-z]*|CapabilityBoundingSet|SocketBind[A-Za-z]*)=' "$1"; }
+sandbox "$TOP/units/node-reset.service" > "$WORK/sandbox-run"
+sandbox "$TOP/units/node-reset-orphan.service" > "$WORK/sandbox-orphan"
+assert "node-reset-orphan.service has node-reset.service's sandbox, line for line" \
+        cmp -s "$WORK/sandbox-run" "$WORK/sandbox-orphan"
+u=$TOP/units/node-reset-orphan-failed.service
+assert "node-reset-orphan-failed.service: no capability at all" grep -qx 'CapabilityBoundingSet=' "$u"
+assert "node-reset-orphan-failed.service: writes only its state directory" \
+        sh -c "grep -qx 'ProtectSystem=strict' '$u' && grep -qx 'StateDirectory=node-reset' '$u'"
+if command -v systemd-analyze > /dev/null && systemd-analyze security --offline=yes "$u" > "$WORK/sec.txt" 2>&1; then
+        score=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' "$WORK/sec.txt")
+        echo "  node-reset-orphan-failed.service: systemd-analyze security: $score"
+        assert "node-reset-orphan-failed.service: exposure below 1.5 (was 9.6)" \
+                python3 -c "import sys; sys.exit(0 if float('$score') < 1.5 else 1)"
+fi
 finish

@@ -31,7 +31,7 @@ declared = {k: set(v.split()) for k, v in (a.split("=", 1) for a in sys.argv[1:]
 owner = [("curl/", "libcurl"), ("systemd/", "libsystemd"), ("yaml.h", "yaml-0.1"),
          ("openssl/", "libcrypto"), ("libmnl/", "libmnl"), ("libnftnl/", "libnftnl"),
          ("libiptc/libip6tc.h", "libip6tc"), ("libiptc/", "libip4tc"), ("libipset/", "libipset"),
-         ("bpf/", "libbpf")]
+         ("bpf/", "libbpf"), ("sqlite3.h", "sqlite3")]
 # Which project folders each module may include ("include" is the base's headers, "lib" its code).
 may_use = {
     "agent": {"include", "agent", "netreset", "cri", "etcd", "grpc", "dlib"},

@@ -12,7 +12,14 @@
 #   - ca-mismatch (a rebuilt master: a certificate from another CA): the reset runs (a manifest of
 #     remove lines only), the files go, the host file stays, the service succeeds, and the
 #     container's journal holds the structured NODE_RESET_* entries of the files phase;
-#   - run again: no kubeconfig left (not-a-node), skipped.
+#   - run again: no kubeconfig left (not-a-node), skipped;
+#   - a failed run leaves the mark (node-reset-orphan-failed.service, confined to writing it);
+#   - a FULL reset under node-reset.service's exact sandbox (its capability bounding set, system call
+#     filter, address families, namespace restrictions, UMask=0077), started through the bus on a
+#     worker built in the container: kubelet's mounts (an emptyDir tmpfs, a bind-mounted PV), a CNI
+#     bridge with a port into a cni-* netns, calico veths, KUBE-/cali- chains beside the host's own
+#     rule, the worker's files and the detected profile (no manifest): the service succeeds, the
+#     verdict is clean, and the PV's data, the host's link, route and firewall rule survive.
 . "$(dirname "$0")/lib.sh"
 require_cmd systemd-nspawn busctl openssl python3 nsenter unshare
 in_private_ns "$@"
@@ -52,6 +59,8 @@ if readelf -d "$NODE_RESET" 2>/dev/null | grep -q 'NEEDED.*libasan'; then
 fi
 
 t0=$(date +%s%N)
+# The units' own sandbox must be the only one between the agent and the container's kernel state.
+NSPAWN_AS_NODE=1
 nspawn_boot "$rootfs" "$WORK/c" "$UNITDIR/node-reset.service" "$UNITDIR/node-reset-orphan.service" \
         "$UNITDIR/node-reset-orphan.timer" "$UNITDIR/node-reset-orphan-failed.service" || { echo "FAIL: the container did not boot"; exit 1; }
 echo "container booted in $(ms_since "$t0") ms"
@@ -253,6 +262,76 @@ old_state
 run_service
 assert "mark removed: the reset runs again and succeeds" test "$(service_result node-reset-orphan.service)" = success
 assert "mark removed: kubelet.conf removed" test ! -e "$C/etc/kubernetes/kubelet.conf"
+
+# --- A full reset under node-reset.service's own sandbox ----------------------------------------------
+# Not a manifest of remove lines: every phase that acts on a worker runs, with the unit's capability
+# set and filters, against state the container's kernel namespaces hold.
+uid=0c0ffee0-1111-4222-8333-444455556666
+vols=/var/lib/kubelet/pods/$uid/volumes
+netns=cni-7e57e57e-0000-4000-8000-000000000001
+rm -f "$C/etc/node-reset/manifest.conf"
+in_container sh -ec "
+        mkdir -p /srv/disk/pv $vols/kubernetes.io~empty-dir/cache $vols/kubernetes.io~csi/pvc-1/mount \
+                /etc/kubernetes/pki /etc/cni/net.d /var/lib/kubelet/pki
+        echo 'must survive' > /srv/disk/pv/data
+        mount --bind /srv/disk/pv $vols/kubernetes.io~csi/pvc-1/mount
+        mount -t tmpfs nr-emptydir $vols/kubernetes.io~empty-dir/cache
+        echo scratch > $vols/kubernetes.io~empty-dir/cache/f
+        ip link set lo up
+        ip link add eth1 type veth peer name eth1p
+        ip link set eth1 up; ip link set eth1p up
+        ip addr add 192.0.2.10/24 dev eth1
+        ip route add default via 192.0.2.1 dev eth1
+        ip link add cni0 type bridge; ip link set cni0 up
+        ip netns add $netns
+        ip link add veth7e57e57e type veth peer name eth0 netns $netns
+        ip link set veth7e57e57e master cni0 up
+        ip link add cali0123456789a type veth peer name cali0123456789b
+        iptables-nft -A INPUT -p tcp --dport 22 -j ACCEPT
+        iptables-nft -N KUBE-SERVICES
+        iptables-nft -A INPUT -m comment --comment 'kubernetes service portals' -j KUBE-SERVICES
+        iptables-nft -N cali-INPUT
+        iptables-nft -A INPUT -m comment --comment 'cali:Cz_u1IQiXIMmKD4c' -j cali-INPUT
+        echo '{\"cniVersion\":\"0.4.0\",\"name\":\"k8s\",\"plugins\":[{\"type\":\"calico\"}]}' > /etc/cni/net.d/10-calico.conflist
+"
+kubeconfig 6443
+cp "$pki/ca.crt" "$C/etc/kubernetes/pki/ca.crt"
+printf 'KUBELET_KUBEADM_ARGS=""\n' > "$C/var/lib/kubelet/kubeadm-flags.env"
+manager_call StartUnit ss node-reset.service replace > /dev/null || fail "StartUnit node-reset.service"
+# A oneshot nothing references is unloaded once it ends: its journal says how it ended.
+for _ in $(seq 600); do
+        in_container journalctl --no-pager -o cat -u node-reset.service > "$WORK/full-journal.txt" 2>&1
+        grep -qE '^Finished node-reset.service|Failed with result' "$WORK/full-journal.txt" && break
+        sleep 0.2
+done
+assert "full reset under node-reset.service: the service succeeded" \
+        sh -c "grep -q '^Finished node-reset.service' '$WORK/full-journal.txt' && ! grep -q 'Failed with result' '$WORK/full-journal.txt'"
+assert "full reset: the run's own verdict is clean, exit 0" grep -q 'no residue; exit status 0' "$WORK/full-journal.txt"
+in_container node-reset --output=json status > "$WORK/full-status.json" 2> "$WORK/full-status.err"; rc=$?
+assert "full reset: status afterwards exits 0 (clean)" test $rc -eq 0
+in_container findmnt -rn -o TARGET > "$WORK/full-mounts.txt"
+assert "full reset: no kubelet mount is left" sh -c "! grep -q '^/var/lib/kubelet' '$WORK/full-mounts.txt'"
+assert "full reset: the PV's data survives on its disk" grep -q 'must survive' "$C/srv/disk/pv/data"
+in_container ip -o link show > "$WORK/full-links.txt"
+assert "full reset: cni0, its port and the calico veths are gone" \
+        sh -c "! grep -qE ' (cni0|veth7e57e57e|cali0123456789[ab])[@:]' '$WORK/full-links.txt'"
+assert "full reset: the host's eth1 stays" grep -q ' eth1@' "$WORK/full-links.txt"
+in_container ip route show default > "$WORK/full-routes.txt"
+assert "full reset: the default route stays" grep -q 'via 192.0.2.1' "$WORK/full-routes.txt"
+assert "full reset: the cni-* netns is gone" test ! -e "$C/run/netns/$netns"
+in_container iptables-nft-save > "$WORK/full-fw.txt" 2>/dev/null
+assert "full reset: KUBE-SERVICES and cali-INPUT are gone" sh -c "! grep -qE 'KUBE-SERVICES|cali-INPUT' '$WORK/full-fw.txt'"
+assert "full reset: the host's SSH rule stays" grep -q -- '-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT' "$WORK/full-fw.txt"
+assert "full reset: kubelet.conf and the CNI config are gone" \
+        test ! -e "$C/etc/kubernetes/kubelet.conf" -a ! -e "$C/etc/cni/net.d/10-calico.conflist"
+backup=$(ls -d "$C"/var/backups/node-reset/* 2>/dev/null | head -n 1)
+assert "full reset: the backup was written, readable by root alone (UMask=0077)" \
+        sh -c "[ -n '$backup' ] && [ \"\$(stat -c %a '$backup')\" = 700 ]"
+if [ "$_failures" -gt 0 ]; then
+        echo "    node-reset.service's journal:"
+        sed 's/^/    /' "$WORK/full-journal.txt" | tail -n 60
+        sed 's/^/    status: /' "$WORK/full-status.err" | tail -n 20
+fi
 
 t0=$(date +%s%N)
 kill "${servers[@]}" 2>/dev/null; wait "${servers[@]}" 2>/dev/null; servers=()

@@ -46,7 +46,7 @@ assert "the chroot holds the loader and libc only" \
 nrc --version > "$WORK/version.txt" 2>&1; rc=$?
 assert "--version exits 0 with only libc" test $rc -eq 0
 assert "--version names itself" grep -q "^node-reset [0-9]" "$WORK/version.txt"
-for l in libsystemd.so.0 libmnl.so.0 libnftnl.so.11 libip4tc.so.2 libip6tc.so.2 libipset.so.13 libcurl.so.4 libcrypto.so.3 libyaml-0.so.2; do
+for l in libsystemd.so.0 libmnl.so.0 libnftnl.so.11 libip4tc.so.2 libip6tc.so.2 libipset.so.13 libcurl.so.4 libcrypto.so.3 libyaml-0.so.2 libsqlite3.so.0; do
         assert "--version: $l not found" grep -q "not loaded: $l not found" "$WORK/version.txt"
 done
 

@@ -73,21 +73,37 @@ void cri_encode_run_sandbox_request(ProtoWriter *w, const CriPodSpec *spec) {
         proto_writer_done(&cfg);
 }
 
+static void encode_mount(ProtoWriter *w, const CriMountSpec *m) {
+        ProtoWriter mw;
+
+        proto_writer_init(&mw);
+        proto_put_string(&mw, 1, m->container_path);
+        proto_put_string(&mw, 2, m->host_path);
+        if (m->readonly)
+                proto_put_bool(&mw, 3, true);
+        proto_put_message(w, 7, &mw);
+        proto_writer_done(&mw);
+}
+
 /* CreateContainerRequest{pod_sandbox_id = 1, config = 2{metadata = 1{name = 1}, image = 2{image = 1},
- * labels = 9}, sandbox_config = 3} */
+ * args = 4, mounts = 7, labels = 9}, sandbox_config = 3} */
 void cri_encode_create_container_request(ProtoWriter *w, const char *sandbox_id, const CriPodSpec *spec,
-                                         const char *name, const char *image) {
+                                         const CriContainerSpec *container) {
         ProtoWriter cfg, md, img, sb;
 
         proto_writer_init(&cfg);
         proto_writer_init(&md);
         proto_writer_init(&img);
         proto_writer_init(&sb);
-        proto_put_string(&md, 1, name);
-        proto_put_string(&img, 1, image);
+        proto_put_string(&md, 1, container->name);
+        proto_put_string(&img, 1, container->image);
         proto_put_message(&cfg, 1, &md);
         proto_put_message(&cfg, 2, &img);
-        proto_put_map_entry(&cfg, 9, "io.kubernetes.container.name", name);
+        for (const char *const *a = container->args; a && *a; a++)
+                proto_put_string(&cfg, 4, *a);
+        for (size_t i = 0; i < container->n_mounts; i++)
+                encode_mount(&cfg, &container->mounts[i]);
+        proto_put_map_entry(&cfg, 9, "io.kubernetes.container.name", container->name);
         cri_encode_pod_config(&sb, spec);
         proto_put_string(w, 1, sandbox_id);
         proto_put_message(w, 2, &cfg);
@@ -123,12 +139,12 @@ int cri_run_sandbox(CriClient *c, const CriPodSpec *spec, char **ret_id, char **
         return call_for_id(c, "RunPodSandbox", &w, ret_id, reterr_msg);
 }
 
-int cri_create_container(CriClient *c, const char *sandbox_id, const CriPodSpec *spec, const char *name,
-                         const char *image, char **ret_id, char **reterr_msg) {
+int cri_create_container(CriClient *c, const char *sandbox_id, const CriPodSpec *spec,
+                         const CriContainerSpec *container, char **ret_id, char **reterr_msg) {
         ProtoWriter w;
 
         proto_writer_init(&w);
-        cri_encode_create_container_request(&w, sandbox_id, spec, name, image);
+        cri_encode_create_container_request(&w, sandbox_id, spec, container);
         return call_for_id(c, "CreateContainer", &w, ret_id, reterr_msg);
 }
 

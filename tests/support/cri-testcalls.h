@@ -15,16 +15,31 @@ typedef struct CriPodSpec {
         bool host_network;
 } CriPodSpec;
 
+/* Mount{container_path = 1, host_path = 2, readonly = 3}: a volume as kubelet hands it over. */
+typedef struct CriMountSpec {
+        const char *container_path;
+        const char *host_path;
+        bool readonly;
+} CriMountSpec;
+
+typedef struct CriContainerSpec {
+        const char *name;
+        const char *image;
+        const char *const *args; /* ContainerConfig.args, the entrypoint's arguments; NULL-terminated or NULL */
+        const CriMountSpec *mounts;
+        size_t n_mounts;
+} CriContainerSpec;
+
 /* The PodSandboxConfig of a spec (RunPodSandbox's config, CreateContainer's sandbox_config). */
 void cri_encode_pod_config(ProtoWriter *w, const CriPodSpec *spec);
 
 void cri_encode_run_sandbox_request(ProtoWriter *w, const CriPodSpec *spec);
 void cri_encode_create_container_request(ProtoWriter *w, const char *sandbox_id, const CriPodSpec *spec,
-                                         const char *name, const char *image);
+                                         const CriContainerSpec *container);
 /* RunPodSandboxResponse{pod_sandbox_id = 1}, CreateContainerResponse{container_id = 1} */
 int cri_decode_id_response(const void *p, size_t n, char **ret_id);
 
 int cri_run_sandbox(CriClient *c, const CriPodSpec *spec, char **ret_id, char **reterr_msg);
-int cri_create_container(CriClient *c, const char *sandbox_id, const CriPodSpec *spec, const char *name,
-                         const char *image, char **ret_id, char **reterr_msg);
+int cri_create_container(CriClient *c, const char *sandbox_id, const CriPodSpec *spec,
+                         const CriContainerSpec *container, char **ret_id, char **reterr_msg);
 int cri_start_container(CriClient *c, const char *id, char **reterr_msg);

@@ -23,6 +23,7 @@
 #include "agent/config/rancher-datadir.h"
 #include "agent/phases/network/network-links.h"
 #include "netreset/link.h"
+#include "tests/support/profiles.h"
 #include "macro.h"
 #include "string-util.h"
 #include "strv.h"
@@ -288,27 +289,72 @@ static void test_k3s_data_dir(void **state) {
         put("/etc/rancher/k3s/config.yaml.d/30-d.conf", "data-dir: /data/d\n");
         put("/etc/rancher/k3s/config.yaml.d/40-broken.yaml", "data-dir: [\n");
         assert_data_dir("k3s", 1, "/data/b", "20-b.yml: data-dir /data/b");
-        put("/etc/systemd/system/k3s.service", "[Service]\nExecStart=/usr/local/bin/k3s server \\\n  -d /data/flag//\n");
+        put("/etc/systemd/system/k3s.service",
+            "[Service]\nExecStart=/usr/local/bin/k3s server \\\n  -d /data/flag//\n");
         assert_data_dir("k3s", 1, "/data/flag", "k3s.service: ExecStart= --data-dir /data/flag");
         put("/etc/default/k3s", "# K3S_DATA_DIR=/data/commented\nK3S_DATA_DIR=/data/env\n");
         assert_data_dir("k3s", 1, "/data/env", "/etc/default/k3s: K3S_DATA_DIR /data/env");
-        /* The default, a relative path or a system path moves nothing. */
+        /* The default moves nothing; a guarded-looking path is the data dir all the same (only the
+         * entries k3s makes beneath it go, never the directory). */
         put("/etc/default/k3s", "K3S_DATA_DIR=/var/lib/rancher/k3s\n");
         assert_data_dir("k3s", 0, "/var/lib/rancher/k3s", NULL);
-        put("/etc/default/k3s", "K3S_DATA_DIR=/usr\n");
-        assert_data_dir("k3s", 0, "/var/lib/rancher/k3s", NULL);
+        put("/etc/default/k3s", "K3S_DATA_DIR=/mnt/ssd\n");
+        assert_data_dir("k3s", 1, "/mnt/ssd", "K3S_DATA_DIR /mnt/ssd");
         put("/usr/local/bin/k3s", "");
         put("/etc/default/k3s", "K3S_DATA_DIR=/srv/k3s\n");
         detect(&d);
-        assert_string_equal(d.k3s_data_dir, "/srv/k3s");
-        assert_null(d.rke2_data_dir);
+        assert_string_equal(d.data_dir[INSTALLER_K3S], "/srv/k3s");
+        assert_null(d.data_dir[INSTALLER_RKE2]);
+        assert_null(d.data_dir_refused);
         assert_true(evidence_has(d.installer_evidence, "K3S_DATA_DIR /srv/k3s"));
         detection_done(&d);
-        /* rke2: its config file, the drop-in's "data-dir+" appending as k3s's FindString does. */
+        /* A relative one is refused, never replaced by the default in silence. */
+        put("/etc/default/k3s", "K3S_DATA_DIR=k3s-data\n");
+        detect(&d);
+        assert_null(d.data_dir[INSTALLER_K3S]);
+        assert_non_null(d.data_dir_refused);
+        assert_non_null(strstr(d.data_dir_refused, "not an absolute path"));
+        detection_done(&d);
+        assert_int_equal(unlink(tree_path("/etc/default/k3s")), 0);
+        /* rke2: its config file, the drop-in's "data-dir+" appending as k3s's FindString does: two
+         * directories joined by a comma are no directory a line can name, refused. */
         put("/etc/rancher/rke2/config.yaml", "data-dir: /data/rke2\n");
         assert_data_dir("rke2", 1, "/data/rke2", "rke2/config.yaml: data-dir /data/rke2");
         put("/etc/rancher/rke2/config.yaml.d/50-more.yaml", "data-dir+: x\n");
-        assert_data_dir("rke2", 1, "/data/rke2,x", "50-more.yaml: data-dir /data/rke2,x");
+        assert_data_dir("rke2", 0, "/var/lib/rancher/rke2", NULL);
+}
+
+/* systemctl edit k3s: a drop-in's ExecStart= (after the empty one that resets it) or Environment=
+ * moves the data dir; a later drop-in by name wins, /etc's masks /usr/lib's of the same name. */
+static void test_k3s_data_dir_dropin(void **state) {
+        put("/etc/systemd/system/k3s.service", "[Service]\nExecStart=/usr/local/bin/k3s server\n");
+        assert_data_dir("k3s", 0, "/var/lib/rancher/k3s", NULL);
+        put("/etc/systemd/system/k3s.service.d/override.conf",
+            "[Service]\nExecStart=\nExecStart=/usr/local/bin/k3s server --data-dir=/data/dropin\n");
+        assert_data_dir("k3s", 1, "/data/dropin", "k3s.service.d/override.conf): ExecStart= --data-dir /data/dropin");
+        put("/usr/lib/systemd/system/k3s.service.d/zz-env.conf", "[Service]\nEnvironment=K3S_DATA_DIR=/data/env\n");
+        assert_data_dir("k3s", 1, "/data/env", "K3S_DATA_DIR /data/env");
+        put("/etc/systemd/system/k3s.service.d/zz-env.conf", "[Service]\nEnvironment=OTHER=1\n");
+        assert_data_dir("k3s", 1, "/data/dropin", "ExecStart= --data-dir /data/dropin");
+}
+
+/* /var/lib/rancher/k3s -> /data/k3s: the data dir is where the link leads, inside the tree, and the
+ * link is named. */
+static void test_k3s_data_dir_symlink(void **state) {
+        char link[PATH_MAX];
+        Detection d;
+
+        put("/usr/local/bin/k3s", "");
+        put("/data/k3s/server/token", "token");
+        mkdir_p("/var/lib/rancher");
+        snprintf(link, sizeof link, "%s/var/lib/rancher/k3s", tree);
+        assert_int_equal(symlink("/data/k3s", link), 0);
+        assert_data_dir("k3s", 1, "/data/k3s", NULL);
+        detect(&d);
+        assert_string_equal(d.data_dir[INSTALLER_K3S], "/data/k3s");
+        assert_string_equal(d.data_dir_link[INSTALLER_K3S], "/var/lib/rancher/k3s");
+        assert_true(evidence_has(d.installer_evidence, "/var/lib/rancher/k3s: a symlink to /data/k3s"));
+        detection_done(&d);
 }
 
 /* /var/lib/kubelet on a data disk through a symlink: the target is found, inside the tree. */
@@ -747,48 +793,30 @@ static void test_shim_cmdline(void **state) {
         assert_false(detect_shim_cmdline_is_kubernetes("x\0-namespace", 12));
 }
 
-static Manifest *parse_profile(const char *name, int expect) {
-        cleanup_free char *line = strprintf("include profile:%s\n", name), *err = NULL;
-        Manifest *m = manifest_new();
-
-        assert_non_null(m);
-        assert_int_equal(manifest_parse_string(m, "test", line, NULL, &err), expect);
-        if (expect == 0)
-                assert_null(err);
-        return m;
-}
-
-static bool has_line(const Manifest *m, DirectiveType t, const char *arg) {
-        MANIFEST_FOREACH(e, m, t)
-                if (streq(e->args[0], arg))
-                        return true;
-        return false;
-}
-
 /* Every selectable profile parses; none removes the runtime's state in the default scope. */
 static void test_profiles_parse(void **state) {
         static const char *const names[] = { "kubeadm", "kubespray", "kubekey", "k3s", "rke2" };
 
         profile_configure(NULL);
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-                Manifest *m = parse_profile(names[i], 0);
+                Manifest *m = test_parse_profile(names[i], 0);
 
                 assert_true(m->n_entries > 10);
-                assert_false(has_line(m, DIRECTIVE_REMOVE, "/var/lib/containerd"));
-                assert_false(has_line(m, DIRECTIVE_REMOVE, "/etc/containerd"));
-                assert_false(has_line(m, DIRECTIVE_REMOVE, "/opt/cni/bin"));
-                assert_false(has_line(m, DIRECTIVE_REMOVE, "/var/backups/kube_etcd"));
-                assert_false(has_line(m, DIRECTIVE_REMOVE, "/etc/rancher/node"));
-                assert_false(has_line(m, DIRECTIVE_REMOVE, "/root/.kube"));
-                assert_false(has_line(m, DIRECTIVE_UNIT, "docker.service"));
-                assert_false(has_line(m, DIRECTIVE_UNIT, "containerd.service"));
-                assert_true(has_line(m, DIRECTIVE_PROTECT, "/var/lib/containerd"));
-                assert_true(has_line(m, DIRECTIVE_PROTECT, "/var/backups/kube_etcd"));
-                assert_true(has_line(m, DIRECTIVE_PROTECT, "/var/openebs"));
+                assert_false(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/var/lib/containerd"));
+                assert_false(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/etc/containerd"));
+                assert_false(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/opt/cni/bin"));
+                assert_false(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/var/backups/kube_etcd"));
+                assert_false(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/etc/rancher/node"));
+                assert_false(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/root/.kube"));
+                assert_false(test_manifest_has_line(m, DIRECTIVE_UNIT, "docker.service"));
+                assert_false(test_manifest_has_line(m, DIRECTIVE_UNIT, "containerd.service"));
+                assert_true(test_manifest_has_line(m, DIRECTIVE_PROTECT, "/var/lib/containerd"));
+                assert_true(test_manifest_has_line(m, DIRECTIVE_PROTECT, "/var/backups/kube_etcd"));
+                assert_true(test_manifest_has_line(m, DIRECTIVE_PROTECT, "/var/openebs"));
                 manifest_free(m);
         }
-        manifest_free(parse_profile("all", 0));
-        manifest_free(parse_profile("nonesuch", -EINVAL));
+        manifest_free(test_parse_profile("all", 0));
+        manifest_free(test_parse_profile("nonesuch", -EINVAL));
 }
 
 /* Calico's WireGuard devices (kind wireguard) are the cni profile's, by name; the host's own WireGuard
@@ -804,7 +832,7 @@ static void test_profile_wireguard_links(void **state) {
         Manifest *m;
 
         profile_configure(NULL);
-        m = parse_profile("cni", 0);
+        m = test_parse_profile("cni", 0);
         assert_non_null(network_link_selected_by(m, &t, &links[0]));
         assert_string_equal(network_link_selected_by(m, &t, &links[0])->args[0], "wireguard.cali");
         assert_string_equal(network_link_selected_by(m, &t, &links[1])->args[0], "wg-v6.cali");
@@ -820,28 +848,28 @@ static void test_profile_runtime_scope(void **state) {
 
         /* --with-runtime without a known runtime: refused, with the way out. */
         profile_configure(&s);
-        manifest_free(parse_profile("kubeadm", -EINVAL));
+        manifest_free(test_parse_profile("kubeadm", -EINVAL));
 
         d.runtime.value = (char *) "containerd";
-        m = parse_profile("kubeadm", 0);
-        assert_true(has_line(m, DIRECTIVE_REMOVE, "/var/lib/containerd"));
-        assert_true(has_line(m, DIRECTIVE_UNIT, "containerd.service"));
-        assert_false(has_line(m, DIRECTIVE_PROTECT, "/var/lib/containerd"));
+        m = test_parse_profile("kubeadm", 0);
+        assert_true(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/var/lib/containerd"));
+        assert_true(test_manifest_has_line(m, DIRECTIVE_UNIT, "containerd.service"));
+        assert_false(test_manifest_has_line(m, DIRECTIVE_PROTECT, "/var/lib/containerd"));
         /* Docker is not kubelet's runtime here: never stopped. */
-        assert_false(has_line(m, DIRECTIVE_UNIT, "docker.service"));
+        assert_false(test_manifest_has_line(m, DIRECTIVE_UNIT, "docker.service"));
         manifest_free(m);
 
         s.runtime = "docker";
-        m = parse_profile("kubespray", 0);
-        assert_true(has_line(m, DIRECTIVE_UNIT, "cri-dockerd.service"));
-        assert_true(has_line(m, DIRECTIVE_REMOVE, "/usr/local/bin/cri-dockerd"));
-        assert_false(has_line(m, DIRECTIVE_UNIT, "containerd.service"));
+        m = test_parse_profile("kubespray", 0);
+        assert_true(test_manifest_has_line(m, DIRECTIVE_UNIT, "cri-dockerd.service"));
+        assert_true(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/usr/local/bin/cri-dockerd"));
+        assert_false(test_manifest_has_line(m, DIRECTIVE_UNIT, "containerd.service"));
         manifest_free(m);
 
         s.runtime = NULL;
         d.installer = INSTALLER_K3S;
-        m = parse_profile("k3s", 0);
-        assert_true(has_line(m, DIRECTIVE_REMOVE, "/var/lib/rancher/k3s/agent/containerd"));
+        m = test_parse_profile("k3s", 0);
+        assert_true(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/var/lib/rancher/k3s/agent/containerd"));
         manifest_free(m);
         profile_configure(NULL);
 }
@@ -855,19 +883,21 @@ static void test_profile_detected(void **state) {
         Manifest *m;
 
         profile_configure(&s);
-        m = parse_profile("kubeadm", 0);
-        assert_true(has_line(m, DIRECTIVE_UNMOUNT, "/data/kubelet/*"));
-        assert_true(has_line(m, DIRECTIVE_EMPTY, "/data/kubelet"));
-        assert_true(has_line(m, DIRECTIVE_EMPTY, "/srv/etcd"));
-        assert_true(has_line(m, DIRECTIVE_REMOVE, "/root/.kube/config"));
+        m = test_parse_profile("kubeadm", 0);
+        assert_true(test_manifest_has_line(m, DIRECTIVE_UNMOUNT, "/data/kubelet/*"));
+        assert_true(test_manifest_has_line(m, DIRECTIVE_EMPTY, "/data/kubelet"));
+        assert_true(test_manifest_has_line(m, DIRECTIVE_EMPTY, "/srv/etcd"));
+        /* Only this cluster's entries go from a user's kubeconfig, never the file on a guess. */
+        assert_true(test_manifest_has_line(m, DIRECTIVE_PRUNE_KUBECONFIG, "/root/.kube/config"));
+        assert_false(test_manifest_has_line(m, DIRECTIVE_REMOVE, "/root/.kube/config"));
         manifest_free(m);
 
         /* A link to a system path, or a name needing quotes, is never turned into a line. */
         d.kubelet_dir_target = (char *) "/usr";
         d.etcd_data_dir = (char *) "/srv/e\ntcd";
-        m = parse_profile("kubeadm", 0);
-        assert_false(has_line(m, DIRECTIVE_EMPTY, "/usr"));
-        assert_false(has_line(m, DIRECTIVE_UNMOUNT, "/usr/*"));
+        m = test_parse_profile("kubeadm", 0);
+        assert_false(test_manifest_has_line(m, DIRECTIVE_EMPTY, "/usr"));
+        assert_false(test_manifest_has_line(m, DIRECTIVE_UNMOUNT, "/usr/*"));
         manifest_free(m);
         profile_configure(NULL);
 }
@@ -891,8 +921,8 @@ static void test_dockershim(void **state) {
         assert_false(d.docker_cohosted);
         assert_true(evidence_has(d.runtime.evidence, "dockershim"));
         profile_configure(&(ProfileSettings) { .detection = &d });
-        m = parse_profile("kubeadm", 0);
-        assert_true(has_line(m, DIRECTIVE_DOCKER_ENDPOINT, "unix:///run/docker.sock"));
+        m = test_parse_profile("kubeadm", 0);
+        assert_true(test_manifest_has_line(m, DIRECTIVE_DOCKER_ENDPOINT, "unix:///run/docker.sock"));
         manifest_free(m);
         profile_configure(NULL);
         detection_done(&d);
@@ -974,7 +1004,8 @@ static void test_k3s_docker(void **state) {
         detect(&d);
         assert_string_equal(d.runtime.value, "containerd");
         detection_done(&d);
-        put("/etc/systemd/system/k3s.service", "[Service]\nExecStart=/usr/local/bin/k3s \\\n    server \\\n    '--docker' \\\n");
+        put("/etc/systemd/system/k3s.service",
+            "[Service]\nExecStart=/usr/local/bin/k3s \\\n    server \\\n    '--docker' \\\n");
         detect(&d);
         assert_string_equal(d.runtime.value, "docker");
         assert_true(evidence_has(d.runtime.evidence, "--docker"));
@@ -999,6 +1030,8 @@ int main(void) {
                 T(test_k3s),
                 T(test_rke2),
                 T(test_k3s_data_dir),
+                T(test_k3s_data_dir_dropin),
+                T(test_k3s_data_dir_symlink),
                 T(test_symlinked_kubelet),
                 T(test_ambiguous),
                 T(test_runtime_ambiguous),
@@ -1009,7 +1042,8 @@ int main(void) {
                 T(test_cni_stale_backup),
                 T(test_cni_runtime_dir),
                 T(test_cni_invalid_first),
-                T(test_cluster_cidrs_loaded_conf_only), T(test_cni_ranges_runtime_loads),
+                T(test_cluster_cidrs_loaded_conf_only),
+                T(test_cni_ranges_runtime_loads),
                 T(test_cni_from_state),
                 T(test_cni_from_pins),
                 T(test_cni_state_ambiguous),

@@ -22,6 +22,7 @@
 #include "agent/config/etcd-flags.h"
 #include "agent/config/etcd-owner.h"
 #include "agent/config/unit-file.h"
+#include "agent/os/host-place.h"
 #include "agent/phases/files/files-protect.h"
 #include "agent/phases/etcd/etcd-datadir.h"
 #include "agent/phases/etcd/etcd-member.h"
@@ -226,38 +227,50 @@ static void rm_rf(const char *dir) {
         assert_int_equal(system(cmd), 0);
 }
 
-static void local_in(const char *dir, NodeEtcd *l, int want) {
+/* The tree beneath dir as --root names it (elsewhere), or as forget's tree that runs here. */
+static void local_at(const char *dir, bool here, NodeEtcd *l, int want) {
         Context ctx = { .root = dir };
 
         ctx.root_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         assert_true(ctx.root_fd >= 0);
-        assert_int_equal(node_etcd_find(&ctx, l, NULL), want);
+        assert_int_equal(here ? node_etcd_find_here(&ctx, l, NULL) : node_etcd_find(&ctx, l, NULL), want);
         close(ctx.root_fd);
         if (ctx.facts.etcd_scope)
                 etcd_scope_done(ctx.facts.etcd_scope);
         free(ctx.facts.etcd_scope);
 }
 
+static void local_in(const char *dir, NodeEtcd *l, int want) {
+        local_at(dir, false, l, want);
+}
+
+/* 198.51.100.0/24 (TEST-NET-2) stands for other machines: skipped on a machine that has one. */
+static void require_elsewhere(void) {
+        if (host_place("198.51.100.1") != HOST_ELSEWHERE || host_place("198.51.100.7") != HOST_ELSEWHERE)
+                skip();
+}
+
 static void test_local_kubeadm(void **state) {
         char dir[] = "/tmp/test-etcd.XXXXXX";
         NodeEtcd l = {};
         EtcdMember same = { .name = (char *) "cp1" }, other = { .name = (char *) "cp1" };
-        char *peers[] = { (char *) "https://10.0.0.1:2380", NULL },
-             *elsewhere[] = { (char *) "https://10.0.0.9:2380", NULL };
+        char *peers[] = { (char *) "https://198.51.100.1:2380", NULL },
+             *elsewhere[] = { (char *) "https://198.51.100.9:2380", NULL };
 
+        require_elsewhere();
         assert_non_null(mkdtemp(dir));
-        write_file(
-                dir, ETCD_MANIFEST,
-                "spec:\n  containers:\n  - command:\n    - etcd\n"
-                "    - --advertise-client-urls=https://10.0.0.1:2379\n"
-                "    - --cert-file=/etc/kubernetes/pki/etcd/server.crt\n"
-                "    - --initial-advertise-peer-urls=https://10.0.0.1:2380\n"
-                "    - "
-                "\"--initial-cluster=cp1=https://10.0.0.1:2380,cp2=https://10.0.0.2:2380,cp3=https://10.0.0.3:2390\"\n"
-                "    - --key-file=/etc/kubernetes/pki/etcd/server.key\n"
-                "    - --listen-client-urls=https://127.0.0.1:2379,https://10.0.0.1:2379\n"
-                "    - --name=cp1\n"
-                "    - --trusted-ca-file=/etc/kubernetes/pki/etcd/ca.crt\n");
+        write_file(dir, ETCD_MANIFEST,
+                   "spec:\n  containers:\n  - command:\n    - etcd\n"
+                   "    - --advertise-client-urls=https://198.51.100.1:2379\n"
+                   "    - --cert-file=/etc/kubernetes/pki/etcd/server.crt\n"
+                   "    - --initial-advertise-peer-urls=https://198.51.100.1:2380\n"
+                   "    - "
+                   "\"--initial-cluster=cp1=https://198.51.100.1:2380,cp2=https://198.51.100.2:2380,cp3=https://"
+                   "198.51.100.3:2390\"\n"
+                   "    - --key-file=/etc/kubernetes/pki/etcd/server.key\n"
+                   "    - --listen-client-urls=https://127.0.0.1:2379,https://198.51.100.1:2379\n"
+                   "    - --name=cp1\n"
+                   "    - --trusted-ca-file=/etc/kubernetes/pki/etcd/ca.crt\n");
         write_file(dir, "/etc/kubernetes/pki/etcd/healthcheck-client.crt", "x");
         write_file(dir, "/etc/kubernetes/pki/etcd/healthcheck-client.key", "x");
         local_in(dir, &l, 1);
@@ -265,12 +278,16 @@ static void test_local_kubeadm(void **state) {
         assert_string_equal(l.name, "cp1");
         assert_string_equal(l.data_dir, "/var/lib/etcd");
         assert_false(l.external);
-        /* Its own URLs first, then cp2's guessed from its peer URL; cp3's port says nothing. */
-        assert_int_equal(l.n_own, 2);
-        assert_string_equal(l.endpoints[0], "https://10.0.0.1:2379");
-        assert_string_equal(l.endpoints[1], "https://127.0.0.1:2379");
-        assert_string_equal(l.endpoints[2], "https://10.0.0.2:2379");
+        /* Its own URL first, then cp2's guessed from its peer URL (cp3's port says nothing); under
+         * --root its loopback URL leads to the running machine: never its own, asked last. */
+        assert_true(l.elsewhere);
+        assert_int_equal(l.n_own, 1);
+        assert_string_equal(l.endpoints[0], "https://198.51.100.1:2379");
+        assert_string_equal(l.endpoints[1], "https://198.51.100.2:2379");
+        assert_string_equal(l.endpoints[2], "https://127.0.0.1:2379");
         assert_null(l.endpoints[3]);
+        assert_string_equal(l.not_own[0], "https://127.0.0.1:2379 (this machine)");
+        assert_string_equal(l.initial_cluster[0], "cp2=https://198.51.100.2:2380");
         assert_non_null(strstr(l.cert_file, "/etc/kubernetes/pki/etcd/healthcheck-client.crt"));
         assert_non_null(strstr(l.ca_file, "/etc/kubernetes/pki/etcd/ca.crt"));
         /* Matched by name and peer URLs, never by name alone. */
@@ -279,6 +296,13 @@ static void test_local_kubeadm(void **state) {
         assert_true(node_etcd_is(&l, &same));
         assert_false(node_etcd_is(&l, &other));
         assert_true(node_etcd_name_clash(&l, &other));
+        node_etcd_done(&l);
+        /* forget's tree runs here: both its own URLs are its own. */
+        local_at(dir, true, &l, 1);
+        assert_false(l.elsewhere);
+        assert_int_equal(l.n_own, 2);
+        assert_string_equal(l.endpoints[1], "https://127.0.0.1:2379");
+        assert_null(l.not_own);
         node_etcd_done(&l);
 
         /* kubeadm-config says external: out of scope, never touched (no member to describe). */
@@ -300,9 +324,10 @@ static void test_local_k3s(void **state) {
         char dir[] = "/tmp/test-etcd.XXXXXX";
         NodeEtcd l = {};
 
+        require_elsewhere();
         assert_non_null(mkdtemp(dir));
         write_file(dir, "/var/lib/rancher/k3s/server/db/etcd/config",
-                   "advertise-client-urls: https://10.0.0.7:2379\n"
+                   "advertise-client-urls: https://198.51.100.7:2379\n"
                    "client-transport-security:\n"
                    "  cert-file: /var/lib/rancher/k3s/server/tls/etcd/server-client.crt\n"
                    "  client-cert-auth: true\n"
@@ -310,8 +335,8 @@ static void test_local_k3s(void **state) {
                    "  trusted-ca-file: /var/lib/rancher/k3s/server/tls/etcd/server-ca.crt\n"
                    "data-dir: /var/lib/rancher/k3s/server/db/etcd\n"
                    "election-timeout: 5000\n"
-                   "listen-client-urls: https://10.0.0.7:2379,https://127.0.0.1:2379\n"
-                   "listen-peer-urls: https://10.0.0.7:2380\n"
+                   "listen-client-urls: https://198.51.100.7:2379,https://127.0.0.1:2379\n"
+                   "listen-peer-urls: https://198.51.100.7:2380\n"
                    "log-outputs:\n- stderr\n"
                    "name: srv1-6c2d1a3e\n"
                    "peer-transport-security:\n"
@@ -324,9 +349,9 @@ static void test_local_k3s(void **state) {
         assert_string_equal(l.source, "/var/lib/rancher/k3s/server/db/etcd");
         assert_string_equal(l.name, "srv1-6c2d1a3e");
         assert_string_equal(l.data_dir, "/var/lib/rancher/k3s/server/db/etcd");
-        assert_string_equal(l.peer_urls[0], "https://10.0.0.7:2380"); /* its listen URL: no initial-* */
-        assert_int_equal(l.n_own, 2);
-        assert_string_equal(l.endpoints[0], "https://10.0.0.7:2379");
+        assert_string_equal(l.peer_urls[0], "https://198.51.100.7:2380"); /* its listen URL: no initial-* */
+        assert_int_equal(l.n_own, 1); /* k3s's fixed 127.0.0.1:2379 is the running machine's */
+        assert_string_equal(l.endpoints[0], "https://198.51.100.7:2379");
         assert_string_equal(l.endpoints[1], "https://127.0.0.1:2379");
         assert_non_null(strstr(l.cert_file, "/var/lib/rancher/k3s/server/tls/etcd/client.crt"));
         assert_non_null(strstr(l.key_file, "/var/lib/rancher/k3s/server/tls/etcd/client.key"));
@@ -340,6 +365,7 @@ static void test_local_k3s(void **state) {
         local_in(dir, &l, 1);
         assert_int_equal(l.owner, ETCD_OWNER_RKE2);
         assert_string_equal(l.name, "cp-1-aaaa");
+        assert_int_equal(l.n_own, 0);
         assert_string_equal(l.endpoints[0], "https://127.0.0.1:2379");
         node_etcd_done(&l);
         write_file(dir, "/var/lib/rancher/rke2/server/db/etcd/config", "name: [\n");
@@ -355,16 +381,20 @@ static ProtectState scope_protects(const EtcdScope *s, const char *path) {
         return files_protect_decide(&ctx, &(ProtectRow) { .kind = PROTECT_WALK }, path, NULL);
 }
 
-static void scope_in(const char *dir, EtcdScope *s) {
+static void scope_as(const char *dir, Installer installer, EtcdScope *s) {
         int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
         assert_true(fd >= 0);
-        assert_int_equal(etcd_scope_decide(fd, s), 0);
+        assert_int_equal(etcd_scope_decide(fd, installer, s), 0);
         close(fd);
 }
 
 /* Who owns the etcd: kubeadm only through its static pod, kubespray through etcd.env (also beside
  * the etcd.external it writes into kubeadm-config.yaml), nobody for a site unit or an external one. */
+static void scope_in(const char *dir, EtcdScope *s) {
+        scope_as(dir, INSTALLER_NONE, s);
+}
+
 static void test_scope(void **state) {
         char dir[] = "/tmp/test-etcd.XXXXXX";
         EtcdScope s = {};
@@ -427,6 +457,103 @@ static void test_scope(void **state) {
         assert_string_equal(s.argv[1], "--name=cp1");
         etcd_scope_done(&s);
         rm_rf(dir);
+}
+
+/* The detected installer says which reading applies (issue: a site's etcd on a kubeadm node was
+ * taken for kubespray's): etcd.external on a kubeadm node is out of scope whatever sits beside it,
+ * the static pod kubeadm wrote for it included; on a kubespray node etcd.env is kubespray's. */
+static void test_scope_installer(void **state) {
+        char dir[] = "/tmp/test-etcd.XXXXXX";
+        EtcdScope s = {};
+
+        assert_non_null(mkdtemp(dir));
+        write_file(dir, KUBEADM_CONFIG,
+                   "kind: ClusterConfiguration\netcd:\n  external:\n    endpoints: [https://198.51.100.5:2379]\n"
+                   "    caFile: /etc/site-etcd/ca.crt\n    certFile: /etc/kubernetes/pki/apiserver-etcd-client.crt\n");
+        write_file(dir, ETCD_ENV, "ETCD_NAME=site\nETCD_DATA_DIR=/srv/etcd\n");
+        write_file(dir, "/etc/systemd/system/etcd.service",
+                   "[Service]\nEnvironmentFile=/etc/etcd.env\nExecStart=/usr/local/bin/etcd\n");
+        scope_as(dir, INSTALLER_KUBEADM, &s);
+        assert_int_equal(s.owner, ETCD_OWNER_FOREIGN);
+        assert_string_equal(s.source, KUBEADM_CONFIG);
+        assert_true(strv_contains(s.keep, "/srv/etcd"));
+        assert_true(strv_contains(s.keep, ETCD_ENV));
+        assert_true(strv_contains(s.keep, "/etc/systemd/system/etcd.service"));
+        assert_true(strv_contains(s.keep, "/etc/site-etcd/ca.crt"));
+        assert_true(strv_contains(s.keep, "/etc/kubernetes/pki/apiserver-etcd-client.crt"));
+        etcd_scope_done(&s);
+        scope_as(dir, INSTALLER_KUBESPRAY, &s);
+        assert_int_equal(s.owner, ETCD_OWNER_ENV);
+        etcd_scope_done(&s);
+        scope_in(dir, &s); /* no installer detected: the files in turn */
+        assert_int_equal(s.owner, ETCD_OWNER_ENV);
+        etcd_scope_done(&s);
+        /* A kubeadm node without external: the etcd.env and its unit are the site's. */
+        write_file(dir, KUBEADM_CONFIG, "kind: ClusterConfiguration\n");
+        scope_as(dir, INSTALLER_KUBEADM, &s);
+        assert_int_equal(s.owner, ETCD_OWNER_FOREIGN);
+        assert_string_equal(s.source, "/etc/systemd/system/etcd.service");
+        etcd_scope_done(&s);
+        rm_rf(dir);
+
+        /* etcd.external beside kubeadm's own static pod: the pod, its PKI and its data stay. */
+        strcpy(dir, "/tmp/test-etcd.XXXXXX");
+        assert_non_null(mkdtemp(dir));
+        write_file(dir, KUBEADM_CONFIG, "kind: ClusterConfiguration\netcd:\n  external:\n    endpoints: []\n");
+        write_file(dir, ETCD_MANIFEST,
+                   "spec:\n  containers:\n  - name: etcd\n    command: [etcd, --name=cp1, --data-dir=/var/lib/etcd2, "
+                   "--cert-file=/etc/kubernetes/pki/etcd/server.crt]\n");
+        scope_as(dir, INSTALLER_KUBEADM, &s);
+        assert_int_equal(s.owner, ETCD_OWNER_FOREIGN);
+        assert_non_null(strstr(s.why, "beside an etcd static pod"));
+        assert_int_equal(scope_protects(&s, ETCD_MANIFEST), PROTECT_SELF);
+        assert_int_equal(scope_protects(&s, "/etc/kubernetes/manifests"), PROTECT_CONTAINS);
+        assert_int_equal(scope_protects(&s, "/etc/kubernetes/pki/etcd/ca.key"), PROTECT_SELF);
+        assert_int_equal(scope_protects(&s, "/var/lib/etcd2/member"), PROTECT_SELF);
+        assert_int_equal(scope_protects(&s, "/etc/kubernetes/manifests/kube-apiserver.yaml"), PROTECT_NONE);
+        etcd_scope_done(&s);
+        rm_rf(dir);
+}
+
+static EtcdMember member(uint64_t id, const char *name, char **peers) {
+        return (EtcdMember) { .id = id, .name = (char *) name, .peer_urls = peers };
+}
+
+/* Which member is this node's: an answer of its own only with this node's name and peer URLs;
+ * under --root those alone; a cluster its --initial-cluster names is recognised by another member. */
+static void test_identify(void **state) {
+        char *p1[] = { (char *) "https://198.51.100.1:2380", NULL },
+             *p2[] = { (char *) "https://198.51.100.2:2380", NULL },
+             *p9[] = { (char *) "https://198.51.100.9:2380", NULL }, *own_peers[] = { p1[0], NULL },
+             *initial[] = { (char *) "cp2=https://198.51.100.2:2380", NULL };
+        EtcdMember ms[] = { member(1, "cp1", p1), member(2, "cp2", p2), member(9, "survivor", p9) };
+        EtcdMemberList list = { .cluster_id = 7, .members = ms, .n_members = 3 }, other = list;
+        NodeEtcd l = { .name = (char *) "cp1", .peer_urls = own_peers, .initial_cluster = initial };
+        const EtcdMember *m;
+        char *why = NULL;
+
+        /* The running machine's etcd answers at a loopback URL of the tree's: not the tree's member. */
+        assert_int_equal(node_etcd_identify(&l, &list, &(EtcdStatus) { .member_id = 9 }, &m, &why), -EPERM);
+        assert_null(m);
+        assert_non_null(strstr(why, "survivor"));
+        why = mfree(why);
+        assert_int_equal(node_etcd_identify(&l, &list, &(EtcdStatus) { .member_id = 1 }, &m, NULL), 1);
+        assert_ptr_equal(m, &ms[0]);
+        assert_int_equal(node_etcd_identify(&l, &list, &(EtcdStatus) { .member_id = 5 }, &m, NULL), 0);
+        /* No answer of its own: live, not known; under --root, by name and peer URLs. */
+        assert_int_equal(node_etcd_identify(&l, &list, NULL, &m, NULL), -ENXIO);
+        l.elsewhere = true;
+        assert_int_equal(node_etcd_identify(&l, &list, NULL, &m, NULL), 1);
+        assert_ptr_equal(m, &ms[0]);
+        ms[2] = member(9, "cp1", p1);
+        assert_int_equal(node_etcd_identify(&l, &list, NULL, &m, &why), -EEXIST);
+        why = mfree(why);
+        other.n_members = 1;
+        other.members = &ms[1];
+        assert_int_equal(node_etcd_identify(&l, &other, NULL, &m, NULL), 0);
+        assert_true(node_etcd_cluster_is_ours(&l, &other));
+        ms[1] = member(2, "cp2", p9);
+        assert_false(node_etcd_cluster_is_ours(&l, &other));
 }
 
 static void test_config_argv(void **state) {
@@ -613,6 +740,8 @@ int main(void) {
                 cmocka_unit_test(test_local_env),
                 cmocka_unit_test(test_local_k3s),
                 cmocka_unit_test(test_scope),
+                cmocka_unit_test(test_scope_installer),
+                cmocka_unit_test(test_identify),
                 cmocka_unit_test(test_config_argv),
                 cmocka_unit_test(test_local_formats),
                 cmocka_unit_test(test_decode_status),

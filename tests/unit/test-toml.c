@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests for agent/base/toml.c: the CNI conf dir, state and root as containerd and CRI-O configs
- * spell them. */
+ * spell them; and which tables a containerd config's version puts the conf dir in
+ * (runtime_containerd_cni_tables(), agent/os/runtime-info.c). */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 
 #include "agent/base/toml.h"
+#include "agent/os/runtime-info.h"
 #include "macro.h"
 
 static const char *const cni_tables[] = {
@@ -78,10 +80,64 @@ static void test_toml_variants(void **state) {
         assert_null(find("", top, "root"));
 }
 
+static void test_toml_uint(void **state) {
+        unsigned u = 7;
+
+        assert_int_equal(toml_find_uint("version = 3\n[plugins]\nversion = 9\n", top, "version", &u), 1);
+        assert_int_equal(u, 3);
+        assert_int_equal(toml_find_uint("version = 2 # comment\n", top, "version", &u), 1);
+        assert_int_equal(u, 2);
+        u = 7;
+        /* A string, a float, a negative number, too large, absent: none of them found. */
+        assert_int_equal(toml_find_uint("version = \"3\"\n", top, "version", &u), 0);
+        assert_int_equal(toml_find_uint("version = 3.0\n", top, "version", &u), 0);
+        assert_int_equal(toml_find_uint("version = -3\n", top, "version", &u), 0);
+        assert_int_equal(toml_find_uint("version = 99999999999999999999\n", top, "version", &u), 0);
+        assert_int_equal(toml_find_uint("[x]\nversion = 3\n", top, "version", &u), 0);
+        assert_int_equal(u, 7);
+}
+
+/* containerd 2.1's "containerd config default" (version 3) and the same node's leftover version 2
+ * table: only the table of the file's version counts, as containerd reads it. */
+static void test_containerd_cni_tables(void **state) {
+        static const char v3[] =
+                "version = 3\n"
+                "root = '/var/lib/containerd'\n"
+                "[plugins]\n"
+                "  [plugins.'io.containerd.cri.v1.images']\n"
+                "    snapshotter = 'overlayfs'\n"
+                "  [plugins.'io.containerd.cri.v1.runtime']\n"
+                "    [plugins.'io.containerd.cri.v1.runtime'.cni]\n"
+                "      bin_dirs = ['/usr/lib/cni', '/opt/cni/bin']\n"
+                "      conf_dir = '/etc/cni/net.d-v3'\n"
+                "  [plugins.'io.containerd.grpc.v1.cri']\n"
+                "    disable_tcp_service = true\n"
+                "  [plugins.\"io.containerd.grpc.v1.cri\".cni]\n"
+                "    conf_dir = \"/ignored/by/containerd/2\"\n";
+        static const char v2[] = "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".cni]\nconf_dir = \"/v2\"\n"
+                                 "[plugins.'io.containerd.cri.v1.runtime'.cni]\nconf_dir = '/not-in-v2'\n";
+        char *v;
+
+        v = find(v3, runtime_containerd_cni_tables(v3), "conf_dir");
+        assert_string_equal(v, "/etc/cni/net.d-v3");
+        free(v);
+        v = find(v2, runtime_containerd_cni_tables(v2), "conf_dir");
+        assert_string_equal(v, "/v2");
+        free(v);
+        /* No version line: version 1, plugins.cri. */
+        v = find("[plugins.cri.cni]\nconf_dir = \"/v1\"\n", runtime_containerd_cni_tables("[plugins.cri.cni]\n"),
+                 "conf_dir");
+        assert_string_equal(v, "/v1");
+        free(v);
+        assert_null(find(v2, runtime_containerd_cni_tables("version = 1\n"), "conf_dir"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_toml_containerd),
                 cmocka_unit_test(test_toml_variants),
+                cmocka_unit_test(test_toml_uint),
+                cmocka_unit_test(test_containerd_cni_tables),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

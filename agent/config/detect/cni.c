@@ -10,20 +10,18 @@
 #include "agent/config/detect/finding.h"
 #include "agent/base/toml.h"
 #include "agent/config/cni-conf.h"
+#include "agent/config/cnis.h"
 #include "agent/os/fileio.h"
+#include "agent/os/runtime-info.h"
 #include "macro.h"
 #include "netreset/link.h"
 #include "netreset/nl.h"
 #include "string-util.h"
 #include "strv.h"
 
-static const char *const cni_dirs[] = { "/etc/cni/net.d", "/var/lib/rancher/k3s/agent/etc/cni/net.d" };
-
 /* The conf dir kubelet's runtime is configured with, when its configuration names one: containerd's
- * CRI cni conf_dir (config version 2, 1 and 3), CRI-O's network_dir (drop-ins override the file). */
+ * CRI cni conf_dir (in the tables of the file's config version), CRI-O's network_dir (drop-ins override the file). */
 static int cni_runtime_dir(int root_fd, const Detection *d, char **ret) {
-        static const char *const containerd[] = { "plugins.io.containerd.grpc.v1.cri.cni", "plugins.cri.cni",
-                                                  "plugins.io.containerd.cri.v1.runtime.cni", NULL };
         static const char *const crio[] = { "crio.network", NULL };
         bool is_crio = streq_ptr(d->runtime.value, "crio");
         cleanup_strv char **files = NULL;
@@ -46,8 +44,8 @@ static int cni_runtime_dir(int root_fd, const Detection *d, char **ret) {
                 cleanup_free char *text = node_read(root_fd, *f), *v = NULL;
 
                 if (r >= 0 && text &&
-                    (r = toml_find_string(text, is_crio ? crio : containerd, is_crio ? "network_dir" : "conf_dir",
-                                          &v)) > 0 &&
+                    (r = toml_find_string(text, is_crio ? crio : runtime_containerd_cni_tables(text),
+                                          is_crio ? "network_dir" : "conf_dir", &v)) > 0 &&
                     v[0] == '/') {
                         free(*ret);
                         *ret = TAKE_PTR(v);
@@ -139,8 +137,13 @@ static int cni_from_config(int root_fd, Detection *d) {
         r = cni_runtime_dir(root_fd, d, &own);
         if (r >= 0 && own)
                 r = strv_extend(&dirs, own);
-        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(cni_dirs); i++)
-                r = strv_extend_unique(&dirs, cni_dirs[i]);
+        if (r >= 0)
+                r = strv_extend_unique(&dirs, CNI_CONF_DIR);
+        /* The installers' own (k3s's agent/etc/cni/net.d), beneath the data directory found. */
+        INSTALLER_FOREACH(info)
+                INSTALLER_LIST_FOREACH(c, info->cni_conf_dirs)
+                        if (r >= 0)
+                                r = strv_consume_unique(&dirs, installer_path(info, d->data_dir[info->id], *c));
         STRV_FOREACH(dir, dirs) {
                 cleanup_strv char **names = NULL;
 
@@ -161,48 +164,27 @@ static int cni_from_config(int root_fd, Detection *d) {
         return r < 0 ? r : 0;
 }
 
-/* What a CNI leaves on a node besides its configuration: its own links (the running system only),
- * its BPF pins and its state directories. Names no other software uses. */
-typedef struct CniMark {
-        const char *cni; /* the CNI's name, as the profile's fragment is named */
-        const char *what;
-        const char *dir;  /* node path; with glob, the directory whose entries are looked at */
-        const char *glob; /* a link name pattern (dir NULL) or an entry name pattern */
-} CniMark;
+/* What a CNI leaves on a node besides its configuration (cnis.h): its own links (the running system
+ * only), its BPF pins and its state directories. Names no other software uses. */
+#define CNI_MARKS_FOREACH(c, m) \
+        CNI_FOREACH(c)          \
+                for (const CniMark *m = c->marks; m < c->marks + ELEMENTSOF(c->marks) && m->what; m++)
 
-static const CniMark cni_marks[] = {
-        { "cilium", "cilium's host link", NULL, "cilium_host" },
-        { "cilium", "cilium's link", NULL, "cilium_net" },
-        { "cilium", "cilium's tunnel link", NULL, "cilium_vxlan" },
-        { "cilium", "cilium's BPF pins", "/sys/fs/bpf/tc/globals", "cilium_*" },
-        { "cilium", "cilium's state directory", "/var/run/cilium", NULL },
-        { "cilium", "cilium's state directory", "/run/cilium", NULL },
-        { "cilium", "cilium's state directory", "/var/lib/cilium", NULL },
-        /* calico names a workload's link "cali" and 11 hex digits of a hash */
-        { "calico", "a calico workload link", NULL,
-          "cali[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]" },
-        { "calico", "calico's VXLAN link", NULL, "vxlan.calico" },
-        { "calico", "calico's VXLAN link", NULL, "vxlan-v6.calico" },
-        { "calico", "calico's BPF pins", "/sys/fs/bpf/tc/globals", "cali_*" },
-        { "calico", "calico's state directory", "/var/lib/calico", NULL },
-        { "calico", "calico's state directory", "/run/calico", NULL },
-        { "flannel", "flannel's VXLAN link", NULL, "flannel.*" },
-        { "flannel", "flannel's VXLAN link", NULL, "flannel-v6.*" },
-        { "flannel", "flannel's WireGuard link", NULL, "flannel-wg*" },
-        { "flannel", "flannel's subnet lease", "/run/flannel", NULL },
-        { "flannel", "the flannel plugin's state", "/var/lib/cni/flannel", NULL },
-        { "kube-router", "kube-router's bridge", NULL, "kube-bridge" },
-        { "kube-router", "kube-router's dummy link", NULL, "kube-dummy-if" },
-        { "kube-router", "kube-router's state directory", "/var/lib/kube-router", NULL },
-        { "weave", "weave's bridge", NULL, "weave" },
-        { "weave", "a weave link", NULL, "vethwe-*" },
-        { "weave", "weave's state directory", "/var/lib/weave", NULL },
-};
+static int cni_mark_seen(Detection *d, char ***seen, const CniInfo *c, const CniMark *m, const char *where) {
+        int r = evidence_add(&d->cni.evidence, where, "%s exists (%s's)", m->what, c->name);
 
-static int cni_mark_seen(Detection *d, char ***seen, const CniMark *m, const char *where) {
-        int r = evidence_add(&d->cni.evidence, where, "%s exists (%s's)", m->what, m->cni);
+        return r < 0 ? r : strv_extend_unique(seen, c->name);
+}
 
-        return r < 0 ? r : strv_extend_unique(seen, m->cni);
+/* The first link mark whose name pattern matches name, in *ret_cni and *ret_mark. */
+static bool cni_link_mark(const char *name, const CniInfo **ret_cni, const CniMark **ret_mark) {
+        CNI_MARKS_FOREACH(c, m)
+                if (!m->dir && fnmatch(m->glob, name, 0) == 0) {
+                        *ret_cni = c;
+                        *ret_mark = m;
+                        return true;
+                }
+        return false;
 }
 
 /* The links of the namespace this runs in: only for the running system, never for a --root tree. */
@@ -220,31 +202,34 @@ static int cni_from_links(Detection *d, char ***seen) {
         if (r < 0)
                 return evidence_add(&d->cni.evidence, "links", "cannot be listed (%s): not evidence",
                                     err ?: strerror(-r));
-        for (size_t i = 0; r >= 0 && i < t->n; i++)
-                for (size_t k = 0; r >= 0 && k < ELEMENTSOF(cni_marks); k++)
-                        if (!cni_marks[k].dir && fnmatch(cni_marks[k].glob, t->links[i].name, 0) == 0) {
-                                cleanup_free char *where = strprintf("link %s", t->links[i].name);
+        for (size_t i = 0; r >= 0 && i < t->n; i++) {
+                const CniInfo *c;
+                const CniMark *m;
+                cleanup_free char *where = NULL;
 
-                                r = where ? cni_mark_seen(d, seen, cni_marks + k, where) : -ENOMEM;
-                                break;
-                        }
+                if (!cni_link_mark(t->links[i].name, &c, &m))
+                        continue;
+                where = strprintf("link %s", t->links[i].name);
+                r = where ? cni_mark_seen(d, seen, c, m, where) : -ENOMEM;
+        }
         return r;
 }
 
 static int cni_from_paths(int root_fd, Detection *d, char ***seen) {
         int r = 0;
 
-        for (size_t k = 0; r >= 0 && k < ELEMENTSOF(cni_marks); k++) {
-                const CniMark *m = cni_marks + k;
+        CNI_MARKS_FOREACH(c, m) {
                 cleanup_strv char **names = NULL;
                 cleanup_free char *where = NULL;
 
+                if (r < 0)
+                        break;
                 if (!m->dir || (!m->glob && !node_exists(root_fd, m->dir)))
                         continue;
                 if (m->glob && ((r = fileio_list_beneath(root_fd, m->dir, m->glob, &names)) < 0 || !names))
                         continue;
                 where = names ? strprintf("%s/%s", m->dir, names[0]) : strdup(m->dir);
-                r = where ? cni_mark_seen(d, seen, m, where) : -ENOMEM;
+                r = where ? cni_mark_seen(d, seen, c, m, where) : -ENOMEM;
         }
         return r;
 }

@@ -34,7 +34,7 @@ static int etcd_data_dir(Detection *d, const char *path, const char *text, bool 
         if (r < 0 || (pod && r == 0))
                 return evidence_add(&d->etcd.evidence, path, "%s", "does not parse: no data directory read from it");
         dir = argv_flag(argv, "data-dir");
-        if (!dir || streq(dir, "/var/lib/etcd") || d->etcd_data_dir)
+        if (!dir || streq(dir, KUBEADM_ETCD_DATA_DIR) || d->etcd_data_dir)
                 return 0;
         d->etcd_data_dir = strdup(dir);
         if (!d->etcd_data_dir)
@@ -42,29 +42,39 @@ static int etcd_data_dir(Detection *d, const char *path, const char *text, bool 
         return evidence_add(&d->etcd.evidence, "data directory", "%s", d->etcd_data_dir);
 }
 
+/* An installer's embedded etcd (k3s, rke2): its data directory beneath the data directory found. */
+static int etcd_embedded(int root_fd, const InstallerInfo *info, Detection *d) {
+        cleanup_free char *dir = installer_path(info, d->data_dir[info->id], info->etcd[0]);
+
+        if (!dir)
+                return -ENOMEM;
+        return node_exists(root_fd, dir) ? etcd_mark(d, dir, info->etcd_kind, info->etcd_what) : 0;
+}
+
 int detect_etcd(int root_fd, Detection *d) {
-        cleanup_free char *pod = node_read(root_fd, "/etc/kubernetes/manifests/etcd.yaml");
-        cleanup_free char *env = node_read(root_fd, "/etc/etcd.env");
+        cleanup_free char *pod = node_read(root_fd, KUBEADM_ETCD_MANIFEST);
+        cleanup_free char *env = node_read(root_fd, SYSTEMD_ETCD_ENV);
         CLEANUP(etcd_scope_done) EtcdScope scope = {};
         int r;
 
         /* "external" is the one decision every phase follows (etcd-owner.h). */
-        r = etcd_scope_decide(root_fd, &scope);
+        r = etcd_scope_decide(root_fd, d->installer, &scope);
         if (r < 0)
                 return r;
 
-        if (pod &&
-            (r = etcd_mark(d, "/etc/kubernetes/manifests/etcd.yaml", "static-pod", "kubeadm's etcd static pod")) >= 0)
-                r = etcd_data_dir(d, "/etc/kubernetes/manifests/etcd.yaml", pod, true);
-        if (r >= 0 && env &&
-            (r = etcd_mark(d, "/etc/etcd.env", "systemd", "etcd run by systemd (kubespray, kubekey)")) >= 0)
-                r = etcd_data_dir(d, "/etc/etcd.env", env, false);
-        if (r >= 0 && scope.owner == ETCD_OWNER_FOREIGN)
+        /* An out-of-scope etcd's static pod or etcd.env is its, never a local one's: one answer. */
+        if (scope.owner == ETCD_OWNER_FOREIGN)
                 r = etcd_mark(d, scope.source, "external", scope.why);
-        if (r >= 0 && node_exists(root_fd, "/var/lib/rancher/k3s/server/db/etcd"))
-                r = etcd_mark(d, "/var/lib/rancher/k3s/server/db/etcd", "embedded", "k3s's embedded etcd");
-        if (r >= 0 && node_exists(root_fd, "/var/lib/rancher/rke2/server/db/etcd"))
-                r = etcd_mark(d, "/var/lib/rancher/rke2/server/db/etcd", "embedded", "rke2's embedded etcd");
+        else if (pod && (r = etcd_mark(d, KUBEADM_ETCD_MANIFEST, installer_info(INSTALLER_KUBEADM)->etcd_kind,
+                                       installer_info(INSTALLER_KUBEADM)->etcd_what)) >= 0)
+                r = etcd_data_dir(d, KUBEADM_ETCD_MANIFEST, pod, true);
+        if (r >= 0 && env && scope.owner != ETCD_OWNER_FOREIGN &&
+            (r = etcd_mark(d, SYSTEMD_ETCD_ENV, installer_info(INSTALLER_KUBESPRAY)->etcd_kind,
+                           installer_info(INSTALLER_KUBESPRAY)->etcd_what)) >= 0)
+                r = etcd_data_dir(d, SYSTEMD_ETCD_ENV, env, false);
+        INSTALLER_FOREACH(info)
+                if (r >= 0 && streq_ptr(info->etcd_kind, "embedded"))
+                        r = etcd_embedded(root_fd, info, d);
         if (r >= 0 && !d->etcd.value && !d->etcd.evidence)
                 r = finding_set(&d->etcd, "none");
         finding_settle(&d->etcd);

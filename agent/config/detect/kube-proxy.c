@@ -120,13 +120,13 @@ static int proxy_mode_live(Detection *d) {
 int detect_kube_proxy(int root_fd, bool live, Detection *d) {
         int r;
 
-        r = proxy_mode_from_file(root_fd, "/etc/kubernetes/kubeadm-config.yaml", d);
+        r = proxy_mode_from_file(root_fd, KUBEADM_CONFIG, d);
         if (r >= 0)
                 r = proxy_mode_from_pods(root_fd, d);
         if (r >= 0)
-                r = proxy_mode_from_k3s(root_fd, "/etc/rancher/k3s/config.yaml", d);
+                r = proxy_mode_from_k3s(root_fd, K3S_CONFIG, d);
         if (r >= 0)
-                r = proxy_mode_from_k3s(root_fd, "/etc/rancher/rke2/config.yaml", d);
+                r = proxy_mode_from_k3s(root_fd, RKE2_CONFIG, d);
         if (r >= 0 && live)
                 r = proxy_mode_live(d);
         finding_settle(&d->kube_proxy_mode);

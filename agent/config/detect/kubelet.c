@@ -8,12 +8,15 @@
 #include "agent/config/detect/detectors.h"
 #include "agent/config/home-kubeconfigs.h"
 #include "agent/os/fileio.h"
+#include "agent/os/remote-fs.h"
 
 /* A symlinked /var/lib/kubelet (a data disk): the node path it resolves to, inside the root. */
 int detect_kubelet_dir(int root_fd, Detection *d) {
         struct stat st;
 
-        if (fstatat(root_fd, "var/lib/kubelet", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
+        /* Asked first: a stat of a mount point that does not answer would wait for it. */
+        if (remote_fs_check(root_fd, "/var/lib/kubelet", NULL) < 0 ||
+            fstatat(root_fd, "var/lib/kubelet", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
                 return 0;
         return fileio_resolve_beneath(root_fd, "/var/lib/kubelet", &d->kubelet_dir_target);
 }

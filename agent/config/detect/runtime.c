@@ -36,14 +36,14 @@ typedef struct EndpointSource {
 } EndpointSource;
 
 static const EndpointSource endpoint_sources[] = {
-        { "/var/lib/kubelet/config.yaml", ENDPOINT_YAML, "containerRuntimeEndpoint" },
-        { "/etc/kubernetes/kubelet-config.yaml", ENDPOINT_YAML, "containerRuntimeEndpoint" }, /* kubespray */
-        { "/var/lib/kubelet/kubeadm-flags.env", ENDPOINT_ENV, NULL },
-        { "/etc/kubernetes/kubelet.env", ENDPOINT_ENV, NULL }, /* kubespray */
-        { "/etc/default/kubelet", ENDPOINT_ENV, NULL },        /* kubeadm's drop-in reads both */
+        { KUBELET_CONFIG, ENDPOINT_YAML, "containerRuntimeEndpoint" },
+        { KUBESPRAY_KUBELET_CONFIG, ENDPOINT_YAML, "containerRuntimeEndpoint" }, /* kubespray */
+        { KUBEADM_FLAGS_ENV, ENDPOINT_ENV, NULL },
+        { KUBESPRAY_KUBELET_ENV, ENDPOINT_ENV, NULL },  /* kubespray */
+        { "/etc/default/kubelet", ENDPOINT_ENV, NULL }, /* kubeadm's drop-in reads both */
         { "/etc/sysconfig/kubelet", ENDPOINT_ENV, NULL },
-        { "/etc/rancher/k3s/config.yaml", ENDPOINT_YAML, "container-runtime-endpoint" },
-        { "/etc/rancher/rke2/config.yaml", ENDPOINT_YAML, "container-runtime-endpoint" },
+        { K3S_CONFIG, ENDPOINT_YAML, "container-runtime-endpoint" },
+        { RKE2_CONFIG, ENDPOINT_YAML, "container-runtime-endpoint" },
 };
 
 static int endpoint_found(Detection *d, const char *path, const char *key, const char *ep) {

@@ -7,15 +7,18 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/config/installers.h"
 #include "agent/phases/etcd/etcd-member.h"
 #include "agent/engine/libraries.h"
 #include "agent/engine/phase.h"
 #include "agent/config/envfile.h"
 #include "agent/config/etcd-flags.h"
 #include "agent/os/fileio.h"
+#include "agent/os/host-place.h"
 #include "agent/base/path.h"
 #include "chase.h"
 #include "errno-util.h"
@@ -41,6 +44,8 @@ void node_etcd_done(NodeEtcd *l) {
         free(l->ca_file);
         free(l->cert_file);
         free(l->key_file);
+        strv_free(l->not_own);
+        strv_free(l->initial_cluster);
         *l = (NodeEtcd) {};
 }
 
@@ -113,8 +118,9 @@ static int add_listen_urls(const char *list, char ***l) {
 
 /* The other members' client URLs, guessed from --initial-cluster's peer URLs by etcd's default
  * ports (2380 for peers, 2379 for clients): a guess is only ever asked, never trusted, since TLS
- * verifies the member and the answer is matched by name and peer URLs. */
-static int add_initial_cluster(const char *list, const char *own_name, char ***l) {
+ * verifies the member and the answer is matched by name and peer URLs. The entries themselves
+ * ("name=peer URL") go to *pairs. */
+static int add_initial_cluster(const char *list, const char *own_name, char ***l, char ***pairs) {
         cleanup_strv char **entries = NULL;
         int r;
 
@@ -127,6 +133,9 @@ static int add_initial_cluster(const char *list, const char *own_name, char ***l
                 if (!eq || (own_name && strncmp(*e, own_name, (size_t) (eq - *e)) == 0 &&
                             strlen(own_name) == (size_t) (eq - *e)))
                         continue;
+                r = strv_extend_unique(pairs, *e);
+                if (r < 0)
+                        return r;
                 port = strrchr(eq + 1, ':');
                 if (!port || !streq(port, ":2380"))
                         continue;
@@ -164,9 +173,8 @@ static int set_host_path(const Context *ctx, const char *node_path, char **ret) 
  * certificate (kubespray's member certificates are client ones too). */
 static int pick_tls(const Context *ctx, char **flags, const EtcdScope *s, NodeEtcd *l) {
         static const char *const kubeadm_pairs[][2] = {
-                { "/etc/kubernetes/pki/apiserver-etcd-client.crt", "/etc/kubernetes/pki/apiserver-etcd-client.key" },
-                { "/etc/kubernetes/pki/etcd/healthcheck-client.crt",
-                  "/etc/kubernetes/pki/etcd/healthcheck-client.key" },
+                { KUBEADM_ETCD_CLIENT_CRT, KUBEADM_ETCD_CLIENT_KEY },
+                { KUBEADM_ETCD_HEALTHCHECK_CRT, KUBEADM_ETCD_HEALTHCHECK_KEY },
         };
         cleanup_free char *k3s_ca = NULL, *k3s_cert = NULL, *k3s_key = NULL;
         const char *ca = flag(flags, "trusted-ca-file"), *cert = flag(flags, "cert-file"),
@@ -199,7 +207,41 @@ static int pick_tls(const Context *ctx, char **flags, const EtcdScope *s, NodeEt
         return r;
 }
 
-static int fill_member(const Context *ctx, const EtcdScope *s, NodeEtcd *l) {
+/* Under --root (elsewhere) a URL that leads here reaches the running machine: never one of this
+ * member's own, nor one asked before the others (it may be another member of the cluster: the one
+ * this runs on). A name is not looked up: it is asked for a member list only. */
+static int place_endpoints(NodeEtcd *l, char **own, char **others, bool elsewhere) {
+        cleanup_strv char **later = NULL, **here = NULL;
+        int r = 0;
+
+        STRV_FOREACH(u, own) {
+                HostPlace p = elsewhere ? url_host_place(*u) : HOST_ELSEWHERE;
+
+                if (p == HOST_ELSEWHERE)
+                        r = strv_extend_unique(&l->endpoints, *u);
+                else {
+                        r = strv_consume_unique(&l->not_own, strprintf("%s (%s)", *u, host_place_to_string(p)));
+                        if (r >= 0)
+                                r = strv_extend_unique(p == HOST_HERE ? &here : &later, *u);
+                }
+                if (r < 0)
+                        return r;
+        }
+        l->n_own = strv_length(l->endpoints);
+        STRV_FOREACH(u, others)
+                if ((r = strv_extend_unique(elsewhere && url_host_place(*u) == HOST_HERE ? &here : &later, *u)) < 0)
+                        return r;
+        STRV_FOREACH(u, later)
+                if ((r = strv_extend_unique(&l->endpoints, *u)) < 0)
+                        return r;
+        STRV_FOREACH(u, here)
+                if ((r = strv_extend_unique(&l->endpoints, *u)) < 0)
+                        return r;
+        return 0;
+}
+
+static int fill_member(const Context *ctx, const EtcdScope *s, bool elsewhere, NodeEtcd *l) {
+        cleanup_strv char **own = NULL, **others = NULL;
         char **flags = s->argv;
         const char *name = flag(flags, "name");
         int r;
@@ -209,29 +251,31 @@ static int fill_member(const Context *ctx, const EtcdScope *s, NodeEtcd *l) {
         if (!name || !*name)
                 name = "default";
         l->name = strdup(name);
-        l->data_dir = strdup(flag(flags, "data-dir") ?: "/var/lib/etcd");
+        l->data_dir = strdup(flag(flags, "data-dir") ?: KUBEADM_ETCD_DATA_DIR);
         if (!l->name || !l->data_dir)
                 return -ENOMEM;
+        l->elsewhere = elsewhere;
         /* k3s writes initial-advertise-peer-urls only while a member joins; its listen URL is the same. */
         r = split_urls(flag(flags, "initial-advertise-peer-urls") ?: flag(flags, "listen-peer-urls"), &l->peer_urls);
         if (r >= 0)
-                r = split_urls(flag(flags, "advertise-client-urls"), &l->endpoints);
+                r = split_urls(flag(flags, "advertise-client-urls"), &own);
         if (r >= 0)
-                r = add_listen_urls(flag(flags, "listen-client-urls"), &l->endpoints);
-        l->n_own = strv_length(l->endpoints);
+                r = add_listen_urls(flag(flags, "listen-client-urls"), &own);
         if (r >= 0)
-                r = add_initial_cluster(flag(flags, "initial-cluster"), l->name, &l->endpoints);
+                r = add_initial_cluster(flag(flags, "initial-cluster"), l->name, &others, &l->initial_cluster);
         if (r >= 0 && s->owner != ETCD_OWNER_K3S && s->owner != ETCD_OWNER_RKE2)
-                r = add_apiserver_urls(ctx, &l->endpoints);
+                r = add_apiserver_urls(ctx, &others);
         STRV_FOREACH(e, learned_endpoints)
                 if (r >= 0)
-                        r = strv_extend_unique(&l->endpoints, *e);
+                        r = strv_extend_unique(&others, *e);
+        if (r >= 0)
+                r = place_endpoints(l, own, others, elsewhere);
         if (r >= 0)
                 r = pick_tls(ctx, flags, s, l);
         return r < 0 ? r : 0;
 }
 
-int node_etcd_find(Context *ctx, NodeEtcd *ret, char **reterr) {
+static int find(Context *ctx, bool elsewhere, NodeEtcd *ret, char **reterr) {
         const EtcdScope *s;
         NodeEtcd l = {};
         int r;
@@ -263,13 +307,21 @@ int node_etcd_find(Context *ctx, NodeEtcd *ret, char **reterr) {
                 *ret = l;
                 return set_errmsg(reterr, -EBADMSG, "%s, and nothing is done on its word", s->why);
         }
-        r = fill_member(ctx, s, &l);
+        r = fill_member(ctx, s, elsewhere, &l);
         if (r < 0) {
                 node_etcd_done(&l);
                 return set_errmsg(reterr, r, "cannot read the etcd member's files: %s", strerror(-r));
         }
         *ret = l;
         return 1;
+}
+
+int node_etcd_find(Context *ctx, NodeEtcd *ret, char **reterr) {
+        return find(ctx, !streq(ctx->root, "/"), ret, reterr);
+}
+
+int node_etcd_find_here(Context *ctx, NodeEtcd *ret, char **reterr) {
+        return find(ctx, false, ret, reterr);
 }
 
 bool node_etcd_is(const NodeEtcd *l, const EtcdMember *m) {
@@ -283,6 +335,74 @@ bool node_etcd_is(const NodeEtcd *l, const EtcdMember *m) {
 
 bool node_etcd_name_clash(const NodeEtcd *l, const EtcdMember *m) {
         return streq(m->name, l->name) && !node_etcd_is(l, m);
+}
+
+static char *describe(const EtcdMember *m) {
+        cleanup_free char *peers = strv_join(m->peer_urls, ",");
+
+        return peers ? strprintf("member %016" PRIx64 " named %s, peer URLs %s", m->id, *m->name ? m->name : "\"\"",
+                                 *peers ? peers : "none")
+                     : NULL;
+}
+
+static int identify_by_name(const NodeEtcd *l, const EtcdMemberList *list, const EtcdMember **ret, char **reterr) {
+        const EtcdMember *found = NULL;
+
+        for (size_t i = 0; i < list->n_members; i++) {
+                if (!node_etcd_is(l, &list->members[i]))
+                        continue;
+                if (found)
+                        return set_errmsg(reterr, -EEXIST,
+                                          "members %016" PRIx64 " and %016" PRIx64 " both have this node's name %s and "
+                                          "a peer URL of its",
+                                          found->id, list->members[i].id, l->name);
+                found = &list->members[i];
+        }
+        *ret = found;
+        return found ? 1 : 0;
+}
+
+int node_etcd_identify(const NodeEtcd *l, const EtcdMemberList *list, const EtcdStatus *st, const EtcdMember **ret,
+                       char **reterr) {
+        cleanup_free char *who = NULL, *own = NULL;
+        const EtcdMember *m;
+
+        *ret = NULL;
+        if (!st)
+                return l->elsewhere ? identify_by_name(l, list, ret, reterr)
+                                    : set_errmsg(reterr, -ENXIO, "this member's own client URL did not answer");
+        m = etcd_member_list_find(list, st->member_id);
+        if (!m)
+                return 0;
+        if (node_etcd_is(l, m)) {
+                *ret = m;
+                return 1;
+        }
+        /* The member that answers at this node's own client URL is not the one its files describe: a
+         * URL that leads to another machine's etcd (a loopback one under --root, an address now
+         * another node's), or files gone stale. Either way, not this node's to remove. */
+        who = describe(m);
+        own = strv_join(l->peer_urls, ",");
+        if (!who || !own)
+                return -ENOMEM;
+        return set_errmsg(reterr, -EPERM,
+                          "%s answers at this node's own client URL, but this node's files name member %s with peer "
+                          "URLs %s: not taken as this node's",
+                          who, l->name, *own ? own : "none");
+}
+
+bool node_etcd_cluster_is_ours(const NodeEtcd *l, const EtcdMemberList *list) {
+        for (size_t i = 0; i < list->n_members; i++) {
+                const EtcdMember *m = &list->members[i];
+
+                STRV_FOREACH(p, m->peer_urls) {
+                        cleanup_free char *pair = strprintf("%s=%s", m->name, *p);
+
+                        if (pair && strv_contains(l->initial_cluster, pair))
+                                return true;
+                }
+        }
+        return false;
 }
 
 int node_etcd_learn(Context *ctx, NodeEtcd *l, const EtcdMemberList *list, uint64_t skip_id) {
@@ -352,6 +472,15 @@ int node_etcd_status(const NodeEtcd *l, uint64_t deadline, EtcdStatus *ret, char
                         return -ENOMEM;
                 if (r == -ETIME)
                         break;
+        }
+        if (!reasons && l->not_own) {
+                cleanup_free char *skipped = strv_join(l->not_own, ", ");
+
+                /* --root: every one leads here, or to a name that would have to be looked up here. */
+                return set_errmsg(reterr, -ENOENT,
+                                  "under --root its own client URLs are not asked: none leads to the tree's machine "
+                                  "for certain (%s)",
+                                  strna(skipped));
         }
         return set_errmsg(reterr, r, "%s", reasons ?: "no client URL of its own");
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The etcd phase: this node's member leaves its cluster before etcd is stopped and its data wiped,
  * as kubeadm reset's remove-etcd-member phase does, made safer: only the member this node's own client
- * URL says it is (the member ID in its answer's header), never the last voting one, never an etcd no
+ * URL says it is (the member ID in its answer's header) when its name and peer URLs are the ones this
+ * node's files give (under --root, those alone: a URL of the tree's that leads to the running machine
+ * is never asked as its member, node_etcd_identify()), never the last voting one, never an etcd no
  * installer of this node made (etcd-owner.h), kubeadm's, kubespray's, kubekey's, k3s's and rke2's
  * alike, decided again from what the run reads, and within a deadline whatever state the cluster is
  * in. What it finds feeds the data directory rule (etcd-datadir.h). */
@@ -26,6 +28,9 @@
 
 #define ETCD_PHASE_TIMEOUT_DEFAULT_USEC (30ULL * 1000000ULL)
 #define REMOVE_RETRY_USEC (1000U * 1000U)
+#define LEFT_BY_NAME                                                                                       \
+        "it lists no member with this node's name and peer URLs, and it is this node's cluster (it lists " \
+        "another member of the tree's --initial-cluster)"
 
 static unsigned arg_etcd_timeout_sec; /* --etcd-timeout; 0: the default */
 
@@ -45,6 +50,7 @@ typedef struct View {
         uint64_t self_id;    /* this member's ID: from its own client URL, or remembered */
         uint64_t cluster_id;
         bool remembered; /* self_id is what an earlier run recorded (etcd-state.h) */
+        bool by_name;    /* --root: found by this node's name and peer URLs, not by an answer of its own */
         size_t voters;
         char *asked; /* the endpoint whose list this is */
         char *why;   /* NONE, UNKNOWN: the reason */
@@ -138,6 +144,62 @@ static int view_unidentified(const Context *ctx, const NodeEtcd *l, View *v, con
                           status_err, v->list.cluster_id);
 }
 
+/* Under --root, no member has this node's name and peer URLs: an earlier run's record for this
+ * cluster, or the cluster the tree's --initial-cluster names, says it left; anything else is not
+ * known (another cluster answers where the tree's files point). */
+static int view_not_listed(const Context *ctx, const NodeEtcd *l, View *v) {
+        NodeEtcdLeft e;
+        int r;
+
+        for (size_t i = 0; i < v->list.n_members; i++)
+                if (node_etcd_name_clash(l, &v->list.members[i]))
+                        return set_errmsg(&v->why, 0,
+                                          "member %016" PRIx64 " is named %s, but its peer URLs are not this node's: "
+                                          "a name alone does not prove it is; left in place",
+                                          v->list.members[i].id, l->name);
+        r = node_etcd_state_find_left(ctx, v->list.cluster_id, l->name, &e);
+        if (r > 0) {
+                v->self_id = e.member_id;
+                v->remembered = true;
+                return 0;
+        }
+        if (node_etcd_cluster_is_ours(l, &v->list)) {
+                v->by_name = true;
+                return 0;
+        }
+        return set_errmsg(&v->why, 0,
+                          "cluster %016" PRIx64 " (asked %s) lists no member named %s with this node's peer URLs, nor "
+                          "any other member the tree's --initial-cluster names: whether this member left it or it is "
+                          "another cluster is not known; left in place",
+                          v->list.cluster_id, v->asked, l->name);
+}
+
+/* Which member is this node's (node_etcd_identify()), and the standing that follows: UNKNOWN with
+ * the reason whenever it is not proven. */
+static int view_identify(Context *ctx, const NodeEtcd *l, View *v, const EtcdStatus *st, const char *status_err) {
+        cleanup_free char *why = NULL;
+        const EtcdMember *m = NULL;
+        int r;
+
+        v->standing = STANDING_UNKNOWN;
+        r = node_etcd_identify(l, &v->list, st, &m, &why);
+        if (r == -ENOMEM)
+                return r;
+        if (r == -ENXIO) /* live, and its own client URL did not answer */
+                return view_unidentified(ctx, l, v, status_err);
+        if (r < 0)
+                return set_errmsg(&v->why, 0, "%s; left in place", why);
+        v->standing = STANDING_NONE; /* decided by the caller */
+        if (r > 0) {
+                v->self_id = m->id;
+                v->by_name = !st;
+        } else if (st)
+                v->self_id = st->member_id; /* it answers, and its cluster does not list it: it left */
+        else if ((r = view_not_listed(ctx, l, v)) < 0 || v->why)
+                v->standing = STANDING_UNKNOWN;
+        return r < 0 ? r : 0;
+}
+
 /* Ask this node's own member who it is, then the cluster who is in it. */
 static int observe(Context *ctx, NodeEtcd *l, uint64_t deadline, View *v) {
         cleanup_free char *status_err = NULL, *list_err = NULL;
@@ -168,11 +230,10 @@ static int observe(Context *ctx, NodeEtcd *l, uint64_t deadline, View *v) {
                                   "%016" PRIx64 ": left in place",
                                   st.cluster_id, v->list.cluster_id);
         }
-        if (rs >= 0)
-                v->self_id = st.member_id;
-        else if ((r = view_unidentified(ctx, l, v, status_err)) < 0 || v->standing == STANDING_UNKNOWN)
+        r = view_identify(ctx, l, v, rs >= 0 ? &st : NULL, status_err);
+        if (r < 0 || v->standing == STANDING_UNKNOWN)
                 return r;
-        v->m = etcd_member_list_find(&v->list, v->self_id);
+        v->m = v->self_id != 0 ? etcd_member_list_find(&v->list, v->self_id) : NULL;
         v->voters = count_voters(&v->list);
         if (!v->m)
                 v->standing = STANDING_LEFT;
@@ -283,6 +344,8 @@ static void note_left(Context *ctx, const MemberData *d, uint64_t cluster_id, ui
         int r;
 
         ctx->facts.etcd.left = true;
+        if (id == 0)
+                return; /* found by name: no ID of its own to remember */
         r = node_etcd_state_record_left(ctx, cluster_id, id, d->local.name);
         if (r < 0)
                 (void) log_warning_errno(r, "Cannot record in %s/%s that member %016" PRIx64 " left, ignoring: %m",
@@ -340,6 +403,9 @@ static int act_on(Context *ctx, MemberData *d, View *v, uint64_t deadline, char 
                 return set_errmsg(reterr_msg, v->error ?: -ENXIO, "%s", strna(v->why));
         case STANDING_LEFT:
                 note_left(ctx, d, v->cluster_id, v->self_id);
+                if (v->self_id == 0)
+                        return set_errmsg(reterr_msg, 0, "not a member of cluster %016" PRIx64 ": %s (asked %s)",
+                                          v->cluster_id, LEFT_BY_NAME, v->asked);
                 return set_errmsg(
                         reterr_msg, 0,
                         "not a member of cluster %016" PRIx64 ": it does not list member %016" PRIx64 "%s (asked %s)",
@@ -422,6 +488,9 @@ static int plan_view(Action *a, MemberData *d, const View *v) {
                         v->standing == STANDING_NONE ? "the cluster does not answer (no quorum, or unreachable): " : "",
                         strna(v->why));
         case STANDING_LEFT:
+                if (v->self_id == 0)
+                        return action_set_detail(a, "not a member of cluster %016" PRIx64 ": %s (asked %s)",
+                                                 v->cluster_id, LEFT_BY_NAME, v->asked);
                 return action_set_detail(
                         a, "not a member of cluster %016" PRIx64 ": it does not list member %016" PRIx64 " (asked %s)",
                         v->cluster_id, v->self_id, v->asked);
@@ -433,13 +502,13 @@ static int plan_view(Action *a, MemberData *d, const View *v) {
         what = describe_member(v->m);
         if (!what)
                 return -ENOMEM;
-        /* Peer URLs confirm, or say where the files are stale; they never decide. */
+        /* The member its own client URL answers as, with this node's name and peer URLs; under --root
+         * those alone (node_etcd_identify()). */
         return action_set_detail(
                 a, "%s%s; cluster %016" PRIx64 " of %zu (%zu voting)%s; asked %s", what,
-                node_etcd_is(&d->local, v->m) || v->remembered
-                        ? ""
-                        : " (this node's by the member ID its own client URL reports; its files name other peer "
-                          "URLs or another name)",
+                v->by_name ? " (found by this node's name and peer URLs in its cluster's list: under --root, no "
+                             "client URL of its own answered or was asked)"
+                           : "",
                 v->cluster_id, v->list.n_members, v->voters,
                 v->standing == STANDING_LAST_VOTER
                         ? "; the last voting member: kept unless the backup holds its snapshot, decided when run"

@@ -1,32 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The files phase's edits: cut a marked block (kubespray's "# Ansible entries BEGIN".."END") out of a file
- * the host owns, never following a symlink, never writing into the inode, never crossing a mount. */
-
-/* The file is never written in place: the new content goes into a fresh file in the same directory,
- * which then takes the old one's name with RENAME_EXCHANGE. After the exchange the old inode is under
- * the temporary name, where it is checked to be the very file that was read: had the name been
- * swapped in between, the exchange is undone and the action fails. So a hard link, a bind mount, a
- * symlink or a file replaced between the plan and the run is reported, never edited. */
+ * the host owns, never following a symlink, never writing into the inode, never crossing a mount
+ * (files-rewrite.h). */
 
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include "agent/os/fileio.h"
 #include "agent/base/path.h"
 #include "agent/phases/files/files-edit.h"
 #include "agent/phases/files/files-protect.h"
-#include "agent/os/remove.h"
+#include "agent/phases/files/files-rewrite.h"
 #include "agent/config/textblock.h"
 #include "agent/base/log.h"
 #include "errno-util.h"
-#include "mountid-util.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -52,11 +41,7 @@ typedef struct EditData {
 
 /* One read-only look at the file. */
 typedef struct Look {
-        int dir_fd;
-        int fd;         /* the file, read-only */
-        struct stat st; /* of the file, as opened */
-        char *text;
-        size_t size;
+        RewriteFile f;
         TextBlockCut *cuts; /* one per block, each cut from what the ones before left */
         size_t n_cuts;
         const char *result; /* the text once every block is cut */
@@ -73,11 +58,7 @@ static void edit_data_free(void *p) {
 }
 
 static void look_done(Look *l) {
-        if (l->dir_fd >= 0)
-                (void) close(l->dir_fd);
-        if (l->fd >= 0)
-                (void) close(l->fd);
-        free(l->text);
+        rewrite_file_done(&l->f);
         for (size_t i = 0; i < l->n_cuts; i++)
                 text_block_cut_done(&l->cuts[i]);
         free(l->cuts);
@@ -91,8 +72,8 @@ static int cut_blocks(const EditData *d, Look *l, char **ret_msg) {
         if (!l->cuts)
                 return -ENOMEM;
         l->n_cuts = d->n_blocks;
-        l->result = l->text;
-        l->result_size = l->size;
+        l->result = l->f.text;
+        l->result_size = l->f.size;
         l->cut_r = 0;
         for (size_t i = 0; i < d->n_blocks; i++) {
                 int r = text_block_cut(l->result, l->result_size, d->blocks[i].begin, d->blocks[i].end, &l->cuts[i],
@@ -114,63 +95,14 @@ static int cut_blocks(const EditData *d, Look *l, char **ret_msg) {
         return 0;
 }
 
-static const char *base_name(const char *path) {
-        return strrchr(path, '/') + 1;
-}
-
-/* The file and its directory are on the same mount: not a bind-mounted file (a container's
- * resolv.conf), whose name a rename could not replace and whose content belongs to another tree. */
-static int check_same_mount(int dir_fd, int fd, char **ret_msg) {
-        MountIdentity dir, file;
-        int r;
-
-        r = mount_identity_at(dir_fd, "", 0, &dir);
-        if (r >= 0)
-                r = mount_identity_at(fd, "", 0, &file);
-        if (r < 0)
-                return set_errmsg(ret_msg, r, "cannot stat it or its directory: %s", strerror(-r));
-        /* Without a mount id (no statx, no /proc) only the device can tell: a file on another one is refused. */
-        if (mount_identity_other_mount(&dir, &file) ||
-            (!(dir.has_mount_id && file.has_mount_id) && dir.dev != file.dev))
-                return set_errmsg(ret_msg, -EXDEV, "it is a mount point (a file mounted over it): not edited");
-        return 0;
-}
-
 /* 1 with l filled (l->cut_r says what the text holds), 0 when there is no file, or a refusal: -ELOOP for a
  * symlink (the path's or one above it), -EPERM/-EXDEV/-EFBIG for a file not to edit. */
 static int look_at(const Context *ctx, const EditData *d, Look *l, char **ret_msg) {
-        cleanup_free char *dir = strndup(d->path, (size_t) (base_name(d->path) - 1 - d->path));
-        cleanup_free char *why = NULL;
-        struct stat st;
         int r;
 
-        if (!dir)
-                return -ENOMEM;
-        l->dir_fd = open_nofollow_beneath(ctx->root_fd, isempty(dir) ? "/" : dir, O_RDONLY);
-        if (l->dir_fd == -ENOENT)
-                return 0;
-        if (l->dir_fd == -ELOOP || l->dir_fd == -ENOTDIR)
-                return set_errmsg(ret_msg, -ELOOP, "%s (or a directory above it) is a symlink: not followed, kept",
-                                  dir);
-        if (l->dir_fd < 0)
-                return set_errmsg(ret_msg, l->dir_fd, "cannot open %s: %s", dir, strerror(-l->dir_fd));
-        if (fstatat(l->dir_fd, base_name(d->path), &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return errno == ENOENT ? 0 : set_errmsg(ret_msg, negative_errno(), "cannot stat it: %m");
-        if (S_ISLNK(st.st_mode))
-                return set_errmsg(ret_msg, -ELOOP, "it is a symlink: not followed, kept");
-        l->fd = fileio_open_regular(l->dir_fd, base_name(d->path), O_RDONLY, &l->st, &why);
-        if (l->fd == -ENOENT)
-                return 0;
-        if (l->fd < 0)
-                return set_errmsg(ret_msg, l->fd, "%s: not edited", why ?: strerror(-l->fd));
-        r = check_same_mount(l->dir_fd, l->fd, ret_msg);
-        if (r < 0)
+        r = rewrite_file_open(ctx->root_fd, d->path, EDIT_SIZE_MAX, false, &l->f, ret_msg);
+        if (r <= 0)
                 return r;
-        r = fileio_read_regular(l->fd, EDIT_SIZE_MAX, &l->text, &l->size, NULL);
-        if (r == -EFBIG)
-                return set_errmsg(ret_msg, r, "it is larger than %u KiB: not edited", EDIT_SIZE_MAX / 1024);
-        if (r < 0)
-                return set_errmsg(ret_msg, r, "cannot read it: %s", strerror(-r));
         r = cut_blocks(d, l, ret_msg);
         return r < 0 && r != -EBADMSG ? r : 1;
 }
@@ -203,65 +135,11 @@ static char *describe_blocks(const EditData *d, const Look *l, bool done) {
         return buf;
 }
 
-static bool same_inode(const struct stat *a, const struct stat *b) {
-        return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
-}
-
-/* The file as read is the file under its name, unchanged since it was read. */
-static int check_unchanged(const Look *l, const char *name, char **ret_msg) {
-        struct stat now, named;
-
-        if (fstat(l->fd, &now) < 0 || fstatat(l->dir_fd, name, &named, AT_SYMLINK_NOFOLLOW) < 0)
-                return set_errmsg(ret_msg, negative_errno(), "cannot stat it again: %m");
-        if (!same_inode(&named, &l->st))
-                return set_errmsg(ret_msg, -ESTALE, "it was replaced while being edited: not edited");
-        if (now.st_size != l->st.st_size || now.st_mtim.tv_sec != l->st.st_mtim.tv_sec ||
-            now.st_mtim.tv_nsec != l->st.st_mtim.tv_nsec || now.st_nlink != 1)
-                return set_errmsg(ret_msg, -ESTALE, "it changed while being edited: not edited");
-        return 0;
-}
-
-static int exchange(int dir_fd, const char *a, const char *b) {
-        return RET_NERRNO((int) syscall(SYS_renameat2, dir_fd, a, dir_fd, b, RENAME_EXCHANGE));
-}
-
-/* Swap the new file in. After RENAME_EXCHANGE the old inode is under tmp: it must be the one read,
- * else whatever was swapped in under the name between the check and the exchange goes back. */
-static int swap_in(const Look *l, const char *name, const char *tmp, char **ret_msg) {
-        struct stat old;
-        int r;
-
-        r = check_unchanged(l, name, ret_msg);
-        if (r < 0)
-                return r;
-        r = exchange(l->dir_fd, tmp, name);
-        if (r == -EINVAL || r == -ENOSYS) {
-                /* A file system without RENAME_EXCHANGE: a plain rename, checked just before. */
-                r = RET_NERRNO(renameat(l->dir_fd, tmp, l->dir_fd, name));
-                if (r < 0)
-                        return set_errmsg(ret_msg, r, "cannot rename the new file into place: %s", strerror(-r));
-                return RET_NERRNO(fsync(l->dir_fd));
-        }
-        if (r < 0)
-                return set_errmsg(ret_msg, r, "cannot exchange the new file with it: %s", strerror(-r));
-        if (fstatat(l->dir_fd, tmp, &old, AT_SYMLINK_NOFOLLOW) < 0 || !same_inode(&old, &l->st)) {
-                if (exchange(l->dir_fd, tmp, name) < 0)
-                        return set_errmsg(ret_msg, -ESTALE,
-                                          "it was replaced during the exchange, and the new "
-                                          "file stays under its name; the other is at %s",
-                                          tmp);
-                return set_errmsg(ret_msg, -ESTALE, "it was replaced during the exchange: put back, not edited");
-        }
-        /* The old inode goes; fileio_unlink_if_same() leaves anything else in place. */
-        (void) fileio_unlink_if_same(l->dir_fd, tmp, &l->st);
-        return RET_NERRNO(fsync(l->dir_fd));
-}
-
 /* A resolv.conf left without a "nameserver" line resolves nothing until DHCP or the network manager
  * rewrites it (kubespray's preinstall dropped the host's own lines when it wrote its block): said in
  * the result and logged, so that an operator on a static address knows to put one back. */
 static bool resolv_conf_without_nameserver(const char *path, const char *text) {
-        if (!streq(base_name(path), "resolv.conf"))
+        if (!streq(strrchr(path, '/') + 1, "resolv.conf"))
                 return false;
         for (const char *p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
                 if (startswith(p + strspn(p, " \t"), "nameserver"))
@@ -282,39 +160,28 @@ static char *edited_message(const EditData *d, const Look *l) {
 
 /* What to do with the file looked at: the very inode planned, a block to cut, then the swap. */
 static int edit_looked(const EditData *d, const Look *l, char **ret_msg) {
-        const char *name = base_name(d->path);
-        char tmp[NAME_MAX + 1];
-        struct stat tmp_st;
         int r;
 
-        if (d->seen && (l->st.st_dev != d->dev || l->st.st_ino != d->ino))
+        if (d->seen && (l->f.st.st_dev != d->dev || l->f.st.st_ino != d->ino))
                 return set_errmsg(ret_msg, -ESTALE,
                                   "it is another file (inode %ju) than the plan saw (inode %ju): not edited",
-                                  (uintmax_t) l->st.st_ino, (uintmax_t) d->ino);
+                                  (uintmax_t) l->f.st.st_ino, (uintmax_t) d->ino);
         if (l->cut_r < 0)
                 return l->cut_r;
         if (l->cut_r == 0) {
                 *ret_msg = describe_blocks(d, l, false);
                 return 0;
         }
-        r = fileio_write_tmp(l->dir_fd, name, l->result, l->result_size, 0600, l->fd, tmp, sizeof tmp, &tmp_st);
+        r = rewrite_file_replace(&l->f, d->path, l->result, l->result_size, ret_msg);
         if (r < 0)
-                return set_errmsg(ret_msg, r,
-                                  "cannot write the new content beside it with all of its metadata (owner, mode, "
-                                  "xattrs, ACLs, inode flags): %s: not edited",
-                                  strerror(-r));
-        r = swap_in(l, name, tmp, ret_msg);
-        if (r < 0) {
-                (void) fileio_unlink_if_same(l->dir_fd, tmp, &tmp_st);
                 return r;
-        }
         *ret_msg = edited_message(d, l);
         return 1;
 }
 
 static int edit_apply(Action *a, Context *ctx, char **ret_msg) {
         const EditData *d = a->data;
-        Look l = { .dir_fd = -EBADF, .fd = -EBADF };
+        Look l = { .f = REWRITE_FILE_INIT };
         int r;
         CLEANUP(protect_why_done) ProtectWhy why = {};
 
@@ -334,7 +201,7 @@ static int edit_apply(Action *a, Context *ctx, char **ret_msg) {
 /* Residue: the block is still there (or still cannot be cut out). */
 static int edit_check(Action *a, Context *ctx, char **ret_msg) {
         const EditData *d = a->data;
-        Look l = { .dir_fd = -EBADF, .fd = -EBADF };
+        Look l = { .f = REWRITE_FILE_INIT };
         int r;
 
         r = look_at(ctx, d, &l, ret_msg);
@@ -360,15 +227,15 @@ static const ActionOps edit_ops = {
 
 /* The plan's row: what the run will cut, or why the file is left as it is. */
 static int edit_observe(Context *ctx, Action *a, EditData *d) {
-        Look l = { .dir_fd = -EBADF, .fd = -EBADF };
+        Look l = { .f = REWRITE_FILE_INIT };
         cleanup_free char *msg = NULL;
         int r;
 
         r = look_at(ctx, d, &l, &msg);
         if (r > 0) {
                 d->seen = true;
-                d->dev = l.st.st_dev;
-                d->ino = l.st.st_ino;
+                d->dev = l.f.st.st_dev;
+                d->ino = l.f.st.st_ino;
                 if (l.cut_r >= 0)
                         msg = describe_blocks(d, &l, false);
         } else if (r == 0)
@@ -382,26 +249,16 @@ static int edit_observe(Context *ctx, Action *a, EditData *d) {
         return a->detail ? 0 : -ENOMEM;
 }
 
-/* The action already planned for this file, if another remove-block line named it. */
-static Action *edit_action_of(const Plan *plan, const char *path) {
-        for (size_t i = 0; i < plan->n_actions; i++)
-                if (plan->actions[i]->ops == &edit_ops && streq(plan->actions[i]->target, path))
-                        return plan->actions[i];
-        return NULL;
-}
-
 /* Another line for a file already planned: its block joins the action (the same markers once), its
  * line the reason, and the file is looked at again with every block. */
 static int edit_join(Context *ctx, Action *a, const ManifestEntry *e) {
         EditData *d = a->data;
         EditBlock *blocks;
-        char *reason;
+        int r;
 
-        reason = strprintf("%s; %s:%u", a->reason, e->file, e->line);
-        if (!reason)
-                return -ENOMEM;
-        free(a->reason);
-        a->reason = reason;
+        r = rewrite_action_join(a, e, &d->system_path);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < d->n_blocks; i++)
                 if (streq(d->blocks[i].begin, e->args[1]) && streq(d->blocks[i].end, e->args[2]))
                         return 0;
@@ -410,8 +267,6 @@ static int edit_join(Context *ctx, Action *a, const ManifestEntry *e) {
                 return -ENOMEM;
         d->blocks = blocks;
         d->blocks[d->n_blocks++] = (EditBlock) { e->args[1], e->args[2] };
-        /* Every line needs the opt-in: the action reaches the system path only if each does. */
-        d->system_path = d->system_path && e->system_path;
         if (a->skip_reason)
                 return 0;
         a->detail = mfree(a->detail);
@@ -424,7 +279,7 @@ int files_edit_plan(Context *ctx, Plan *plan, const ManifestEntry *e, const CniK
         EditData *d;
         Action *a;
 
-        a = edit_action_of(plan, e->args[0]);
+        a = rewrite_action_of(plan, &edit_ops, e->args[0]);
         if (a)
                 return edit_join(ctx, a, e);
         reason = manifest_entry_reason(e);

@@ -183,7 +183,7 @@ static char *why_describe(const Context *ctx, const ProtectRow *row, const char 
                 return strprintf("node-reset's backups (" BACKUP_DIR ") are never %s",
                                  row->kind == PROTECT_EDIT ? "edited" : "removed");
         case PROTECT_BY_UNSAVED:
-                return strprintf("the backup could not be written, so kept (no other copy): %s", outcome(row->kind));
+                return strprintf("%s, so kept (no other copy): %s", backup_unsaved_why(ctx), outcome(row->kind));
         case PROTECT_BY_ETCD_DATA:
                 keep = files_protect_etcd_kept(ctx, &reason);
                 return strprintf("the etcd data directory %s: %s: %s", strna(keep), strna(reason), outcome(row->kind));

@@ -20,8 +20,10 @@
 #include "agent/base/path.h"
 #include "agent/engine/phase.h"
 #include "agent/phases/files/files-edit.h"
+#include "agent/phases/files/files-kubeconfig.h"
 #include "agent/phases/files/files-protect.h"
 #include "agent/phases/files/files-symlink.h"
+#include "agent/os/remote-fs.h"
 #include "agent/os/remove.h"
 #include "chase.h"
 #include "dirent-util.h"
@@ -285,7 +287,9 @@ static int etcd_residue(const Context *ctx, const char *target, int r, char **ms
                 return r;
         /* Looked up as every path is, beneath the root and through no symlink: only "absent" means
          * nothing is kept; anything else there (a symlink the resolver refuses too) is reported. */
-        fd = chaseat(ctx->root_fd, keep, CHASE_NO_SYMLINKS, O_PATH, NULL, NULL);
+        fd = remote_fs_check(ctx->root_fd, keep, NULL);
+        if (fd >= 0)
+                fd = chaseat(ctx->root_fd, keep, CHASE_NO_SYMLINKS, O_PATH, NULL, NULL);
         if (fd == -ENOENT)
                 return r;
         r = append(msg, "%sthe etcd data directory %s: %s", *msg ? "; " : "", keep, reason);
@@ -300,8 +304,8 @@ static int unsaved_residue(const Context *ctx, const char *target, int r, char *
         if (r < 0 || backup_unsaved_kept_beneath(ctx, target, &kept) < 0 || !kept)
                 return r;
         STRV_FOREACH(k, kept)
-                if (append(msg, "%s%s",
-                           k == kept ? "; the backup could not be written, so kept (no other copy): " : ", ", *k) < 0)
+                if (append(msg, "%s%s%s%s", k == kept ? "; " : ", ", k == kept ? backup_unsaved_why(ctx) : "",
+                           k == kept ? ", so kept (no other copy): " : "", *k) < 0)
                         return -ENOMEM;
         return -EBUSY;
 }
@@ -387,6 +391,15 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
                 a->present = false;
                 return files_protect_skip(a, &why);
         }
+        r = remote_fs_check(ctx->root_fd, path, &msg);
+        if (r == -EHOSTDOWN) {
+                /* Nothing beneath it can be looked at: not known to be clean. */
+                a->unobserved = true;
+                return action_set_skip_code(a, "unanswered", "%s", msg);
+        }
+        if (r < 0)
+                return r;
+        msg = mfree(msg);
         r = pattern ? remove_pattern(ctx, d, WALK_PLAN, &msg) : remove_one(ctx, d, path, WALK_PLAN, &msg, &symlink);
         a->present = r != 0;
         a->detail = TAKE_PTR(msg);
@@ -414,26 +427,8 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
 /* containerd's CRI plugin answers "server is not initialized yet" for a moment after systemd says the
  * unit started: wait for its Status, so that what follows (verify, a join) finds it serving. */
 #define RESTART_CRI_WAIT_USEC (20ULL * 1000000ULL)
-
-static int wait_cri(const char *socket, uint64_t deadline, char **ret_err) {
-        CLEANUP(cri_client_freep) CriClient *c = NULL;
-        int r;
-
-        r = cri_client_new(socket, &c);
-        if (r < 0)
-                return r;
-        cri_client_set_timeout(c, 2ULL * 1000000ULL);
-        for (;;) {
-                CriRuntimeStatus st = {};
-
-                *ret_err = mfree(*ret_err);
-                r = cri_status(c, deadline, &st, ret_err);
-                cri_runtime_status_done(&st);
-                if (r >= 0 || now(CLOCK_MONOTONIC) + 200000ULL >= deadline)
-                        return r;
-                (void) usleep(200000);
-        }
-}
+#define RESTART_CRI_POLL_USEC (20ULL * 1000ULL)
+#define RESTART_CRI_CALL_USEC (2ULL * 1000000ULL)
 
 static int restart_apply(Action *a, Context *ctx, char **ret_msg) {
         cleanup_free char *err = NULL;
@@ -455,7 +450,7 @@ static int restart_apply(Action *a, Context *ctx, char **ret_msg) {
         if (ctx->deadline_usec > 0 && ctx->deadline_usec < deadline)
                 deadline = ctx->deadline_usec;
         free(*ret_msg);
-        *ret_msg = wait_cri(a->data, deadline, &err) >= 0
+        *ret_msg = cri_wait_status(a->data, RESTART_CRI_CALL_USEC, deadline, RESTART_CRI_POLL_USEC, false, &err) >= 0
                            ? strprintf("restarted; its CRI answers again after %" PRIu64 " ms",
                                        (now(CLOCK_MONOTONIC) - t0) / 1000)
                            : strprintf("restarted, but its CRI at %s does not answer yet: %s", (const char *) a->data,
@@ -537,9 +532,11 @@ static int files_plan_entries(Context *ctx, Plan *plan, const CniKeepSet *keep, 
                 cleanup_strv char **matches = NULL;
                 int r;
 
-                if (e->type == DIRECTIVE_REMOVE_BLOCK || e->type == DIRECTIVE_REMOVE_SYMLINK_TO) {
-                        r = e->type == DIRECTIVE_REMOVE_BLOCK ? files_edit_plan(ctx, plan, e, keep)
-                                                              : files_symlink_plan(ctx, plan, e, keep);
+                if (e->type == DIRECTIVE_REMOVE_BLOCK || e->type == DIRECTIVE_REMOVE_SYMLINK_TO ||
+                    e->type == DIRECTIVE_PRUNE_KUBECONFIG) {
+                        r = e->type == DIRECTIVE_REMOVE_BLOCK       ? files_edit_plan(ctx, plan, e, keep)
+                            : e->type == DIRECTIVE_PRUNE_KUBECONFIG ? files_kubeconfig_plan(ctx, plan, e, keep)
+                                                                    : files_symlink_plan(ctx, plan, e, keep);
                         if (r < 0)
                                 return r;
                         continue;
@@ -560,6 +557,36 @@ static int files_plan_entries(Context *ctx, Plan *plan, const CniKeepSet *keep, 
         return 0;
 }
 
+/* ---- what could not be read ---- */
+
+static int unanswered_apply(Action *a, Context *ctx, char **ret_msg) {
+        return 0; /* always skipped: its skip reason is its result */
+}
+
+static const ActionOps unanswered_ops = {
+        .kind = "unanswered",
+        .apply = unanswered_apply,
+};
+
+/* A mount (or a home) that did not answer when it was read, by detection or by a row: one unobserved
+ * row each, so that the verdict is never "clean" over what nobody could look at. */
+static int plan_unanswered(Plan *plan) {
+        const RemoteFsUnanswered *u;
+        size_t n;
+
+        u = remote_fs_unanswered(&n);
+        for (size_t i = 0; i < n; i++) {
+                Action *a = plan_add(plan, &unanswered_ops, "files", u[i].path, NULL, NULL);
+
+                if (!a)
+                        return -ENOMEM;
+                a->unobserved = true;
+                if (action_set_skip_code(a, "unanswered", "%s", u[i].why) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 int phase_files_plan(Context *ctx, Plan *plan, char **reterr) {
         CLEANUP(cni_keep_set_done) CniKeepSet keep = {};
         size_t first = plan->n_actions;
@@ -569,7 +596,13 @@ int phase_files_plan(Context *ctx, Plan *plan, char **reterr) {
         if (r < 0)
                 return r;
         r = files_plan_entries(ctx, plan, &keep, reterr);
-        if (r < 0)
-                return r;
-        return plan_restarts(plan, &keep, first);
+        if (r >= 0)
+                r = plan_restarts(plan, &keep, first);
+        if (r >= 0)
+                r = plan_unanswered(plan);
+        return r;
+}
+
+void phase_files_done(Context *ctx) {
+        files_kubeconfig_done();
 }

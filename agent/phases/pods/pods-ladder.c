@@ -17,7 +17,9 @@
 #include "agent/engine/phase.h"
 #include "agent/phases/pods/pods-ladder.h"
 #include "agent/os/proc.h"
+#include "agent/os/remove.h"
 #include "agent/os/services.h"
+#include "cri/cri.h"
 #include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -33,6 +35,9 @@
 #define RUNTIME_STOP_TIMEOUT_USEC (60 * USEC_PER_SEC)
 /* The containerd namespace the CRI plugin keeps Kubernetes' containers in. */
 #define CRI_NAMESPACE "k8s.io"
+/* The restart: each Status call, and how often it is asked until the CRI answers. */
+#define RESTART_CALL_TIMEOUT_USEC (2 * USEC_PER_SEC)
+#define RESTART_POLL_USEC (20 * USEC_PER_MSEC)
 
 /* The one rescue conflist that may exist, for the signal handler: a fixed buffer, no allocation. The
  * directory's fd and the inode let it remove that file only, never what the name may refer to by then. */
@@ -278,6 +283,34 @@ static bool cmdline_is_shim(pid_t pid, const char *namespace, const char *addres
 
 bool ladder_is_shim(pid_t pid, const char *socket_path, char **ret_id) {
         return cmdline_is_shim(pid, CRI_NAMESPACE, socket_path, ret_id);
+}
+
+/* A containerd-shim* serving socket_path in another namespace than k8s.io (Docker's "moby", ...). */
+static bool cmdline_is_foreign_shim(pid_t pid, const char *socket_path) {
+        cleanup_free char *cmdline = NULL;
+        const char *base, *ns;
+        size_t len = 0;
+
+        if (proc_cmdline_read(pid, &cmdline, &len) < 0 || len == 0)
+                return false;
+        base = strrchr(cmdline, '/');
+        ns = proc_cmdline_option(cmdline, len, "-namespace", NULL);
+        return startswith(base ? base + 1 : cmdline, SHIM_PREFIX) && ns && !streq(ns, CRI_NAMESPACE) &&
+               streq_ptr(proc_cmdline_option(cmdline, len, "-address", NULL), socket_path);
+}
+
+int ladder_foreign_shims(const char *socket_path, unsigned *ret) {
+        ProcTable t = {};
+        int r;
+
+        r = proc_table_read(&t);
+        if (r < 0)
+                return r;
+        *ret = 0;
+        for (size_t i = 0; i < t.n; i++)
+                *ret += t.procs[i].state != 'Z' && cmdline_is_foreign_shim(t.procs[i].pid, socket_path);
+        proc_table_done(&t);
+        return 0;
 }
 
 /* The live processes (zombies are gone for our purposes), each marked whether it is a shim. */
@@ -557,4 +590,105 @@ int ladder_rung3(Context *ctx, const char *socket_path, const RuntimeInfo *info,
         if (k < 0 || u < 0)
                 return k < 0 ? k : u;
         return sk.survivors || lu.busy ? -EBUSY : 1;
+}
+
+/* Empty a directory of the runtime's task state (the bundles of k8s.io's tasks, runc's state of
+ * them): the walk never crosses a mount (a rootfs still mounted stays, and is counted). */
+static int state_empty(int root_fd, const char *state_dir, const char *sub, unsigned *ret_entries) {
+        cleanup_free char *path = strprintf("%s/%s/%s", state_dir, sub, CRI_NAMESPACE);
+        RemoveOptions o = { .keep_top = true };
+        RemoveStats st = {};
+        int r;
+
+        if (!path)
+                return -ENOMEM;
+        r = remove_tree(root_fd, path, &o, &st);
+        *ret_entries += st.dirs + st.files;
+        remove_stats_done(&st);
+        return r;
+}
+
+int ladder_runtime_stop(Context *ctx, const RuntimeInfo *info, usec_t wait_usec, char **ret_msg) {
+        cleanup_free char *msg = NULL;
+        int r;
+
+        r = stop_unit(ctx, info->unit, wait_usec, &msg);
+        if (r == -ETIME)
+                return set_errmsg(ret_msg, r, "%s still stopping after %" PRIu64 " ms: the kill pass goes on",
+                                  info->unit, wait_usec / USEC_PER_MSEC);
+        if (r < 0)
+                return set_errmsg(ret_msg, r, "cannot stop %s: %s; the pods go through the running runtime", info->unit,
+                                  strna(msg));
+        return set_errmsg(ret_msg, 1, "stopped %s (its shims stay)", info->unit);
+}
+
+/* What the clearing did, for its row. */
+typedef struct RestartClear {
+        ShimKill sk;
+        LeftoverUnmount lu;
+        unsigned state_entries;
+        int cleared; /* 1 the task state went, else why it was left to the runtime (-errno) */
+} RestartClear;
+
+/* With the runtime stopped: nothing of k8s.io's tasks may outlive this, or their state stays. */
+static void restart_clear(int root_fd, const char *socket_path, const RuntimeInfo *info, RestartClear *rc) {
+        int k, u, r;
+
+        k = shims_kill(CRI_NAMESPACE, socket_path, &rc->sk);
+        u = leftovers_unmount(info->state_dir, CRI_NAMESPACE, false, &rc->lu);
+        if (k < 0 || u < 0 || rc->sk.survivors > 0 || rc->lu.busy > 0) {
+                rc->cleared = k < 0 ? k : u < 0 ? u : -EBUSY;
+                return;
+        }
+        r = state_empty(root_fd, info->state_dir, "io.containerd.runtime.v2.task", &rc->state_entries);
+        if (r >= 0)
+                r = state_empty(root_fd, info->state_dir, "runc", &rc->state_entries);
+        rc->cleared = r < 0 ? r : 1;
+}
+
+/* Until nobody listens on the socket any more: the stop job may still run. */
+static bool runtime_gone(const char *socket_path, usec_t deadline) {
+        pid_t pid = 0;
+
+        while (proc_socket_listener(socket_path, &pid) > 0) {
+                if (now(CLOCK_MONOTONIC) + RESTART_POLL_USEC >= deadline)
+                        return false;
+                (void) usleep(RESTART_POLL_USEC);
+        }
+        return true;
+}
+
+int ladder_runtime_clear_start(Context *ctx, const char *socket_path, const RuntimeInfo *info, usec_t deadline,
+                               char **ret_msg) {
+        cleanup_free char *start = NULL, *err = NULL;
+        ServiceManager *m = NULL;
+        RestartClear rc = { .cleared = -EBUSY };
+        usec_t t0 = now(CLOCK_MONOTONIC), t1, t2;
+        int s;
+
+        /* Only below a stopped runtime; a runtime still serving keeps its state, as it would anyway. */
+        if (runtime_gone(socket_path, deadline))
+                restart_clear(ctx->root_fd, socket_path, info, &rc);
+        /* Whatever happened above, the kept runtime runs again. */
+        t1 = now(CLOCK_MONOTONIC);
+        s = phase_systemd(ctx, &m);
+        if (s >= 0)
+                s = services_start(m, info->unit, usec_left(deadline), deadline, &start);
+        t2 = now(CLOCK_MONOTONIC);
+        if (s >= 0)
+                s = cri_wait_status(socket_path, RESTART_CALL_TIMEOUT_USEC, deadline, RESTART_POLL_USEC, true, &err);
+        if (s < 0)
+                return set_errmsg(ret_msg, s, "%s does not run and answer again: %s", info->unit, strna(err ?: start));
+        if (rc.cleared < 0)
+                log_warning("Pods phase: the state of %s's tasks was left in place (%s): each pod's removal cleans "
+                            "it up through the runtime.",
+                            info->unit, strerror(-rc.cleared));
+        *ret_msg = strprintf("%u shim%s with %u processes killed, %u rootfs, %u shm and %u netns mounts unmounted; %s "
+                             "(%" PRIu64 " ms); %s started in %" PRIu64 " ms, its CRI answers %" PRIu64 " ms later",
+                             rc.sk.shims, rc.sk.shims == 1 ? "" : "s", rc.sk.processes, rc.lu.rootfs, rc.lu.shm,
+                             rc.lu.netns,
+                             rc.cleared > 0 ? "the tasks' state removed" : "the tasks' state left to the runtime",
+                             (t1 - t0) / USEC_PER_MSEC, info->unit, (t2 - t1) / USEC_PER_MSEC,
+                             (now(CLOCK_MONOTONIC) - t2) / USEC_PER_MSEC);
+        return 1;
 }

@@ -11,6 +11,7 @@
 #include "agent/config/cni-conf.h"
 #include "agent/engine/context.h"
 #include "agent/os/runtime-info.h"
+#include "time-util.h"
 
 /* Write a conflist whose only plugin is loopback into conf_dir, under a name that sorts before every
  * other config there (libcni loads the first), and arm SIGINT/SIGTERM/SIGHUP/SIGQUIT handlers and an
@@ -45,6 +46,26 @@ int ladder_rung3(Context *ctx, const char *socket_path, const RuntimeInfo *info,
 /* Is pid a containerd-shim* of the k8s.io namespace serving the runtime at socket_path? *ret_id (unless
  * NULL): its "-id", the sandbox it serves (runc v2 runs one shim per pod), malloc'd or NULL. */
 bool ladder_is_shim(pid_t pid, const char *socket_path, char **ret_id);
+
+/* How many containerd-shim* serve the runtime at socket_path in a namespace other than k8s.io (the
+ * containers of Docker or of anyone else beside Kubernetes'). */
+int ladder_foreign_shims(const char *socket_path, unsigned *ret);
+
+/* The runtime restarted with its pods' tasks cleared, in two steps around the kill pass, so that the
+ * runtime never sees the pods exit: a pod's RemovePodSandbox then finds no task to delete and no dead
+ * shim to clean up after (each of which runs the shim binary or runc once per task); its metadata,
+ * snapshots and CNI DEL remain. ladder_runtime_stop(): the runtime's systemd unit stopped (its shims
+ * stay, KillMode=process), waiting at most wait_usec for the job (-ETIME: still stopping, the job left
+ * to systemd), 1 stopped. ladder_runtime_clear_start(), after the kill pass: once nobody listens on the
+ * socket (until deadline), every containerd-shim* of k8s.io and this socket SIGKILLed with what is left
+ * beneath it, their mounts unmounted (as rung 3 does), the task state the runtime would clean up
+ * after them (STATE/io.containerd.runtime.v2.task/k8s.io and STATE/runc/k8s.io) emptied (left in place
+ * when a shim or a mount survived, or the runtime never stopped); then the unit started again, whatever
+ * happened, and its CRI Status waited for. 1 with *ret_msg saying what was done, or -errno when the
+ * runtime does not run and answer again. */
+int ladder_runtime_stop(Context *ctx, const RuntimeInfo *info, usec_t wait_usec, char **ret_msg);
+int ladder_runtime_clear_start(Context *ctx, const char *socket_path, const RuntimeInfo *info, usec_t deadline,
+                               char **ret_msg);
 
 /* What rung 3 would act on, counted only: containerd's shims for socket_path and their mounts (all
  * zero for another runtime). */

@@ -9,6 +9,7 @@
 
 #include "agent/base/json.h"
 #include "agent/config/cni-conf.h"
+#include "agent/config/cnis.h"
 #include "agent/engine/phase.h"
 #include "agent/os/fileio.h"
 #include "agent/phases/pods/pods-teardown.h"
@@ -17,36 +18,47 @@
 #include "strv.h"
 
 #define CNI_CONFIG_MAX (1024 * 1024)
-#define CNI_STATE_DIR "/var/lib/cni"
-
-/* The reference plugins whose DEL only undoes node state that this run's later phases remove, and
- * flannel (it delegates to bridge and keeps its delegate's config under /var/lib/cni/flannel). Never
- * dhcp (a lease on a server), host-device (a device moved back), bandwidth (its ifb device on the
- * host, which no phase knows by name), firewall (with its firewalld backend, a zone entry in
- * firewalld) or anything unknown. */
-static const char *const node_local_types[] = {
-        "bridge", "host-local", "portmap", "loopback", "flannel", "ptp", "tuning", "static",
-};
+#define CNI_STATE_DIR CNI_CACHE_DIR
 
 /* IPAM plugins that take a node-wide lock around every ADD and DEL. */
 static const char *const locking_ipams[] = { "host-local", "calico-ipam" };
 
-/* Plugins whose DEL talks to an agent running as a host-network pod. */
-static const char *const agent_types[] = { "cilium-cni", "calico", "weave-net", "antrea", "kube-ovn", "multus" };
+/* What a plugin type is. Its CNI's row says whether its DEL only undoes node state that this run's
+ * later phases remove (the reference plugins, and flannel, which delegates to bridge and keeps its
+ * delegate's config under the CNI cache) or talks to an agent running as a host-network pod (cnis.h).
+ * Never node-local: dhcp (a lease on a server), host-device (a device moved back), bandwidth (its ifb
+ * device on the host, which no phase knows by name), firewall (with its firewalld backend, a zone entry
+ * in firewalld) or anything unknown. */
+typedef enum TypeIs {
+        TYPE_NODE_LOCAL,
+        TYPE_AGENT,
+        TYPE_LOCKING_IPAM,
+} TypeIs;
 
-static bool type_in(const char *type, size_t len, const char *const *l, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                if (strlen(l[i]) == len && strncmp(l[i], type, len) == 0)
-                        return true;
-        return false;
+static bool type_is(const char *type, size_t len, TypeIs what) {
+        const CniInfo *c;
+        char t[64];
+
+        if (what == TYPE_LOCKING_IPAM) {
+                for (size_t i = 0; i < ELEMENTSOF(locking_ipams); i++)
+                        if (strlen(locking_ipams[i]) == len && strncmp(locking_ipams[i], type, len) == 0)
+                                return true;
+                return false;
+        }
+        if (len >= sizeof t)
+                return false;
+        memcpy(t, type, len);
+        t[len] = '\0';
+        c = cni_by_type(t);
+        return c && (what == TYPE_NODE_LOCAL ? c->node_local : c->agent);
 }
 
-/* Calls f on each type of a comma-separated list until it returns true. */
-static bool any_type(const char *types, const char *const *l, size_t n, bool want, const char **ret, size_t *ret_len) {
+/* The first type of a comma-separated list that is (want) or is not (!want) what. */
+static bool any_type(const char *types, TypeIs what, bool want, const char **ret, size_t *ret_len) {
         for (const char *p = types; p && *p;) {
                 size_t len = strcspn(p, ",");
 
-                if (len > 0 && type_in(p, len, l, n) == want) {
+                if (len > 0 && type_is(p, len, what) == want) {
                         if (ret)
                                 *ret = p;
                         if (ret_len)
@@ -61,7 +73,7 @@ static bool any_type(const char *types, const char *const *l, size_t n, bool wan
 bool pods_teardown_node_local(const char *types, const char **ret_first_other, size_t *ret_len) {
         if (!types || !*types)
                 return false;
-        return !any_type(types, node_local_types, ELEMENTSOF(node_local_types), false, ret_first_other, ret_len);
+        return !any_type(types, TYPE_NODE_LOCAL, false, ret_first_other, ret_len);
 }
 
 static bool path_covers(const char *dir, const char *path) {
@@ -184,8 +196,8 @@ int pods_teardown_decide(const Context *ctx, const RuntimeInfo *info, PodsTeardo
                 return r;
         if (!ret->types)
                 return set_why(ret, TEARDOWN_FULL, "full DEL: %s %s", ret->config, strna(why));
-        ret->ipam_lock = any_type(ret->types, locking_ipams, ELEMENTSOF(locking_ipams), true, NULL, NULL);
-        ret->agent_needed = any_type(ret->types, agent_types, ELEMENTSOF(agent_types), true, NULL, NULL);
+        ret->ipam_lock = any_type(ret->types, TYPE_LOCKING_IPAM, true, NULL, NULL);
+        ret->agent_needed = any_type(ret->types, TYPE_AGENT, true, NULL, NULL);
         if (!pods_teardown_node_local(ret->types, &other, &len))
                 return set_why(ret, TEARDOWN_FULL,
                                "full DEL by %s: %.*s may keep state off this node (addresses, endpoints) that "

@@ -21,6 +21,7 @@
 #include "agent/phases/pods/pods-teardown.h"
 #include "agent/os/proc.h"
 #include "agent/os/runtime-info.h"
+#include "agent/os/services.h"
 #include "cri/cri.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -55,6 +56,14 @@
  * within milliseconds; past this the calls go on (a call before it still gets the real DEL). */
 #define STANDIN_WAIT_USEC (3 * USEC_PER_SEC)
 #define STANDIN_POLL_USEC (20 * USEC_PER_MSEC)
+/* From this many pods on, restarting containerd with its pods' tasks cleared (ladder_runtime_stop(),
+ * ladder_runtime_clear_start()) costs less than what it spares: per pod, containerd runs runc once per
+ * task to delete it and, as the shim of a pod exits, the shim binary and runc again per task to clean
+ * up after it (about 6 Go programs started per pod); the restart costs a stop and a start of the
+ * runtime. The stop is waited for this long before the kill pass goes on regardless: no pod process
+ * may live long. */
+#define RESTART_MIN_PODS 8U
+#define RESTART_STOP_WAIT_USEC (1 * USEC_PER_SEC)
 
 static const char *arg_cri_endpoint;  /* --cri-endpoint, before the manifest's; NULL = those, else probe */
 static unsigned arg_concurrency;      /* --concurrency; 0: pods_concurrency() */
@@ -86,6 +95,8 @@ typedef struct PodsTarget {
                             * that needs it (rung 2) or from the cni-teardown row (a teardown this
                             * run makes pointless) to the end of the pod-network remove batch */
         bool standin;      /* rescue_path stands in by plan (TEARDOWN_CHEAP), not as rung 2 */
+        bool restart;      /* the plan restarts the runtime with its pods' tasks cleared before the calls */
+        int stopped;       /* ladder_runtime_stop()'s result: 1 stopped, -ETIME still stopping, else not */
         PodsTeardown teardown;
         char **keep_ids; /* sandboxes whose processes the kill pass leaves to their CRI call */
 } PodsTarget;
@@ -539,6 +550,11 @@ static int teardown_apply(Action *a, Context *ctx, char **ret_msg) {
                 return set_errmsg(ret_msg, 0, "full DEL after all: the stand-in cannot be written (%s)", strna(err));
         }
         pt->standin = true;
+        /* The restart that follows makes the runtime load its conf dir afresh, the stand-in first. */
+        if (pt->restart)
+                return set_errmsg(ret_msg, 1,
+                                  "%s stands in until the last pod-network pod is removed (loaded by the restart)",
+                                  pt->rescue_path);
         waited = standin_wait(pt);
         if (waited < 0) {
                 log_notice("The runtime does not show the stand-in %s loaded (%s): early pods may get their full DEL.",
@@ -601,6 +617,62 @@ static const ActionOps kill_ops = {
         .kind = "kill-pods",
         .apply = kill_apply,
         .check = kill_check,
+        .free_data = target_data_free,
+};
+
+/* The restart around the kill pass (ladder_runtime_stop(), ladder_runtime_clear_start()): the pods exit
+ * while nobody is there to handle their exits, and the CRI calls that follow find no task to delete. */
+static int runtime_stop_apply(Action *a, Context *ctx, char **ret_msg) {
+        PodsTarget *pt = a->data;
+
+        budget_start(pt, ctx);
+        pt->stopped = ladder_runtime_stop(ctx, &pt->info, u64_min(RESTART_STOP_WAIT_USEC, budget_left(pt)), ret_msg);
+        if (pt->stopped == -ETIME)
+                return 1; /* the stop job is queued and runs on: the start row waits for it */
+        return pt->stopped > 0 ? 1 : 0;
+}
+
+static int runtime_start_apply(Action *a, Context *ctx, char **ret_msg) {
+        PodsTarget *pt = a->data;
+
+        budget_start(pt, ctx);
+        if (pt->stopped <= 0 && pt->stopped != -ETIME)
+                return set_errmsg(ret_msg, 0, "nothing to start: %s was not stopped", pt->info.unit);
+        return ladder_runtime_clear_start(ctx, pt->socket_path, &pt->info, pt->deadline, ret_msg);
+}
+
+/* Residue when the kept runtime does not run or answer since: the rejoin needs it. */
+static int restart_check(Action *a, Context *ctx, char **ret_msg) {
+        PodsTarget *pt = a->data;
+        CriVersion v = {};
+        pid_t pid = 0;
+        int r;
+
+        if (proc_socket_listener(pt->socket_path, &pid) <= 0) {
+                *ret_msg = strprintf("nothing listens on %s since the restart: the kept runtime does not run",
+                                     pt->socket_path);
+                return 1;
+        }
+        cri_client_set_timeout(pt->client, PROBE_TIMEOUT_USEC);
+        r = cri_version(pt->client, 0, &v, NULL);
+        cri_version_done(&v);
+        if (r >= 0)
+                return 0;
+        *ret_msg = strprintf("%s does not answer since the restart: %s", pt->socket_path, strerror(-r));
+        return 1;
+}
+
+static const ActionOps runtime_stop_ops = {
+        .kind = "runtime-stop",
+        .apply = runtime_stop_apply,
+        .check = restart_check,
+        .free_data = target_data_free,
+};
+
+static const ActionOps runtime_start_ops = {
+        .kind = "runtime-start",
+        .apply = runtime_start_apply,
+        .check = restart_check,
         .free_data = target_data_free,
 };
 
@@ -880,9 +952,60 @@ static int keep_agents(PodsTarget *pt, const SandboxView *v, size_t n) {
         return 0;
 }
 
-/* The rows before the CRI calls: which teardown the CNI gets (and the concurrency it allows), and
- * the kill pass. */
-static int plan_before_calls(Plan *plan, PodsTarget *pt, const SandboxView *v, size_t n) {
+/* Why the runtime is not restarted with its pods' tasks cleared before the CRI calls, or NULL when it
+ * is: containerd as its unit's own main process (not k3s's or rke2's), reachable through systemd, kept
+ * by this run, serving Kubernetes alone, with enough pods, and no CNI DEL that may need its agent. */
+static const char *restart_refused(Context *ctx, const PodsTarget *pt, size_t n) {
+        ServiceManager *m = NULL;
+        unsigned foreign = 0;
+        pid_t main_pid = 0;
+
+        if (pt->info.kind != RUNTIME_CONTAINERD || !pt->info.unit || pt->info.pid <= 0 || !pt->info.state_dir)
+                return "not a containerd with a known unit";
+        if (pt->teardown.kind == TEARDOWN_FULL)
+                return "the CNI gets its full DEL";
+        if (n < RESTART_MIN_PODS)
+                return "too few pods for a restart to pay";
+        if (!streq(ctx->root, "/") || phase_manifest_stops_unit(ctx->manifest, pt->info.unit))
+                return "this run does not keep the runtime running";
+        if (phase_systemd(ctx, &m) < 0 || services_manager_why_absent(m))
+                return "systemd is out of reach";
+        if (services_unit_main_pid(m, pt->info.unit, &main_pid) < 0 || main_pid != pt->info.pid)
+                return "the runtime is not its unit's main process";
+        if (ladder_foreign_shims(pt->socket_path, &foreign) < 0 || foreign > 0)
+                return "it runs containers of another namespace than k8s.io";
+        return NULL;
+}
+
+/* The restart's first row: before the kill pass. */
+static int plan_runtime_stop(Context *ctx, Plan *plan, PodsTarget *pt, size_t n) {
+        const char *why = restart_refused(ctx, pt, n);
+
+        if (why) {
+                log_debug("Pods phase: no restart of the runtime at %s: %s.", pt->socket_path, why);
+                return 0;
+        }
+        pt->restart = true;
+        return add_row(plan, &runtime_stop_ops, pt->info.unit, target_ref(pt), true, NULL,
+                       "stop (PID %d) before the kill pass, its shims staying: nobody is left to handle the exits of "
+                       "the %zu pods, whose tasks' state is cleared below it (at most %u ms waited, then the kill "
+                       "pass goes on)",
+                       (int) pt->info.pid, n, (unsigned) (RESTART_STOP_WAIT_USEC / USEC_PER_MSEC));
+}
+
+/* The restart's second row: after the kill pass, before the CRI calls. */
+static int plan_runtime_start(Plan *plan, PodsTarget *pt) {
+        if (!pt->restart)
+                return 0;
+        return add_row(plan, &runtime_start_ops, pt->info.unit, target_ref(pt), true, NULL,
+                       "SIGKILL the k8s.io shims, unmount their rootfs, shm and netns, empty their task state (%s), "
+                       "start it again: each pod's removal then runs no runc and no shim",
+                       pt->info.state_dir);
+}
+
+/* The rows before the CRI calls: which teardown the CNI gets (and the concurrency it allows), the
+ * kill pass, and the restart that spares each pod's task deletion. */
+static int plan_before_calls(Context *ctx, Plan *plan, PodsTarget *pt, const SandboxView *v, size_t n) {
         const char *cwhy = "--concurrency";
         unsigned pods = 0, processes = 0;
         int r;
@@ -904,13 +1027,16 @@ static int plan_before_calls(Plan *plan, PodsTarget *pt, const SandboxView *v, s
                                r == -EPERM ? "(/proc is another PID namespace's)" : "for this runtime");
         if (r < 0)
                 return r;
-        return add_row(plan, &kill_ops, pt->socket_path, target_ref(pt), processes > 0, NULL,
-                       "%u processes of %u pods' containers, SIGKILL in one pass before any CRI call (the shims "
-                       "stay for the CRI calls)%s",
-                       processes, pods,
-                       pt->keep_ids ? "; the host-network pods' run until their own call (the CNI's DEL may need "
-                                      "its agent)"
-                                    : "");
+        r = plan_runtime_stop(ctx, plan, pt, n);
+        if (r >= 0)
+                r = add_row(plan, &kill_ops, pt->socket_path, target_ref(pt), processes > 0, NULL,
+                            "%u processes of %u pods' containers, SIGKILL in one pass before any CRI call (%s)%s",
+                            processes, pods,
+                            pt->restart ? "the shims go with the restart" : "the shims stay for the CRI calls",
+                            pt->keep_ids ? "; the host-network pods' run until their own call (the CNI's DEL may "
+                                           "need its agent)"
+                                         : "");
+        return r < 0 ? r : plan_runtime_start(plan, pt);
 }
 
 static int runtime_row(Plan *plan, PodsTarget *pt, bool present, const char *fmt, ...)
@@ -918,17 +1044,21 @@ static int runtime_row(Plan *plan, PodsTarget *pt, bool present, const char *fmt
 static int runtime_row(Plan *plan, PodsTarget *pt, bool present, const char *fmt, ...) {
         cleanup_free char *what = NULL;
         va_list ap;
+        int r;
 
         va_start(ap, fmt);
         what = vstrprintf(fmt, ap);
         va_end(ap);
         if (!what)
                 return -ENOMEM;
-        return add_row(plan, &runtime_ops, pt->socket_path, target_ref(pt), present, NULL,
-                       "%s; %s PID %d, config %s, CNI conf dir %s, unit %s; rung 3 if needed: stop the unit, kill the "
-                       "shims, unmount what they left",
-                       what, runtime_kind_to_string(pt->info.kind), (int) pt->info.pid, strna(pt->info.config),
-                       strna(pt->info.cni_conf_dir), strna(pt->info.unit));
+        r = add_row(plan, &runtime_ops, pt->socket_path, target_ref(pt), present, NULL,
+                    "%s; %s PID %d, config %s, CNI conf dir %s, unit %s; rung 3 if needed: stop the unit, kill the "
+                    "shims, unmount what they left",
+                    what, runtime_kind_to_string(pt->info.kind), (int) pt->info.pid, strna(pt->info.config),
+                    strna(pt->info.cni_conf_dir), strna(pt->info.unit));
+        if (r >= 0 && pt->probe_error >= 0)
+                plan->actions[plan->n_actions - 1]->cri_api = cri_client_api_version(pt->client);
+        return r;
 }
 
 /* A planning call that ran out of time says which bound cut it, so the report blames the budget the
@@ -949,7 +1079,7 @@ static void note_cut(const Context *ctx, const PodsTarget *pt, int r, char **msg
 }
 
 /* Every pod and container of an answering runtime, in the order they go. */
-static int plan_pods(const Context *ctx, Plan *plan, PodsTarget *pt) {
+static int plan_pods(Context *ctx, Plan *plan, PodsTarget *pt) {
         cleanup_free SandboxView *v = NULL;
         cleanup_free char *err = NULL;
         CriSandbox *s = NULL;
@@ -991,7 +1121,7 @@ static int plan_pods(const Context *ctx, Plan *plan, PodsTarget *pt) {
         if (r >= 0)
                 r = pods_teardown_decide(ctx, &pt->info, &pt->teardown);
         if (r >= 0 && ns > 0)
-                r = plan_before_calls(plan, pt, v, ns);
+                r = plan_before_calls(ctx, plan, pt, v, ns);
         if (r >= 0)
                 r = plan_order(plan, pt, c, nc, v, ns);
         if (r >= 0)
@@ -1046,7 +1176,7 @@ static int target_new(const Context *ctx, const char *path, PodsTarget **ret) {
         return 0;
 }
 
-static int plan_target(const Context *ctx, Plan *plan, const char *path, uint64_t deadline, bool *ret_cri_dockerd,
+static int plan_target(Context *ctx, Plan *plan, const char *path, uint64_t deadline, bool *ret_cri_dockerd,
                        char **reterr) {
         CLEANUP(target_unrefp) PodsTarget *pt = NULL;
         int r;

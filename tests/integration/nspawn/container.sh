@@ -83,7 +83,13 @@ nspawn_boot() {
                 for h in systemd unified; do
                         [ -d "/sys/fs/cgroup/$h/$_nspawn_cg" ] && echo "$BASHPID" > "/sys/fs/cgroup/$h/$_nspawn_cg/cgroup.procs"
                 done
-                exec systemd-nspawn --quiet --boot --register=no --keep-unit \
+                # NSPAWN_AS_NODE=1: no seccomp filter and every capability from nspawn itself, as a
+                # node's own PID 1 has, so that a unit's own sandbox is the only one (test-orphan-units
+                # runs a full reset under node-reset.service's); the e2e-k8s nodes boot the same way.
+                # Still inside private mount, PID, network and cgroup namespaces.
+                as_node=()
+                [ "${NSPAWN_AS_NODE:-0}" = 1 ] && export SYSTEMD_SECCOMP=0 && as_node=(--capability=all)
+                exec systemd-nspawn --quiet --boot --register=no --keep-unit "${as_node[@]}" \
                         --private-network --console=passive --machine="nr-test-$$" \
                         --directory="$_nspawn_rootfs" \
                         --bind="$_nspawn_dir/dbus:/run/dbus" \
