@@ -5,9 +5,9 @@
 # a HOME of its own), with the real ansible-playbook:
 #   (a) one task: a play of one ansible.builtin.command per node, the floor of any play;
 #   (b) the role's fleet path, examples/ansible/fleet.yml (one node-reset call per node, then the
-#       summary once), in check mode, then resetting at each of FLEET_FORKS (5 20 50) with each of
-#       FLEET_STRATEGIES (linear free), the nodes' state made again between runs (lab_restate), and
-#       once more on clean nodes (nothing to change);
+#       summary once): right after (a) at forks 20, then once more on the clean nodes (nothing to
+#       change), in check mode, and resetting at each other of FLEET_FORKS (5 20 50) with each of
+#       FLEET_STRATEGIES (linear free), the nodes' state made again between runs (lab_restate);
 #   (c) the role's full path, reset.yml (~19 tasks per node), on FLEET_ROLE_SAMPLE (30) of the nodes;
 #   (d) beside kubespray's own reset (FLEET_KUBESPRAY, its v2.23.3 tree; FLEET_KUBESPRAY_NODES, 20,
 #       0 leaves it out): on systemd nodes (systemd-nspawn, their own root and systemd, a worker as
@@ -83,15 +83,20 @@ fleet_args() { # LABEL: the fleet path's arguments, its summary kept for the cle
 echo "fleet: $N nodes up in $LAB_UP_SECONDS s, $LAB_UP_KB_PER_NODE KiB each; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 # shellcheck disable=SC2046
 {
+        # The reference pair, one task then the fleet path at forks 20, side by side: the machine's
+        # load moves both alike; the ratio R/T is theirs.
         measure one "$N" 20 linear -i "$LAB_INVENTORY" "$WORK/one.yml"
+        measure fleet-20-linear "$N" 20 linear -i "$LAB_INVENTORY" "$EX/fleet.yml" -e node_reset_confirm=yes \
+                $(fleet_args fleet-20-linear)
+        measure fleet-again "$N" 20 linear -i "$LAB_INVENTORY" "$EX/fleet.yml" -e node_reset_confirm=yes \
+                $(fleet_args fleet-again)
+        lab_restate || exit 1
         measure fleet-check "$N" 20 linear -i "$LAB_INVENTORY" "$EX/fleet.yml" --check $(fleet_args fleet-check)
         for st in $STRATEGIES; do
                 for f in $FORKS; do
+                        [ "$f-$st" != 20-linear ] || continue
                         measure "fleet-$f-$st" "$N" "$f" "$st" -i "$LAB_INVENTORY" "$EX/fleet.yml" \
                                 -e node_reset_confirm=yes $(fleet_args "fleet-$f-$st")
-                        [ "$f-$st" = 20-linear ] &&
-                                measure fleet-again "$N" 20 linear -i "$LAB_INVENTORY" "$EX/fleet.yml" \
-                                        -e node_reset_confirm=yes $(fleet_args fleet-again)
                         lab_restate || exit 1
                 done
         done
