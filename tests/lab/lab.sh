@@ -19,8 +19,9 @@
 # lab_worker_files. The namespace that sources this file is the switch and the controller: it holds
 # the bridges (lab0, lab1, ... LAB_PER_BRIDGE nodes each, a bridge takes at most 1,024 ports), their
 # addresses (10.100.0.1/16, 10.101.0.1/16, ...), the status receiver, and the SSH client. Nothing is
-# made outside the namespaces of the caller and the nodes but child cgroups for CPU accounting
-# (nr-lab-PID in the cpuacct hierarchy, else in cgroup2), removed by lab_down.
+# made outside the namespaces of the caller and the nodes but child cgroups, removed by lab_down:
+# nr-lab-PID for CPU (cpuacct, else cgroup2) and memory accounting, and for systemd nodes the cgroup
+# each one's manager takes as its root (nr-lab-PID-sd/NAME).
 #
 # LAB_NODE_KIND=systemd boots each node with systemd-nspawn instead (its own systemd, sshd as a unit:
 # for tools that need a node's root and systemd, such as kubespray's reset); LAB_NODE_STATE=kubespray
