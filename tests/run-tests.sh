@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Runs the unit tests, the integration tests and the fuzz corpus replay; prints one closing line
-# "N passed, N failed, N skipped". Usage: tests/run-tests.sh [unit|integration|fuzz|fast|repo]...
+# "N passed, N failed, N skipped". Usage: tests/run-tests.sh [unit|integration|fuzz|fast|repo|fleet]...
 # Tiers: "fast" is the unit tests and the integration tests that plan or reset --root trees and
 # private namespaces without real components (make check-fast, under two minutes); "repo" checks
 # the repository itself (make check-repo); "integration" is every integration test, the slow
-# real-component suites (containerd, etcd, systemd in nspawn, the VM) among them (make check).
+# real-component suites (containerd, etcd, systemd in nspawn, the VM) among them (make check);
+# "fleet" is tests/fleet/, the Ansible playbooks over SSH against a hundred lab nodes (make
+# check-fleet, a CI step of its own: not in make check).
 set -u
 cd "$(dirname "$0")/.."
 O=${O:-build}
@@ -44,22 +46,26 @@ run_unit() {
 }
 
 run_integration() { # [NAME...]: only tests/integration/test-NAME.sh, else all of them
+        TESTS_DIR=tests/integration run_scripts "$@"
+}
+
+run_scripts() { # [NAME...]: the test-*.sh of TESTS_DIR
         local t rc
-        for t in tests/integration/test-*.sh; do
+        for t in "$TESTS_DIR"/test-*.sh; do
                 [ -f "$t" ] || continue
                 [ $# -eq 0 ] || [[ " $* " == *" $(basename "$t" .sh | sed 's/^test-//') "* ]] || continue
                 n=$(basename "$t" .sh | sed 's/^test-//')
                 if [ -n "${NR_SANITIZER_RUN:-}" ] && [[ " $SANITIZER_SKIP " == *" $n "* ]]; then
-                        echo "SKIP: integration/test-$n: proven by the plain run; under the sanitizers it drives no agent code the others do not"
+                        echo "SKIP: ${TESTS_DIR##*/}/test-$n: proven by the plain run; under the sanitizers it drives no agent code the others do not"
                         skipped=$((skipped + 1))
                         continue
                 fi
-                echo "=== integration $(basename "$t")"
+                echo "=== ${TESTS_DIR##*/} $(basename "$t")"
                 t0=$(date +%s)
                 O="$O" timeout --kill-after=10 "${TEST_TIMEOUT:-900}" bash "$t"
                 rc=$?
-                echo "--- integration/test-$n took $(($(date +%s) - t0)) s"
-                record "integration/test-$n" $rc
+                echo "--- ${TESTS_DIR##*/}/test-$n took $(($(date +%s) - t0)) s"
+                record "${TESTS_DIR##*/}/test-$n" $rc
         done
 }
 
@@ -111,6 +117,7 @@ for w in $what; do
         fuzz) run_fuzz ;;
         fast) run_unit; run_integration $FAST_TESTS ;;
         repo) run_integration $REPO_TESTS ;;
+        fleet) TESTS_DIR=tests/fleet TEST_TIMEOUT=${TEST_TIMEOUT:-2400} run_scripts ;;
         *) echo "unknown test group: $w" >&2; exit 2 ;;
         esac
 done

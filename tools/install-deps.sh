@@ -48,6 +48,9 @@ packages=(
         etcd-server etcd-client
         # the fleet and packaging tests: the real ansible-playbook, a .deb build and lintian
         ansible-core dpkg-dev debhelper lintian
+        # bench/fleet.sh runs kubespray's own reset role beside node-reset's: it needs the ansible.utils
+        # collection (Debian's ansible package) and json_query's jmespath
+        ansible python3-jmespath
         # make e2e-vm: a Debian guest image (debootstrap; mkfs.ext4 from e2fsprogs, above) booted
         # under QEMU (TCG); its packages are downloaded below
         debootstrap qemu-system-x86

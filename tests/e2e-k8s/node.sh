@@ -80,21 +80,13 @@ node_layer() {
 NODE_SSH=
 SSH_DEB_CACHE=${E2E_K8S_DEB_CACHE:-/var/cache/node-reset-tests}
 node_ssh_layer() {
-        local p d debs=()
-        [ -s "$SSH_DEB_CACHE/openssh-server.debs" ] || {
-                node_log "no openssh-server.debs in $SSH_DEB_CACHE (tools/install-deps.sh): the nodes run no sshd"
-                return 0
-        }
-        while read -r p; do
-                d=$(ls "$SSH_DEB_CACHE/${p}"_*.deb 2>/dev/null | head -n 1)
-                [ -n "$d" ] || { node_log "no $p .deb in $SSH_DEB_CACHE: the nodes run no sshd"; return 0; }
-                debs+=("$d")
-        done <"$SSH_DEB_CACHE/openssh-server.debs"
         . "$TOP/tests/integration/nspawn/tree.sh"
-        debs_unpack "$W/ssh-debs" "${debs[@]}" && cp -a "$W/ssh-debs/usr/." "$W/k8s-layer/" || return 0
+        debs_listed "$SSH_DEB_CACHE" openssh-server.debs ||
+                { node_log "$DEBS_WHY (tools/install-deps.sh): the nodes run no sshd"; return 0; }
+        debs_unpack "$W/ssh-debs" "${DEBS[@]}" && cp -a "$W/ssh-debs/usr/." "$W/k8s-layer/" || return 0
         mkdir -p "$W/ssh" && : >"$W/ssh/known_hosts" &&
                 ssh-keygen -q -t ed25519 -N '' -C "nr-e2e-k8s-controller-$$" -f "$W/ssh/id_ed25519" || return 0
-        NODE_SSH=$(dpkg-deb -f "${debs[0]}" Version)
+        NODE_SSH=$(dpkg-deb -f "${DEBS[0]}" Version)
         node_log "openssh-server $NODE_SSH laid into the nodes' /usr"
 }
 

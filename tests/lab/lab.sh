@@ -19,8 +19,13 @@
 # lab_worker_files. The namespace that sources this file is the switch and the controller: it holds
 # the bridges (lab0, lab1, ... LAB_PER_BRIDGE nodes each, a bridge takes at most 1,024 ports), their
 # addresses (10.100.0.1/16, 10.101.0.1/16, ...), the status receiver, and the SSH client. Nothing is
-# made outside the namespaces of the caller and the nodes but child cgroups for CPU accounting
-# (nr-lab-PID in the cpuacct hierarchy, else in cgroup2), removed by lab_down.
+# made outside the namespaces of the caller and the nodes but child cgroups, removed by lab_down:
+# nr-lab-PID for CPU (cpuacct, else cgroup2) and memory accounting, and for systemd nodes the cgroup
+# each one's manager takes as its root (nr-lab-PID-sd/NAME).
+#
+# LAB_NODE_KIND=systemd boots each node with systemd-nspawn instead (its own systemd, sshd as a unit:
+# for tools that need a node's root and systemd, such as kubespray's reset); LAB_NODE_STATE=kubespray
+# lays kubespray's worker. README.md says more.
 #
 # The interface, kept stable for its users:
 #   lab_init DIR                  the layer, the template, the client key, the SSH and Ansible
@@ -31,18 +36,21 @@
 #   lab_name I                    the name of node I (1-based): n0001
 #   LAB_NAMES (array), LAB_ADDR[NAME], LAB_PID[NAME] (the node's PID 1 as the lab sees it),
 #   LAB_VETH[NAME] (its link on the switch), LAB_GATEWAY[NAME]
+#   lab_restate [NAME...]         the worker's state again on nodes a reset cleaned (all by default)
 #   lab_exec NAME CMD...          run CMD inside the node's namespaces (for assertions: no SSH)
+#   lab_spawn NAME CMD...         CMD in the background as a process of the node: LAB_SPAWNED, its PID
 #   lab_ssh NAME CMD...           run CMD over SSH, as a client of the node would
 #   lab_inventory FILE [NAME...]  an Ansible inventory (kube_node, in k8s_cluster) of these nodes
 #   lab_controller CMD...         run CMD as the controller: the lab's HOME, TMPDIR, ANSIBLE_CONFIG,
 #                                 its PATH, in the controller's cgroup
 #   lab_cpu ctl|nodes             CPU seconds used so far by the controller's or the nodes' processes
 #   lab_controller_idle           end what the controller left running (ssh's ControlPersist masters)
+#   lab_sessions                  SSH sessions every node's sshd has started so far
 #   lab_status_start [PORT]       the status receiver (tests/integration/status-endpoint.py):
 #                                 LAB_STATUS_URL (reachable from every node), LAB_STATUS_LOG (one
 #                                 JSON line per POST or PUT)
 #   lab_link_down NAME / lab_link_up NAME      cut a node's link (it does not answer) / mend it
-#   lab_link_slow NAME [RATE] / lab_link_fast NAME   a token bucket both ways on its link (128kbit)
+#   lab_link_slow NAME [RATE] / lab_link_fast NAME   its link held to RATE both ways (htb, 128kbit)
 # Files: LAB_DIR/lab.env (these variables, for another process), LAB_DIR/nodes.tsv (name, address,
 # PID, switch link), LAB_SSH_CONFIG (ssh -F: every node by name), LAB_KNOWN_HOSTS, LAB_KEY,
 # LAB_ANSIBLE_CFG, LAB_INVENTORY (every node), LAB_DIR/log/NAME.log (the node's start).
@@ -53,6 +61,7 @@ LAB_DEB_CACHE=${LAB_DEB_CACHE:-/var/cache/node-reset-tests}
 LAB_PER_BRIDGE=${LAB_PER_BRIDGE:-1000}
 LAB_PARALLEL=${LAB_PARALLEL:-8}
 LAB_NODE_STATE=${LAB_NODE_STATE:-worker}
+LAB_NODE_KIND=${LAB_NODE_KIND:-ns}
 LAB_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 LAB_NAMES=()
 declare -A LAB_ADDR LAB_PID LAB_VETH LAB_GATEWAY LAB_LAUNCHER
@@ -93,6 +102,11 @@ lab_init() { # DIR
         done
         [ -x /usr/bin/python3 ] || { echo "SKIP: /usr/bin/python3 is not installed"; return 77; }
         [ -x "$LAB_NODE_RESET" ] || { lab_log "no node-reset at $LAB_NODE_RESET (make)"; return 1; }
+        if [ "$LAB_NODE_KIND" = systemd ]; then
+                for c in systemd-nspawn systemd-id128 dbus-daemon; do
+                        command -v "$c" >/dev/null 2>&1 || { echo "SKIP: '$c' is not installed (make deps)"; return 77; }
+                done
+        fi
         mkdir -p "$LAB_DIR"/{layer,usr,mnt,tmpl,up,hostkeys,log,ssh,ctl/home,ctl/tmp,ctl/cp} || return 1
         LAB_SSH_CONFIG=$LAB_DIR/ssh/config LAB_KNOWN_HOSTS=$LAB_DIR/ssh/known_hosts LAB_KEY=$LAB_DIR/ssh/id_ed25519
         LAB_ANSIBLE_CFG=$LAB_DIR/ansible.cfg LAB_INVENTORY=$LAB_DIR/inventory.yml LAB_HOME=$LAB_DIR/ctl/home
@@ -111,23 +125,15 @@ lab_init() { # DIR
 # cache "make deps" fills (tools/install-deps.sh, openssh-server.debs), node-reset, and the lab's
 # node scripts, laid over the host's /usr in one read-only overlay that each node binds.
 lab_layer() {
-        local p d debs=() l=$LAB_DIR/layer
-        [ -s "$LAB_DEB_CACHE/openssh-server.debs" ] || {
-                echo "SKIP: no openssh-server.debs in $LAB_DEB_CACHE (sudo make deps downloads the .debs)"
-                return 77
-        }
-        while read -r p; do
-                d=$(ls "$LAB_DEB_CACHE/${p}"_*.deb 2>/dev/null | head -n 1)
-                [ -n "$d" ] || { echo "SKIP: no $p .deb in $LAB_DEB_CACHE (sudo make deps)"; return 77; }
-                debs+=("$d")
-        done <"$LAB_DEB_CACHE/openssh-server.debs"
+        local l=$LAB_DIR/layer
         # shellcheck source=tests/integration/nspawn/tree.sh
         . "$LAB_TOP/tests/integration/nspawn/tree.sh"
-        debs_unpack "$l" "${debs[@]}" >&2 || return 1
-        LAB_SSHD_VERSION=$(dpkg-deb -f "${debs[0]}" Version)
+        debs_listed "$LAB_DEB_CACHE" openssh-server.debs || { echo "SKIP: $DEBS_WHY (sudo make deps downloads them)"; return 77; }
+        debs_unpack "$l" "${DEBS[@]}" >&2 || return 1
+        LAB_SSHD_VERSION=$(dpkg-deb -f "${DEBS[0]}" Version)
         mkdir -p "$l/usr/sbin" "$l/usr/libexec/nr-lab" || return 1
         install -m 0755 "$LAB_NODE_RESET" "$l/usr/sbin/node-reset" || return 1
-        cp "$LAB_TOP/tests/lab/node-state.sh" "$l/usr/libexec/nr-lab/" || return 1
+        cp "$LAB_TOP/tests/lab/node-state.sh" "$LAB_TOP/tests/lab/node-boot.sh" "$l/usr/libexec/nr-lab/" || return 1
         # The worker's rules and sets, made once: the firewall fixture's, 10 services of 2 endpoints.
         (
                 # shellcheck source=tests/integration/fixtures/firewall.sh
@@ -158,14 +164,17 @@ lab_template() {
         printf 'root:*::\n' >"$t/etc/gshadow"
         chmod 0640 "$t/etc/shadow" "$t/etc/gshadow"
         printf 'passwd: files\ngroup: files\nshadow: files\nhosts: files\n' >"$t/etc/nsswitch.conf"
-        : >"$t/etc/resolv.conf"
+        # a node has a resolver (kubeadm warns without one, kubespray refuses); nothing answers there
+        echo "nameserver 10.100.0.1" >"$t/etc/resolv.conf"
         cp -a /etc/ld.so.cache /etc/ld.so.conf /etc/ld.so.conf.d /etc/alternatives /etc/protocols /etc/services "$t/etc/" || return 1
         ln -s /usr/share/zoneinfo/Etc/UTC "$t/etc/localtime"
         cp -a /etc/skel/. "$t/root/" || return 1
         cat >"$t/etc/ssh/sshd_config" <<-'EOF'
 	# The lab node's sshd (tests/lab/lab.sh): root by the lab's key only, no PAM (the tree has none),
-	# many sessions at once (the controller runs up to forks at a time against one address).
+	# many sessions at once (the controller runs up to forks at a time against one address); each
+	# session logged (VERBOSE: "Starting session"), which lab_sessions counts.
 	AddressFamily inet
+	LogLevel VERBOSE
 	HostKey /etc/ssh/ssh_host_ed25519_key
 	PermitRootLogin prohibit-password
 	AuthorizedKeysFile .ssh/authorized_keys
@@ -178,8 +187,11 @@ lab_template() {
 	MaxStartups 200:30:400
 	Subsystem sftp /usr/lib/openssh/sftp-server
 	EOF
-        [ "$LAB_NODE_STATE" = worker ] && { lab_worker_files "$t" || return 1; }
-        return 0
+        case "$LAB_NODE_STATE" in
+        worker) lab_worker_files "$t" || return 1 ;;
+        kubespray) lab_worker_files "$t" && lab_kubespray_files "$t" || return 1 ;;
+        esac
+        [ "$LAB_NODE_KIND" != systemd ] || lab_systemd_template "$t"
 }
 
 # A kubeadm worker's files with calico as its CNI, as they are after "kubeadm join" (the kernel's and
@@ -243,6 +255,80 @@ lab_worker_files() { # TREE
         echo "the operator's data, must survive" >"$t/var/lib/site/keep.txt"
 }
 
+# The same worker as kubespray v2.23 leaves it (roles/kubernetes/node, roles/network_plugin/calico):
+# kubelet's environment and configuration in /etc/kubernetes, its certificates in ssl/, its unit in
+# /etc/systemd/system (a stand-in that sleeps, run by systemd on a systemd node), the binaries in
+# /usr/local/bin, calico's
+# client configuration, crictl's, kubespray's sysctl and module files. No crictl binary: no runtime
+# runs here, and neither reset is asked to talk to one.
+lab_kubespray_files() { # TREE
+        local t=$1 b
+        mkdir -p "$t"/etc/kubernetes/ssl "$t"/etc/calico "$t"/etc/modules-load.d "$t"/etc/sysctl.d \
+                "$t"/usr/local/bin "$t"/etc/systemd/system/multi-user.target.wants || return 1
+        rm -f "$t/etc/systemd/system/kubelet.service.d/10-kubeadm.conf" "$t/var/lib/kubelet/kubeadm-flags.env"
+        rmdir "$t/etc/systemd/system/kubelet.service.d" 2>/dev/null
+        mv "$t/etc/kubernetes/pki/ca.crt" "$t/etc/kubernetes/ssl/ca.crt" && rmdir "$t/etc/kubernetes/pki"
+        sed -i 's|/etc/kubernetes/pki/ca.crt|/etc/kubernetes/ssl/ca.crt|' "$t/etc/kubernetes/kubelet.conf"
+        printf 'KUBE_LOGTOSTDERR="--logtostderr=true"\nKUBELET_ARGS="--config=/etc/kubernetes/kubelet-config.yaml --kubeconfig=/etc/kubernetes/kubelet.conf --container-runtime-endpoint=unix:///var/run/containerd/containerd.sock"\n' \
+                >"$t/etc/kubernetes/kubelet.env"
+        printf 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupDriver: systemd\n' \
+                >"$t/etc/kubernetes/kubelet-config.yaml"
+        cat >"$t/etc/systemd/system/kubelet.service" <<-'EOF'
+	[Unit]
+	Description=Kubernetes Kubelet Server (the lab's stand-in: it sleeps)
+	[Service]
+	EnvironmentFile=-/etc/kubernetes/kubelet.env
+	ExecStart=/usr/local/bin/kubelet
+	Restart=always
+	[Install]
+	WantedBy=multi-user.target
+	EOF
+        ln -sf /etc/systemd/system/kubelet.service "$t/etc/systemd/system/multi-user.target.wants/kubelet.service"
+        printf '#!/bin/sh\nexec sleep infinity\n' >"$t/usr/local/bin/kubelet"
+        for b in kubeadm kubectl calicoctl.sh; do printf '\177ELF' >"$t/usr/local/bin/$b"; done
+        chmod 0755 "$t"/usr/local/bin/*
+        echo "apiVersion: projectcalico.org/v3" >"$t/etc/calico/calicoctl.cfg"
+        echo "runtime-endpoint: unix:///var/run/containerd/containerd.sock" >"$t/etc/crictl.yaml"
+        echo br_netfilter >"$t/etc/modules-load.d/kubespray-br_netfilter.conf"
+        echo "net.ipv4.ip_forward=1" >"$t/etc/sysctl.d/99-sysctl.conf"
+}
+
+# What a booted node needs beyond the namespace node's tree: its own os-release (nspawn looks for
+# one before /usr is bound), the host's package database (a Debian system has one; kubespray asks
+# apt whether dbus is installed), units a container does not want masked, sshd and the lab's first
+# unit enabled, the lab's bridge directory for the line it waits for.
+lab_systemd_template() { # TREE
+        local t=$1 u
+        rm -f "$t/etc/os-release" && cp /usr/lib/os-release "$t/etc/os-release" || return 1
+        mkdir -p "$t/etc/systemd/system/multi-user.target.wants" "$t/etc/nr-lab" "$t/var/lib/dpkg" "$t/etc/default" \
+                "$t/etc/dbus-1/system.d" "$t/run/nr-lab-up" || return 1
+        cp /var/lib/dpkg/status "$t/var/lib/dpkg/status" || return 1
+        printf 'root:x:0:0:root:/root:/bin/bash\nmessagebus:x:100:101::/nonexistent:/usr/sbin/nologin\nsshd:x:102:65534::/run/sshd:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n' \
+                >"$t/etc/passwd"
+        printf 'root:x:0:\nmessagebus:x:101:\nsystemd-journal:x:102:\nnogroup:x:65534:\n' >"$t/etc/group"
+        for u in console-getty.service getty@.service getty-static.service systemd-firstboot.service \
+                systemd-networkd.service systemd-resolved.service systemd-timesyncd.service systemd-logind.service \
+                apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer dpkg-db-backup.timer \
+                man-db.timer logrotate.timer; do
+                ln -sf /dev/null "$t/etc/systemd/system/$u"
+        done
+        ln -sf /usr/lib/systemd/system/ssh.service "$t/etc/systemd/system/multi-user.target.wants/ssh.service"
+        echo 'SSHD_OPTS="-E /var/log/sshd.log"' >"$t/etc/default/ssh"
+        cat >"$t/etc/systemd/system/nr-lab-node.service" <<-'EOF'
+	[Unit]
+	Description=The lab node's link and state (tests/lab/node-boot.sh)
+	After=local-fs.target
+	Before=ssh.service network.target kubelet.service
+	[Service]
+	Type=oneshot
+	RemainAfterExit=yes
+	ExecStart=/bin/sh /usr/libexec/nr-lab/node-boot.sh
+	[Install]
+	WantedBy=multi-user.target
+	EOF
+        ln -sf /etc/systemd/system/nr-lab-node.service "$t/etc/systemd/system/multi-user.target.wants/"
+}
+
 # The controller's side: one key, the nodes' host keys checked strictly, a configuration of its own
 # (ssh -F reads neither ~/.ssh/config nor /etc/ssh/ssh_config), and Ansible's.
 lab_client_config() {
@@ -292,7 +378,21 @@ lab_cgroups() {
         [ -n "$base" ] && [ -d "$base" ] || { lab_log "no cpuacct or cgroup2 hierarchy: no CPU accounting"; return 0; }
         LAB_CG=$base/nr-lab-$$
         mkdir -p "$LAB_CG/ctl" "$LAB_CG/nodes" || { LAB_CG=; lab_log "cannot make $base/nr-lab-$$: no CPU accounting"; }
+        # The nodes' memory (their processes, tmpfs pages and kernel objects) where cgroup v1 counts it.
+        LAB_MEM_CG=
+        if [ -e /sys/fs/cgroup/memory/memory.usage_in_bytes ] && mkdir -p "/sys/fs/cgroup/memory/nr-lab-$$"; then
+                LAB_MEM_CG=/sys/fs/cgroup/memory/nr-lab-$$
+        fi
         return 0
+}
+
+# KiB of memory the nodes hold (the memory cgroup), else the machine's MemAvailable going down.
+lab_memory_kb() {
+        if [ -n "${LAB_MEM_CG:-}" ]; then
+                echo $(($(cat "$LAB_MEM_CG/memory.usage_in_bytes") / 1024))
+        else
+                awk '$1 == "MemAvailable:" { print -$2 }' /proc/meminfo
+        fi
 }
 
 lab_cpu() { # ctl|nodes: CPU seconds, 3 decimals
@@ -306,8 +406,16 @@ lab_cpu() { # ctl|nodes: CPU seconds, 3 decimals
         fi
 }
 
+# SSH sessions (channels running a command or a shell) every node's sshd has started so far.
+lab_sessions() {
+        local n files=()
+        for n in "${LAB_NAMES[@]}"; do files+=("/proc/${LAB_PID[$n]}/root/var/log/sshd.log"); done
+        awk '/Starting session:/ { s++ } END { print s + 0 }' "${files[@]}" 2>/dev/null
+}
+
 lab_cgroup_enter() { # ctl|nodes: move the calling (sub)shell there
         [ -z "$LAB_CG" ] || echo "$BASHPID" >"$LAB_CG/$1/cgroup.procs"
+        [ "$1" != nodes ] || [ -z "${LAB_MEM_CG:-}" ] || echo "$BASHPID" >"$LAB_MEM_CG/cgroup.procs"
 }
 
 lab_controller() { # CMD...
@@ -343,9 +451,14 @@ lab_start_node() { # I
         b=$(lab_bridge_of "$n") j=$(((i - 1) % LAB_PER_BRIDGE + 2))
         addr=10.$((100 + b)).$((j / 256)).$((j % 256)) gw=10.$((100 + b)).0.1
         lab_bridge_up "$b" || { lab_log "cannot make bridge lab$b"; return 1; }
-        LAB_ADDR[$n]=$addr LAB_GATEWAY[$n]=$gw LAB_VETH[$n]=ve$n
+        LAB_ADDR[$n]=$addr LAB_GATEWAY[$n]=$gw
         LAB_NAMES+=("$n")
         rm -f "$LAB_DIR/up/$n"
+        if [ "$LAB_NODE_KIND" = systemd ]; then
+                lab_start_systemd "$n" "$b" "$addr" "$gw"
+                return
+        fi
+        LAB_VETH[$n]=ve$n
         (
                 lab_cgroup_enter nodes
                 exec env -i PATH=$LAB_PATH LAB_DIR="$LAB_DIR" LAB_NS_PID=$$ LAB_NODE_STATE="$LAB_NODE_STATE" \
@@ -354,6 +467,37 @@ lab_start_node() { # I
                         "$(lab_bridge_mac "$b")" "ve$n"
         ) </dev/null >"$LAB_DIR/log/$n.log" 2>&1 &
         LAB_LAUNCHER[$n]=$!
+}
+
+# A systemd node: its own tree (the template, its identity, its host key) booted by systemd-nspawn
+# with the lab's /usr bound read-only, a /usr/local of its own, a veth on the lab's bridge, from a
+# cgroup of its own in the hierarchies systemd needs (nr-lab-PID-sd/NAME, its manager's root).
+lab_start_systemd() { # NAME BRIDGE ADDR GW
+        local n=$1 b=$2 addr=$3 gw=$4 d=$LAB_DIR/nodes/$1 h
+        mkdir -p "$d/root" "$d/usr-local" && cp -a "$LAB_DIR/tmpl/." "$d/root/" || return 1
+        [ -d "$d/root/usr/local" ] && cp -a "$d/root/usr/local/." "$d/usr-local/"
+        echo "$n" >"$d/root/etc/hostname"
+        printf '127.0.0.1\tlocalhost\n%s\t%s\n' "$addr" "$n" >"$d/root/etc/hosts"
+        systemd-id128 new >"$d/root/etc/machine-id"
+        printf 'LAB_ADDR=%s/16\nLAB_GW=%s\nLAB_MAC=%s\nLAB_GWMAC=%s\nLAB_NODE_STATE=%s\n' "$addr" "$gw" \
+                "$(lab_mac "$n")" "$(lab_bridge_mac "$b")" "$LAB_NODE_STATE" >"$d/root/etc/nr-lab/node.env"
+        ssh-keygen -q -t ed25519 -N '' -C "root@$n" -f "$d/root/etc/ssh/ssh_host_ed25519_key" || return 1
+        echo "$addr $(cut -d' ' -f1,2 "$d/root/etc/ssh/ssh_host_ed25519_key.pub")" >"$LAB_DIR/hostkeys/$n"
+        for h in $(lab_systemd_hierarchies); do mkdir -p "$h/nr-lab-$$-sd/$n" || return 1; done
+        LAB_VETH[$n]=vb-$n
+        (
+                lab_cgroup_enter nodes
+                for h in $(lab_systemd_hierarchies); do echo "$BASHPID" >"$h/nr-lab-$$-sd/$n/cgroup.procs" || exit 1; done
+                SYSTEMD_SECCOMP=0 exec systemd-nspawn --quiet --boot --register=no --keep-unit --capability=all \
+                        --console=passive --machine="$n" --directory="$d/root" --bind-ro="$LAB_DIR/usr:/usr" \
+                        --bind="$d/usr-local:/usr/local" --bind="$LAB_DIR/up:/run/nr-lab-up" --network-bridge="lab$b"
+        ) </dev/null >"$LAB_DIR/log/$n.log" 2>&1 &
+        LAB_LAUNCHER[$n]=$!
+}
+
+# The hierarchies a booted node's systemd needs a cgroup of its own in.
+lab_systemd_hierarchies() {
+        awk '($9 == "cgroup" && $5 ~ /\/systemd$/) || $9 == "cgroup2" { print $5 }' /proc/self/mountinfo | sort -u
 }
 
 # Wait until each node of a wave says it is up (its PID 1), then plug their links into the switch:
@@ -371,8 +515,10 @@ lab_wave_wait() { # NAME...
                         sleep 0.05
                 done
                 read -r pid <"$LAB_DIR/up/$n"
+                # a systemd node's PID 1 is nspawn's child
+                [ "$pid" != ready ] || read -r pid _ <"/proc/${LAB_LAUNCHER[$n]}/task/${LAB_LAUNCHER[$n]}/children"
                 LAB_PID[$n]=$pid
-                echo "link set ve$n master lab$(lab_bridge_of "$n") up" >>"$batch"
+                echo "link set ${LAB_VETH[$n]} master lab$(lab_bridge_of "$n") up" >>"$batch"
                 echo "neigh replace ${LAB_ADDR[$n]} lladdr $(lab_mac "$n") dev lab$(lab_bridge_of "$n") nud permanent" >>"$batch"
         done
         ip -batch "$batch"
@@ -399,7 +545,7 @@ lab_up() { # N
         local want=$1 i n wave=() t0=$SECONDS mem0 mem1 have=${#LAB_NAMES[@]}
         # after lab_down, the same lab comes up again: its accounting first
         [ -n "$LAB_CG" ] || lab_cgroups || return 1
-        mem0=$(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo)
+        mem0=$(lab_memory_kb)
         for ((i = have + 1; i <= want; i++)); do
                 lab_start_node "$i" || return 1
                 wave+=("$(lab_name "$i")")
@@ -410,9 +556,9 @@ lab_up() { # N
         done
         for n in "${LAB_NAMES[@]:$have}"; do lab_banner "$n" || return 1; done
         lab_files
-        mem1=$(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo)
+        mem1=$(lab_memory_kb)
         LAB_UP_SECONDS=$((SECONDS - t0))
-        LAB_UP_KB_PER_NODE=$(((mem0 - mem1) / (want - have > 0 ? want - have : 1)))
+        LAB_UP_KB_PER_NODE=$(((mem1 - mem0) / (want - have > 0 ? want - have : 1)))
         lab_log "$want nodes up ($((want - have)) started in ${LAB_UP_SECONDS} s, $((LAB_UP_KB_PER_NODE)) KiB of memory each)"
 }
 
@@ -434,7 +580,7 @@ lab_files() {
                 printf 'LAB_ANSIBLE_CFG=%q\nLAB_INVENTORY=%q\nLAB_HOME=%q\nLAB_STATUS_URL=%q\nLAB_STATUS_LOG=%q\n' \
                         "$LAB_ANSIBLE_CFG" "$LAB_INVENTORY" "$LAB_HOME" "${LAB_STATUS_URL:-}" "${LAB_STATUS_LOG:-}"
                 printf 'LAB_NODES=%q\nLAB_NS_PID=%q\nLAB_CG=%q\nLAB_CG_KIND=%q\n' "${#LAB_NAMES[@]}" "$$" "$LAB_CG" "$LAB_CG_KIND"
-                printf 'LAB_STATUS_PID=%q\n' "$LAB_STATUS_PID"
+                printf 'LAB_STATUS_PID=%q\nLAB_MEM_CG=%q\n' "$LAB_STATUS_PID" "${LAB_MEM_CG:-}"
         } >"$LAB_DIR/lab.env"
 }
 
@@ -470,6 +616,44 @@ lab_inventory() { # FILE [NAME...]
         } >"$f"
 }
 
+# The worker's state again on nodes a reset cleaned (or any): its files from the template, then
+# node-state.sh (mounts, namespaces, links, routes, rules), in each node's namespaces, LAB_PARALLEL at
+# a time: what a fresh lab_up gives, without restarting the nodes.
+lab_restate() { # [NAME...]
+        local n pids=() rc=0 p
+        [ $# -gt 0 ] || set -- "${LAB_NAMES[@]}"
+        for n; do
+                (tar -C "$LAB_DIR/tmpl" -c etc var opt $([ -d "$LAB_DIR/tmpl/usr/local" ] && echo usr/local) | lab_exec "$n" sh -c \
+                        'tar -x -C / && LAB_NODE_STATE='"$LAB_NODE_STATE"' . /usr/libexec/nr-lab/node-state.sh') \
+                        >>"$LAB_DIR/log/$n.log" 2>&1 &
+                pids+=($!)
+                if [ ${#pids[@]} -ge "$LAB_PARALLEL" ]; then
+                        for p in "${pids[@]}"; do wait "$p" || rc=1; done
+                        pids=()
+                fi
+        done
+        for p in "${pids[@]}"; do wait "$p" || rc=1; done
+        [ $rc -eq 0 ] || lab_log "a node's state could not be made again (LAB_DIR/log/NAME.log)"
+        return $rc
+}
+
+# CMD in the background inside the node's namespaces (a process of the node, in its PID namespace):
+# LAB_SPAWNED is its PID as the lab sees it, to kill it by.
+lab_spawn() { # NAME CMD...
+        local n=$1 nsenter_pid
+        shift
+        nsenter -t "${LAB_PID[$n]}" -m -u -n -p -- env -i PATH=$LAB_PATH HOME=/root "$@" </dev/null >/dev/null 2>&1 &
+        nsenter_pid=$!
+        LAB_SPAWNED=
+        for _ in $(seq 100); do
+                read -r LAB_SPAWNED _ <"/proc/$nsenter_pid/task/$nsenter_pid/children" 2>/dev/null
+                [ -n "$LAB_SPAWNED" ] && return 0
+                sleep 0.05
+        done
+        lab_log "cannot start $* in $n"
+        return 1
+}
+
 lab_exec() { # NAME CMD...
         local n=$1
         shift
@@ -497,10 +681,15 @@ lab_status_start() { # [PORT]
 
 lab_link_down() { ip link set "${LAB_VETH[$1]}" down; }
 lab_link_up() { ip link set "${LAB_VETH[$1]}" up; }
+# A slow link: htb, not tbf, whose bucket drops the 64 KiB segments a veth hands it (GSO) and so
+# stalls TCP for minutes; htb lets such a segment through and then holds the link to the rate.
 lab_link_slow() { # NAME [RATE]
-        local rate=${2:-128kbit}
-        tc qdisc replace dev "${LAB_VETH[$1]}" root tbf rate "$rate" burst 1600 latency 30s &&
-                lab_exec "$1" tc qdisc replace dev eth0 root tbf rate "$rate" burst 1600 latency 30s
+        local rate=${2:-128kbit} n=$1
+        lab_shape "${LAB_VETH[$n]}" "$rate" && lab_exec "$n" sh -c "$(declare -f lab_shape); lab_shape eth0 $rate"
+}
+lab_shape() { # DEV RATE
+        tc qdisc replace dev "$1" root handle 1: htb default 1 &&
+                tc class replace dev "$1" parent 1: classid 1:1 htb rate "$2" ceil "$2"
 }
 lab_link_fast() { # NAME
         tc qdisc del dev "${LAB_VETH[$1]}" root 2>/dev/null
@@ -524,9 +713,16 @@ lab_down() {
         [ -n "$LAB_STATUS_PID" ] && wait "$LAB_STATUS_PID" 2>/dev/null
         if [ -n "$LAB_CG" ]; then
                 for p in $(cat "$LAB_CG/ctl/cgroup.procs" "$LAB_CG/nodes/cgroup.procs" 2>/dev/null); do
-                        kill -KILL "$p" 2>/dev/null
+                        # not the shell that calls (a command tests/lab/run.sh runs is in ctl)
+                        [ "$p" = $$ ] || [ "$p" = "$BASHPID" ] || kill -KILL "$p" 2>/dev/null
                 done
         fi
+        # The kernel dismantles a dead node's namespace later: its switch link goes with it. A lab_up
+        # after this one would find the old names taken until then.
+        for _ in $(seq 600); do
+                ip -o link show 2>/dev/null | grep -Eq ': (ven|vb-n)[0-9]*@' || break
+                sleep 0.1
+        done
         for b in $(ip -o link show type bridge 2>/dev/null | awk -F': ' '$2 ~ /^lab[0-9]+$/ { print $2 }'); do
                 ip link del "$b"
         done
@@ -538,7 +734,19 @@ lab_down() {
                 done
                 [ -d "$LAB_CG" ] && lab_log "cgroup $LAB_CG could not be removed"
         fi
-        umount "$LAB_DIR/usr" 2>/dev/null
-        LAB_NAMES=() LAB_STATUS_PID='' LAB_CG=''
+        for p in $(lab_systemd_hierarchies); do
+                [ -d "$p/nr-lab-$$-sd" ] || continue
+                for _ in $(seq 50); do
+                        find "$p/nr-lab-$$-sd" -depth -type d -exec rmdir {} + 2>/dev/null
+                        [ -d "$p/nr-lab-$$-sd" ] || break
+                        sleep 0.1
+                done
+                [ -d "$p/nr-lab-$$-sd" ] && lab_log "cgroup $p/nr-lab-$$-sd could not be removed"
+        done
+        if [ -n "${LAB_MEM_CG:-}" ]; then
+                for _ in $(seq 50); do rmdir "$LAB_MEM_CG" 2>/dev/null && break; sleep 0.1; done
+                [ -d "$LAB_MEM_CG" ] && lab_log "cgroup $LAB_MEM_CG could not be removed"
+        fi
+        LAB_NAMES=() LAB_STATUS_PID='' LAB_CG='' LAB_MEM_CG=''
         return 0
 }

@@ -44,6 +44,7 @@ echo "${addr%/*} $(cut -d' ' -f1,2 "$T/etc/ssh/ssh_host_ed25519_key.pub")" > "$L
 
 mount --bind "$L/usr" "$T/usr"
 mount -t tmpfs -o mode=0755,size=16m nr-lab-usr-local "$T/usr/local"
+[ ! -d "$L/tmpl/usr/local" ] || cp -a "$L/tmpl/usr/local/." "$T/usr/local/"
 mount -t proc proc "$T/proc"
 mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$T/sys"
 # node-reset's default manifest looks at BPF pins: a bpffs of the node's own, else a tmpfs.

@@ -29,6 +29,20 @@ debs_unpack() {
         [ ! -d "$dir/lib" ] || cp -a "$dir/lib/." "$dir/usr/lib/"
 }
 
+# debs_listed CACHE LIST: DEBS, the .deb in CACHE of each package the file CACHE/LIST names (one a
+# line, as tools/install-deps.sh writes them); without one, 1 and DEBS_WHY says which is missing.
+# Also used by the fleet lab (tests/lab/lab.sh) and tests/e2e-k8s/node.sh for sshd.
+debs_listed() {
+        local p d
+        DEBS=() DEBS_WHY=
+        [ -s "$1/$2" ] || { DEBS_WHY="no $2 in $1"; return 1; }
+        while read -r p; do
+                d=$(ls "$1/${p}"_*.deb 2>/dev/null | head -n 1)
+                [ -n "$d" ] || { DEBS_WHY="no $p .deb in $1"; return 1; }
+                DEBS+=("$d")
+        done <"$1/$2"
+}
+
 # nspawn_debs_tree DIR DEB...: nspawn_tree, and the packages unpacked into DIR (debs_unpack).
 nspawn_debs_tree() {
         local dir=$1
