@@ -6,7 +6,7 @@
 #include "agent/config/manifest.h"
 #include "agent/engine/context.h"
 #include "agent/engine/plan.h"
-#include "agent/phases/cni-keep.h"
+#include "agent/node/cni-keep.h"
 
 /* Plan one "kubeconfig" action for a prune-kubeconfig line (observed read-only; keep: the directories
  * kept runtimes watch). -ENOMEM only: what the file holds becomes the action's detail, skip or failure

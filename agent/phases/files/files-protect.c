@@ -24,8 +24,8 @@
 
 #include "agent/base/path.h"
 #include "agent/config/etcd-owner.h"
-#include "agent/phases/etcd/etcd-datadir.h"
-#include "agent/phases/phase-backup.h"
+#include "agent/node/etcd-datadir.h"
+#include "agent/node/backup-kept.h"
 #include "agent/phases/files/files-protect.h"
 #include "errno-util.h"
 #include "macro.h"

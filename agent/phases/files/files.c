@@ -8,13 +8,13 @@
 #include <sys/stat.h>
 
 #include "agent/phases/phases.h"
-#include "agent/phases/phase-backup.h"
+#include "agent/node/backup-kept.h"
 #include "agent/phases/phase-services.h"
 #include "cri/cri.h"
 #include "time-util.h"
 #include "agent/config/etcd-owner.h"
-#include "agent/phases/etcd/etcd-datadir.h"
-#include "agent/phases/cni-keep.h"
+#include "agent/node/etcd-datadir.h"
+#include "agent/node/cni-keep.h"
 #include "agent/os/services.h"
 #include "agent/base/log.h"
 #include "agent/base/path.h"

@@ -18,11 +18,11 @@
 #include <unistd.h>
 
 #include "agent/phases/phases.h"
-#include "agent/phases/phase-backup.h"
+#include "agent/node/backup-kept.h"
 #include "agent/phases/etcd/etcd.h"
 #include "agent/engine/cmdline.h"
-#include "agent/phases/etcd/etcd-member.h"
-#include "agent/phases/etcd/etcd-datadir.h"
+#include "agent/node/etcd.h"
+#include "agent/node/etcd-datadir.h"
 #include "agent/base/log.h"
 #include "agent/base/path.h"
 #include "agent/os/fileio.h"

@@ -9,7 +9,7 @@
 #include "agent/engine/phase.h"
 #include "agent/os/runtime-info.h"
 #include "agent/os/services.h"
-#include "agent/phases/cni-keep.h"
+#include "agent/node/cni-keep.h"
 #include "agent/phases/pods/pods.h"
 #include "cri/cri.h"
 #include "macro.h"

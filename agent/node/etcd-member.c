@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "agent/config/installers.h"
-#include "agent/phases/etcd/etcd-member.h"
+#include "agent/node/etcd.h"
 #include "agent/engine/libraries.h"
 #include "agent/engine/phase.h"
 #include "agent/config/envfile.h"

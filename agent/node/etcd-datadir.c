@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/phases/etcd/etcd-datadir.h"
-#include "agent/phases/etcd/etcd-member.h"
+#include "agent/node/etcd-datadir.h"
+#include "agent/node/etcd.h"
 #include "macro.h"
 #include "string-util.h"
 
