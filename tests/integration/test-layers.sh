@@ -119,7 +119,7 @@ for f in sorted(graph):
 # per phase of more than one file); verdict/ asks what kubeadm join asks; report/
 # and orphan/ sit on top; verbs/ (one file per verb, and what the verbs share: setup, lock, report,
 # confirmation, exit status) above them all, with main.c (the options, the verb table, dispatch).
-layers = ["base", "os", "config", "engine", "node", "phases", "verdict", "report", "orphan", "verbs"]
+layers = ["base", "os", "config", "engine", "node", "phases", "verdict", "report", "orphan", "forget", "verbs"]
 rank = {d: i for i, d in enumerate(layers)}
 for d in sorted({p.split("/")[1] for p in glob.glob("agent/*/")}):
     if d not in rank:

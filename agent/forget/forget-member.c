@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "agent/os/host-place.h"
-#include "agent/verbs/forget-member.h"
+#include "agent/forget/forget-member.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
