@@ -24,6 +24,7 @@
 #include "agent/config/etcd-owner.h"
 #include "agent/os/remote-fs.h"
 #include "agent/engine/phase.h"
+#include "agent/node/etcd.h"
 #include "agent/os/fileio.h"
 #include "agent/os/services.h"
 #include "agent/phases/network/network-links.h"
@@ -135,7 +136,7 @@ static int check_ports(Context *ctx, Rejoin *r, char **ret_msg) {
         int q;
 
         if (r->control_plane) {
-                q = phase_etcd_scope(ctx, &scope);
+                q = node_etcd_scope(ctx, &scope);
                 if (q < 0)
                         return q;
                 n = scope->owner == ETCD_OWNER_FOREIGN ? ELEMENTSOF(ports) - 2 : ELEMENTSOF(ports);
@@ -220,13 +221,13 @@ static int check_ca(Context *ctx, Rejoin *r, char **ret_msg) {
 /* DirAvailableCheck of the local etcd's data directory: RunInitNodeChecks, run by a control-plane
  * join only. */
 static int check_etcd(Context *ctx, Rejoin *r, char **ret_msg) {
-        const char *dirs[] = { KUBEADM_ETCD_DATA_DIR, ctx->facts.etcd_data_dir };
+        const char *dirs[] = { KUBEADM_ETCD_DATA_DIR, node_etcd_data_dir(ctx) };
         const EtcdScope *scope;
         int q;
 
         /* kubeadm's preflight asks for an empty data directory only for a local etcd
          * (DirAvailable--var-lib-etcd, when ClusterConfiguration.etcd.local is set). */
-        q = phase_etcd_scope(ctx, &scope);
+        q = node_etcd_scope(ctx, &scope);
         if (q < 0)
                 return q;
         if (scope->owner == ETCD_OWNER_FOREIGN)

@@ -12,6 +12,3 @@
  * kept runtimes watch). -ENOMEM only: what the file holds becomes the action's detail, skip or failure
  * to come. */
 int files_kubeconfig_plan(Context *ctx, Plan *plan, const ManifestEntry *e, const CniKeepSet *keep);
-
-/* Forget this cluster as the first plan read it (kept for the plans of verify). */
-void files_kubeconfig_done(void);
