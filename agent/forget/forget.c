@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The forget verb: run on a surviving control plane, with its administrator credentials and its
- * etcd, it removes a gone node's etcd member, its kubeadm ClusterStatus entry and its Node object,
- * as a plan of three rows in the phase "forget" that is printed, confirmed, run, observed again and
- * reported like a reset. It proves the node gone first, and again before each row acts: never the
- * node it runs on (by its own Node name), a Node whose Ready heartbeat and Lease are older than
- * --stale-for (unless --force), and, without an etcd member here to check the node's member with, no
- * control plane or etcd server unless --etcd-gone says its member is gone (forget-member.h decides
- * the member itself). */
+/* Forgetting a gone node, run on a surviving control plane with its administrator credentials and its
+ * etcd: it removes the node's etcd member, its kubeadm ClusterStatus entry and its Node object, as a
+ * plan of three rows in the phase "forget". It proves the node gone first, and again before each row
+ * acts: never the node it runs on (by its own Node name), a Node whose Ready heartbeat and Lease are
+ * older than --stale-for (unless --force), and, without an etcd member here to check the node's
+ * member with, no control plane or etcd server unless --etcd-gone says its member is gone
+ * (forget-member.h decides the member itself). */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -17,16 +16,13 @@
 #include "agent/base/log.h"
 #include "agent/config/node-name.h"
 #include "agent/config/yaml-util.h"
-#include "agent/engine/console.h"
-#include "agent/engine/phase.h"
 #include "agent/engine/engine.h"
-#include "agent/os/host-place.h"
-#include "agent/report/report.h"
+#include "agent/engine/phase.h"
 #include "agent/forget/forget-kubeadm.h"
 #include "agent/forget/forget-member.h"
 #include "agent/forget/forget-node.h"
-#include "agent/verbs/forget.h"
-#include "agent/verbs/root.h"
+#include "agent/forget/forget.h"
+#include "agent/os/host-place.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -34,36 +30,12 @@
 #include "time-util.h"
 
 #define PHASE "forget"
-#define EXIT_CLEAN 0
-#define EXIT_RESIDUE 1
-#define EXIT_USAGE 2
-#define EXIT_REFUSED 3
 #define ETCD_DEADLINE_USEC (30 * USEC_PER_SEC)
 /* k3s and rke2 hold each server's Node with their etcd controller's finalizer
  * (wrangler.cattle.io/managed-etcd-controller, pkg/etcd/member_controller.go: OnRemove) until that
  * controller, on the leader, has looked for its member: a deleted Node is gone a moment later. */
 #define NODE_GONE_WAIT_USEC (15 * USEC_PER_SEC)
 #define NODE_GONE_POLL_USEC (250 * USEC_PER_MSEC)
-
-typedef struct Forget {
-        const ForgetOptions *o;
-        const char *node;
-        Context ctx;
-        char *root;
-        char *hostname; /* the node forget runs on, for the report; NULL: unknown */
-        KubeIdentity id;
-        char *id_error;   /* why there are no credentials; NULL when there are */
-        char *self_error; /* why this node's own Node name (id.node) is unknown; NULL when known */
-        NodeEtcd local;
-        int local_found; /* node_etcd_find_here(): 1, 0 none, < 0 */
-        char *local_error;
-        char **addresses; /* the Node's and ClusterStatus's: gathered by each observation, kept */
-        bool refused;     /* the plan refused */
-        bool failed;      /* the plan could not observe something: it exits 1, and nothing is run */
-        Plan *running;    /* the plan being executed */
-} Forget;
-
-static Forget *forget; /* the verb's state, for its actions */
 
 /* What one look at the API server found of the node. */
 typedef struct Observed {
@@ -82,10 +54,10 @@ static void observed_done(Observed *o) {
         *o = (Observed) {};
 }
 
-static uint64_t etcd_deadline(void) {
+static uint64_t etcd_deadline(const Forget *f) {
         uint64_t d = now(CLOCK_MONOTONIC) + ETCD_DEADLINE_USEC;
 
-        return forget->o->deadline_usec > 0 && forget->o->deadline_usec < d ? forget->o->deadline_usec : d;
+        return f->o->deadline_usec > 0 && f->o->deadline_usec < d ? f->o->deadline_usec : d;
 }
 
 /* GET path, an object of kind in api_version: 1 and the document, 0 on 404, -errno with the words
@@ -246,30 +218,31 @@ static void refuse_rest(Plan *plan, const char *why);
  * deleted server Node would have their etcd controller remove the member without this verb's checks
  * (pkg/etcd/member_controller.go). */
 static int etcd_apply(Action *a, Context *ctx, char **ret_msg) {
-        uint64_t deadline = etcd_deadline();
+        Forget *f = a->data;
+        uint64_t deadline = etcd_deadline(f);
         cleanup_free char *why = NULL;
         Observed o;
         int r;
 
-        r = observe(forget, deadline, &o);
-        if (r >= 0 && (r = gate(forget, &o, &why)) > 0)
+        r = observe(f, deadline, &o);
+        if (r >= 0 && (r = gate(f, &o, &why)) > 0)
                 r = set_errmsg(ret_msg, -EPERM, "refused: %s", why);
         else if (r >= 0) {
-                ForgetTarget t = target_of(forget, &o);
+                ForgetTarget t = target_of(f, &o);
 
-                r = forget_member_remove(&forget->local, &t, deadline, ret_msg);
+                r = forget_member_remove(&f->local, &t, deadline, ret_msg);
         }
         observed_done(&o);
-        if (r < 0 && forget->running)
-                refuse_rest(forget->running, *ret_msg ?: strerror(-r));
+        if (r < 0 && f->running)
+                refuse_rest(f->running, *ret_msg ?: strerror(-r));
         return r;
 }
 
 /* After the DELETE: wait, bounded, for the Node to go; one still held names what holds it, and
  * the verification finds it still there. */
-static int node_wait_gone(uint64_t deadline, char **ret_msg) {
+static int node_wait_gone(Forget *f, uint64_t deadline, char **ret_msg) {
         uint64_t until = now(CLOCK_MONOTONIC) + NODE_GONE_WAIT_USEC;
-        cleanup_free char *why = NULL, *path = strprintf("/api/v1/nodes/%s", forget->node);
+        cleanup_free char *why = NULL, *path = strprintf("/api/v1/nodes/%s", f->node);
         ForgetNode seen = {};
         int r, held = -1; /* the last answer: 1 still there, 0 gone; -1 none yet */
 
@@ -281,7 +254,7 @@ static int node_wait_gone(uint64_t deadline, char **ret_msg) {
                 yaml_document_t doc;
 
                 why = mfree(why);
-                r = api_get(forget, path, "Node", "v1", until, &doc, &why);
+                r = api_get(f, path, "Node", "v1", until, &doc, &why);
                 if (r > 0) {
                         forget_node_done(&seen);
                         r = forget_node_read(&doc, &seen) ?: 1;
@@ -297,30 +270,31 @@ static int node_wait_gone(uint64_t deadline, char **ret_msg) {
         }
         if (r != -ENOMEM && held > 0)
                 r = set_errmsg(ret_msg, 1, "asked to delete Node %s; it is still there, held by its finalizers (%s)",
-                               forget->node, seen.finalizers ?: "none");
+                               f->node, seen.finalizers ?: "none");
         else if (r != -ENOMEM && held == 0)
-                r = set_errmsg(ret_msg, 1, "deleted Node %s", forget->node);
+                r = set_errmsg(ret_msg, 1, "deleted Node %s", f->node);
         else if (r != -ENOMEM)
                 /* The DELETE was accepted; whether the Node went, verify asks again. */
-                r = set_errmsg(ret_msg, 1, "asked to delete Node %s; whether it is gone cannot be told: %s",
-                               forget->node, why ?: strerror(-r));
+                r = set_errmsg(ret_msg, 1, "asked to delete Node %s; whether it is gone cannot be told: %s", f->node,
+                               why ?: strerror(-r));
         forget_node_done(&seen);
         return r;
 }
 
 static int node_apply(Action *a, Context *ctx, char **ret_msg) {
-        cleanup_free char *path = strprintf("/api/v1/nodes/%s", forget->node), *why = NULL;
+        Forget *f = a->data;
+        cleanup_free char *path = strprintf("/api/v1/nodes/%s", f->node), *why = NULL;
         HttpResult res;
         int r;
 
-        if (!forget->id.kc)
-                return set_errmsg(ret_msg, -EACCES, "%s", forget->id_error ?: "no credentials");
+        if (!f->id.kc)
+                return set_errmsg(ret_msg, -EACCES, "%s", f->id_error ?: "no credentials");
         if (!path)
                 return -ENOMEM;
-        r = gate_again(forget, ctx->deadline_usec, ret_msg);
+        r = gate_again(f, ctx->deadline_usec, ret_msg);
         if (r < 0)
                 return r;
-        r = kube_api_request(forget->id.kc,
+        r = kube_api_request(f->id.kc,
                              &(KubeRequest) { .method = "DELETE",
                                               .path = path,
                                               .kind = "Node",
@@ -328,34 +302,36 @@ static int node_apply(Action *a, Context *ctx, char **ret_msg) {
                                               .deadline_usec = ctx->deadline_usec },
                              &res);
         if (r >= 0 && kube_api_answered(&res) && (res.status == 200 || res.status == 202))
-                r = node_wait_gone(ctx->deadline_usec, ret_msg);
+                r = node_wait_gone(f, ctx->deadline_usec, ret_msg);
         else if (r >= 0 && kube_api_answered(&res) && res.status == 404)
                 r = 0;
         else if (r >= 0)
                 r = set_errmsg(ret_msg, kube_api_answered(&res) ? -EIO : -EHOSTUNREACH, "cannot delete Node %s: %s",
-                               forget->node, (why = kube_api_describe(&res)) ?: "out of memory");
+                               f->node, (why = kube_api_describe(&res)) ?: "out of memory");
         http_result_done(&res);
         return r;
 }
 
 static int kubeadm_apply(Action *a, Context *ctx, char **ret_msg) {
+        Forget *f = a->data;
         int r;
 
-        if (!forget->id.kc)
-                return set_errmsg(ret_msg, -EACCES, "%s", forget->id_error ?: "no credentials");
-        r = gate_again(forget, ctx->deadline_usec, ret_msg);
+        if (!f->id.kc)
+                return set_errmsg(ret_msg, -EACCES, "%s", f->id_error ?: "no credentials");
+        r = gate_again(f, ctx->deadline_usec, ret_msg);
         if (r < 0)
                 return r;
-        r = kubeadm_endpoint_remove(forget->id.kc, forget->node, ctx->deadline_usec, ret_msg);
-        return r > 0 ? set_errmsg(ret_msg, 1, "removed %s from ClusterStatus.apiEndpoints", forget->node) : r;
+        r = kubeadm_endpoint_remove(f->id.kc, f->node, ctx->deadline_usec, ret_msg);
+        return r > 0 ? set_errmsg(ret_msg, 1, "removed %s from ClusterStatus.apiEndpoints", f->node) : r;
 }
 
 static const ActionOps etcd_ops = { .kind = "etcd-member", .apply = etcd_apply };
 static const ActionOps node_ops = { .kind = "node-object", .apply = node_apply };
 static const ActionOps kubeadm_ops = { .kind = "kubeadm-endpoint", .apply = kubeadm_apply };
 
-static int add_row(Plan *plan, const ActionOps *ops, const char *target, Action **ret) {
-        *ret = plan_add(plan, ops, PHASE, target, "forget", NULL);
+/* Each row's data is the verb's state (not the row's: no free_data). */
+static int add_row(Forget *f, Plan *plan, const ActionOps *ops, const char *target, Action **ret) {
+        *ret = plan_add(plan, ops, PHASE, target, "forget", f);
         return *ret ? 0 : -ENOMEM;
 }
 
@@ -368,18 +344,18 @@ static int plan_etcd_row(Forget *f, Plan *plan, const Observed *o, bool verifyin
 
         if (f->local_found <= 0 || f->local.external)
                 return 0; /* no stacked etcd here: nothing of the node's is in it */
-        r = forget_member_observe(&f->local, &t, etcd_deadline(), &m, &err);
+        r = forget_member_observe(&f->local, &t, etcd_deadline(f), &m, &err);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
                 f->failed = !verifying;
-                r = add_row(plan, &etcd_ops, "etcd-member", &a);
+                r = add_row(f, plan, &etcd_ops, "etcd-member", &a);
                 if (r >= 0)
                         a->present = true;
                 return r < 0 ? r : action_set_detail(a, "no etcd member answers: %s", err);
         }
         target = m.found ? strprintf("etcd-member/%016" PRIx64 " (%s)", m.id, m.name) : strdup("etcd-member");
-        r = target ? add_row(plan, &etcd_ops, target, &a) : -ENOMEM;
+        r = target ? add_row(f, plan, &etcd_ops, target, &a) : -ENOMEM;
         if (r >= 0 && !m.found) {
                 a->present = false;
                 r = action_set_detail(a, "no member of the cluster (asked %s) is %s's by its name and a peer URL%s%s",
@@ -406,7 +382,7 @@ static int plan_kubeadm_row(Forget *f, Plan *plan, const KubeadmEndpoint *e, int
 
         if (found == 0)
                 return 0; /* no ClusterStatus entry: k3s, rke2, kubeadm >= 1.22, or removed already */
-        r = add_row(plan, &kubeadm_ops, "ConfigMap/kube-system/kubeadm-config", &a);
+        r = add_row(f, plan, &kubeadm_ops, "ConfigMap/kube-system/kubeadm-config", &a);
         if (r < 0)
                 return r;
         a->present = true;
@@ -421,7 +397,7 @@ static int plan_node_row(Forget *f, Plan *plan, const Observed *o) {
         Action *a;
         int r;
 
-        r = target ? add_row(plan, &node_ops, target, &a) : -ENOMEM;
+        r = target ? add_row(f, plan, &node_ops, target, &a) : -ENOMEM;
         if (r < 0)
                 return r;
         a->present = o->node != 0;
@@ -446,7 +422,7 @@ static void refuse_all(Plan *plan, const char *why) {
                 (void) action_set_skip_code(a, "refused", "%s", why);
 }
 
-static int forget_plan(Forget *f, Plan *plan, bool verifying) {
+static int plan_rows(Forget *f, Plan *plan, bool verifying) {
         cleanup_free char *kubeadm_err = NULL, *why = NULL;
         KubeadmEndpoint e = {};
         Observed o;
@@ -476,7 +452,11 @@ finish:
         return r < 0 ? r : 0;
 }
 
-static void forget_done(Forget *f) {
+int forget_plan(Forget *f, Plan *plan) {
+        return plan_rows(f, plan, false);
+}
+
+void forget_done(Forget *f) {
         kube_identity_done(&f->id);
         free(f->id_error);
         free(f->self_error);
@@ -487,8 +467,6 @@ static void forget_done(Forget *f) {
         phase_facts_done(&f->ctx);
         (void) close_nointr(f->ctx.root_fd);
         free(f->root);
-        node_etcd_forget();
-        forget = NULL;
 }
 
 /* The credentials, and the name of the node forget runs on: --node-name, its kubelet's client
@@ -516,19 +494,15 @@ static int open_identity(Forget *f, bool on_node) {
         return f->id_error && f->self_error ? 0 : -ENOMEM;
 }
 
-static int forget_setup(Forget *f, const ForgetOptions *o, const char *node) {
+int forget_setup(Forget *f, const ForgetOptions *o, const char *node, char *root, int root_fd) {
         bool on_node;
 
-        *f = (Forget) { .o = o, .node = node, .ctx.root_fd = -EBADF };
-        forget = f;
-        if (root_open(o->root, &f->root, &f->ctx.root_fd) < 0)
-                return EXIT_USAGE;
-        f->ctx.root = f->root;
+        *f = (Forget) { .o = o, .node = node, .root = root, .ctx.root = root, .ctx.root_fd = root_fd };
         f->ctx.deadline_usec = o->deadline_usec;
         on_node = streq(f->ctx.root, "/");
         if (node_host_name(f->ctx.root_fd, on_node, &f->hostname) < 0 || open_identity(f, on_node) < 0 ||
             detect_node_installer(f->ctx.root_fd, &f->ctx.installer) < 0)
-                return log_oom(), EXIT_RESIDUE;
+                return -ENOMEM;
         /* forget runs on the surviving control plane whose files --root names (a toolbox's /host):
          * its etcd answers here. */
         f->local_found = node_etcd_find_here(&f->ctx, &f->local, &f->local_error);
@@ -538,9 +512,9 @@ static int forget_setup(Forget *f, const ForgetOptions *o, const char *node) {
 }
 
 /* What is still there after the rows ran: the rows an observation finds something to do for. */
-static int forget_verify(Forget *f, Plan **ret) {
+static int verify(Forget *f, Plan **ret) {
         Plan *fresh = plan_new(), *residue = plan_new();
-        int r = fresh && residue ? forget_plan(f, fresh, true) : -ENOMEM;
+        int r = fresh && residue ? plan_rows(f, fresh, true) : -ENOMEM;
 
         for (size_t i = 0; r >= 0 && i < fresh->n_actions; i++)
                 if (fresh->actions[i]->present) {
@@ -554,91 +528,15 @@ static int forget_verify(Forget *f, Plan **ret) {
         return r;
 }
 
-static void forget_emit(const Forget *f, ReportInfo *info, const Plan *plan, const Plan *residue) {
-        Emitter e;
-
-        info->root = f->root;
-        info->finished_usec = now(CLOCK_REALTIME);
-        emitter_init(&e, stdout, f->o->output, color_wanted(stdout));
-        e.all_actions = f->o->all_actions;
-        report_emit(&e, info, plan, residue);
-}
-
-static bool forget_confirmed(const Forget *f, const Plan *plan) {
-        cleanup_free char *what = strprintf("forget node %s", f->node);
-        FILE *out = f->o->output == OUTPUT_JSON ? stderr : stdout;
-        Emitter e;
-
-        emitter_init(&e, out, OUTPUT_TEXT, color_wanted(out));
-        e.all_actions = f->o->all_actions;
-        report_plan_text(&e, plan);
-        fflush(out);
-        return what && console_confirm(stdin, stderr, what);
-}
-
-static int forget_run(Forget *f, Plan *plan, ReportInfo *info) {
-        Plan *residue = NULL;
+int forget_execute(Forget *f, Plan *plan, Plan **ret_residue) {
         int r;
 
-        info->executed = true;
         log_notice("Forgetting node %s: %zu actions.", f->node, plan->n_actions);
         f->running = plan;
         (void) engine_execute(&f->ctx, plan, NULL);
         f->running = NULL;
-        r = forget_verify(f, &residue);
+        r = verify(f, ret_residue);
         if (r < 0)
                 log_error("Cannot observe the cluster again: %s", strerror(-r));
-        info->verified = residue != NULL;
-        info->exit_status = plan_count(plan, NULL, ACTION_FAILED) > 0 || !residue || residue->n_actions > 0
-                                    ? EXIT_RESIDUE
-                                    : EXIT_CLEAN;
-        forget_emit(f, info, plan, residue);
-        plan_free(residue);
-        return info->exit_status;
-}
-
-int verb_forget(const ForgetOptions *o, int argc, char *argv[]) {
-        ReportInfo info = { .command = "forget", .started_usec = now(CLOCK_REALTIME) };
-        Plan *plan = NULL;
-        Forget f;
-        int r;
-
-        if (argc != 2 || !node_name_is_valid(argv[1])) {
-                fprintf(stderr, "node-reset: 'forget' takes one NODE, a node name%s\nTry 'node-reset --help'.\n",
-                        argc == 2 ? ": not a valid one" : "");
-                return EXIT_USAGE;
-        }
-        if (o->node_name && !node_name_is_valid(o->node_name)) {
-                fprintf(stderr, "node-reset: invalid --node-name '%s': not a node name\nTry 'node-reset --help'.\n",
-                        o->node_name);
-                return EXIT_USAGE;
-        }
-        r = forget_setup(&f, o, argv[1]);
-        if (r == 0 && !(plan = plan_new())) {
-                (void) log_oom();
-                r = EXIT_RESIDUE;
-        }
-        if (r == 0 && (r = forget_plan(&f, plan, false)) < 0) {
-                log_error("Cannot build the plan, nothing was changed: %s", strerror(-r));
-                r = EXIT_RESIDUE;
-        }
-        if (r != 0)
-                goto finish;
-        info.hostname = f.hostname;
-        /* The dry run exits as the run would: 1 when something cannot be observed, 3 when refused. */
-        info.exit_status = r = f.failed ? EXIT_RESIDUE : f.refused ? EXIT_REFUSED : EXIT_CLEAN;
-        if (f.failed)
-                log_error("Cannot forget %s: what it left cannot all be observed; nothing was changed.", f.node);
-        else if (f.refused)
-                log_error("Refusing to forget %s: %s", f.node, plan->actions[0]->skip_reason);
-        if (o->plan_only || f.refused || f.failed)
-                forget_emit(&f, &info, plan, NULL);
-        else if (!o->yes && !forget_confirmed(&f, plan))
-                r = EXIT_REFUSED;
-        else
-                r = forget_run(&f, plan, &info);
-finish:
-        plan_free(plan);
-        forget_done(&f);
         return r;
 }
