@@ -22,9 +22,10 @@ typedef struct ContextStateType {
 
 #define CONTEXT_STATES_MAX 16
 
-/* What one phase learns while it runs and another phase needs later in the same run. Everything else
- * a phase keeps (its options, what it found for verify) stays in the phase's own file. The engine
- * frees these at the end of the run (phase_table_done()). */
+/* What the phases share for one run: the engine's own (systemd, /proc), and each module's or phase's
+ * state (what the etcd member's facts are, what a phase found for verify). A phase's options stay in
+ * its own file: configuration, set once by the command line. The engine frees these at the end of
+ * the run (phase_table_done()). */
 typedef struct PhaseFacts {
         /* services-early and -late stop units, processes and the pods' rescue ladder stop or ask about
          * units, files restarts the runtime, reload reloads, the rejoin verdict asks whether systemd
@@ -67,8 +68,8 @@ typedef struct Context {
         MountTable *mounts;   /* read once when the plan is built, refreshed by phases that change it */
         usec_t deadline_usec; /* CLOCK_MONOTONIC; 0 = none */
         bool lazy_unmount;    /* allow MNT_DETACH when a plain unmount says EBUSY */
-        EnginePass pass;
-        bool executed; /* engine_execute() ran on this context: a later observation is verify's */
+        EnginePass pass;      /* which pass runs: what a phase may conclude from what it observes */
+        bool executed;        /* engine_execute() ran on this context: a later observation is verify's */
         /* What the verb hands the phases beyond each phase's own options (setup_node(), the drain
          * verb): the program's --kubeconfig and --node-name (NULL: the node's own credentials and
          * name, or the node the drain verb names), and the drain verb's ask that the drain phase
