@@ -231,7 +231,7 @@ FUZZ_SRCS_cniconf   := agent/config/cni-conf.c agent/base/json.c
 # which brings every library's loader table) and what kube-api.c's credentials need come along.
 FUZZ_SRCS_http      := agent/base/http.c agent/base/log.c grpc/curl.c $(DLIB_SRCS)
 FUZZ_SRCS_docker    := agent/os/docker-api.c agent/base/json.c $(FUZZ_SRCS_fileio) $(FUZZ_SRCS_http)
-FUZZ_SRCS_kubeapi   := agent/phases/drain/drain-pods.c agent/verbs/forget-kubeadm.c agent/verbs/forget-node.c \
+FUZZ_SRCS_kubeapi   := agent/phases/drain/drain-pods.c agent/forget/forget-kubeadm.c agent/forget/forget-node.c \
                        agent/kube/kube-api.c agent/config/rancher-datadir.c agent/config/installers.c \
                        agent/config/envfile.c agent/config/unit-file.c agent/base/path.c \
                        agent/config/kubeconfig.c agent/config/node-name.c agent/config/yaml-util.c agent/base/json.c \

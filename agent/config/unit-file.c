@@ -264,6 +264,13 @@ static const char *const unit_search_dirs[] = { "/etc/systemd/system", "/run/sys
                                                 "/usr/local/lib/systemd/system", "/usr/lib/systemd/system",
                                                 "/lib/systemd/system" };
 
+bool unit_file_in_search_path(const char *path) {
+        for (size_t i = 0; i < ELEMENTSOF(unit_search_dirs); i++)
+                if (path_startswith_dir(path, unit_search_dirs[i]))
+                        return true;
+        return false;
+}
+
 /* The drop-ins of unit: NAME.d/ *.conf in each search directory, a name in a higher directory masking
  * the same name lower down, read in the order of their names. Node paths, NULL when there are none. */
 static int unit_dropins(int root_fd, const char *unit, char ***ret) {

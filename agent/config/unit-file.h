@@ -4,6 +4,7 @@
  * unit files. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct UnitExec {
@@ -37,3 +38,7 @@ int unit_file_service(const char *text, size_t size, char ***ret_pairs, unsigned
  * one resets it), its prefixes (@-:+!|) dropped, split into words as argv_split() does (no $VAR
  * expansion). 1 with the words, 0 when there is none, -EBADMSG when it does not split, -ENOMEM. */
 int unit_exec_start_argv(const char *text, size_t size, char ***ret);
+
+/* Is path (a node path, or a pattern) one of the directories of systemd's unit search path, or
+ * beneath one: a change there makes systemd want a reload? */
+bool unit_file_in_search_path(const char *path);

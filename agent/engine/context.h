@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "agent/config/installers.h"
@@ -11,51 +12,46 @@
 #include "agent/os/proc.h"
 #include "time-util.h"
 
-/* What the backup and etcd phases established at act time about this node's etcd member: the
- * facts agent/phases/etcd/etcd-datadir.c decides its data directory's fate from. */
-typedef struct NodeEtcdFacts {
-        bool observed;      /* the etcd phase asked the cluster in this run */
-        bool left;          /* this member left: removed by this run, or the cluster says so by member ID */
-        bool last_voter;    /* the last voting member of its cluster */
-        bool none_answered; /* no member answered at all */
-        bool own_silent;    /* backup: this node's own member did not answer for a snapshot */
-        bool snapshot;      /* backup: a complete snapshot of this member's cluster */
-        bool db_copied;     /* backup: the member's member/snap/db copied */
-        char *why;          /* the etcd phase's word when this member's state is none of the above */
-} NodeEtcdFacts;
+/* What a module keeps for one run (the etcd member's facts, the node-object phase's credentials): a
+ * static const of the module's describes it and is the key it is found by (context_state()). */
+typedef struct ContextStateType {
+        const char *name;          /* for a reader of a core dump */
+        size_t size;               /* zeroed at the first ask */
+        void (*done)(void *state); /* frees what the state holds (not the state itself); may be NULL */
+} ContextStateType;
 
-/* What one phase learns while it runs and another phase needs later in the same run. Everything else
- * a phase keeps (its options, what it found for verify) stays in the phase's own file. The engine
- * frees these at the end of the run (phase_table_done()). */
+#define CONTEXT_STATES_MAX 16
+
+/* What the phases share for one run: the engine's own (systemd, /proc), and each module's or phase's
+ * state (what the etcd member's facts are, what a phase found for verify). A phase's options stay in
+ * its own file: configuration, set once by the command line. The engine frees these at the end of
+ * the run (phase_table_done()). */
 typedef struct PhaseFacts {
         /* services-early and -late stop units, processes and the pods' rescue ladder stop or ask about
          * units, files restarts the runtime, reload reloads, the rejoin verdict asks whether systemd
          * runs: one connection and one cache of unit state for all of them (phase_systemd()). */
         struct ServiceManager *systemd;
-        /* This node's member's data directory (node path): found in the member's files by the etcd
-         * phase (or by the files phase when etcd did not run), removed by the files phase once the
-         * member has left, checked by the rejoin verdict. */
-        char *etcd_data_dir;
-        /* Established by backup (snapshot, db copy) and etcd (left, last voter) at act time; the files
-         * phase decides the data directory's fate from all of them (etcd-datadir.h). */
-        NodeEtcdFacts etcd;
-        /* backup: what could not be saved when the backup could not be written (no room): the files
-         * phase then keeps the rows with no other copy (phase-backup.h). NULL when it was written. */
-        char *backup_unsaved;
-        /* backup: with backup_unsaved, those rows (node paths), k3s's and rke2's under their data
-         * directories included. */
-        char **backup_kept;
-        /* backup, written: the datastores it could not copy (with their -wal and -shm), kept. */
-        char **backup_uncopied;
-        /* Who owns this node's etcd (etcd-owner.h): decided by the first phase that asks
-         * (phase_etcd_scope()), from the files as they were before anything was changed, and
-         * followed by every phase for the rest of the run. */
-        struct EtcdScope *etcd_scope;
         /* /proc as one planning pass saw it: read by the first phase that asks (phase_procs()): the
          * pods phase looks for kubelet, processes matches its lines, network names who is inside a
          * namespace. Dropped when the pass ends: acting and verifying read /proc anew. */
         ProcTable *procs;
+        /* What the modules below the phases (agent/node/) and the phases themselves keep for the run,
+         * each in its own state (context_state()): the engine knows none of them. */
+        struct {
+                const ContextStateType *type;
+                void *state;
+        } states[CONTEXT_STATES_MAX];
 } PhaseFacts;
+
+/* Which of the engine's passes is running: what a phase may conclude from what it observes. */
+typedef enum EnginePass {
+        /* Observing a node this run has not changed: the plan, and status (which acts on nothing). */
+        ENGINE_PASS_PLAN,
+        ENGINE_PASS_EXECUTE, /* applying the plan (engine_execute()) */
+        /* Observing again after this run executed its plan (engine_verify()): what the run did is
+         * there to be seen (a Node the node-object phase deleted, an API server the reset stopped). */
+        ENGINE_PASS_VERIFY,
+} EnginePass;
 
 typedef struct Context {
         const char *root; /* "/" or the absolute, resolved --root directory */
@@ -72,7 +68,15 @@ typedef struct Context {
         MountTable *mounts;   /* read once when the plan is built, refreshed by phases that change it */
         usec_t deadline_usec; /* CLOCK_MONOTONIC; 0 = none */
         bool lazy_unmount;    /* allow MNT_DETACH when a plain unmount says EBUSY */
-        bool executing;       /* false while planning/verifying, true while applying */
+        EnginePass pass;      /* which pass runs: what a phase may conclude from what it observes */
+        bool executed;        /* engine_execute() ran on this context: a later observation is verify's */
+        /* What the verb hands the phases beyond each phase's own options (setup_node(), the drain
+         * verb): the program's --kubeconfig and --node-name (NULL: the node's own credentials and
+         * name, or the node the drain verb names), and the drain verb's ask that the drain phase
+         * drain without --drain. */
+        const char *kubeconfig;
+        const char *node_name;
+        bool drain;
         /* The phases this run plans (engine_plan()): one phase may leave to a later one what that one
          * removes anyway (phase_selected()). */
         const struct PhaseSelection *selection;
@@ -81,3 +85,12 @@ typedef struct Context {
         size_t insert_at;
         PhaseFacts facts;
 } Context;
+
+/* The state of type for this run: created zeroed at the first ask and kept until the run's end
+ * (phase_facts_done()), when type->done frees what it holds. NULL on OOM, or when the context holds
+ * CONTEXT_STATES_MAX states already (a programming error: raise it). */
+void *context_state(Context *ctx, const ContextStateType *type);
+/* The same without creating it: NULL when nothing asked for it yet. */
+const void *context_state_peek(const Context *ctx, const ContextStateType *type);
+/* Free every state (type->done, then the state), leaving none. */
+void context_states_done(Context *ctx);

@@ -93,7 +93,8 @@ static int engine_plan_phases(Context *ctx, const PhaseSelection *sel, Plan *pla
         return 0;
 }
 
-int engine_plan(Context *ctx, const PhaseSelection *sel, Plan *plan, char **reterr) {
+/* One observation of the selected phases, in the pass given: the plan's, or verify's. */
+static int observe_pass(Context *ctx, EnginePass pass, const PhaseSelection *sel, Plan *plan, char **reterr) {
         int r;
 
         r = refresh_mounts(ctx);
@@ -102,9 +103,14 @@ int engine_plan(Context *ctx, const PhaseSelection *sel, Plan *plan, char **rete
         /* Each pass reads /proc once, when a phase first asks; a later pass reads it anew. */
         phase_procs_drop(ctx);
         ctx->selection = sel;
+        ctx->pass = pass;
         r = engine_plan_phases(ctx, sel, plan, reterr);
         phase_procs_drop(ctx);
         return r;
+}
+
+int engine_plan(Context *ctx, const PhaseSelection *sel, Plan *plan, char **reterr) {
+        return observe_pass(ctx, ENGINE_PASS_PLAN, sel, plan, reterr);
 }
 
 bool phase_selection_has(const PhaseSelection *sel, const char *name) {
@@ -241,7 +247,8 @@ static size_t execute_phase(Context *ctx, Plan *plan, size_t first, size_t end, 
 int engine_execute(Context *ctx, Plan *plan, const ExecuteHooks *hooks) {
         int first_error = 0;
 
-        ctx->executing = true;
+        ctx->pass = ENGINE_PASS_EXECUTE;
+        ctx->executed = true;
         ctx->plan = plan;
         for (size_t first = 0, end; first < plan->n_actions; first = end) {
                 PhaseDecision d = PHASE_RUN;
@@ -265,7 +272,7 @@ int engine_execute(Context *ctx, Plan *plan, const ExecuteHooks *hooks) {
                 if (a->result == ACTION_FAILED && first_error == 0)
                         first_error = a->error;
         }
-        ctx->executing = false;
+        ctx->pass = ENGINE_PASS_PLAN;
         return first_error;
 }
 
@@ -313,7 +320,9 @@ int engine_verify(Context *ctx, const PhaseSelection *sel, Plan **ret_residue, P
                 r = -ENOMEM;
                 goto finish;
         }
-        r = engine_plan(ctx, sel, fresh, reterr);
+        /* status observes a node this run has not changed, as a plan does: nothing of its own to verify. */
+        r = observe_pass(ctx, ctx->executed ? ENGINE_PASS_VERIFY : ENGINE_PASS_PLAN, sel, fresh, reterr);
+        ctx->pass = ENGINE_PASS_PLAN;
         if (r < 0)
                 goto finish;
         /* Move the residue and the unobserved rows over to their own plans, leaving the rest to be freed. */

@@ -49,5 +49,7 @@ Action *engine_add_row(Context *ctx, const ActionOps *ops, const char *phase, co
 
 /* Observe again and keep only what the manifest says should be gone and is not (ret_residue), and,
  * apart, the rows of what could not be observed at all (a phase or part skipped for a library that
- * does not load: ret_unobserved, may be NULL). With any of those the node is not known to be clean. */
+ * does not load: ret_unobserved, may be NULL). With any of those the node is not known to be clean.
+ * The phases observe in ENGINE_PASS_VERIFY after engine_execute() ran on ctx; status, which executed
+ * nothing, observes as a plan does (ENGINE_PASS_PLAN). */
 int engine_verify(Context *ctx, const PhaseSelection *sel, Plan **ret_residue, Plan **ret_unobserved, char **reterr);

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The phases as the engine sees them: a table the program registers, and what the phases share. */
 
-#include "agent/config/etcd-owner.h"
 #include "agent/engine/phase.h"
 #include "agent/os/services.h"
 #include "macro.h"
 #include "string-util.h"
 
-/* The table the program registered (agent/phases/phases.c): the engine knows no phase by name. */
+/* The table the program registered (agent/phases/phases.c), once, before any run: the engine knows
+ * no phase by name. */
 static const Phase *registered;
 static size_t n_registered;
 
@@ -37,34 +37,8 @@ void phase_table_done(Context *ctx) {
 
 void phase_facts_done(Context *ctx) {
         ctx->facts.systemd = services_manager_free(ctx->facts.systemd);
-        ctx->facts.etcd_data_dir = mfree(ctx->facts.etcd_data_dir);
-        ctx->facts.backup_unsaved = mfree(ctx->facts.backup_unsaved);
-        ctx->facts.backup_kept = strv_free(ctx->facts.backup_kept);
-        ctx->facts.backup_uncopied = strv_free(ctx->facts.backup_uncopied);
-        ctx->facts.etcd.why = mfree(ctx->facts.etcd.why);
-        if (ctx->facts.etcd_scope)
-                etcd_scope_done(ctx->facts.etcd_scope);
-        ctx->facts.etcd_scope = mfree(ctx->facts.etcd_scope);
+        context_states_done(ctx);
         phase_procs_drop(ctx);
-}
-
-int phase_etcd_scope(Context *ctx, const EtcdScope **ret) {
-        EtcdScope *s;
-        int r;
-
-        if (!ctx->facts.etcd_scope) {
-                s = calloc(1, sizeof *s);
-                if (!s)
-                        return -ENOMEM;
-                r = etcd_scope_decide(ctx->root_fd, ctx->installer, s);
-                if (r < 0) {
-                        free(s);
-                        return r;
-                }
-                ctx->facts.etcd_scope = s;
-        }
-        *ret = ctx->facts.etcd_scope;
-        return 0;
 }
 
 int phase_procs(Context *ctx, const ProcTable **ret) {

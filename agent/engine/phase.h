@@ -56,7 +56,8 @@ typedef struct Phase {
 void phase_table_register(const Phase *table, size_t n);
 const Phase *phase_table(size_t *ret_n);
 const Phase *phase_find(const char *name);
-/* Each phase's done() hook, then the facts the phases shared (ctx->facts), at the end of the run. */
+/* Each phase's done() hook, then the facts the phases shared (ctx->facts, every context_state()), at
+ * the end of the run. */
 void phase_table_done(Context *ctx);
 /* The facts alone, for a verb that asks them without running phases (forget). */
 void phase_facts_done(Context *ctx);
@@ -68,8 +69,6 @@ int phase_systemd(Context *ctx, struct ServiceManager **ret);
 /* /proc for this planning pass: read by the first phase that asks, then shared (ctx->facts.procs);
  * phase_procs_drop() at the pass's start and end. -errno when /proc cannot be read. */
 int phase_procs(Context *ctx, const ProcTable **ret);
-/* Who owns this node's etcd, decided once per run (etcd-owner.h). -ENOMEM only. */
-int phase_etcd_scope(Context *ctx, const struct EtcdScope **ret);
 void phase_procs_drop(Context *ctx);
 /* Whether the phase called name is planned in this run (false outside engine_plan()'s selection). */
 bool phase_selected(const Context *ctx, const char *name);

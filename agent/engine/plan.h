@@ -50,6 +50,9 @@ struct Action {
                             * could not be looked at (a library that does not load, an API server or
                             * a Docker that does not answer); verify counts it as unobserved, so the
                             * verdict is never "clean" */
+        /* Set by the phase that plans it: it changes a unit file (a disable, a mask, a file removed
+         * beneath a unit directory), so the reload phase reloads systemd after it. */
+        bool changes_unit_files;
         void *data;
 
         ActionResult result;

@@ -24,6 +24,7 @@
 #include "agent/config/yaml-util.h"
 #include "agent/base/log.h"
 #include "agent/engine/phase.h"
+#include "agent/node/phase-options.h"
 #include "agent/base/http.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -37,13 +38,6 @@
 /* The credentials and name, found once and kept for the run: verify asks again with the same ones
  * after the files phase has removed the node's kubeconfigs. */
 typedef KubeIdentity NodeApi;
-
-static bool arg_delete_node;
-/* --kubeconfig and --node-name: the program's options (orphan-check's too), handed over by
- * phase_node_object_identity(). NULL: admin.conf or the kubelet's, the kubelet's certificate. */
-static const char *arg_kubeconfig;
-static const char *arg_node_name;
-static NodeApi *node_api; /* found by the first planning, kept for verify */
 
 typedef enum NodeState {
         NODE_UNREACHABLE, /* no answer, or an answer that says nothing about the object */
@@ -59,8 +53,34 @@ static void node_api_free(void *p) {
         free(a);
 }
 
-/* --kubeconfig is the operator's file on the running system; admin.conf and kubelet.conf are the
- * node's, beneath --root. The node's name comes from the kubelet's certificate either way. */
+/* What the phase keeps for the run, in its Context: the credentials found by the first planning,
+ * kept for verify. */
+typedef struct NodeObjectState {
+        NodeApi *api;
+} NodeObjectState;
+
+static void node_object_state_done(void *p) {
+        NodeObjectState *st = p;
+
+        node_api_free(st->api);
+}
+
+static const ContextStateType node_object_state = {
+        .name = "node-object",
+        .size = sizeof(NodeObjectState),
+        .done = node_object_state_done,
+};
+
+/* The credentials the first planning found, or NULL. */
+static const NodeApi *node_api(const Context *ctx) {
+        const NodeObjectState *st = context_state_peek(ctx, &node_object_state);
+
+        return st ? st->api : NULL;
+}
+
+/* --kubeconfig (the Context's: the program's option) is the operator's file on the running system;
+ * admin.conf and kubelet.conf are the node's, beneath --root. The node's name comes from --node-name,
+ * else the kubelet's certificate either way. */
 static int node_api_open(Context *ctx, NodeApi **ret, char **reterr) {
         NodeApi *a;
 
@@ -68,7 +88,8 @@ static int node_api_open(Context *ctx, NodeApi **ret, char **reterr) {
         if (!a)
                 return -ENOMEM;
         *ret = a;
-        return kube_identity_open(ctx->root_fd, streq(ctx->root, "/"), arg_kubeconfig, arg_node_name, true, a, reterr);
+        return kube_identity_open(ctx->root_fd, streq(ctx->root, "/"), ctx->kubeconfig, ctx->node_name, true, a,
+                                  reterr);
 }
 
 static int api_call(const NodeApi *a, const Context *ctx, const char *method, const char *suffix, const char *body,
@@ -199,7 +220,7 @@ static int judge(Action *act, const NodeApi *a, const HttpResult *res, const cha
 }
 
 static int node_object_apply(Action *act, Context *ctx, char **ret_msg) {
-        const NodeApi *a = node_api;
+        const NodeApi *a = node_api(ctx);
         cleanup_free char *why = NULL, *patch = NULL;
         HttpResult res;
         NodeState state;
@@ -237,7 +258,7 @@ static bool node_present(const NodeApi *a, NodeState state) {
  * Ready, -errno when the API server does not answer (verify then counts the row as residue that
  * could not be checked). */
 static int node_object_check(Action *act, Context *ctx, char **ret_msg) {
-        const NodeApi *a = node_api;
+        const NodeApi *a = node_api(ctx);
         NodeState state;
         int r, error;
 
@@ -284,7 +305,7 @@ static int plan_unknown(Plan *plan, const char *why) {
 }
 
 static int plan_row(Context *ctx, Plan *plan) {
-        const NodeApi *a = node_api;
+        const NodeApi *a = node_api(ctx);
         cleanup_free char *why = NULL, *target = NULL;
         NodeState state;
         Action *act;
@@ -317,13 +338,17 @@ static int plan_row(Context *ctx, Plan *plan) {
 
 int phase_node_object_plan(Context *ctx, Plan *plan, char **reterr) {
         cleanup_free char *err = NULL;
+        NodeObjectState *st;
         NodeApi *a = NULL;
         Action *act;
         int r;
 
-        if (!arg_delete_node)
+        if (!phase_option_delete_node())
                 return 0;
-        if (!node_api) {
+        st = context_state(ctx, &node_object_state);
+        if (!st)
+                return -ENOMEM;
+        if (!st->api) {
                 r = node_api_open(ctx, &a, &err);
                 if (r == -ENXIO) {
                         node_api_free(a);
@@ -340,49 +365,30 @@ int phase_node_object_plan(Context *ctx, Plan *plan, char **reterr) {
                                                             ADMIN_CONF, KUBECONFIG_DEFAULT);
                         return action_set_skip_code(act, "no-credentials", "%s", err ?: strerror(-r));
                 }
-                node_api = a;
+                st->api = a;
         }
         r = plan_row(ctx, plan);
         return r < 0 ? set_errmsg(reterr, r, "Cannot plan the Node object's removal: %s", strerror(-r)) : 0;
-}
-
-void phase_node_object_done(Context *ctx) {
-        node_api_free(node_api);
-        node_api = NULL;
 }
 
 int phase_node_object_ready(Context *ctx, char **ret_msg) {
         NodeState state;
         int r, error;
 
-        if (!arg_delete_node)
+        if (!phase_option_delete_node())
                 return set_errmsg(ret_msg, -ENODATA, "without --delete-node the API server is not asked");
-        if (!node_api)
+        if (!node_api(ctx))
                 return set_errmsg(ret_msg, -ENODATA, "no credentials to ask the API server with");
-        r = node_observe(node_api, ctx, &state, &error, ret_msg);
+        r = node_observe(node_api(ctx), ctx, &state, &error, ret_msg);
         if (r < 0)
                 return r;
         return state == NODE_UNREACHABLE ? error : state == NODE_READY;
-}
-
-void phase_node_object_identity(const char *kubeconfig, const char *node_name) {
-        arg_kubeconfig = kubeconfig;
-        arg_node_name = node_name;
-}
-
-void phase_node_object_enable(void) {
-        arg_delete_node = true;
-}
-
-static int parse_delete_node(const char *arg, char **reterr) {
-        phase_node_object_enable();
-        return 0;
 }
 
 const PhaseOption phase_node_object_options[] = {
         { "delete-node", PHASE_OPTION_NO_ARG, NULL,
           "Delete this node's Node object (admin.conf or --kubeconfig), or with\n"
           "only the kubelet's credentials set it NotReady, so it can join again",
-          parse_delete_node },
+          phase_option_delete_node_parse },
         {},
 };

@@ -3,12 +3,12 @@
  * "services-early" before the pods phase (kubelet) and "services-late" after it (the runtime, etcd).
  * The reload phase (phase-reload.c) reloads systemd after them when a unit file changed. */
 
-#include "agent/phases/phases.h"
 #include "agent/config/etcd-owner.h"
 #include "agent/engine/phase.h"
+#include "agent/node/etcd.h"
+#include "agent/node/phase-options.h"
 #include "agent/os/services.h"
-#include "agent/phases/phase-services.h"
-#include "agent/engine/cmdline.h"
+#include "agent/phases/phases.h"
 #include "alloc-util.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -22,15 +22,7 @@ typedef enum UnitVerb {
         _VERB_MAX,
 } UnitVerb;
 
-static unsigned arg_unit_timeout_sec; /* --unit-timeout; 0: services.h's default */
-
 static const char *const verb_names[_VERB_MAX] = { "stop", "disable", "mask" };
-
-/* Where unit files live: a change beneath these makes systemd want a reload. */
-static const char *const unit_dirs[] = {
-        "/etc/systemd/system",     "/run/systemd/system",           "/lib/systemd/system",
-        "/usr/lib/systemd/system", "/usr/local/lib/systemd/system",
-};
 
 /* ---- stop, disable, mask: a row per unit, data is the unit name (NULL: a glob matched nothing) ---- */
 
@@ -52,7 +44,7 @@ static void stop_apply_batch(Action **actions, size_t n, Context *ctx) {
                 of[k] = actions[i];
                 stops[k++].unit = actions[i]->data;
         }
-        services_stop_many(ctx->facts.systemd, stops, k, phase_services_unit_timeout(), ctx->deadline_usec);
+        services_stop_many(ctx->facts.systemd, stops, k, phase_option_unit_timeout(), ctx->deadline_usec);
         for (size_t i = 0; i < k; i++)
                 action_record(of[i], stops[i].result, stops[i].message);
 }
@@ -220,7 +212,7 @@ static int add_line(Context *ctx, Plan *plan, const char *phase, UnitVerb v, con
         cleanup_free char *reason = NULL;
         cleanup_strv char **units = NULL;
         ServiceManager *m = ctx->facts.systemd;
-        const EtcdScope *scope = ctx->facts.etcd_scope; /* plan_units() asked */
+        const EtcdScope *scope = node_etcd_scope_decided(ctx); /* plan_units() asked */
         Action *a;
         int r;
 
@@ -291,7 +283,7 @@ static int plan_units(Context *ctx, Plan *plan, const char *phase, const char *w
         ServiceManager *m;
         int r;
 
-        r = phase_etcd_scope(ctx, &scope);
+        r = node_etcd_scope(ctx, &scope);
         if (r < 0)
                 return set_errmsg(reterr, r, "cannot tell who owns this node's etcd: %s", strerror(-r));
         r = phase_systemd(ctx, &m);
@@ -310,40 +302,22 @@ static int plan_units(Context *ctx, Plan *plan, const char *phase, const char *w
         return 0;
 }
 
+/* A disable or a mask changes a unit file: the reload phase reloads systemd after it. */
+static int plan_phase(Context *ctx, Plan *plan, const char *phase, const char *when, char **reterr) {
+        size_t first = plan->n_actions;
+        int r;
+
+        r = plan_units(ctx, plan, phase, when, reterr);
+        for (size_t i = first; i < plan->n_actions; i++)
+                plan->actions[i]->changes_unit_files = plan->actions[i]->ops == &verb_ops[VERB_DISABLE] ||
+                                                       plan->actions[i]->ops == &verb_ops[VERB_MASK];
+        return r;
+}
+
 int phase_services_early_plan(Context *ctx, Plan *plan, char **reterr) {
-        return plan_units(ctx, plan, "services-early", "early", reterr);
+        return plan_phase(ctx, plan, "services-early", "early", reterr);
 }
 
 int phase_services_late_plan(Context *ctx, Plan *plan, char **reterr) {
-        return plan_units(ctx, plan, "services-late", "late", reterr);
+        return plan_phase(ctx, plan, "services-late", "late", reterr);
 }
-
-/* ---- what the reload phase watches ---- */
-
-bool services_action_changes_unit_files(const Action *a) {
-        if (streq(a->phase, "services-early") || streq(a->phase, "services-late"))
-                return a->ops == &verb_ops[VERB_DISABLE] || a->ops == &verb_ops[VERB_MASK];
-        if (!streq(a->phase, "files"))
-                return false;
-        for (size_t i = 0; i < ELEMENTSOF(unit_dirs); i++)
-                if (path_startswith_dir(a->target, unit_dirs[i]))
-                        return true;
-        return false;
-}
-
-usec_t phase_services_unit_timeout(void) {
-        return (usec_t) arg_unit_timeout_sec * USEC_PER_SEC;
-}
-
-static int parse_unit_timeout(const char *arg, char **reterr) {
-        if (cmdline_parse_seconds(arg, &arg_unit_timeout_sec) < 0 || arg_unit_timeout_sec == 0)
-                return set_errmsg(reterr, -EINVAL, "invalid --unit-timeout '%s': expected a positive number of seconds",
-                                  arg);
-        return 0;
-}
-
-const PhaseOption phase_services_options[] = {
-        { "unit-timeout", PHASE_OPTION_REQUIRED_ARG, "SECONDS", "How long to wait for each unit's stop job (100)",
-          parse_unit_timeout },
-        {},
-};

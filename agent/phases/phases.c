@@ -2,6 +2,8 @@
 /* The table of node-reset's phases, in their order (see phases.h). */
 
 #include "agent/engine/libraries.h"
+#include "agent/node/etcd.h"
+#include "agent/node/phase-options.h"
 #include "agent/phases/phases.h"
 #include "macro.h"
 
@@ -21,16 +23,16 @@ static const Phase phases[] = {
         /* While the kubelet still runs to stop the evicted pods, and the API server (on a control
          * plane, its etcd member) still serves. */
         { "drain", "cordon this node and evict its pods through the Eviction API (--drain)", false, phase_drain_plan,
-          DLIB_MASK(DLIB_LIBCURL), phase_drain_done, phase_drain_options,
+          DLIB_MASK(DLIB_LIBCURL), NULL, phase_drain_options,
           "the drain did not finish, and the node is not reset with pods on it (it stays cordoned)", NULL },
         { "etcd", "remove this node's member from its etcd cluster (never the last one, never external etcd)", false,
-          phase_etcd_plan, DLIB_MASK(DLIB_LIBCURL), phase_etcd_done, phase_etcd_options, NULL, NULL },
+          phase_etcd_plan, DLIB_MASK(DLIB_LIBCURL), NULL, node_etcd_options, NULL, NULL },
         { "services-early", "stop, disable and mask kubelet and the agents that feed pods", false,
-          phase_services_early_plan, DLIB_MASK(DLIB_LIBSYSTEMD), NULL, phase_services_options, NULL, NULL },
+          phase_services_early_plan, DLIB_MASK(DLIB_LIBSYSTEMD), NULL, phase_unit_options, NULL, NULL },
         /* After kubelet, which would register the Node again; before the pods, the static pods of a
          * control plane's API server among them, and before the files phase removes the credentials. */
         { "node-object", "delete this node's Node object from the API server (--delete-node)", false,
-          phase_node_object_plan, 0, phase_node_object_done, phase_node_object_options, NULL, NULL },
+          phase_node_object_plan, 0, NULL, phase_node_object_options, NULL, NULL },
         { "pods", "stop and remove every pod and container through the CRI, with the rescue ladder", false,
           phase_pods_plan, DLIB_MASK(DLIB_LIBCURL), NULL, phase_pods_options, NULL, NULL },
         { "services-late", "stop, disable and mask the container runtime, etcd and the timers", false,
@@ -47,7 +49,7 @@ static const Phase phases[] = {
           DLIB_MASK(DLIB_LIBMNL), NULL, phase_firewall_options, NULL, NULL },
         { "network", "detach CNI BPF programs, remove their pins, policy rules, routes, links and network namespaces",
           false, phase_network_plan, DLIB_MASK(DLIB_LIBMNL), NULL, phase_network_options, NULL, NULL },
-        { "files", "apply the file-removal manifest", true, phase_files_plan, 0, phase_files_done, NULL, NULL, NULL },
+        { "files", "apply the file-removal manifest", true, phase_files_plan, 0, NULL, NULL, NULL, NULL },
         { "reload", "reload systemd once unit files are gone, reset the units' failed state, restart the host resolver",
           false, phase_reload_plan, DLIB_MASK(DLIB_LIBSYSTEMD), NULL, NULL, NULL, NULL },
 };

@@ -7,13 +7,9 @@
 
 int phase_backup_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_drain_plan(Context *ctx, Plan *plan, char **reterr);
-/* Free what the drain phase kept for the run (its credentials). */
-void phase_drain_done(Context *ctx);
 int phase_etcd_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_services_early_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_node_object_plan(Context *ctx, Plan *plan, char **reterr);
-/* Free what the node-object phase kept in ctx for the run. */
-void phase_node_object_done(Context *ctx);
 int phase_pods_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_services_late_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_processes_plan(Context *ctx, Plan *plan, char **reterr);
@@ -22,39 +18,27 @@ int phase_mounts_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_firewall_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_network_plan(Context *ctx, Plan *plan, char **reterr);
 int phase_files_plan(Context *ctx, Plan *plan, char **reterr);
-void phase_files_done(Context *ctx);
 int phase_reload_plan(Context *ctx, Plan *plan, char **reterr);
 
 /* The options each phase takes (PhaseOption), declared in the phase's file next to the code that
- * reads them; a phase without any has none here. */
+ * reads them; a phase without any has none here. An option several phases read is declared by the
+ * module beneath them that keeps it (node_etcd_options, phase_unit_options, --cri-endpoint). */
 extern const PhaseOption phase_backup_options[];
 extern const PhaseOption phase_drain_options[];
-extern const PhaseOption phase_etcd_options[];
-extern const PhaseOption phase_services_options[]; /* services-early's row: both services phases read them */
 extern const PhaseOption phase_node_object_options[];
 extern const PhaseOption phase_pods_options[];
 extern const PhaseOption phase_processes_options[];
 extern const PhaseOption phase_firewall_options[];
 extern const PhaseOption phase_network_options[]; /* network/links.c */
 
-/* Free what the etcd phase remembered for the run (the other members' client URLs). */
-void phase_etcd_done(Context *ctx);
-/* --kubeconfig and --node-name are the program's (orphan-check takes them too): the node-object
- * phase is handed them before it plans. NULL: the node's own credentials and name. */
-void phase_node_object_identity(const char *kubeconfig, const char *node_name);
 /* The rejoin verdict's question (kubeadm join's kubelet-start refuses a Node of this name that is
  * Ready), asked with the credentials the phase found: 1 Ready, 0 no such Node or not Ready; -ENODATA
  * without --delete-node or credentials, another -errno when the API server gives no answer about it.
  * *ret_msg says which. */
 int phase_node_object_ready(Context *ctx, char **ret_msg);
-void phase_drain_identity(const char *kubeconfig, const char *node_name);
-/* The drain verb's: the drain phase plans, without --delete-node (the node is not reset here). */
-void phase_drain_enable(void);
-/* --drain implies --delete-node: the Node goes once the node is reset. */
-void phase_node_object_enable(void);
 
 /* Does a failed backup (its action's -errno) let the run go on: it could not be written (no room,
- * a quota, a read-only file system)? The rows with no other copy are then kept (phase-backup.h); any other
+ * a quota, a read-only file system)? The rows with no other copy are then kept (backup-kept.h); any other
  * failure stops the run before anything is deleted. */
 bool backup_failure_goes_on(int error);
 

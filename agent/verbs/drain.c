@@ -102,8 +102,11 @@ static int drain_setup(DrainVerb *d) {
                 log_error("%s", strna(err));
                 return EXIT_USAGE;
         }
-        phase_drain_identity(d->o->kubeconfig, d->node);
-        phase_drain_enable();
+        /* The drain phase plans for the node named, without --drain; never --delete-node: the node is
+         * not reset here. */
+        d->ctx.kubeconfig = d->o->kubeconfig;
+        d->ctx.node_name = d->node;
+        d->ctx.drain = true;
         return 0;
 }
 

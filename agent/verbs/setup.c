@@ -74,8 +74,8 @@ int setup_node(Setup *s, const ProgramOptions *o) {
         s->ctx.cni_config = s->config.detection.cni_loaded;
         s->ctx.installer = s->config.detection.installer;
         s->ctx.lazy_unmount = o->lazy_unmount;
-        phase_node_object_identity(o->kubeconfig, o->node_name);
-        phase_drain_identity(o->kubeconfig, o->node_name);
+        s->ctx.kubeconfig = o->kubeconfig;
+        s->ctx.node_name = o->node_name;
         s->ctx.deadline_usec = program_deadline_usec(o);
         return 0;
 }

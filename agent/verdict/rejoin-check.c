@@ -25,6 +25,7 @@
 #include "agent/config/etcd-owner.h"
 #include "agent/os/remote-fs.h"
 #include "agent/engine/phase.h"
+#include "agent/node/etcd.h"
 #include "agent/os/fileio.h"
 #include "agent/os/services.h"
 #include "agent/phases/network/network-links.h"
@@ -137,7 +138,7 @@ static int check_ports(Context *ctx, Rejoin *r, char **ret_msg) {
         int q;
 
         if (r->control_plane) {
-                q = phase_etcd_scope(ctx, &scope);
+                q = node_etcd_scope(ctx, &scope);
                 if (q < 0)
                         return q;
                 n = scope->owner == ETCD_OWNER_FOREIGN ? ELEMENTSOF(ports) - 2 : ELEMENTSOF(ports);
@@ -274,8 +275,8 @@ static int check_executables(Context *ctx, Rejoin *r, char **ret_msg) {
                 return -ENOMEM;
         if (removed || (lacked && r->programs_before != 0))
                 return set_errmsg(ret_msg, REJOIN_FAILED, "%s%s%s%s%s%s: kubeadm join refuses it",
-                                  removed ? "the run removed " : "", strempty(removed),
-                                  removed ? " from PATH" : "", removed && lacked ? "; " : "",
+                                  removed ? "the run removed " : "", strempty(removed), removed ? " from PATH" : "",
+                                  removed && lacked ? "; " : "",
                                   lacked ? "not in PATH, before the run too (the node's own preparation lacks it): "
                                          : "",
                                   strempty(lacked));

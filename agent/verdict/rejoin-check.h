@@ -8,7 +8,7 @@
 #include "agent/engine/context.h"
 #include "agent/engine/engine.h"
 #include "agent/config/cluster-cidrs.h"
-#include "agent/phases/cni-keep.h"
+#include "agent/node/cni-keep.h"
 #include "agent/base/output.h"
 #include "agent/verdict/rejoin-state.h"
 

@@ -10,6 +10,7 @@
 
 #include "agent/config/etcd-owner.h"
 #include "agent/config/installers.h"
+#include "agent/node/etcd.h"
 #include "agent/os/remote-fs.h"
 #include "agent/phases/phases.h"
 #include "agent/verdict/rejoin-files.h"
@@ -82,13 +83,13 @@ int rejoin_check_ca(Context *ctx, Rejoin *r, char **ret_msg) {
 /* DirAvailableCheck of the local etcd's data directory: RunInitNodeChecks, run by a control-plane
  * join only. */
 int rejoin_check_etcd(Context *ctx, Rejoin *r, char **ret_msg) {
-        const char *dirs[] = { KUBEADM_ETCD_DATA_DIR, ctx->facts.etcd_data_dir };
+        const char *dirs[] = { KUBEADM_ETCD_DATA_DIR, node_etcd_data_dir(ctx) };
         const EtcdScope *scope;
         int q;
 
         /* kubeadm's preflight asks for an empty data directory only for a local etcd
          * (DirAvailable--var-lib-etcd, when ClusterConfiguration.etcd.local is set). */
-        q = phase_etcd_scope(ctx, &scope);
+        q = node_etcd_scope(ctx, &scope);
         if (q < 0)
                 return q;
         if (scope->owner == ETCD_OWNER_FOREIGN)

@@ -8,7 +8,7 @@
 
 #include "agent/config/cluster-cidrs.h"
 #include "agent/config/installers.h"
-#include "agent/phases/cni-keep.h"
+#include "agent/node/cni-keep.h"
 
 typedef enum RejoinState {
         REJOIN_OK,

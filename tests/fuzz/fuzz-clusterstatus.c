@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/verbs/forget-kubeadm.h"
+#include "agent/forget/forget-kubeadm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,8 +17,8 @@
 #include "agent/kube/kube-api.h"
 #include "agent/config/yaml-util.h"
 #include "agent/phases/drain/drain-pods.h"
-#include "agent/verbs/forget-kubeadm.h"
-#include "agent/verbs/forget-node.h"
+#include "agent/forget/forget-kubeadm.h"
+#include "agent/forget/forget-node.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,8 +12,10 @@
 #     src/basic): it uses include/ only, no library at all, and each lib/X.c is include/X.h's; a
 #     function include/ defines inline is a one-liner (at most 6 lines of body: a cleanup helper,
 #     a comparison), anything longer is compiled once in lib/;
-#   - inside agent/, folders in layers (base, os, config, kube, engine, phases, verdict, report,
-#     orphan, verbs), none including a folder above its own;
+#   - inside agent/, folders in layers (base, os, config, kube, engine, node, phases, ...), none
+#     including a folder above its own;
+#   - no phase includes another phase's header (issue 44): they share through the Context and
+#     agent/node/;
 #   - no cycle among the project's headers, nor among its sources (a.c uses b.c when it includes b.h).
 # Reads files only: no namespace needed.
 . "$(dirname "$0")/lib.sh"
@@ -116,11 +118,13 @@ for f in sorted(graph):
 # Inside agent/, folders in layers, each using only its own and those below it: base/ (log, output
 # and JSON writers, HTTP client, path and TOML helpers) uses nothing of agent/; os/ is the operating
 # system; config/ reads the node's files; kube/ talks to the Kubernetes API server with the node's
-# credentials; engine/ plans and acts; phases/ are the phases (one folder
-# per phase of more than one file); verdict/ asks what kubeadm join asks; report/
-# and orphan/ sit on top; verbs/ (one file per verb, and what the verbs share: setup, lock, report,
-# confirmation, exit status) above them all, with main.c (the options, the verb table, dispatch).
-layers = ["base", "os", "config", "kube", "engine", "phases", "verdict", "report", "orphan", "verbs"]
+# credentials; engine/ plans and acts; node/ is what several phases and verbs share about this node
+# (its etcd member, the CNI directories a kept runtime watches, what the backup could not save),
+# kept per run in the Context; phases/ are the phases (one folder per phase of more than one file);
+# verdict/ asks what kubeadm join asks; report/, orphan/ and forget/ sit on top; verbs/ (one file
+# per verb, and what the verbs share: setup, lock, report, confirmation, exit status) above them
+# all, with main.c (the options, the verb table, dispatch).
+layers = ["base", "os", "config", "kube", "engine", "node", "phases", "verdict", "report", "orphan", "forget", "verbs"]
 rank = {d: i for i, d in enumerate(layers)}
 for d in sorted({p.split("/")[1] for p in glob.glob("agent/*/")}):
     if d not in rank:
@@ -133,6 +137,27 @@ for f in sorted(graph):
         tp = t.split("/")
         if tp[0] == "agent" and len(tp) >= 3 and tp[1] in rank and rank[tp[1]] > rank[parts[1]]:
             fail(f"{f}: agent/{parts[1]}/ must not depend on agent/{tp[1]}/, a layer above it (\"{t}\")")
+
+# Phases talk only through the engine's Context and the modules beneath them (node/, config/, os/):
+# no phase includes another phase's header. A phase is a folder (agent/phases/NAME/) or a file
+# (agent/phases/phase-NAME.[ch]); the table (agent/phases/phases.[ch]) is none, and every phase
+# declares its planning function in the table's header. Anything else at the top of agent/phases/
+# counts as a phase of its own: what several phases share belongs beneath them.
+def phase_of(path):
+    parts = path.split("/")
+    if parts[:2] != ["agent", "phases"] or len(parts) < 3:
+        return None
+    if len(parts) > 3:
+        return parts[2]
+    name = parts[2].rsplit(".", 1)[0]
+    return None if name == "phases" else name[len("phase-"):] if name.startswith("phase-") else name
+for f in sorted(graph):
+    pf = phase_of(f)
+    for t in sorted(graph[f]):
+        pt = phase_of(t)
+        if pf is not None and pt is not None and pt != pf:
+            fail(f"{f}: the {pf} phase must not include the {pt} phase's \"{t}\" (share it through the "
+                 "Context or a module beneath the phases)")
 
 # Source cycles: a.c depends on b.c when it includes b.h (the header of the same name). A cycle
 # (the network phase's files once shared one header declaring each other's functions) means the

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests for the etcd client's codec (golden bytes from rpc.proto's field numbers, bounds,
- * malformed answers), the gRPC frame parser's streaming mode, and how the agent finds this node's
- * member in kubeadm's, kubespray's and k3s's files and matches it, decides who owns the etcd (an
- * external or site-managed one is out of scope) and what that keeps, decides the data directory's
- * fate (every case of the rule) and remembers a departure. */
+ * malformed answers), the gRPC frame parser's streaming mode, how the agent reads etcd's YAML
+ * configuration, decides who owns the etcd (an external or site-managed one is out of scope) and
+ * what that keeps, and remembers a departure. This node's member itself is test-node-etcd.c's. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,16 +21,15 @@
 #include "agent/config/etcd-flags.h"
 #include "agent/config/etcd-owner.h"
 #include "agent/config/unit-file.h"
-#include "agent/os/host-place.h"
-#include "agent/phases/files/files-protect.h"
-#include "agent/phases/etcd/etcd-datadir.h"
-#include "agent/phases/etcd/etcd-member.h"
+#include "agent/node/etcd.h"
 #include "agent/phases/etcd/etcd-state.h"
+#include "agent/phases/files/files-protect.h"
 #include "etcd/etcd.h"
 #include "grpc/grpc.h"
 #include "grpc/proto.h"
 #include "macro.h"
 #include "strv.h"
+#include "tests/support/files.h"
 
 #define BYTES(...) ((const uint8_t[]) { __VA_ARGS__ }), sizeof((const uint8_t[]) { __VA_ARGS__ })
 
@@ -195,190 +193,18 @@ static void test_refused(void **state) {
         etcd_client_free(c);
 }
 
-static void mkdir_p(char *path) {
-        for (char *p = path + 1; *p; p++)
-                if (*p == '/') {
-                        *p = '\0';
-                        (void) mkdir(path, 0755);
-                        *p = '/';
-                }
-        (void) mkdir(path, 0755);
-}
-
-static void write_file(const char *dir, const char *path, const char *text) {
-        char full[4096], *slash;
-        FILE *f;
-
-        snprintf(full, sizeof full, "%s%s", dir, path);
-        slash = strrchr(full, '/');
-        *slash = '\0';
-        mkdir_p(full);
-        *slash = '/';
-        f = fopen(full, "we");
-        assert_non_null(f);
-        fputs(text, f);
-        fclose(f);
-}
-
-static void rm_rf(const char *dir) {
-        char cmd[256];
-
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        assert_int_equal(system(cmd), 0);
-}
-
-/* The tree beneath dir as --root names it (elsewhere), or as forget's tree that runs here. */
-static void local_at(const char *dir, bool here, NodeEtcd *l, int want) {
-        Context ctx = { .root = dir };
-
-        ctx.root_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        assert_true(ctx.root_fd >= 0);
-        assert_int_equal(here ? node_etcd_find_here(&ctx, l, NULL) : node_etcd_find(&ctx, l, NULL), want);
-        close(ctx.root_fd);
-        if (ctx.facts.etcd_scope)
-                etcd_scope_done(ctx.facts.etcd_scope);
-        free(ctx.facts.etcd_scope);
-}
-
-static void local_in(const char *dir, NodeEtcd *l, int want) {
-        local_at(dir, false, l, want);
-}
-
-/* 198.51.100.0/24 (TEST-NET-2) stands for other machines: skipped on a machine that has one. */
-static void require_elsewhere(void) {
-        if (host_place("198.51.100.1") != HOST_ELSEWHERE || host_place("198.51.100.7") != HOST_ELSEWHERE)
-                skip();
-}
-
-static void test_local_kubeadm(void **state) {
-        char dir[] = "/tmp/test-etcd.XXXXXX";
-        NodeEtcd l = {};
-        EtcdMember same = { .name = (char *) "cp1" }, other = { .name = (char *) "cp1" };
-        char *peers[] = { (char *) "https://198.51.100.1:2380", NULL },
-             *elsewhere[] = { (char *) "https://198.51.100.9:2380", NULL };
-
-        require_elsewhere();
-        assert_non_null(mkdtemp(dir));
-        write_file(dir, ETCD_MANIFEST,
-                   "spec:\n  containers:\n  - command:\n    - etcd\n"
-                   "    - --advertise-client-urls=https://198.51.100.1:2379\n"
-                   "    - --cert-file=/etc/kubernetes/pki/etcd/server.crt\n"
-                   "    - --initial-advertise-peer-urls=https://198.51.100.1:2380\n"
-                   "    - "
-                   "\"--initial-cluster=cp1=https://198.51.100.1:2380,cp2=https://198.51.100.2:2380,cp3=https://"
-                   "198.51.100.3:2390\"\n"
-                   "    - --key-file=/etc/kubernetes/pki/etcd/server.key\n"
-                   "    - --listen-client-urls=https://127.0.0.1:2379,https://198.51.100.1:2379\n"
-                   "    - --name=cp1\n"
-                   "    - --trusted-ca-file=/etc/kubernetes/pki/etcd/ca.crt\n");
-        write_file(dir, "/etc/kubernetes/pki/etcd/healthcheck-client.crt", "x");
-        write_file(dir, "/etc/kubernetes/pki/etcd/healthcheck-client.key", "x");
-        local_in(dir, &l, 1);
-        assert_string_equal(l.source, ETCD_MANIFEST);
-        assert_string_equal(l.name, "cp1");
-        assert_string_equal(l.data_dir, "/var/lib/etcd");
-        assert_false(l.external);
-        /* Its own URL first, then cp2's guessed from its peer URL (cp3's port says nothing); under
-         * --root its loopback URL leads to the running machine: never its own, asked last. */
-        assert_true(l.elsewhere);
-        assert_int_equal(l.n_own, 1);
-        assert_string_equal(l.endpoints[0], "https://198.51.100.1:2379");
-        assert_string_equal(l.endpoints[1], "https://198.51.100.2:2379");
-        assert_string_equal(l.endpoints[2], "https://127.0.0.1:2379");
-        assert_null(l.endpoints[3]);
-        assert_string_equal(l.not_own[0], "https://127.0.0.1:2379 (this machine)");
-        assert_string_equal(l.initial_cluster[0], "cp2=https://198.51.100.2:2380");
-        assert_non_null(strstr(l.cert_file, "/etc/kubernetes/pki/etcd/healthcheck-client.crt"));
-        assert_non_null(strstr(l.ca_file, "/etc/kubernetes/pki/etcd/ca.crt"));
-        /* Matched by name and peer URLs, never by name alone. */
-        same.peer_urls = peers;
-        other.peer_urls = elsewhere;
-        assert_true(node_etcd_is(&l, &same));
-        assert_false(node_etcd_is(&l, &other));
-        assert_true(node_etcd_name_clash(&l, &other));
-        node_etcd_done(&l);
-        /* forget's tree runs here: both its own URLs are its own. */
-        local_at(dir, true, &l, 1);
-        assert_false(l.elsewhere);
-        assert_int_equal(l.n_own, 2);
-        assert_string_equal(l.endpoints[1], "https://127.0.0.1:2379");
-        assert_null(l.not_own);
-        node_etcd_done(&l);
-
-        /* kubeadm-config says external: out of scope, never touched (no member to describe). */
-        write_file(dir, KUBEADM_CONFIG, "kind: ClusterConfiguration\netcd:\n  external:\n    endpoints: []\n");
-        local_in(dir, &l, 0);
-        assert_true(l.external);
-        node_etcd_done(&l);
-        write_file(dir, KUBEADM_CONFIG,
-                   "kind: ClusterConfiguration\netcd:\n  local:\n    dataDir: /var/lib/etcd\nexternal: x\n");
-        local_in(dir, &l, 1);
-        assert_false(l.external);
-        node_etcd_done(&l);
-        rm_rf(dir);
-}
-
-/* k3s's layout (pkg/etcd/etcd.go, pkg/daemons/executor): server/db/etcd/config as etcd's YAML
- * configuration, the member reached through k3s's own client certificate. */
-static void test_local_k3s(void **state) {
-        char dir[] = "/tmp/test-etcd.XXXXXX";
-        NodeEtcd l = {};
-
-        require_elsewhere();
-        assert_non_null(mkdtemp(dir));
-        write_file(dir, "/var/lib/rancher/k3s/server/db/etcd/config",
-                   "advertise-client-urls: https://198.51.100.7:2379\n"
-                   "client-transport-security:\n"
-                   "  cert-file: /var/lib/rancher/k3s/server/tls/etcd/server-client.crt\n"
-                   "  client-cert-auth: true\n"
-                   "  key-file: /var/lib/rancher/k3s/server/tls/etcd/server-client.key\n"
-                   "  trusted-ca-file: /var/lib/rancher/k3s/server/tls/etcd/server-ca.crt\n"
-                   "data-dir: /var/lib/rancher/k3s/server/db/etcd\n"
-                   "election-timeout: 5000\n"
-                   "listen-client-urls: https://198.51.100.7:2379,https://127.0.0.1:2379\n"
-                   "listen-peer-urls: https://198.51.100.7:2380\n"
-                   "log-outputs:\n- stderr\n"
-                   "name: srv1-6c2d1a3e\n"
-                   "peer-transport-security:\n"
-                   "  cert-file: /var/lib/rancher/k3s/server/tls/etcd/peer-server-client.crt\n"
-                   "  trusted-ca-file: /var/lib/rancher/k3s/server/tls/etcd/peer-ca.crt\n");
-        write_file(dir, "/var/lib/rancher/k3s/server/tls/etcd/client.crt", "x");
-        write_file(dir, "/var/lib/rancher/k3s/server/tls/etcd/client.key", "x");
-        local_in(dir, &l, 1);
-        assert_int_equal(l.owner, ETCD_OWNER_K3S);
-        assert_string_equal(l.source, "/var/lib/rancher/k3s/server/db/etcd");
-        assert_string_equal(l.name, "srv1-6c2d1a3e");
-        assert_string_equal(l.data_dir, "/var/lib/rancher/k3s/server/db/etcd");
-        assert_string_equal(l.peer_urls[0], "https://198.51.100.7:2380"); /* its listen URL: no initial-* */
-        assert_int_equal(l.n_own, 1); /* k3s's fixed 127.0.0.1:2379 is the running machine's */
-        assert_string_equal(l.endpoints[0], "https://198.51.100.7:2379");
-        assert_string_equal(l.endpoints[1], "https://127.0.0.1:2379");
-        assert_non_null(strstr(l.cert_file, "/var/lib/rancher/k3s/server/tls/etcd/client.crt"));
-        assert_non_null(strstr(l.key_file, "/var/lib/rancher/k3s/server/tls/etcd/client.key"));
-        assert_non_null(strstr(l.ca_file, "/var/lib/rancher/k3s/server/tls/etcd/server-ca.crt"));
-        node_etcd_done(&l);
-        /* No config yet: k3s's own endpoint and the name file. */
-        rm_rf(dir);
-        strcpy(dir, "/tmp/test-etcd.XXXXXX");
-        assert_non_null(mkdtemp(dir));
-        write_file(dir, "/var/lib/rancher/rke2/server/db/etcd/name", "cp-1-aaaa");
-        local_in(dir, &l, 1);
-        assert_int_equal(l.owner, ETCD_OWNER_RKE2);
-        assert_string_equal(l.name, "cp-1-aaaa");
-        assert_int_equal(l.n_own, 0);
-        assert_string_equal(l.endpoints[0], "https://127.0.0.1:2379");
-        node_etcd_done(&l);
-        write_file(dir, "/var/lib/rancher/rke2/server/db/etcd/config", "name: [\n");
-        local_in(dir, &l, -EBADMSG);
-        node_etcd_done(&l);
-        rm_rf(dir);
-}
-
 /* What the files phase keeps for this scope alone (files/files-protect.h). */
 static ProtectState scope_protects(const EtcdScope *s, const char *path) {
-        const Context ctx = { .facts.etcd_scope = (EtcdScope *) s };
+        Context ctx = {};
+        NodeEtcdRun *run = node_etcd_run(&ctx);
+        ProtectState p;
 
-        return files_protect_decide(&ctx, &(ProtectRow) { .kind = PROTECT_WALK }, path, NULL);
+        assert_non_null(run);
+        run->scope = (EtcdScope *) s;
+        p = files_protect_decide(&ctx, &(ProtectRow) { .kind = PROTECT_WALK }, path, NULL);
+        run->scope = NULL; /* the test's */
+        context_states_done(&ctx);
+        return p;
 }
 
 static void scope_as(const char *dir, Installer installer, EtcdScope *s) {
@@ -404,10 +230,10 @@ static void test_scope(void **state) {
         assert_int_equal(s.owner, ETCD_OWNER_NONE);
         etcd_scope_done(&s);
         /* etcd.external in the second document, the first an InitConfiguration. */
-        write_file(dir, KUBEADM_CONFIG,
-                   "apiVersion: kubeadm.k8s.io/v1beta3\nkind: InitConfiguration\n---\n"
-                   "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n"
-                   "etcd:\n  external:\n    endpoints:\n    - https://10.0.0.1:2379\n");
+        test_write_tree(dir, KUBEADM_CONFIG,
+                        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: InitConfiguration\n---\n"
+                        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n"
+                        "etcd:\n  external:\n    endpoints:\n    - https://10.0.0.1:2379\n");
         scope_in(dir, &s);
         assert_int_equal(s.owner, ETCD_OWNER_FOREIGN);
         assert_string_equal(s.source, KUBEADM_CONFIG);
@@ -419,23 +245,24 @@ static void test_scope(void **state) {
         assert_non_null(strstr(s.why, "out of scope"));
         etcd_scope_done(&s);
         /* kubespray: its etcd.env wins over the external it names. */
-        write_file(dir, ETCD_ENV, "ETCD_NAME=etcd1\n");
+        test_write_tree(dir, ETCD_ENV, "ETCD_NAME=etcd1\n");
         scope_in(dir, &s);
         assert_int_equal(s.owner, ETCD_OWNER_ENV);
         assert_int_equal(scope_protects(&s, "/var/lib/etcd"), PROTECT_NONE);
         etcd_scope_done(&s);
-        rm_rf(dir);
+        test_rm_rf(dir);
         strcpy(dir, "/tmp/test-etcd.XXXXXX");
 
         /* A site's unit (Debian's, with its /etc/default file), no static pod: out of scope. */
         assert_non_null(mkdtemp(dir));
-        write_file(dir, "/lib/systemd/system/etcd.service",
-                   "[Unit]\nDescription=etcd\n[Service]\nEnvironment=DAEMON_ARGS=\n"
-                   "Environment=ETCD_DATA_DIR=/var/lib/etcd/default\nEnvironmentFile=-/etc/default/%p\n"
-                   "# ExecStart=/usr/bin/etcd --data-dir=/srv/commented\n"
-                   "ExecStart=/usr/bin/etcd $DAEMON_ARGS \\\n  --cert-file=${CERTS}/server.crt\n");
-        write_file(dir, "/etc/default/etcd", "DAEMON_ARGS=\"--data-dir=/srv/etcd --name=e1\"\nCERTS=/etc/etcd/pki\n");
-        write_file(dir, KUBE_APISERVER_MANIFEST, "kind: Pod\n");
+        test_write_tree(dir, "/lib/systemd/system/etcd.service",
+                        "[Unit]\nDescription=etcd\n[Service]\nEnvironment=DAEMON_ARGS=\n"
+                        "Environment=ETCD_DATA_DIR=/var/lib/etcd/default\nEnvironmentFile=-/etc/default/%p\n"
+                        "# ExecStart=/usr/bin/etcd --data-dir=/srv/commented\n"
+                        "ExecStart=/usr/bin/etcd $DAEMON_ARGS \\\n  --cert-file=${CERTS}/server.crt\n");
+        test_write_tree(dir, "/etc/default/etcd",
+                        "DAEMON_ARGS=\"--data-dir=/srv/etcd --name=e1\"\nCERTS=/etc/etcd/pki\n");
+        test_write_tree(dir, KUBE_APISERVER_MANIFEST, "kind: Pod\n");
         scope_in(dir, &s);
         assert_int_equal(s.owner, ETCD_OWNER_FOREIGN);
         assert_string_equal(s.source, "/lib/systemd/system/etcd.service");
@@ -451,12 +278,12 @@ static void test_scope(void **state) {
         assert_true(strv_contains(s.keep, "/var/lib/etcd"));
         etcd_scope_done(&s);
         /* The static pod makes it kubeadm's again. */
-        write_file(dir, ETCD_MANIFEST, "spec:\n  containers:\n  - name: etcd\n    command: [etcd, --name=cp1]\n");
+        test_write_tree(dir, ETCD_MANIFEST, "spec:\n  containers:\n  - name: etcd\n    command: [etcd, --name=cp1]\n");
         scope_in(dir, &s);
         assert_int_equal(s.owner, ETCD_OWNER_KUBEADM);
         assert_string_equal(s.argv[1], "--name=cp1");
         etcd_scope_done(&s);
-        rm_rf(dir);
+        test_rm_rf(dir);
 }
 
 /* The detected installer says which reading applies (issue: a site's etcd on a kubeadm node was
@@ -467,12 +294,13 @@ static void test_scope_installer(void **state) {
         EtcdScope s = {};
 
         assert_non_null(mkdtemp(dir));
-        write_file(dir, KUBEADM_CONFIG,
-                   "kind: ClusterConfiguration\netcd:\n  external:\n    endpoints: [https://198.51.100.5:2379]\n"
-                   "    caFile: /etc/site-etcd/ca.crt\n    certFile: /etc/kubernetes/pki/apiserver-etcd-client.crt\n");
-        write_file(dir, ETCD_ENV, "ETCD_NAME=site\nETCD_DATA_DIR=/srv/etcd\n");
-        write_file(dir, "/etc/systemd/system/etcd.service",
-                   "[Service]\nEnvironmentFile=/etc/etcd.env\nExecStart=/usr/local/bin/etcd\n");
+        test_write_tree(
+                dir, KUBEADM_CONFIG,
+                "kind: ClusterConfiguration\netcd:\n  external:\n    endpoints: [https://198.51.100.5:2379]\n"
+                "    caFile: /etc/site-etcd/ca.crt\n    certFile: /etc/kubernetes/pki/apiserver-etcd-client.crt\n");
+        test_write_tree(dir, ETCD_ENV, "ETCD_NAME=site\nETCD_DATA_DIR=/srv/etcd\n");
+        test_write_tree(dir, "/etc/systemd/system/etcd.service",
+                        "[Service]\nEnvironmentFile=/etc/etcd.env\nExecStart=/usr/local/bin/etcd\n");
         scope_as(dir, INSTALLER_KUBEADM, &s);
         assert_int_equal(s.owner, ETCD_OWNER_FOREIGN);
         assert_string_equal(s.source, KUBEADM_CONFIG);
@@ -489,20 +317,21 @@ static void test_scope_installer(void **state) {
         assert_int_equal(s.owner, ETCD_OWNER_ENV);
         etcd_scope_done(&s);
         /* A kubeadm node without external: the etcd.env and its unit are the site's. */
-        write_file(dir, KUBEADM_CONFIG, "kind: ClusterConfiguration\n");
+        test_write_tree(dir, KUBEADM_CONFIG, "kind: ClusterConfiguration\n");
         scope_as(dir, INSTALLER_KUBEADM, &s);
         assert_int_equal(s.owner, ETCD_OWNER_FOREIGN);
         assert_string_equal(s.source, "/etc/systemd/system/etcd.service");
         etcd_scope_done(&s);
-        rm_rf(dir);
+        test_rm_rf(dir);
 
         /* etcd.external beside kubeadm's own static pod: the pod, its PKI and its data stay. */
         strcpy(dir, "/tmp/test-etcd.XXXXXX");
         assert_non_null(mkdtemp(dir));
-        write_file(dir, KUBEADM_CONFIG, "kind: ClusterConfiguration\netcd:\n  external:\n    endpoints: []\n");
-        write_file(dir, ETCD_MANIFEST,
-                   "spec:\n  containers:\n  - name: etcd\n    command: [etcd, --name=cp1, --data-dir=/var/lib/etcd2, "
-                   "--cert-file=/etc/kubernetes/pki/etcd/server.crt]\n");
+        test_write_tree(dir, KUBEADM_CONFIG, "kind: ClusterConfiguration\netcd:\n  external:\n    endpoints: []\n");
+        test_write_tree(
+                dir, ETCD_MANIFEST,
+                "spec:\n  containers:\n  - name: etcd\n    command: [etcd, --name=cp1, --data-dir=/var/lib/etcd2, "
+                "--cert-file=/etc/kubernetes/pki/etcd/server.crt]\n");
         scope_as(dir, INSTALLER_KUBEADM, &s);
         assert_int_equal(s.owner, ETCD_OWNER_FOREIGN);
         assert_non_null(strstr(s.why, "beside an etcd static pod"));
@@ -512,48 +341,7 @@ static void test_scope_installer(void **state) {
         assert_int_equal(scope_protects(&s, "/var/lib/etcd2/member"), PROTECT_SELF);
         assert_int_equal(scope_protects(&s, "/etc/kubernetes/manifests/kube-apiserver.yaml"), PROTECT_NONE);
         etcd_scope_done(&s);
-        rm_rf(dir);
-}
-
-static EtcdMember member(uint64_t id, const char *name, char **peers) {
-        return (EtcdMember) { .id = id, .name = (char *) name, .peer_urls = peers };
-}
-
-/* Which member is this node's: an answer of its own only with this node's name and peer URLs;
- * under --root those alone; a cluster its --initial-cluster names is recognised by another member. */
-static void test_identify(void **state) {
-        char *p1[] = { (char *) "https://198.51.100.1:2380", NULL },
-             *p2[] = { (char *) "https://198.51.100.2:2380", NULL },
-             *p9[] = { (char *) "https://198.51.100.9:2380", NULL }, *own_peers[] = { p1[0], NULL },
-             *initial[] = { (char *) "cp2=https://198.51.100.2:2380", NULL };
-        EtcdMember ms[] = { member(1, "cp1", p1), member(2, "cp2", p2), member(9, "survivor", p9) };
-        EtcdMemberList list = { .cluster_id = 7, .members = ms, .n_members = 3 }, other = list;
-        NodeEtcd l = { .name = (char *) "cp1", .peer_urls = own_peers, .initial_cluster = initial };
-        const EtcdMember *m;
-        char *why = NULL;
-
-        /* The running machine's etcd answers at a loopback URL of the tree's: not the tree's member. */
-        assert_int_equal(node_etcd_identify(&l, &list, &(EtcdStatus) { .member_id = 9 }, &m, &why), -EPERM);
-        assert_null(m);
-        assert_non_null(strstr(why, "survivor"));
-        why = mfree(why);
-        assert_int_equal(node_etcd_identify(&l, &list, &(EtcdStatus) { .member_id = 1 }, &m, NULL), 1);
-        assert_ptr_equal(m, &ms[0]);
-        assert_int_equal(node_etcd_identify(&l, &list, &(EtcdStatus) { .member_id = 5 }, &m, NULL), 0);
-        /* No answer of its own: live, not known; under --root, by name and peer URLs. */
-        assert_int_equal(node_etcd_identify(&l, &list, NULL, &m, NULL), -ENXIO);
-        l.elsewhere = true;
-        assert_int_equal(node_etcd_identify(&l, &list, NULL, &m, NULL), 1);
-        assert_ptr_equal(m, &ms[0]);
-        ms[2] = member(9, "cp1", p1);
-        assert_int_equal(node_etcd_identify(&l, &list, NULL, &m, &why), -EEXIST);
-        why = mfree(why);
-        other.n_members = 1;
-        other.members = &ms[1];
-        assert_int_equal(node_etcd_identify(&l, &other, NULL, &m, NULL), 0);
-        assert_true(node_etcd_cluster_is_ours(&l, &other));
-        ms[1] = member(2, "cp2", p9);
-        assert_false(node_etcd_cluster_is_ours(&l, &other));
+        test_rm_rf(dir);
 }
 
 static void test_config_argv(void **state) {
@@ -571,79 +359,6 @@ static void test_config_argv(void **state) {
         assert_string_equal(argv[5], "--peer-key-file=/k");
         assert_null(argv[6]);
         assert_int_equal(etcd_config_argv("- a\n", 4, &argv), -EBADMSG);
-}
-
-static void test_local_env(void **state) {
-        char dir[] = "/tmp/test-etcd.XXXXXX";
-        NodeEtcd l = {};
-
-        assert_non_null(mkdtemp(dir));
-        local_in(dir, &l, 0); /* no member files: not an etcd node */
-        node_etcd_done(&l);
-        write_file(dir, ETCD_ENV,
-                   "# Environment file for etcd v3.5\n"
-                   "ETCD_DATA_DIR=/var/lib/etcd\n"
-                   "ETCD_ADVERTISE_CLIENT_URLS=https://10.0.0.5:2379\n"
-                   "ETCD_INITIAL_ADVERTISE_PEER_URLS=https://10.0.0.5:2380\n"
-                   "ETCD_NAME=etcd1\n"
-                   "ETCD_LISTEN_CLIENT_URLS=https://0.0.0.0:2379\n"
-                   "ETCD_TRUSTED_CA_FILE=/etc/ssl/etcd/ssl/ca.pem\n"
-                   "ETCD_CERT_FILE=/etc/ssl/etcd/ssl/member-node1.pem\n"
-                   "ETCD_KEY_FILE=/etc/ssl/etcd/ssl/member-node1-key.pem\n");
-        local_in(dir, &l, 1);
-        assert_string_equal(l.source, ETCD_ENV);
-        assert_string_equal(l.name, "etcd1");
-        assert_string_equal(l.peer_urls[0], "https://10.0.0.5:2380");
-        assert_string_equal(l.endpoints[0], "https://10.0.0.5:2379");
-        assert_string_equal(l.endpoints[1], "https://127.0.0.1:2379"); /* 0.0.0.0 is reached on loopback */
-        assert_non_null(strstr(l.cert_file, "/etc/ssl/etcd/ssl/member-node1.pem"));
-        node_etcd_done(&l);
-        rm_rf(dir);
-}
-
-/* Formats, not substrings: a commented-out line, another container's flags, a key in the wrong
- * place are no evidence; quotes are what the shell and YAML make of them; the last assignment wins. */
-static void test_local_formats(void **state) {
-        char dir[] = "/tmp/test-etcd.XXXXXX";
-        NodeEtcd l = {};
-
-        assert_non_null(mkdtemp(dir));
-        write_file(dir, ETCD_ENV,
-                   "# moved off the NFS export:\n"
-                   "# ETCD_DATA_DIR=/srv/nfs-export\n"
-                   "ETCD_DATA_DIR=/var/lib/old-etcd\n"
-                   "ETCD_NAME='etcd 1'\n"
-                   "ETCD_DATA_DIR=\"/var/lib/etcd\"\n"
-                   "ETCD_INITIAL_ADVERTISE_PEER_URLS=https://10.0.0.5:2380 # not a comment in an env file\n");
-        local_in(dir, &l, 1);
-        assert_string_equal(l.data_dir, "/var/lib/etcd");
-        assert_string_equal(l.name, "etcd 1");
-        node_etcd_done(&l);
-        /* An env file that does not parse says nothing: an error, never a guess. */
-        write_file(dir, ETCD_ENV, "ETCD_DATA_DIR=\"/srv/nfs-export\n");
-        local_in(dir, &l, -EBADMSG);
-        node_etcd_done(&l);
-
-        write_file(dir, ETCD_MANIFEST,
-                   "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n"
-                   "  - name: backup-sidecar\n    command: [/bin/sh, -c, 'etcd --data-dir=/srv/nfs-export']\n"
-                   "    args:\n    - --data-dir=/srv/nfs-export\n"
-                   "  - name: etcd\n    command:\n    - etcd\n"
-                   "    # - --data-dir=/srv/nfs-export\n"
-                   "    - --name=cp1\n"
-                   "    args: [\"--data-dir=/var/lib/etcd-data\"]\n");
-        local_in(dir, &l, 1);
-        assert_string_equal(l.source, ETCD_MANIFEST);
-        assert_string_equal(l.name, "cp1");
-        assert_string_equal(l.data_dir, "/var/lib/etcd-data");
-        node_etcd_done(&l);
-        write_file(dir, ETCD_MANIFEST, "spec:\n  containers:\n  - name: etcd\n    command: [etcd, \"--data-dir=/x\"\n");
-        local_in(dir, &l, -EBADMSG);
-        node_etcd_done(&l);
-        write_file(dir, ETCD_MANIFEST, "# - --data-dir=/srv/nfs-export\nspec:\n  containers: []\n");
-        local_in(dir, &l, -EBADMSG); /* a pod without an etcd container */
-        node_etcd_done(&l);
-        rm_rf(dir);
 }
 
 /* StatusResponse{header{cluster_id 7, member_id 0x8e9e05c52164694d}, version "3.4.23", isLearner} */
@@ -665,39 +380,6 @@ static void test_decode_status(void **state) {
         assert_int_equal(etcd_decode_status(BYTES(0x0a, 0x05, 0x08), &st), -EBADMSG);
 }
 
-typedef struct FateCase {
-        NodeEtcdFacts f;
-        int remove;
-        const char *why;
-} FateCase;
-
-static void test_data_dir_fate(void **state) {
-        static const FateCase cases[] = {
-                { { .observed = true, .left = true }, 1, "left" },
-                { { .left = true, .last_voter = true }, 1, "left" },
-                { { .observed = true, .last_voter = true, .snapshot = true }, 1, "whole cluster" },
-                { { .observed = true, .last_voter = true, .db_copied = true }, 0, "no complete snapshot" },
-                { { .observed = true, .last_voter = true }, 0, "no complete snapshot" },
-                { { .observed = true, .none_answered = true, .db_copied = true }, 1, "member/snap/db" },
-                { { .observed = true, .none_answered = true }, 0, "no copy" },
-                /* A snapshot is of a member that answered: "none answered" needs its own copy. */
-                { { .observed = true, .none_answered = true, .snapshot = true }, 0, "no copy" },
-                { { .own_silent = true, .db_copied = true }, 1, "did not run" },
-                { { .own_silent = true }, 0, "no copy" },
-                { { .snapshot = true }, 0, "did not ask" },
-                { { .observed = true }, 0, "still part" },
-                { { .observed = true, .snapshot = true, .db_copied = true }, 0, "still part" },
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                cleanup_free char *why = NULL;
-
-                assert_int_equal(node_etcd_data_dir_fate(&cases[i].f, &why), cases[i].remove);
-                if (!strstr(why, cases[i].why))
-                        fail_msg("case %zu: '%s' does not say '%s'", i, why, cases[i].why);
-        }
-}
-
 static void test_state_left(void **state) {
         char dir[] = "/tmp/test-etcd.XXXXXX";
         Context ctx = { .root = dir };
@@ -716,15 +398,15 @@ static void test_state_left(void **state) {
         assert_int_equal(node_etcd_state_find_left(&ctx, 0xc3, "m1", &e), 0);
         assert_int_equal(node_etcd_state_record_left(&ctx, 0xc1, 0x1, "two\nlines"), -EINVAL);
         /* A line that does not parse is evidence of nothing; the file stays bounded. */
-        write_file(dir, ETCD_STATE_DIR "/" ETCD_STATE_NAME,
-                   "# left 00000000000000c9 0000000000000009 m9\nleft zz m9\n");
+        test_write_tree(dir, ETCD_STATE_DIR "/" ETCD_STATE_NAME,
+                        "# left 00000000000000c9 0000000000000009 m9\nleft zz m9\n");
         assert_int_equal(node_etcd_state_find_left(&ctx, 0, "m9", &e), 0);
         for (unsigned i = 0; i < 100; i++)
                 assert_int_equal(node_etcd_state_record_left(&ctx, i + 1, i + 1, "m1"), 0);
         assert_int_equal(node_etcd_state_find_left(&ctx, 100, "m1", &e), 1);
         assert_int_equal(node_etcd_state_find_left(&ctx, 1, "m1", &e), 0); /* dropped */
         close(ctx.root_fd);
-        rm_rf(dir);
+        test_rm_rf(dir);
 }
 
 int main(void) {
@@ -736,16 +418,10 @@ int main(void) {
                 cmocka_unit_test(test_frame_parser_stream),
                 cmocka_unit_test(test_channel_url),
                 cmocka_unit_test(test_refused),
-                cmocka_unit_test(test_local_kubeadm),
-                cmocka_unit_test(test_local_env),
-                cmocka_unit_test(test_local_k3s),
                 cmocka_unit_test(test_scope),
                 cmocka_unit_test(test_scope_installer),
-                cmocka_unit_test(test_identify),
                 cmocka_unit_test(test_config_argv),
-                cmocka_unit_test(test_local_formats),
                 cmocka_unit_test(test_decode_status),
-                cmocka_unit_test(test_data_dir_fate),
                 cmocka_unit_test(test_state_left),
         };
 

@@ -30,6 +30,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);
 
 static char dir[64];
 static int root_fd = -EBADF;
+/* One run's context: its plan, its run and its verify, as the engine keeps it. */
+static Context run;
 
 static const char merged[] = "clusters:\n"
                              "- {name: k, cluster: {server: '" THIS "'}}\n"
@@ -71,13 +73,14 @@ static int setup(void **state) {
         root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(root_fd >= 0);
         put("/etc/kubernetes/kubelet.conf", only);
+        run = (Context) { .root = dir, .root_fd = root_fd };
         return 0;
 }
 
 static int teardown(void **state) {
         char cmd[128];
 
-        files_kubeconfig_done();
+        context_states_done(&run);
         (void) close(root_fd);
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
         assert_int_equal(system(cmd), 0);
@@ -89,7 +92,8 @@ static Plan *plan_of(const Manifest *m, Context *ctx) {
         Plan *p = plan_new();
 
         assert_non_null(p);
-        *ctx = (Context) { .root = dir, .root_fd = root_fd, .manifest = m };
+        ctx->manifest = m;
+        ctx->pass = ENGINE_PASS_PLAN;
         for (size_t i = 0; i < m->n_entries; i++)
                 assert_int_equal(files_kubeconfig_plan(ctx, p, &m->entries[i], NULL), 0);
         return p;
@@ -105,7 +109,7 @@ static Manifest *manifest_of(const char *text) {
 }
 
 static int apply(Action *a, Context *ctx, char **msg) {
-        ctx->executing = true;
+        ctx->pass = ENGINE_PASS_EXECUTE;
         return a->ops->apply(a, ctx, msg);
 }
 
@@ -113,7 +117,7 @@ static void test_plan_run_verify(void **state) {
         CLEANUP(manifest_freep) Manifest *m = NULL;
         CLEANUP(plan_freep) Plan *p = NULL;
         cleanup_free char *msg = NULL, *after = NULL;
-        Context ctx;
+        Context *ctx = &run;
 
         put("/home/alice/.kube/merged", merged);
         put("/home/alice/.kube/only", only);
@@ -122,7 +126,7 @@ static void test_plan_run_verify(void **state) {
                         "prune-kubeconfig /home/alice/.kube/only\n"
                         "prune-kubeconfig /home/alice/.kube/link\n"
                         "prune-kubeconfig /home/alice/.kube/merged\n");
-        p = plan_of(m, &ctx);
+        p = plan_of(m, ctx);
         /* Two lines naming one file are one row. */
         assert_int_equal(p->n_actions, 3);
         assert_string_equal(p->actions[0]->detail, "remove context \"c\", cluster \"k\", user \"u\" (this cluster's); "
@@ -133,7 +137,7 @@ static void test_plan_run_verify(void **state) {
                             "remove the file: it holds only this cluster (context \"c\", cluster \"k\", user \"u\")");
         assert_string_equal(p->actions[2]->code, "symlink");
 
-        assert_int_equal(apply(p->actions[0], &ctx, &msg), 1);
+        assert_int_equal(apply(p->actions[0], ctx, &msg), 1);
         assert_string_equal(msg, "removed context \"c\", cluster \"k\", user \"u\" (this cluster's); "
                                  "kept context \"d\", cluster \"o\", user \"v\"");
         after = get("/home/alice/.kube/merged");
@@ -141,7 +145,7 @@ static void test_plan_run_verify(void **state) {
         assert_non_null(strstr(after, "other-token"));
         assert_non_null(strstr(after, "current-context: d"));
         msg = mfree(msg);
-        assert_int_equal(apply(p->actions[1], &ctx, &msg), 1);
+        assert_int_equal(apply(p->actions[1], ctx, &msg), 1);
         assert_int_equal(faccessat(root_fd, "home/alice/.kube/only", F_OK, AT_SYMLINK_NOFOLLOW), -1);
         /* The symlink and what it leads to are as the run left them. */
         assert_int_equal(faccessat(root_fd, "home/alice/.kube/link", F_OK, AT_SYMLINK_NOFOLLOW), 0);
@@ -149,7 +153,7 @@ static void test_plan_run_verify(void **state) {
         /* Verify: nothing of this cluster is left to find. */
         for (size_t i = 0; i < 2; i++) {
                 msg = mfree(msg);
-                assert_int_equal(p->actions[i]->ops->check(p->actions[i], &ctx, &msg), 0);
+                assert_int_equal(p->actions[i]->ops->check(p->actions[i], ctx, &msg), 0);
         }
 }
 
@@ -159,32 +163,32 @@ static void test_changed_since_plan(void **state) {
         CLEANUP(manifest_freep) Manifest *m = manifest_of("prune-kubeconfig /home/alice/.kube/config\n");
         CLEANUP(plan_freep) Plan *p = NULL;
         cleanup_free char *msg = NULL, *after = NULL;
-        Context ctx;
+        Context *ctx = &run;
         int fd;
 
         put("/home/alice/.kube/config", merged);
-        p = plan_of(m, &ctx);
+        p = plan_of(m, ctx);
         fd = openat(root_fd, "home/alice/.kube/config", O_WRONLY | O_APPEND | O_CLOEXEC);
         assert_true(fd >= 0);
         assert_int_equal(write(fd, "# a user's edit\n", 16), 16);
         close(fd);
-        assert_int_equal(apply(p->actions[0], &ctx, &msg), -ESTALE);
+        assert_int_equal(apply(p->actions[0], ctx, &msg), -ESTALE);
         assert_string_equal(msg, "it changed since the plan read it: not edited");
         after = get("/home/alice/.kube/config");
         assert_non_null(strstr(after, THIS));
         assert_non_null(strstr(after, "# a user's edit"));
         /* verify: still there */
         msg = mfree(msg);
-        assert_int_equal(p->actions[0]->ops->check(p->actions[0], &ctx, &msg), 1);
+        assert_int_equal(p->actions[0]->ops->check(p->actions[0], ctx, &msg), 1);
 
         plan_free(TAKE_PTR(p));
         after = mfree(after);
         put("/home/alice/.kube/config", merged);
-        p = plan_of(m, &ctx);
+        p = plan_of(m, ctx);
         put("/home/alice/.kube/new", merged);
         assert_int_equal(renameat(root_fd, "home/alice/.kube/new", root_fd, "home/alice/.kube/config"), 0);
         msg = mfree(msg);
-        assert_int_equal(apply(p->actions[0], &ctx, &msg), -ESTALE);
+        assert_int_equal(apply(p->actions[0], ctx, &msg), -ESTALE);
         assert_non_null(strstr(msg, "another file"));
         after = get("/home/alice/.kube/config");
         assert_string_equal(after, merged);

@@ -16,9 +16,12 @@
 #include "agent/config/etcd-owner.h"
 #include "agent/config/manifest.h"
 #include "agent/engine/plan.h"
+#include "agent/node/backup-kept.h"
+#include "agent/node/etcd.h"
 #include "agent/phases/files/files-protect.h"
 #include "macro.h"
 #include "string-util.h"
+#include "strv.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Manifest *, manifest_free);
 
@@ -119,7 +122,7 @@ static void test_system_path(void **state) {
 
         for (size_t i = 0; i < ELEMENTSOF(every_row); i++)
                 assert_int_equal(ask(&ctx, every_row[i], "/etc/ssh"), PROTECT_NONE); /* the parser's, when planning */
-        ctx.executing = true;
+        ctx.pass = ENGINE_PASS_EXECUTE;
         assert_words(&ctx, PROTECT_BY_SYSTEM_PATH, words, ELEMENTSOF(words));
         assert_int_equal(ask(&ctx, PROTECT_WALK, "/etc/ssh"), PROTECT_NONE);
         assert_int_equal(ask(&ctx, PROTECT_REMOVE, "/etc/kubernetes"), PROTECT_NONE);
@@ -131,7 +134,7 @@ static void test_system_path(void **state) {
 }
 
 static void test_refusal(void **state) {
-        const Context ctx = { .executing = true };
+        const Context ctx = { .pass = ENGINE_PASS_EXECUTE };
         ProtectWhy why = {};
         char *msg = NULL;
 
@@ -175,6 +178,23 @@ static void test_backups(void **state) {
         assert_int_equal(ask(&ctx, PROTECT_EDIT, "/var/backups"), PROTECT_NONE);
 }
 
+/* The run's decision of who owns the etcd (node_etcd_scope()), lent by the test: run_done() takes it
+ * back before the run's states are freed. */
+static void lend_scope(Context *ctx, EtcdScope *scope) {
+        NodeEtcdRun *run = node_etcd_run(ctx);
+
+        assert_non_null(run);
+        run->scope = scope;
+}
+
+static void run_done(Context *ctx) {
+        NodeEtcdRun *run = node_etcd_run(ctx);
+
+        assert_non_null(run);
+        run->scope = NULL;
+        context_states_done(ctx);
+}
+
 /* An etcd no installer of this node made: what it keeps stays, for every row. */
 static void test_etcd_scope(void **state) {
         char *keep[] = { (char *) "/var/lib/etcd", (char *) "/etc/etcd.env",
@@ -182,8 +202,9 @@ static void test_etcd_scope(void **state) {
         EtcdScope scope = { .owner = ETCD_OWNER_FOREIGN,
                             .why = (char *) "etcd.service: no installer's, out of scope",
                             .keep = keep };
-        Context ctx = { .facts.etcd_scope = &scope };
+        Context ctx = {};
 
+        lend_scope(&ctx, &scope);
         for (size_t i = 0; i < ELEMENTSOF(every_row); i++) {
                 assert_why(&ctx, every_row[i], "/var/lib/etcd/member", PROTECT_SELF, PROTECT_BY_ETCD_SCOPE,
                            "out-of-scope", "etcd.service: no installer's, out of scope");
@@ -198,6 +219,7 @@ static void test_etcd_scope(void **state) {
         scope.owner = ETCD_OWNER_ENV;
         for (size_t i = 0; i < ELEMENTSOF(every_row); i++)
                 assert_int_equal(ask(&ctx, every_row[i], "/etc/etcd.env"), PROTECT_NONE);
+        run_done(&ctx);
 }
 
 /* The backup could not be written: a run keeps the rows that have no other copy. */
@@ -214,11 +236,15 @@ static void test_unsaved(void **state) {
         static char *kept[] = { (char *) "/etc/kubernetes/pki/ca.key", (char *) "/etc/kubernetes/pki/sa.key",
                                 (char *) "/etc/kubernetes/pki/ca.crt", (char *) "/etc/kubernetes/ssl/ca.crt",
                                 (char *) "/data/k3s/server/token",     NULL };
-        Context ctx = { .facts.backup_unsaved = (char *) "/etc/kubernetes/pki", .facts.backup_kept = kept };
+        Context ctx = {};
+        char **rows = NULL;
 
+        for (char **k = kept; *k; k++)
+                assert_int_equal(strv_extend(&rows, *k), 0);
+        assert_int_equal(backup_kept_unwritten(&ctx, strdup("/etc/kubernetes/pki"), rows), 0);
         for (size_t i = 0; i < ELEMENTSOF(every_row); i++)
                 assert_int_equal(ask(&ctx, every_row[i], "/etc/kubernetes/pki/ca.key"), PROTECT_NONE);
-        ctx.executing = true;
+        ctx.pass = ENGINE_PASS_EXECUTE;
         assert_words(&ctx, PROTECT_BY_UNSAVED, words, ELEMENTSOF(words));
         assert_int_equal(ask(&ctx, PROTECT_WALK, "/etc/kubernetes/pki/ca.crt"), PROTECT_SELF);
         assert_int_equal(ask(&ctx, PROTECT_EMPTY, "/etc/kubernetes/pki"), PROTECT_CONTAINS);
@@ -227,18 +253,25 @@ static void test_unsaved(void **state) {
         assert_int_equal(ask(&ctx, PROTECT_REMOVE, "/data/k3s"), PROTECT_CONTAINS);
         assert_int_equal(ask(&ctx, PROTECT_WALK, "/data/k3s/server/token"), PROTECT_SELF);
         /* Written: nothing is kept for it. */
-        ctx.facts.backup_unsaved = NULL;
+        assert_int_equal(backup_kept_uncopied(&ctx, NULL), 0);
+        assert_int_equal(backup_kept_unwritten(&ctx, NULL, NULL), 0);
         assert_int_equal(ask(&ctx, PROTECT_REMOVE, "/etc/kubernetes/pki/ca.key"), PROTECT_NONE);
+        run_done(&ctx);
 }
 
 /* The data directory's rule decides when the run has learnt what it needs; planning keeps nothing. */
 static void test_etcd_data(void **state) {
-        Context ctx = { .facts.etcd_data_dir = (char *) "/srv/etcd/data", .facts.etcd = { .observed = true } };
+        Context ctx = {};
+        NodeEtcdRun *run = node_etcd_run(&ctx);
         cleanup_free char *reason = NULL;
         ProtectWhy why = {};
 
+        assert_non_null(run);
+        run->data_dir = strdup("/srv/etcd/data");
+        run->facts.observed = true;
+
         assert_int_equal(ask(&ctx, PROTECT_REMOVE, "/srv/etcd/data"), PROTECT_NONE);
-        ctx.executing = true;
+        ctx.pass = ENGINE_PASS_EXECUTE;
         for (size_t i = 0; i < ELEMENTSOF(every_row); i++)
                 assert_int_equal(ask(&ctx, every_row[i], "/srv/etcd/data/member/snap/db"), PROTECT_SELF);
         assert_why(
@@ -252,10 +285,11 @@ static void test_etcd_data(void **state) {
         assert_string_equal(files_protect_etcd_kept(&ctx, &reason), "/srv/etcd/data");
         assert_string_equal(reason, "this member is still part of its cluster: kept");
         /* The member left: its data goes. */
-        ctx.facts.etcd.left = true;
+        run->facts.left = true;
         assert_null(files_protect_etcd_kept(&ctx, NULL));
         for (size_t i = 0; i < ELEMENTSOF(every_row); i++)
                 assert_int_equal(ask(&ctx, every_row[i], "/srv/etcd/data"), PROTECT_NONE);
+        run_done(&ctx);
 }
 
 /* The directory a kept runtime watches by inode: a removal empties it, an edit or an unlink leaves
@@ -309,9 +343,10 @@ static void test_precedence(void **state) {
                          .unit = (char *) "crio.service",
                          .runtime = (char *) "cri-o" };
         const CniKeepSet cni = { .items = &item, .n = 1 };
-        Context ctx = { .manifest = m, .facts.etcd_scope = &scope };
+        Context ctx = { .manifest = m };
         ProtectWhy why = {};
 
+        lend_scope(&ctx, &scope);
         assert_why(&ctx, PROTECT_REMOVE, "/var/lib/etcd/member", PROTECT_SELF, PROTECT_BY_MANIFEST, "protected",
                    "protected by t.conf:1");
         assert_why(&ctx, PROTECT_REMOVE, "/var/lib/etcd", PROTECT_SELF, PROTECT_BY_ETCD_SCOPE, "out-of-scope", NULL);
@@ -327,11 +362,12 @@ static void test_precedence(void **state) {
         assert_ptr_equal(why.watched, &item);
         protect_why_done(&why);
         /* Running, the system path is named first: it is a refusal, not a keep. */
-        ctx.executing = true;
+        ctx.pass = ENGINE_PASS_EXECUTE;
         assert_why(&ctx, PROTECT_REMOVE, "/var/backups", PROTECT_SELF, PROTECT_BY_SYSTEM_PATH, NULL, NULL);
         assert_int_equal(files_protect_decide(&ctx, &(ProtectRow) { .kind = PROTECT_REMOVE, .system_path = true },
                                               "/var/backups", NULL),
                          PROTECT_CONTAINS);
+        run_done(&ctx);
 }
 
 static const ActionOps test_ops = { .kind = "remove" };

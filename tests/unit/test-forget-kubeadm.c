@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/verbs/forget-kubeadm.c: a node's key taken out of kubeadm's ClusterStatus. */
+/* Unit tests for agent/forget/forget-kubeadm.c: a node's key taken out of kubeadm's ClusterStatus. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "agent/verbs/forget-kubeadm.h"
+#include "agent/forget/forget-kubeadm.h"
 #include "macro.h"
 #include "string-util.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/verbs/forget-node.c (a Node and its Lease as forget reads them, RFC 3339 times)
+/* Unit tests for agent/forget/forget-node.c (a Node and its Lease as forget reads them, RFC 3339 times)
  * and agent/os/host-place.c (where a URL's host is). */
 
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "agent/os/host-place.h"
-#include "agent/verbs/forget-node.h"
+#include "agent/forget/forget-node.h"
 #include "macro.h"
 #include "strv.h"
 

@@ -57,7 +57,7 @@ static void test_results(void **state) {
         assert_int_equal(plan_count(p, NULL, ACTION_PENDING), 4);
         assert_int_equal(plan_count_present(p), 3);
         assert_int_equal(engine_execute(&ctx, p, NULL), -EIO);
-        assert_int_equal(applied, 3);   /* the skipped one is never applied */
+        assert_int_equal(applied, 3); /* the skipped one is never applied */
         assert_int_equal(p->actions[0]->result, ACTION_CHANGED);
         assert_int_equal(p->actions[1]->result, ACTION_UNCHANGED);
         assert_int_equal(p->actions[2]->result, ACTION_FAILED);
@@ -94,7 +94,7 @@ static void test_batch(void **state) {
 }
 
 static void test_deadline(void **state) {
-        Context ctx = { .deadline_usec = 1 };   /* long past */
+        Context ctx = { .deadline_usec = 1 }; /* long past */
         Plan *p = plan_new();
 
         applied = 0;
@@ -135,7 +135,7 @@ static void test_hooks(void **state) {
         assert_non_null(plan_add(p, &fake_ops, "three", "ok", NULL, NULL));
         assert_non_null(plan_add(p, &fake_ops, "four", "ok", NULL, NULL));
         assert_int_equal(engine_execute(&ctx, p, &h), 0);
-        assert_int_equal(asked, 3);     /* one question per phase, none after quit */
+        assert_int_equal(asked, 3); /* one question per phase, none after quit */
         assert_int_equal(ends, 1);
         assert_int_equal(applied, 2);
         assert_int_equal(p->actions[1]->result, ACTION_CHANGED);
@@ -213,15 +213,104 @@ static void test_result_names(void **state) {
         assert_null(action_result_to_string(_ACTION_RESULT_MAX));
 }
 
+/* Which pass the phases plan in, and the rows apply in: verify is a mode of the engine, set only when
+ * the context executed (status, which acts on nothing, observes as a plan does). */
+static EnginePass seen[8];
+static size_t n_seen;
+
+static int pass_apply(Action *a, Context *ctx, char **reterr_msg) {
+        seen[n_seen++] = ctx->pass;
+        return 1;
+}
+
+static const ActionOps pass_ops = { .kind = "pass", .apply = pass_apply };
+
+static int pass_plan(Context *ctx, Plan *plan, char **reterr) {
+        seen[n_seen++] = ctx->pass;
+        return plan_add(plan, &pass_ops, "passes", "ok", NULL, NULL) ? 0 : -ENOMEM;
+}
+
+static const Phase pass_table[] = {
+        { .name = "passes", .plan = pass_plan },
+};
+
+static void test_passes(void **state) {
+        Plan *plan = plan_new(), *residue = NULL;
+        cleanup_free char *err = NULL;
+        Context ctx = { .root = "/", .root_fd = -EBADF };
+        PhaseSelection sel;
+
+        phase_table_register(pass_table, ELEMENTSOF(pass_table));
+        assert_int_equal(phase_selection_parse(&sel, NULL, NULL, false, &err), 0);
+        n_seen = 0;
+        assert_int_equal(engine_verify(&ctx, &sel, &residue, NULL, &err), 0); /* status */
+        residue = plan_free(residue);
+        assert_int_equal(engine_plan(&ctx, &sel, plan, &err), 0);
+        assert_int_equal(engine_execute(&ctx, plan, NULL), 0);
+        assert_int_equal(ctx.pass, ENGINE_PASS_PLAN);
+        assert_true(ctx.executed);
+        assert_int_equal(engine_verify(&ctx, &sel, &residue, NULL, &err), 0);
+        assert_int_equal(n_seen, 4);
+        assert_int_equal(seen[0], ENGINE_PASS_PLAN);
+        assert_int_equal(seen[1], ENGINE_PASS_PLAN);
+        assert_int_equal(seen[2], ENGINE_PASS_EXECUTE);
+        assert_int_equal(seen[3], ENGINE_PASS_VERIFY);
+        assert_int_equal(residue->n_actions, 1); /* no check: still to do */
+        plan_free(residue);
+        plan_free(plan);
+        phase_facts_done(&ctx);
+        mount_table_free(ctx.mounts);
+}
+
+static unsigned a_done, b_done;
+
+static void count_a(void *state) {
+        assert_int_equal(*(int *) state, 7);
+        a_done++;
+}
+
+static void count_b(void *state) {
+        b_done++;
+}
+
+/* What a module keeps for the run: found by its type, zeroed at the first ask, freed once at the end. */
+static void test_context_states(void **state) {
+        static const ContextStateType a = { .name = "a", .size = sizeof(int), .done = count_a },
+                                      b = { .name = "b", .size = 64, .done = count_b }, c = { .name = "c", .size = 1 };
+        static ContextStateType many[CONTEXT_STATES_MAX];
+        Context ctx = {};
+        int *ia;
+
+        assert_null(context_state_peek(&ctx, &a));
+        ia = context_state(&ctx, &a);
+        assert_non_null(ia);
+        assert_int_equal(*ia, 0);
+        *ia = 7;
+        assert_ptr_equal(context_state(&ctx, &a), ia);
+        assert_ptr_equal(context_state_peek(&ctx, &a), ia);
+        assert_ptr_not_equal(context_state(&ctx, &b), ia);
+        assert_non_null(context_state(&ctx, &c)); /* no done: only freed */
+        context_states_done(&ctx);
+        assert_int_equal(a_done, 1);
+        assert_int_equal(b_done, 1);
+        assert_null(context_state_peek(&ctx, &a));
+        /* A context holds CONTEXT_STATES_MAX states: one more is refused, never overwritten. */
+        for (size_t i = 0; i < ELEMENTSOF(many); i++) {
+                many[i] = (ContextStateType) { .name = "many", .size = 1 };
+                assert_non_null(context_state(&ctx, &many[i]));
+        }
+        assert_null(context_state(&ctx, &a));
+        context_states_done(&ctx);
+        assert_int_equal(a_done, 1);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_results),
-                cmocka_unit_test(test_batch),
-                cmocka_unit_test(test_deadline),
-                cmocka_unit_test(test_hooks),
-                cmocka_unit_test(test_decisions),
-                cmocka_unit_test(test_selection),
-                cmocka_unit_test(test_result_names),
+                cmocka_unit_test(test_results),        cmocka_unit_test(test_batch),
+                cmocka_unit_test(test_deadline),       cmocka_unit_test(test_hooks),
+                cmocka_unit_test(test_decisions),      cmocka_unit_test(test_selection),
+                cmocka_unit_test(test_result_names),   cmocka_unit_test(test_passes),
+                cmocka_unit_test(test_context_states),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include "agent/base/log.h"
 #include "agent/kube/kube-api.h"
 #include "agent/engine/phase.h"
+#include "agent/node/phase-options.h"
 #include "agent/phases/drain/drain-pods.h"
 #include "agent/phases/drain/drain-run.h"
 #include "agent/phases/phases.h"
@@ -24,14 +25,34 @@
 #define PHASE DRAIN_PHASE
 #define DRAIN_TIMEOUT_DEFAULT_SEC 300
 
+/* The options: configuration, set once by the command line before any run. */
 static bool arg_drain;
 static DrainOptions arg_options;
 static uint64_t arg_drain_timeout_sec = DRAIN_TIMEOUT_DEFAULT_SEC;
-static const char *arg_kubeconfig; /* the program's --kubeconfig and --node-name */
-static const char *arg_node_name;
-static KubeIdentity *drain_id; /* found by the first planning, kept for verify */
-static unsigned plannings;     /* the second is verify's: by then the reset may have stopped the API server */
-static bool cordoned;          /* this run's cordon row found the Node and left it unschedulable */
+
+/* What the phase keeps for the run, in its Context. */
+typedef struct DrainState {
+        KubeIdentity *id; /* found by the first planning, kept for verify */
+        bool cordoned;    /* this run's cordon row found the Node and left it unschedulable */
+} DrainState;
+
+static void drain_state_done(void *p) {
+        DrainState *st = p;
+
+        kube_identity_done(st->id);
+        free(st->id);
+}
+
+static const ContextStateType drain_state_type = {
+        .name = "drain",
+        .size = sizeof(DrainState),
+        .done = drain_state_done,
+};
+
+/* The state planning made: every row's apply runs after its phase planned. */
+static DrainState *drain_state(Context *ctx) {
+        return context_state(ctx, &drain_state_type);
+}
 
 static uint64_t drain_deadline(const Context *ctx) {
         uint64_t d = now(CLOCK_MONOTONIC) + arg_drain_timeout_sec * USEC_PER_SEC;
@@ -41,26 +62,29 @@ static uint64_t drain_deadline(const Context *ctx) {
 
 /* kubectl drain cordons first (RunCordonOrUncordon); a Node that is not there fails it (NotFound). */
 static int cordon_apply(Action *act, Context *ctx, char **ret_msg) {
+        DrainState *st = drain_state(ctx);
         bool unschedulable = false;
         int r;
 
-        cordoned = false;
-        if (!drain_id)
+        if (!st)
+                return -ENOMEM;
+        st->cordoned = false;
+        if (!st->id)
                 return set_errmsg(ret_msg, -EACCES, "%s", act->detail ?: "no credentials to drain with");
-        r = drain_node_get(drain_id->kc, drain_id->node, ctx->deadline_usec, &unschedulable, ret_msg);
+        r = drain_node_get(st->id->kc, st->id->node, ctx->deadline_usec, &unschedulable, ret_msg);
         if (r == -ENOENT)
                 act->code = "not-found";
         if (r < 0)
                 return r;
         if (!unschedulable) {
-                r = drain_node_cordon(drain_id->kc, drain_id->node, ctx->deadline_usec, ret_msg);
+                r = drain_node_cordon(st->id->kc, st->id->node, ctx->deadline_usec, ret_msg);
                 if (r < 0)
                         return r;
         }
-        cordoned = true;
+        st->cordoned = true;
         return set_errmsg(ret_msg, !unschedulable,
                           unschedulable ? "Node %s was cordoned already" : "cordoned Node %s (spec.unschedulable)",
-                          drain_id->node);
+                          st->id->node);
 }
 
 static const ActionOps cordon_ops = {
@@ -69,15 +93,19 @@ static const ActionOps cordon_ops = {
 };
 
 static int drain_apply(Action *act, Context *ctx, char **ret_msg) {
-        if (!cordoned) {
+        DrainState *st = drain_state(ctx);
+
+        if (!st)
+                return -ENOMEM;
+        if (!st->cordoned) {
                 /* The pods the plan saw are not evicted either: recorded by drain_run() only. */
                 PLAN_FOREACH(a, ctx->plan)
                         if (a->ops == &drain_evict_ops && a->result == ACTION_PENDING && !a->skip_reason)
                                 action_recordf(a, -ECANCELED, "not evicted: Node %s was not cordoned",
-                                               drain_id ? drain_id->node : "?");
+                                               st->id ? st->id->node : "?");
                 return set_errmsg(ret_msg, -ECANCELED, "not drained: the Node was not cordoned");
         }
-        return drain_run(ctx, drain_id, &arg_options, drain_deadline(ctx), ret_msg);
+        return drain_run(ctx, st->id, &arg_options, drain_deadline(ctx), ret_msg);
 }
 
 static const ActionOps drain_ops = {
@@ -125,16 +153,22 @@ static int plan_pod(Plan *plan, const DrainPod *p) {
         return action_set_detail(act, "%s", pod_plan_detail(p, buf, sizeof buf));
 }
 
-static int lookup(const char *ns, const char *name, void *userdata, char **reterr) {
-        const Context *ctx = userdata;
+typedef struct Lookup {
+        const Context *ctx;
+        const KubeIdentity *id;
+} Lookup;
 
-        return drain_daemonset_exists(drain_id->kc, ns, name, ctx->deadline_usec, reterr);
+static int lookup(const char *ns, const char *name, void *userdata, char **reterr) {
+        const Lookup *l = userdata;
+
+        return drain_daemonset_exists(l->id->kc, ns, name, l->ctx->deadline_usec, reterr);
 }
 
 /* The drain row, then the pods on the node now, each as kubectl's filters classify it: the drain row
  * runs first and records their rows. */
-static int plan_pods(Context *ctx, Plan *plan, char **reterr) {
-        cleanup_free char *target = strprintf("Node/%s", drain_id->node);
+static int plan_pods(Context *ctx, const KubeIdentity *id, Plan *plan, char **reterr) {
+        cleanup_free char *target = strprintf("Node/%s", id->node);
+        Lookup lk = { .ctx = ctx, .id = id };
         DrainPodList l;
         Action *act;
         int r;
@@ -142,11 +176,11 @@ static int plan_pods(Context *ctx, Plan *plan, char **reterr) {
         if (!target || !(act = plan_add(plan, &drain_ops, PHASE, target, "--drain", NULL)))
                 return -ENOMEM;
         act->present = false;
-        r = drain_pods_list(drain_id->kc, drain_id->node, ctx->deadline_usec, &l, reterr);
+        r = drain_pods_list(id->kc, id->node, ctx->deadline_usec, &l, reterr);
         if (r < 0)
                 return r;
         for (size_t i = 0; r >= 0 && i < l.n; i++) {
-                r = drain_pod_classify(&l.pods[i], &arg_options, lookup, ctx);
+                r = drain_pod_classify(&l.pods[i], &arg_options, lookup, &lk);
                 if (r >= 0)
                         r = plan_pod(plan, &l.pods[i]);
                 act->present = act->present || l.pods[i].class == DRAIN_EVICT || l.pods[i].class == DRAIN_REFUSED;
@@ -157,31 +191,31 @@ static int plan_pods(Context *ctx, Plan *plan, char **reterr) {
         return action_set_detail(act,
                                  "evict the pods bound to Node %s as listed after the cordon, and list them again "
                                  "until none is left (pods bound meanwhile too); --drain-timeout %llus",
-                                 drain_id->node, (unsigned long long) arg_drain_timeout_sec);
+                                 id->node, (unsigned long long) arg_drain_timeout_sec);
 }
 
 /* The cordon row, and whether there is a Node (and an API server) to drain. */
-static int plan_cordon(Context *ctx, Plan *plan, bool *ret_node) {
-        cleanup_free char *target = strprintf("Node/%s", drain_id->node), *err = NULL;
+static int plan_cordon(Context *ctx, const KubeIdentity *id, Plan *plan, bool *ret_node) {
+        cleanup_free char *target = strprintf("Node/%s", id->node), *err = NULL;
         bool unschedulable = false;
         Action *act;
         int r;
 
         if (!target || !(act = plan_add(plan, &cordon_ops, PHASE, target, "--drain", NULL)))
                 return -ENOMEM;
-        r = drain_node_get(drain_id->kc, drain_id->node, ctx->deadline_usec, &unschedulable, &err);
+        r = drain_node_get(id->kc, id->node, ctx->deadline_usec, &unschedulable, &err);
         *ret_node = r > 0;
         if (r == -ENOMEM)
                 return r;
-        if (r == -ENOENT && plannings > 1) {
-                /* verify: the node-object phase deleted it, after the drain. */
+        if (r == -ENOENT && ctx->pass == ENGINE_PASS_VERIFY) {
+                /* The node-object phase deleted it, after the drain. */
                 act->present = false;
-                return action_set_detail(act, "no Node object %s: nothing left to drain", drain_id->node);
+                return action_set_detail(act, "no Node object %s: nothing left to drain", id->node);
         }
         if (r < 0) {
                 /* The API must answer for a drain, and a Node that is not there is kubectl drain's
                  * NotFound; after the run (verify) the reset may have stopped the API server. */
-                act->present = plannings == 1;
+                act->present = ctx->pass != ENGINE_PASS_VERIFY;
                 if (r == -ENOENT)
                         act->code = "not-found";
                 return action_set_detail(act, "%s: %s", strna(err),
@@ -193,7 +227,7 @@ static int plan_cordon(Context *ctx, Plan *plan, bool *ret_node) {
         return action_set_detail(act,
                                  unschedulable ? "Node %s is cordoned already (credentials of %s)"
                                                : "mark Node %s unschedulable (credentials of %s)",
-                                 drain_id->node, drain_id->kc->path);
+                                 id->node, id->kc->path);
 }
 
 static int plan_no_credentials(Plan *plan, int r, const char *err) {
@@ -210,51 +244,50 @@ static int plan_no_credentials(Plan *plan, int r, const char *err) {
         return action_set_detail(act, "%s: the drain cannot be done, and the reset will not run", err ?: strerror(-r));
 }
 
+/* The credentials and the Node's name (the program's --kubeconfig and --node-name, in the Context),
+ * found by the first planning and kept for verify. */
+static int open_identity(Context *ctx, DrainState *st, char **reterr) {
+        int r;
+
+        if (st->id)
+                return 0;
+        st->id = calloc(1, sizeof *st->id);
+        if (!st->id)
+                return -ENOMEM;
+        r = kube_identity_open(ctx->root_fd, streq(ctx->root, "/"), ctx->kubeconfig, ctx->node_name, false, st->id,
+                               reterr);
+        if (r < 0) {
+                kube_identity_done(st->id);
+                st->id = mfree(st->id);
+        }
+        return r;
+}
+
 int phase_drain_plan(Context *ctx, Plan *plan, char **reterr) {
         cleanup_free char *err = NULL;
+        DrainState *st;
         bool node;
         int r;
 
-        if (!arg_drain)
+        if (!arg_drain && !ctx->drain)
                 return 0;
-        plannings++;
-        if (!drain_id) {
-                drain_id = calloc(1, sizeof *drain_id);
-                if (!drain_id)
-                        return -ENOMEM;
-                r = kube_identity_open(ctx->root_fd, streq(ctx->root, "/"), arg_kubeconfig, arg_node_name, false,
-                                       drain_id, &err);
-                if (r < 0) {
-                        phase_drain_done(ctx);
-                        return r == -ENOMEM ? r : plan_no_credentials(plan, r, err);
-                }
-        }
-        r = plan_cordon(ctx, plan, &node);
+        st = drain_state(ctx);
+        if (!st)
+                return -ENOMEM;
+        r = open_identity(ctx, st, &err);
+        if (r < 0)
+                return r == -ENOMEM ? r : plan_no_credentials(plan, r, err);
+        r = plan_cordon(ctx, st->id, plan, &node);
         if (r >= 0 && node)
-                r = plan_pods(ctx, plan, &err);
+                r = plan_pods(ctx, st->id, plan, &err);
         if (r < 0)
                 return set_errmsg(reterr, r, "Cannot plan the drain: %s", err ?: strerror(-r));
         return 0;
 }
 
-void phase_drain_done(Context *ctx) {
-        kube_identity_done(drain_id);
-        drain_id = mfree(drain_id);
-}
-
-void phase_drain_identity(const char *kubeconfig, const char *node_name) {
-        arg_kubeconfig = kubeconfig;
-        arg_node_name = node_name;
-}
-
-void phase_drain_enable(void) {
-        arg_drain = true;
-}
-
 static int parse_drain(const char *arg, char **reterr) {
         arg_drain = true;
-        phase_node_object_enable();
-        return 0;
+        return phase_option_delete_node_parse(NULL, reterr); /* --drain implies --delete-node */
 }
 
 static int parse_drain_force(const char *arg, char **reterr) {

@@ -6,20 +6,17 @@
  * is never asked as its member, node_etcd_identify()), never the last voting one, never an etcd no
  * installer of this node made (etcd-owner.h), kubeadm's, kubespray's, kubekey's, k3s's and rke2's
  * alike, decided again from what the run reads, and within a deadline whatever state the cluster is
- * in. What it finds feeds the data directory rule (etcd-datadir.h). */
+ * in. What it finds feeds the data directory rule (node_etcd_data_dir_fate()). */
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <unistd.h>
 
-#include "agent/phases/phases.h"
-#include "agent/phases/etcd/etcd.h"
-#include "agent/engine/cmdline.h"
-#include "agent/phases/etcd/etcd-member.h"
-#include "agent/phases/etcd/etcd-datadir.h"
-#include "agent/phases/etcd/etcd-state.h"
 #include "agent/base/log.h"
 #include "agent/engine/phase.h"
+#include "agent/node/etcd.h"
+#include "agent/phases/etcd/etcd-state.h"
+#include "agent/phases/phases.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "time-util.h"
@@ -31,8 +28,6 @@
 #define LEFT_BY_NAME                                                                                       \
         "it lists no member with this node's name and peer URLs, and it is this node's cluster (it lists " \
         "another member of the tree's --initial-cluster)"
-
-static unsigned arg_etcd_timeout_sec; /* --etcd-timeout; 0: the default */
 
 /* Where this node's member stands, from what one observation read. */
 typedef enum Standing {
@@ -81,7 +76,7 @@ static void member_data_free(void *p) {
 }
 
 static uint64_t phase_deadline(const Context *ctx) {
-        uint64_t d = now(CLOCK_MONOTONIC) + (phase_etcd_timeout() ?: ETCD_PHASE_TIMEOUT_DEFAULT_USEC);
+        uint64_t d = now(CLOCK_MONOTONIC) + (node_etcd_timeout() ?: ETCD_PHASE_TIMEOUT_DEFAULT_USEC);
 
         return ctx->deadline_usec > 0 && ctx->deadline_usec < d ? ctx->deadline_usec : d;
 }
@@ -340,10 +335,10 @@ static int remove_member_retrying(const NodeEtcd *l, char **endpoints, uint64_t 
 }
 
 /* This member is gone from its cluster: the facts say so, and the state file remembers it. */
-static void note_left(Context *ctx, const MemberData *d, uint64_t cluster_id, uint64_t id) {
+static void note_left(Context *ctx, NodeEtcdFacts *f, const MemberData *d, uint64_t cluster_id, uint64_t id) {
         int r;
 
-        ctx->facts.etcd.left = true;
+        f->left = true;
         if (id == 0)
                 return; /* found by name: no ID of its own to remember */
         r = node_etcd_state_record_left(ctx, cluster_id, id, d->local.name);
@@ -353,7 +348,7 @@ static void note_left(Context *ctx, const MemberData *d, uint64_t cluster_id, ui
 }
 
 /* The member leaves: through another member first, retried while etcd says it is not healthy. */
-static int leave(Context *ctx, MemberData *d, View *v, uint64_t deadline, char **reterr_msg) {
+static int leave(Context *ctx, NodeEtcdFacts *f, MemberData *d, View *v, uint64_t deadline, char **reterr_msg) {
         cleanup_free char *left = NULL;
         cleanup_strv char **order = NULL;
         EtcdMemberList after = {};
@@ -369,14 +364,14 @@ static int leave(Context *ctx, MemberData *d, View *v, uint64_t deadline, char *
                 return r;
         r = remove_member_retrying(&d->local, order, id, deadline, &after, reterr_msg);
         if (r == -ENOENT) {
-                note_left(ctx, d, v->cluster_id, id);
+                note_left(ctx, f, d, v->cluster_id, id);
                 return set_errmsg(reterr_msg, 0,
                                   "member %016" PRIx64 " was removed from cluster %016" PRIx64 " meanwhile", id,
                                   v->cluster_id);
         }
         if (r < 0)
                 return r;
-        note_left(ctx, d, v->cluster_id, id);
+        note_left(ctx, f, d, v->cluster_id, id);
         left = names_of(&after);
         (void) set_errmsg(reterr_msg, 0, "member %016" PRIx64 " removed from cluster %016" PRIx64 "; %zu left: %s", id,
                           v->cluster_id, after.n_members, strna(left));
@@ -385,10 +380,10 @@ static int leave(Context *ctx, MemberData *d, View *v, uint64_t deadline, char *
 }
 
 /* What the run does from where the member stands now; every outcome feeds the data directory rule. */
-static int act_on(Context *ctx, MemberData *d, View *v, uint64_t deadline, char **reterr_msg) {
+static int act_on(Context *ctx, NodeEtcdFacts *f, MemberData *d, View *v, uint64_t deadline, char **reterr_msg) {
         switch (v->standing) {
         case STANDING_NONE:
-                ctx->facts.etcd.none_answered = true;
+                f->none_answered = true;
                 if (v->remembered)
                         return set_errmsg(reterr_msg, 0,
                                           "not a member: member %016" PRIx64 " left cluster %016" PRIx64
@@ -398,11 +393,11 @@ static int act_on(Context *ctx, MemberData *d, View *v, uint64_t deadline, char 
                                   "the cluster did not answer (no quorum, or unreachable), member left in place: %s",
                                   strna(v->why));
         case STANDING_UNKNOWN:
-                free(ctx->facts.etcd.why);
-                ctx->facts.etcd.why = strdup(strna(v->why));
+                free(f->why);
+                f->why = strdup(strna(v->why));
                 return set_errmsg(reterr_msg, v->error ?: -ENXIO, "%s", strna(v->why));
         case STANDING_LEFT:
-                note_left(ctx, d, v->cluster_id, v->self_id);
+                note_left(ctx, f, d, v->cluster_id, v->self_id);
                 if (v->self_id == 0)
                         return set_errmsg(reterr_msg, 0, "not a member of cluster %016" PRIx64 ": %s (asked %s)",
                                           v->cluster_id, LEFT_BY_NAME, v->asked);
@@ -411,8 +406,8 @@ static int act_on(Context *ctx, MemberData *d, View *v, uint64_t deadline, char 
                         "not a member of cluster %016" PRIx64 ": it does not list member %016" PRIx64 "%s (asked %s)",
                         v->cluster_id, v->self_id, v->remembered ? ", which left in an earlier run" : "", v->asked);
         case STANDING_LAST_VOTER:
-                ctx->facts.etcd.last_voter = true;
-                if (ctx->facts.etcd.snapshot)
+                f->last_voter = true;
+                if (f->snapshot)
                         return set_errmsg(reterr_msg, 0,
                                           "member %016" PRIx64 " is the last voting member of cluster %016" PRIx64
                                           ": the cluster ends with this node; its snapshot is in the backup",
@@ -423,22 +418,25 @@ static int act_on(Context *ctx, MemberData *d, View *v, uint64_t deadline, char 
                                   "of it; the member and its data directory are left in place",
                                   v->m->id, v->cluster_id);
         case STANDING_MEMBER:
-                return leave(ctx, d, v, deadline, reterr_msg);
+                return leave(ctx, f, d, v, deadline, reterr_msg);
         }
         return -EINVAL;
 }
 
 static int member_apply(Action *a, Context *ctx, char **reterr_msg) {
+        NodeEtcdRun *run = node_etcd_run(ctx);
         MemberData *d = a->data;
         uint64_t deadline = phase_deadline(ctx);
         View v;
         int r;
 
+        if (!run)
+                return -ENOMEM;
         /* The plan may be old: the cluster is asked again, and only what it says now is acted on. */
-        ctx->facts.etcd.observed = true;
+        run->facts.observed = true;
         r = observe(ctx, &d->local, deadline, &v);
         if (r >= 0)
-                r = act_on(ctx, d, &v, deadline, reterr_msg);
+                r = act_on(ctx, &run->facts, d, &v, deadline, reterr_msg);
         view_done(&v);
         return r;
 }
@@ -518,6 +516,7 @@ static int plan_view(Action *a, MemberData *d, const View *v) {
 
 static int plan_member(Context *ctx, Plan *plan, NodeEtcd *l) {
         cleanup_free char *target = NULL;
+        NodeEtcdRun *run;
         MemberData *d;
         Action *a;
         View v;
@@ -534,9 +533,12 @@ static int plan_member(Context *ctx, Plan *plan, NodeEtcd *l) {
         a = plan_add(plan, &member_ops, "etcd", target, d->local.source, d);
         if (!a)
                 return -ENOMEM;
-        free(ctx->facts.etcd_data_dir);
-        ctx->facts.etcd_data_dir = strdup(d->local.data_dir);
-        if (!ctx->facts.etcd_data_dir)
+        run = node_etcd_run(ctx);
+        if (!run)
+                return -ENOMEM;
+        free(run->data_dir);
+        run->data_dir = strdup(d->local.data_dir);
+        if (!run->data_dir)
                 return -ENOMEM;
         r = observe(ctx, &d->local, phase_deadline(ctx), &v);
         if (r >= 0)
@@ -570,24 +572,3 @@ int phase_etcd_plan(Context *ctx, Plan *plan, char **reterr) {
         node_etcd_done(&l);
         return r;
 }
-
-void phase_etcd_done(Context *ctx) {
-        node_etcd_forget();
-}
-
-usec_t phase_etcd_timeout(void) {
-        return (usec_t) arg_etcd_timeout_sec * USEC_PER_SEC;
-}
-
-static int parse_etcd_timeout(const char *arg, char **reterr) {
-        if (cmdline_parse_seconds(arg, &arg_etcd_timeout_sec) < 0 || arg_etcd_timeout_sec == 0 ||
-            arg_etcd_timeout_sec > 3600)
-                return set_errmsg(reterr, -EINVAL, "invalid --etcd-timeout '%s': expected 1 to 3600 seconds", arg);
-        return 0;
-}
-
-const PhaseOption phase_etcd_options[] = {
-        { "etcd-timeout", PHASE_OPTION_REQUIRED_ARG, "SECONDS", "Bound the etcd phase's calls each time it asks (30)",
-          parse_etcd_timeout },
-        {},
-};

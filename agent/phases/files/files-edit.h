@@ -5,7 +5,7 @@
 #include "agent/engine/context.h"
 #include "agent/config/manifest.h"
 #include "agent/engine/plan.h"
-#include "agent/phases/cni-keep.h"
+#include "agent/node/cni-keep.h"
 
 /* Plan one "edit" action for a remove-block line (observed read-only; keep: the directories kept
  * runtimes watch). -ENOMEM only: what the file is or holds becomes the action's detail, skip or

@@ -25,27 +25,40 @@
 /* kubectl's own files are a few KiB; a larger one is not what detection meant. */
 #define KUBECONFIG_SIZE_MAX (1024U * 1024U)
 
-/* This cluster as the first plan of the run read it: by the time verify plans again, the run has
- * removed the kubeconfigs that named it. */
-static KubeClusterId *cluster_ids;
-static size_t n_cluster_ids;
-static bool cluster_ids_read;
+/* This cluster as the first plan of the run read it, kept in the run's Context: by the time verify
+ * plans again, the run has removed the kubeconfigs that named it. */
+typedef struct ClusterIds {
+        KubeClusterId *ids;
+        size_t n;
+        bool read;
+} ClusterIds;
 
-void files_kubeconfig_done(void) {
-        home_cluster_ids_free(cluster_ids, n_cluster_ids);
-        cluster_ids = NULL;
-        n_cluster_ids = 0;
-        cluster_ids_read = false;
+static void cluster_ids_done(void *p) {
+        ClusterIds *c = p;
+
+        home_cluster_ids_free(c->ids, c->n);
 }
 
-static int this_cluster(const Context *ctx) {
+static const ContextStateType cluster_ids_type = {
+        .name = "files-kubeconfig",
+        .size = sizeof(ClusterIds),
+        .done = cluster_ids_done,
+};
+
+static int this_cluster(Context *ctx, const ClusterIds **ret) {
+        ClusterIds *c = context_state(ctx, &cluster_ids_type);
         int r;
 
-        if (cluster_ids_read)
-                return 0;
-        r = home_cluster_ids(ctx->root_fd, &cluster_ids, &n_cluster_ids);
-        cluster_ids_read = r >= 0;
-        return r;
+        if (!c)
+                return -ENOMEM;
+        if (!c->read) {
+                r = home_cluster_ids(ctx->root_fd, &c->ids, &c->n);
+                c->read = r >= 0;
+                if (r < 0)
+                        return r;
+        }
+        *ret = c;
+        return 0;
 }
 
 typedef struct KubeconfigData {
@@ -85,6 +98,7 @@ typedef struct Look {
 typedef struct Job {
         int root_fd;
         const KubeconfigData *d;
+        const ClusterIds *cluster; /* NULL: none read */
         bool apply;
 } Job;
 
@@ -141,8 +155,8 @@ static int look_file(const Job *j, const RewriteFile *f, LookHeader *h, char **m
                 h->done_r = set_errmsg(msg, -ESTALE, "it changed since the plan read it: not edited");
                 return *msg ? 0 : -ENOMEM;
         }
-        h->prune_r =
-                kubeconfig_prune(d->path, f->text, f->size, j->root_fd, cluster_ids, n_cluster_ids, j->apply, &p, msg);
+        h->prune_r = kubeconfig_prune(d->path, f->text, f->size, j->root_fd, j->cluster ? j->cluster->ids : NULL,
+                                      j->cluster ? j->cluster->n : 0, j->apply, &p, msg);
         h->whole = p.whole;
         if (h->prune_r == 0)
                 *msg = strdup("nothing of this cluster in it: already clean");
@@ -188,7 +202,9 @@ static int job_work(size_t i, void *userdata, FILE *out) {
  * dead mount: -ETIME, -EHOSTDOWN, -EIO) with why in *ret_why. */
 static int run_job(Context *ctx, const KubeconfigData *d, bool apply, Look *ret, char **ret_buf, char **ret_why) {
         RemoteFsItem item = { .path = d->path };
-        Job j = { .root_fd = ctx->root_fd, .d = d, .apply = apply };
+        Job j = {
+                .root_fd = ctx->root_fd, .d = d, .cluster = context_state_peek(ctx, &cluster_ids_type), .apply = apply
+        };
         int r;
 
         r = remote_fs_each(ctx->root_fd, &item, 1, job_work, &j);
@@ -296,6 +312,7 @@ static int kubeconfig_observe(Context *ctx, Action *a, KubeconfigData *d) {
 int files_kubeconfig_plan(Context *ctx, Plan *plan, const ManifestEntry *e, const CniKeepSet *keep) {
         CLEANUP(protect_why_done) ProtectWhy why = {};
         cleanup_free char *reason = NULL;
+        const ClusterIds *cluster;
         KubeconfigData *d;
         Action *a;
         int r;
@@ -319,10 +336,10 @@ int files_kubeconfig_plan(Context *ctx, Plan *plan, const ManifestEntry *e, cons
                                  &(ProtectRow) { .kind = PROTECT_EDIT, .system_path = d->system_path, .cni = keep },
                                  d->path, &why) == PROTECT_SELF)
                 return files_protect_skip(a, &why);
-        r = this_cluster(ctx);
+        r = this_cluster(ctx, &cluster);
         if (r < 0)
                 return r;
-        if (n_cluster_ids == 0)
+        if (cluster->n == 0)
                 return action_set_skip_code(a, "kept",
                                             "this node's own kubeconfigs (kubelet.conf, admin.conf, k3s.yaml, "
                                             "rke2.yaml) name no cluster to tell its entries by: kept");

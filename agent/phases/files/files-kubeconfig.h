@@ -6,12 +6,9 @@
 #include "agent/config/manifest.h"
 #include "agent/engine/context.h"
 #include "agent/engine/plan.h"
-#include "agent/phases/cni-keep.h"
+#include "agent/node/cni-keep.h"
 
 /* Plan one "kubeconfig" action for a prune-kubeconfig line (observed read-only; keep: the directories
  * kept runtimes watch). -ENOMEM only: what the file holds becomes the action's detail, skip or failure
  * to come. */
 int files_kubeconfig_plan(Context *ctx, Plan *plan, const ManifestEntry *e, const CniKeepSet *keep);
-
-/* Forget this cluster as the first plan read it (kept for the plans of verify). */
-void files_kubeconfig_done(void);

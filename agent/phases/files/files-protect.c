@@ -24,8 +24,8 @@
 
 #include "agent/base/path.h"
 #include "agent/config/etcd-owner.h"
-#include "agent/phases/etcd/etcd-datadir.h"
-#include "agent/phases/phase-backup.h"
+#include "agent/node/backup-kept.h"
+#include "agent/node/etcd.h"
 #include "agent/phases/files/files-protect.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -67,7 +67,7 @@ static ProtectState reach_any(const char *path, const char *const *kept, size_t 
 }
 
 static ProtectState system_path_reach(const Context *ctx, const ProtectRow *row, const char *path, ProtectWhy *why) {
-        if (row->kind == PROTECT_WALK || !ctx->executing || row->system_path)
+        if (row->kind == PROTECT_WALK || ctx->pass != ENGINE_PASS_EXECUTE || row->system_path)
                 return PROTECT_NONE;
         return path_is_guarded(path) ? PROTECT_SELF : PROTECT_NONE;
 }
@@ -86,7 +86,7 @@ static ProtectState manifest_reach(const Context *ctx, const ProtectRow *row, co
 
 /* Its data, unit and env files, certificates, and the kubeadm-config.yaml that named it external. */
 static ProtectState etcd_scope_reach(const Context *ctx, const ProtectRow *row, const char *path, ProtectWhy *why) {
-        const EtcdScope *s = ctx->facts.etcd_scope;
+        const EtcdScope *s = node_etcd_scope_decided(ctx);
 
         if (!s || s->owner != ETCD_OWNER_FOREIGN)
                 return PROTECT_NONE;
@@ -101,7 +101,7 @@ static ProtectState unsaved_reach(const Context *ctx, const ProtectRow *row, con
         const char *const *rows;
         size_t n;
 
-        if (!ctx->executing)
+        if (ctx->pass != ENGINE_PASS_EXECUTE)
                 return PROTECT_NONE;
         rows = backup_unsaved_rows(ctx, &n);
         return reach_any(path, rows, n);
@@ -110,16 +110,16 @@ static ProtectState unsaved_reach(const Context *ctx, const ProtectRow *row, con
 const char *files_protect_etcd_kept(const Context *ctx, char **ret_reason) {
         cleanup_free char *reason = NULL;
 
-        if (!ctx->facts.etcd_data_dir || node_etcd_data_dir_fate(&ctx->facts.etcd, &reason) != 0)
+        if (!node_etcd_data_dir(ctx) || node_etcd_data_dir_fate(node_etcd_facts(ctx), &reason) != 0)
                 return NULL;
         if (ret_reason)
                 *ret_reason = TAKE_PTR(reason);
-        return ctx->facts.etcd_data_dir;
+        return node_etcd_data_dir(ctx);
 }
 
 /* Only a run knows the fate: the backup and etcd phases decide it by what they learn. */
 static ProtectState etcd_data_reach(const Context *ctx, const ProtectRow *row, const char *path, ProtectWhy *why) {
-        const char *keep = ctx->executing ? files_protect_etcd_kept(ctx, NULL) : NULL;
+        const char *keep = ctx->pass == ENGINE_PASS_EXECUTE ? files_protect_etcd_kept(ctx, NULL) : NULL;
 
         return keep ? reach(path, keep) : PROTECT_NONE;
 }
@@ -178,7 +178,7 @@ static char *why_describe(const Context *ctx, const ProtectRow *row, const char 
                 return strprintf("protected by %s:%u", why->entry->file, why->entry->line);
         case PROTECT_BY_ETCD_SCOPE:
                 why->code = "out-of-scope";
-                return strdup(strna(ctx->facts.etcd_scope->why));
+                return strdup(strna(node_etcd_scope_decided(ctx)->why));
         case PROTECT_BY_BACKUPS:
                 return strprintf("node-reset's backups (" BACKUP_DIR ") are never %s",
                                  row->kind == PROTECT_EDIT ? "edited" : "removed");

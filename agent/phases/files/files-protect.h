@@ -7,7 +7,7 @@
 #include "agent/engine/context.h"
 #include "agent/engine/plan.h"
 #include "agent/os/remove.h"
-#include "agent/phases/cni-keep.h"
+#include "agent/node/cni-keep.h"
 
 typedef enum ProtectKind {
         PROTECT_REMOVE, /* "remove": the path and everything beneath it */

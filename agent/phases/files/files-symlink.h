@@ -5,7 +5,7 @@
 #include "agent/engine/context.h"
 #include "agent/config/manifest.h"
 #include "agent/engine/plan.h"
-#include "agent/phases/cni-keep.h"
+#include "agent/node/cni-keep.h"
 
 /* Plan one "unlink" action for a remove-symlink-to line (observed read-only; keep: the directories
  * kept runtimes watch). -ENOMEM only: what the path is, and where it leads, becomes the action's

@@ -7,18 +7,18 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 
-#include "agent/phases/phases.h"
-#include "agent/phases/phase-backup.h"
-#include "agent/phases/phase-services.h"
-#include "cri/cri.h"
-#include "time-util.h"
-#include "agent/config/etcd-owner.h"
-#include "agent/phases/etcd/etcd-datadir.h"
-#include "agent/phases/cni-keep.h"
-#include "agent/os/services.h"
 #include "agent/base/log.h"
 #include "agent/base/path.h"
+#include "agent/config/etcd-owner.h"
+#include "agent/config/unit-file.h"
 #include "agent/engine/phase.h"
+#include "agent/node/backup-kept.h"
+#include "agent/node/cni-keep.h"
+#include "agent/node/etcd.h"
+#include "agent/node/phase-options.h"
+#include "agent/os/remote-fs.h"
+#include "agent/os/remove.h"
+#include "agent/os/services.h"
 #include "agent/phases/files/files-edit.h"
 #include "agent/phases/files/files-kubeconfig.h"
 #include "agent/phases/files/files-protect.h"
@@ -26,12 +26,15 @@
 #include "agent/os/remote-fs.h"
 #include "agent/os/path-expand.h"
 #include "agent/os/remove.h"
+#include "agent/phases/phases.h"
 #include "chase.h"
+#include "cri/cri.h"
 #include "dirent-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
 #include "strv.h"
+#include "time-util.h"
 
 typedef struct FileData {
         DirectiveType type; /* DIRECTIVE_REMOVE or DIRECTIVE_EMPTY */
@@ -98,7 +101,7 @@ static int only_conf_dir_chain(int root_fd, const char *path, const char *conf_d
 
 /* Does the line's target (a path, or a pattern) hold the etcd data directory, or lie beneath it? */
 static bool reaches_etcd_data(const Context *ctx, const char *target) {
-        const char *dir = ctx->facts.etcd_data_dir;
+        const char *dir = node_etcd_data_dir(ctx);
 
         return dir && (path_startswith_dir(target, dir) || path_startswith_dir(dir, target) || streq(target, "/") ||
                        path_pattern_covers(target, dir) || path_pattern_below(target, dir));
@@ -408,7 +411,7 @@ static int add_file_action(Context *ctx, Plan *plan, const ManifestEntry *e, con
                 (void) action_set_detail(a,
                                          "%s; holds the etcd data directory %s: its fate is decided when run "
                                          "(the etcd data-directory rule)",
-                                         strna(a->detail), ctx->facts.etcd_data_dir);
+                                         strna(a->detail), node_etcd_data_dir(ctx));
         if (watched)
                 (void) action_set_detail(a, "%s; the kept %s (%s) watches it by inode: emptied, kept", strna(a->detail),
                                          watched->runtime, watched->unit);
@@ -443,7 +446,7 @@ static int restart_apply(Action *a, Context *ctx, char **ret_msg) {
         if (services_manager_why_absent(m))
                 return set_errmsg(ret_msg, -EHOSTDOWN, "cannot restart %s: %s", a->target,
                                   services_manager_why_absent(m));
-        r = services_restart(m, a->target, phase_services_unit_timeout(), ctx->deadline_usec, ret_msg);
+        r = services_restart(m, a->target, phase_option_unit_timeout(), ctx->deadline_usec, ret_msg);
         if (r <= 0 || !a->data)
                 return r;
         t0 = now(CLOCK_MONOTONIC);
@@ -522,7 +525,7 @@ static int files_plan_entries(Context *ctx, Plan *plan, const CniKeepSet *keep, 
         int k;
 
         /* Decided before the first line is planned: files_protect_decide() follows it. */
-        k = phase_etcd_scope(ctx, &scope);
+        k = node_etcd_scope(ctx, &scope);
         if (k >= 0)
                 k = node_etcd_data_dir_find(ctx, &etcd_dir);
         if (k < 0)
@@ -601,9 +604,8 @@ int phase_files_plan(Context *ctx, Plan *plan, char **reterr) {
                 r = plan_restarts(plan, &keep, first);
         if (r >= 0)
                 r = plan_unanswered(plan);
+        /* A file removed beneath a unit directory: the reload phase reloads systemd after it. */
+        for (size_t i = first; i < plan->n_actions; i++)
+                plan->actions[i]->changes_unit_files = unit_file_in_search_path(plan->actions[i]->target);
         return r;
-}
-
-void phase_files_done(Context *ctx) {
-        files_kubeconfig_done();
 }

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "agent/phases/phases.h"
-#include "agent/phases/pods/pods.h"
+#include "agent/node/phase-options.h"
 #include "agent/engine/cmdline.h"
 #include "agent/engine/libraries.h"
 #include "agent/base/log.h"
@@ -33,7 +33,6 @@
 #define PODS_BUDGET_DEFAULT_USEC (120 * USEC_PER_SEC)
 #define LIST_TIMEOUT_USEC (15 * USEC_PER_SEC)
 
-static const char *arg_cri_endpoint;  /* --cri-endpoint, before the manifest's; NULL = those, else probe */
 static unsigned arg_concurrency;      /* --concurrency; 0: pods_concurrency() */
 static unsigned arg_pods_timeout_sec; /* --pods-timeout; 0: PODS_BUDGET_DEFAULT_USEC */
 
@@ -279,8 +278,8 @@ static int endpoints(const Context *ctx, char ***ret, bool *ret_explicit) {
         if (!l)
                 return -ENOMEM;
         *ret_explicit = true;
-        if (arg_cri_endpoint)
-                l[n++] = strdup(arg_cri_endpoint);
+        if (phase_option_cri_endpoint())
+                l[n++] = strdup(phase_option_cri_endpoint());
         else
                 MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_CRI_ENDPOINT)
                         l[n++] = strdup(e->args[0]);
@@ -387,17 +386,6 @@ int phase_pods_plan(Context *ctx, Plan *plan, char **reterr) {
         return pods_docker_plan(ctx, plan, cri_dockerd);
 }
 
-const char *phase_pods_cri_endpoint(void) {
-        return arg_cri_endpoint;
-}
-
-static int parse_cri_endpoint(const char *arg, char **reterr) {
-        if (!startswith(arg, "unix:///") && arg[0] != '/')
-                return set_errmsg(reterr, -EINVAL, "invalid --cri-endpoint '%s': expected unix:///PATH or /PATH", arg);
-        arg_cri_endpoint = arg;
-        return 0;
-}
-
 static int parse_concurrency(const char *arg, char **reterr) {
         if (cmdline_parse_seconds(arg, &arg_concurrency) < 0 || arg_concurrency == 0 || arg_concurrency > 256)
                 return set_errmsg(reterr, -EINVAL, "invalid --concurrency '%s': expected a number from 1 to 256", arg);
@@ -413,7 +401,7 @@ static int parse_pods_timeout(const char *arg, char **reterr) {
 
 const PhaseOption phase_pods_options[] = {
         { "cri-endpoint", PHASE_OPTION_REQUIRED_ARG, "URI", "The CRI socket (unix:///PATH), instead of probing",
-          parse_cri_endpoint },
+          phase_option_cri_endpoint_parse },
         { "concurrency", PHASE_OPTION_REQUIRED_ARG, "N",
           "CRI calls in flight at once in the pods phase\n(default: from the cores and the CNI's IPAM lock)",
           parse_concurrency },

@@ -14,6 +14,7 @@
 #include "agent/config/etcd-owner.h"
 #include "agent/os/fileio.h"
 #include "agent/engine/phase.h"
+#include "agent/node/etcd.h"
 #include "agent/os/proc.h"
 #include "agent/os/services.h"
 #include "agent/engine/cmdline.h"
@@ -361,7 +362,7 @@ int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
         r = phase_procs(ctx, &s.table);
         if (r < 0)
                 return set_errmsg(reterr, r, "cannot read /proc: %s", strerror(-r));
-        r = phase_etcd_scope(ctx, &s.etcd);
+        r = node_etcd_scope(ctx, &s.etcd);
         if (r < 0)
                 return set_errmsg(reterr, r, "cannot tell who owns this node's etcd: %s", strerror(-r));
         r = proc_untouchable(s.table, getpid(), &s.untouchable);

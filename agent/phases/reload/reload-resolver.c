@@ -6,9 +6,9 @@
  * those that run. systemd-resolved gained a reload only in systemd 256 (Debian 12 has 252): restart. */
 
 #include "agent/engine/phase.h"
+#include "agent/node/phase-options.h"
 #include "agent/os/services.h"
 #include "agent/phases/reload/reload-resolver.h"
-#include "agent/phases/phase-services.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -53,7 +53,7 @@ static int networkmanager_reload(ServiceManager *m, Context *ctx, char **ret_msg
                 return set_errmsg(ret_msg, 1, "reloaded (Reload(0): configuration and DNS)");
         if (r != -EACCES)
                 return set_errmsg(ret_msg, r, "%s", strna(refused));
-        r = services_reload_unit(m, NETWORKMANAGER, phase_services_unit_timeout(), ctx->deadline_usec, &msg);
+        r = services_reload_unit(m, NETWORKMANAGER, phase_option_unit_timeout(), ctx->deadline_usec, &msg);
         if (r < 0)
                 return set_errmsg(ret_msg, r, "%s; then systemd's ReloadUnit: %s", strna(refused), strna(msg));
         return set_errmsg(ret_msg, 1,
@@ -79,7 +79,7 @@ static int reload_apply(Action *a, Context *ctx, char **ret_msg) {
                 return set_errmsg(ret_msg, r, "cannot read its state: %s", strerror(-r));
         if (streq(a->target, NETWORKMANAGER))
                 return networkmanager_reload(m, ctx, ret_msg);
-        return services_restart(m, a->target, phase_services_unit_timeout(), ctx->deadline_usec, ret_msg);
+        return services_restart(m, a->target, phase_option_unit_timeout(), ctx->deadline_usec, ret_msg);
 }
 
 static const ActionOps resolver_reload_ops = {

@@ -5,8 +5,8 @@
 
 #include "agent/phases/phases.h"
 #include "agent/engine/phase.h"
+#include "agent/node/phase-options.h"
 #include "agent/os/services.h"
-#include "agent/phases/phase-services.h"
 #include "agent/phases/reload/reload-resolver.h"
 #include "alloc-util.h"
 #include "errno-util.h"
@@ -51,7 +51,7 @@ static int reload_apply(Action *a, Context *ctx, char **ret_msg) {
 
         if (!why)
                 return set_errmsg(ret_msg, 0, "no unit file changed");
-        r = services_reload(ctx->facts.systemd, phase_services_unit_timeout(), ret_msg);
+        r = services_reload(ctx->facts.systemd, phase_option_unit_timeout(), ret_msg);
         if (r < 0)
                 return r;
         return set_errmsg(ret_msg, 1, "reloaded: %s", why);
@@ -90,7 +90,7 @@ static const ActionOps reset_failed_ops = {
 
 static int reload_watch(const Plan *plan, ReloadData *d) {
         PLAN_FOREACH(a, plan) {
-                if (!services_action_changes_unit_files(a))
+                if (!a->changes_unit_files)
                         continue;
                 if (GREEDY_REALLOC(d->watch, d->allocated_watch, d->n_watch + 1) < 0)
                         return -ENOMEM;

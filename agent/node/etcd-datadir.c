@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/phases/etcd/etcd-datadir.h"
-#include "agent/phases/etcd/etcd-member.h"
+#include "agent/node/etcd.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -44,22 +43,20 @@ int node_etcd_data_dir_fate(const NodeEtcdFacts *f, char **ret_reason) {
 }
 
 int node_etcd_data_dir_find(Context *ctx, const char **ret) {
+        NodeEtcdRun *run = node_etcd_run(ctx);
         NodeEtcd l = {};
         int r;
 
-        if (!ctx->facts.etcd_data_dir) {
+        if (!run)
+                return -ENOMEM;
+        if (!run->data_dir) {
                 r = node_etcd_find(ctx, &l, NULL);
                 if (r > 0 && !l.external)
-                        ctx->facts.etcd_data_dir = TAKE_PTR(l.data_dir);
+                        run->data_dir = TAKE_PTR(l.data_dir);
                 node_etcd_done(&l);
                 if (r < 0)
                         return r;
         }
-        *ret = ctx->facts.etcd_data_dir;
+        *ret = run->data_dir;
         return 0;
-}
-
-void node_etcd_facts_done(NodeEtcdFacts *f) {
-        free(f->why);
-        *f = (NodeEtcdFacts) {};
 }

@@ -11,15 +11,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/config/installers.h"
-#include "agent/phases/etcd/etcd-member.h"
-#include "agent/engine/libraries.h"
-#include "agent/engine/phase.h"
+#include "agent/base/path.h"
 #include "agent/config/envfile.h"
 #include "agent/config/etcd-flags.h"
+#include "agent/config/installers.h"
+#include "agent/engine/libraries.h"
+#include "agent/node/etcd.h"
 #include "agent/os/fileio.h"
 #include "agent/os/host-place.h"
-#include "agent/base/path.h"
 #include "chase.h"
 #include "errno-util.h"
 #include "macro.h"
@@ -29,10 +28,6 @@
 #define NODE_FILE_MAX (1U << 20)
 /* Each call to a member: a member that is down refuses at once, one that hangs costs this much. */
 #define ETCD_CALL_TIMEOUT_USEC (5ULL * 1000000ULL)
-
-/* The other members' client URLs the etcd phase learned while this member answered: its later
- * observations (verify) ask them once this member has left and no longer does. */
-static char **learned_endpoints;
 
 void node_etcd_done(NodeEtcd *l) {
         free(l->source);
@@ -240,7 +235,8 @@ static int place_endpoints(NodeEtcd *l, char **own, char **others, bool elsewher
         return 0;
 }
 
-static int fill_member(const Context *ctx, const EtcdScope *s, bool elsewhere, NodeEtcd *l) {
+static int fill_member(Context *ctx, const EtcdScope *s, bool elsewhere, NodeEtcd *l) {
+        const NodeEtcdRun *run = node_etcd_run(ctx);
         cleanup_strv char **own = NULL, **others = NULL;
         char **flags = s->argv;
         const char *name = flag(flags, "name");
@@ -265,7 +261,9 @@ static int fill_member(const Context *ctx, const EtcdScope *s, bool elsewhere, N
                 r = add_initial_cluster(flag(flags, "initial-cluster"), l->name, &others, &l->initial_cluster);
         if (r >= 0 && s->owner != ETCD_OWNER_K3S && s->owner != ETCD_OWNER_RKE2)
                 r = add_apiserver_urls(ctx, &others);
-        STRV_FOREACH(e, learned_endpoints)
+        if (!run)
+                return -ENOMEM;
+        STRV_FOREACH(e, run->learned_endpoints)
                 if (r >= 0)
                         r = strv_extend_unique(&others, *e);
         if (r >= 0)
@@ -281,7 +279,7 @@ static int find(Context *ctx, bool elsewhere, NodeEtcd *ret, char **reterr) {
         int r;
 
         *ret = (NodeEtcd) {};
-        r = phase_etcd_scope(ctx, &s);
+        r = node_etcd_scope(ctx, &s);
         if (r < 0)
                 return set_errmsg(reterr, r, "cannot tell who owns this node's etcd: %s", strerror(-r));
         l.owner = s->owner;
@@ -406,15 +404,18 @@ bool node_etcd_cluster_is_ours(const NodeEtcd *l, const EtcdMemberList *list) {
 }
 
 int node_etcd_learn(Context *ctx, NodeEtcd *l, const EtcdMemberList *list, uint64_t skip_id) {
+        NodeEtcdRun *run = node_etcd_run(ctx);
         int r;
 
+        if (!run)
+                return -ENOMEM;
         for (size_t i = 0; i < list->n_members; i++) {
                 if (list->members[i].id == skip_id)
                         continue;
                 STRV_FOREACH(u, list->members[i].client_urls) {
                         r = strv_extend_unique(&l->endpoints, *u);
                         if (r >= 0)
-                                r = strv_extend_unique(&learned_endpoints, *u);
+                                r = strv_extend_unique(&run->learned_endpoints, *u);
                         if (r < 0)
                                 return r;
                 }
@@ -436,10 +437,6 @@ int node_etcd_client(const NodeEtcd *l, const char *endpoint, uint64_t deadline,
         etcd_client_set_timeout(*ret, ETCD_CALL_TIMEOUT_USEC);
         etcd_client_set_deadline(*ret, deadline);
         return 0;
-}
-
-void node_etcd_forget(void) {
-        learned_endpoints = strv_free(learned_endpoints);
 }
 
 static int append_reason(char **buf, const char *endpoint, const char *why) {

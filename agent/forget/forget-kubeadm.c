@@ -13,7 +13,7 @@
 
 #include "agent/base/json.h"
 #include "agent/config/yaml-util.h"
-#include "agent/verbs/forget-kubeadm.h"
+#include "agent/forget/forget-kubeadm.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

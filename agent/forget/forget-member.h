@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/phases/etcd/etcd-member.h"
+#include "agent/node/etcd.h"
 
 /* The node to forget, as the API server and kubeadm's record describe it. */
 typedef struct ForgetTarget {

@@ -7,10 +7,10 @@
 #include <sys/stat.h>
 
 #include "agent/engine/phase.h"
+#include "agent/node/cni-keep.h"
+#include "agent/node/phase-options.h"
 #include "agent/os/runtime-info.h"
 #include "agent/os/services.h"
-#include "agent/phases/cni-keep.h"
-#include "agent/phases/pods/pods.h"
 #include "cri/cri.h"
 #include "macro.h"
 #include "string-util.h"
@@ -35,8 +35,8 @@ static int socket_list(const Context *ctx, char ***ret) {
         cleanup_strv char **l = NULL;
         int r = 0;
 
-        if (phase_pods_cri_endpoint())
-                r = strv_extend(&l, phase_pods_cri_endpoint());
+        if (phase_option_cri_endpoint())
+                r = strv_extend(&l, phase_option_cri_endpoint());
         else
                 MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_CRI_ENDPOINT)
                         if (r >= 0)

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "agent/config/yaml-util.h"
-#include "agent/verbs/forget-node.h"
+#include "agent/forget/forget-node.h"
 #include "macro.h"
 #include "string-util.h"
 #include "strv.h"

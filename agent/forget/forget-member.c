@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A gone node's etcd member, seen from a surviving control plane through the etcd client the etcd
- * phase uses (etcd/, agent/phases/etcd/etcd-member.c): found by the Node's name and a peer URL on its
+ * phase uses (etcd/, agent/node/etcd-member.c): found by the Node's name and a peer URL on its
  * addresses together, removed only when it answers on none of its client URLs and a quorum of the
  * cluster as it is now can commit the removal. */
 
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "agent/os/host-place.h"
-#include "agent/verbs/forget-member.h"
+#include "agent/forget/forget-member.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
