@@ -47,7 +47,7 @@ packages=(
         # only builds and checks the fixtures, the agent never runs it
         etcd-server etcd-client
         # the fleet and packaging tests: the real ansible-playbook, a .deb build and lintian
-        ansible-core dpkg-dev debhelper lintian
+        ansible-core ansible-lint dpkg-dev debhelper lintian
         # bench/fleet.sh runs kubespray's own reset role beside node-reset's: it needs the ansible.utils
         # collection (Debian's ansible package) and json_query's jmespath
         ansible python3-jmespath
