@@ -35,6 +35,7 @@ static Action *action_free(Action *a) {
         free(a->reason);
         free(a->skip_reason);
         free(a->message);
+        free(a->backup_path);
         return mfree(a);
 }
 

@@ -66,6 +66,10 @@ struct Action {
         /* static: the pods phase's runtime row of a runtime that answered Version: the CRI version
          * the run speaks to it ("v1", "v1alpha2"); the report's "cri_api". */
         const char *cri_api;
+        /* The backup row, once it wrote a backup: its directory (node path) and what it holds; the
+         * report's "backup_path", "backup_bytes" and "backup_files". */
+        char *backup_path;
+        uint64_t backup_bytes, backup_files;
 };
 
 typedef struct Plan {

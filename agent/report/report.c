@@ -43,6 +43,11 @@ static void emit_action(Emitter *e, const Action *a, bool executed) {
                   (unsigned long long) (a->duration_usec / 1000));
         if (a->cri_api)
                 emit_string(e, COLOR_GREY, "cri_api", NULL, a->cri_api);
+        if (executed && a->backup_path) {
+                emit_string(e, COLOR_GREY, "backup_path", NULL, a->backup_path);
+                emit_uint(e, COLOR_GREY, "backup_bytes", NULL, (unsigned long long) a->backup_bytes);
+                emit_uint(e, COLOR_GREY, "backup_files", NULL, (unsigned long long) a->backup_files);
+        }
         if (executed && a->pods_gone_known)
                 emit_uint(e, COLOR_GREY, "pods_gone_ms", NULL, (unsigned long long) (a->pods_gone_usec / 1000));
         emit_text(e, COLOR_NONE, "\n");

@@ -48,4 +48,33 @@ rows = [a["result"] for p in r["phases"] for a in p["actions"] if a["kind"] == "
 sys.exit(0 if rows == ["unchanged"] and not r["changed"] else 1)' "$WORK/empty.json"
 assert "emptied sources: no backup directory left" [ -z "$(ls -A "$E/var/backups/node-reset" 2>/dev/null)" ]
 assert "emptied sources: the emptied directories stay" [ -d "$E/etc/kubernetes/pki/etcd" ] && [ -d "$E/etc/kubernetes/manifests" ]
+
+# --- the report names the backup; --backup-keep bounds how many stay --------------------------------
+assert "the report names the backup it wrote, its bytes and files" python3 -c '
+import json, os, sys
+r = json.load(open(sys.argv[1]))
+row = [a for p in r["phases"] for a in p["actions"] if a["kind"] == "backup"][0]
+sys.exit(0 if os.path.isdir(sys.argv[2] + row["backup_path"]) and row["backup_bytes"] > 0 and row["backup_files"] >= 3 else 1)' \
+        "$WORK/run.json" "$R"
+K=$WORK/keep
+mkdir -p "$K/etc/kubernetes/pki" "$K/var/backups/node-reset/operator-notes"
+echo ca > "$K/etc/kubernetes/pki/ca.crt"
+for n in 20250101T000000Z 20250102T000000Z 20250102T000000Z.1 20250102T000000Z.10 20250102T000000Z.2; do
+        mkdir -p "$K/var/backups/node-reset/$n/etc" && echo old > "$K/var/backups/node-reset/$n/etc/f"
+done
+"$NODE_RESET" --root "$K" --phases backup --backup-keep=3 -o json plan > "$WORK/keep-plan.json" 2> /dev/null
+assert "--backup-keep=3: the plan names the three oldest of five for removal (this run's will be the newest)" \
+        jq_ "$WORK/keep-plan.json" "[a['detail'].split(':')[0] for a in actions(r, kind='backup-prune')] == ['remove 20250101T000000Z, 20250102T000000Z, 20250102T000000Z.1']"
+"$NODE_RESET" --root "$K" --phases backup --backup-keep=3 --yes -o json run > "$WORK/keep.json" 2> "$WORK/keep.err"; rc=$?
+assert "--backup-keep=3: exit 0" [ "$rc" -eq 0 ] || cat "$WORK/keep.err"
+left=$(ls "$K/var/backups/node-reset" | sort | xargs)
+written=$(basename "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print([a for p in r["phases"] for a in p["actions"] if a["kind"] == "backup"][0]["backup_path"])' "$WORK/keep.json")")
+assert "... the two newest old ones (.2 and .10 of one second, by number), this run's and the operator's own directory stay ($left)" \
+        test "$left" = "$(printf '%s\n' 20250102T000000Z.10 20250102T000000Z.2 "$written" operator-notes | sort | xargs)"
+schema_valid "$WORK/keep.json" > /dev/null || fail "the --backup-keep report does not match docs/report.schema.json"
+"$NODE_RESET" --root "$K" --phases backup --backup-keep=0 -o json plan > "$WORK/keep0.json" 2> /dev/null
+assert "--backup-keep=0: the prune row is skipped, every backup kept" \
+        jq_ "$WORK/keep0.json" "[a['skip_reason'] for a in actions(r, kind='backup-prune')] == ['--backup-keep=0: every backup is kept']"
+"$NODE_RESET" --root "$K" --backup-keep=x plan > /dev/null 2>&1; rc=$?
+assert "--backup-keep=x: a usage error (exit 2)" [ "$rc" -eq 2 ]
 finish

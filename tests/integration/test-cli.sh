@@ -159,7 +159,7 @@ assert "JSON plan: every action is there" jq_ "$WORK/text.json" \
 nr --root "$root" --manifest "$WORK/text.conf" --yes run > "$WORK/text.run" 2> /dev/null
 assert "text run: the changes are listed" grep -q "changed     empty     /var/lib/kubelet" "$WORK/text.run"
 assert "text run: the unchanged ones are counted" grep -qx "  files: 3 unchanged (-v lists them)" "$WORK/text.run"
-assert "text run: the closing line counts the whole run" grep -qx "summary: 2 changed, 4 unchanged, 0 failed, 0 skipped" "$WORK/text.run"
+assert "text run: the closing line counts the whole run" grep -qx "summary: 2 changed, 5 unchanged, 0 failed, 0 skipped" "$WORK/text.run"
 assert "text plan: the closing line counts the plan" \
-        grep -qx "plan: 6 actions, 2 with something to do (dry run, nothing changed)" "$WORK/text.plan"
+        grep -qx "plan: 7 actions, 2 with something to do (dry run, nothing changed)" "$WORK/text.plan"
 finish

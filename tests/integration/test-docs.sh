@@ -138,6 +138,7 @@ cat > "$T/allowed" <<'EOF'
 ^/usr/share/bash-completion/completions/node-reset$
 ^/usr/share/doc/node-reset/(README\.md|rescue\.md|copyright|changelog(\.Debian)?)(\.gz)?$
 ^/usr/share/doc/node-reset/examples/ansible/([a-z_]+/)*[A-Za-z0-9_.-]+\.(yml|md|py)(\.gz)?$
+^/usr/share/doc/node-reset/examples/ansible/\.ansible-lint-ignore$
 ^/usr/share/doc/node-reset/examples/config/(README\.md|manifest\.conf|node-reset\.env|report-headers)(\.gz)?$
 ^/usr/share/doc/node-reset/examples/argo/(steps/)?[A-Za-z-]+\.(yaml|sh|md)(\.gz)?$
 ^/usr/share/lintian/overrides/node-reset$

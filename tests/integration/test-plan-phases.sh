@@ -32,8 +32,11 @@ assert "plan: the tree is detected as kubeadm's (its kubelet drop-in and kubecon
 assert "plan: every row not skipped names the manifest line that asked for it" \
         row 'all(a["reason"] for a in actions(r) if not a["skip_reason"])'
 
-# backup: one row, the PKI and kubeconfigs it will copy, beneath the tree.
-assert "backup: one row for /var/backups/node-reset" row 'targets(r, phase="backup") == ["/var/backups/node-reset"]'
+# backup: the backup row, the PKI and kubeconfigs it will copy, beneath the tree; then the row that
+# prunes older backups to --backup-keep (none here).
+assert "backup: a backup row and a prune row for /var/backups/node-reset" \
+        row '[(a["kind"], a["target"]) for a in actions(r, phase="backup")] == [("backup", "/var/backups/node-reset"), ("backup-prune", "/var/backups/node-reset")]'
+assert "backup: no older backup to prune" row 'not actions(r, phase="backup")[1]["detail"].startswith("remove")'
 assert "backup: it copies the PKI and admin.conf" \
         row 'all(p in actions(r, phase="backup")[0]["detail"] for p in ("/etc/kubernetes/pki", "/etc/kubernetes/admin.conf"))'
 
@@ -72,7 +75,7 @@ assert "planning changed no byte, mode, time and no mount beneath the tree" test
 
 # The text plan says the same in its closing line.
 "$NODE_RESET" --root "$root" --phases "$PHASES" plan > "$WORK/plan.txt" 2> /dev/null
-n=$("$REPORT" "$P" 'len(actions(r))') present=$("$REPORT" "$P" 'len([a for a in actions(r) if a["detail"] not in ("nothing matches", "nothing mounted there") and not a["skip_reason"] and "nothing runs it" not in a["detail"] and a["detail"] != "no mounted cgroup hierarchy holds it"])')
+n=$("$REPORT" "$P" 'len(actions(r))') present=$("$REPORT" "$P" 'len([a for a in actions(r) if a["detail"] not in ("nothing matches", "nothing mounted there") and not a["skip_reason"] and "nothing runs it" not in a["detail"] and a["detail"] != "no mounted cgroup hierarchy holds it" and not (a["kind"] == "backup-prune" and not a["detail"].startswith("remove "))])')
 assert "text plan: '$n actions, $present with something to do'" grep -q "^plan: $n actions, $present with something to do" "$WORK/plan.txt"
 
 # An empty tree: every row is there, none with anything to do.

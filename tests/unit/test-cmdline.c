@@ -180,9 +180,14 @@ static void test_help(void **state) {
 /* node-reset's own table: every phase option once, each with its help line and its parser. */
 static void test_real_table(void **state) {
         static const char *const expected[] = {
-                "etcd-db-copy-max", "no-backup",    "drain",        "drain-force",  "drain-delete-emptydir-data",
-                "drain-timeout",    "etcd-timeout", "unit-timeout", "delete-node",  "cri-endpoint",
-                "concurrency",      "pods-timeout", "kill-grace",   "xtables-wait", "no-group-delete",
+                "etcd-db-copy-max", "no-backup",
+                "backup-keep",      "drain",
+                "drain-force",      "drain-delete-emptydir-data",
+                "drain-timeout",    "etcd-timeout",
+                "unit-timeout",     "delete-node",
+                "cri-endpoint",     "concurrency",
+                "pods-timeout",     "kill-grace",
+                "xtables-wait",     "no-group-delete",
         };
         cleanup_free struct option *opts = NULL;
         cleanup_free char *err = NULL;

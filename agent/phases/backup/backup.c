@@ -18,6 +18,7 @@
 #include "agent/node/etcd.h"
 #include "agent/os/remove.h"
 #include "agent/phases/backup/backup-copy.h"
+#include "agent/phases/backup/backup-prune.h"
 #include "agent/phases/backup/backup-room.h"
 #include "agent/phases/backup/backup-sources.h"
 #include "agent/phases/phases.h"
@@ -202,7 +203,12 @@ static int backup_apply(Action *a, Context *ctx, char **reterr_msg) {
                           : set_errmsg(reterr_msg, 0, "nothing to back up: the sources left hold no file");
         } else if (r >= 0) {
                 *reterr_msg = describe_saved(&b, dir);
-                r = backup_keep_uncopied(ctx, &b) ?: 1;
+                a->backup_path = strdup(dir);
+                a->backup_bytes = b.bytes;
+                a->backup_files = b.files;
+                r = !a->backup_path || backup_prune_written(ctx, strrchr(dir, '/') + 1) < 0
+                            ? -ENOMEM
+                            : backup_keep_uncopied(ctx, &b) ?: 1;
         } else if (backup_failure_goes_on(r)) {
                 *reterr_msg = mfree(*reterr_msg);
                 (void) set_errmsg(reterr_msg, 0, "%s", strerror(-r));
@@ -233,16 +239,19 @@ int phase_backup_plan(Context *ctx, Plan *plan, char **reterr) {
                      NULL);
         if (!a)
                 return -ENOMEM;
-        if (arg_no_backup)
-                return action_set_skip(a, "--no-backup");
+        if (arg_no_backup) {
+                r = action_set_skip(a, "--no-backup");
+                return r < 0 ? r : backup_prune_plan(ctx, plan, false);
+        }
         r = backup_observe(ctx, &list, &member, &data_dir);
         if (r < 0)
                 return r;
         a->present = r > 0;
         if (a->present && backup_room(ctx, data_dir, &room) == -ENOMEM)
                 return -ENOMEM;
-        return action_set_detail(a, "%s%s%s%s%s", list ? "copy " : "nothing to copy", strempty(list),
-                                 member ? "; an etcd snapshot of member " : "", strempty(member), strempty(room));
+        r = action_set_detail(a, "%s%s%s%s%s", list ? "copy " : "nothing to copy", strempty(list),
+                              member ? "; an etcd snapshot of member " : "", strempty(member), strempty(room));
+        return r < 0 ? r : backup_prune_plan(ctx, plan, a->present);
 }
 
 static int parse_etcd_db_copy_max(const char *arg, char **reterr) {
@@ -263,5 +272,10 @@ const PhaseOption phase_backup_options[] = {
           parse_etcd_db_copy_max },
         { "no-backup", PHASE_OPTION_NO_ARG, NULL, "Do not save the PKI, configs and an etcd snapshot first",
           parse_no_backup },
+        { "backup-keep", PHASE_OPTION_REQUIRED_ARG, "N",
+          "Keep at most N backups in " BACKUP_DIR ", the newest\n"
+          "(this run's among them); older ones are removed (5;\n"
+          "0 keeps every one)",
+          backup_prune_parse_keep },
         {},
 };
