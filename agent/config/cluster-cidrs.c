@@ -79,33 +79,29 @@ static int add_list(Reader *rd, CidrKind kind, const char *list, const char *wha
 
 typedef int (*DocFn)(Reader *rd, yaml_node_t *root);
 
-/* Parse every document of the file beneath the root and pass each root node to fn. */
+typedef struct DocCall {
+        ClusterCidrs *out;
+        DocFn fn;
+} DocCall;
+
+static int doc_call(yaml_document_t *doc, const char *path, void *userdata) {
+        DocCall *c = userdata;
+        int r = c->fn(&(Reader) { .out = c->out, .path = path, .doc = doc }, yaml_document_get_root_node(doc));
+
+        return r < 0 ? r : 0;
+}
+
+/* Parse every document of the file beneath the root and pass each root node to fn. A file that is no
+ * YAML (or without libyaml, none) says nothing more: what came before stands. */
 static int read_yaml(int root_fd, const char *path, ClusterCidrs *out, DocFn fn) {
         cleanup_free char *text = NULL;
-        yaml_parser_t parser;
         size_t size;
-        int r = 0;
+        int r;
 
         if (fileio_read_beneath(root_fd, path, CONFIG_MAX, &text, &size) < 0)
                 return 0;
-        if (!yaml_parser_initialize(&parser))
-                return 0;
-        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
-        for (;;) {
-                yaml_document_t doc;
-                yaml_node_t *root;
-
-                if (!yaml_parser_load(&parser, &doc))
-                        break; /* malformed: what came before stands */
-                root = yaml_document_get_root_node(&doc);
-                if (root)
-                        r = fn(&(Reader) { .out = out, .path = path, .doc = &doc }, root);
-                yaml_document_delete(&doc);
-                if (!root || r < 0)
-                        break;
-        }
-        yaml_parser_delete(&parser);
-        return r;
+        r = yaml_each_document(text, size, path, doc_call, &(DocCall) { out, fn }, NULL);
+        return r == -EBADMSG || r == -ELIBACC ? 0 : r;
 }
 
 static int flag_value(Reader *rd, const char *arg) {

@@ -170,21 +170,15 @@ int kube_api_json(const HttpResult *res, JsonValue **ret) {
 }
 
 int kube_api_document(const HttpResult *res, yaml_document_t *ret) {
-        yaml_parser_t p;
-        int r = 0;
+        int r;
 
         if (res->truncated)
                 return -EFBIG;
-        if (!yaml_parser_initialize(&p))
-                return -ENOMEM;
-        yaml_parser_set_input_string(&p, (const unsigned char *) (res->body ?: ""), res->body_size);
-        if (!yaml_parser_load(&p, ret))
-                r = -EBADMSG;
-        else if (!yaml_document_get_root_node(ret)) {
+        r = yaml_load_first(res->body ?: "", res->body_size, NULL, ret, NULL);
+        if (r >= 0 && !yaml_document_get_root_node(ret)) {
                 yaml_document_delete(ret);
                 r = -EBADMSG;
         }
-        yaml_parser_delete(&p);
         return r;
 }
 

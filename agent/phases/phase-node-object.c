@@ -92,18 +92,13 @@ static int api_call(const NodeApi *a, const Context *ctx, const char *method, co
 /* status.conditions[type=Ready].status of a Node as the API server wrote it (YAML, asked for with
  * Accept; JSON would read the same). 1 "True", 0 anything else or no such condition, -EBADMSG. */
 static int node_is_ready(const char *text, size_t size) {
-        yaml_parser_t p;
         yaml_document_t doc;
         yaml_node_t *conds;
-        int r = 0;
+        int r;
 
-        if (!yaml_parser_initialize(&p))
-                return -ENOMEM;
-        yaml_parser_set_input_string(&p, (const unsigned char *) text, size);
-        if (!yaml_parser_load(&p, &doc)) {
-                yaml_parser_delete(&p);
-                return -EBADMSG;
-        }
+        r = yaml_load_first(text, size, NULL, &doc, NULL);
+        if (r < 0)
+                return r;
         conds = yaml_map_get(&doc, yaml_map_get(&doc, yaml_document_get_root_node(&doc), "status"), "conditions");
         if (conds && conds->type == YAML_SEQUENCE_NODE)
                 for (yaml_node_item_t *i = conds->data.sequence.items.start; i < conds->data.sequence.items.top; i++) {
@@ -113,7 +108,6 @@ static int node_is_ready(const char *text, size_t size) {
                                 r = streq_ptr(yaml_scalar_of(yaml_map_get(&doc, c, "status")), "True");
                 }
         yaml_document_delete(&doc);
-        yaml_parser_delete(&p);
         return r;
 }
 

@@ -54,14 +54,9 @@ static int drop_key(yaml_document_t *doc, const char *node, char **ret_address) 
 
 int kubeadm_cluster_status_without(const char *text, const char *node, KubeadmEndpoint *e) {
         yaml_document_t doc;
-        yaml_parser_t p;
         int r;
 
-        if (!yaml_parser_initialize(&p))
-                return -ENOMEM;
-        yaml_parser_set_input_string(&p, (const unsigned char *) text, strlen(text));
-        r = yaml_parser_load(&p, &doc) ? 0 : -EBADMSG;
-        yaml_parser_delete(&p);
+        r = yaml_load_first(text, strlen(text), "kubeadm's ClusterStatus", &doc, NULL);
         if (r < 0)
                 return r;
         r = drop_key(&doc, node, &e->address);
