@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The cluster's pod and service ranges from the node's configuration files, each parsed as what it is
- * (YAML for the manifests and kubeadm's and kubelet's configurations, JSON - a YAML subset - for the CNI
- * configuration): what the conntrack flush and the rejoin check look for. */
+ * (YAML for the manifests and kubeadm's and kubelet's configurations, JSON for the CNI configuration):
+ * what the conntrack flush and the rejoin check look for. */
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <yaml.h>
 
+#include "agent/base/json.h"
 #include "agent/config/installers.h"
 #include "agent/config/detect.h"
 #include "agent/config/envfile.h"
@@ -170,33 +171,39 @@ static int kubelet_config(Reader *rd, yaml_node_t *root) {
         return r;
 }
 
+/* ---- the CNI configuration (JSON) ---- */
+
 /* Every "subnet" beneath an "ipam" object, at any depth (host-local's subnet and ranges[][]). */
-static int ipam_walk(Reader *rd, yaml_node_t *n, bool in_ipam, unsigned depth) {
+static int ipam_walk(Reader *rd, const JsonValue *v, bool in_ipam, unsigned depth) {
         int r = 0;
 
-        if (!n || depth > 16)
+        if (!v || depth > 16 || (v->type != JSON_ARRAY && v->type != JSON_OBJECT))
                 return 0;
-        if (n->type == YAML_SEQUENCE_NODE)
-                for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top && r >= 0; i++)
-                        r = ipam_walk(rd, yaml_document_get_node(rd->doc, *i), in_ipam, depth + 1);
-        if (n->type != YAML_MAPPING_NODE)
-                return r;
-        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top && r >= 0; p++) {
-                const char *key = yaml_scalar_of(yaml_document_get_node(rd->doc, p->key));
-                yaml_node_t *v = yaml_document_get_node(rd->doc, p->value);
+        for (size_t i = 0; i < v->n && r >= 0; i++) {
+                const JsonValue *m = v->items[i];
+                bool named = v->type == JSON_OBJECT && strlen(m->key) == m->key_len;
 
-                if (!key)
-                        continue;
-                if (in_ipam && streq(key, "subnet") && yaml_scalar_of(v))
-                        r = add_list(rd, CIDR_POD, yaml_scalar_of(v), "ipam subnet");
+                if (named && in_ipam && streq(m->key, "subnet") && json_string_of(m))
+                        r = add_list(rd, CIDR_POD, json_string_of(m), "ipam subnet");
                 else
-                        r = ipam_walk(rd, v, in_ipam || streq(key, "ipam"), depth + 1);
+                        r = ipam_walk(rd, m, in_ipam || (named && streq(m->key, "ipam")), depth + 1);
         }
         return r;
 }
 
-static int cni_config(Reader *rd, yaml_node_t *root) {
-        return ipam_walk(rd, root, false, 0);
+/* The configuration file the runtime loads: JSON, as libcni reads it (a file that is none says nothing). */
+static int read_cni_config(int root_fd, const char *path, ClusterCidrs *out) {
+        CLEANUP(json_freep) JsonValue *v = NULL;
+        cleanup_free char *text = NULL;
+        size_t size;
+        int r;
+
+        if (fileio_read_beneath(root_fd, path, CONFIG_MAX, &text, &size) < 0)
+                return 0;
+        r = json_parse(text, size, &v);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        return ipam_walk(&(Reader) { .out = out, .path = path }, v, false, 0);
 }
 
 /* kube-proxy's own configuration: KubeProxyConfiguration's clusterCIDR ("" when kube-proxy is told
@@ -261,7 +268,7 @@ int cluster_cidrs_read(int root_fd, const char *cni_config_path, ClusterCidrs *r
         /* The one configuration the runtime loads, never every file of its directory: a second
          * file there (a macvlan network naming the host's LAN) is no pod's. */
         if (r >= 0 && cni_config_path)
-                r = read_yaml(root_fd, cni_config_path, &c, cni_config);
+                r = read_cni_config(root_fd, cni_config_path, &c);
         if (r < 0) {
                 cluster_cidrs_done(&c);
                 return r;
