@@ -255,8 +255,10 @@ typedef struct ShimKill {
 /* The process table, just what the shim kill needs. */
 typedef struct Proc {
         pid_t pid, ppid;
+        uint64_t starttime; /* with pid, the process the scan saw */
         bool shim;
         bool doomed;
+        int pidfd; /* once pinned for the kill: -EBADF when gone, or without pidfds */
 } Proc;
 
 /* A containerd-shim* of the namespace (and, unless address is NULL, of that runtime's socket), by
@@ -335,7 +337,9 @@ static int proc_scan(const char *namespace, const char *address, Proc **ret, siz
                         continue;
                 l[n++] = (Proc) { .pid = p->pid,
                                   .ppid = p->ppid,
-                                  .shim = cmdline_is_shim(p->pid, namespace, address, NULL) };
+                                  .starttime = p->starttime,
+                                  .shim = cmdline_is_shim(p->pid, namespace, address, NULL),
+                                  .pidfd = -EBADF };
         }
         proc_table_done(&t);
         *ret = l;
@@ -397,18 +401,23 @@ static int shims_kill(const char *namespace, const char *address, ShimKill *ret)
         if (r < 0)
                 return r;
         ret->processes = mark_doomed(l, n, &ret->shims);
+        /* Each pinned before any is signalled: a PID the scan saw may be another process's by now. */
+        for (size_t i = 0; i < n; i++)
+                if (l[i].doomed && proc_pin(l[i].pid, l[i].starttime, &l[i].pidfd) == 0)
+                        l[i].doomed = false; /* gone already */
         /* Descendants first, so that nothing is reparented past the list. */
         for (int pass = 0; pass < 2; pass++)
                 for (size_t i = 0; i < n; i++)
                         if (l[i].doomed && l[i].shim == (pass == 1))
-                                (void) kill(l[i].pid, SIGKILL);
+                                (void) proc_signal(l[i].pidfd, l[i].pid, SIGKILL);
         until = now(CLOCK_MONOTONIC) + SHIM_WAIT_USEC;
         for (size_t i = 0; i < n; i++) {
                 if (!l[i].doomed)
                         continue;
-                while (proc_alive(l[i].pid) && now(CLOCK_MONOTONIC) < until)
+                while (proc_is(l[i].pid, l[i].starttime) && now(CLOCK_MONOTONIC) < until)
                         (void) usleep(20 * 1000);
-                ret->survivors += proc_alive(l[i].pid);
+                ret->survivors += proc_is(l[i].pid, l[i].starttime);
+                closep(&l[i].pidfd);
         }
         free(l);
         return 0;
