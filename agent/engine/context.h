@@ -30,7 +30,7 @@ typedef struct NodeEtcdFacts {
 typedef struct PhaseFacts {
         /* services-early and -late stop units, processes and the pods' rescue ladder stop or ask about
          * units, files restarts the runtime, reload reloads, the rejoin verdict asks whether systemd
-         * runs: one connection and one cache of unit state for all of them (phase_systemd()). */
+         * runs: one connection and one cache of unit state for all of them (phase_systemd_running()). */
         struct ServiceManager *systemd;
         /* This node's member's data directory (node path): found in the member's files by the etcd
          * phase (or by the files phase when etcd did not run), removed by the files phase once the

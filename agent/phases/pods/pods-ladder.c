@@ -521,17 +521,16 @@ void ladder_residue(const char *socket_path, const RuntimeInfo *info, unsigned *
         (void) leftovers_unmount(info->state_dir, CRI_NAMESPACE, true, ret);
 }
 
-/* StopUnit through the systemd this run reaches (phase_systemd()), waiting for the job. */
+/* StopUnit through the systemd this run reaches (phase_systemd_running()), waiting for the job. */
 static int stop_unit(Context *ctx, const char *unit, usec_t timeout_usec, char **reterr_msg) {
         UnitStop stop = { .unit = unit };
         ServiceManager *m;
+        const char *why;
         int r;
 
-        r = phase_systemd(ctx, &m);
+        r = phase_systemd_running(ctx, &m, &why);
         if (r < 0)
-                return set_errmsg(reterr_msg, r, "cannot reach systemd: %s", strerror(-r));
-        if (services_manager_why_absent(m))
-                return set_errmsg(reterr_msg, -EHOSTDOWN, "systemd not running: %s", services_manager_why_absent(m));
+                return set_errmsg(reterr_msg, r, "systemd not running: %s", why);
         services_stop_many(m, &stop, 1, timeout_usec, 0);
         if (reterr_msg && !*reterr_msg)
                 *reterr_msg = TAKE_PTR(stop.message);
@@ -673,6 +672,7 @@ int ladder_runtime_clear_start(Context *ctx, const char *socket_path, const Runt
         ServiceManager *m = NULL;
         RestartClear rc = { .cleared = -EBUSY };
         usec_t t0 = now(CLOCK_MONOTONIC), t1, t2;
+        const char *why;
         int s;
 
         /* Only below a stopped runtime; a runtime still serving keeps its state, as it would anyway. */
@@ -680,8 +680,10 @@ int ladder_runtime_clear_start(Context *ctx, const char *socket_path, const Runt
                 restart_clear(ctx->root_fd, socket_path, info, &rc);
         /* Whatever happened above, the kept runtime runs again. */
         t1 = now(CLOCK_MONOTONIC);
-        s = phase_systemd(ctx, &m);
-        if (s >= 0)
+        s = phase_systemd_running(ctx, &m, &why);
+        if (s < 0)
+                start = strdup(why);
+        else
                 s = services_start(m, info->unit, usec_left(deadline), deadline, &start);
         t2 = now(CLOCK_MONOTONIC);
         if (s >= 0)

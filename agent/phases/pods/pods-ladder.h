@@ -32,7 +32,7 @@ typedef struct LeftoverUnmount {
         unsigned busy; /* could not be unmounted */
 } LeftoverUnmount;
 
-/* Rung 3 for the runtime listening on socket_path: stop its systemd unit (through phase_systemd(),
+/* Rung 3 for the runtime listening on socket_path: stop its systemd unit (through phase_systemd_running(),
  * within the run's deadline), unless it did not answer (!answered) and nobody listens on the socket
  * any more: it died. Then, for containerd, SIGKILL every containerd-shim* of the k8s.io namespace
  * and this socket with all their descendants, children first, wait (about 3 s) for them to go, and

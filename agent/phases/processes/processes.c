@@ -328,10 +328,9 @@ int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
                 return 0;
         if (!proc_view_is_ours())
                 return plan_refused(plan, "/proc shows another PID namespace than node-reset's: no PID is signalled");
-        r = phase_systemd(ctx, &m);
-        if (r < 0)
+        r = phase_systemd_running(ctx, &m, &s.no_systemd);
+        if (r < 0 && r != -EHOSTDOWN)
                 return r;
-        s.no_systemd = services_manager_why_absent(m);
         if (fstat(ctx->root_fd, &s.root_st) < 0)
                 return set_errmsg(reterr, negative_errno(), "cannot stat %s: %m", ctx->root);
         r = phase_procs(ctx, &s.table);
