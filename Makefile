@@ -218,14 +218,16 @@ FUZZ_SRCS_manifest  := agent/config/manifest.c agent/config/installers.c agent/c
                        agent/config/profile-data.c agent/config/embedded.c netreset/route.c netreset/fib-rule.c netreset/nl.c \
                        netreset/conntrack.c
 FUZZ_SRCS_mountinfo := agent/os/mountinfo.c
-FUZZ_SRCS_kubeconfig := agent/config/kubeconfig.c agent/config/yaml-util.c $(FUZZ_SRCS_fileio)
+# The YAML loader asks dlib/ whether libyaml loads before it parses.
+FUZZ_SRCS_yaml      := agent/config/yaml-util.c $(DLIB_SRCS)
+FUZZ_SRCS_kubeconfig := agent/config/kubeconfig.c $(FUZZ_SRCS_yaml) $(FUZZ_SRCS_fileio)
 FUZZ_SRCS_kubeconfig-prune := agent/phases/files/files-kubeconfig-prune.c agent/config/kubeconfig-entries.c $(FUZZ_SRCS_kubeconfig)
 FUZZ_SRCS_grpc      := $(GRPC_SRCS)
 FUZZ_SRCS_cri       := cri/messages.c $(FUZZ_SRCS_grpc)
 FUZZ_SRCS_etcd      := etcd/messages.c $(FUZZ_SRCS_grpc)
 FUZZ_SRCS_textblock := agent/phases/files/files-textblock.c
 FUZZ_SRCS_envfile   := agent/config/envfile.c agent/config/unit-file.c $(FUZZ_SRCS_fileio)
-FUZZ_SRCS_etcdflags := agent/config/etcd-flags.c agent/config/envfile.c agent/config/yaml-util.c
+FUZZ_SRCS_etcdflags := agent/config/etcd-flags.c agent/config/envfile.c $(FUZZ_SRCS_yaml)
 FUZZ_SRCS_cniconf   := agent/config/cni-conf.c agent/base/json.c
 # The API clients' parsers live beside their calls: the HTTP client (libcurl, loaded through dlib/,
 # which brings every library's loader table) and what kube-api.c's credentials need come along.

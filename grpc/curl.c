@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The one libcurl layer (grpc/curl.h): the library's features and the options every easy handle shares. */
+/* The one libcurl layer (grpc/curl.h): the library's features, the options every easy handle shares,
+ * and the one TLS policy. */
 
 /* CURLOPT_PROTOCOLS is deprecated in the headers this builds against, and needed by libcurl < 7.85. */
 #define CURL_DISABLE_DEPRECATION 1
@@ -80,6 +81,64 @@ int curl_easy_new(const CurlFeatures *f, const CurlTransfer *t, CURL **ret) {
                 return curl_code_to_errno(cc);
         *ret = TAKE_PTR(h);
         return 0;
+}
+
+static CurlOption option_long(CURLoption o, long v) {
+        return (CurlOption) { .option = o, .type = CURL_OPTION_LONG, .number = v };
+}
+
+static CurlOption option_string(CURLoption o, const char *v) {
+        return (CurlOption) { .option = o, .type = CURL_OPTION_STRING, .string = v };
+}
+
+/* A PEM given as a file or as bytes, or nothing: how many options it took (0 or 1). */
+static size_t option_pem(CurlOption *ret, CURLoption file_option, CURLoption blob_option, const CurlPem *p) {
+        if (p->file) {
+                *ret = option_string(file_option, p->file);
+                return 1;
+        }
+        if (!p->data || p->size == 0)
+                return 0;
+        *ret = (CurlOption) { .option = blob_option,
+                              .type = CURL_OPTION_BLOB,
+                              .blob = { .data = (void *) p->data, .len = p->size, .flags = CURL_BLOB_COPY } };
+        return 1;
+}
+
+size_t curl_tls_options(const CurlTls *tls, CurlOption ret[static CURL_TLS_OPTIONS_MAX]) {
+        size_t n = 0;
+
+        ret[n++] = option_long(CURLOPT_SSLVERSION, (long) CURL_SSLVERSION_TLSv1_2);
+        ret[n++] = option_long(CURLOPT_PROXY_SSLVERSION, (long) CURL_SSLVERSION_TLSv1_2);
+        ret[n++] = option_long(CURLOPT_SSL_VERIFYPEER, tls->insecure ? 0L : 1L);
+        ret[n++] = option_long(CURLOPT_SSL_VERIFYHOST, tls->insecure ? 0L : 2L);
+        if (!tls->insecure && option_pem(&ret[n], CURLOPT_CAINFO, CURLOPT_CAINFO_BLOB, &tls->ca) > 0) {
+                n++;
+                ret[n++] = option_string(CURLOPT_CAPATH, NULL);
+        }
+        n += option_pem(&ret[n], CURLOPT_SSLCERT, CURLOPT_SSLCERT_BLOB, &tls->cert);
+        n += option_pem(&ret[n], CURLOPT_SSLKEY, CURLOPT_SSLKEY_BLOB, &tls->key);
+        return n;
+}
+
+CURLcode curl_tls_apply(CURL *h, const CurlTls *tls) {
+        CurlOption o[CURL_TLS_OPTIONS_MAX];
+        size_t n = curl_tls_options(tls, o);
+        CURLcode cc = CURLE_OK;
+
+        for (size_t i = 0; cc == CURLE_OK && i < n; i++)
+                switch (o[i].type) {
+                case CURL_OPTION_LONG:
+                        cc = curl_easy_setopt(h, o[i].option, o[i].number);
+                        break;
+                case CURL_OPTION_STRING:
+                        cc = curl_easy_setopt(h, o[i].option, o[i].string);
+                        break;
+                case CURL_OPTION_BLOB:
+                        cc = curl_easy_setopt(h, o[i].option, &o[i].blob);
+                        break;
+                }
+        return cc;
 }
 
 int curl_code_to_errno(CURLcode cc) {

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The one libcurl layer: global init, what the loaded libcurl can be asked, an easy handle with the
- * options every transfer shares, and CURLcode to errno; for grpc/ and the agent's HTTP client. */
+ * options every transfer shares, the one TLS policy, and CURLcode to errno; for grpc/ and the agent's
+ * HTTP client. */
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <curl/curl.h>
@@ -57,6 +59,52 @@ typedef struct CurlTransfer {
 /* A new easy handle, asked for t and for what is the same everywhere: the http and https
  * protocols only, no signals. -ENOMEM, -EINVAL (an option the library refused). */
 int curl_easy_new(const CurlFeatures *f, const CurlTransfer *t, CURL **ret);
+
+/* PEM material for libcurl: a file it reads, or the bytes themselves (the *_BLOB options, which the
+ * caller asks for only when curl_features_get() says the library has them). Neither: not given. */
+typedef struct CurlPem {
+        const char *file;
+        const void *data;
+        size_t size;
+} CurlPem;
+
+/* What one transfer trusts and presents. */
+typedef struct CurlTls {
+        CurlPem ca;        /* given: these trust anchors alone; not given: the system's store */
+        CurlPem cert, key; /* the client certificate and its key */
+        bool insecure;     /* no verification of the peer: only a kubeconfig's insecure-skip-tls-verify */
+} CurlTls;
+
+typedef enum CurlOptionType {
+        CURL_OPTION_LONG,
+        CURL_OPTION_STRING, /* NULL unsets the option */
+        CURL_OPTION_BLOB,   /* copied by libcurl */
+} CurlOptionType;
+
+typedef struct CurlOption {
+        CURLoption option;
+        CurlOptionType type;
+        long number;
+        const char *string;
+        struct curl_blob blob;
+} CurlOption;
+
+/* The one TLS policy of every HTTPS call (the Kubernetes API clients, orphan-check, --report-url,
+ * etcd), as the options it sets, in order:
+ *   - at least TLS 1.2, to the server and to an HTTPS proxy alike (TLS 1.0 and 1.1 are refused
+ *     whatever the TLS library's own configuration would let through);
+ *   - the peer's chain and host name verified (VERIFYPEER 1, VERIFYHOST 2), both off only when
+ *     tls->insecure, as client-go's InsecureSkipVerify (which refuses a CA beside it);
+ *   - with a CA given, that CA alone: CAINFO (or CAINFO_BLOB) and CAPATH unset, so the system's
+ *     hashed directory (libcurl's build default, /etc/ssl/certs on Debian) is not trusted beside it,
+ *     as client-go's and etcd's clientv3's RootCAs; without one, the system's store;
+ *   - the client certificate and key, when given.
+ * Returns how many of ret it filled. */
+#define CURL_TLS_OPTIONS_MAX 8U
+size_t curl_tls_options(const CurlTls *tls, CurlOption ret[static CURL_TLS_OPTIONS_MAX]);
+
+/* Set curl_tls_options() on h: CURLE_OK or the first option the library refused. */
+CURLcode curl_tls_apply(CURL *h, const CurlTls *tls);
 
 /* A failed run of setopt calls as a negative errno. */
 int curl_code_to_errno(CURLcode cc);

@@ -124,7 +124,8 @@ void grpc_call_done(GrpcCall *c);
 /* socket_path: an absolute path. -EPROTONOSUPPORT when libcurl lacks HTTP/2 or unix sockets. */
 int grpc_channel_new(const char *socket_path, GrpcChannel **ret);
 
-/* Client TLS: files read by libcurl (PEM). NULL ca_file: the system's trust store. */
+/* Client TLS: files read by libcurl (PEM), under the one TLS policy (grpc/curl.h). A ca_file is the
+ * only trust anchor; NULL: the system's trust store. */
 typedef struct GrpcTls {
         const char *ca_file;
         const char *cert_file;

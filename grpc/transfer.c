@@ -100,28 +100,19 @@ static int transfer_headers(Transfer *t) {
         return 0;
 }
 
-/* A TCP channel: TLS with ALPN h2 and the peer verified (host name and chain), or cleartext h2 with
- * prior knowledge. */
+/* A TCP channel: TLS with ALPN h2 under the one TLS policy (grpc/curl.h: TLS 1.2 at least, the peer's
+ * chain and host name verified against the channel's CA alone), or cleartext h2 with prior knowledge. */
 static CURLcode transfer_options_tcp(Transfer *t) {
         const GrpcChannel *ch = t->ch;
         CURL *e = t->easy;
-        CURLcode cc = CURLE_OK;
+        CURLcode cc;
 
-#define SET(opt, val)       \
-        if (cc == CURLE_OK) \
-        cc = curl_easy_setopt(e, opt, val)
-        SET(CURLOPT_HTTP_VERSION,
-            (long) (ch->url[4] == 's' ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE));
-        SET(CURLOPT_SSL_VERIFYPEER, 1L);
-        SET(CURLOPT_SSL_VERIFYHOST, 2L);
-        SET(CURLOPT_SSLVERSION, (long) CURL_SSLVERSION_TLSv1_2);
-        if (ch->ca_file)
-                SET(CURLOPT_CAINFO, ch->ca_file);
-        if (ch->cert_file)
-                SET(CURLOPT_SSLCERT, ch->cert_file);
-        if (ch->key_file)
-                SET(CURLOPT_SSLKEY, ch->key_file);
-#undef SET
+        cc = curl_easy_setopt(
+                e, CURLOPT_HTTP_VERSION,
+                (long) (ch->url[4] == 's' ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE));
+        if (cc == CURLE_OK)
+                cc = curl_tls_apply(
+                        e, &(CurlTls) { .ca.file = ch->ca_file, .cert.file = ch->cert_file, .key.file = ch->key_file });
         return cc;
 }
 

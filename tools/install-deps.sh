@@ -31,7 +31,8 @@ packages=(
         # the fuzzers and sanitizer builds (clang, LeakSanitizer's runtime), make format-check
         clang libclang-rt-14-dev clang-format
         # tests: cmocka, valgrind, the JSON Schema validator of every report, and the real tools the fixtures use to build state
-        libcmocka-dev valgrind python3 python3-jsonschema util-linux e2fsprogs procps openssl
+        # (curl(1) is the TLS policy test's client without a floor of its own)
+        libcmocka-dev valgrind python3 python3-jsonschema util-linux e2fsprogs procps openssl curl
         # the Argo example (examples/argo): its YAML, and shellcheck for the scripts of its steps
         python3-yaml shellcheck
         iproute2 iptables ipset nftables tmux bpftool strace

@@ -52,59 +52,56 @@ void http_result_done(HttpResult *r) {
         r->body_size = 0;
 }
 
-/* Where libcurl cannot take PEM bytes (a *_BLOB option), it gets a file name: a sealed memfd seen
- * through /proc/self/fd, so the key never touches a disk. The fd must stay open until the
- * transfer is done: the caller closes it. */
-static CURLcode set_memfd(CURL *h, CURLoption opt, const HttpBlob *b, int *fd) {
-        char path[64];
+/* The PEM files a transfer hands libcurl where it cannot take the bytes: each fd stays open until the
+ * transfer is done. */
+typedef struct PemFiles {
+        int fds[3];
+        char paths[3][32];
+} PemFiles;
 
+/* Where libcurl cannot take PEM bytes (a *_BLOB option), it gets a file name: a sealed memfd seen
+ * through /proc/self/fd, so the key never touches a disk. */
+static CURLcode pem_memfd(const HttpBlob *b, int *fd, char path[static 32], CurlPem *ret) {
         *fd = memfd_create("node-reset-pem", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (*fd < 0)
                 return CURLE_OUT_OF_MEMORY;
         if (write(*fd, b->data, b->size) != (ssize_t) b->size ||
             fcntl(*fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
                 return CURLE_WRITE_ERROR;
-        (void) snprintf(path, sizeof path, "/proc/self/fd/%d", *fd);
+        (void) snprintf(path, 32, "/proc/self/fd/%d", *fd);
         if (access(path, R_OK) < 0) {
                 log_debug("%s not readable (is /proc mounted?): %m", path);
                 return CURLE_READ_ERROR;
         }
-        return curl_easy_setopt(h, opt, path);
+        *ret = (CurlPem) { .file = path };
+        return CURLE_OK;
 }
 
-static CURLcode set_blob(CURL *h, CURLoption opt, CURLoption file_opt, bool have_blob, const HttpBlob *b, int *fd) {
-        struct curl_blob blob = {
-                .data = (void *) b->data,
-                .len = b->size,
-                .flags = CURL_BLOB_COPY,
-        };
-
+static CURLcode pem_of(const HttpBlob *b, bool have_blob, PemFiles *files, size_t i, CurlPem *ret) {
+        *ret = (CurlPem) {};
         if (b->size == 0)
                 return CURLE_OK;
         if (!have_blob)
-                return set_memfd(h, file_opt, b, fd);
-        return curl_easy_setopt(h, opt, &blob);
+                return pem_memfd(b, &files->fds[i], files->paths[i], ret);
+        *ret = (CurlPem) { .data = b->data, .size = b->size };
+        return CURLE_OK;
 }
 
-static CURLcode set_tls(CURL *h, const HttpRequest *req, const CurlFeatures *f, int fds[static 3]) {
-        CURLcode ok = CURLE_OK;
+/* The request's TLS material under the one policy every HTTPS call has (grpc/curl.h). */
+static CURLcode set_tls(CURL *h, const HttpRequest *req, const CurlFeatures *f, PemFiles *files) {
+        CurlTls tls = { .insecure = req->insecure };
+        CURLcode ok;
 
         if (!f->ca_blob || !f->cert_blob)
                 log_debug("libcurl without%s%s: PEM material passed as memfd files",
                           f->ca_blob ? "" : " CURLOPT_CAINFO_BLOB", f->cert_blob ? "" : " CURLOPT_SSLCERT_BLOB");
+        ok = pem_of(&req->ca, f->ca_blob, files, 0, &tls.ca);
         if (ok == CURLE_OK)
-                ok = set_blob(h, CURLOPT_CAINFO_BLOB, CURLOPT_CAINFO, f->ca_blob, &req->ca, &fds[0]);
-        if (ok == CURLE_OK)
-                ok = set_blob(h, CURLOPT_SSLCERT_BLOB, CURLOPT_SSLCERT, f->cert_blob, &req->cert, &fds[1]);
+                ok = pem_of(&req->cert, f->cert_blob, files, 1, &tls.cert);
         /* A PEM with both the certificate and the key (kubelet-client-current.pem) serves as both. */
         if (ok == CURLE_OK)
-                ok = set_blob(h, CURLOPT_SSLKEY_BLOB, CURLOPT_SSLKEY, f->cert_blob,
-                              req->key.size > 0 ? &req->key : &req->cert, &fds[2]);
-        if (req->insecure) {
-                CURL_SETOPT(h, ok, CURLOPT_SSL_VERIFYPEER, 0L);
-                CURL_SETOPT(h, ok, CURLOPT_SSL_VERIFYHOST, 0L);
-        }
-        return ok;
+                ok = pem_of(req->key.size > 0 ? &req->key : &req->cert, f->cert_blob, files, 2, &tls.key);
+        return ok == CURLE_OK ? curl_tls_apply(h, &tls) : ok;
 }
 
 /* The easy handle with what every transfer sets (grpc/curl.c), for this request. */
@@ -171,15 +168,15 @@ oom:
         return -ENOMEM;
 }
 
-static void close_fds(int (*fds)[3]) {
-        for (size_t i = 0; i < ELEMENTSOF(*fds); i++)
-                closep(&(*fds)[i]);
+static void pem_files_close(PemFiles *files) {
+        for (size_t i = 0; i < ELEMENTSOF(files->fds); i++)
+                closep(&files->fds[i]);
 }
 
 int http_perform(const HttpRequest *req, HttpResult *ret) {
         CLEANUP(curl_slist_free_allp) struct curl_slist *headers = NULL;
         CLEANUP(curl_easy_cleanupp) CURL *h = NULL;
-        CLEANUP(close_fds) int fds[3] = { -EBADF, -EBADF, -EBADF };
+        CLEANUP(pem_files_close) PemFiles files = { .fds = { -EBADF, -EBADF, -EBADF } };
         Sink sink = { .result = ret, .max = req->response_max };
         const char *ct = NULL;
         CurlFeatures f;
@@ -199,7 +196,7 @@ int http_perform(const HttpRequest *req, HttpResult *ret) {
                 return r;
         ok = set_request(h, req, &sink);
         if (ok == CURLE_OK)
-                ok = set_tls(h, req, &f, fds);
+                ok = set_tls(h, req, &f, &files);
         if (ok == CURLE_OK)
                 ok = curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
         if (ok != CURLE_OK)

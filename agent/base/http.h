@@ -22,7 +22,7 @@ typedef struct HttpRequest {
         const char *content_type; /* of the body; NULL: application/json */
         size_t response_max;      /* keep at most this much of the response body; 0: discard it */
         char *const *headers;     /* "Name: value", NULL-terminated or NULL; never logged */
-        HttpBlob ca;              /* PEM trust anchors; not given: the system's store */
+        HttpBlob ca;              /* PEM trust anchors, trusted alone; not given: the system's store */
         HttpBlob cert, key;       /* PEM client certificate and key */
         bool insecure;            /* no server verification (kubeconfig insecure-skip-tls-verify) */
         const char *proxy;        /* NULL: no proxy at all, whatever the environment says */

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The cluster's pod and service ranges from the node's configuration files, each parsed as what it is
- * (YAML for the manifests and kubeadm's and kubelet's configurations, JSON - a YAML subset - for the CNI
- * configuration): what the conntrack flush and the rejoin check look for. */
+ * (YAML for the manifests and kubeadm's and kubelet's configurations, JSON for the CNI configuration):
+ * what the conntrack flush and the rejoin check look for. */
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <yaml.h>
 
+#include "agent/base/json.h"
 #include "agent/config/installers.h"
 #include "agent/config/detect.h"
 #include "agent/config/envfile.h"
@@ -79,33 +80,29 @@ static int add_list(Reader *rd, CidrKind kind, const char *list, const char *wha
 
 typedef int (*DocFn)(Reader *rd, yaml_node_t *root);
 
-/* Parse every document of the file beneath the root and pass each root node to fn. */
+typedef struct DocCall {
+        ClusterCidrs *out;
+        DocFn fn;
+} DocCall;
+
+static int doc_call(yaml_document_t *doc, const char *path, void *userdata) {
+        DocCall *c = userdata;
+        int r = c->fn(&(Reader) { .out = c->out, .path = path, .doc = doc }, yaml_document_get_root_node(doc));
+
+        return r < 0 ? r : 0;
+}
+
+/* Parse every document of the file beneath the root and pass each root node to fn. A file that is no
+ * YAML (or without libyaml, none) says nothing more: what came before stands. */
 static int read_yaml(int root_fd, const char *path, ClusterCidrs *out, DocFn fn) {
         cleanup_free char *text = NULL;
-        yaml_parser_t parser;
         size_t size;
-        int r = 0;
+        int r;
 
         if (fileio_read_beneath(root_fd, path, CONFIG_MAX, &text, &size) < 0)
                 return 0;
-        if (!yaml_parser_initialize(&parser))
-                return 0;
-        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
-        for (;;) {
-                yaml_document_t doc;
-                yaml_node_t *root;
-
-                if (!yaml_parser_load(&parser, &doc))
-                        break; /* malformed: what came before stands */
-                root = yaml_document_get_root_node(&doc);
-                if (root)
-                        r = fn(&(Reader) { .out = out, .path = path, .doc = &doc }, root);
-                yaml_document_delete(&doc);
-                if (!root || r < 0)
-                        break;
-        }
-        yaml_parser_delete(&parser);
-        return r;
+        r = yaml_each_document(text, size, path, doc_call, &(DocCall) { out, fn }, NULL);
+        return r == -EBADMSG || r == -ELIBACC ? 0 : r;
 }
 
 static int flag_value(Reader *rd, const char *arg) {
@@ -174,33 +171,39 @@ static int kubelet_config(Reader *rd, yaml_node_t *root) {
         return r;
 }
 
+/* ---- the CNI configuration (JSON) ---- */
+
 /* Every "subnet" beneath an "ipam" object, at any depth (host-local's subnet and ranges[][]). */
-static int ipam_walk(Reader *rd, yaml_node_t *n, bool in_ipam, unsigned depth) {
+static int ipam_walk(Reader *rd, const JsonValue *v, bool in_ipam, unsigned depth) {
         int r = 0;
 
-        if (!n || depth > 16)
+        if (!v || depth > 16 || (v->type != JSON_ARRAY && v->type != JSON_OBJECT))
                 return 0;
-        if (n->type == YAML_SEQUENCE_NODE)
-                for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top && r >= 0; i++)
-                        r = ipam_walk(rd, yaml_document_get_node(rd->doc, *i), in_ipam, depth + 1);
-        if (n->type != YAML_MAPPING_NODE)
-                return r;
-        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top && r >= 0; p++) {
-                const char *key = yaml_scalar_of(yaml_document_get_node(rd->doc, p->key));
-                yaml_node_t *v = yaml_document_get_node(rd->doc, p->value);
+        for (size_t i = 0; i < v->n && r >= 0; i++) {
+                const JsonValue *m = v->items[i];
+                bool named = v->type == JSON_OBJECT && strlen(m->key) == m->key_len;
 
-                if (!key)
-                        continue;
-                if (in_ipam && streq(key, "subnet") && yaml_scalar_of(v))
-                        r = add_list(rd, CIDR_POD, yaml_scalar_of(v), "ipam subnet");
+                if (named && in_ipam && streq(m->key, "subnet") && json_string_of(m))
+                        r = add_list(rd, CIDR_POD, json_string_of(m), "ipam subnet");
                 else
-                        r = ipam_walk(rd, v, in_ipam || streq(key, "ipam"), depth + 1);
+                        r = ipam_walk(rd, m, in_ipam || (named && streq(m->key, "ipam")), depth + 1);
         }
         return r;
 }
 
-static int cni_config(Reader *rd, yaml_node_t *root) {
-        return ipam_walk(rd, root, false, 0);
+/* The configuration file the runtime loads: JSON, as libcni reads it (a file that is none says nothing). */
+static int read_cni_config(int root_fd, const char *path, ClusterCidrs *out) {
+        CLEANUP(json_freep) JsonValue *v = NULL;
+        cleanup_free char *text = NULL;
+        size_t size;
+        int r;
+
+        if (fileio_read_beneath(root_fd, path, CONFIG_MAX, &text, &size) < 0)
+                return 0;
+        r = json_parse(text, size, &v);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        return ipam_walk(&(Reader) { .out = out, .path = path }, v, false, 0);
 }
 
 /* kube-proxy's own configuration: KubeProxyConfiguration's clusterCIDR ("" when kube-proxy is told
@@ -265,7 +268,7 @@ int cluster_cidrs_read(int root_fd, const char *cni_config_path, ClusterCidrs *r
         /* The one configuration the runtime loads, never every file of its directory: a second
          * file there (a macvlan network naming the host's LAN) is no pod's. */
         if (r >= 0 && cni_config_path)
-                r = read_yaml(root_fd, cni_config_path, &c, cni_config);
+                r = read_cni_config(root_fd, cni_config_path, &c);
         if (r < 0) {
                 cluster_cidrs_done(&c);
                 return r;

@@ -86,7 +86,7 @@ static int pod_document(yaml_document_t *doc, const char *path, void *userdata) 
 }
 
 int pod_container_argv(const char *text, size_t size, const char *container, char ***ret) {
-        int r = yaml_each_document(text, size, NULL, pod_document, &(PodQuery) { container, ret });
+        int r = yaml_each_document(text, size, NULL, pod_document, &(PodQuery) { container, ret }, NULL);
 
         /* No document at all is no pod spec. */
         return r == 0 ? -EBADMSG : r == -ENOENT ? 0 : r;
@@ -194,7 +194,7 @@ int etcd_config_argv(const char *text, size_t size, char ***ret) {
 
         if (strv_extend(&argv, "etcd") < 0)
                 return -ENOMEM;
-        r = yaml_each_document(text, size, NULL, config_document, &argv);
+        r = yaml_each_document(text, size, NULL, config_document, &argv, NULL);
         if (r <= 0)
                 return r < 0 ? r : -EBADMSG; /* no document: no configuration */
         *ret = TAKE_PTR(argv);

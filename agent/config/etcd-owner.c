@@ -72,14 +72,14 @@ static int doc_names_external(yaml_document_t *doc, const char *path, void *user
 /* kubeadm's ClusterConfiguration, among the documents of kubeadm-config.yaml (kubespray and kubekey
  * write it there; kubeadm keeps its own copy in the kubeadm-config ConfigMap), with etcd.external:
  * 1 yes (and its certificate files in *files), 0 no or no such file, -EBADMSG a file that is no
- * YAML, -EOPNOTSUPP without libyaml. */
+ * YAML, -ELIBACC without libyaml. */
 static int kubeadm_external(int root_fd, char ***files) {
         cleanup_free char *text = NULL;
         size_t size;
 
         if (fileio_read_beneath(root_fd, KUBEADM_CONFIG, OWNER_FILE_MAX, &text, &size) < 0)
                 return 0;
-        return yaml_each_document(text, size, KUBEADM_CONFIG, doc_names_external, files);
+        return yaml_each_document(text, size, KUBEADM_CONFIG, doc_names_external, files, NULL);
 }
 
 static int set_why(EtcdScope *s, const char *fmt, ...) _printf_(2, 3);

@@ -50,32 +50,26 @@ void kubeconfig_prune_done(KubeconfigPrune *p) {
 /* One YAML document whose root is a mapping: a second document would be lost when written back. */
 int kubeconfig_doc_load(KubeconfigDoc *d, const char *text, size_t size) {
         yaml_document_t extra;
-        yaml_parser_t parser;
-        int r = 0;
+        YamlLoader l;
+        int r;
 
-        if (!yaml_parser_initialize(&parser))
-                return -ENOMEM;
-        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
-        if (!yaml_parser_load(&parser, &d->doc)) {
-                r = parser.error == YAML_MEMORY_ERROR
-                            ? -ENOMEM
-                            : set_errmsg(d->reterr, -EBADMSG, "%s: malformed YAML at line %zu column %zu: %s", d->path,
-                                         parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                                         strempty(parser.problem));
-                yaml_parser_delete(&parser);
+        r = yaml_loader_open(&l, text, size, d->path, d->reterr);
+        if (r >= 0)
+                r = yaml_loader_next(&l, &d->doc, d->reterr);
+        if (r == 0)
+                r = set_errmsg(d->reterr, -EBADMSG, "%s: not a kubeconfig (the document is not a mapping)", d->path);
+        if (r < 0) {
+                yaml_loader_close(&l);
                 return r;
         }
         d->root = yaml_document_get_root_node(&d->doc);
-        if (!d->root || d->root->type != YAML_MAPPING_NODE)
+        if (d->root->type != YAML_MAPPING_NODE)
                 r = set_errmsg(d->reterr, -EBADMSG, "%s: not a kubeconfig (the document is not a mapping)", d->path);
-        else if (!yaml_parser_load(&parser, &extra))
-                r = set_errmsg(d->reterr, -EBADMSG, "%s: malformed YAML after the first document", d->path);
-        else {
-                if (yaml_document_get_root_node(&extra))
-                        r = set_errmsg(d->reterr, -EBADMSG, "%s: holds more than one YAML document", d->path);
+        else if ((r = yaml_loader_next(&l, &extra, d->reterr)) > 0) {
                 yaml_document_delete(&extra);
+                r = set_errmsg(d->reterr, -EBADMSG, "%s: holds more than one YAML document", d->path);
         }
-        yaml_parser_delete(&parser);
+        yaml_loader_close(&l);
         if (r < 0)
                 yaml_document_delete(&d->doc);
         return r;

@@ -242,28 +242,19 @@ static int parse_document(const Parse *p, yaml_node_t *root, Kubeconfig *k) {
 
 int kubeconfig_parse(const char *path, const char *text, size_t size, Kubeconfig **ret, char **reterr) {
         Kubeconfig *k = calloc(1, sizeof *k);
-        yaml_parser_t parser;
         yaml_document_t doc;
         int r;
 
-        if (!k || !(k->path = strdup(path)) || !yaml_parser_initialize(&parser)) {
+        if (!k || !(k->path = strdup(path))) {
                 kubeconfig_free(k);
                 return -ENOMEM;
         }
-        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
-        if (!yaml_parser_load(&parser, &doc)) {
-                if (parser.error == YAML_MEMORY_ERROR)
-                        r = -ENOMEM;
-                else
-                        r = set_errmsg(reterr, -EINVAL, "%s: malformed YAML at line %zu column %zu: %s%s%s", path,
-                                       parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                                       strempty(parser.problem), parser.context ? " " : "", strempty(parser.context));
-        } else {
+        r = yaml_load_first(text, size, path, &doc, reterr);
+        if (r >= 0) {
                 r = parse_document(&(Parse) { .doc = &doc, .path = path, .reterr = reterr },
                                    yaml_document_get_root_node(&doc), k);
                 yaml_document_delete(&doc);
         }
-        yaml_parser_delete(&parser);
         if (r < 0) {
                 kubeconfig_free(k);
                 return r;

@@ -29,8 +29,9 @@ typedef struct Kubeconfig {
 
 /* Parse a kubeconfig held in memory; path names it in errors and anchors relative file names
  * (resolved against its directory). Files are not read: only the -data forms are filled in.
- * Returns -EINVAL (malformed YAML, a missing context/cluster/user, bad base64) or -EOPNOTSUPP
- * (exec or auth-provider credentials) with a message naming the file in *reterr. */
+ * Returns the YAML loader's -EBADMSG (malformed YAML) or -ELIBACC (no libyaml), -EINVAL (a missing
+ * context/cluster/user, bad base64) or -EOPNOTSUPP (exec or auth-provider credentials), with a
+ * message naming the file in *reterr. */
 int kubeconfig_parse(const char *path, const char *text, size_t size, Kubeconfig **ret, char **reterr);
 
 /* Read and parse the kubeconfig at node path "path" beneath root_fd (symlinks resolved inside it). */

@@ -252,7 +252,7 @@ static int read_yaml_file(int root_fd, const char *path, Verdict *v,
 
         if (fileio_read_beneath(root_fd, path, KUBELET_FILE_MAX, &text, &size) < 0)
                 return 0;
-        r = yaml_each_document(text, size, path, fn, v);
+        r = yaml_each_document(text, size, path, fn, v, NULL);
         return r == -EBADMSG ? 0 : r; /* a file that does not parse gives nothing more */
 }
 

@@ -143,7 +143,7 @@ static int read_yaml(int root_fd, const char *path, void *userdata,
 
         if (fileio_read_beneath(root_fd, path, NODE_FILE_MAX, &text, &size) < 0)
                 return 0;
-        r = yaml_each_document(text, size, path, fn, userdata);
+        r = yaml_each_document(text, size, path, fn, userdata, NULL);
         return r == -EBADMSG ? 0 : r;
 }
 

@@ -120,18 +120,13 @@ static int from_units(int root_fd, const RancherFiles *rf, unsigned phase, Found
 
 /* One config file's top-level key (or "key+", which appends: k3s joins with a comma). */
 static int config_value(const char *text, size_t size, const char *key, char **value) {
-        yaml_parser_t parser;
         yaml_document_t doc;
         yaml_node_t *root;
-        int r = 0;
+        int r;
 
-        if (!yaml_parser_initialize(&parser))
-                return -ENOMEM;
-        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
-        if (!yaml_parser_load(&parser, &doc)) {
-                yaml_parser_delete(&parser);
-                return -EBADMSG;
-        }
+        r = yaml_load_first(text, size, NULL, &doc, NULL);
+        if (r < 0)
+                return r;
         root = yaml_document_get_root_node(&doc);
         for (yaml_node_pair_t *i = root && root->type == YAML_MAPPING_NODE ? root->data.mapping.pairs.start : NULL;
              i && i < root->data.mapping.pairs.top && r >= 0; i++) {
@@ -148,7 +143,6 @@ static int config_value(const char *text, size_t size, const char *key, char **v
                 *value = n;
         }
         yaml_document_delete(&doc);
-        yaml_parser_delete(&parser);
         return r;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Small lookups in a libyaml document, shared by the readers of kubeconfigs and static pod manifests,
- * and the writer of the documents node-reset changes (kubeadm's ClusterStatus, a user's kubeconfig). */
+/* The one YAML loader, small lookups in a libyaml document, and the writer of the documents node-reset
+ * changes (kubeadm's ClusterStatus, a user's kubeconfig). */
 
 #include <errno.h>
 #include <stdbool.h>
@@ -9,8 +9,72 @@
 #include <string.h>
 
 #include "agent/config/yaml-util.h"
+#include "dlib/dlopen.h"
+#include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
+
+static const char *loader_path(const char *path) {
+        return path ?: "the YAML text";
+}
+
+int yaml_loader_open(YamlLoader *l, const char *text, size_t size, const char *path, char **reterr) {
+        *l = (YamlLoader) { .path = path };
+        /* libyaml's only failure here is an allocation: tell a missing library apart first. */
+        if (dlib_load(DLIB_LIBYAML) < 0)
+                return set_errmsg(reterr, -ELIBACC, "%s: not read: libyaml is not available (%s)", loader_path(path),
+                                  strna(dlib_why(DLIB_LIBYAML)));
+        if (!yaml_parser_initialize(&l->parser))
+                return -ENOMEM;
+        yaml_parser_set_input_string(&l->parser, (const unsigned char *) text, size);
+        l->open = true;
+        return 0;
+}
+
+/* Why the parser stopped, in its own words and where (libyaml's marks count from 0). */
+static int loader_error(const YamlLoader *l, char **reterr) {
+        const yaml_parser_t *p = &l->parser;
+
+        if (p->error == YAML_MEMORY_ERROR)
+                return -ENOMEM;
+        return set_errmsg(reterr, -EBADMSG, "%s: malformed YAML at line %zu column %zu: %s%s%s", loader_path(l->path),
+                          p->problem_mark.line + 1, p->problem_mark.column + 1, strempty(p->problem),
+                          p->context ? " " : "", strempty(p->context));
+}
+
+int yaml_loader_next(YamlLoader *l, yaml_document_t *ret, char **reterr) {
+        yaml_document_t doc;
+
+        if (!l->open)
+                return -EBADF;
+        if (!yaml_parser_load(&l->parser, &doc))
+                return loader_error(l, reterr);
+        if (!yaml_document_get_root_node(&doc)) {
+                yaml_document_delete(&doc);
+                return 0;
+        }
+        *ret = doc;
+        return 1;
+}
+
+void yaml_loader_close(YamlLoader *l) {
+        if (l->open)
+                yaml_parser_delete(&l->parser);
+        l->open = false;
+}
+
+int yaml_load_first(const char *text, size_t size, const char *path, yaml_document_t *ret, char **reterr) {
+        YamlLoader l;
+        int r;
+
+        r = yaml_loader_open(&l, text, size, path, reterr);
+        if (r < 0)
+                return r;
+        /* libyaml's own load, not yaml_loader_next(): an empty text is a document with no root. */
+        r = yaml_parser_load(&l.parser, ret) ? 0 : loader_error(&l, reterr);
+        yaml_loader_close(&l);
+        return r;
+}
 
 const char *yaml_scalar_of(const yaml_node_t *n) {
         const char *s;
@@ -34,29 +98,24 @@ yaml_node_t *yaml_map_get(yaml_document_t *doc, yaml_node_t *map, const char *ke
 }
 
 int yaml_each_document(const char *text, size_t size, const char *path,
-                       int (*fn)(yaml_document_t *doc, const char *path, void *userdata), void *userdata) {
-        yaml_parser_t parser;
-        int r = 0;
+                       int (*fn)(yaml_document_t *doc, const char *path, void *userdata), void *userdata,
+                       char **reterr) {
+        YamlLoader l;
+        int r;
 
-        if (!yaml_parser_initialize(&parser))
-                return -EOPNOTSUPP;
-        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
-        for (unsigned n = 0; r == 0 && n < YAML_EACH_DOCUMENT_MAX; n++) {
+        r = yaml_loader_open(&l, text, size, path, reterr);
+        for (unsigned n = 0; r >= 0 && n < YAML_EACH_DOCUMENT_MAX; n++) {
                 yaml_document_t doc;
-                bool end;
 
-                if (!yaml_parser_load(&parser, &doc)) {
-                        r = -EBADMSG;
+                r = yaml_loader_next(&l, &doc, reterr);
+                if (r <= 0)
                         break;
-                }
-                end = !yaml_document_get_root_node(&doc);
-                if (!end)
-                        r = fn(&doc, path, userdata);
+                r = fn(&doc, path, userdata);
                 yaml_document_delete(&doc);
-                if (end)
+                if (r != 0)
                         break;
         }
-        yaml_parser_delete(&parser);
+        yaml_loader_close(&l);
         return r;
 }
 

@@ -29,7 +29,7 @@ typedef struct ContextStateType {
 typedef struct PhaseFacts {
         /* services-early and -late stop units, processes and the pods' rescue ladder stop or ask about
          * units, files restarts the runtime, reload reloads, the rejoin verdict asks whether systemd
-         * runs: one connection and one cache of unit state for all of them (phase_systemd()). */
+         * runs: one connection and one cache of unit state for all of them (phase_systemd_running()). */
         struct ServiceManager *systemd;
         /* /proc as one planning pass saw it: read by the first phase that asks (phase_procs()): the
          * pods phase looks for kubelet, processes matches its lines, network names who is inside a

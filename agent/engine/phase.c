@@ -66,14 +66,24 @@ void phase_procs_drop(Context *ctx) {
         ctx->facts.procs = mfree(ctx->facts.procs);
 }
 
-int phase_systemd(Context *ctx, ServiceManager **ret) {
+int phase_systemd_running(Context *ctx, ServiceManager **ret, const char **ret_why) {
+        const char *why;
         int r;
 
+        *ret = NULL;
         if (!ctx->facts.systemd) {
                 r = services_manager_open(ctx->root_fd, ctx->root, &ctx->facts.systemd);
-                if (r < 0)
+                if (r < 0) {
+                        if (ret_why)
+                                *ret_why = strerror(-r);
                         return r;
+                }
         }
+        why = services_manager_why_absent(ctx->facts.systemd);
+        if (ret_why)
+                *ret_why = why;
+        if (why)
+                return -EHOSTDOWN;
         *ret = ctx->facts.systemd;
         return 0;
 }

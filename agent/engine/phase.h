@@ -62,9 +62,13 @@ void phase_table_done(Context *ctx);
 /* The facts alone, for a verb that asks them without running phases (forget). */
 void phase_facts_done(Context *ctx);
 
-/* systemd as this run reaches it: opened by the first phase that asks (beneath ctx->root), kept in
- * ctx->facts.systemd, then shared, so every phase sees the same manager and its cached unit state. */
-int phase_systemd(Context *ctx, struct ServiceManager **ret);
+/* systemd as this run reaches it, the one way every phase and verdict asks for it: connected by the
+ * first that asks (beneath ctx->root), kept in ctx->facts.systemd, then shared, so every phase sees the
+ * same manager and its cached unit state. 0 and *ret when it answers; -EHOSTDOWN when it is out of
+ * reach, *ret_why saying why (services_manager_why_absent()); another -errno (-ENOMEM) when no
+ * manager could be set up, *ret_why its strerror(). *ret_why (NULL on success) lives as long as the
+ * run's facts; ret_why may be NULL. */
+int phase_systemd_running(Context *ctx, struct ServiceManager **ret, const char **ret_why);
 
 /* /proc for this planning pass: read by the first phase that asks, then shared (ctx->facts.procs);
  * phase_procs_drop() at the pass's start and end. -errno when /proc cannot be read. */

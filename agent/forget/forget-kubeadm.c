@@ -54,14 +54,9 @@ static int drop_key(yaml_document_t *doc, const char *node, char **ret_address) 
 
 int kubeadm_cluster_status_without(const char *text, const char *node, KubeadmEndpoint *e) {
         yaml_document_t doc;
-        yaml_parser_t p;
         int r;
 
-        if (!yaml_parser_initialize(&p))
-                return -ENOMEM;
-        yaml_parser_set_input_string(&p, (const unsigned char *) text, strlen(text));
-        r = yaml_parser_load(&p, &doc) ? 0 : -EBADMSG;
-        yaml_parser_delete(&p);
+        r = yaml_load_first(text, strlen(text), "kubeadm's ClusterStatus", &doc, NULL);
         if (r < 0)
                 return r;
         r = drop_key(&doc, node, &e->address);
@@ -78,7 +73,7 @@ int kubeadm_cluster_status_without(const char *text, const char *node, KubeadmEn
         return r < 0 ? r : 1;
 }
 
-static int read_config_map(const Kubeconfig *kc, uint64_t deadline, yaml_document_t *ret, char **reterr) {
+static int read_config_map(const Kubeconfig *kc, uint64_t deadline, JsonValue **ret, char **reterr) {
         cleanup_free char *why = NULL;
         HttpResult res;
         int r;
@@ -92,8 +87,7 @@ static int read_config_map(const Kubeconfig *kc, uint64_t deadline, yaml_documen
         if (r >= 0 && kube_api_answered(&res) && res.status == 404)
                 r = 0;
         else if (r >= 0 && kube_api_answered(&res) && res.status == 200)
-                r = kube_api_document(&res, ret) < 0 ? set_errmsg(reterr, -EBADMSG, "kubeadm-config does not parse")
-                                                     : 1;
+                r = kube_api_json(&res, ret) < 0 ? set_errmsg(reterr, -EBADMSG, "kubeadm-config is no JSON") : 1;
         else if (r >= 0)
                 r = set_errmsg(reterr, kube_api_answered(&res) ? -EIO : -EHOSTUNREACH, "cannot read kubeadm-config: %s",
                                (why = kube_api_describe(&res)) ?: "out of memory");
@@ -103,23 +97,20 @@ static int read_config_map(const Kubeconfig *kc, uint64_t deadline, yaml_documen
 
 int kubeadm_endpoint_find(const Kubeconfig *kc, const char *node, uint64_t deadline, KubeadmEndpoint *ret,
                           char **reterr) {
-        yaml_document_t doc;
-        yaml_node_t *root, *meta;
+        CLEANUP(json_freep) JsonValue *cm = NULL;
         const char *status, *rv;
         int r;
 
         *ret = (KubeadmEndpoint) {};
-        r = read_config_map(kc, deadline, &doc, reterr);
+        r = read_config_map(kc, deadline, &cm, reterr);
         if (r <= 0)
                 return r;
-        root = yaml_document_get_root_node(&doc);
-        meta = yaml_map_get(&doc, root, "metadata");
-        status = yaml_scalar_of(yaml_map_get(&doc, yaml_map_get(&doc, root, "data"), "ClusterStatus"));
-        rv = yaml_scalar_of(yaml_map_get(&doc, meta, "resourceVersion"));
+        /* The ConfigMap is JSON; the ClusterStatus it carries is YAML text, kubeadm's own. */
+        status = json_string_of(json_get(json_get(cm, "data", false), "ClusterStatus", false));
+        rv = json_string_of(json_get(json_get(cm, "metadata", false), "resourceVersion", false));
         r = status && rv ? kubeadm_cluster_status_without(status, node, ret) : 0;
         if (r > 0 && !(ret->resource_version = strdup(rv)))
                 r = -ENOMEM;
-        yaml_document_delete(&doc);
         if (r <= 0)
                 kubeadm_endpoint_done(ret);
         if (r == -EBADMSG)

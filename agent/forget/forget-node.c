@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/config/yaml-util.h"
+#include "agent/base/json.h"
 #include "agent/forget/forget-node.h"
 #include "macro.h"
 #include "string-util.h"
@@ -86,18 +86,21 @@ int kube_time_parse(const char *s, usec_t *ret) {
         return 0;
 }
 
-static usec_t time_of(yaml_document_t *doc, yaml_node_t *map, const char *key) {
-        usec_t t;
-
-        return kube_time_parse(yaml_scalar_of(yaml_map_get(doc, map, key)), &t) >= 0 ? t : 0;
+/* The API server writes its objects' fields as their Go names say: members are matched exactly. */
+static const JsonValue *field(const JsonValue *obj, const char *key) {
+        return json_get(obj, key, false);
 }
 
-static int read_strings(yaml_document_t *doc, yaml_node_t *seq, const char *key, char ***l) {
-        if (!seq || seq->type != YAML_SEQUENCE_NODE)
-                return 0;
-        for (yaml_node_item_t *i = seq->data.sequence.items.start; i < seq->data.sequence.items.top; i++) {
-                yaml_node_t *n = yaml_document_get_node(doc, *i);
-                const char *v = key ? yaml_scalar_of(yaml_map_get(doc, n, key)) : yaml_scalar_of(n);
+static usec_t time_of(const JsonValue *obj, const char *key) {
+        usec_t t;
+
+        return kube_time_parse(json_string_of(field(obj, key)), &t) >= 0 ? t : 0;
+}
+
+static int read_strings(const JsonValue *array, const char *key, char ***l) {
+        for (size_t i = 0; array && array->type == JSON_ARRAY && i < array->n; i++) {
+                const JsonValue *item = array->items[i];
+                const char *v = json_string_of(key ? field(item, key) : item);
 
                 if (v && strv_extend_unique(l, v) < 0)
                         return -ENOMEM;
@@ -105,18 +108,17 @@ static int read_strings(yaml_document_t *doc, yaml_node_t *seq, const char *key,
         return 0;
 }
 
-static int read_metadata(yaml_document_t *doc, yaml_node_t *meta, ForgetNode *n) {
-        yaml_node_t *labels = yaml_map_get(doc, meta, "labels"), *notes = yaml_map_get(doc, meta, "annotations");
+static int read_metadata(const JsonValue *meta, ForgetNode *n) {
+        const JsonValue *labels = field(meta, "labels"), *notes = field(meta, "annotations");
         cleanup_strv char **fin = NULL;
 
-        n->deleting = yaml_scalar_of(yaml_map_get(doc, meta, "deletionTimestamp")) != NULL;
-        n->created = time_of(doc, meta, "creationTimestamp");
+        n->deleting = json_string_of(field(meta, "deletionTimestamp")) != NULL;
+        n->created = time_of(meta, "creationTimestamp");
         for (size_t i = 0; !n->server && i < ELEMENTSOF(server_labels); i++)
-                if (yaml_map_get(doc, labels, server_labels[i]) &&
-                    !(n->server = strprintf("label %s", server_labels[i])))
+                if (field(labels, server_labels[i]) && !(n->server = strprintf("label %s", server_labels[i])))
                         return -ENOMEM;
         for (size_t i = 0; i < ELEMENTSOF(member_annotations); i++) {
-                const char *v = yaml_scalar_of(yaml_map_get(doc, notes, member_annotations[i]));
+                const char *v = json_string_of(field(notes, member_annotations[i]));
 
                 if (!v || n->etcd_member)
                         continue;
@@ -124,24 +126,21 @@ static int read_metadata(yaml_document_t *doc, yaml_node_t *meta, ForgetNode *n)
                     (!n->server && !(n->server = strprintf("annotation %s", member_annotations[i]))))
                         return -ENOMEM;
         }
-        if (read_strings(doc, yaml_map_get(doc, meta, "finalizers"), NULL, &fin) < 0)
+        if (read_strings(field(meta, "finalizers"), NULL, &fin) < 0)
                 return -ENOMEM;
         if (fin && !(n->finalizers = strv_join(fin, ", ")))
                 return -ENOMEM;
         return 0;
 }
 
-static int read_ready(yaml_document_t *doc, yaml_node_t *conditions, ForgetNode *n) {
-        if (!conditions || conditions->type != YAML_SEQUENCE_NODE)
-                return 0;
-        for (yaml_node_item_t *i = conditions->data.sequence.items.start; i < conditions->data.sequence.items.top;
-             i++) {
-                yaml_node_t *c = yaml_document_get_node(doc, *i);
-                const char *status = yaml_scalar_of(yaml_map_get(doc, c, "status"));
+static int read_ready(const JsonValue *conditions, ForgetNode *n) {
+        for (size_t i = 0; conditions && conditions->type == JSON_ARRAY && i < conditions->n; i++) {
+                const JsonValue *c = conditions->items[i];
+                const char *status = json_string_of(field(c, "status"));
 
-                if (!streq_ptr(yaml_scalar_of(yaml_map_get(doc, c, "type")), "Ready"))
+                if (!streq_ptr(json_string_of(field(c, "type")), "Ready"))
                         continue;
-                n->heartbeat = time_of(doc, c, "lastHeartbeatTime");
+                n->heartbeat = time_of(c, "lastHeartbeatTime");
                 if (status && !n->ready && !(n->ready = strdup(status)))
                         return -ENOMEM;
                 return 0;
@@ -149,22 +148,20 @@ static int read_ready(yaml_document_t *doc, yaml_node_t *conditions, ForgetNode 
         return 0;
 }
 
-int forget_node_read(yaml_document_t *doc, ForgetNode *ret) {
-        yaml_node_t *root = yaml_document_get_root_node(doc), *status = yaml_map_get(doc, root, "status");
+int forget_node_read(const JsonValue *node, ForgetNode *ret) {
+        const JsonValue *status = field(node, "status");
         int r;
 
-        r = read_metadata(doc, yaml_map_get(doc, root, "metadata"), ret);
+        r = read_metadata(field(node, "metadata"), ret);
         if (r >= 0)
-                r = read_ready(doc, yaml_map_get(doc, status, "conditions"), ret);
+                r = read_ready(field(status, "conditions"), ret);
         if (r >= 0)
-                r = read_strings(doc, yaml_map_get(doc, status, "addresses"), "address", &ret->addresses);
+                r = read_strings(field(status, "addresses"), "address", &ret->addresses);
         return r;
 }
 
-int forget_lease_read(yaml_document_t *doc, usec_t *ret) {
-        yaml_node_t *spec = yaml_map_get(doc, yaml_document_get_root_node(doc), "spec");
-
-        *ret = time_of(doc, spec, "renewTime");
+int forget_lease_read(const JsonValue *lease, usec_t *ret) {
+        *ret = time_of(field(lease, "spec"), "renewTime");
         return *ret > 0 ? 0 : -ENOENT;
 }
 

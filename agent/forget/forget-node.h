@@ -5,8 +5,8 @@
 #pragma once
 
 #include <stdbool.h>
-#include <yaml.h>
 
+#include "agent/base/json.h"
 #include "time-util.h"
 
 typedef struct ForgetNode {
@@ -26,12 +26,12 @@ void forget_node_done(ForgetNode *n);
  * "2026-01-02T03:04:05.123456Z", "...+01:00"): 0 and microseconds since the epoch, -EINVAL. */
 int kube_time_parse(const char *s, usec_t *ret);
 
-/* A Node document's fields, added to what *ret holds (addresses are appended, unique): 0, -ENOMEM. A
- * field that is absent or malformed is left unset. */
-int forget_node_read(yaml_document_t *doc, ForgetNode *ret);
+/* A Node's fields (the API server's JSON answer), added to what *ret holds (addresses are appended,
+ * unique): 0, -ENOMEM. A field that is absent, empty or of another JSON type is left unset. */
+int forget_node_read(const JsonValue *node, ForgetNode *ret);
 
-/* A Lease document's spec.renewTime: 0 and the time, -ENOENT when it has none, -ENOMEM. */
-int forget_lease_read(yaml_document_t *doc, usec_t *ret);
+/* A Lease's spec.renewTime: 0 and the time, -ENOENT when it has none, -ENOMEM. */
+int forget_lease_read(const JsonValue *lease, usec_t *ret);
 
 /* The last sign of life: the later of the Ready condition's heartbeat and the Lease's renewal
  * (renew, 0 when there is no Lease), else the Node's creation; 0 when none is known. */

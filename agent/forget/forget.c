@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/base/json.h"
 #include "agent/base/log.h"
 #include "agent/config/node-name.h"
-#include "agent/config/yaml-util.h"
 #include "agent/engine/engine.h"
 #include "agent/engine/phase.h"
 #include "agent/forget/forget-kubeadm.h"
@@ -60,10 +60,10 @@ static uint64_t etcd_deadline(const Forget *f) {
         return f->o->deadline_usec > 0 && f->o->deadline_usec < d ? f->o->deadline_usec : d;
 }
 
-/* GET path, an object of kind in api_version: 1 and the document, 0 on 404, -errno with the words
+/* GET path, an object of kind in api_version: 1 and the object, 0 on 404, -errno with the words
  * (an answer of another kind is none: kube-api.h). */
 static int api_get(Forget *f, const char *path, const char *kind, const char *api_version, uint64_t deadline,
-                   yaml_document_t *doc, char **ret_why) {
+                   JsonValue **ret, char **ret_why) {
         cleanup_free char *why = NULL;
         HttpResult res;
         int r;
@@ -77,7 +77,8 @@ static int api_get(Forget *f, const char *path, const char *kind, const char *ap
         if (r >= 0 && kube_api_answered(&res) && res.status == 404)
                 r = 0;
         else if (r >= 0 && kube_api_answered(&res) && res.status == 200)
-                r = kube_api_document(&res, doc) >= 0 ? 1 : set_errmsg(ret_why, -EBADMSG, "%s: no document", path);
+                r = kube_api_json(&res, ret) >= 0 ? 1
+                                                  : set_errmsg(ret_why, -EBADMSG, "%s: the answer is no JSON", path);
         else if (r >= 0)
                 r = set_errmsg(ret_why, kube_api_answered(&res) ? -EIO : -EHOSTUNREACH, "%s",
                                (why = kube_api_describe(&res)) ?: "out of memory");
@@ -90,27 +91,27 @@ static int observe(Forget *f, uint64_t deadline, Observed *o) {
         cleanup_free char *node_path = strprintf("/api/v1/nodes/%s", f->node),
                           *lease_path = strprintf("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/%s",
                                                   f->node);
-        yaml_document_t doc;
+        JsonValue *v;
         int r;
 
         *o = (Observed) {};
         if (!node_path || !lease_path)
                 return -ENOMEM;
-        o->node = api_get(f, node_path, "Node", "v1", deadline, &doc, &o->node_err);
+        o->node = api_get(f, node_path, "Node", "v1", deadline, &v, &o->node_err);
         if (o->node > 0) {
-                r = forget_node_read(&doc, &o->seen);
-                yaml_document_delete(&doc);
+                r = forget_node_read(v, &o->seen);
+                json_free(v);
                 STRV_FOREACH(a, o->seen.addresses)
                         if (r >= 0)
                                 r = strv_extend_unique(&f->addresses, *a);
                 if (r < 0)
                         return r;
         }
-        o->lease = api_get(f, lease_path, "Lease", "coordination.k8s.io/v1", deadline, &doc, &o->lease_err);
+        o->lease = api_get(f, lease_path, "Lease", "coordination.k8s.io/v1", deadline, &v, &o->lease_err);
         if (o->lease > 0) {
-                if (forget_lease_read(&doc, &o->renew) < 0)
+                if (forget_lease_read(v, &o->renew) < 0)
                         o->renew = 0; /* a Lease never renewed says nothing of life */
-                yaml_document_delete(&doc);
+                json_free(v);
         }
         return o->node == -ENOMEM || o->lease == -ENOMEM ? -ENOMEM : 0;
 }
@@ -251,14 +252,14 @@ static int node_wait_gone(Forget *f, uint64_t deadline, char **ret_msg) {
         if (deadline > 0 && deadline < until)
                 until = deadline;
         for (;;) {
-                yaml_document_t doc;
+                JsonValue *v;
 
                 why = mfree(why);
-                r = api_get(f, path, "Node", "v1", until, &doc, &why);
+                r = api_get(f, path, "Node", "v1", until, &v, &why);
                 if (r > 0) {
                         forget_node_done(&seen);
-                        r = forget_node_read(&doc, &seen) ?: 1;
-                        yaml_document_delete(&doc);
+                        r = forget_node_read(v, &seen) ?: 1;
+                        json_free(v);
                 }
                 if (r == -ENOMEM)
                         break;

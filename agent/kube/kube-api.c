@@ -13,7 +13,6 @@
 #include "agent/config/installers.h"
 #include "agent/kube/kube-api.h"
 #include "agent/config/node-name.h"
-#include "agent/config/yaml-util.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
@@ -42,8 +41,8 @@ static bool media_type_is_json(const char *ct) {
         return n == strlen("application/json") && strncasecmp(ct, "application/json", n) == 0;
 }
 
-/* No object of the tree names a member twice: Go keeps the last, libyaml's readers the first, so an
- * answer that repeats one could be read two ways. The API server never sends one. */
+/* No object of the tree names a member twice: Go keeps the last, another reader could keep the first,
+ * so an answer that repeats one could be read two ways. The API server never sends one. */
 static bool members_unique(const JsonValue *v) {
         for (size_t i = 0; i < v->n; i++) {
                 const JsonValue *m = v->items[i];
@@ -167,25 +166,6 @@ int kube_api_json(const HttpResult *res, JsonValue **ret) {
                 return -EFBIG;
         r = json_parse(res->body ?: "", res->body_size, ret);
         return r == -ENOMEM ? r : r < 0 ? -EBADMSG : 0;
-}
-
-int kube_api_document(const HttpResult *res, yaml_document_t *ret) {
-        yaml_parser_t p;
-        int r = 0;
-
-        if (res->truncated)
-                return -EFBIG;
-        if (!yaml_parser_initialize(&p))
-                return -ENOMEM;
-        yaml_parser_set_input_string(&p, (const unsigned char *) (res->body ?: ""), res->body_size);
-        if (!yaml_parser_load(&p, ret))
-                r = -EBADMSG;
-        else if (!yaml_document_get_root_node(ret)) {
-                yaml_document_delete(ret);
-                r = -EBADMSG;
-        }
-        yaml_parser_delete(&p);
-        return r;
 }
 
 /* The words of an answer: a Status's message, an answer that was none, or what the transfer said. */

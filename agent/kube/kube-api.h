@@ -5,7 +5,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <yaml.h>
 
 #include "agent/config/installers.h"
 #include "agent/base/http.h"
@@ -62,10 +61,6 @@ int kube_api_path(char **ret, const char *query, const char *first, ...) _sentin
 /* s percent-escaped for a path segment or a query value: everything but RFC 3986's unreserved
  * characters. NULL on OOM. */
 char *kube_api_escape(const char *s);
-
-/* The answer's body as a YAML document (JSON reads the same): 0, -EFBIG when it was cut short,
- * -EBADMSG, -ENOMEM. yaml_document_delete() it. */
-int kube_api_document(const HttpResult *res, yaml_document_t *ret);
 
 /* What an answer says in words: the transport's error, or the HTTP status with the Status object's
  * message when it has one ("HTTP 429: Cannot evict pod ..."). malloc'd; NULL on OOM. */

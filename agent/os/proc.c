@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Processes as /proc shows them: executables, command lines, parents, start times, open fds, and the
- * never-signal guard. Every walk over /proc in the agent is here. */
+/* Processes as /proc shows them: executables, command lines, parents, start times, open fds, the
+ * never-signal guard, and a process pinned by a pidfd before it is signalled. Every walk over /proc in
+ * the agent is proc_each(). */
 
 #include <dirent.h>
-#include <stdio.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "agent/os/fileio.h"
 #include "agent/base/path.h"
@@ -148,31 +151,47 @@ static int table_add(ProcTable *t, size_t *allocated, const ProcInfo *p) {
         return 0;
 }
 
-int proc_table_read(ProcTable *ret) {
-        cleanup_closedir DIR *d = NULL;
-        ProcTable t = {};
-        size_t allocated = 0;
-        int r = 0;
+int proc_each(int (*fn)(pid_t pid, void *userdata), void *userdata) {
+        cleanup_closedir DIR *d = opendir("/proc");
 
-        d = opendir("/proc");
         if (!d)
                 return negative_errno();
         FOREACH_DIRENT(de, d) {
                 pid_t pid = proc_entry_pid(de);
-                ProcInfo p;
+                int r;
 
                 if (pid <= 0)
                         continue;
-                r = proc_read(pid, &p);
-                if (r == -ENOENT || r == -EINVAL || r == -EACCES) {
-                        r = 0; /* gone meanwhile, or unreadable: nothing to match */
-                        continue;
-                }
-                if (r >= 0 && (r = table_add(&t, &allocated, &p)) < 0)
-                        proc_info_done(&p);
-                if (r < 0)
-                        break;
+                r = fn(pid, userdata);
+                if (r != 0)
+                        return r;
         }
+        return 0;
+}
+
+typedef struct TableFill {
+        ProcTable *table;
+        size_t allocated;
+} TableFill;
+
+static int table_fill(pid_t pid, void *userdata) {
+        TableFill *f = userdata;
+        ProcInfo p;
+        int r;
+
+        r = proc_read(pid, &p);
+        if (r == -ENOENT || r == -EINVAL || r == -EACCES)
+                return 0; /* gone meanwhile, or unreadable: nothing to match */
+        if (r >= 0 && (r = table_add(f->table, &f->allocated, &p)) < 0)
+                proc_info_done(&p);
+        return r < 0 ? r : 0;
+}
+
+int proc_table_read(ProcTable *ret) {
+        ProcTable t = {};
+        int r;
+
+        r = proc_each(table_fill, &(TableFill) { .table = &t });
         if (r < 0) {
                 proc_table_done(&t);
                 return r;
@@ -264,15 +283,38 @@ int proc_descendants(const ProcTable *t, pid_t pid, const pid_t *skip, pid_t **r
         return 0;
 }
 
-bool proc_alive(pid_t pid) {
-        char path[64], buf[1024];
-        uint64_t starttime;
-        pid_t ppid;
-        char state;
+bool proc_is(pid_t pid, uint64_t starttime) {
+        ProcInfo p;
+        bool same;
 
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        return read_small(path, buf, sizeof buf) >= 0 && proc_parse_stat(buf, &ppid, &state, &starttime) >= 0 &&
-               state != 'Z' && state != 'X';
+        if (proc_read(pid, &p) < 0)
+                return false;
+        same = p.starttime == starttime && p.state != 'Z' && p.state != 'X';
+        proc_info_done(&p);
+        return same;
+}
+
+int proc_pin(pid_t pid, uint64_t starttime, int *ret_pidfd) {
+        int fd;
+
+        *ret_pidfd = -EBADF;
+        fd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (fd < 0 && errno == ESRCH)
+                return 0;
+        /* Opened first, checked after: the PID may name another process by now, the pidfd cannot. */
+        if (!proc_is(pid, starttime)) {
+                if (fd >= 0)
+                        (void) close_nointr(fd);
+                return 0;
+        }
+        *ret_pidfd = fd < 0 ? -EBADF : fd; /* no pidfds (kernel < 5.3): the PID alone, right after the check */
+        return 1;
+}
+
+int proc_signal(int pidfd, pid_t pid, int sig) {
+        if (pidfd >= 0)
+                return RET_NERRNO((int) syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0));
+        return RET_NERRNO(kill(pid, sig));
 }
 
 int proc_cmdline_read(pid_t pid, char **ret, size_t *ret_len) {
@@ -322,24 +364,29 @@ const ProcInfo *proc_table_find_exe_name(const ProcTable *t, const char *name) {
         return NULL;
 }
 
+typedef struct ExeQuery {
+        const char *name;
+        pid_t pid;
+} ExeQuery;
+
+static int exe_is(pid_t pid, void *userdata) {
+        cleanup_free char *exe = proc_exe_name(pid);
+        ExeQuery *q = userdata;
+
+        if (!exe || !streq(exe, q->name))
+                return 0;
+        q->pid = pid;
+        return 1;
+}
+
 int proc_find_exe_name(const char *name, pid_t *ret) {
-        cleanup_closedir DIR *d = opendir("/proc");
+        ExeQuery q = { .name = name };
+        int r;
 
-        if (!d)
-                return negative_errno();
-        FOREACH_DIRENT(de, d) {
-                pid_t pid = proc_entry_pid(de);
-                cleanup_free char *exe = NULL;
-
-                if (pid <= 0)
-                        continue;
-                exe = proc_exe_name(pid);
-                if (exe && streq(exe, name)) {
-                        *ret = pid;
-                        return 1;
-                }
-        }
-        return 0;
+        r = proc_each(exe_is, &q);
+        if (r > 0)
+                *ret = q.pid;
+        return r;
 }
 
 char *proc_cgroup_unit(pid_t pid) {
@@ -390,22 +437,30 @@ static bool pid_has_fd(pid_t pid, bool (*match)(const char *target, const void *
         return false;
 }
 
+typedef struct FdQuery {
+        bool (*match)(const char *target, const void *userdata);
+        const void *userdata;
+        pid_t *pids;
+        size_t n, max;
+} FdQuery;
+
+static int fd_holder(pid_t pid, void *userdata) {
+        FdQuery *q = userdata;
+
+        if (q->n >= q->max)
+                return 1;
+        if (pid_has_fd(pid, q->match, q->userdata))
+                q->pids[q->n++] = pid;
+        return 0;
+}
+
 int proc_fd_holders(bool (*match)(const char *target, const void *userdata), const void *userdata, pid_t *pids,
                     size_t max) {
-        cleanup_closedir DIR *d = opendir("/proc");
-        size_t n = 0;
+        FdQuery q = { .match = match, .userdata = userdata, .pids = pids, .max = max };
+        int r;
 
-        if (!d)
-                return negative_errno();
-        FOREACH_DIRENT(de, d) {
-                pid_t pid = proc_entry_pid(de);
-
-                if (n >= max)
-                        break;
-                if (pid > 0 && pid_has_fd(pid, match, userdata))
-                        pids[n++] = pid;
-        }
-        return (int) n; /* max is a handful */
+        r = proc_each(fd_holder, &q);
+        return r < 0 ? r : (int) q.n; /* max is a handful */
 }
 
 /* The inode of the listening socket bound to path, from /proc/net/unix; 0 when there is none. */
@@ -517,28 +572,33 @@ const char *proc_holds_path(pid_t pid, const char *abs_path) {
         return map_beneath(pid, abs_path) ? "map" : NULL;
 }
 
+typedef struct PathQuery {
+        const char *abs_path;
+        char *list;
+        unsigned n, max;
+} PathQuery;
+
+static int path_holder(pid_t pid, void *userdata) {
+        PathQuery *q = userdata;
+        const char *how;
+        char *t;
+
+        if (q->n >= q->max)
+                return 1;
+        if (pid == getpid() || !(how = proc_holds_path(pid, q->abs_path)))
+                return 0;
+        t = strprintf("%s%s%d (%s)", strempty(q->list), q->list ? ", " : "", (int) pid, how);
+        if (!t)
+                return -ENOMEM;
+        free(q->list);
+        q->list = t;
+        q->n++;
+        return 0;
+}
+
 char *proc_path_holders(const char *abs_path, unsigned max) {
-        cleanup_closedir DIR *proc = opendir("/proc");
-        char *list = NULL;
-        unsigned n = 0;
+        PathQuery q = { .abs_path = abs_path, .max = max };
 
-        if (!proc)
-                return NULL;
-        FOREACH_DIRENT(de, proc) {
-                const char *how;
-                char *t;
-
-                if (n >= max)
-                        break;
-                if (!isdigit_str(de->d_name) || atoi(de->d_name) == getpid() ||
-                    !(how = proc_holds_path(atoi(de->d_name), abs_path)))
-                        continue;
-                t = strprintf("%s%s%s (%s)", strempty(list), list ? ", " : "", de->d_name, how);
-                if (!t)
-                        break;
-                free(list);
-                list = t;
-                n++;
-        }
-        return list;
+        (void) proc_each(path_holder, &q); /* what was found before a failure is still the answer */
+        return q.list;
 }

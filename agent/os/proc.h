@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Processes as /proc shows them: who runs which executable with which command line, their children,
  * who holds which file or socket open, and the processes that must never be signalled (PID 1, this
- * program and its ancestors). The one module of the agent that walks /proc. */
+ * program and its ancestors), and a process pinned by a pidfd before it is signalled. The one module of
+ * the agent that walks /proc. */
 #pragma once
 
 #include <stdbool.h>
@@ -44,6 +45,10 @@ bool proc_exe_matches(const char *pattern, const char *exe);
 /* Does /proc belong to this process's PID namespace? Only then are the PIDs it shows ours to signal. */
 bool proc_view_is_ours(void);
 
+/* The one walk over /proc: fn for each process it shows (its PID), in /proc's order, until fn returns
+ * non-zero: that result; 0 after the last; -errno when /proc cannot be opened. */
+int proc_each(int (*fn)(pid_t pid, void *userdata), void *userdata);
+
 /* Read one process; -ENOENT when it is gone. */
 int proc_read(pid_t pid, ProcInfo *ret);
 void proc_info_done(ProcInfo *p);
@@ -66,8 +71,16 @@ int pid_list_add(pid_t **l, size_t *n, size_t *allocated, pid_t pid);
  * *ret is malloc'd (n may be 0). */
 int proc_descendants(const ProcTable *t, pid_t pid, const pid_t *skip, pid_t **ret, size_t *ret_n);
 
-/* Is pid there and not a zombie (gone, for anyone who waits for it to end)? */
-bool proc_alive(pid_t pid);
+/* Is the process seen as pid, started at starttime, still there and no zombie (not a reused PID)? */
+bool proc_is(pid_t pid, uint64_t starttime);
+
+/* Before a process is acted on: pin the one seen as pid with starttime. A pidfd is opened first and
+ * the process checked after, since a PID can be reused between the scan and now and a pidfd cannot.
+ * 1 and *ret_pidfd (-EBADF when the kernel has no pidfds, before 5.3: then only the PID names it, right
+ * after this check); 0 when it is gone or the PID names another process now. */
+int proc_pin(pid_t pid, uint64_t starttime, int *ret_pidfd);
+/* Send sig to a pinned process: through its pidfd, or by PID without one. 0, -ESRCH when gone, -errno. */
+int proc_signal(int pidfd, pid_t pid, int sig);
 
 /* The NUL-separated command line of pid (at most 1 MiB), NUL-terminated once more. */
 int proc_cmdline_read(pid_t pid, char **ret, size_t *ret_len);

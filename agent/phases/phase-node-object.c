@@ -15,13 +15,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <yaml.h>
 
 #include "agent/phases/phases.h"
 #include "agent/kube/kube-api.h"
 #include "agent/config/kubeconfig.h"
 #include "agent/config/node-name.h"
-#include "agent/config/yaml-util.h"
+#include "agent/base/json.h"
 #include "agent/base/log.h"
 #include "agent/engine/phase.h"
 #include "agent/node/phase-options.h"
@@ -110,31 +109,20 @@ static int api_call(const NodeApi *a, const Context *ctx, const char *method, co
                                 ret);
 }
 
-/* status.conditions[type=Ready].status of a Node as the API server wrote it (YAML, asked for with
- * Accept; JSON would read the same). 1 "True", 0 anything else or no such condition, -EBADMSG. */
-static int node_is_ready(const char *text, size_t size) {
-        yaml_parser_t p;
-        yaml_document_t doc;
-        yaml_node_t *conds;
-        int r = 0;
+/* status.conditions[type=Ready].status of a Node as the API server wrote it (JSON). 1 "True", 0
+ * anything else or no such condition, -EBADMSG, -EFBIG (cut short). */
+static int node_is_ready(const HttpResult *res) {
+        CLEANUP(json_freep) JsonValue *v = NULL;
+        const JsonValue *conds;
+        int r;
 
-        if (!yaml_parser_initialize(&p))
-                return -ENOMEM;
-        yaml_parser_set_input_string(&p, (const unsigned char *) text, size);
-        if (!yaml_parser_load(&p, &doc)) {
-                yaml_parser_delete(&p);
-                return -EBADMSG;
-        }
-        conds = yaml_map_get(&doc, yaml_map_get(&doc, yaml_document_get_root_node(&doc), "status"), "conditions");
-        if (conds && conds->type == YAML_SEQUENCE_NODE)
-                for (yaml_node_item_t *i = conds->data.sequence.items.start; i < conds->data.sequence.items.top; i++) {
-                        yaml_node_t *c = yaml_document_get_node(&doc, *i);
-
-                        if (streq_ptr(yaml_scalar_of(yaml_map_get(&doc, c, "type")), "Ready"))
-                                r = streq_ptr(yaml_scalar_of(yaml_map_get(&doc, c, "status")), "True");
-                }
-        yaml_document_delete(&doc);
-        yaml_parser_delete(&p);
+        r = kube_api_json(res, &v);
+        if (r < 0)
+                return r;
+        conds = json_get(json_get(v, "status", false), "conditions", false);
+        for (size_t i = 0; conds && conds->type == JSON_ARRAY && i < conds->n; i++)
+                if (streq_ptr(json_string_of(json_get(conds->items[i], "type", false)), "Ready"))
+                        r = streq_ptr(json_string_of(json_get(conds->items[i], "status", false)), "True");
         return r;
 }
 
@@ -173,7 +161,7 @@ static int node_observe(const NodeApi *a, const Context *ctx, NodeState *ret, in
                 *ret_why = strprintf("the API server answered HTTP %ld for Node %s with the credentials of %s",
                                      res.status, a->node, a->kc->path);
         } else {
-                r = res.truncated ? -EFBIG : node_is_ready(res.body ?: "", res.body_size);
+                r = node_is_ready(&res);
                 *ret = r > 0 ? NODE_READY : NODE_NOT_READY;
                 *ret_why = r < 0 ? strprintf("Node %s: cannot read its status (%s)", a->node, strerror(-r))
                                  : strprintf("Node %s is %s", a->node, r > 0 ? "Ready" : "not Ready");

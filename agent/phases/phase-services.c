@@ -250,7 +250,8 @@ static const ActionOps unit_unreachable_ops = {
         .apply = unit_unreachable_apply,
 };
 
-static int add_unreachable(Context *ctx, Plan *plan, const char *phase, const char *when, const EtcdScope *scope) {
+static int add_unreachable(Context *ctx, Plan *plan, const char *phase, const char *when, const EtcdScope *scope,
+                           const char *why) {
         MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_UNIT) {
                 cleanup_free char *reason = NULL;
                 Action *a;
@@ -269,8 +270,7 @@ static int add_unreachable(Context *ctx, Plan *plan, const char *phase, const ch
                 if (r >= 0 && etcd_scope_keeps_unit(scope, e->args[0]))
                         r = action_set_skip_code(a, "out-of-scope", "%s", scope->why);
                 else if (r >= 0)
-                        r = action_set_skip_code(a, "no-systemd", "systemd not running: %s",
-                                                 services_manager_why_absent(ctx->facts.systemd));
+                        r = action_set_skip_code(a, "no-systemd", "systemd not running: %s", why);
                 if (r < 0)
                         return r;
         }
@@ -281,16 +281,17 @@ static int add_unreachable(Context *ctx, Plan *plan, const char *phase, const ch
 static int plan_units(Context *ctx, Plan *plan, const char *phase, const char *when, char **reterr) {
         const EtcdScope *scope;
         ServiceManager *m;
+        const char *why;
         int r;
 
         r = node_etcd_scope(ctx, &scope);
         if (r < 0)
                 return set_errmsg(reterr, r, "cannot tell who owns this node's etcd: %s", strerror(-r));
-        r = phase_systemd(ctx, &m);
+        r = phase_systemd_running(ctx, &m, &why);
+        if (r == -EHOSTDOWN)
+                return add_unreachable(ctx, plan, phase, when, scope, why);
         if (r < 0)
-                return set_errmsg(reterr, r, "cannot look for systemd: %s", strerror(-r));
-        if (services_manager_why_absent(m))
-                return add_unreachable(ctx, plan, phase, when, scope);
+                return set_errmsg(reterr, r, "cannot look for systemd: %s", why);
         for (UnitVerb v = 0; v < _VERB_MAX; v++)
                 MANIFEST_FOREACH(e, ctx->manifest, DIRECTIVE_UNIT) {
                         if (!streq(e->args[2], when) || !comma_list_contains(e->args[1], verb_names[v]))

@@ -96,11 +96,11 @@ static int kubelet_warnings(Rejoin *r, ServiceManager *m, const char *file) {
 
 static int check_kubelet(Context *ctx, Rejoin *r, char **ret_msg) {
         cleanup_free char *file = NULL;
-        ServiceManager *m = NULL;
+        ServiceManager *m;
+        const char *why;
 
-        if (phase_systemd(ctx, &m) < 0 || services_manager_why_absent(m))
-                return set_errmsg(ret_msg, REJOIN_UNKNOWN, "systemd out of reach: %s",
-                                  m ? strna(services_manager_why_absent(m)) : "cannot connect");
+        if (phase_systemd_running(ctx, &m, &why) < 0)
+                return set_errmsg(ret_msg, REJOIN_UNKNOWN, "systemd out of reach: %s", why);
         (void) services_unit_file_state(m, "kubelet.service", &file);
         if (kubelet_warnings(r, m, file) < 0)
                 return -ENOMEM;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libFuzzer target for what the API server answers the drain and forget calls: a PodList read
- * (drain_pods_parse) and classified as kubectl's filters do (drain_pod_classify), any answer as a document (kube_api_document) with the fields the calls read
- * from it (a Node's spec.unschedulable, the policy group's preferredVersion, the kubeadm-config
- * ConfigMap's ClusterStatus, a Node and a Lease as forget reads them), and a refusal's Status in words
- * (kube_api_describe, an Eviction's 429). Every answer first goes through the check kube_api_request()
- * makes (kube_api_check_answer): one it lets through is a JSON object. Any bytes, not NUL-terminated;
- * never a crash, never a leak. */
+ * (drain_pods_parse) and classified as kubectl's filters do (drain_pod_classify), any answer as JSON
+ * (kube_api_json) with the fields the calls read from it (a Node's spec.unschedulable, the policy group's
+ * preferredVersion, the kubeadm-config ConfigMap's ClusterStatus, a Node and a Lease as forget reads them), and a
+ * refusal's Status in words (kube_api_describe, an Eviction's 429). Every answer first goes through the check
+ * kube_api_request() makes (kube_api_check_answer): one it lets through is a JSON object. Any bytes, not
+ * NUL-terminated; never a crash, never a leak. */
 
 #include <assert.h>
 #include <errno.h>
@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "agent/kube/kube-api.h"
-#include "agent/config/yaml-util.h"
 #include "agent/phases/drain/drain-pods.h"
 #include "agent/forget/forget-kubeadm.h"
 #include "agent/forget/forget-node.h"
@@ -72,13 +71,13 @@ static void check(const char *buf, size_t size, long status, const char *kind) {
         json_free(v);
 }
 
-/* What kubeadm_endpoint_find() reads of the kubeadm-config ConfigMap, with its ClusterStatus. */
-static void config_map(yaml_document_t *doc, yaml_node_t *root) {
-        const char *status = yaml_scalar_of(yaml_map_get(doc, yaml_map_get(doc, root, "data"), "ClusterStatus"));
+/* What kubeadm_endpoint_find() reads of the kubeadm-config ConfigMap, with its ClusterStatus (YAML). */
+static void config_map(const JsonValue *cm) {
+        const char *status = json_string_of(json_get(json_get(cm, "data", false), "ClusterStatus", false));
         KubeadmEndpoint e = {};
         int r;
 
-        (void) yaml_scalar_of(yaml_map_get(doc, yaml_map_get(doc, root, "metadata"), "resourceVersion"));
+        (void) json_string_of(json_get(json_get(cm, "metadata", false), "resourceVersion", false));
         if (!status)
                 return;
         r = kubeadm_cluster_status_without(status, "cp1", &e);
@@ -88,34 +87,32 @@ static void config_map(yaml_document_t *doc, yaml_node_t *root) {
 }
 
 /* A Node and a Lease as forget reads them (forget-node.h). */
-static void node_and_lease(yaml_document_t *doc) {
+static void node_and_lease(const JsonValue *v) {
         ForgetNode n = {};
         usec_t renew = 0;
-        int r = forget_node_read(doc, &n);
+        int r = forget_node_read(v, &n);
 
         assert(r == 0 || r == -ENOMEM);
-        r = forget_lease_read(doc, &renew);
+        r = forget_lease_read(v, &renew);
         assert(r == 0 ? renew > 0 : r == -ENOENT && renew == 0);
         (void) forget_node_last_seen(&n, renew);
         forget_node_done(&n);
 }
 
-/* An answer as drain_node_get(), drain_eviction_version() and kubeadm_endpoint_find() read it. */
-static void document(const HttpResult *res) {
-        yaml_document_t doc;
-        yaml_node_t *root;
-        int r = kube_api_document(res, &doc);
+/* An answer as drain_node_get(), drain_eviction_version(), kubeadm_endpoint_find() and forget read it. */
+static void answer(const HttpResult *res) {
+        JsonValue *v = NULL;
+        int r = kube_api_json(res, &v);
 
         assert(r == 0 || r == -EBADMSG || r == -ENOMEM);
         if (r < 0)
                 return;
-        root = yaml_document_get_root_node(&doc);
-        assert(root);
-        (void) yaml_scalar_of(yaml_map_get(&doc, yaml_map_get(&doc, root, "spec"), "unschedulable"));
-        (void) yaml_scalar_of(yaml_map_get(&doc, yaml_map_get(&doc, root, "preferredVersion"), "groupVersion"));
-        config_map(&doc, root);
-        node_and_lease(&doc);
-        yaml_document_delete(&doc);
+        assert(v);
+        (void) json_is_true(json_get(json_get(v, "spec", false), "unschedulable", false));
+        (void) json_string_of(json_get(json_get(v, "preferredVersion", false), "groupVersion", false));
+        config_map(v);
+        node_and_lease(v);
+        json_free(v);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -134,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check(buf, size, 200, "Node");
         check(buf, size, 200, NULL);
         check(buf, size, 404, "Node");
-        document(&res);
+        answer(&res);
         /* A refusal: "HTTP 429: Cannot evict pod as it would violate the pod's disruption budget." */
         res.status = 429;
         why = kube_api_describe(&res);
@@ -142,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(why);
         /* Cut short: no document, the status alone. */
         res.truncated = true;
-        assert(kube_api_document(&res, &(yaml_document_t) {}) == -EFBIG);
+        assert(kube_api_json(&res, &(JsonValue *) { NULL }) == -EFBIG);
         why = kube_api_describe(&res);
         assert(why && strcmp(why, "HTTP 429") == 0);
         free(why);

@@ -95,6 +95,9 @@ for p in services-early:libsystemd.so.0 pods:libcurl.so.4 firewall:libmnl.so.0 n
 done
 assert "plan: the unavailable list names libcurl and what it costs" jq_ "$WORK/plan-all.json" \
         "any(u['library'] == 'libcurl' and u['why'] == 'libcurl.so.4 not found' and 'pods phase skipped' in u['effect'] for u in r['unavailable'])"
+# The YAML loader's one answer without libyaml: the file, and why it was not read (never "out of memory").
+assert "plan: kubelet's config.yaml not read for want of libyaml, in the loader's words" jq_ "$WORK/plan-all.json" \
+        "'/var/lib/kubelet/config.yaml: not read: libyaml is not available (libyaml-0.so.2 not found): not evidence' in r['runtime']['evidence']"
 
 nrc --root /node --yes --output=json run > "$WORK/run.json" 2> "$WORK/run.err"; rc=$?
 assert "run exits 0" test $rc -eq 0

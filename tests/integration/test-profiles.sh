@@ -169,7 +169,7 @@ put /var/lib/docker/image/overlay2/repositories.json "{}"
 put /etc/docker/daemon.json "{}"
 nr --root "$root" --with-runtime plan > "$WORK/$name.plan" 2>&1
 assert "commented-endpoint: the plan says the unparsable file is no evidence" \
-        grep -q "/etc/kubernetes/kubelet-config.yaml: not valid YAML (line .*): not evidence" "$WORK/$name.plan"
+        grep -q "/etc/kubernetes/kubelet-config.yaml: malformed YAML at line [0-9]* column [0-9]*: .*: not evidence" "$WORK/$name.plan"
 run_detected --with-runtime
 assert "commented-endpoint: the runtime is containerd, Docker co-hosted" jq_ "$WORK/$name.json" \
         "r['runtime']['name'] == 'containerd' and r['runtime']['docker_cohosted'] and 'profile:runtime-containerd' in r['manifests']"

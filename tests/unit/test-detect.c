@@ -467,7 +467,7 @@ static void test_runtime_unparsable(void **state) {
         detect(&d);
         assert_string_equal(d.runtime.value, "containerd");
         assert_null(d.runtime_endpoint);
-        assert_true(evidence_has(d.runtime.evidence, "/var/lib/kubelet/config.yaml: not valid YAML (line"));
+        assert_true(evidence_has(d.runtime.evidence, "/var/lib/kubelet/config.yaml: malformed YAML at line "));
         assert_true(
                 evidence_has(d.runtime.evidence, "/var/lib/kubelet/kubeadm-flags.env: not an environment file (line"));
         assert_true(evidence_has(d.runtime.evidence, "/etc/kubernetes/kubelet-config.yaml: not a YAML mapping"));
@@ -498,7 +498,7 @@ static void test_proxy_mode_yaml(void **state) {
         put("/etc/rancher/k3s/config.yaml", "kube-proxy-arg: proxy-mode=ipvs\n");
         detect(&d);
         assert_string_equal(d.kube_proxy_mode.value, "ipvs");
-        assert_true(evidence_has(d.kube_proxy_mode.evidence, "kubeadm-config.yaml: not valid YAML"));
+        assert_true(evidence_has(d.kube_proxy_mode.evidence, "kubeadm-config.yaml: malformed YAML at line "));
         detection_done(&d);
 }
 

@@ -171,10 +171,10 @@ static void test_errors(void **state) {
                                 "clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
                                 "users: [{name: u, user: {exec: {command: aws}}}]\n";
 
-        parse_fails("apiVersion: v1\nclusters:\n- cluster:\n    server: [https://x\n  name: a\n", -EINVAL,
+        parse_fails("apiVersion: v1\nclusters:\n- cluster:\n    server: [https://x\n  name: a\n", -EBADMSG,
                     "malformed YAML at line ");
-        parse_fails("a: b\n  c: d\n", -EINVAL, "malformed YAML at line 2 column");
-        parse_fails("\"unterminated\n", -EINVAL, "malformed YAML");
+        parse_fails("a: b\n  c: d\n", -EBADMSG, "malformed YAML at line 2 column");
+        parse_fails("\"unterminated\n", -EBADMSG, "malformed YAML");
         parse_fails("", -EINVAL, "not a kubeconfig");
         parse_fails("- a\n- b\n", -EINVAL, "not a kubeconfig");
         parse_fails("just a string\n", -EINVAL, "not a kubeconfig");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/phases/pods/pods-ladder.c, what the pods phase writes below the CRI: the rescue conflist's
- * name, content and removal (also by SIGTERM), stale ones, and that none of that writes into or
+/* Unit tests for agent/phases/pods/pods-rescue.c and pods-ladder.c, what the pods phase writes below the CRI: the
+ * rescue conflist's name, content and removal (also by SIGTERM), stale ones, and that none of that writes into or
  * removes a file node-reset did not create; rung 3 without systemd. */
 
 #include <setjmp.h>
@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent/phases/pods/pods-ladder.h"
+#include "agent/phases/pods/pods-rescue.h"
 #include "agent/os/runtime-info.h"
 #include "agent/os/services.h"
 #include "macro.h"
@@ -290,12 +291,9 @@ static void test_rung3_without_systemd(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_rescue_sorts_first),
-                cmocka_unit_test(test_rescue_missing_dir),
-                cmocka_unit_test(test_rescue_removed_on_sigterm),
-                cmocka_unit_test(test_rescue_stale),
-                cmocka_unit_test(test_rescue_never_writes_foreign),
-                cmocka_unit_test(test_rescue_stale_checked),
+                cmocka_unit_test(test_rescue_sorts_first),          cmocka_unit_test(test_rescue_missing_dir),
+                cmocka_unit_test(test_rescue_removed_on_sigterm),   cmocka_unit_test(test_rescue_stale),
+                cmocka_unit_test(test_rescue_never_writes_foreign), cmocka_unit_test(test_rescue_stale_checked),
                 cmocka_unit_test(test_rung3_without_systemd),
         };
 

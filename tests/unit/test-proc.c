@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for agent/os/proc.c: stat and command-line parsing, and the /proc walks run on this very
- * process (its own fds, its own listening socket, its own executable). */
+/* Unit tests for agent/os/proc.c: stat and command-line parsing, the one /proc walk and what is built
+ * on it run on this very process (its own fds, its own listening socket, its own executable), and a
+ * child pinned by pidfd and signalled. */
 
 #include <fcntl.h>
 #include <setjmp.h>
@@ -57,6 +58,7 @@ static void test_walks_find_self(void **state) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         cleanup_free char *exe = NULL, *cmdline = NULL;
         pid_t pids[4], pid = 0;
+        ProcInfo self;
         size_t len = 0;
         int fd, sfd, n;
 
@@ -80,7 +82,10 @@ static void test_walks_find_self(void **state) {
 
         exe = proc_exe_name(getpid());
         assert_string_equal(exe, "test-proc");
-        assert_true(proc_alive(getpid()));
+        assert_int_equal(proc_read(getpid(), &self), 0);
+        assert_true(proc_is(getpid(), self.starttime));
+        assert_false(proc_is(getpid(), self.starttime + 1));
+        proc_info_done(&self);
         assert_int_equal(proc_cmdline_read(getpid(), &cmdline, &len), 0);
         assert_true(len > 0);
         assert_non_null(strstr(cmdline, "test-proc"));
@@ -90,6 +95,78 @@ static void test_walks_find_self(void **state) {
         assert_int_equal(unlink(sock), 0);
         assert_int_equal(unlink(path), 0);
         assert_int_equal(rmdir(dir), 0);
+}
+
+static int count_and_stop(pid_t pid, void *userdata) {
+        pid_t *seen = userdata;
+
+        seen[0]++;
+        if (pid == getpid())
+                seen[1] = pid;
+        return seen[2] > 0 && seen[0] >= seen[2] ? -E2BIG : 0;
+}
+
+/* The one walk: every process once, this one among them, until fn says stop; the table and the
+ * name lookup are built on it. */
+static void test_each(void **state) {
+        pid_t seen[3] = {};
+        const ProcInfo *me;
+        ProcTable t = {};
+        pid_t found = 0;
+
+        assert_int_equal(proc_each(count_and_stop, seen), 0);
+        assert_true(seen[0] >= 1);
+        assert_int_equal(seen[1], getpid());
+        /* A non-zero result ends the walk and is its answer. */
+        seen[0] = 0;
+        seen[2] = 1;
+        assert_int_equal(proc_each(count_and_stop, seen), -E2BIG);
+        assert_int_equal(seen[0], 1);
+
+        assert_int_equal(proc_table_read(&t), 0);
+        me = proc_table_find(&t, getpid());
+        assert_non_null(me);
+        assert_int_equal(me->ppid, getppid());
+        for (size_t i = 1; i < t.n; i++)
+                assert_true(t.procs[i - 1].pid < t.procs[i].pid);
+        assert_non_null(proc_table_find_exe_name(&t, "test-proc"));
+        proc_table_done(&t);
+        assert_int_equal(proc_find_exe_name("test-proc", &found), 1);
+        assert_true(found > 0);
+        assert_int_equal(proc_find_exe_name("no-such-program-here", &found), 0);
+}
+
+/* A process is pinned before it is signalled: by pidfd, and only while its PID still names the
+ * process that was seen (its start time); a gone or reused PID pins nothing. */
+static void test_pin_signal(void **state) {
+        ProcInfo p;
+        pid_t child;
+        int pidfd, status;
+
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                pause();
+                _exit(0);
+        }
+        assert_int_equal(proc_read(child, &p), 0);
+        /* Another start time is another process, whatever the PID. */
+        assert_int_equal(proc_pin(child, p.starttime + 1, &pidfd), 0);
+        assert_int_equal(pidfd, -EBADF);
+        assert_int_equal(proc_pin(child, p.starttime, &pidfd), 1);
+        assert_true(pidfd >= 0); /* every kernel this runs on has pidfds (5.3) */
+        assert_int_equal(proc_signal(pidfd, child, SIGKILL), 0);
+        assert_int_equal(waitpid(child, &status, 0), child);
+        assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        /* Reaped: the pidfd says so, and neither the PID nor the start time names a process now. */
+        assert_int_equal(proc_signal(pidfd, child, 0), -ESRCH);
+        assert_false(proc_is(child, p.starttime));
+        close(pidfd);
+        assert_int_equal(proc_pin(child, p.starttime, &pidfd), 0);
+        assert_int_equal(pidfd, -EBADF);
+        /* Without a pidfd the PID is the way. */
+        assert_int_equal(proc_signal(-EBADF, getpid(), 0), 0);
+        proc_info_done(&p);
 }
 
 /* A child whose working directory is the tree is listed with "cwd"; this process, holding an open
@@ -136,6 +213,8 @@ int main(void) {
                 cmocka_unit_test(test_parse_stat),
                 cmocka_unit_test(test_cmdline_option),
                 cmocka_unit_test(test_walks_find_self),
+                cmocka_unit_test(test_each),
+                cmocka_unit_test(test_pin_signal),
                 cmocka_unit_test(test_path_holders),
         };
 

@@ -346,6 +346,48 @@ static void test_no_systemd_plan(void **state) {
         assert_int_equal(unsetenv("DBUS_SYSTEM_BUS_ADDRESS"), 0);
 }
 
+/* The one way a phase reaches systemd: -EHOSTDOWN and the manager's words when it is out of reach,
+ * asked once per run and then the same answer; another errno, said by strerror(), when no manager
+ * could be set up at all. */
+static void test_systemd_running(void **state) {
+        char dir[] = "/tmp/test-services-root.XXXXXX", want[128];
+        ServiceManager *m = (ServiceManager *) 1, *first;
+        const char *why = NULL;
+        Context ctx = {};
+
+        assert_non_null(mkdtemp(dir));
+        ctx = (Context) { .root = dir, .root_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC) };
+        assert_true(ctx.root_fd >= 0);
+        assert_int_equal(unsetenv("DBUS_SYSTEM_BUS_ADDRESS"), 0);
+        /* No run/systemd/system in the tree: not booted with systemd, whoever runs on this machine. */
+        assert_int_equal(phase_systemd_running(&ctx, &m, &why), -EHOSTDOWN);
+        assert_null(m);
+        snprintf(want, sizeof want, "not booted with systemd (no %s/run/systemd/system)", dir);
+        assert_string_equal(why, want);
+        first = ctx.facts.systemd;
+        assert_non_null(first);
+        assert_int_equal(phase_systemd_running(&ctx, &m, NULL), -EHOSTDOWN);
+        assert_ptr_equal(ctx.facts.systemd, first);
+        phase_facts_done(&ctx);
+        assert_null(ctx.facts.systemd);
+
+        /* A bus address that leads nowhere (never the machine's own bus). */
+        assert_int_equal(setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/node-reset-test", 1), 0);
+        assert_int_equal(phase_systemd_running(&ctx, &m, &why), -EHOSTDOWN);
+        assert_non_null(strstr(why, "cannot connect to the system bus at unix:path=/nonexistent/node-reset-test"));
+        phase_facts_done(&ctx);
+        assert_int_equal(unsetenv("DBUS_SYSTEM_BUS_ADDRESS"), 0);
+        close(ctx.root_fd);
+
+        /* No tree to look in: no manager at all, and why in strerror()'s words. */
+        ctx = (Context) { .root = dir, .root_fd = -EBADF };
+        assert_int_equal(phase_systemd_running(&ctx, &m, &why), -EBADF);
+        assert_null(m);
+        assert_string_equal(why, strerror(EBADF));
+        assert_null(ctx.facts.systemd);
+        assert_int_equal(rmdir(dir), 0);
+}
+
 /* This test's own executable as a "process" line: planning never offers to signal node-reset itself.
  * Nothing is executed here, so no other process running that binary is ever touched. */
 static void test_self_is_guarded(void **state) {
@@ -482,6 +524,7 @@ int main(void) {
                 cmocka_unit_test(test_descendants),
                 cmocka_unit_test(test_real_proc),
                 cmocka_unit_test(test_no_systemd_plan),
+                cmocka_unit_test(test_systemd_running),
                 cmocka_unit_test(test_self_is_guarded),
                 cmocka_unit_test(test_kill_child),
         };

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent/config/detect/finding.h"
+#include "agent/config/yaml-util.h"
 #include "agent/os/fileio.h"
 #include "macro.h"
 #include "string-util.h"
@@ -67,39 +68,33 @@ void yaml_file_done(YamlFile *y) {
         y->n = 0;
 }
 
-static int yaml_file_next(yaml_parser_t *parser, YamlFile *y, bool *done) {
-        yaml_document_t extra, *doc = y->n < YAML_DOCS_MAX ? &y->docs[y->n] : &extra;
-
-        if (!yaml_parser_load(parser, doc))
-                return parser->error == YAML_MEMORY_ERROR ? -ENOMEM : -EINVAL;
-        *done = !yaml_document_get_root_node(doc);
-        if (*done || doc == &extra)
-                yaml_document_delete(doc);
-        else
-                y->n++;
-        return 0;
-}
-
 int yaml_file_load(Finding *f, const char *path, const char *text, size_t size, YamlFile *y) {
-        yaml_parser_t parser;
-        bool done = false;
-        int r = 0;
+        cleanup_free char *why = NULL;
+        YamlLoader l;
+        int r;
 
         y->n = 0;
-        if (!yaml_parser_initialize(&parser)) {
-                r = evidence_add(&f->evidence, path, "%s", "not read (libyaml is not available): not evidence");
-                return r < 0 ? r : -EINVAL;
+        r = yaml_loader_open(&l, text, size, path, &why);
+        while (r >= 0) {
+                yaml_document_t doc;
+
+                r = yaml_loader_next(&l, &doc, &why);
+                if (r <= 0)
+                        break;
+                if (y->n < YAML_DOCS_MAX)
+                        y->docs[y->n++] = doc;
+                else
+                        yaml_document_delete(&doc);
         }
-        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
-        while (r >= 0 && !done)
-                r = yaml_file_next(&parser, y, &done);
-        if (r == -EINVAL && evidence_add(&f->evidence, path, "not valid YAML (line %zu: %s): not evidence",
-                                         parser.problem_mark.line + 1, strempty(parser.problem)) < 0)
-                r = -ENOMEM;
-        yaml_parser_delete(&parser);
+        yaml_loader_close(&l);
         if (r < 0)
                 yaml_file_done(y);
-        return r;
+        if (r == -ENOMEM)
+                return r;
+        /* The loader's words name the file: "PATH: malformed YAML at line ...". */
+        if (r < 0)
+                return strv_consume(&f->evidence, strprintf("%s: not evidence", strna(why))) < 0 ? -ENOMEM : -EINVAL;
+        return 0;
 }
 
 /* The YAML file at path, every document parsed (-EINVAL: absent, unreadable or not YAML). */

@@ -438,14 +438,12 @@ static int restart_apply(Action *a, Context *ctx, char **ret_msg) {
         cleanup_free char *err = NULL;
         ServiceManager *m;
         uint64_t t0, deadline;
+        const char *why;
         int r;
 
-        r = phase_systemd(ctx, &m);
+        r = phase_systemd_running(ctx, &m, &why);
         if (r < 0)
-                return r;
-        if (services_manager_why_absent(m))
-                return set_errmsg(ret_msg, -EHOSTDOWN, "cannot restart %s: %s", a->target,
-                                  services_manager_why_absent(m));
+                return set_errmsg(ret_msg, r, "cannot restart %s: %s", a->target, why);
         r = services_restart(m, a->target, phase_option_unit_timeout(), ctx->deadline_usec, ret_msg);
         if (r <= 0 || !a->data)
                 return r;
@@ -468,11 +466,9 @@ static int restart_check(Action *a, Context *ctx, char **ret_msg) {
         UnitStatus st;
         int r;
 
-        r = phase_systemd(ctx, &m);
+        r = phase_systemd_running(ctx, &m, NULL);
         if (r < 0)
                 return r;
-        if (services_manager_why_absent(m))
-                return -EHOSTDOWN;
         r = services_unit_status(m, a->target, &st);
         if (r < 0 && r != -ENOENT)
                 return r;

@@ -109,7 +109,6 @@ static int pod_collect(yaml_document_t *doc, KubeVip *k) {
  * with the reason. */
 static int kube_vip_read(int root_fd, const char *path, KubeVip *k, char **reterr) {
         cleanup_free char *text = NULL;
-        yaml_parser_t parser;
         yaml_document_t doc;
         size_t size;
         int r;
@@ -119,17 +118,11 @@ static int kube_vip_read(int root_fd, const char *path, KubeVip *k, char **reter
                 return 0;
         if (r < 0)
                 return set_errmsg(reterr, r, "cannot read %s: %s", path, strerror(-r));
-        if (!yaml_parser_initialize(&parser))
-                return set_errmsg(reterr, -EOPNOTSUPP, "cannot parse %s: libyaml is not available", path);
-        yaml_parser_set_input_string(&parser, (const unsigned char *) text, size);
-        if (!yaml_parser_load(&parser, &doc))
-                r = set_errmsg(reterr, -EINVAL, "%s: malformed YAML at line %zu: %s", path,
-                               parser.problem_mark.line + 1, strempty(parser.problem));
-        else {
-                r = pod_collect(&doc, k);
-                yaml_document_delete(&doc);
-        }
-        yaml_parser_delete(&parser);
+        r = yaml_load_first(text, size, path, &doc, reterr);
+        if (r < 0)
+                return r;
+        r = pod_collect(&doc, k);
+        yaml_document_delete(&doc);
         return r < 0 ? r : 1;
 }
 

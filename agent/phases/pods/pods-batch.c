@@ -10,6 +10,7 @@
 #include "agent/base/log.h"
 #include "agent/phases/pods/pods-batch.h"
 #include "agent/phases/pods/pods-ladder.h"
+#include "agent/phases/pods/pods-rescue.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"

@@ -4,7 +4,6 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <sys/syscall.h>
 
 #include "agent/phases/pods/pods-kill.h"
 #include "agent/phases/pods/pods-ladder.h"
@@ -150,23 +149,10 @@ int pods_kill_count(const char *socket_path, const RuntimeInfo *info, char *cons
         return 0;
 }
 
-/* Pin with a pidfd, then make sure it is still the process the scan saw: a PID can be reused in
- * between, a pidfd cannot. */
+/* Pin the process the scan saw (proc_pin()). Its end is waited for on the pidfd: without pidfds
+ * (kernel < 5.3) nothing is signalled. */
 static void victim_pin(Victim *v) {
-        ProcInfo p;
-
-        v->pidfd = (int) syscall(SYS_pidfd_open, v->pid, 0);
-        if (v->pidfd < 0) {
-                v->pidfd = -EBADF;
-                v->gone = true; /* ESRCH: gone; without pidfds (kernel < 5.3) nothing is signalled */
-                return;
-        }
-        if (proc_read(v->pid, &p) < 0) {
-                v->gone = true;
-                return;
-        }
-        v->gone = p.starttime != v->starttime || p.state == 'Z' || p.state == 'X';
-        proc_info_done(&p);
+        v->gone = proc_pin(v->pid, v->starttime, &v->pidfd) <= 0 || v->pidfd < 0;
 }
 
 /* Wait for every pidfd to poll readable (its process has exited); returns how many are left. */
@@ -213,8 +199,9 @@ int pods_kill(const char *socket_path, const RuntimeInfo *info, char *const *kee
         for (size_t i = 0; i < vs.n; i++) {
                 if (vs.v[i].gone)
                         continue;
-                if (syscall(SYS_pidfd_send_signal, vs.v[i].pidfd, SIGKILL, NULL, 0) < 0) {
-                        vs.v[i].gone = errno == ESRCH;
+                r = proc_signal(vs.v[i].pidfd, vs.v[i].pid, SIGKILL);
+                if (r < 0) {
+                        vs.v[i].gone = r == -ESRCH;
                         continue;
                 }
                 ret->processes++;

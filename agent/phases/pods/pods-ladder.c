@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The pods phase's rescue ladder below the CRI: the loopback-only rescue conflist (rung 2); the runtime
- * stopped through systemd, the shim kill and the unmount of what the shims left (rung 3). */
+/* The pods phase's rescue ladder below the CRI, rung 3: the runtime stopped through systemd, the shim
+ * kill and the unmount of what the shims left. Rung 2, the rescue conflist, is pods-rescue.c. */
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -27,9 +27,6 @@
 #include "strv.h"
 #include "time-util.h"
 
-/* cniVersion 0.4.0: every libcni a supported runtime vendors understands it, and so does loopback. */
-#define RESCUE_CONFLIST \
-        "{\"cniVersion\":\"0.4.0\",\"name\":\"node-reset-rescue\",\"plugins\":[{\"type\":\"loopback\"}]}\n"
 #define SHIM_PREFIX "containerd-shim"
 #define SHIM_WAIT_USEC (3 * USEC_PER_SEC)
 #define RUNTIME_STOP_TIMEOUT_USEC (60 * USEC_PER_SEC)
@@ -38,213 +35,6 @@
 /* The restart: each Status call, and how often it is asked until the CRI answers. */
 #define RESTART_CALL_TIMEOUT_USEC (2 * USEC_PER_SEC)
 #define RESTART_POLL_USEC (20 * USEC_PER_MSEC)
-
-/* The one rescue conflist that may exist, for the signal handler: a fixed buffer, no allocation. The
- * directory's fd and the inode let it remove that file only, never what the name may refer to by then. */
-static char rescue_path[PATH_MAX];
-static char rescue_file[NAME_MAX + 1];
-static int rescue_dir_fd = -EBADF;
-static struct stat rescue_st;
-static volatile sig_atomic_t rescue_armed;
-static const int rescue_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-static struct sigaction rescue_saved[ELEMENTSOF(rescue_signals)];
-static bool rescue_installed[ELEMENTSOF(rescue_signals)];
-
-/* Remove the conflist, put the old disposition back and let the signal do what it came to do. */
-static void on_fatal_signal(int sig) {
-        int saved_errno = errno;
-
-        if (rescue_armed)
-                (void) fileio_unlink_if_same(rescue_dir_fd, rescue_file, &rescue_st);
-        rescue_armed = 0;
-        for (size_t i = 0; i < ELEMENTSOF(rescue_signals); i++)
-                if (rescue_signals[i] == sig && rescue_installed[i])
-                        (void) sigaction(sig, &rescue_saved[i], NULL);
-        errno = saved_errno;
-        (void) raise(sig); /* blocked until this handler returns, then delivered as before */
-}
-
-static void handlers_arm(void) {
-        struct sigaction sa = { .sa_handler = on_fatal_signal };
-
-        (void) sigfillset(&sa.sa_mask);
-        for (size_t i = 0; i < ELEMENTSOF(rescue_signals); i++) {
-                struct sigaction old;
-
-                rescue_installed[i] = false;
-                /* A signal the operator ignores (nohup) stays ignored. */
-                if (sigaction(rescue_signals[i], NULL, &old) < 0 || old.sa_handler == SIG_IGN)
-                        continue;
-                rescue_saved[i] = old;
-                rescue_installed[i] = sigaction(rescue_signals[i], &sa, NULL) >= 0;
-        }
-}
-
-static void handlers_disarm(void) {
-        for (size_t i = 0; i < ELEMENTSOF(rescue_signals); i++)
-                if (rescue_installed[i]) {
-                        (void) sigaction(rescue_signals[i], &rescue_saved[i], NULL);
-                        rescue_installed[i] = false;
-                }
-}
-
-/* A name that sorts (bytewise, as libcni sorts) before every config in the directory: "00-" first,
- * then prefixes of ever smaller bytes for a directory that already has "00-..." names. */
-static int rescue_name(const char *conf_dir, char *buf, size_t size, char **reterr_msg) {
-        static const char *const prefixes[] = { "00-", "0-", "-", "!" };
-        cleanup_closedir DIR *d = NULL;
-        cleanup_free char *first = NULL;
-
-        d = opendir(conf_dir);
-        if (!d)
-                return set_errmsg(reterr_msg, negative_errno(), "cannot open the CNI conf dir %s: %m", conf_dir);
-        FOREACH_DIRENT(de, d)
-        if (cni_conf_name_loaded(de->d_name) && !cni_conf_name_is_rescue(de->d_name) &&
-            (!first || strcmp(de->d_name, first) < 0)) {
-                free(first);
-                first = strdup(de->d_name);
-        }
-        for (size_t i = 0; i < ELEMENTSOF(prefixes); i++) {
-                snprintf(buf, size, "%s%s", prefixes[i], CNI_RESCUE_SUFFIX);
-                if (!first || strcmp(buf, first) < 0)
-                        return 0;
-        }
-        return set_errmsg(reterr_msg, -EEXIST, "no name sorts before %s in %s", first, conf_dir);
-}
-
-/* The last exit path: a normal exit() with the conflist still in place (a phase cut short). */
-static void rescue_atexit(void) {
-        (void) cni_rescue_remove();
-}
-
-static void signals_block(bool block, sigset_t *old) {
-        sigset_t set;
-
-        (void) sigemptyset(&set);
-        for (size_t i = 0; i < ELEMENTSOF(rescue_signals); i++)
-                (void) sigaddset(&set, rescue_signals[i]);
-        (void) sigprocmask(block ? SIG_BLOCK : SIG_SETMASK, block ? &set : old, block ? old : NULL);
-}
-
-int cni_rescue_install(const char *conf_dir, char **ret_path, char **reterr_msg) {
-        static bool atexit_done;
-        cleanup_close int dir_fd = -EBADF;
-        sigset_t saved;
-        int r;
-
-        if (rescue_armed)
-                return set_errmsg(reterr_msg, -EBUSY, "a rescue conflist is already in place");
-        if (!atexit_done && atexit(rescue_atexit) == 0)
-                atexit_done = true;
-        r = rescue_name(conf_dir, rescue_file, sizeof rescue_file, reterr_msg);
-        if (r < 0)
-                return r;
-        if ((size_t) snprintf(rescue_path, sizeof rescue_path, "%s/%s", conf_dir, rescue_file) >= sizeof rescue_path)
-                return set_errmsg(reterr_msg, -ENAMETOOLONG, "%s: path too long", conf_dir);
-        dir_fd = open(conf_dir, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
-        if (dir_fd < 0)
-                return set_errmsg(reterr_msg, negative_errno(), "cannot open %s: %m", conf_dir);
-        handlers_arm();
-        /* Created whole under its name, never over a file already there, and armed in the same breath:
-         * a signal that comes meanwhile is handled once the handler knows which inode is ours. */
-        signals_block(true, &saved);
-        r = fileio_write_new(dir_fd, rescue_file, RESCUE_CONFLIST, strlen(RESCUE_CONFLIST), 0644, &rescue_st);
-        if (r >= 0) {
-                rescue_dir_fd = TAKE_FD(dir_fd);
-                rescue_armed = 1;
-        }
-        signals_block(false, &saved);
-        if (r < 0) {
-                handlers_disarm();
-                return set_errmsg(reterr_msg, r, "cannot create %s: %s", rescue_path,
-                                  r == -EEXIST ? "a file of that name exists (not written by this run)" : strerror(-r));
-        }
-        *ret_path = strdup(rescue_path);
-        if (!*ret_path) {
-                (void) cni_rescue_remove();
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-int cni_rescue_remove(void) {
-        int r = 0;
-
-        if (rescue_armed) {
-                r = fileio_unlink_if_same(rescue_dir_fd, rescue_file, &rescue_st);
-                rescue_armed = 0;
-                /* Not ours any more (replaced since): someone else's file, left where it is. */
-                if (r == -ESTALE) {
-                        log_warning("%s is no longer the rescue conflist this run wrote; left in place.", rescue_path);
-                        r = 0;
-                }
-                closep(&rescue_dir_fd);
-                rescue_dir_fd = -EBADF;
-        }
-        handlers_disarm();
-        return r;
-}
-
-/* A stale rescue conflist is removed only if it is one node-reset wrote: a regular file with one name
- * holding exactly RESCUE_CONFLIST. Anything else named so is someone's data, left in place. */
-int cni_rescue_remove_stale(const char *path, char **reterr_msg) {
-        cleanup_close int dir_fd = -EBADF, fd = -EBADF;
-        cleanup_free char *why = NULL;
-        size_t len = strlen(RESCUE_CONFLIST);
-        char dir[PATH_MAX], buf[sizeof RESCUE_CONFLIST + 1];
-        const char *name = strrchr(path, '/');
-        struct stat st;
-        ssize_t n;
-        int r;
-
-        if (!name || (size_t) (name - path) >= sizeof dir)
-                return set_errmsg(reterr_msg, -EINVAL, "not an absolute path");
-        snprintf(dir, sizeof dir, "%.*s", (int) (name - path), path);
-        name++;
-        dir_fd = open(*dir ? dir : "/", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-        if (dir_fd < 0)
-                return set_errmsg(reterr_msg, negative_errno(), "cannot open %s: %m", dir);
-        fd = fileio_open_regular(dir_fd, name, O_RDONLY, &st, &why);
-        if (fd == -ENOENT)
-                return 0;
-        if (fd < 0)
-                return set_errmsg(reterr_msg, fd, "not node-reset's rescue conflist, left in place: %s",
-                                  why ?: strerror(-fd));
-        n = pread(fd, buf, sizeof buf, 0);
-        if (n < 0)
-                return set_errmsg(reterr_msg, negative_errno(), "cannot read it: %m");
-        if ((size_t) n != len || memcmp(buf, RESCUE_CONFLIST, len) != 0)
-                return set_errmsg(reterr_msg, -EPERM,
-                                  "not node-reset's rescue conflist, left in place: it holds something else");
-        r = fileio_unlink_if_same(dir_fd, name, &st);
-        if (r == -ESTALE)
-                return set_errmsg(reterr_msg, r, "it was replaced while being checked, left in place");
-        if (r < 0)
-                return set_errmsg(reterr_msg, r, "unlink: %s", strerror(-r));
-        return r;
-}
-
-int cni_rescue_find_stale(const char *conf_dir, char ***ret) {
-        cleanup_closedir DIR *d = NULL;
-        cleanup_strv char **l = NULL;
-
-        l = calloc(1, sizeof(char *));
-        if (!l)
-                return -ENOMEM;
-        d = opendir(conf_dir);
-        if (!d) {
-                *ret = TAKE_PTR(l); /* no conf dir: nothing stale */
-                return 0;
-        }
-        FOREACH_DIRENT(de, d) {
-                if (!cni_conf_name_is_rescue(de->d_name))
-                        continue;
-                if (strv_consume(&l, strprintf("%s/%s", conf_dir, de->d_name)) < 0)
-                        return -ENOMEM;
-        }
-        *ret = TAKE_PTR(l);
-        return 0;
-}
 
 typedef struct ShimKill {
         unsigned shims;     /* containerd-shim* processes of the namespace */
@@ -255,8 +45,10 @@ typedef struct ShimKill {
 /* The process table, just what the shim kill needs. */
 typedef struct Proc {
         pid_t pid, ppid;
+        uint64_t starttime; /* with pid, the process the scan saw */
         bool shim;
         bool doomed;
+        int pidfd; /* once pinned for the kill: -EBADF when gone, or without pidfds */
 } Proc;
 
 /* A containerd-shim* of the namespace (and, unless address is NULL, of that runtime's socket), by
@@ -335,7 +127,9 @@ static int proc_scan(const char *namespace, const char *address, Proc **ret, siz
                         continue;
                 l[n++] = (Proc) { .pid = p->pid,
                                   .ppid = p->ppid,
-                                  .shim = cmdline_is_shim(p->pid, namespace, address, NULL) };
+                                  .starttime = p->starttime,
+                                  .shim = cmdline_is_shim(p->pid, namespace, address, NULL),
+                                  .pidfd = -EBADF };
         }
         proc_table_done(&t);
         *ret = l;
@@ -397,18 +191,23 @@ static int shims_kill(const char *namespace, const char *address, ShimKill *ret)
         if (r < 0)
                 return r;
         ret->processes = mark_doomed(l, n, &ret->shims);
+        /* Each pinned before any is signalled: a PID the scan saw may be another process's by now. */
+        for (size_t i = 0; i < n; i++)
+                if (l[i].doomed && proc_pin(l[i].pid, l[i].starttime, &l[i].pidfd) == 0)
+                        l[i].doomed = false; /* gone already */
         /* Descendants first, so that nothing is reparented past the list. */
         for (int pass = 0; pass < 2; pass++)
                 for (size_t i = 0; i < n; i++)
                         if (l[i].doomed && l[i].shim == (pass == 1))
-                                (void) kill(l[i].pid, SIGKILL);
+                                (void) proc_signal(l[i].pidfd, l[i].pid, SIGKILL);
         until = now(CLOCK_MONOTONIC) + SHIM_WAIT_USEC;
         for (size_t i = 0; i < n; i++) {
                 if (!l[i].doomed)
                         continue;
-                while (proc_alive(l[i].pid) && now(CLOCK_MONOTONIC) < until)
+                while (proc_is(l[i].pid, l[i].starttime) && now(CLOCK_MONOTONIC) < until)
                         (void) usleep(20 * 1000);
-                ret->survivors += proc_alive(l[i].pid);
+                ret->survivors += proc_is(l[i].pid, l[i].starttime);
+                closep(&l[i].pidfd);
         }
         free(l);
         return 0;
@@ -512,17 +311,16 @@ void ladder_residue(const char *socket_path, const RuntimeInfo *info, unsigned *
         (void) leftovers_unmount(info->state_dir, CRI_NAMESPACE, true, ret);
 }
 
-/* StopUnit through the systemd this run reaches (phase_systemd()), waiting for the job. */
+/* StopUnit through the systemd this run reaches (phase_systemd_running()), waiting for the job. */
 static int stop_unit(Context *ctx, const char *unit, usec_t timeout_usec, char **reterr_msg) {
         UnitStop stop = { .unit = unit };
         ServiceManager *m;
+        const char *why;
         int r;
 
-        r = phase_systemd(ctx, &m);
+        r = phase_systemd_running(ctx, &m, &why);
         if (r < 0)
-                return set_errmsg(reterr_msg, r, "cannot reach systemd: %s", strerror(-r));
-        if (services_manager_why_absent(m))
-                return set_errmsg(reterr_msg, -EHOSTDOWN, "systemd not running: %s", services_manager_why_absent(m));
+                return set_errmsg(reterr_msg, r, "systemd not running: %s", why);
         services_stop_many(m, &stop, 1, timeout_usec, 0);
         if (reterr_msg && !*reterr_msg)
                 *reterr_msg = TAKE_PTR(stop.message);
@@ -664,6 +462,7 @@ int ladder_runtime_clear_start(Context *ctx, const char *socket_path, const Runt
         ServiceManager *m = NULL;
         RestartClear rc = { .cleared = -EBUSY };
         usec_t t0 = now(CLOCK_MONOTONIC), t1, t2;
+        const char *why;
         int s;
 
         /* Only below a stopped runtime; a runtime still serving keeps its state, as it would anyway. */
@@ -671,8 +470,10 @@ int ladder_runtime_clear_start(Context *ctx, const char *socket_path, const Runt
                 restart_clear(ctx->root_fd, socket_path, info, &rc);
         /* Whatever happened above, the kept runtime runs again. */
         t1 = now(CLOCK_MONOTONIC);
-        s = phase_systemd(ctx, &m);
-        if (s >= 0)
+        s = phase_systemd_running(ctx, &m, &why);
+        if (s < 0)
+                start = strdup(why);
+        else
                 s = services_start(m, info->unit, usec_left(deadline), deadline, &start);
         t2 = now(CLOCK_MONOTONIC);
         if (s >= 0)

@@ -1,38 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The pods phase's rescue ladder, rungs 2 and 3, below the CRI: a loopback-only CNI conflist that lets
- * a runtime finish StopPodSandbox when the real CNI plugin fails its DEL (calico without its API
- * server) (cni_rescue_*), and, when even that fails or the runtime hangs, the runtime stopped, its
- * shims killed and their mounts unmounted (ladder_*). */
+/* The pods phase's rescue ladder, rung 3, below the CRI: when the rescue conflist (pods-rescue.h)
+ * does not help or the runtime hangs, the runtime stopped, its shims killed and their mounts
+ * unmounted (ladder_*). */
 #pragma once
 
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "agent/config/cni-conf.h"
 #include "agent/engine/context.h"
 #include "agent/os/runtime-info.h"
 #include "time-util.h"
-
-/* Write a conflist whose only plugin is loopback into conf_dir, under a name that sorts before every
- * other config there (libcni loads the first), and arm SIGINT/SIGTERM/SIGHUP/SIGQUIT handlers and an
- * atexit() handler that remove it before the process ends. One rescue at a time. Returns the path
- * (malloc'd). */
-int cni_rescue_install(const char *conf_dir, char **ret_path, char **reterr_msg);
-/* Remove it and disarm the handlers; 0 when it was already gone. Safe to call without install. */
-int cni_rescue_remove(void);
-/* Rescue conflists in conf_dir (left by a run that was killed), NULL-terminated full paths. */
-int cni_rescue_find_stale(const char *conf_dir, char ***ret);
-/* Remove one of them, only if it is what node-reset writes (a regular file with one name and exactly
- * the loopback-only conflist): 1 removed, 0 already gone, -EPERM (the reason in *reterr_msg) when the
- * file there is something else, left in place. */
-int cni_rescue_remove_stale(const char *path, char **reterr_msg);
 
 typedef struct LeftoverUnmount {
         unsigned rootfs, shm, netns;
         unsigned busy; /* could not be unmounted */
 } LeftoverUnmount;
 
-/* Rung 3 for the runtime listening on socket_path: stop its systemd unit (through phase_systemd(),
+/* Rung 3 for the runtime listening on socket_path: stop its systemd unit (through phase_systemd_running(),
  * within the run's deadline), unless it did not answer (!answered) and nobody listens on the socket
  * any more: it died. Then, for containerd, SIGKILL every containerd-shim* of the k8s.io namespace
  * and this socket with all their descendants, children first, wait (about 3 s) for them to go, and

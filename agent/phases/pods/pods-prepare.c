@@ -11,6 +11,7 @@
 #include "agent/base/log.h"
 #include "agent/phases/pods/pods-kill.h"
 #include "agent/phases/pods/pods-ladder.h"
+#include "agent/phases/pods/pods-rescue.h"
 #include "agent/phases/pods/pods-prepare.h"
 #include "agent/phases/pods/pods-restart.h"
 #include "errno-util.h"

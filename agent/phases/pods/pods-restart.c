@@ -97,7 +97,7 @@ static const char *restart_refused(Context *ctx, const PodsTarget *pt, size_t n)
                 return "too few pods for a restart to pay";
         if (!streq(ctx->root, "/") || phase_manifest_stops_unit(ctx->manifest, pt->info.unit))
                 return "this run does not keep the runtime running";
-        if (phase_systemd(ctx, &m) < 0 || services_manager_why_absent(m))
+        if (phase_systemd_running(ctx, &m, NULL) < 0)
                 return "systemd is out of reach";
         if (services_unit_main_pid(m, pt->info.unit, &main_pid) < 0 || main_pid != pt->info.pid)
                 return "the runtime is not its unit's main process";

@@ -18,6 +18,7 @@
 #include "agent/phases/pods/pods-docker.h"
 #include "agent/phases/pods/pods-batch.h"
 #include "agent/phases/pods/pods-ladder.h"
+#include "agent/phases/pods/pods-rescue.h"
 #include "agent/phases/pods/pods-prepare.h"
 #include "agent/phases/pods/pods-runtime.h"
 #include "agent/phases/pods/pods-target.h"

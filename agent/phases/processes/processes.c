@@ -7,12 +7,10 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 
 #include "agent/phases/phases.h"
 #include "agent/config/detect.h"
 #include "agent/config/etcd-owner.h"
-#include "agent/os/fileio.h"
 #include "agent/engine/phase.h"
 #include "agent/node/etcd.h"
 #include "agent/os/proc.h"
@@ -33,24 +31,9 @@ typedef struct KillData {
         uint64_t starttime; /* with pid, names the process seen when planning */
 } KillData;
 
-static int pidfd_open_(pid_t pid) {
-        return (int) syscall(SYS_pidfd_open, pid, 0);
-}
-
-static int pidfd_send_signal_(int fd, int sig) {
-        return (int) syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
-}
-
 /* Is the process seen when planning still there (and not a zombie)? */
 static bool kill_target_alive(const KillData *d) {
-        ProcInfo p;
-        bool alive;
-
-        if (proc_read(d->pid, &p) < 0)
-                return false;
-        alive = p.starttime == d->starttime && p.state != 'Z' && p.state != 'X';
-        proc_info_done(&p);
-        return alive;
+        return proc_is(d->pid, d->starttime);
 }
 
 typedef struct Victim {
@@ -73,15 +56,9 @@ static void victim_settle(Victim *v, int r, const char *fmt, ...) {
         v->done = true;
 }
 
-/* Pin the process with a pidfd, then make sure it is still the one that was planned: a PID can be
- * reused between planning and now, the pidfd cannot. */
+/* Pin the process planned (proc_pin(): without pidfds, signalled by PID right after the check). */
 static void victim_pin(Victim *v) {
-        v->pidfd = pidfd_open_(v->data->pid);
-        if (v->pidfd < 0 && errno == ESRCH)
-                return victim_settle(v, 0, "already gone");
-        if (v->pidfd < 0)
-                v->pidfd = -EBADF; /* no pidfds (kernel < 5.3): signal by PID right after the check */
-        if (!kill_target_alive(v->data))
+        if (proc_pin(v->data->pid, v->data->starttime, &v->pidfd) <= 0)
                 return victim_settle(v, 0, "already gone");
 }
 
@@ -90,11 +67,11 @@ static void victim_signal(Victim *v, int sig) {
 
         if (v->done)
                 return;
-        r = v->pidfd >= 0 ? pidfd_send_signal_(v->pidfd, sig) : kill(v->data->pid, sig);
-        if (r < 0 && errno == ESRCH)
+        r = proc_signal(v->pidfd, v->data->pid, sig);
+        if (r == -ESRCH)
                 return victim_settle(v, 0, "already gone");
         if (r < 0)
-                return victim_settle(v, negative_errno(), "cannot send %s: %m", sigabbrev_np(sig));
+                return victim_settle(v, r, "cannot send %s: %s", sigabbrev_np(sig), strerror(-r));
 }
 
 /* Wait until every victim has exited or the time is up; returns how many are left. */
@@ -277,14 +254,13 @@ static int add_guarded(Plan *plan, const ProcScan *s, const ProcInfo *p, const c
 /* A containerd shim serves one containerd namespace: only k8s.io's are Kubernetes' (Docker's are
  * "moby", other tenants' their own). Any other executable passes. */
 static bool shim_is_kubernetes(const ProcInfo *p) {
-        cleanup_free char *cmdline = NULL, *path = NULL;
+        cleanup_free char *cmdline = NULL;
         const char *base = strrchr(p->exe, '/');
         size_t size;
 
         if (!base || !startswith(base + 1, "containerd-shim"))
                 return true;
-        path = strprintf("/proc/%d/cmdline", (int) p->pid);
-        if (!path || fileio_read_file(path, 1U << 20, &cmdline, &size) < 0)
+        if (proc_cmdline_read(p->pid, &cmdline, &size) < 0)
                 return false;
         return detect_shim_cmdline_is_kubernetes(cmdline, size);
 }
@@ -353,10 +329,9 @@ int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
                 return 0;
         if (!proc_view_is_ours())
                 return plan_refused(plan, "/proc shows another PID namespace than node-reset's: no PID is signalled");
-        r = phase_systemd(ctx, &m);
-        if (r < 0)
+        r = phase_systemd_running(ctx, &m, &s.no_systemd);
+        if (r < 0 && r != -EHOSTDOWN)
                 return r;
-        s.no_systemd = services_manager_why_absent(m);
         if (fstat(ctx->root_fd, &s.root_st) < 0)
                 return set_errmsg(reterr, negative_errno(), "cannot stat %s: %m", ctx->root);
         r = phase_procs(ctx, &s.table);

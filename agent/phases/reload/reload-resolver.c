@@ -63,15 +63,15 @@ static int networkmanager_reload(ServiceManager *m, Context *ctx, char **ret_msg
 
 static int reload_apply(Action *a, Context *ctx, char **ret_msg) {
         ServiceManager *m;
+        const char *why;
         UnitStatus s;
         int r;
 
-        r = phase_systemd(ctx, &m);
+        r = phase_systemd_running(ctx, &m, &why);
+        if (r == -EHOSTDOWN)
+                return set_errmsg(ret_msg, 0, "no systemd, so no %s running: %s", a->target, why);
         if (r < 0)
                 return r;
-        if (services_manager_why_absent(m))
-                return set_errmsg(ret_msg, 0, "no systemd, so no %s running: %s", a->target,
-                                  services_manager_why_absent(m));
         r = services_unit_status(m, a->target, &s);
         if (r == -ENOENT || (r >= 0 && !streq(s.active_state, "active")))
                 return set_errmsg(ret_msg, 0, "%s", r == -ENOENT ? "not loaded, not running" : s.active_state);

@@ -154,6 +154,7 @@ static int add_reload(Context *ctx, Plan *plan, char **reterr) {
 
 int phase_reload_plan(Context *ctx, Plan *plan, char **reterr) {
         ServiceManager *m;
+        const char *why;
         const ReloadData *d;
         Action *a;
         bool any = false;
@@ -166,16 +167,16 @@ int phase_reload_plan(Context *ctx, Plan *plan, char **reterr) {
                 any = true;
         if (!any)
                 return 0;
-        r = phase_systemd(ctx, &m);
-        if (r < 0)
-                return set_errmsg(reterr, r, "cannot look for systemd: %s", strerror(-r));
-        if (services_manager_why_absent(m)) {
+        r = phase_systemd_running(ctx, &m, &why);
+        if (r == -EHOSTDOWN) {
                 a = plan_add(plan, &reload_ops, "reload", "systemd", NULL, NULL);
                 if (!a)
                         return -ENOMEM;
                 a->present = false;
-                return action_set_skip_code(a, "no-systemd", "systemd not running: %s", services_manager_why_absent(m));
+                return action_set_skip_code(a, "no-systemd", "systemd not running: %s", why);
         }
+        if (r < 0)
+                return set_errmsg(reterr, r, "cannot look for systemd: %s", why);
         r = add_reload(ctx, plan, reterr);
         if (r < 0)
                 return r;
