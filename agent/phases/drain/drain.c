@@ -12,6 +12,7 @@
 
 #include "agent/base/log.h"
 #include "agent/config/kube-api.h"
+#include "agent/engine/cmdline.h"
 #include "agent/engine/phase.h"
 #include "agent/phases/drain/drain-pods.h"
 #include "agent/phases/drain/drain-run.h"
@@ -26,7 +27,7 @@
 
 static bool arg_drain;
 static DrainOptions arg_options;
-static uint64_t arg_drain_timeout_sec = DRAIN_TIMEOUT_DEFAULT_SEC;
+static unsigned arg_drain_timeout_sec = DRAIN_TIMEOUT_DEFAULT_SEC;
 static const char *arg_kubeconfig; /* the program's --kubeconfig and --node-name */
 static const char *arg_node_name;
 static KubeIdentity *drain_id; /* found by the first planning, kept for verify */
@@ -34,7 +35,7 @@ static unsigned plannings;     /* the second is verify's: by then the reset may 
 static bool cordoned;          /* this run's cordon row found the Node and left it unschedulable */
 
 static uint64_t drain_deadline(const Context *ctx) {
-        uint64_t d = now(CLOCK_MONOTONIC) + arg_drain_timeout_sec * USEC_PER_SEC;
+        uint64_t d = now(CLOCK_MONOTONIC) + (usec_t) arg_drain_timeout_sec * USEC_PER_SEC;
 
         return ctx->deadline_usec > 0 && ctx->deadline_usec < d ? ctx->deadline_usec : d;
 }
@@ -268,11 +269,7 @@ static int parse_drain_emptydir(const char *arg, char **reterr) {
 }
 
 static int parse_drain_timeout(const char *arg, char **reterr) {
-        if (duration_parse(arg, &arg_drain_timeout_sec) < 0 || arg_drain_timeout_sec == 0)
-                return set_errmsg(reterr, -EINVAL,
-                                  "invalid --drain-timeout '%s': expected a positive duration such as 90s, 5m, 1h",
-                                  arg);
-        return 0;
+        return cmdline_parse_duration("drain-timeout", arg, 1, CMDLINE_DURATION_MAX, &arg_drain_timeout_sec, reterr);
 }
 
 const PhaseOption phase_drain_options[] = {

@@ -807,13 +807,11 @@ int phase_firewall_plan(Context *ctx, Plan *plan, char **reterr) {
 }
 
 static int parse_xtables_wait(const char *arg, char **reterr) {
-        if (cmdline_parse_seconds(arg, &arg_xtables_wait_sec) < 0)
-                return set_errmsg(reterr, -EINVAL, "invalid --xtables-wait '%s': expected seconds", arg);
-        return 0;
+        return cmdline_parse_duration("xtables-wait", arg, 0, CMDLINE_DURATION_MAX, &arg_xtables_wait_sec, reterr);
 }
 
 const PhaseOption phase_firewall_options[] = {
-        { "xtables-wait", PHASE_OPTION_REQUIRED_ARG, "SECONDS", "How long to wait for /run/xtables.lock (10)",
+        { "xtables-wait", PHASE_OPTION_REQUIRED_ARG, "DURATION", "How long to wait for /run/xtables.lock (10s)",
           parse_xtables_wait },
         {},
 };
