@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 O=${O:-build}
 what=${*:-unit integration fuzz}
 FAST_TESTS="plan-phases lazy-libraries escape manifest-rules edit-block files-protect cni-state lock drain-answers"
-REPO_TESTS="format layers tables man deb docs install make-deps argo-template"
+REPO_TESTS="format layers tables man deb docs completion install make-deps argo-template"
 passed=0 failed=0 skipped=0
 failed_names=()
 

@@ -46,8 +46,9 @@ packages=(
         # the etcd test: a real 3-member TLS etcd 3.4 cluster in a private network namespace; etcdctl
         # only builds and checks the fixtures, the agent never runs it
         etcd-server etcd-client
-        # the fleet and packaging tests: the real ansible-playbook, a .deb build and lintian
-        ansible-core dpkg-dev debhelper lintian
+        # the fleet and packaging tests: the real ansible-playbook, a .deb build and lintian; the
+        # shells whose generated completion scripts test-deb.sh loads and asks (zsh, fish)
+        ansible-core dpkg-dev debhelper lintian zsh fish
         # make e2e-vm: a Debian guest image (debootstrap; mkfs.ext4 from e2fsprogs, above) booted
         # under QEMU (TCG); its packages are downloaded below
         debootstrap qemu-system-x86

@@ -136,6 +136,8 @@ cat > "$T/allowed" <<'EOF'
 ^/usr/share/node-reset/report\.schema\.json$
 ^/usr/share/node-reset/manifests/(profiles/)?[a-z0-9-]+\.conf$
 ^/usr/share/bash-completion/completions/node-reset$
+^/usr/share/zsh/vendor-completions/_node-reset$
+^/usr/share/fish/vendor_completions.d/node-reset\.fish$
 ^/usr/share/doc/node-reset/(README\.md|rescue\.md|copyright|changelog(\.Debian)?)(\.gz)?$
 ^/usr/share/doc/node-reset/examples/ansible/([a-z_]+/)*[A-Za-z0-9_.-]+\.(yml|md)(\.gz)?$
 ^/usr/share/doc/node-reset/examples/argo/(steps/)?[A-Za-z-]+\.(yaml|sh|md)(\.gz)?$
