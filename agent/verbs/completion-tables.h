@@ -24,7 +24,7 @@ typedef struct CompletionTables {
         CmdlineOptions *sets; /* sets[i]: verbs[i]'s options */
         CompletionCommand *commands;
         size_t n_commands;
-        CmdlineOptions all; /* every option: before the verb, and after an unknown one */
+        CmdlineOptions all; /* every option, -V too: before the verb, and after an unknown one */
 } CompletionTables;
 
 int completion_tables_load(CompletionTables *t, char **reterr);

@@ -163,14 +163,18 @@ static int json_verb(Emitter *e, const Verb *v) {
         return 0;
 }
 
-/* "help -o json": the verbs given (every one when none is), every option they take, the phases. */
-static int help_json(FILE *f, const Verb *const *rows, size_t n) {
+/* "help -o json": the verbs given, every option they take (and -V, the program's own, with program),
+ * the phases. */
+static int help_json(FILE *f, const Verb *const *rows, size_t n, bool program) {
+        static const CmdlineOption *const program_only[] = { &option_version, NULL };
         CmdlineOptions all = {};
         cleanup_free char *err = NULL;
         Emitter e;
         int r = 0;
 
         r = verbs_options(rows, n, &all, &err);
+        if (r >= 0 && program)
+                r = cmdline_options_add(&all, program_only, true, &err);
         if (r < 0)
                 return log_error_errno(r, "%s", strna(err));
         emitter_init(&e, f, OUTPUT_JSON, false);
@@ -210,13 +214,13 @@ static int run_help(const ProgramOptions *o, int argc, char *argv[]) {
                 n = verbs_of_command(m.command, rows, ELEMENTSOF(rows));
         else if (o->output == OUTPUT_JSON) {
                 table = verbs_table(&n);
-                return help_json(stdout, table, n) < 0 ? EXIT_RESIDUE : EXIT_CLEAN;
+                return help_json(stdout, table, n, true) < 0 ? EXIT_RESIDUE : EXIT_CLEAN;
         } else {
                 help_program(stdout);
                 return EXIT_CLEAN;
         }
         if (o->output == OUTPUT_JSON)
-                return help_json(stdout, rows, n) < 0 ? EXIT_RESIDUE : EXIT_CLEAN;
+                return help_json(stdout, rows, n, false) < 0 ? EXIT_RESIDUE : EXIT_CLEAN;
         return help_verbs(stdout, rows, n) < 0 ? EXIT_RESIDUE : EXIT_CLEAN;
 }
 

@@ -102,3 +102,4 @@ complete -c node-reset -n '__node_reset_takes "" "forget" "drain"' -l plan -d 'P
 complete -c node-reset -n '__node_reset_takes "" "forget"' -l stale-for -x -d 'The Node\'s Ready heartbeat and Lease must be this old (5m)'
 complete -c node-reset -n '__node_reset_takes "" "forget"' -l force -d 'Do not wait for --stale-for (never forgets a member that answers)'
 complete -c node-reset -n '__node_reset_takes "" "forget"' -l etcd-gone -d 'With no etcd here, a control plane\'s member is known to be gone'
+complete -c node-reset -n '__node_reset_takes ""' -s V -l version -d 'Show the version and the optional libraries'
