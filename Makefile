@@ -102,10 +102,7 @@ OBJ_CFLAGS   = $(PKG_CHECKED)$(BASE_CFLAGS) $(MODULE_CFLAGS) $(CFLAGS)
 ALL_CFLAGS   = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS := $(HARDEN_LDFLAGS) $(LDFLAGS)
 
-# agent/ in layers (tests/integration/test-layers.sh): base/ (log, output, JSON, HTTP, path, TOML),
-# os/ (files, mounts, /proc, systemd), config/ (manifest, profiles, detection, the node's config
-# files), engine/ (plan, phases' order, lock, console), phases/ (one file per phase and its helpers;
-# phases/network/ the network phase), report/ and orphan/.
+# agent/ is in layers (docs/ARCHITECTURE.md lists them; tests/integration/test-layers.sh holds to it).
 AGENT_SRCS    := $(filter-out agent/main.c,$(wildcard agent/*/*.c agent/*/*/*.c))
 NETRESET_SRCS := $(wildcard netreset/*.c)
 CRI_SRCS      := $(wildcard cri/*.c)

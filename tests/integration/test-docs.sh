@@ -7,6 +7,9 @@
 #     entry per option (with its short form; =DURATION for each duration option), its "Phase
 #     options" exactly the phases' options; COMMANDS an entry per command, each listing exactly the
 #     options the command takes; SYNOPSIS a line per command; PHASES names the phases in order;
+#   - docs/HACKING.md's fuzz table names exactly tests/fuzz/fuzz-*.c, its e2e-k8s bullets exactly the
+#     scenarios of tests/e2e-k8s/run.sh's case (whose header names each too), its default list
+#     run.sh's;
 #   - every directive of the manifest parser's table (read from the source, checked complete
 #     against the DirectiveType enum) and "include" is an entry of node-reset.conf(5)'s FORMAT;
 #   - what "make install" and the Debian package's lists (debian/node-reset.docs, .examples) put
@@ -121,6 +124,20 @@ for name, c in sorted(commands.items()):
 synopsis = {m.group(1) for l in section("SYNOPSIS") for m in [re.match(r"^ {7}node-reset ([a-z][a-z -]*?)(?: \[|$)", l)] if m}
 both_ways("SYNOPSIS", synopsis, set(commands))
 
+# A table's words an option takes (--profile's profiles, --with-runtime's runtimes, --output's
+# formats): its OPTIONS entry names each.
+entry, entries_text = None, {}
+for line in section("OPTIONS"):
+    m = re.match(r"^ {7}(?:-[A-Za-z], )?--([a-z][a-z0-9-]+)", line)
+    if m:
+        entry = m.group(1)
+    elif entry:
+        entries_text[entry] = entries_text.get(entry, "") + " " + line
+for name, o in sorted(options.items()):
+    if o["complete"] == "word" and o["values"]:
+        missing = [v for v in o["values"] if not re.search(r"(?<![\w-])" + re.escape(v) + r"(?![\w-])", entries_text.get(name, "") + " " + next((l for l in section("OPTIONS") if "--" + name in l), ""))]
+        report(not missing, "OPTIONS: --%s names every word it takes%s" % (name, " (not: %s)" % ", ".join(missing) if missing else ""))
+
 # PHASES: its first paragraph names the phases in their order, as --help does.
 phases = tables["phases"]
 first = next((l for l in section("PHASES") if l.strip()), "")
@@ -137,6 +154,29 @@ while read -r verdict what; do
         assert "$what" test "$verdict" = ok
 done < "$T/cli.out"
 assert "the options check ran" grep -q 'OPTIONS: the page and the tables agree' "$T/cli.out"
+
+# --- The contributor docs against the tree: HACKING.md's fuzz table and e2e-k8s scenarios ------------
+HACKING=$TOP/docs/HACKING.md
+(cd "$TOP/tests/fuzz" && ls fuzz-*.c | sed 's/\.c$//' | sort) > "$T/fuzz.tree"
+grep -oE '^\| `fuzz-[a-z0-9-]+` \|' "$HACKING" | grep -oE 'fuzz-[a-z0-9-]+' | sort > "$T/fuzz.doc"
+assert "HACKING.md's fuzz table names every tests/fuzz/fuzz-*.c, and nothing else ($(wc -l < "$T/fuzz.tree") targets)" \
+        cmp -s "$T/fuzz.tree" "$T/fuzz.doc"
+diff "$T/fuzz.tree" "$T/fuzz.doc" | sed -n 's/^< /  not in HACKING.md: /p; s/^> /  not in tests\/fuzz: /p'
+RUN_SH=$TOP/tests/e2e-k8s/run.sh
+# The scenarios are run.sh's case, the "name) scenario_..." lines.
+sed -nE 's/^ +([a-z0-9-]+)\) scenario_[a-z_]+ ;;$/\1/p' "$RUN_SH" | sort > "$T/scenarios.tree"
+sed -n '/^## Real Kubernetes/,/^## /p' "$HACKING" | grep -oE '\*\*[a-z0-9-]+\*\*' | tr -d '*' | sort -u > "$T/scenarios.doc"
+assert "HACKING.md's e2e-k8s bullets name every scenario of run.sh's case, and nothing else ($(wc -l < "$T/scenarios.tree"))" \
+        test "$(wc -l < "$T/scenarios.tree")" -ge 8 -a "$(cat "$T/scenarios.tree")" = "$(cat "$T/scenarios.doc")"
+diff "$T/scenarios.tree" "$T/scenarios.doc" | sed -n 's/^< /  not in HACKING.md: /p; s/^> /  not in run.sh: /p'
+while read -r sc; do
+        assert "run.sh's header comment names the scenario $sc" \
+                eval "sed -n '1,/^set -u/p' \"\$RUN_SH\" | grep -qE '\"$sc\"|^#   $sc '"
+done < "$T/scenarios.tree"
+default=$(sed -nE 's/.*E2E_K8S_SCENARIOS:-([a-z0-9 -]+)\}.*/\1/p' "$RUN_SH" | head -n1)
+assert "run.sh has a default scenario list" test -n "$default"
+assert "HACKING.md gives run.sh's default list ($default)" grep -qF "(default \`$default\`" "$HACKING"
+assert "run.sh's header gives its default list" grep -qF "\"$default\"" "$RUN_SH"
 
 # --- The manifest's directives in node-reset.conf(5) ---------------------------------------------
 # The parser's table: "[DIRECTIVE_REMOVE] = { "remove", ..." rows, wherever the parser keeps them;
