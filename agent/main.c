@@ -29,22 +29,6 @@ typedef struct Command {
         char name[64];        /* "plan", "manifest check", "manifest": for the usage errors */
 } Command;
 
-/* Every verb's options, and -V: what the operands are found with, and how an option the command's
- * set lacks is told from one nobody has. */
-static int known_options(CmdlineOptions *ret, char **reterr) {
-        static const CmdlineOption *const program_only[] = { &option_version, NULL };
-        size_t n;
-        const Verb *const *table = verbs_table(&n);
-        int r;
-
-        r = verbs_options(table, n, ret, reterr);
-        if (r >= 0)
-                r = cmdline_options_add(ret, program_only, true, reterr);
-        if (r < 0)
-                cmdline_options_done(ret);
-        return r;
-}
-
 /* The rows whose options parse argv: the verb, or a command's subcommands; with no command, or an
  * unknown one, every option anyone has. */
 static int command_options(Command *c, char **reterr) {
@@ -58,7 +42,7 @@ static int command_options(Command *c, char **reterr) {
         }
         if (c->n_rows > 0)
                 return verbs_options(c->rows, c->n_rows, &c->set, reterr);
-        return known_options(&c->set, reterr);
+        return verbs_all_options(&c->set, reterr);
 }
 
 static int usage_status(const Command *c) {
@@ -108,7 +92,7 @@ static int run_command(int argc, char *argv[]) {
         cleanup_free char **operands = NULL;
         int r;
 
-        r = known_options(&c.known, &err);
+        r = verbs_all_options(&c.known, &err);
         if (r >= 0)
                 r = cmdline_operands(argc, argv, &c.known, &operands);
         if (r >= 0) {

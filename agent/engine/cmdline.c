@@ -213,6 +213,13 @@ static int parse_one(const CmdlineOptions *set, int c, char **reterr) {
         const CmdlineOption *o = c >= LONG_VAL ? &set->options[c - LONG_VAL] : find_short(set, c);
         int r;
 
+        if (!o->parse) {
+                if (o->string)
+                        *o->string = optarg;
+                if (o->flag)
+                        *o->flag = true;
+                return 0;
+        }
         r = o->parse(optarg, reterr);
         if (r == -ENOMEM)
                 return set_errmsg(reterr, r, "Out of memory.");

@@ -35,14 +35,17 @@ typedef struct CmdlineOption {
         const char *metavar; /* the value's name in --help ("DIR"); NULL without an argument */
         const char *help;    /* --help's description; each '\n' goes on at the description's column */
         /* The value (NULL without one), kept by whoever declared the option. A bad value is -EINVAL
-         * with *reterr the one line the operator reads ("invalid --NAME 'VALUE': ..."). */
+         * with *reterr the one line the operator reads ("invalid --NAME 'VALUE': ..."). Without
+         * parse, the value is kept as it is in *string, or the option sets *flag. */
         int (*parse)(const char *value, char **reterr);
         char short_name; /* 'v' for -v; 0: none */
         CmdlineComplete complete;
         /* The values the parser accepts, for --help (appended as ": a, b or c" to a WORD option's
          * help), for the completion and for the parser's own error; NULL past the last. */
         const char *(*value_nth)(size_t i);
-        const char *phase; /* in a CmdlineOptions: the phase that declared it; NULL: the program's */
+        const char *phase;   /* in a CmdlineOptions: the phase that declared it; NULL: the program's */
+        const char **string; /* without parse: where the value goes as it is */
+        bool *flag;          /* without parse: set by an option without a value */
 } CmdlineOption;
 
 /* A verb's options (or the union of every verb's), copied from their tables, in order. */

@@ -55,12 +55,7 @@ int completion_tables_load(CompletionTables *t, char **reterr) {
                         return r;
         }
         r = commands_load(t, reterr);
-        if (r >= 0)
-                r = verbs_options(t->verbs, t->n_verbs, &t->all, reterr);
-        /* Before any verb, -V too: the program's own (node-reset --version). */
-        return r < 0 ? r
-                     : cmdline_options_add(&t->all, (const CmdlineOption *const[]) { &option_version, NULL }, true,
-                                           reterr);
+        return r < 0 ? r : verbs_all_options(&t->all, reterr);
 }
 
 void completion_print_values(FILE *f, const char *(*nth)(size_t i), const char *sep) {

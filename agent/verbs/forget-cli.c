@@ -29,26 +29,16 @@ static const CmdlineOption option_stale_for = {
         .parse = parse_stale_for,
 };
 
-static int parse_force(const char *v, char **reterr) {
-        arg_forget.force = true;
-        return 0;
-}
-
 static const CmdlineOption option_force = {
         .name = "force",
         .help = "Do not wait for --stale-for (never forgets a member that answers)",
-        .parse = parse_force,
+        .flag = &arg_forget.force,
 };
-
-static int parse_etcd_gone(const char *v, char **reterr) {
-        arg_forget.etcd_gone = true;
-        return 0;
-}
 
 static const CmdlineOption option_etcd_gone = {
         .name = "etcd-gone",
         .help = "With no etcd here, a control plane's member is known to be gone",
-        .parse = parse_etcd_gone,
+        .flag = &arg_forget.etcd_gone,
 };
 
 static int run_forget(const ProgramOptions *o, int argc, char *argv[]) {

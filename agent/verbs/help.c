@@ -166,15 +166,12 @@ static int json_verb(Emitter *e, const Verb *v) {
 /* "help -o json": the verbs given, every option they take (and -V, the program's own, with program),
  * the phases. */
 static int help_json(FILE *f, const Verb *const *rows, size_t n, bool program) {
-        static const CmdlineOption *const program_only[] = { &option_version, NULL };
         CmdlineOptions all = {};
         cleanup_free char *err = NULL;
         Emitter e;
         int r = 0;
 
-        r = verbs_options(rows, n, &all, &err);
-        if (r >= 0 && program)
-                r = cmdline_options_add(&all, program_only, true, &err);
+        r = program ? verbs_all_options(&all, &err) : verbs_options(rows, n, &all, &err);
         if (r < 0)
                 return log_error_errno(r, "%s", strna(err));
         emitter_init(&e, f, OUTPUT_JSON, false);

@@ -101,17 +101,12 @@ const CmdlineOption option_output = {
         .value_nth = output_mode_nth,
 };
 
-static int parse_root(const char *v, char **reterr) {
-        program_options.root = v;
-        return 0;
-}
-
 const CmdlineOption option_root = {
         .name = "root",
         .arg = CMDLINE_REQUIRED_ARG,
         .metavar = "DIR",
         .help = "Act on the tree beneath DIR (only mounts, files unless --phases)",
-        .parse = parse_root,
+        .string = &program_options.root,
         .complete = CMDLINE_COMPLETE_DIR,
 };
 
@@ -175,56 +170,36 @@ const CmdlineOption option_with_runtime = {
         .value_nth = profile_runtime_nth,
 };
 
-static int parse_phases(const char *v, char **reterr) {
-        program_options.phases = v;
-        return 0;
-}
-
 const CmdlineOption option_phases = {
         .name = "phases",
         .arg = CMDLINE_REQUIRED_ARG,
         .metavar = "LIST",
         .help = "Only these phases (comma separated)",
-        .parse = parse_phases,
+        .string = &program_options.phases,
         .complete = CMDLINE_COMPLETE_LIST,
         .value_nth = cmdline_phase_name_nth,
 };
-
-static int parse_skip_phases(const char *v, char **reterr) {
-        program_options.skip_phases = v;
-        return 0;
-}
 
 const CmdlineOption option_skip_phases = {
         .name = "skip-phases",
         .arg = CMDLINE_REQUIRED_ARG,
         .metavar = "LIST",
         .help = "Skip these phases",
-        .parse = parse_skip_phases,
+        .string = &program_options.skip_phases,
         .complete = CMDLINE_COMPLETE_LIST,
         .value_nth = cmdline_phase_name_nth,
 };
 
-static int parse_lazy_unmount(const char *v, char **reterr) {
-        program_options.lazy_unmount = true;
-        return 0;
-}
-
 const CmdlineOption option_lazy_unmount = {
         .name = "lazy-unmount",
         .help = "Detach busy mounts lazily instead of failing them",
-        .parse = parse_lazy_unmount,
+        .flag = &program_options.lazy_unmount,
 };
-
-static int parse_yes(const char *v, char **reterr) {
-        program_options.yes = true;
-        return 0;
-}
 
 const CmdlineOption option_yes = {
         .name = "yes",
         .help = "Do not ask for confirmation",
-        .parse = parse_yes,
+        .flag = &program_options.yes,
         .short_name = 'y',
 };
 
@@ -240,17 +215,12 @@ const CmdlineOption option_timeout = {
         .parse = parse_timeout,
 };
 
-static int parse_kubeconfig(const char *v, char **reterr) {
-        program_options.kubeconfig = v;
-        return 0;
-}
-
 const CmdlineOption option_kubeconfig = {
         .name = "kubeconfig",
         .arg = CMDLINE_REQUIRED_ARG,
         .metavar = "FILE",
         .help = "Credentials that may delete Nodes and evict pods\n(default: the node's administrator kubeconfig)",
-        .parse = parse_kubeconfig,
+        .string = &program_options.kubeconfig,
         .complete = CMDLINE_COMPLETE_FILE,
 };
 
@@ -274,26 +244,16 @@ const CmdlineOption option_node_name = {
         .parse = parse_node_name,
 };
 
-static int parse_proxy(const char *v, char **reterr) {
-        program_options.proxy = v;
-        return 0;
-}
-
 const CmdlineOption option_proxy = {
         .name = "proxy",
         .arg = CMDLINE_REQUIRED_ARG,
         .metavar = "URL",
         .help = "Use this HTTP proxy (none by default, whatever the environment)",
-        .parse = parse_proxy,
+        .string = &program_options.proxy,
 };
-
-static int parse_plan(const char *v, char **reterr) {
-        program_options.plan_only = true;
-        return 0;
-}
 
 const CmdlineOption option_plan = {
         .name = "plan",
         .help = "Print the plan only (dry run); exit as the run would",
-        .parse = parse_plan,
+        .flag = &program_options.plan_only,
 };

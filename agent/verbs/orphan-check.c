@@ -100,18 +100,13 @@ static const CmdlineOption option_probe_timeout = {
         .parse = parse_probe_timeout,
 };
 
-static int parse_kubeconfig(const char *v, char **reterr) {
-        program_options.kubeconfig = v;
-        return 0;
-}
-
 /* Not option_kubeconfig: this one is the kubelet's, a node path read beneath --root. */
 static const CmdlineOption option_kubelet_kubeconfig = {
         .name = "kubeconfig",
         .arg = CMDLINE_REQUIRED_ARG,
         .metavar = "FILE",
         .help = "The kubelet's kubeconfig (" KUBECONFIG_DEFAULT "), beneath --root",
-        .parse = parse_kubeconfig,
+        .string = &program_options.kubeconfig,
         .complete = CMDLINE_COMPLETE_FILE,
 };
 

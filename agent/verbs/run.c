@@ -128,28 +128,18 @@ static int run_run(const ProgramOptions *o, int argc, char *argv[]) {
         return r;
 }
 
-static int parse_step(const char *v, char **reterr) {
-        program_options.step = true;
-        return 0;
-}
-
 static const CmdlineOption option_step = {
         .name = "step",
         .help = "Ask before each phase: yes, skip or quit (needs a terminal)",
-        .parse = parse_step,
+        .flag = &program_options.step,
 };
-
-static int parse_report_url(const char *v, char **reterr) {
-        program_options.report_url = v;
-        return 0;
-}
 
 static const CmdlineOption option_report_url = {
         .name = "report-url",
         .arg = CMDLINE_REQUIRED_ARG,
         .metavar = "URL",
         .help = "POST the status and the report to URL (start and end)",
-        .parse = parse_report_url,
+        .string = &program_options.report_url,
 };
 
 static int parse_report_header(const char *v, char **reterr) {
@@ -167,31 +157,21 @@ static const CmdlineOption option_report_header = {
         .parse = parse_report_header,
 };
 
-static int parse_report_header_file(const char *v, char **reterr) {
-        program_options.report_header_file = v;
-        return 0;
-}
-
 static const CmdlineOption option_report_header_file = {
         .name = "report-header-file",
         .arg = CMDLINE_REQUIRED_ARG,
         .metavar = "FILE",
         .help = "... with the headers in FILE, one per line",
-        .parse = parse_report_header_file,
+        .string = &program_options.report_header_file,
         .complete = CMDLINE_COMPLETE_FILE,
 };
-
-static int parse_report_cacert(const char *v, char **reterr) {
-        program_options.report_cacert = v;
-        return 0;
-}
 
 static const CmdlineOption option_report_cacert = {
         .name = "report-cacert",
         .arg = CMDLINE_REQUIRED_ARG,
         .metavar = "FILE",
         .help = "... trusting the CA certificates in FILE",
-        .parse = parse_report_cacert,
+        .string = &program_options.report_cacert,
         .complete = CMDLINE_COMPLETE_FILE,
 };
 

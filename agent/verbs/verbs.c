@@ -97,3 +97,15 @@ int verbs_options(const Verb *const *rows, size_t n, CmdlineOptions *ret, char *
                 cmdline_options_done(ret);
         return r;
 }
+
+int verbs_all_options(CmdlineOptions *ret, char **reterr) {
+        static const CmdlineOption *const program_only[] = { &option_version, NULL };
+        int r;
+
+        r = verbs_options(verbs, ELEMENTSOF(verbs), ret, reterr);
+        if (r >= 0)
+                r = cmdline_options_add(ret, program_only, true, reterr);
+        if (r < 0)
+                cmdline_options_done(ret);
+        return r;
+}

@@ -30,3 +30,7 @@ size_t verbs_of_command(const char *command, const Verb **ret, size_t max);
 /* The options a verb takes, copied in order: its program options, then its phases'. With several rows
  * (a command's subcommands, every verb), their union: an option several rows take comes once. */
 int verbs_options(const Verb *const *rows, size_t n, CmdlineOptions *ret, char **reterr);
+/* Every option: every verb's, and -V, the program's own (node-reset --version). What the operands
+ * are found with, what a command line without a known verb is parsed with, what help -o json and the
+ * completions list before a verb. */
+int verbs_all_options(CmdlineOptions *ret, char **reterr);

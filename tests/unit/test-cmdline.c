@@ -340,6 +340,7 @@ static void check_option(const CmdlineOption *o) {
         const char *w;
 
         assert_non_null(o->help);
+        assert_true(o->parse || (o->string && o->arg != CMDLINE_NO_ARG) || (o->flag && o->arg == CMDLINE_NO_ARG));
         assert_true((o->metavar != NULL) == (o->arg != CMDLINE_NO_ARG));
         for (size_t i = 0; o->value_nth && (w = o->value_nth(i)); i++) {
                 if (o->complete == CMDLINE_COMPLETE_WORD)
