@@ -85,8 +85,15 @@ int help_verbs(FILE *f, const Verb *const *rows, size_t n) {
                 phases = phases || rows[i]->all_phase_options;
         }
         fputc('\n', f);
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
                 fprintf(f, "%s%s%s.\n", n > 1 ? rows[i]->name : "", n > 1 ? ": " : "", rows[i]->summary);
+                if (rows[i]->operand_nth && rows[i]->operand_complete == CMDLINE_COMPLETE_WORD) {
+                        cleanup_free char *words = strjoin_nth(rows[i]->operand_nth, ", ", " or ");
+                        const char *op = rows[i]->operands + (rows[i]->operands[0] == '[');
+
+                        fprintf(f, "%.*s: %s.\n", (int) strcspn(op, "]"), op, strna(words));
+                }
+        }
         r = verbs_options(rows, n, &set, &err);
         if (r < 0)
                 return log_error_errno(r, "%s", strna(err));
