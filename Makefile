@@ -16,6 +16,13 @@ UNITDIR     ?= $(PREFIX)/lib/systemd/system
 endif
 CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# zsh reads the distribution's completions from vendor-completions, a local one's from site-functions.
+ifeq ($(PREFIX),/usr)
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
+else
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+endif
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 DESTDIR     ?=
 O           ?= build
 
@@ -95,10 +102,7 @@ OBJ_CFLAGS   = $(PKG_CHECKED)$(BASE_CFLAGS) $(MODULE_CFLAGS) $(CFLAGS)
 ALL_CFLAGS   = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS := $(HARDEN_LDFLAGS) $(LDFLAGS)
 
-# agent/ in layers (tests/integration/test-layers.sh): base/ (log, output, JSON, HTTP, path, TOML),
-# os/ (files, mounts, /proc, systemd), config/ (manifest, profiles, detection, the node's config
-# files), kube/ (the Kubernetes API client), engine/ (plan, phases' order, lock, console), phases/
-# (one file per phase and its helpers; phases/network/ the network phase), report/ and orphan/.
+# agent/ is in layers (docs/ARCHITECTURE.md lists them; tests/integration/test-layers.sh holds to it).
 AGENT_SRCS    := $(filter-out agent/main.c,$(wildcard agent/*/*.c agent/*/*/*.c))
 NETRESET_SRCS := $(wildcard netreset/*.c)
 CRI_SRCS      := $(wildcard cri/*.c)
@@ -126,7 +130,7 @@ TEST_SUPPORT_LIB := $(O)/libtestsupport.a
 
 objs = $(patsubst %.c,$(O)/%.o,$(1))
 
-.PHONY: all check check-fast check-repo check-fleet check-unit check-integration check-fuzz check-asan check-valgrind \
+.PHONY: all completions check check-fast check-repo check-fleet check-unit check-integration check-fuzz check-asan check-valgrind \
         check-all fuzz analyze tidy cppcheck format-check install uninstall clean deps build-deps demo bench e2e-vm e2e-k8s
 
 all: $(O)/node-reset
@@ -329,13 +333,24 @@ install: $(O)/node-reset
 	install -d $(DESTDIR)$(DATADIR)/manifests/profiles
 	install -m 0644 manifests/profiles/*.conf $(DESTDIR)$(DATADIR)/manifests/profiles/
 	install -D -m 0644 shell-completion/bash/node-reset $(DESTDIR)$(BASHCOMPDIR)/node-reset
+	install -D -m 0644 shell-completion/zsh/_node-reset $(DESTDIR)$(ZSHCOMPDIR)/_node-reset
+	install -D -m 0644 shell-completion/fish/node-reset.fish $(DESTDIR)$(FISHCOMPDIR)/node-reset.fish
 	$(if $(wildcard units/*),install -d $(DESTDIR)$(UNITDIR) && install -m 0644 units/* $(DESTDIR)$(UNITDIR)/)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/node-reset $(DESTDIR)$(MANDIR)/man8/node-reset.8 $(DESTDIR)$(MANDIR)/man5/node-reset.conf.5
 	rm -rf $(DESTDIR)$(DATADIR)
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/node-reset $(DESTDIR)$(CATALOGDIR)/node-reset.catalog
+	rm -f $(DESTDIR)$(ZSHCOMPDIR)/_node-reset $(DESTDIR)$(FISHCOMPDIR)/node-reset.fish
 	$(if $(wildcard units/*),cd $(DESTDIR)$(UNITDIR) && rm -f $(notdir $(wildcard units/*)))
+
+# The completion scripts are the binary's output ("node-reset completion SHELL", from its option
+# tables), kept in shell-completion/ so that the package and a review see them: "make completions"
+# writes them again after a change to a table; test-deb.sh fails while they differ.
+completions: $(O)/node-reset
+	$(Q)$(O)/node-reset completion bash > shell-completion/bash/node-reset
+	$(Q)$(O)/node-reset completion zsh > shell-completion/zsh/_node-reset
+	$(Q)$(O)/node-reset completion fish > shell-completion/fish/node-reset.fish
 
 # "make -s print-AGENT_PKGS": a variable's value, for the tests that check the Makefile's lists.
 print-%:

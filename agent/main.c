@@ -1,369 +1,130 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* node-reset: the command line — the program's options, the verb table and dispatch. Each verb
- * lives in agent/verbs/, the rest in modules. */
+/* node-reset: find the verb the command line names (agent/verbs/verbs.c), parse the options that verb
+ * takes (its own table), then run it. Each verb lives in agent/verbs/, the rest in modules. */
 
 #include <getopt.h>
 #include <malloc.h>
+#include <stdio.h>
 #include <sys/resource.h>
 #include <time.h>
 
 #include "agent/base/log.h"
-#include "agent/config/kubeconfig.h"
-#include "agent/config/node-name.h"
-#include "agent/config/profile.h"
 #include "agent/engine/cmdline.h"
-#include "agent/engine/libraries.h"
-#include "agent/orphan/orphan.h"
 #include "agent/phases/phases.h"
-#include "agent/verbs/drain.h"
 #include "agent/verbs/exit-status.h"
-#include "agent/verbs/forget.h"
-#include "agent/verbs/manifest.h"
-#include "agent/verbs/options.h"
-#include "agent/verbs/orphan-check.h"
-#include "agent/verbs/plan.h"
-#include "agent/verbs/run.h"
-#include "agent/verbs/status.h"
+#include "agent/verbs/help.h"
 #include "agent/verbs/usage.h"
+#include "agent/verbs/verbs.h"
 #include "errno-util.h"
 #include "macro.h"
 #include "string-util.h"
-#include "strv.h"
 #include "time-util.h"
 
-static ProgramOptions arg = {
-        .output = OUTPUT_TEXT,
-        .for_sec = ORPHAN_FOR_DEFAULT_SEC,
-        .probe_timeout_ms = ORPHAN_PROBE_TIMEOUT_DEFAULT_MS,
-};
+typedef struct Command {
+        VerbMatch m;
+        const Verb *rows[16]; /* the verb, or the rows of a command without its subcommand */
+        size_t n_rows;
+        CmdlineOptions set;   /* what the command line is parsed with */
+        CmdlineOptions known; /* every verb's options: an option set lacks is another verb's */
+        char name[64];        /* "plan", "manifest check", "manifest": for the usage errors */
+} Command;
 
-static void help(void) {
-        printf("Usage: node-reset [OPTIONS...] COMMAND\n\n"
-               "Bring a Kubernetes node back to a clean, rejoinable state.\n\n"
-               "Commands:\n"
-               "  plan                  Show what a reset would do (dry run)\n"
-               "  run                   Plan, confirm, reset, then verify\n"
-               "  status                Show what is left (residue); exit 0 when clean\n"
-               "  manifest check FILE…  Validate manifest files\n"
-               "  manifest print        Show the effective manifest\n"
-               "  orphan-check          Exit 0 when this worker's control plane has been gone --for long\n"
-               "  forget NODE           From a surviving control plane: remove a gone node's etcd member and Node\n"
-               "  drain NODE            From a control plane: cordon NODE and evict its pods, as kubectl drain\n\n"
-               "Options:\n"
-               "  -h --help             Show this help\n"
-               "  -V --version          Show the version\n"
-               "  -v --verbose          Log debug messages too; the text report lists every action\n"
-               "  -q --quiet            Log only warnings and errors\n"
-               "     --root=DIR         Act on the tree beneath DIR (only mounts, files unless --phases)\n"
-               "  -m --manifest=FILE    Use FILE instead of the detected profile (repeatable)\n"
-               "     --profile=NAME     kubeadm, kubespray, kubekey, k3s, rke2 or all, instead of detecting\n"
-               "     --with-runtime[=RUNTIME]  Also stop the runtime kubelet used, remove its config and state\n"
-               "     --phases=LIST      Only these phases (comma separated)\n"
-               "     --skip-phases=LIST Skip these phases\n"
-               "  -y --yes              Do not ask for confirmation\n"
-               "     --step             Ask before each phase: yes, skip or quit (needs a terminal)\n"
-               "  -o --output=FORMAT    Report as 'text' (default) or 'json'\n"
-               "     --timeout=SECONDS  Bound the whole run\n"
-               "     --lazy-unmount     Detach busy mounts lazily instead of failing them\n");
-        /* Each phase's own options, in the phases' order (declared in agent/phases/). */
-        cmdline_help_phases(stdout);
-        printf("\nOrphaned workers and status reporting:\n"
-               "     --kubeconfig=FILE  orphan-check: the kubelet's kubeconfig (" KUBECONFIG_DEFAULT ");\n"
-               "                        --delete-node: credentials that may delete Nodes\n"
-               "     --node-name=NAME   orphan-check, --delete-node, forget: this node's name (from its client\n"
-               "                        certificate)\n"
-               "     --for=DURATION     orphan-check: how long the evidence must persist (30m)\n"
-               "     --probe-timeout=DURATION  orphan-check: bound the API request (10s)\n"
-               "     --proxy=URL        Use this HTTP proxy (none by default, whatever the environment)\n"
-               "     --report-url=URL   run: POST the status and the report to URL (start and end)\n"
-               "     --report-header='NAME: VALUE'  ... with this header (repeatable)\n"
-               "     --report-header-file=FILE  ... with the headers in FILE, one per line\n"
-               "     --report-cacert=FILE  ... trusting the CA certificates in FILE\n"
-               "     --plan             forget, drain: print the plan only (dry run)\n"
-               "     --stale-for=DURATION  forget: the Node's Ready heartbeat and Lease must be this old (5m)\n"
-               "     --force            forget: do not wait for --stale-for (never forgets a member that answers)\n"
-               "     --etcd-gone        forget: with no etcd here, a control plane's member is known to be gone\n\n"
-               "Phases, in order: backup, drain, etcd, services-early, node-object, pods, services-late, processes,\n"
-               "cgroups, mounts, firewall, network, files, reload, verify.\n"
-               "See node-reset(8) for the manifest grammar and the exit status.\n");
-}
-
-static int add_manifest_arg(const char *path) {
-        int r = strv_extend(&arg.config.manifests, path);
-
-        if (r >= 0)
-                arg.config.n_manifests++;
-        return r;
-}
-
-enum {
-        ARG_KUBECONFIG = 0x1000,
-        ARG_NODE_NAME,
-        ARG_FOR,
-        ARG_PROBE_TIMEOUT,
-        ARG_PROXY,
-        ARG_REPORT_URL,
-        ARG_REPORT_HEADER,
-        ARG_REPORT_HEADER_FILE,
-        ARG_REPORT_CACERT,
-        ARG_PROFILE,
-        ARG_WITH_RUNTIME,
-        ARG_FORCE,
-        ARG_PLAN,
-        ARG_STALE_FOR,
-        ARG_ETCD_GONE,
-};
-
-static int add_report_header_arg(const char *h) {
-        int r = strv_extend(&arg.report_headers, h);
-
-        if (r >= 0)
-                arg.n_report_headers++;
-        return r;
-}
-
-static int parse_orphan_report_option(int c, const char *optarg_) {
-        uint64_t sec;
-
-        switch (c) {
-        case ARG_KUBECONFIG:
-                arg.kubeconfig = optarg_;
-                return 0;
-        case ARG_NODE_NAME:
-                /* A Node's name is a DNS-1123 subdomain: anything else names no Node, and would be
-                 * asked for, or planned as a skipped row, instead of refused. */
-                if (!node_name_is_valid(optarg_))
-                        return usage_error("invalid --node-name '%s': a node name is a DNS-1123 subdomain (lower "
-                                           "case letters, digits, '-' and '.')",
-                                           optarg_);
-                arg.node_name = optarg_;
-                return 0;
-        case ARG_FOR:
-                if (duration_parse(optarg_, &arg.for_sec) < 0 || arg.for_sec == 0)
-                        return usage_error("invalid --for '%s': expected a positive duration such as 90s, 30m, 2h, 1d",
-                                           optarg_);
-                return 0;
-        case ARG_PROBE_TIMEOUT:
-                if (duration_parse(optarg_, &sec) < 0 || sec == 0 || sec > 3600)
-                        return usage_error("invalid --probe-timeout '%s': expected a duration from 1s to 1h", optarg_);
-                arg.probe_timeout_ms = sec * 1000;
-                return 0;
-        case ARG_PROXY:
-                arg.proxy = optarg_;
-                return 0;
-        case ARG_REPORT_URL:
-                arg.report_url = optarg_;
-                return 0;
-        case ARG_REPORT_HEADER:
-                return add_report_header_arg(optarg_) < 0 ? log_oom() : 0;
-        case ARG_REPORT_HEADER_FILE:
-                arg.report_header_file = optarg_;
-                return 0;
-        case ARG_REPORT_CACERT:
-                arg.report_cacert = optarg_;
-                return 0;
-        case ARG_FORCE:
-                arg.force = true;
-                return 0;
-        case ARG_PLAN:
-                arg.plan_only = true;
-                return 0;
-        case ARG_STALE_FOR:
-                if (duration_parse(optarg_, &arg.stale_for_sec) < 0 || arg.stale_for_sec == 0)
-                        return usage_error("invalid --stale-for '%s': expected a positive duration such as 90s, 5m, 1h",
-                                           optarg_);
-                return 0;
-        case ARG_ETCD_GONE:
-                arg.etcd_gone = true;
-                return 0;
+/* The rows whose options parse argv: the verb, or a command's subcommands; with no command, or an
+ * unknown one, every option anyone has. */
+static int command_options(Command *c, char **reterr) {
+        if (c->m.verb) {
+                c->rows[0] = c->m.verb;
+                c->n_rows = 1;
+                (void) snprintf(c->name, sizeof c->name, "%s", c->m.verb->name);
+        } else if (c->m.command) {
+                c->n_rows = verbs_of_command(c->m.command, c->rows, ELEMENTSOF(c->rows));
+                (void) snprintf(c->name, sizeof c->name, "%s", c->m.command);
         }
-        return usage_error("internal: unhandled option %s", "");
+        if (c->n_rows > 0)
+                return verbs_options(c->rows, c->n_rows, &c->set, reterr);
+        return verbs_all_options(&c->set, reterr);
 }
 
-static int parse_long_only(int c, const char *optarg_) {
-        switch (c) {
-        case 'T':
-                if (cmdline_parse_seconds(optarg_, &arg.timeout_sec) < 0 || arg.timeout_sec == 0)
-                        return usage_error("invalid --timeout '%s': expected a positive number of seconds", optarg_);
-                return 0;
-        case 'L':
-                arg.lazy_unmount = true;
-                return 0;
-        case ARG_PROFILE:
-                if (!profile_is_selectable(optarg_))
-                        return usage_error(
-                                "invalid --profile '%s': expected kubeadm, kubespray, kubekey, k3s, rke2 or all",
-                                optarg_);
-                arg.config.profile = optarg_;
-                return 0;
-        case ARG_WITH_RUNTIME:
-                if (optarg_ && !streq(optarg_, "containerd") && !streq(optarg_, "crio") && !streq(optarg_, "docker"))
-                        return usage_error("invalid --with-runtime '%s': expected containerd, crio or docker", optarg_);
-                arg.config.with_runtime = true;
-                arg.config.runtime = optarg_;
-                return 0;
-        }
-        return parse_orphan_report_option(c, optarg_);
+static int usage_status(const Command *c) {
+        return c->m.verb && c->m.verb->usage_status ? c->m.verb->usage_status : EXIT_USAGE;
 }
 
-static const struct option options[] = {
-        { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },
-        { "verbose", no_argument, NULL, 'v' },
-        { "quiet", no_argument, NULL, 'q' },
-        { "root", required_argument, NULL, 'R' },
-        { "manifest", required_argument, NULL, 'm' },
-        { "phases", required_argument, NULL, 'P' },
-        { "skip-phases", required_argument, NULL, 'S' },
-        { "yes", no_argument, NULL, 'y' },
-        { "step", no_argument, NULL, 's' },
-        { "output", required_argument, NULL, 'o' },
-        { "timeout", required_argument, NULL, 'T' },
-        { "lazy-unmount", no_argument, NULL, 'L' },
-        { "kubeconfig", required_argument, NULL, ARG_KUBECONFIG },
-        { "node-name", required_argument, NULL, ARG_NODE_NAME },
-        { "for", required_argument, NULL, ARG_FOR },
-        { "probe-timeout", required_argument, NULL, ARG_PROBE_TIMEOUT },
-        { "proxy", required_argument, NULL, ARG_PROXY },
-        { "report-url", required_argument, NULL, ARG_REPORT_URL },
-        { "report-header", required_argument, NULL, ARG_REPORT_HEADER },
-        { "report-header-file", required_argument, NULL, ARG_REPORT_HEADER_FILE },
-        { "report-cacert", required_argument, NULL, ARG_REPORT_CACERT },
-        { "profile", required_argument, NULL, ARG_PROFILE },
-        { "with-runtime", optional_argument, NULL, ARG_WITH_RUNTIME },
-        { "force", no_argument, NULL, ARG_FORCE },
-        { "plan", no_argument, NULL, ARG_PLAN },
-        { "stale-for", required_argument, NULL, ARG_STALE_FOR },
-        { "etcd-gone", no_argument, NULL, ARG_ETCD_GONE },
-        {},
-};
+/* "check or print": the subcommands of a command, from its rows. */
+static char *subcommands(const Command *c) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
 
-/* One option getopt_long() returned: 0 to go on, 1 when the command is done (--help, --version),
- * < 0 for an error already said. */
-static int parse_option(int c, const char *optarg_) {
-        switch (c) {
-        case 'h':
-                help();
-                return 1;
-        case 'V':
-                printf("node-reset %s\noptional libraries:\n", NODE_RESET_VERSION);
-                libraries_print(stdout);
-                return 1;
-        case 'v':
-                log_set_max_level(LOG_DEBUG);
-                arg.all_actions = true;
-                break;
-        case 'q':
-                log_set_max_level(LOG_WARNING);
-                break;
-        case 'R':
-                arg.root = optarg_;
-                break;
-        case 'm':
-                if (add_manifest_arg(optarg_) < 0)
-                        return log_oom();
-                break;
-        case 'P':
-                arg.phases = optarg_;
-                break;
-        case 'S':
-                arg.skip_phases = optarg_;
-                break;
-        case 'y':
-                arg.yes = true;
-                break;
-        case 's':
-                arg.step = true;
-                break;
-        case 'o':
-                arg.output = output_mode_from_string(optarg_);
-                if (arg.output < 0)
-                        return usage_error("invalid --output '%s': expected 'text' or 'json'", optarg_);
-                break;
-        default:
-                return parse_long_only(c, optarg_);
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < c->n_rows; i++)
+                fprintf(f, "%s%s",
+                        i == 0              ? ""
+                        : i + 1 < c->n_rows ? ", "
+                                            : " or ",
+                        c->rows[i]->name + strlen(c->m.command) + 1);
+        return fclose(f) == 0 ? buf : mfree(buf);
+}
+
+/* After the options: a verb, with the operands it takes; else the usage error. 0 to run it. */
+static int command_check(const Command *c, int argc, char *argv[]) {
+        cleanup_free char *names = NULL;
+
+        if (c->m.unknown)
+                return usage_error("unknown command '%s'", c->m.unknown);
+        if (!c->m.command) {
+                names = strjoin_nth(verbs_command_nth, ", ", " or ");
+                return usage_error("a command is needed: %s", strna(names));
         }
+        if (!c->m.verb && argc < 2)
+                return usage_error("'%s' needs a subcommand: %s", c->m.command, strna(names = subcommands(c)));
+        if (!c->m.verb)
+                return usage_error("unknown '%s' subcommand '%s'", c->m.command, argv[1]);
+        /* "run status" must not reset the node and exit 0: refused, like util-linux. */
+        if (!c->m.verb->operands && argc > (int) c->m.n_words)
+                return usage_error("'%s' takes no operands, got '%s'", c->m.verb->name, argv[c->m.n_words]);
         return 0;
 }
 
-static int parse_program_option(int c, const char *optarg_, void *userdata) {
-        return parse_option(c, optarg_);
-}
-
-/* 1 to go on with a verb, 0 when done (--help, --version), < 0 for a usage error already said. The
- * phases' options are theirs to parse (cmdline.h); the program's go to parse_option(). */
-static int parse_argv(int argc, char *argv[]) {
+static int run_command(int argc, char *argv[]) {
+        Command c = {};
         cleanup_free char *err = NULL;
+        cleanup_free char **operands = NULL;
         int r;
 
-        r = cmdline_parse(argc, argv, ":hVvqm:yo:", options, parse_program_option, NULL, &err);
-        if (r < 0 && err)
-                return usage_error("%s", err);
+        r = verbs_all_options(&c.known, &err);
+        if (r >= 0)
+                r = cmdline_operands(argc, argv, &c.known, &operands);
+        if (r >= 0) {
+                verbs_match(operands, &c.m);
+                r = command_options(&c, &err);
+        }
+        if (r < 0) {
+                /* A table that declares an option twice: the program's fault, said as such. */
+                log_error("Cannot build the command line's options: %s", err ?: strerror(-r));
+                r = EXIT_USAGE;
+                goto finish;
+        }
+        usage_set_command(c.name[0] ? c.name : NULL);
+        r = cmdline_parse(argc, argv, &c.set, &c.known, c.name[0] ? c.name : NULL, &err);
+        if (r < 0)
+                r = (usage_error("%s", err), usage_status(&c));
+        else if (r == CMDLINE_HELP && c.n_rows > 0)
+                r = help_verbs(stdout, c.rows, c.n_rows) < 0 ? EXIT_RESIDUE : EXIT_CLEAN;
+        else if (r == CMDLINE_HELP)
+                help_program(stdout), r = EXIT_CLEAN;
+        else if (r == CMDLINE_DONE)
+                r = EXIT_CLEAN;
+        else if (command_check(&c, argc - optind, argv + optind) < 0)
+                r = usage_status(&c);
+        else {
+                program_options_finish();
+                r = c.m.verb->run(&program_options, argc - optind, argv + optind);
+        }
+finish:
+        cmdline_options_done(&c.set);
+        cmdline_options_done(&c.known);
         return r;
-}
-
-/* forget takes the program's options it shares with the others, and its own. */
-static int verb_forget_main(const ProgramOptions *o, int argc, char *argv[]) {
-        ForgetOptions f = {
-                .root = o->root,
-                .kubeconfig = o->kubeconfig,
-                .node_name = o->node_name,
-                .stale_for_sec = o->stale_for_sec,
-                .force = o->force,
-                .etcd_gone = o->etcd_gone,
-                .plan_only = o->plan_only,
-                .yes = o->yes,
-                .all_actions = o->all_actions,
-                .output = o->output,
-                .deadline_usec = program_deadline_usec(o),
-        };
-
-        return verb_forget(&f, argc, argv);
-}
-
-typedef struct Verb {
-        const char *name;
-        int (*run)(const ProgramOptions *o, int argc, char *argv[]);
-        bool no_operands;  /* anything after the verb is a usage error, before anything runs */
-        bool force_option; /* it takes --force, --stale-for and --etcd-gone */
-        bool plan_option;  /* it takes --plan */
-} Verb;
-
-/* One file a verb in agent/verbs/. */
-static const Verb verbs[] = {
-        { "plan", verb_plan, true, false, false },
-        { "run", verb_run, true, false, false },
-        { "status", verb_status, true, false, false },
-        { "orphan-check", verb_orphan_check, false, false, false }, /* its usage errors exit 255: it checks itself */
-        { "manifest", verb_manifest, false, false, false },
-        { "forget", verb_forget_main, false, true, true },
-        { "drain", verb_drain, false, false, true },
-};
-
-static const Verb *verb_find(const char *name) {
-        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                if (streq(verbs[i].name, name))
-                        return &verbs[i];
-        return NULL;
-}
-
-static int dispatch(int argc, char *argv[]) {
-        const Verb *v;
-
-        if (argc < 1)
-                return usage_error("a command is needed: plan, run, status, manifest, orphan-check, forget or drain"),
-                       EXIT_USAGE;
-        v = verb_find(argv[0]);
-        if ((arg.force || arg.stale_for_sec || arg.etcd_gone) && !(v && v->force_option))
-                return usage_error("--force, --stale-for and --etcd-gone are forget's options"), EXIT_USAGE;
-        if (arg.plan_only && !(v && v->plan_option))
-                return usage_error("--plan is forget's and drain's option"), EXIT_USAGE;
-        if (!v)
-                return usage_error("unknown command '%s'", argv[0]), EXIT_USAGE;
-        /* "run status" must not reset the node and exit 0: reject, like util-linux. */
-        if (v->no_operands && argc > 1)
-                return usage_error("'%s' takes no operands, got '%s'", argv[0], argv[1]), EXIT_USAGE;
-        return v->run(&arg, argc, argv);
 }
 
 /* A run reads the same large state up to three times (the plan; the act, under the xtables lock;
@@ -387,28 +148,15 @@ static void raise_nofile_limit(void) {
                 log_debug_errno(negative_errno(), "Cannot raise RLIMIT_NOFILE, ignoring: %m");
 }
 
-/* ExecCondition= reads 1..254 as "skip": orphan-check fails loudly (255) on a usage error too. */
-static int usage_exit_status(int argc, char *argv[]) {
-        for (int i = 1; i < argc; i++)
-                if (streq(argv[i], "orphan-check"))
-                        return EXIT_ORPHAN_ERROR;
-        return EXIT_USAGE;
-}
-
 int main(int argc, char *argv[]) {
         int r;
 
-        arg.started_usec = now(CLOCK_MONOTONIC);
+        program_options.started_usec = now(CLOCK_MONOTONIC);
         reset_phases_register();
         log_setup();
         keep_freed_memory();
         raise_nofile_limit();
-        r = parse_argv(argc, argv);
-        if (r <= 0)
-                r = r < 0 ? usage_exit_status(argc, argv) : EXIT_CLEAN;
-        else
-                r = dispatch(argc - optind, argv + optind);
-        strv_free(arg.config.manifests);
-        strv_free(arg.report_headers);
+        r = run_command(argc, argv);
+        program_options_done();
         return r;
 }

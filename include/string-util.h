@@ -54,3 +54,8 @@ bool comma_list_contains(const char *list, const char *name);
 char *vstrprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 char *strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The words nth(0), nth(1), ... (up to the first NULL) joined, last_sep before the last one: "a, b or
+ * c" with ", " and " or ". A table's names said from the table, never typed again. NULL when out of
+ * memory. */
+char *strjoin_nth(const char *(*nth)(size_t i), const char *sep, const char *last_sep);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The string helpers that are more than one line: digits, path prefixes, comma lists, printf to malloc. */
+/* The string helpers that are more than one line: digits, path prefixes, comma lists, printf to malloc,
+ * words joined. */
 
+#include "macro.h"
 #include "string-util.h"
 
 bool isdigit_str(const char *s) {
@@ -48,4 +50,20 @@ char *strprintf(const char *fmt, ...) {
         s = vstrprintf(fmt, ap);
         va_end(ap);
         return s;
+}
+
+char *strjoin_nth(const char *(*nth)(size_t i), const char *sep, const char *last_sep) {
+        char *buf = NULL;
+        size_t size = 0;
+        const char *w;
+        FILE *f;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return NULL;
+        for (size_t i = 0; (w = nth(i)); i++)
+                fprintf(f, "%s%s", i == 0 ? "" : nth(i + 1) ? sep : last_sep, w);
+        if (fclose(f) != 0)
+                return mfree(buf);
+        return buf;
 }

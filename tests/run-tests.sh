@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 O=${O:-build}
 what=${*:-unit integration fuzz}
 FAST_TESTS="plan-phases lazy-libraries escape manifest-rules edit-block files-protect cni-state lock drain-answers examples"
-REPO_TESTS="format layers structure tables ansible-lint man deb docs install make-deps argo-template"
+REPO_TESTS="format layers structure tables ansible-lint man deb docs completion install make-deps argo-template"
 # Under a sanitizer build (make check-asan sets NR_SANITIZER_RUN) each capability is proven once, by
 # the plain run: the repository's own checks (REPO_TESTS) look at no agent memory, and the
 # playbooks' and workflows' runs drive the same agent verbs the other integration tests run under

@@ -47,8 +47,9 @@ packages=(
         # the etcd test: a real 3-member TLS etcd 3.4 cluster in a private network namespace; etcdctl
         # only builds and checks the fixtures, the agent never runs it
         etcd-server etcd-client
-        # the fleet and packaging tests: the real ansible-playbook, a .deb build and lintian
-        ansible-core ansible-lint dpkg-dev debhelper lintian
+        # the fleet and packaging tests: the real ansible-playbook, a .deb build and lintian; the
+        # shells whose generated completion scripts test-completion.sh loads and asks (zsh, fish)
+        ansible-core ansible-lint dpkg-dev debhelper lintian zsh fish
         # bench/fleet.sh runs kubespray's own reset role beside node-reset's: it needs the ansible.utils
         # collection (Debian's ansible package) and json_query's jmespath
         ansible python3-jmespath

@@ -20,11 +20,20 @@ void emitter_init(Emitter *e, FILE *f, OutputMode mode, bool color) {
         *e = (Emitter) { .f = f, .mode = mode, .color = color && mode == OUTPUT_TEXT };
 }
 
+/* The formats --output names; OUTPUT_NONE is no format anyone asks for by name. */
+static const char *const output_modes[] = {
+        [OUTPUT_TEXT] = "text",
+        [OUTPUT_JSON] = "json",
+};
+
+const char *output_mode_nth(size_t i) {
+        return i < ELEMENTSOF(output_modes) ? output_modes[i] : NULL;
+}
+
 OutputMode output_mode_from_string(const char *s) {
-        if (streq(s, "text"))
-                return OUTPUT_TEXT;
-        if (streq(s, "json"))
-                return OUTPUT_JSON;
+        for (size_t i = 0; i < ELEMENTSOF(output_modes); i++)
+                if (streq(output_modes[i], s))
+                        return (OutputMode) i;
         return _OUTPUT_MODE_INVALID;
 }
 
@@ -121,7 +130,7 @@ void emit_string(Emitter *e, Color c, const char *key, const char *fmt, const ch
                 }
                 return;
         }
-        if (!fmt)
+        if (!fmt || e->mode != OUTPUT_TEXT)
                 return;
         /* Values are names from the node: escaped, they cannot forge a report line or reach the
          * terminal as a control sequence. */
@@ -137,7 +146,7 @@ void emit_uint(Emitter *e, Color c, const char *key, const char *fmt, unsigned l
                 fprintf(e->f, "%llu", value);
                 return;
         }
-        if (!fmt)
+        if (!fmt || e->mode != OUTPUT_TEXT)
                 return;
         color_on(e, c);
         fprintf(e->f, fmt, value);
@@ -150,7 +159,7 @@ void emit_bool(Emitter *e, const char *key, const char *fmt, bool value) {
                 fputs(value ? "true" : "false", e->f);
                 return;
         }
-        if (fmt)
+        if (fmt && e->mode == OUTPUT_TEXT)
                 fprintf(e->f, fmt, value ? "yes" : "no");
 }
 

@@ -13,6 +13,7 @@
 typedef enum OutputMode {
         OUTPUT_TEXT,
         OUTPUT_JSON,
+        OUTPUT_NONE, /* -q: the text report is not printed (the exit status says it); JSON always is */
         _OUTPUT_MODE_MAX,
         _OUTPUT_MODE_INVALID = -1,
 } OutputMode;
@@ -36,7 +37,9 @@ typedef struct Emitter {
 } Emitter;
 
 void emitter_init(Emitter *e, FILE *f, OutputMode mode, bool color);
+/* "text" or "json" (--output's names, also the i-th for --help and the completion: NULL past the last). */
 OutputMode output_mode_from_string(const char *s);
+const char *output_mode_nth(size_t i);
 
 /* Colour is used on a terminal only, and never with NO_COLOR set or TERM=dumb. */
 bool color_wanted(FILE *f);

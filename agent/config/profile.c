@@ -20,20 +20,50 @@ void profile_configure(const ProfileSettings *s) {
         settings = s;
 }
 
-static const char *const selectable[] = { "kubeadm", "kubespray", "kubekey", "k3s", "rke2", "all" };
-
-bool profile_is_selectable(const char *name) {
-        for (size_t i = 0; name && i < ELEMENTSOF(selectable); i++)
-                if (streq(selectable[i], name))
-                        return true;
-        return false;
-}
-
 /* Each installer's own profile (NONE has none: the conservative one is chosen below). */
 static const char *const installer_profiles[_INSTALLER_MAX] = {
         [INSTALLER_KUBEADM] = "kubeadm", [INSTALLER_KUBESPRAY] = "kubespray", [INSTALLER_KUBEKEY] = "kubekey",
         [INSTALLER_K3S] = "k3s",         [INSTALLER_RKE2] = "rke2",
 };
+
+/* --profile's names: every installer's profile, in the installers' order, then "all". */
+const char *profile_selectable_nth(size_t i) {
+        for (size_t k = 0; k < ELEMENTSOF(installer_profiles); k++)
+                if (installer_profiles[k] && i-- == 0)
+                        return installer_profiles[k];
+        return i == 0 ? "all" : NULL;
+}
+
+bool profile_is_selectable(const char *name) {
+        const char *p;
+
+        for (size_t i = 0; name && (p = profile_selectable_nth(i)); i++)
+                if (streq(p, name))
+                        return true;
+        return false;
+}
+
+/* The runtimes --with-runtime names, each with its fragment; containerd's is k3s's or rke2's own on
+ * their nodes (runtime_fragment()). */
+static const struct {
+        const char *runtime;
+        const char *fragment;
+} runtimes[] = {
+        { "containerd", "runtime-containerd" },
+        { "crio", "runtime-crio" },
+        { "docker", "runtime-docker" },
+};
+
+const char *profile_runtime_nth(size_t i) {
+        return i < ELEMENTSOF(runtimes) ? runtimes[i].runtime : NULL;
+}
+
+bool profile_runtime_is_known(const char *name) {
+        for (size_t i = 0; name && i < ELEMENTSOF(runtimes); i++)
+                if (streq(runtimes[i].runtime, name))
+                        return true;
+        return false;
+}
 
 const char *profile_for_detection(const Detection *d, const char **ret_why) {
         if (d->installer_ambiguous) {
@@ -69,29 +99,27 @@ static const char *keep_fragment(void) {
 static int runtime_fragment(const char **ret, char **reterr) {
         const Detection *d = settings->detection;
         const char *rt = settings->runtime ?: d ? d->runtime.value : NULL;
+        cleanup_free char *names = NULL;
 
         if (!rt) {
-                *reterr = strdup(d && d->runtime.ambiguous ? "--with-runtime: the evidence names several runtimes; "
-                                                             "name one with --with-runtime=containerd|crio|docker"
-                                                           : "--with-runtime: which runtime kubelet used is not known; "
-                                                             "name it with --with-runtime=containerd|crio|docker");
+                names = strjoin_nth(profile_runtime_nth, "|", "|");
+                *reterr = strprintf("--with-runtime: %s; name %s with --with-runtime=%s",
+                                    d && d->runtime.ambiguous ? "the evidence names several runtimes"
+                                                              : "which runtime kubelet used is not known",
+                                    d && d->runtime.ambiguous ? "one" : "it", strna(names));
                 return -EINVAL;
         }
-        if (streq(rt, "containerd") && d && d->installer == INSTALLER_K3S)
-                *ret = "runtime-k3s";
-        else if (streq(rt, "containerd") && d && d->installer == INSTALLER_RKE2)
-                *ret = "runtime-rke2";
-        else if (streq(rt, "containerd"))
-                *ret = "runtime-containerd";
-        else if (streq(rt, "crio"))
-                *ret = "runtime-crio";
-        else if (streq(rt, "docker"))
-                *ret = "runtime-docker";
-        else {
-                *reterr = strprintf("--with-runtime: no profile for the runtime '%s'", rt);
-                return -EINVAL;
+        if (streq(rt, "containerd") && d && (d->installer == INSTALLER_K3S || d->installer == INSTALLER_RKE2)) {
+                *ret = d->installer == INSTALLER_K3S ? "runtime-k3s" : "runtime-rke2";
+                return 0;
         }
-        return 0;
+        for (size_t i = 0; i < ELEMENTSOF(runtimes); i++)
+                if (streq(runtimes[i].runtime, rt)) {
+                        *ret = runtimes[i].fragment;
+                        return 0;
+                }
+        *reterr = strprintf("--with-runtime: no profile for the runtime '%s'", rt);
+        return -EINVAL;
 }
 
 /* A detected node path goes into a manifest line only when it is a plain, valid, unguarded path:
@@ -330,8 +358,9 @@ int profile_text(const char *name, const char **ret_name, char **ret, char **ret
         *ret_name = name;
         text = embedded_text(name);
         if (!text) {
-                *reterr = strprintf("no built-in profile '%s' (profiles: kubeadm, kubespray, kubekey, k3s, rke2, all)",
-                                    name);
+                cleanup_free char *names = strjoin_nth(profile_selectable_nth, ", ", ", ");
+
+                *reterr = strprintf("no built-in profile '%s' (profiles: %s)", name, strna(names));
                 return -ENOENT;
         }
         *ret = strdup(text);

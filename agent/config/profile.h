@@ -9,6 +9,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "agent/config/detect.h"
 
@@ -52,8 +53,12 @@ int profile_rebase_line(char **words, profile_line_fn fn, void *userdata);
  * default dir that is the link, nothing lies but what the rebased line protects. */
 bool profile_rebase_keeps_default(char *const *words);
 
-/* The names --profile accepts: kubeadm, kubespray, kubekey, k3s, rke2, all. */
+/* The names --profile accepts, from the installers' profiles and "all": the i-th, NULL past the last. */
+const char *profile_selectable_nth(size_t i);
 bool profile_is_selectable(const char *name);
+/* The runtimes --with-runtime=RUNTIME names (each has its fragment): the i-th, NULL past the last. */
+const char *profile_runtime_nth(size_t i);
+bool profile_runtime_is_known(const char *name);
 
 /* The profile for a detected node, with why: the installer's own, or kubeadm (conservative) when
  * nothing or several were found. Never "all". */

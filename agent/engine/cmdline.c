@@ -1,161 +1,325 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The command line's options: the program's and the registered phases', one getopt_long() loop. */
+/* The command line's options as tables: sets built from the program's and the phases' declarations,
+ * one getopt_long() loop, --help's lines, and the option values every table shares (durations,
+ * counts, sizes). */
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 
 #include "agent/engine/cmdline.h"
 #include "agent/engine/phase.h"
 #include "errno-util.h"
+#include "macro.h"
 #include "string-util.h"
+#include "time-util.h"
 
-/* The k-th option of the registered phases, in their order, and the phase declaring it. */
-static const PhaseOption *phase_option_nth(size_t k, const Phase **ret_phase) {
-        const Phase *table;
+/* getopt_long()'s val for set->options[i]: above every short option's character. */
+#define LONG_VAL 0x100
+
+static const char *declared_by(const CmdlineOption *o) {
+        return o->phase ?: "the program";
+}
+
+static int options_push(CmdlineOptions *set, const CmdlineOption *o, bool merge, char **reterr) {
+        const CmdlineOption *old = cmdline_options_find(set, o->name);
+        CmdlineOption *n;
+
+        if (old) {
+                if (merge && old->arg == o->arg && old->short_name == o->short_name)
+                        return 0;
+                return set_errmsg(reterr, -EEXIST, "option --%s is declared twice: by %s and by %s", o->name,
+                                  declared_by(old), declared_by(o));
+        }
+        n = reallocarray(set->options, set->n + 1, sizeof *n);
+        if (!n)
+                return set_errmsg(reterr, -ENOMEM, "Out of memory.");
+        set->options = n;
+        set->options[set->n++] = *o;
+        return 0;
+}
+
+int cmdline_options_add(CmdlineOptions *set, const CmdlineOption *const *options, bool merge, char **reterr) {
+        for (; options && *options; options++) {
+                int r = options_push(set, *options, merge, reterr);
+
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int add_phase_option(CmdlineOptions *set, const Phase *p, const PhaseOption *o, bool merge, char **reterr) {
+        const CmdlineOption c = {
+                .name = o->name,
+                .arg = o->arg == PHASE_OPTION_REQUIRED_ARG ? CMDLINE_REQUIRED_ARG : CMDLINE_NO_ARG,
+                .metavar = o->metavar,
+                .help = o->help,
+                .parse = o->parse,
+                .phase = p->name,
+        };
+
+        return options_push(set, &c, merge, reterr);
+}
+
+static bool name_listed(const char *const *names, const char *name) {
+        for (; *names; names++)
+                if (streq(*names, name))
+                        return true;
+        return false;
+}
+
+static bool phase_declares(const char *name) {
         size_t n;
+        const Phase *table = phase_table(&n);
 
-        table = phase_table(&n);
         for (size_t i = 0; i < n; i++)
                 for (const PhaseOption *o = table[i].options; o && o->name; o++)
-                        if (k-- == 0) {
-                                if (ret_phase)
-                                        *ret_phase = &table[i];
-                                return o;
-                        }
+                        if (streq(o->name, name))
+                                return true;
+        return false;
+}
+
+int cmdline_options_add_phases(CmdlineOptions *set, const char *const *names, bool merge, char **reterr) {
+        size_t n;
+        const Phase *table = phase_table(&n);
+        int r;
+
+        for (const char *const *k = names; k && *k; k++)
+                if (!phase_declares(*k))
+                        return set_errmsg(reterr, -ENOENT, "no phase declares the option --%s", *k);
+        for (size_t i = 0; i < n; i++)
+                for (const PhaseOption *o = table[i].options; o && o->name; o++) {
+                        if (names && !name_listed(names, o->name))
+                                continue;
+                        r = add_phase_option(set, &table[i], o, merge, reterr);
+                        if (r < 0)
+                                return r;
+                }
+        return 0;
+}
+
+void cmdline_options_done(CmdlineOptions *set) {
+        set->options = mfree(set->options);
+        set->n = 0;
+}
+
+const CmdlineOption *cmdline_options_find(const CmdlineOptions *set, const char *name) {
+        for (size_t i = 0; set && i < set->n; i++)
+                if (streq(set->options[i].name, name))
+                        return &set->options[i];
         return NULL;
 }
 
-static size_t n_phase_options(void) {
+static const CmdlineOption *find_short(const CmdlineOptions *set, int c) {
+        for (size_t i = 0; set && i < set->n; i++)
+                if (set->options[i].short_name && set->options[i].short_name == c)
+                        return &set->options[i];
+        return NULL;
+}
+
+/* The long option a word names: exactly, or as the one option it abbreviates (getopt's rule). */
+static const CmdlineOption *find_abbreviated(const CmdlineOptions *set, const char *word) {
+        const CmdlineOption *found = NULL;
+        size_t len = strcspn(word, "=");
         size_t n = 0;
 
-        while (phase_option_nth(n, NULL))
+        for (size_t i = 0; set && i < set->n; i++) {
+                if (strncmp(set->options[i].name, word, len) != 0)
+                        continue;
+                if (set->options[i].name[len] == '\0')
+                        return &set->options[i];
+                found = &set->options[i];
                 n++;
-        return n;
+        }
+        return n == 1 ? found : NULL;
 }
 
-/* Who declared opts[i], for the message naming both declarations of a name. */
-static const char *declared_by(size_t i, size_t n_program) {
-        const Phase *p;
+/* getopt_long()'s tables for set: "struct option"s (ended by a zero one) and the short options. */
+static int getopt_tables(const CmdlineOptions *set, struct option **ret_long, char **ret_short) {
+        static const int has_arg[] = {
+                [CMDLINE_NO_ARG] = no_argument,
+                [CMDLINE_REQUIRED_ARG] = required_argument,
+                [CMDLINE_OPTIONAL_ARG] = optional_argument,
+        };
+        cleanup_free struct option *l = calloc(set->n + 1, sizeof *l);
+        cleanup_free char *s = malloc(1 + set->n * 3 + 1);
+        size_t k = 0;
 
-        if (i < n_program)
-                return "the program";
-        (void) phase_option_nth(i - n_program, &p);
-        return p->name;
-}
+        if (!l || !s)
+                return -ENOMEM;
+        s[k++] = ':'; /* a missing argument is ':', not '?' */
+        for (size_t i = 0; i < set->n; i++) {
+                const CmdlineOption *o = &set->options[i];
 
-static int check_unique(const struct option *opts, size_t n, size_t n_program, char **reterr) {
-        for (size_t i = 0; i < n; i++)
-                for (size_t j = 0; j < i; j++)
-                        if (streq(opts[i].name, opts[j].name))
-                                return set_errmsg(reterr, -EEXIST, "option --%s is declared twice: by %s and by %s",
-                                                  opts[i].name, declared_by(j, n_program), declared_by(i, n_program));
+                l[i] = (struct option) { .name = o->name, .has_arg = has_arg[o->arg], .val = LONG_VAL + (int) i };
+                if (!o->short_name)
+                        continue;
+                s[k++] = o->short_name;
+                if (o->arg != CMDLINE_NO_ARG)
+                        s[k++] = ':';
+                if (o->arg == CMDLINE_OPTIONAL_ARG)
+                        s[k++] = ':';
+        }
+        s[k] = '\0';
+        *ret_long = TAKE_PTR(l);
+        *ret_short = TAKE_PTR(s);
         return 0;
 }
 
-int cmdline_options(const struct option *program, struct option **ret, char **reterr) {
-        size_t n_program = 0, n_phase = n_phase_options(), n = 0;
-        struct option *opts;
-        int r;
+int cmdline_operands(int argc, char *argv[], const CmdlineOptions *known, char ***ret) {
+        cleanup_free struct option *l = NULL;
+        cleanup_free char *s = NULL;
+        cleanup_free char **copy = calloc(argc + 1, sizeof *copy);
+        char **out;
 
-        while (program[n_program].name)
-                n_program++;
-        opts = calloc(n_program + n_phase + 1, sizeof *opts);
-        if (!opts)
-                return set_errmsg(reterr, -ENOMEM, "Out of memory.");
-        for (; n < n_program; n++)
-                opts[n] = program[n];
-        for (size_t k = 0; k < n_phase; k++, n++) {
-                const PhaseOption *o = phase_option_nth(k, NULL);
-
-                opts[n] = (struct option) {
-                        .name = o->name,
-                        .has_arg = o->arg == PHASE_OPTION_REQUIRED_ARG ? required_argument : no_argument,
-                        .val = CMDLINE_PHASE_OPTION + (int) k,
-                };
-        }
-        r = check_unique(opts, n, n_program, reterr);
-        if (r < 0) {
-                free(opts);
-                return r;
-        }
-        *ret = opts;
+        if (!copy || getopt_tables(known, &l, &s) < 0)
+                return -ENOMEM;
+        memcpy(copy, argv, argc * sizeof *copy);
+        /* getopt's own messages would name argv[0]; errors are cmdline_parse()'s to say. */
+        opterr = 0;
+        optind = 0;
+        while (getopt_long(argc, copy, s, l, NULL) >= 0)
+                ;
+        out = calloc(argc - optind + 1, sizeof *out);
+        if (!out)
+                return -ENOMEM;
+        memcpy(out, copy + optind, (argc - optind) * sizeof *out);
+        optind = 0;
+        *ret = out;
         return 0;
 }
 
-/* getopt_long()'s ':' (missing argument) and '?' (unknown option), said as util-linux says them. */
-static int option_error(int c, char *argv[], char **reterr) {
-        bool short_opt = optopt > 0 && optopt < 0x100 && !startswith(argv[optind - 1], "--");
+/* getopt_long()'s ':' (missing argument) and '?' (an option set does not have), said as util-linux
+ * says them, or, for an option of another verb, naming the verb that does not take it. */
+static int option_error(int c, char *argv[], const CmdlineOptions *known, const char *verb, char **reterr) {
+        bool short_opt = optopt > 0 && optopt < LONG_VAL && !startswith(argv[optind - 1], "--");
+        const CmdlineOption *o;
 
         if (c == ':')
                 return short_opt ? set_errmsg(reterr, -EINVAL, "option requires an argument -- '%c'", optopt)
                                  : set_errmsg(reterr, -EINVAL, "option '%s' requires an argument", argv[optind - 1]);
+        o = !verb ? NULL : short_opt ? find_short(known, optopt) : find_abbreviated(known, argv[optind - 1] + 2);
+        if (o && short_opt)
+                return set_errmsg(reterr, -EINVAL, "'%s' does not take -%c (--%s)", verb, optopt, o->name);
+        if (o)
+                return set_errmsg(reterr, -EINVAL, "'%s' does not take --%s", verb, o->name);
         return short_opt ? set_errmsg(reterr, -EINVAL, "invalid option -- '%c'", optopt)
                          : set_errmsg(reterr, -EINVAL, "unrecognized option '%s'", argv[optind - 1]);
 }
 
-static int parse_one(int c, CmdlineProgramOption program_option, void *userdata, char **reterr) {
-        const PhaseOption *o;
+static int parse_one(const CmdlineOptions *set, int c, char **reterr) {
+        const CmdlineOption *o = c >= LONG_VAL ? &set->options[c - LONG_VAL] : find_short(set, c);
         int r;
 
-        if (c < CMDLINE_PHASE_OPTION)
-                return program_option(c, optarg, userdata);
-        o = phase_option_nth((size_t) (c - CMDLINE_PHASE_OPTION), NULL);
+        if (!o->parse) {
+                if (o->string)
+                        *o->string = optarg;
+                if (o->flag)
+                        *o->flag = true;
+                return 0;
+        }
         r = o->parse(optarg, reterr);
         if (r == -ENOMEM)
                 return set_errmsg(reterr, r, "Out of memory.");
-        if (r < 0)
+        if (r < 0 && !*reterr)
                 return set_errmsg(reterr, r, "invalid --%s '%s'", o->name, strempty(optarg));
         return r;
 }
 
-int cmdline_parse(int argc, char *argv[], const char *shortopts, const struct option *program,
-                  CmdlineProgramOption program_option, void *userdata, char **reterr) {
-        struct option *opts;
-        int c, r;
+int cmdline_parse(int argc, char *argv[], const CmdlineOptions *set, const CmdlineOptions *known, const char *verb,
+                  char **reterr) {
+        cleanup_free struct option *l = NULL;
+        cleanup_free char *s = NULL;
+        int c, r = 0;
 
         *reterr = NULL;
-        r = cmdline_options(program, &opts, reterr);
-        if (r < 0)
-                return r;
-        /* getopt's own messages would name argv[0] (a path, a staged copy): ours name node-reset. */
+        if (getopt_tables(set, &l, &s) < 0)
+                return set_errmsg(reterr, -ENOMEM, "Out of memory.");
         opterr = 0;
-        while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) >= 0) {
-                r = c == ':' || c == '?' ? option_error(c, argv, reterr)
-                                         : parse_one(c, program_option, userdata, reterr);
+        optind = 0;
+        while ((c = getopt_long(argc, argv, s, l, NULL)) >= 0) {
+                r = c == ':' || c == '?' ? option_error(c, argv, known, verb, reterr) : parse_one(set, c, reterr);
                 if (r != 0)
                         break;
         }
-        free(opts);
-        if (r > 0)
-                return 0;
-        return r < 0 ? r : 1;
+        return r;
 }
 
-/* "     --name=METAVAR" then the description at column 24, or, for a longer one, at column 29 where
- * the "--name=SECONDS" lines align, two spaces after it at least; a '\n' goes on at column 24. */
-static void help_line(FILE *f, const PhaseOption *o) {
+#define HELP_WIDTH 100
+#define HELP_COLUMN 24
+
+/* The description from column col, wrapped between words at HELP_WIDTH and at each '\n', going on
+ * at HELP_COLUMN. */
+static void help_wrapped(FILE *f, const char *text, int col) {
+        bool line_start = true;
+
+        for (const char *p = text; *p;) {
+                size_t w = strcspn(p, " \n");
+
+                if (*p == '\n' || (!line_start && col + 1 + (int) w > HELP_WIDTH)) {
+                        col = fprintf(f, "\n%*s", HELP_COLUMN, "") - 1;
+                        line_start = true;
+                        p += *p == '\n';
+                        continue;
+                }
+                col += fprintf(f, "%s%.*s", line_start ? "" : " ", (int) w, p);
+                line_start = false;
+                p += w;
+                p += strspn(p, " ");
+        }
+}
+
+/* "  -v --verbose" or "     --name=METAVAR" then the description at column 24, or, for a longer one,
+ * at column 29 where the "--name=DURATION" lines align, two spaces after it at least. A WORD
+ * option's values follow its description. */
+static void help_line(FILE *f, const CmdlineOption *o) {
+        cleanup_free char *values = NULL, *text = NULL;
         int n, col;
 
-        n = fprintf(f, "     --%s%s%s", o->name, o->metavar ? "=" : "", strempty(o->metavar));
-        col = n < 24 ? 24 : n + 2 > 29 ? n + 2 : 29;
+        n = o->short_name ? fprintf(f, "  -%c --%s", o->short_name, o->name) : fprintf(f, "     --%s", o->name);
+        if (o->metavar)
+                n += fprintf(f, o->arg == CMDLINE_OPTIONAL_ARG ? "[=%s]" : "=%s", o->metavar);
+        col = n + 2 <= HELP_COLUMN ? HELP_COLUMN : n + 2 > 29 ? n + 2 : 29;
         fprintf(f, "%*s", col - n, "");
-        for (const char *p = o->help; *p; p++) {
-                fputc(*p, f);
-                if (*p == '\n')
-                        fprintf(f, "%24s", "");
-        }
+        if (o->complete == CMDLINE_COMPLETE_WORD && o->value_nth)
+                values = strjoin_nth(o->value_nth, ", ", " or ");
+        text = values ? strprintf("%s: %s", o->help, values) : NULL;
+        help_wrapped(f, text ?: o->help, col);
         fputc('\n', f);
 }
 
-void cmdline_help_phases(FILE *f) {
-        const PhaseOption *o;
-
-        for (size_t k = 0; (o = phase_option_nth(k, NULL)); k++)
-                help_line(f, o);
+void cmdline_help(FILE *f, const CmdlineOptions *set, bool phase_options) {
+        for (size_t i = 0; i < set->n; i++)
+                if (!!set->options[i].phase == phase_options)
+                        help_line(f, &set->options[i]);
 }
 
-int cmdline_parse_seconds(const char *s, unsigned *ret) {
+const char *cmdline_phase_name_nth(size_t i) {
+        size_t n;
+        const Phase *table = phase_table(&n);
+
+        return i < n ? table[i].name : i == n ? "verify" : NULL;
+}
+
+int cmdline_parse_duration(const char *name, const char *value, unsigned min_sec, unsigned max_sec, unsigned *ret_sec,
+                           char **reterr) {
+        char min[32], max[32];
+        uint64_t sec;
+
+        if (duration_parse(value, &sec) >= 0 && sec >= min_sec && sec <= max_sec) {
+                *ret_sec = (unsigned) sec;
+                return 0;
+        }
+        duration_format(min_sec, min, sizeof min);
+        duration_format(max_sec, max, sizeof max);
+        return set_errmsg(reterr, -EINVAL,
+                          "invalid --%s '%s': expected a duration from %s to %s, such as 90 (seconds), 90s, 5m or 2h",
+                          name, value, min, max);
+}
+
+int cmdline_parse_count(const char *s, unsigned *ret) {
         char *end;
         unsigned long v;
 

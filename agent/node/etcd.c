@@ -82,15 +82,12 @@ usec_t node_etcd_timeout(void) {
 }
 
 static int parse_etcd_timeout(const char *arg, char **reterr) {
-        if (cmdline_parse_seconds(arg, &arg_etcd_timeout_sec) < 0 || arg_etcd_timeout_sec == 0 ||
-            arg_etcd_timeout_sec > 3600)
-                return set_errmsg(reterr, -EINVAL, "invalid --etcd-timeout '%s': expected 1 to 3600 seconds", arg);
-        return 0;
+        return cmdline_parse_duration("etcd-timeout", arg, 1, 3600, &arg_etcd_timeout_sec, reterr);
 }
 
 /* The etcd phase's row lists them (phases.c): it is the phase the option is named for. */
 const PhaseOption node_etcd_options[] = {
-        { "etcd-timeout", PHASE_OPTION_REQUIRED_ARG, "SECONDS", "Bound the etcd phase's calls each time it asks (30)",
+        { "etcd-timeout", PHASE_OPTION_REQUIRED_ARG, "DURATION", "Bound the etcd phase's calls each time it asks (30s)",
           parse_etcd_timeout },
         {},
 };

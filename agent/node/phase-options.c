@@ -29,14 +29,11 @@ usec_t phase_option_unit_timeout(void) {
 }
 
 static int parse_unit_timeout(const char *arg, char **reterr) {
-        if (cmdline_parse_seconds(arg, &arg_unit_timeout_sec) < 0 || arg_unit_timeout_sec == 0)
-                return set_errmsg(reterr, -EINVAL, "invalid --unit-timeout '%s': expected a positive number of seconds",
-                                  arg);
-        return 0;
+        return cmdline_parse_duration("unit-timeout", arg, 1, CMDLINE_DURATION_MAX, &arg_unit_timeout_sec, reterr);
 }
 
 const PhaseOption phase_unit_options[] = {
-        { "unit-timeout", PHASE_OPTION_REQUIRED_ARG, "SECONDS", "How long to wait for each unit's stop job (100)",
+        { "unit-timeout", PHASE_OPTION_REQUIRED_ARG, "DURATION", "How long to wait for each unit's stop job (100s)",
           parse_unit_timeout },
         {},
 };

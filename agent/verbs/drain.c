@@ -15,9 +15,10 @@
 #include "agent/engine/engine.h"
 #include "agent/phases/phases.h"
 #include "agent/report/report.h"
-#include "agent/verbs/drain.h"
 #include "agent/verbs/exit-status.h"
 #include "agent/verbs/root.h"
+#include "agent/verbs/usage.h"
+#include "agent/verbs/verb.h"
 #include "errno-util.h"
 #include "string-util.h"
 #include "time-util.h"
@@ -148,17 +149,15 @@ static int drain_execute(DrainVerb *d, ReportInfo *info) {
         return info->exit_status;
 }
 
-int verb_drain(const ProgramOptions *o, int argc, char *argv[]) {
+static int run_drain(const ProgramOptions *o, int argc, char *argv[]) {
         ReportInfo info = { .command = "drain", .started_usec = now(CLOCK_REALTIME) };
         cleanup_free char *err = NULL;
         DrainVerb d = { .o = o, .ctx.root_fd = -EBADF };
         int r;
 
-        if (argc != 2 || !node_name_is_valid(argv[1])) {
-                fprintf(stderr, "node-reset: 'drain' takes one NODE, a node name%s\nTry 'node-reset --help'.\n",
-                        argc == 2 ? ": not a valid one" : "");
-                return EXIT_USAGE;
-        }
+        if (argc != 2 || !node_name_is_valid(argv[1]))
+                return usage_error("'drain' takes one NODE, a node name%s", argc == 2 ? ": not a valid one" : ""),
+                       EXIT_USAGE;
         d.node = argv[1];
         r = drain_setup(&d);
         if (r == 0 && (!(d.plan = plan_new()) || engine_plan(&d.ctx, &d.sel, d.plan, &err) < 0)) {
@@ -179,3 +178,20 @@ int verb_drain(const ProgramOptions *o, int argc, char *argv[]) {
         drain_verb_done(&d);
         return r;
 }
+
+static const CmdlineOption *const drain_options[] = {
+        OPTIONS_COMMON, &option_output, &option_root,    &option_kubeconfig,
+        &option_yes,    &option_plan,   &option_timeout, NULL,
+};
+
+/* The drain phase's, but --drain itself: this verb is the drain. */
+static const char *const drain_phase_options[] = { "drain-force", "drain-delete-emptydir-data", "drain-timeout", NULL };
+
+const Verb drain_verb = {
+        .name = "drain",
+        .operands = "NODE",
+        .summary = "From a control plane: cordon NODE and evict its pods, as kubectl drain",
+        .options = drain_options,
+        .phase_options = drain_phase_options,
+        .run = run_drain,
+};

@@ -13,9 +13,9 @@
 #include "agent/config/kubeconfig.h"
 #include "agent/orphan/orphan.h"
 #include "agent/verbs/exit-status.h"
-#include "agent/verbs/orphan-check.h"
 #include "agent/verbs/root.h"
 #include "agent/verbs/usage.h"
+#include "agent/verbs/verb.h"
 #include "errno-util.h"
 #include "time-util.h"
 
@@ -46,12 +46,15 @@ static void orphan_check_report(const ProgramOptions *o, const OrphanOptions *oo
         }
 }
 
-int verb_orphan_check(const ProgramOptions *o, int argc, char *argv[]) {
+static unsigned arg_for_sec = ORPHAN_FOR_DEFAULT_SEC;
+static unsigned arg_probe_timeout_sec = ORPHAN_PROBE_TIMEOUT_DEFAULT_MS / 1000;
+
+static int run_orphan_check(const ProgramOptions *o, int argc, char *argv[]) {
         OrphanOptions oo = {
                 .node_name = o->node_name,
                 .proxy = o->proxy,
-                .for_sec = o->for_sec,
-                .timeout_ms = o->probe_timeout_ms,
+                .for_sec = arg_for_sec,
+                .timeout_ms = (uint64_t) arg_probe_timeout_sec * 1000,
                 .now = now(CLOCK_REALTIME) / USEC_PER_SEC,
         };
         cleanup_free char *root = NULL, *kubeconfig = NULL;
@@ -59,8 +62,6 @@ int verb_orphan_check(const ProgramOptions *o, int argc, char *argv[]) {
         OrphanCheck c;
         int r, status;
 
-        if (argc > 1)
-                return usage_error("'orphan-check' takes no arguments"), EXIT_ORPHAN_ERROR;
         if (orphan_kubeconfig_path(o, &kubeconfig) < 0)
                 return EXIT_ORPHAN_ERROR;
         if (root_open(o->root, &root, &root_fd) < 0)
@@ -74,3 +75,58 @@ int verb_orphan_check(const ProgramOptions *o, int argc, char *argv[]) {
         orphan_check_done(&c);
         return status;
 }
+
+static int parse_for(const char *v, char **reterr) {
+        return cmdline_parse_duration("for", v, 1, CMDLINE_DURATION_MAX, &arg_for_sec, reterr);
+}
+
+static const CmdlineOption option_for = {
+        .name = "for",
+        .arg = CMDLINE_REQUIRED_ARG,
+        .metavar = "DURATION",
+        .help = "How long the evidence must persist (30m)",
+        .parse = parse_for,
+};
+
+static int parse_probe_timeout(const char *v, char **reterr) {
+        return cmdline_parse_duration("probe-timeout", v, 1, 3600, &arg_probe_timeout_sec, reterr);
+}
+
+static const CmdlineOption option_probe_timeout = {
+        .name = "probe-timeout",
+        .arg = CMDLINE_REQUIRED_ARG,
+        .metavar = "DURATION",
+        .help = "Bound the API request (10s)",
+        .parse = parse_probe_timeout,
+};
+
+/* Not option_kubeconfig: this one is the kubelet's, a node path read beneath --root. */
+static const CmdlineOption option_kubelet_kubeconfig = {
+        .name = "kubeconfig",
+        .arg = CMDLINE_REQUIRED_ARG,
+        .metavar = "FILE",
+        .help = "The kubelet's kubeconfig (" KUBECONFIG_DEFAULT "), beneath --root",
+        .string = &program_options.kubeconfig,
+        .complete = CMDLINE_COMPLETE_FILE,
+};
+
+static const CmdlineOption *const orphan_check_options[] = {
+        OPTIONS_COMMON,
+        &option_output,
+        &option_root,
+        &option_kubelet_kubeconfig,
+        &option_node_name,
+        &option_proxy,
+        &option_for,
+        &option_probe_timeout,
+        NULL,
+};
+
+const Verb orphan_check_verb = {
+        .name = "orphan-check",
+        .summary = "Exit 0 when this worker's control plane has been gone --for long",
+        .options = orphan_check_options,
+        .run = run_orphan_check,
+        /* ExecCondition= reads 1..254 as "skip": it fails loudly (255) on a usage error too. */
+        .usage_status = EXIT_ORPHAN_ERROR,
+};

@@ -8,12 +8,12 @@
 #include "agent/base/log.h"
 #include "agent/verbs/exit-status.h"
 #include "agent/verbs/node-report.h"
-#include "agent/verbs/plan.h"
 #include "agent/verbs/setup.h"
+#include "agent/verbs/verb.h"
 #include "errno-util.h"
 #include "time-util.h"
 
-int verb_plan(const ProgramOptions *o, int argc, char *argv[]) {
+static int run_plan(const ProgramOptions *o, int argc, char *argv[]) {
         ReportInfo info = { .command = "plan", .started_usec = now(CLOCK_REALTIME) };
         cleanup_free char *err = NULL;
         Setup s;
@@ -40,3 +40,11 @@ finish:
         setup_done(&s);
         return r;
 }
+
+const Verb plan_verb = {
+        .name = "plan",
+        .summary = "Show what a reset would do (dry run)",
+        .options = setup_options,
+        .all_phase_options = true,
+        .run = run_plan,
+};

@@ -2,6 +2,7 @@
 /* The run verb: plan, confirm (or --yes, or --step phase by phase), take the lock, execute with the
  * phases' gates, verify, make the rejoin verdict, and report on stdout and to --report-url. */
 
+#include <errno.h>
 #include <time.h>
 
 #include "agent/base/log.h"
@@ -11,10 +12,11 @@
 #include "agent/verbs/exit-status.h"
 #include "agent/verbs/node-lock.h"
 #include "agent/verbs/node-report.h"
-#include "agent/verbs/run.h"
 #include "agent/verbs/setup.h"
+#include "agent/verbs/verb.h"
 #include "errno-util.h"
 #include "string-util.h"
+#include "strv.h"
 #include "time-util.h"
 
 typedef struct Run {
@@ -95,7 +97,7 @@ static int run_plan_confirmed(Setup *s, const ProgramOptions *o, Run *run) {
         return 0;
 }
 
-int verb_run(const ProgramOptions *o, int argc, char *argv[]) {
+static int run_run(const ProgramOptions *o, int argc, char *argv[]) {
         ReportInfo info = { .command = "run", .started_usec = now(CLOCK_REALTIME), .executed = true };
         cleanup_close int lock_fd = -EBADF;
         Run run = {};
@@ -125,3 +127,70 @@ int verb_run(const ProgramOptions *o, int argc, char *argv[]) {
         setup_done(&s);
         return r;
 }
+
+static const CmdlineOption option_step = {
+        .name = "step",
+        .help = "Ask before each phase: yes, skip or quit (needs a terminal)",
+        .flag = &program_options.step,
+};
+
+static const CmdlineOption option_report_url = {
+        .name = "report-url",
+        .arg = CMDLINE_REQUIRED_ARG,
+        .metavar = "URL",
+        .help = "POST the status and the report to URL (start and end)",
+        .string = &program_options.report_url,
+};
+
+static int parse_report_header(const char *v, char **reterr) {
+        if (strv_extend(&program_options.report_headers, v) < 0)
+                return -ENOMEM;
+        program_options.n_report_headers++;
+        return 0;
+}
+
+static const CmdlineOption option_report_header = {
+        .name = "report-header",
+        .arg = CMDLINE_REQUIRED_ARG,
+        .metavar = "'NAME: VALUE'",
+        .help = "... with this header (repeatable)",
+        .parse = parse_report_header,
+};
+
+static const CmdlineOption option_report_header_file = {
+        .name = "report-header-file",
+        .arg = CMDLINE_REQUIRED_ARG,
+        .metavar = "FILE",
+        .help = "... with the headers in FILE, one per line",
+        .string = &program_options.report_header_file,
+        .complete = CMDLINE_COMPLETE_FILE,
+};
+
+static const CmdlineOption option_report_cacert = {
+        .name = "report-cacert",
+        .arg = CMDLINE_REQUIRED_ARG,
+        .metavar = "FILE",
+        .help = "... trusting the CA certificates in FILE",
+        .string = &program_options.report_cacert,
+        .complete = CMDLINE_COMPLETE_FILE,
+};
+
+static const CmdlineOption *const run_options[] = {
+        SETUP_OPTIONS,
+        &option_yes,
+        &option_step,
+        &option_proxy,
+        &option_report_url,
+        &option_report_header,
+        &option_report_header_file,
+        &option_report_cacert,
+        NULL,
+};
+
+const Verb run_verb = {
+        .name = "run",
+        .summary = "Plan, confirm, reset, then verify",
+        .options = run_options,
+        .all_phase_options = true,
+        .run = run_run,
+};

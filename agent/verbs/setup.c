@@ -18,6 +18,8 @@
 #include "errno-util.h"
 #include "string-util.h"
 
+const CmdlineOption *const setup_options[] = { SETUP_OPTIONS, NULL };
+
 void setup_done(Setup *s) {
         mount_table_free(s->ctx.mounts);
         phase_table_done(&s->ctx);

@@ -14,6 +14,15 @@ typedef struct Setup {
         NodeConfig config;
 } Setup;
 
+/* What plan, run and status take (run a few more): the common options and the output, the node's tree
+ * and configuration, the phases' selection, the deadline, the credentials --delete-node and --drain
+ * use. They take every phase's options too. */
+#define SETUP_OPTIONS                                                                                           \
+        OPTIONS_COMMON, &option_output, &option_root, &option_manifest, &option_profile, &option_with_runtime,  \
+                &option_phases, &option_skip_phases, &option_timeout, &option_lazy_unmount, &option_kubeconfig, \
+                &option_node_name
+extern const CmdlineOption *const setup_options[];
+
 /* The privileges, the phases selected, the root opened, then node_config_load(). Returns 0, or the
  * exit status > 0 the verb ends with (its reason said); setup_done() either way. */
 int setup_node(Setup *s, const ProgramOptions *o);

@@ -9,11 +9,11 @@
 #include "agent/verbs/exit-status.h"
 #include "agent/verbs/node-report.h"
 #include "agent/verbs/setup.h"
-#include "agent/verbs/status.h"
+#include "agent/verbs/verb.h"
 #include "errno-util.h"
 #include "time-util.h"
 
-int verb_status(const ProgramOptions *o, int argc, char *argv[]) {
+static int run_status(const ProgramOptions *o, int argc, char *argv[]) {
         ReportInfo info = { .command = "status", .started_usec = now(CLOCK_REALTIME), .verified = true };
         cleanup_free char *err = NULL;
         Plan *residue = NULL, *unobserved = NULL;
@@ -43,3 +43,11 @@ finish:
         setup_done(&s);
         return r;
 }
+
+const Verb status_verb = {
+        .name = "status",
+        .summary = "Show what is left (residue); exit 0 when clean",
+        .options = setup_options,
+        .all_phase_options = true,
+        .run = run_status,
+};

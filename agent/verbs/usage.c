@@ -8,6 +8,12 @@
 #include "agent/verbs/usage.h"
 #include "escape.h"
 
+static const char *usage_command;
+
+void usage_set_command(const char *command) {
+        usage_command = command;
+}
+
 int usage_error(const char *fmt, ...) {
         char buf[2048];
         va_list ap;
@@ -18,6 +24,9 @@ int usage_error(const char *fmt, ...) {
         /* The arguments echo what was typed or read from a manifest: escaped, like every text output. */
         fputs("node-reset: ", stderr);
         fputs_escaped(buf, stderr);
-        fputs("\nTry 'node-reset --help'.\n", stderr);
+        if (usage_command)
+                fprintf(stderr, "\nTry 'node-reset %s --help'.\n", usage_command);
+        else
+                fputs("\nTry 'node-reset --help'.\n", stderr);
         return -EINVAL;
 }

@@ -208,7 +208,7 @@ assert "fixture: XDP through a link on eth1" sh -c "ip link show eth1 | grep -q 
 [ "$HAS_TCX" = 0 ] || assert "fixture: tcx programs on eth1 and eth0" \
         test "$(tcx_progs eth1 ingress)|$(tcx_progs eth1 egress)|$(tcx_progs eth0 ingress)" = "cil_from_netdev |cil_to_netdev |host_acct "
 
-SSH_CONNECTION="198.18.0.5 50022 192.0.2.10 22" "$NODE_RESET" --root "$WORK/root" --yes --manifest "$WORK/m.conf" --phases network plan >"$WORK/plan.txt" 2>&1
+SSH_CONNECTION="198.18.0.5 50022 192.0.2.10 22" "$NODE_RESET" --root "$WORK/root" --manifest "$WORK/m.conf" --phases network plan >"$WORK/plan.txt" 2>&1
 for row in "cil_from_netdev from eth0 ingress" "cil_to_netdev from eth0 egress" "cil_xdp_entry from eth0 xdp" \
         "cil_from_netdev from eth1 ingress" "cil_sock4_connect from $CGROOT connect4" \
         "/sys/fs/bpf/tc/globals/cilium_lb4_services" "/sys/fs/bpf/cilium" "0.0.0.0/0 table 2005" \

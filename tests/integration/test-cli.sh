@@ -4,6 +4,10 @@
 # line and runs nothing ("run status" must not reset), one program name in every message, -V, -v and
 # -q; logs go to the journal only when stderr is the journal stream (never because $INVOCATION_ID is
 # set), and the journal gets MESSAGE_IDs for the run start, the run result and each failed action.
+# One grammar (issue 42): each verb takes its own options (another verb's is a usage error naming
+# the verb), "VERB --help" and "help VERB" print that verb's options only, every duration takes
+# units the same way (bare seconds still), -q prints nothing but errors, -o json works on the
+# manifest verbs and help.
 . "$(dirname "$0")/lib.sh"
 in_private_ns "$@"
 require_cmd python3 findmnt
@@ -21,25 +25,26 @@ untouched() { # untouched ROOT: nothing of the tree was reset
         findmnt -rn "$1/var/lib/kubelet/pods/p1/volumes/v" > /dev/null &&
                 test -f "$1/var/lib/kubelet/pods/p1/state" -a -f "$1/etc/hostname"
 }
-# usage CASE EXPECTED-LINE ARGS...: exit 2, the one line and the --help pointer, nothing else.
+# usage CASE EXPECTED-LINE ARGS...: exit 2 (USAGE_RC), the one line and the pointer to the --help
+# of the command named (USAGE_HELP, "plan" by default: the cases below name it), nothing else.
 usage() {
-        local what=$1 line=$2; shift 2
+        local what=$1 line=$2 help="node-reset ${USAGE_HELP-plan} --help"; shift 2
         nr "$@" > "$WORK/u.out" 2> "$WORK/u.err"; rc=$?
-        assert "$what: exit 2" test $rc -eq 2
+        assert "$what: exit ${USAGE_RC:-2}" test $rc -eq "${USAGE_RC:-2}"
         assert "$what: nothing on stdout" test ! -s "$WORK/u.out"
         assert "$what: says '$line'" test "$(head -n1 "$WORK/u.err")" = "node-reset: $line"
-        assert "$what: points to --help, two lines in all" \
-                test "$(tail -n1 "$WORK/u.err")" = "Try 'node-reset --help'." -a "$(wc -l < "$WORK/u.err")" -eq 2
+        assert "$what: points to '${help/  / }', two lines in all" \
+                test "$(tail -n1 "$WORK/u.err")" = "Try '${help/  / }'." -a "$(wc -l < "$WORK/u.err")" -eq 2
 }
 
 # --- usage errors: exit 2, nothing executed -----------------------------------------------------
 root=$WORK/a
 make_tree "$root"
-usage "run with an extra operand" "'run' takes no operands, got 'status'" \
+USAGE_HELP=run usage "run with an extra operand" "'run' takes no operands, got 'status'" \
         --root "$root" --manifest "$WORK/m.conf" --yes run status
 assert "run status reset nothing" untouched "$root"
 usage "plan with an extra operand" "'plan' takes no operands, got 'extra'" --root "$root" plan extra
-usage "status with an extra operand" "'status' takes no operands, got 'x'" --root "$root" status x
+USAGE_HELP=status usage "status with an extra operand" "'status' takes no operands, got 'x'" --root "$root" status x
 usage "an unknown short option names node-reset, not argv[0]" "invalid option -- 'x'" --root "$root" -x plan
 usage "an unknown long option" "unrecognized option '--bogus'" --root "$root" --bogus plan
 usage "a missing option argument" "option '--root' requires an argument" plan --root
@@ -48,6 +53,36 @@ usage "a missing short option argument" "option requires an argument -- 'm'" pla
 usage "--delete-node with a --node-name that names no Node" \
         "invalid --node-name 'W1': a node name is a DNS-1123 subdomain (lower case letters, digits, '-' and '.')" \
         --root "$root" --delete-node --node-name W1 plan
+# Each verb its options: another verb's is refused before anything runs, naming the verb.
+USAGE_HELP=status usage "status with run's --yes" "'status' does not take --yes" --root "$root" --yes status
+USAGE_HELP=run usage "run with forget's --stale-for" "'run' does not take --stale-for" \
+        --root "$root" --manifest "$WORK/m.conf" --yes --stale-for=5m run
+usage "plan with a short option of run's" "'plan' does not take -y (--yes)" --root "$root" -y plan
+USAGE_HELP="manifest check" usage "manifest check with --root" "'manifest check' does not take --root" \
+        --root "$root" manifest check "$WORK/m.conf"
+USAGE_HELP=completion usage "completion with -o" "'completion' does not take --output" completion --output=json bash
+USAGE_HELP=manifest usage "manifest without its subcommand" "'manifest' needs a subcommand: check or print" manifest
+USAGE_HELP= usage "no command" \
+        "a command is needed: plan, run, status, manifest, orphan-check, forget, drain, help or completion"
+USAGE_HELP= usage "an unknown command" "unknown command 'reset'" --root "$root" reset
+USAGE_RC=255 USAGE_HELP=orphan-check usage "orphan-check with forget's --force: 255, as ExecCondition= reads it" \
+        "'orphan-check' does not take --force" --force orphan-check
+# One duration grammar: units or bare seconds, the bound said the same way for every option.
+usage "--etcd-timeout past its bound" \
+        "invalid --etcd-timeout '2h': expected a duration from 1s to 1h, such as 90 (seconds), 90s, 5m or 2h" \
+        --root "$root" --etcd-timeout=2h plan
+usage "--timeout without a unit it knows" \
+        "invalid --timeout '5x': expected a duration from 1s to 366d, such as 90 (seconds), 90s, 5m or 2h" \
+        --root "$root" --timeout=5x plan
+USAGE_RC=255 USAGE_HELP=orphan-check usage "orphan-check's --for the same way" \
+        "invalid --for '1h30': expected a duration from 1s to 366d, such as 90 (seconds), 90s, 5m or 2h" \
+        --for=1h30 orphan-check
+for t in "--timeout=5m --kill-grace=1m --xtables-wait=90s --unit-timeout=2m --pods-timeout=1h" \
+        "--timeout=300 --kill-grace=60 --xtables-wait=90 --unit-timeout=120 --pods-timeout=3600 --etcd-timeout=30"; do
+        # shellcheck disable=SC2086
+        nr --root "$root" --manifest "$WORK/m.conf" $t --drain-timeout=2m -q -o json plan > "$WORK/d.json" 2> "$WORK/d.err"
+        assert "durations with units or in bare seconds ($t): the plan runs" test $? -eq 0 -a ! -s "$WORK/d.err"
+done
 assert "none of them reset anything" untouched "$root"
 
 nr -V > "$WORK/v.out" 2>&1; rc=$?
@@ -56,9 +91,43 @@ assert "-V prints the version, exit 0" eval 'test $rc -eq 0 && grep -q "^node-re
 # --- -v and -q ----------------------------------------------------------------------------------
 nr --root "$root" --manifest "$WORK/m.conf" -v plan > /dev/null 2> "$WORK/verbose.err"
 assert "-v logs debug messages" test -s "$WORK/verbose.err"
-nr --root "$root" --manifest "$WORK/m.conf" -q plan > /dev/null 2> "$WORK/quiet.err"; rc=$?
+nr --root "$root" --manifest "$WORK/m.conf" -q plan > "$WORK/quiet.out" 2> "$WORK/quiet.err"; rc=$?
 assert "-q: plan exits 0 with nothing on stderr" test $rc -eq 0 -a ! -s "$WORK/quiet.err"
+assert "-q: ... and no text report" test ! -s "$WORK/quiet.out"
 assert "-q plan changed nothing" untouched "$root"
+nr --root "$root" --manifest "$WORK/m.conf" -q status > "$WORK/quiet.out" 2> "$WORK/quiet.err"; rc=$?
+assert "-q status: residue is exit 1, said by nothing but the exit status" \
+        test $rc -eq 1 -a ! -s "$WORK/quiet.out" -a ! -s "$WORK/quiet.err"
+nr --root "$root" --manifest "$WORK/m.conf" -q -o json status > "$WORK/quiet.json" 2> "$WORK/quiet.err"; rc=$?
+assert "-q -o json status: the JSON asked for is printed, nothing else" \
+        eval 'test $rc -eq 1 -a ! -s "$WORK/quiet.err" && python3 -m json.tool "$WORK/quiet.json" > /dev/null'
+
+# --- --help per verb, help VERB, -o json beyond the reports -------------------------------------------
+nr --help > "$WORK/help.out" 2> "$WORK/help.err"; rc=$?
+assert "--help: exit 0, stdout only, the commands and -V" \
+        eval 'test $rc -eq 0 -a ! -s "$WORK/help.err" && grep -q "^Commands:" "$WORK/help.out" && grep -q -- "-V --version" "$WORK/help.out"'
+assert "--help: no option of a verb's" eval '! grep -qE -- "--(root|stale-for|etcd-timeout)" "$WORK/help.out"'
+nr status --help > "$WORK/status.help" 2> "$WORK/help.err"; rc=$?
+assert "status --help: exit 0, its usage" \
+        eval 'test $rc -eq 0 -a ! -s "$WORK/help.err" && head -n1 "$WORK/status.help" | grep -qx "Usage: node-reset status \[OPTIONS...\]"'
+assert "status --help: its options and the phases', not run's or forget's" \
+        eval 'grep -q -- "--root=DIR" "$WORK/status.help" && grep -q -- "--etcd-timeout=DURATION" "$WORK/status.help" &&
+                ! grep -qE -- "--(yes|step|stale-for|report-url)" "$WORK/status.help"'
+nr help status > "$WORK/help-status.out"; rc=$?
+assert "help status: exit 0, the same text as status --help" eval 'test $rc -eq 0 && cmp -s "$WORK/help-status.out" "$WORK/status.help"'
+nr forget --help > "$WORK/forget.help"
+assert "forget --help: its own options, no phase's" \
+        eval 'grep -q -- "--stale-for=DURATION" "$WORK/forget.help" && ! grep -q -- "--etcd-timeout" "$WORK/forget.help"'
+nr help -o json > "$WORK/help.json"
+assert "help -o json: the tables as JSON" \
+        python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); assert {c["name"] for c in t["commands"]} >= {"plan", "manifest check", "forget"} and "verify" in t["phases"]' "$WORK/help.json"
+nr manifest print -o json --manifest "$WORK/m.conf" --root "$root" > "$WORK/print.json"
+assert "manifest print -o json: the manifest's entries with their file and line" \
+        python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert [(e["directive"], e["args"], e["line"]) for e in m["entries"]] == [("unmount", ["/var/lib/kubelet/*"], 1), ("empty", ["/var/lib/kubelet"], 2)]' "$WORK/print.json"
+nr manifest check -o json "$WORK/m.conf" "$WORK/none.conf" > "$WORK/check.json" 2> /dev/null; rc=$?
+assert "manifest check -o json: exit 2 for the missing file, each file's verdict" \
+        python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["files"]; assert sys.argv[2] == "2" and [(x["ok"], x["directives"]) for x in f] == [(True, 2), (False, None)]' \
+        "$WORK/check.json" "$rc"
 
 # --- logs: $INVOCATION_ID alone does not hide them from stderr -----------------------------------
 ( exec 3<"$root/var/lib/kubelet/pods/p1/volumes/v/data"; exec sleep 120 ) > /dev/null 2>&1 &

@@ -42,7 +42,7 @@ new_node() { # name conflist-name conflist-text
 }
 
 run_node() { # extra args...
-        "$NODE_RESET" --root "$root" --yes "$@" plan >"$WORK/$name.plan" 2>&1
+        "$NODE_RESET" --root "$root" "$@" plan >"$WORK/$name.plan" 2>&1
         "$NODE_RESET" --root "$root" --yes -o json "$@" run >"$WORK/$name.json" 2>"$WORK/$name.err"
         rc=$?
         assert "$name: run exits 0" test $rc -eq 0

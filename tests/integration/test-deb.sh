@@ -1,56 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Packaging: the bash completion knows every verb, option and phase the binary has; debian/control
-# builds with what tools/install-deps.sh installs; "dpkg-buildpackage -us -uc -b" builds a .deb in
-# a copy of the tree (never in the checkout); the .deb holds the binary, the man page, the units,
-# the manifests, the completion, the README, the Ansible and Argo examples, the JSON schema and the
-# journal catalog, starts nothing on install, purges orphan-check's state, and lintian finds no error; and
+# Packaging: debian/control builds with what tools/install-deps.sh installs; "dpkg-buildpackage -us
+# -uc -b" builds a .deb in a copy of the tree (never in the checkout); the .deb holds the binary, the
+# man page, the units, the manifests, the bash, zsh and fish completions (test-completion.sh checks
+# what they offer), the README, the Ansible and Argo examples, the JSON schema and the journal
+# catalog, starts nothing on install, purges orphan-check's state, and lintian finds no error; and
 # "make install" / "make uninstall" put down and take away the same files.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 in_private_ns "$@"
 
-COMPLETION=$TOP/shell-completion/bash/node-reset
 not() { ! "$@"; }
-
-# --- The completion against the binary's own --help -----------------------------------------------
-"$NODE_RESET" --help > "$WORK/help.txt"
-assert "the completion is valid bash" bash -n "$COMPLETION"
-# shellcheck source=/dev/null
-. "$COMPLETION"
-complete_words() { # WORD... (the last one is being completed): prints the candidates
-        COMP_WORDS=(node-reset "$@")
-        COMP_CWORD=$#
-        COMPREPLY=()
-        _node_reset
-        printf '%s\n' "${COMPREPLY[@]}"
-}
-has_candidate() { # EXPECTED WORD...: EXPECTED is among the candidates
-        local want=$1
-        shift
-        complete_words "$@" | grep -qxF -- "$want"
-}
-# The options --help defines (a line that starts with one), not those its descriptions quote
-# (kubectl drain's own flags).
-options=$(grep -oE -- '^ +(-[A-Za-z] +)?--[a-z][a-z-]+' "$WORK/help.txt" | grep -oE -- '--[a-z][a-z-]+' | sort -u)
-assert "--help lists options" test -n "$options"
-for o in $options; do
-        assert "completion offers $o" has_candidate "$o" "${o:0:4}"
-done
-for o in $(complete_words --); do
-        assert "completed option $o is one the binary has" grep -qF -- "$o" "$WORK/help.txt"
-done
-for v in $(sed -n '/^Commands:/,/^$/p' "$WORK/help.txt" | awk 'NR > 1 && NF { print $1 }' | sort -u); do
-        assert "completion offers the command $v" has_candidate "$v" ""
-done
-phases=$(sed -n '/^Phases, in order:/,/\.$/p' "$WORK/help.txt" | sed 's/^Phases, in order://' |
-        tr ',.' '  ' | xargs -n1 | sort | xargs)
-assert "--help lists phases" test -n "$phases"
-assert "completion offers exactly the phases of --help" \
-        test "$(complete_words --phases "" | sort | xargs)" = "$phases"
-assert "completion: --phases completes after a comma" has_candidate mounts,files --phases mounts,fi
-assert "completion: --output=" has_candidate json --output = j
-assert "completion: manifest subcommands" has_candidate check manifest c
-assert "completion: --root completes directories" has_candidate "$WORK" --root "$WORK"
 
 # --- Build dependencies: debian/control and tools/install-deps.sh agree on the libraries --------
 deps_libs=$(sed -n '/^\(build_\)\{0,1\}packages=(/,/^)/p' "$TOP/tools/install-deps.sh" | sed 's/#.*//' | xargs -n1 |
@@ -106,6 +65,8 @@ unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo
 assert "the .deb has /usr/sbin/node-reset" in_deb /usr/sbin/node-reset
 assert "the .deb has the man page" in_deb /usr/share/man/man8/node-reset.8.gz
 assert "the .deb has the bash completion" in_deb /usr/share/bash-completion/completions/node-reset
+assert "the .deb has the zsh completion" in_deb /usr/share/zsh/vendor-completions/_node-reset
+assert "the .deb has the fish completion" in_deb /usr/share/fish/vendor_completions.d/node-reset.fish
 assert "the .deb has the copyright file" in_deb /usr/share/doc/node-reset/copyright
 assert "the .deb has the README" eval 'in_deb /usr/share/doc/node-reset/README.md || in_deb /usr/share/doc/node-reset/README.md.gz'
 assert "the .deb has the Ansible examples" in_deb /usr/share/doc/node-reset/examples/ansible/reset.yml

@@ -3,10 +3,13 @@
 # The man pages are the operator's one reference (issue 35), and the package carries only what an
 # operator reads:
 #   - node-reset.conf(5) renders without a groff or man warning (test-man.sh checks node-reset(8));
-#   - every long option of "node-reset --help" (the program's and the phases' own) is a tagged
-#     entry of node-reset(8)'s OPTIONS, with its short form when it has one, and every option
-#     OPTIONS documents is one the binary knows; every command of --help is an entry of COMMANDS;
-#     PHASES names the phases of --help in their order;
+#   - node-reset(8) against the program's tables ("help -o json"), both ways: OPTIONS has a tagged
+#     entry per option (with its short form; =DURATION for each duration option), its "Phase
+#     options" exactly the phases' options; COMMANDS an entry per command, each listing exactly the
+#     options the command takes; SYNOPSIS a line per command; PHASES names the phases in order;
+#   - docs/HACKING.md's fuzz table names exactly tests/fuzz/fuzz-*.c, its e2e-k8s bullets exactly the
+#     scenarios of tests/e2e-k8s/run.sh's case (whose header names each too), its default list
+#     run.sh's;
 #   - every directive of the manifest parser's table (read from the source, checked complete
 #     against the DirectiveType enum) and "include" is an entry of node-reset.conf(5)'s FORMAT;
 #   - what "make install" and the Debian package's lists (debian/node-reset.docs, .examples) put
@@ -36,77 +39,144 @@ render "$PAGE8" > "$T/page8.txt"
 render "$PAGE5" > "$T/page5.txt"
 "$NODE_RESET" --help > "$T/help.txt"
 assert "--help exits 0" test $? -eq 0
+"$NODE_RESET" help -o json > "$T/tables.json"
+assert "help -o json exits 0" test $? -eq 0
 
-# --- The program's options, commands and phases in node-reset(8) ----------------------------------
-python3 - "$T/help.txt" "$T/page8.txt" > "$T/cli.out" <<'PY'
-import re, sys
-help_text = open(sys.argv[1], encoding="utf-8").read()
+# --- The program's commands, options and phases in node-reset(8), against the tables -------------
+# The tables are the program's own ("help -o json": the verb table, each verb's options, the phase
+# table); each list of the page is checked against them both ways, so that a new option, command or
+# phase fails here until the page names it, and a name the program dropped fails too.
+python3 - "$T/tables.json" "$T/page8.txt" "$T/help.txt" > "$T/cli.out" <<'PY'
+import json, re, sys
+tables = json.load(open(sys.argv[1], encoding="utf-8"))
 page = open(sys.argv[2], encoding="utf-8").read().split("\n")
+help_text = open(sys.argv[3], encoding="utf-8").read()
 
-def section(name):  # the lines of a section of the rendered page, its heading excluded
-    out, inside = [], False
+def section(name, sub=None):  # a section's (or a subsection's) lines, its heading excluded
+    out, inside, inside_sub = [], False, sub is None
     for line in page:
         if re.match(r"^[A-Z][A-Z ]+$", line):
             inside = line.strip() == name
-        elif inside:
+        elif inside and re.match(r"^   \S", line):
+            inside_sub = sub is None or line.strip() == sub
+        elif inside and inside_sub:
             out.append(line)
     return out
 
 def report(ok, what):
     print(("ok " if ok else "FAIL ") + what)
 
-# Options: "-h --help", "--root=DIR", "--with-runtime[=RUNTIME]"; program's and phases' alike.
-opts = {}
-for line in help_text.split("\n"):
-    m = re.match(r"^ {2,6}(?:-([A-Za-z]) )?\s*--([a-z][a-z0-9-]+)", line)
-    if m:
-        opts[m.group(2)] = m.group(1)
-report(len(opts) > 30, "--help lists options (%d)" % len(opts))
-tags = {}
+def both_ways(what, documented, known):
+    for x in sorted(known - documented):
+        report(False, "%s: the page lacks %s" % (what, x))
+    for x in sorted(documented - known):
+        report(False, "%s: the page names %s, which the program does not have" % (what, x))
+    report(documented == known, "%s: the page and the tables agree (%d)" % (what, len(known)))
+
+options = {o["name"]: o for o in tables["options"]}
+commands = {c["name"]: c for c in tables["commands"]}
+by_short = {o["short"]: o["name"] for o in tables["options"] if o["short"]}
+report(len(options) > 40 and len(commands) >= 10, "the tables list options and commands")
+
+# OPTIONS: a tagged entry per option, with its short form; DURATION where the option takes one.
+tags, metavars = {}, {}
 for line in section("OPTIONS"):
-    m = re.match(r"^ {7}(?:-([A-Za-z]), )?--([a-z][a-z0-9-]+)", line)
+    m = re.match(r"^ {7}(?:-([A-Za-z]), )?--([a-z][a-z0-9-]+)(?:\[?=([A-Z]+))?", line)
     if m:
         tags[m.group(2)] = m.group(1)
-for o, short in sorted(opts.items()):
-    report(o in tags, "OPTIONS has an entry for --%s" % o)
-    if short and o in tags:
-        report(tags[o] == short, "OPTIONS gives --%s its short form -%s" % (o, short))
-for o in sorted(tags):
-    report(o in opts, "--%s, documented in OPTIONS, is an option the binary knows" % o)
+        metavars[m.group(2)] = m.group(3)
+both_ways("OPTIONS", set(tags), set(options))
+for name, o in sorted(options.items()):
+    if o["short"] and name in tags:
+        report(tags[name] == o["short"], "OPTIONS gives --%s its short form -%s" % (name, o["short"]))
+both_ways("OPTIONS, the options taking a DURATION", {n for n, m in metavars.items() if m == "DURATION"},
+          {n for n, o in options.items() if o["metavar"] == "DURATION"})
+report("SECONDS" not in metavars.values(), "OPTIONS: no option takes SECONDS (a DURATION is seconds too)")
+phase_tags = set()
+for line in section("OPTIONS", "Phase options"):
+    m = re.match(r"^ {7}--([a-z][a-z0-9-]+)", line)
+    if m:
+        phase_tags.add(m.group(1))
+both_ways("OPTIONS, Phase options", phase_tags, {n for n, o in options.items() if o["phase"]})
 
-# Commands: the words before the first operand ("manifest check FILE…" is "manifest check").
-block = re.search(r"^Commands:\n(.*?)\n\n", help_text, re.S | re.M)
-report(block is not None, "--help has a Commands: section")
-commands = []
-for line in (block.group(1).split("\n") if block else []):
-    words = []
-    for w in line.split():
-        if not re.fullmatch(r"[a-z][a-z-]*", w):
-            break
-        words.append(w)
-        if len(words) == 2 or w != "manifest":
-            break
-    commands.append(" ".join(words))
-report(len(commands) >= 6, "--help lists commands (%s)" % ", ".join(commands))
-entries = [l[7:] for l in section("COMMANDS") if re.match(r"^ {7}[a-z]", l)]
-for c in commands:
-    report(any(re.match(re.escape(c) + r"(\s|$)", e) for e in entries), "COMMANDS has an entry for '%s'" % c)
+# COMMANDS: an entry per command, and its "Options:" list, the options it takes.
+entries, listed, current = [], {}, None
+for line in section("COMMANDS"):
+    m = re.match(r"^ {7}([a-z][a-z -]*?)(?: [A-Z.\[\]]+|\s{2,}|$)", line)
+    if m and not line.startswith("        "):
+        current = m.group(1).strip()
+        entries.append(current)
+    m = re.match(r"^ {14}Options: (.*)\.$", line)
+    if m and current:
+        words = set()
+        for w in re.split(r", | and ", m.group(1)):
+            if w == "the phase options":
+                words |= {n for n, o in options.items() if o["phase"]}
+            else:
+                words.add(by_short.get(w[1:], w[2:]) if not w.startswith("--") else w[2:])
+        listed[current] = words
+both_ways("COMMANDS", set(entries), set(commands))
+for name, c in sorted(commands.items()):
+    report(name in listed, "COMMANDS: '%s' lists its options" % name)
+    both_ways("COMMANDS, the options of '%s'" % name, listed.get(name, set()), set(c["options"]))
 
-# Phases, in order: PHASES's first paragraph names them in --help's order.
-m = re.search(r"^Phases, in order: (.*?)\.$", help_text, re.S | re.M)
-report(m is not None, "--help lists the phases")
-phases = [p.strip() for p in m.group(1).replace("\n", " ").split(",")] if m else []
+# SYNOPSIS: a line per command.
+synopsis = {m.group(1) for l in section("SYNOPSIS") for m in [re.match(r"^ {7}node-reset ([a-z][a-z -]*?)(?: \[|$)", l)] if m}
+both_ways("SYNOPSIS", synopsis, set(commands))
+
+# A table's words an option takes (--profile's profiles, --with-runtime's runtimes, --output's
+# formats): its OPTIONS entry names each.
+entry, entries_text = None, {}
+for line in section("OPTIONS"):
+    m = re.match(r"^ {7}(?:-[A-Za-z], )?--([a-z][a-z0-9-]+)", line)
+    if m:
+        entry = m.group(1)
+    elif entry:
+        entries_text[entry] = entries_text.get(entry, "") + " " + line
+for name, o in sorted(options.items()):
+    if o["complete"] == "word" and o["values"]:
+        missing = [v for v in o["values"] if not re.search(r"(?<![\w-])" + re.escape(v) + r"(?![\w-])", entries_text.get(name, "") + " " + next((l for l in section("OPTIONS") if "--" + name in l), ""))]
+        report(not missing, "OPTIONS: --%s names every word it takes%s" % (name, " (not: %s)" % ", ".join(missing) if missing else ""))
+
+# PHASES: its first paragraph names the phases in their order, as --help does.
+phases = tables["phases"]
 first = next((l for l in section("PHASES") if l.strip()), "")
 named = []
 for w in re.findall(r"[a-z][a-z-]*", first):
     if w in phases and w not in named:
         named.append(w)
-report(named == phases, "PHASES names every phase of --help in its order (%s)" % ", ".join(named))
+report(named == phases, "PHASES names every phase in the table's order (%s)" % ", ".join(named))
+m = re.search(r"^Phases, in order: (.*?)\.$", help_text, re.S | re.M)
+report(m is not None and [p.strip() for p in m.group(1).replace("\n", " ").split(",")] == phases,
+       "--help lists the phases of the table, in order")
 PY
 while read -r verdict what; do
         assert "$what" test "$verdict" = ok
 done < "$T/cli.out"
-assert "the options check ran" grep -q 'OPTIONS has an entry for --root$' "$T/cli.out"
+assert "the options check ran" grep -q 'OPTIONS: the page and the tables agree' "$T/cli.out"
+
+# --- The contributor docs against the tree: HACKING.md's fuzz table and e2e-k8s scenarios ------------
+HACKING=$TOP/docs/HACKING.md
+(cd "$TOP/tests/fuzz" && ls fuzz-*.c | sed 's/\.c$//' | sort) > "$T/fuzz.tree"
+grep -oE '^\| `fuzz-[a-z0-9-]+` \|' "$HACKING" | grep -oE 'fuzz-[a-z0-9-]+' | sort > "$T/fuzz.doc"
+assert "HACKING.md's fuzz table names every tests/fuzz/fuzz-*.c, and nothing else ($(wc -l < "$T/fuzz.tree") targets)" \
+        cmp -s "$T/fuzz.tree" "$T/fuzz.doc"
+diff "$T/fuzz.tree" "$T/fuzz.doc" | sed -n 's/^< /  not in HACKING.md: /p; s/^> /  not in tests\/fuzz: /p'
+RUN_SH=$TOP/tests/e2e-k8s/run.sh
+# The scenarios are run.sh's case, the "name) scenario_..." lines.
+sed -nE 's/^ +([a-z0-9-]+)\) scenario_[a-z_]+ ;;$/\1/p' "$RUN_SH" | sort > "$T/scenarios.tree"
+sed -n '/^## Real Kubernetes/,/^## /p' "$HACKING" | grep -oE '\*\*[a-z0-9-]+\*\*' | tr -d '*' | sort -u > "$T/scenarios.doc"
+assert "HACKING.md's e2e-k8s bullets name every scenario of run.sh's case, and nothing else ($(wc -l < "$T/scenarios.tree"))" \
+        test "$(wc -l < "$T/scenarios.tree")" -ge 8 -a "$(cat "$T/scenarios.tree")" = "$(cat "$T/scenarios.doc")"
+diff "$T/scenarios.tree" "$T/scenarios.doc" | sed -n 's/^< /  not in HACKING.md: /p; s/^> /  not in run.sh: /p'
+while read -r sc; do
+        assert "run.sh's header comment names the scenario $sc" \
+                eval "sed -n '1,/^set -u/p' \"\$RUN_SH\" | grep -qE '\"$sc\"|^#   $sc '"
+done < "$T/scenarios.tree"
+default=$(sed -nE 's/.*E2E_K8S_SCENARIOS:-([a-z0-9 -]+)\}.*/\1/p' "$RUN_SH" | head -n1)
+assert "run.sh has a default scenario list" test -n "$default"
+assert "HACKING.md gives run.sh's default list ($default)" grep -qF "(default \`$default\`" "$HACKING"
+assert "run.sh's header gives its default list" grep -qF "\"$default\"" "$RUN_SH"
 
 # --- The manifest's directives in node-reset.conf(5) ---------------------------------------------
 # The parser's table: "[DIRECTIVE_REMOVE] = { "remove", ..." rows, wherever the parser keeps them;
@@ -136,6 +206,8 @@ cat > "$T/allowed" <<'EOF'
 ^/usr/share/node-reset/report\.schema\.json$
 ^/usr/share/node-reset/manifests/(profiles/)?[a-z0-9-]+\.conf$
 ^/usr/share/bash-completion/completions/node-reset$
+^/usr/share/zsh/vendor-completions/_node-reset$
+^/usr/share/fish/vendor_completions.d/node-reset\.fish$
 ^/usr/share/doc/node-reset/(README\.md|rescue\.md|copyright|changelog(\.Debian)?)(\.gz)?$
 ^/usr/share/doc/node-reset/examples/ansible/([a-z_]+/)*[A-Za-z0-9_.-]+\.(yml|md|py)(\.gz)?$
 ^/usr/share/doc/node-reset/examples/ansible/\.ansible-lint-ignore$

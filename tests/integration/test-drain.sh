@@ -116,7 +116,7 @@ result_of() { "$REPORT" "$1" "[a['result'] + ':' + str(a['error']) for a in acti
 row() { "$REPORT" "$1" "[a for a in actions(r, phase='drain') if a['target'] == '$2'][0]$3"; }
 
 # --- the plan: every pod and what will happen to it; nothing changes ---------------------------------
-nr --drain plan > "$WORK/plan.json"; rc=$?
+"$NODE_RESET" --root "$R" --phases drain,node-object -o json --drain plan > "$WORK/plan.json"; rc=$?
 assert "plan: exit 0" [ "$rc" -eq 0 ]
 assert "plan: the node is w1, as k3s's config.yaml names it (not its host name)" jq_ "$WORK/plan.json" \
         "[a['target'] for a in actions(r, phase='drain') if a['kind'] in ('cordon', 'drain')] == ['Node/w1', 'Node/w1']"

@@ -5,7 +5,8 @@
 # /usr/local/lib/systemd/system); PREFIX=/usr puts the units in the distribution's directory;
 # UNITDIR= still wins; "make -s" prints nothing; tests/demo.sh prints no escape sequence into a
 # pipe; the units bound their start and narrow their capabilities. Writes only beneath a temporary
-# directory in a private mount namespace.
+# directory in a private mount namespace. The completions: bash's, zsh's (site-functions beneath a
+# local prefix, Debian's vendor-completions beneath /usr) and fish's.
 . "$(dirname "$0")/lib.sh"
 in_private_ns "$@"
 [ -x "$NODE_RESET" ] || skip "build $NODE_RESET first"
@@ -23,7 +24,9 @@ assert "PREFIX=/usr/local: make -s install succeeds, silently" test $rc -eq 0 -a
 assert "PREFIX=/usr/local: every file is beneath /usr/local" test -z "$(grep -v '^/usr/local/' "$WORK/local.files")"
 for f in sbin/node-reset lib/systemd/system/node-reset.service lib/systemd/system/node-reset-orphan.service \
         lib/systemd/system/node-reset-orphan.timer lib/systemd/catalog/node-reset.catalog \
-        share/node-reset/report.schema.json share/node-reset/manifests/default.conf share/man/man8/node-reset.8; do
+        share/node-reset/report.schema.json share/node-reset/manifests/default.conf share/man/man8/node-reset.8 \
+        share/bash-completion/completions/node-reset share/zsh/site-functions/_node-reset \
+        share/fish/vendor_completions.d/node-reset.fish; do
         assert "PREFIX=/usr/local: /usr/local/$f" grep -qxF "/usr/local/$f" "$WORK/local.files"
 done
 
@@ -33,6 +36,8 @@ assert "PREFIX=/usr: make -s install succeeds" test $rc -eq 0
 assert "PREFIX=/usr: the units in the distribution's $unitdir" grep -qxF "$unitdir/node-reset.service" "$WORK/usr.files"
 assert "PREFIX=/usr: the binary in /usr/sbin, the catalog in /usr/lib/systemd/catalog" \
         eval 'grep -qxF /usr/sbin/node-reset "$WORK/usr.files" && grep -qxF /usr/lib/systemd/catalog/node-reset.catalog "$WORK/usr.files"'
+assert "PREFIX=/usr: the zsh completion in Debian's vendor-completions" \
+        grep -qxF /usr/share/zsh/vendor-completions/_node-reset "$WORK/usr.files"
 
 inst given PREFIX=/usr/local UNITDIR=/etc/systemd/system
 assert "UNITDIR= given: it wins" grep -qxF /etc/systemd/system/node-reset.service "$WORK/given.files"

@@ -12,8 +12,9 @@
 #     src/basic): it uses include/ only, no library at all, and each lib/X.c is include/X.h's; a
 #     function include/ defines inline is a one-liner (at most 6 lines of body: a cleanup helper,
 #     a comparison), anything longer is compiled once in lib/;
-#   - inside agent/, folders in layers (base, os, config, kube, engine, node, phases, ...), none
-#     including a folder above its own;
+#   - inside agent/, folders in layers, none including a folder above its own: the layers are the
+#     one line of docs/ARCHITECTURE.md that lists them (`base/` → `os/` → ...), read from there;
+#     a folder of agent/ the line does not name fails;
 #   - no phase includes another phase's header (issue 44): they share through the Context and
 #     agent/node/;
 #   - no cycle among the project's headers, nor among its sources (a.c uses b.c when it includes b.h).
@@ -115,20 +116,20 @@ for f in sorted(graph):
         for lib in sorted(reach(t, set()) - pkgs):
             fail(f"{f}: \"{t}\" brings in {lib}'s headers, which {module.upper()}_PKGS does not list")
 
-# Inside agent/, folders in layers, each using only its own and those below it: base/ (log, output
-# and JSON writers, HTTP client, path and TOML helpers) uses nothing of agent/; os/ is the operating
-# system; config/ reads the node's files; kube/ talks to the Kubernetes API server with the node's
-# credentials; engine/ plans and acts; node/ is what several phases and verbs share about this node
-# (its etcd member, the CNI directories a kept runtime watches, what the backup could not save),
-# kept per run in the Context; phases/ are the phases (one folder per phase of more than one file);
-# verdict/ asks what kubeadm join asks; report/, orphan/ and forget/ sit on top; verbs/ (one file
-# per verb, and what the verbs share: setup, lock, report, confirmation, exit status) above them
-# all, with main.c (the options, the verb table, dispatch).
-layers = ["base", "os", "config", "kube", "engine", "node", "phases", "verdict", "report", "orphan", "forget", "verbs"]
+# Inside agent/, folders in layers, each using only its own and those below it, lowest first, as
+# docs/ARCHITECTURE.md lists them in its one line of them ("`base/` → `os/` → ... → `verbs/`"):
+# written once, there, where a newcomer reads why each is where it is.
+arch = [l for l in open("docs/ARCHITECTURE.md", encoding="utf-8")
+        if re.fullmatch(r"\s*`[a-z]+/`( → `[a-z]+/`)+\s*", l)]
+if len(arch) != 1:
+    fail("docs/ARCHITECTURE.md has %d lines listing agent/'s layers (`base/` → `os/` → ...), not one" % len(arch))
+layers = re.findall(r"`([a-z]+)/`", arch[0]) if arch else []
+if len(layers) < 5 or len(set(layers)) != len(layers):
+    fail("docs/ARCHITECTURE.md's layers line lists %r" % layers)
 rank = {d: i for i, d in enumerate(layers)}
 for d in sorted({p.split("/")[1] for p in glob.glob("agent/*/")}):
     if d not in rank:
-        fail(f"agent/{d}/ is in no layer of this test's list")
+        fail(f"agent/{d}/ is in no layer of docs/ARCHITECTURE.md's line")
 for f in sorted(graph):
     parts = f.split("/")
     if parts[0] != "agent" or len(parts) < 3 or parts[1] not in rank:
@@ -209,6 +210,7 @@ for h in sorted(graph):
     if h not in state:
         visit(h, [h])
 
+print(f"agent/'s layers, from docs/ARCHITECTURE.md: {' < '.join(layers)}")
 print(f"{sum(len(v) for v in graph.values())} project includes checked, {failures} problem(s)")
 sys.exit(1 if failures else 0)
 PY

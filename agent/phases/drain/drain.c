@@ -12,6 +12,7 @@
 
 #include "agent/base/log.h"
 #include "agent/kube/kube-api.h"
+#include "agent/engine/cmdline.h"
 #include "agent/engine/phase.h"
 #include "agent/node/phase-options.h"
 #include "agent/phases/drain/drain-pods.h"
@@ -28,7 +29,7 @@
 /* The options: configuration, set once by the command line before any run. */
 static bool arg_drain;
 static DrainOptions arg_options;
-static uint64_t arg_drain_timeout_sec = DRAIN_TIMEOUT_DEFAULT_SEC;
+static unsigned arg_drain_timeout_sec = DRAIN_TIMEOUT_DEFAULT_SEC;
 
 /* What the phase keeps for the run, in its Context. */
 typedef struct DrainState {
@@ -55,7 +56,7 @@ static DrainState *drain_state(Context *ctx) {
 }
 
 static uint64_t drain_deadline(const Context *ctx) {
-        uint64_t d = now(CLOCK_MONOTONIC) + arg_drain_timeout_sec * USEC_PER_SEC;
+        uint64_t d = now(CLOCK_MONOTONIC) + (usec_t) arg_drain_timeout_sec * USEC_PER_SEC;
 
         return ctx->deadline_usec > 0 && ctx->deadline_usec < d ? ctx->deadline_usec : d;
 }
@@ -301,11 +302,7 @@ static int parse_drain_emptydir(const char *arg, char **reterr) {
 }
 
 static int parse_drain_timeout(const char *arg, char **reterr) {
-        if (duration_parse(arg, &arg_drain_timeout_sec) < 0 || arg_drain_timeout_sec == 0)
-                return set_errmsg(reterr, -EINVAL,
-                                  "invalid --drain-timeout '%s': expected a positive duration such as 90s, 5m, 1h",
-                                  arg);
-        return 0;
+        return cmdline_parse_duration("drain-timeout", arg, 1, CMDLINE_DURATION_MAX, &arg_drain_timeout_sec, reterr);
 }
 
 const PhaseOption phase_drain_options[] = {

@@ -239,7 +239,5 @@ int firewall_plan_xtables(Plan *plan, const FirewallSettings *s, char **reterr) 
 }
 
 int firewall_xtables_parse_wait(const char *arg, char **reterr) {
-        if (cmdline_parse_seconds(arg, &arg_xtables_wait_sec) < 0)
-                return set_errmsg(reterr, -EINVAL, "invalid --xtables-wait '%s': expected seconds", arg);
-        return 0;
+        return cmdline_parse_duration("xtables-wait", arg, 0, CMDLINE_DURATION_MAX, &arg_xtables_wait_sec, reterr);
 }

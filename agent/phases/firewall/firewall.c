@@ -71,7 +71,7 @@ int phase_firewall_plan(Context *ctx, Plan *plan, char **reterr) {
 }
 
 const PhaseOption phase_firewall_options[] = {
-        { "xtables-wait", PHASE_OPTION_REQUIRED_ARG, "SECONDS", "How long to wait for /run/xtables.lock (10)",
+        { "xtables-wait", PHASE_OPTION_REQUIRED_ARG, "DURATION", "How long to wait for /run/xtables.lock (10s)",
           firewall_xtables_parse_wait },
         {},
 };

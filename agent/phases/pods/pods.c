@@ -388,16 +388,13 @@ int phase_pods_plan(Context *ctx, Plan *plan, char **reterr) {
 }
 
 static int parse_concurrency(const char *arg, char **reterr) {
-        if (cmdline_parse_seconds(arg, &arg_concurrency) < 0 || arg_concurrency == 0 || arg_concurrency > 256)
+        if (cmdline_parse_count(arg, &arg_concurrency) < 0 || arg_concurrency == 0 || arg_concurrency > 256)
                 return set_errmsg(reterr, -EINVAL, "invalid --concurrency '%s': expected a number from 1 to 256", arg);
         return 0;
 }
 
 static int parse_pods_timeout(const char *arg, char **reterr) {
-        if (cmdline_parse_seconds(arg, &arg_pods_timeout_sec) < 0 || arg_pods_timeout_sec == 0)
-                return set_errmsg(reterr, -EINVAL, "invalid --pods-timeout '%s': expected a positive number of seconds",
-                                  arg);
-        return 0;
+        return cmdline_parse_duration("pods-timeout", arg, 1, CMDLINE_DURATION_MAX, &arg_pods_timeout_sec, reterr);
 }
 
 const PhaseOption phase_pods_options[] = {
@@ -406,7 +403,7 @@ const PhaseOption phase_pods_options[] = {
         { "concurrency", PHASE_OPTION_REQUIRED_ARG, "N",
           "CRI calls in flight at once in the pods phase\n(default: from the cores and the CNI's IPAM lock)",
           parse_concurrency },
-        { "pods-timeout", PHASE_OPTION_REQUIRED_ARG, "SECONDS",
-          "Bound the pods phase, its rescue ladder included (120)", parse_pods_timeout },
+        { "pods-timeout", PHASE_OPTION_REQUIRED_ARG, "DURATION",
+          "Bound the pods phase, its rescue ladder included (120s)", parse_pods_timeout },
         {},
 };

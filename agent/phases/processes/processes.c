@@ -349,13 +349,11 @@ int phase_processes_plan(Context *ctx, Plan *plan, char **reterr) {
 }
 
 static int parse_kill_grace(const char *arg, char **reterr) {
-        if (cmdline_parse_seconds(arg, &arg_kill_grace_sec) < 0 || arg_kill_grace_sec > 3600)
-                return set_errmsg(reterr, -EINVAL, "invalid --kill-grace '%s': expected 0 to 3600 seconds", arg);
-        return 0;
+        return cmdline_parse_duration("kill-grace", arg, 0, 3600, &arg_kill_grace_sec, reterr);
 }
 
 const PhaseOption phase_processes_options[] = {
-        { "kill-grace", PHASE_OPTION_REQUIRED_ARG, "SECONDS", "From SIGTERM to SIGKILL in the processes phase (5)",
+        { "kill-grace", PHASE_OPTION_REQUIRED_ARG, "DURATION", "From SIGTERM to SIGKILL in the processes phase (5s)",
           parse_kill_grace },
         {},
 };
