@@ -133,6 +133,10 @@ lab_layer() {
         LAB_SSHD_VERSION=$(dpkg-deb -f "${DEBS[0]}" Version)
         mkdir -p "$l/usr/sbin" "$l/usr/libexec/nr-lab" || return 1
         install -m 0755 "$LAB_NODE_RESET" "$l/usr/sbin/node-reset" || return 1
+        # kubeadm join's preflight requires crictl in PATH (cri-tools' /usr/bin/crictl on a kubeadm
+        # node), and node-reset's rejoin verdict fails a node whose own preparation lacks it: a
+        # stand-in, as kubeadm's and kubectl's are (no runtime runs here, nothing calls it).
+        mkdir -p "$l/usr/bin" && printf '\177ELF' >"$l/usr/bin/crictl" && chmod 0755 "$l/usr/bin/crictl" || return 1
         cp "$LAB_TOP/tests/lab/node-state.sh" "$LAB_TOP/tests/lab/node-boot.sh" "$l/usr/libexec/nr-lab/" || return 1
         # The worker's rules and sets, made once: the firewall fixture's, 10 services of 2 endpoints.
         (
@@ -259,8 +263,8 @@ lab_worker_files() { # TREE
 # kubelet's environment and configuration in /etc/kubernetes, its certificates in ssl/, its unit in
 # /etc/systemd/system (a stand-in that sleeps, run by systemd on a systemd node), the binaries in
 # /usr/local/bin, calico's
-# client configuration, crictl's, kubespray's sysctl and module files. No crictl binary: no runtime
-# runs here, and neither reset is asked to talk to one.
+# client configuration, crictl's, kubespray's sysctl and module files. No crictl binary of its own
+# (the layer's stand-in is in /usr/bin): no runtime runs here, and neither reset is asked to talk to one.
 lab_kubespray_files() { # TREE
         local t=$1 b
         mkdir -p "$t"/etc/kubernetes/ssl "$t"/etc/calico "$t"/etc/modules-load.d "$t"/etc/sysctl.d \
