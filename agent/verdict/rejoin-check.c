@@ -277,8 +277,10 @@ static int check_executables(Context *ctx, Rejoin *r, char **ret_msg) {
                 return set_errmsg(ret_msg, REJOIN_FAILED, "%s%s%s%s%s%s: kubeadm join refuses it",
                                   removed ? "the run removed " : "", strempty(removed), removed ? " from PATH" : "",
                                   removed && lacked ? "; " : "",
-                                  lacked ? "not in PATH, before the run too (the node's own preparation lacks it): "
-                                         : "",
+                                  !lacked ? ""
+                                  : ctx->executed
+                                          ? "not in PATH, before the run too (the node's own preparation lacks it): "
+                                          : "not in PATH: ",
                                   strempty(lacked));
         if (lacked)
                 return set_errmsg(ret_msg, REJOIN_UNCHECKED,

@@ -35,6 +35,11 @@ trap "cd_stop; $3" EXIT
 cd_setup || { echo "FAIL: cannot set up containerd"; exit 1; }
 cd_start || { echo "FAIL: cannot start containerd"; cd_diag; exit 1; }
 agent() { cd_enter "$NODE_RESET" "$@"; }
+# The node's own preparation as kubeadm join's preflight wants it: crictl in PATH (cri-tools'
+# tarball puts it in /usr/local/bin), in the namespace's overlay of "/", else the rejoin verdict
+# rightly fails every full run below.
+cd_enter sh -c 'printf "#!/bin/sh\n" > /usr/local/bin/crictl && chmod 755 /usr/local/bin/crictl' ||
+        { echo "FAIL: cannot lay crictl into the node"; exit 1; }
 KUBELET=/var/lib/kubelet
 PHASES=backup,etcd,services-early,pods,services-late,processes,mounts,firewall,network,files,reload,verify
 

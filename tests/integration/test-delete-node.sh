@@ -55,7 +55,7 @@ make_node "$WORK/w" https://127.0.0.1:6443
 [ "$(readlink /proc/self/ns/uts)" != "$(readlink /proc/1/ns/uts)" ] ||
         { echo "FAIL: no private UTS namespace: the test would rename the machine"; exit 1; }
 hostname not-the-node-name || { echo "FAIL: cannot set the host name in the test's UTS namespace"; exit 1; }
-nr "$WORK/w" plan > "$WORK/plan0.json"; rc=$?
+"$NODE_RESET" --root "$WORK/w" --phases node-object --output=json plan > "$WORK/plan0.json"; rc=$?
 assert "plan without --delete-node: exit 0" [ "$rc" -eq 0 ]
 assert "plan without --delete-node: no node-object row" jq_ "$WORK/plan0.json" "len(actions(r, phase='node-object')) == 0"
 nr "$WORK/w" --delete-node run > "$WORK/w1.json" 2> "$WORK/w1.err"; rc=$?
