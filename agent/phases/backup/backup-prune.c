@@ -25,7 +25,8 @@
 static unsigned arg_backup_keep = BACKUP_KEEP_DEFAULT; /* 0: keep every backup */
 
 typedef struct PruneState {
-        char *written; /* the name of the directory this run's backup row wrote */
+        char *written;   /* the name of the directory this run's backup row wrote */
+        bool will_write; /* the plan's backup row was to write one */
 } PruneState;
 
 static void prune_state_done(void *p) {
@@ -107,6 +108,10 @@ static int prune_apply(Action *a, Context *ctx, char **ret_msg) {
         cleanup_free char *list = NULL;
         int r;
 
+        /* This run's backup was to be written and was not (it failed): the older ones are the newest
+         * copies there are, and none of them goes. */
+        if (s && s->will_write && !s->written)
+                return set_errmsg(ret_msg, 0, "none removed: this run wrote no backup, the older ones are the newest");
         /* Taken again now: the backup row has run, and the directory it wrote counts as the newest. */
         r = backups_list(ctx, &all);
         if (r >= 0)
@@ -145,8 +150,16 @@ static const ActionOps prune_ops = {
 int backup_prune_plan(Context *ctx, Plan *plan, bool will_write) {
         cleanup_strv char **all = NULL, **gone = NULL;
         cleanup_free char *list = NULL;
+        PruneState *s;
         Action *a;
         int r;
+
+        if (ctx->pass == ENGINE_PASS_PLAN) {
+                s = context_state(ctx, &prune_state_type);
+                if (!s)
+                        return -ENOMEM;
+                s->will_write = will_write;
+        }
 
         a = plan_add(plan, &prune_ops, "backup", BACKUP_DIR, "the older backups beyond --backup-keep", NULL);
         if (!a)

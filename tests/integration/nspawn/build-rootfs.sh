@@ -46,6 +46,10 @@ done
 mount --bind -o ro /usr usr
 mount -t tmpfs -o mode=0755 nr-usr-local usr/local
 mkdir -p usr/local/bin usr/local/sbin usr/local/lib
+# The node's own preparation for kubeadm: crictl in PATH (a cri-tools tarball puts it in
+# /usr/local/bin; the host has none), which kubeadm join's preflight requires and the rejoin verdict
+# asks for. A stub: nothing here calls it.
+printf '#!/bin/sh\nexit 1\n' > usr/local/bin/crictl && chmod 0755 usr/local/bin/crictl
 
 # /etc: the users systemd-sysusers does not create, the loader's cache, the alternatives' symlinks
 # (awk, iptables, ...) that point into /usr, and the identity of the container.

@@ -51,10 +51,12 @@ nspawn_debs_tree() {
         debs_unpack "$dir" "$@" || exit 1
 }
 
-# nspawn_debs_lay DIR: DIR's usr over the tree's /usr (read-only, the host's beneath), and an empty
-# /usr/local.
+# nspawn_debs_lay DIR: DIR's usr over the tree's /usr (read-only, the host's beneath), and a
+# /usr/local with only the stub crictl the node's preparation has (build-rootfs.sh).
 nspawn_debs_lay() {
         mount -t overlay nr-usr -o "ro,lowerdir=$1/usr:/usr" "$rootfs/usr" &&
-                mount -t tmpfs -o mode=0755 nr-usr-local "$rootfs/usr/local" ||
+                mount -t tmpfs -o mode=0755 nr-usr-local "$rootfs/usr/local" &&
+                mkdir -p "$rootfs/usr/local/bin" &&
+                printf '#!/bin/sh\nexit 1\n' > "$rootfs/usr/local/bin/crictl" && chmod 0755 "$rootfs/usr/local/bin/crictl" ||
                 { echo "FAIL: cannot lay the packages over the tree's /usr"; exit 1; }
 }
