@@ -143,6 +143,11 @@ static int remote_collect(const MountTable *t, const char *root) {
                     !path_startswith_dir(e->mount_point, root))
                         continue;
                 rest = streq(root, "/") ? e->mount_point : e->mount_point + strlen(root);
+                /* The kernel's own automount points (systemd's binfmt_misc in /proc/sys/fs): nothing
+                 * is read beneath /proc or /sys, and the probe's statfs() would mount them, a change
+                 * that a plan never makes. */
+                if (path_startswith_dir(rest, "/proc") || path_startswith_dir(rest, "/sys"))
+                        continue;
                 r = remote_add(e, rest);
         }
         if (r >= 0 && under && remote_fs_type(under->fstype))

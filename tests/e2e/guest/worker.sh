@@ -499,6 +499,11 @@ build_kubelet() {
 # ---- kubekey's files -------------------------------------------------------------------------------
 
 build_files() {
+        # The node's own preparation for kubeadm join, whose preflight requires conntrack and crictl in
+        # PATH (the image has neither package; kubekey's own /usr/local/bin/crictl goes with the reset):
+        # stand-ins where the packages put them, which the rejoin verdict asks for and nothing calls.
+        printf '#!/bin/false\n' >/usr/sbin/conntrack && printf '#!/bin/false\n' >/usr/bin/crictl &&
+                chmod 0755 /usr/sbin/conntrack /usr/bin/crictl
         local f b
         for f in admin.conf kubelet.conf controller-manager.conf scheduler.conf kubeadm-config.yaml; do
                 put "/etc/kubernetes/$f" "apiVersion: v1"
