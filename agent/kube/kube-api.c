@@ -95,7 +95,7 @@ static int answer_refusal(const KubeRequest *req, const HttpResult *res, const c
 }
 
 int kube_api_check_answer(const KubeRequest *req, HttpResult *res) {
-        char asked[160] = "";
+        char asked[120] = ""; /* with the Content-Type cut at 40 bytes, the message fits res->error */
         const char *why;
         int r;
 
@@ -107,7 +107,7 @@ int kube_api_check_answer(const KubeRequest *req, HttpResult *res) {
         if (req->kind)
                 (void) snprintf(asked, sizeof asked, ", where %s%s%s was asked for", strempty(req->api_version),
                                 req->api_version ? " " : "", req->kind);
-        (void) snprintf(res->error, sizeof res->error, "HTTP %ld (%s) is not an answer of the Kubernetes API: %s%s",
+        (void) snprintf(res->error, sizeof res->error, "HTTP %ld (%.40s) is not an answer of the Kubernetes API: %s%s",
                         res->status, res->content_type[0] ? res->content_type : "no Content-Type", why, asked);
         res->code = CURLE_WEIRD_SERVER_REPLY;
         return 0;
