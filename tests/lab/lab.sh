@@ -352,7 +352,10 @@ lab_client_config() {
 	  LogLevel ERROR
 	EOF
         cp "$LAB_DIR/ssh/config.head" "$LAB_SSH_CONFIG"
-        # Ansible as shipped (ControlMaster auto, ControlPersist 60s), pipelining on, as fleets run it.
+        # Ansible as shipped (ControlMaster auto, ControlPersist 60s), pipelining on, as fleets run it,
+        # with the keepalive examples/ansible/README.md asks of a fleet's ansible.cfg: a master that a
+        # check run left open to a node whose link then dies would otherwise wait out TCP's
+        # retransmissions (~15 min) before Ansible may call that node unreachable.
         cat >"$LAB_ANSIBLE_CFG" <<-EOF
 	[defaults]
 	inventory = $LAB_INVENTORY
@@ -364,7 +367,7 @@ lab_client_config() {
 	forks = 20
 	[ssh_connection]
 	pipelining = True
-	ssh_args = -F $LAB_SSH_CONFIG -o ControlMaster=auto -o ControlPersist=60s
+	ssh_args = -F $LAB_SSH_CONFIG -o ControlMaster=auto -o ControlPersist=60s -o ServerAliveInterval=5 -o ServerAliveCountMax=3
 	control_path_dir = $LAB_DIR/ctl/cp
 	EOF
 }
