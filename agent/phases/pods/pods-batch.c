@@ -26,6 +26,11 @@
  * failure before rung 2. */
 #define RETRIES 2U
 #define BACKOFF_USEC (250 * USEC_PER_MSEC)
+/* ... and how long a pod whose containers the runtime still sees running is retried: containerd marks
+ * a task exited only when its event monitor handles the exit, one at a time, seconds after the kill
+ * pass on a loaded node, and until then RemovePodSandbox answers "still running, to stop first". */
+#define SETTLE_WINDOW_USEC (15 * USEC_PER_SEC)
+#define SETTLE_BACKOFF_MAX_USEC (1 * USEC_PER_SEC)
 /* Rung 2: how long the rescue conflist may stand in, and how often the pods are retried meanwhile
  * (containerd reloads its CNI config within about a second). */
 #define RESCUE_WINDOW_USEC (20 * USEC_PER_SEC)
@@ -44,6 +49,14 @@ static void pod_data_free(void *p) {
         pods_target_unref(d->pt);
         free(d->id);
         free(d);
+}
+
+/* CRI errors that say a container has not exited yet in the runtime's eyes (containerd's "container
+ * is still running, to stop first", "sandbox container is not fully stopped"; CRI-O's "cannot be
+ * removed: ... running"): after the kill pass, the runtime catching up. */
+static bool is_settling_error(const char *msg) {
+        return msg && (strcasestr(msg, "still running") || strcasestr(msg, "to stop first") ||
+                       strcasestr(msg, "not fully stopped"));
 }
 
 /* CRI errors that come from the CNI plugin's teardown (containerd, CRI-O, cri-dockerd wording). */
@@ -78,6 +91,7 @@ typedef struct Attempt {
         unsigned tries;
         unsigned rung; /* what made it: 0 the first try, 1 a retry, 2 the rescue conflist */
         bool cni;
+        bool settling; /* the runtime has not yet seen its containers exit */
         bool cut; /* the last call ran out of budget, not of its own deadline */
 } Attempt;
 
@@ -101,6 +115,14 @@ static size_t count_pending(const Attempt *at, size_t n, bool cni_only) {
         return k;
 }
 
+static size_t count_settling(const Attempt *at, size_t n) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++)
+                k += at[i].state == ATTEMPT_PENDING && at[i].settling;
+        return k;
+}
+
 static void attempt_update(PodsTarget *pt, Attempt *at, CriOp *op, unsigned rung) {
         if (op->result == -ETIME)
                 return; /* not started: the budget ran out while earlier calls of the round ran */
@@ -116,6 +138,7 @@ static void attempt_update(PodsTarget *pt, Attempt *at, CriOp *op, unsigned rung
         }
         at->error = op->result;
         at->cni = is_cni_error(op->message);
+        at->settling = is_settling_error(op->message);
         at->cut = op->result == -ETIMEDOUT && pods_budget_left(pt) == 0;
         free(at->message);
         at->message = TAKE_PTR(op->message);
@@ -167,14 +190,20 @@ static size_t attempt_round(PodsTarget *pt, Attempt *at, size_t n, unsigned rung
         return count_pending(at, n, false);
 }
 
-/* Rung 1: retry with backoff; a CNI failure gets one retry, then it is rung 2's. */
+/* Rung 1: retry with backoff; a CNI failure gets one retry, then it is rung 2's. Past RETRIES, only
+ * while every pending call is one the runtime is still settling, for SETTLE_WINDOW_USEC. */
 static void rung1(PodsTarget *pt, Attempt *at, size_t n) {
+        uint64_t settle_until = now(CLOCK_MONOTONIC) + SETTLE_WINDOW_USEC;
         size_t pending = attempt_round(pt, at, n, 0);
 
-        for (unsigned retry = 1; pending > 0 && !pt->hung && retry <= RETRIES; retry++) {
+        for (unsigned retry = 1; pending > 0 && !pt->hung; retry++) {
                 if (retry > 1 && count_pending(at, n, true) == pending)
                         break;
-                pods_sleep_in_budget(pt, BACKOFF_USEC << (retry - 1));
+                if (retry > RETRIES &&
+                    (count_settling(at, n) < pending || now(CLOCK_MONOTONIC) >= settle_until ||
+                     pods_budget_left(pt) < CALL_TIMEOUT_MIN_USEC))
+                        break;
+                pods_sleep_in_budget(pt, u64_min(BACKOFF_USEC << u64_min(retry - 1, 2), SETTLE_BACKOFF_MAX_USEC));
                 pending = attempt_round(pt, at, n, 1);
         }
 }
