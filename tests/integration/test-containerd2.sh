@@ -93,7 +93,8 @@ assert "DEL failing: exit 0" test $rc -eq 0
 assert "DEL failing: no sandbox, container or cni netns left" \
         test "$(cd_count sandboxes)" -eq 0 -a "$(cd_count containers)" -eq 0 -a "$(cd_count netns)" -eq 0
 assert "DEL failing: every pod-network pod went by rung 2, with containerd 2.1's CNI error" jq_ "$WORK/gone.json" \
-        "all('rung 2' in a['message'] and 'Unauthorized' in a['message'] for a in actions(r, kind='remove-pod') if a['detail'].startswith('pod'))"
+        "all('rung 2' in a['message'] and 'Unauthorized' in a['message'] for a in actions(r, kind='remove-pod') if a['detail'].startswith('pod'))" ||
+        "$REPORT" "$WORK/gone.json" "[a['message'] for a in actions(r, kind='remove-pod')]"
 assert "DEL failing: the host-network pods needed no rescue" jq_ "$WORK/gone.json" \
         "all(a['message'] == 'removed' for a in actions(r, kind='remove-pod') if a['detail'].startswith('host'))"
 assert "DEL failing: the runtime row says rung 2 did it, in CRI v1" jq_ "$WORK/gone.json" \

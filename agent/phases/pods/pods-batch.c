@@ -88,6 +88,7 @@ typedef struct Attempt {
         int error;
         char *message;       /* the last failure */
         char *first_message; /* the first failure, for the report */
+        char *cni_message;   /* the first failure of the CNI teardown, what rung 2 stood in for */
         unsigned tries;
         unsigned rung; /* what made it: 0 the first try, 1 a retry, 2 the rescue conflist */
         bool cni;
@@ -99,6 +100,7 @@ static void attempts_free(Attempt *at, size_t n) {
         for (size_t i = 0; i < n; i++) {
                 free(at[i].message);
                 free(at[i].first_message);
+                free(at[i].cni_message);
         }
         free(at);
 }
@@ -144,6 +146,8 @@ static void attempt_update(PodsTarget *pt, Attempt *at, CriOp *op, unsigned rung
         at->message = TAKE_PTR(op->message);
         if (!at->first_message && at->message)
                 at->first_message = strdup(at->message);
+        if (at->cni && !at->cni_message && at->message)
+                at->cni_message = strdup(at->message);
 }
 
 /* A call the budget cut short says nothing about the runtime; one that had its whole deadline says it
@@ -267,11 +271,11 @@ static char *describe_done(const PodsTarget *pt, const Attempt *at) {
         else if (at->rung == 1)
                 r = asprintf(&m, "%s on attempt %u (rung 1: retry with backoff) after: %s", verb, at->tries,
                              strna(at->first_message));
-        else if (at->first_message)
+        else if (at->cni_message || at->first_message)
                 r = asprintf(&m,
                              "%s with the CNI rescue (rung 2): the CNI teardown failed (%s); the loopback-only "
                              "conflist %s stood in, removed again after the last pod",
-                             verb, at->first_message, strna(pt->rescue_path));
+                             verb, at->cni_message ?: at->first_message, strna(pt->rescue_path));
         else
                 r = asprintf(&m, "%s while the rung 2 rescue conflist %s stood in (the CNI teardown had failed)", verb,
                              strna(pt->rescue_path));
