@@ -93,7 +93,7 @@ typedef struct Attempt {
         unsigned rung; /* what made it: 0 the first try, 1 a retry, 2 the rescue conflist */
         bool cni;
         bool settling; /* the runtime has not yet seen its containers exit */
-        bool cut; /* the last call ran out of budget, not of its own deadline */
+        bool cut;      /* the last call ran out of budget, not of its own deadline */
 } Attempt;
 
 static void attempts_free(Attempt *at, size_t n) {
@@ -203,9 +203,8 @@ static void rung1(PodsTarget *pt, Attempt *at, size_t n) {
         for (unsigned retry = 1; pending > 0 && !pt->hung; retry++) {
                 if (retry > 1 && count_pending(at, n, true) == pending)
                         break;
-                if (retry > RETRIES &&
-                    (count_settling(at, n) < pending || now(CLOCK_MONOTONIC) >= settle_until ||
-                     pods_budget_left(pt) < CALL_TIMEOUT_MIN_USEC))
+                if (retry > RETRIES && (count_settling(at, n) < pending || now(CLOCK_MONOTONIC) >= settle_until ||
+                                        pods_budget_left(pt) < CALL_TIMEOUT_MIN_USEC))
                         break;
                 pods_sleep_in_budget(pt, u64_min(BACKOFF_USEC << u64_min(retry - 1, 2), SETTLE_BACKOFF_MAX_USEC));
                 pending = attempt_round(pt, at, n, 1);
