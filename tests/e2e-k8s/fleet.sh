@@ -334,15 +334,15 @@ side_pods() { # X: on node X, by name: a bare pod, one a ConfigMap controls, one
 		EOF
         done
 }
-sbs_left() { # X: the pods left on X, without X's name, kube-system's included (kube-proxy's, ...)
+drain_sbs_left() { # X: the pods left on X, without X's name, kube-system's included (kube-proxy's, ...)
         kc get pods -A --field-selector "spec.nodeName=$1" -o 'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{"\n"}{end}' |
                 sed -e "s|/$1-|/|" -e "s|-[a-z0-9]\{5\}$||" | sort | tr '\n' ' '
 }
-sbs_refused_kubectl() { grep "cannot delete" "$1" | grep -oE "[a-z-]+/w2-[a-z]+" | sed 's|/w2-|/|' | sort -u | tr '\n' ' '; }
-sbs_refused_nr() {
+drain_sbs_refused_kubectl() { grep "cannot delete" "$1" | grep -oE "[a-z-]+/w2-[a-z]+" | sed 's|/w2-|/|' | sort -u | tr '\n' ' '; }
+drain_sbs_refused_nr() {
         json_field "$1" "''.join(t + ' ' for t in sorted(a['target'][4:].replace('/w1-', '/') for p in r['phases'] for a in p['actions'] if a['result'] == 'failed' and a['kind'] == 'evict' and a['error'] in ('unmanaged', 'emptydir', 'daemonset-lookup')))"
 }
-sbs_round() { # NAME FLAGS...: kubectl drain w2 from here, node-reset drain w1 on cp1
+drain_sbs_round() { # NAME FLAGS...: kubectl drain w2 from here, node-reset drain w1 on cp1
         local name=$1 kflags=() nflags=() f rk rn
         shift
         for f; do
@@ -357,10 +357,10 @@ sbs_round() { # NAME FLAGS...: kubectl drain w2 from here, node-reset drain w1 o
         rn=$?
         check "side by side, $name: kubectl drain exits $rk, node-reset drain $rn: both fail or both succeed" \
                 test $((rk != 0)) -eq $((rn != 0))
-        check "side by side, $name: the same pods refuse ($(sbs_refused_kubectl "$OUT/fleet/sbs-$name.kubectl.err"))" \
-                test "$(sbs_refused_kubectl "$OUT/fleet/sbs-$name.kubectl.err")" = "$(sbs_refused_nr "$OUT/fleet/sbs-$name.json")"
-        check "side by side, $name: the same pods are left ($(sbs_left w2))" \
-                wait_for 60 "the same pods left" eval 'test "$(sbs_left w1)" = "$(sbs_left w2)"'
+        check "side by side, $name: the same pods refuse ($(drain_sbs_refused_kubectl "$OUT/fleet/sbs-$name.kubectl.err"))" \
+                test "$(drain_sbs_refused_kubectl "$OUT/fleet/sbs-$name.kubectl.err")" = "$(drain_sbs_refused_nr "$OUT/fleet/sbs-$name.json")"
+        check "side by side, $name: the same pods are left ($(drain_sbs_left w2))" \
+                wait_for 60 "the same pods left" eval 'test "$(drain_sbs_left w1)" = "$(drain_sbs_left w2)"'
 }
 
 side_running() { local x p; for x in w1 w2; do for p in bare owned empty; do pod_running "$x-$p" || return 1; done; done; }
@@ -374,12 +374,12 @@ drain_side_by_side() {
                 wait_for 120 "default pods gone from w1 and w2" eval 'no_default_pods w1 && no_default_pods w2'
         { side_pods w1; side_pods w2; } | kc apply -f - >>"$OUT/fleet/objects.log" 2>&1
         check "side by side: the same pods run on w1 and w2" wait_for 120 "side-by-side pods Running" side_running
-        sbs_round "no flags"
+        drain_sbs_round "no flags"
         check "side by side, no flags: both refused for the bare pod and the emptyDir one" \
-                test "$(sbs_refused_kubectl "$OUT/fleet/sbs-no flags.kubectl.err")" = "default/bare default/empty "
-        sbs_round "--force --delete-emptydir-data" --force --delete-emptydir-data
+                test "$(drain_sbs_refused_kubectl "$OUT/fleet/sbs-no flags.kubectl.err")" = "default/bare default/empty "
+        drain_sbs_round "--force --delete-emptydir-data" --force --delete-emptydir-data
         check "side by side, --force: only DaemonSets' pods are left on either" \
-                eval '! sbs_left w1 | grep -q "default/"'
+                eval '! drain_sbs_left w1 | grep -q "default/"'
         kc uncordon w1 w2 >/dev/null
 }
 

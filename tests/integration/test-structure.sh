@@ -23,6 +23,19 @@ done <<< "$long"
 while read -r f; do
         [ -z "$f" ] || echo "FAIL: $f: does not open with the SPDX line and a comment saying what it holds"
 done <<< "$bare"
+# Shell files sourced into one shell (tests/e2e-k8s/run.sh sources its scenario files; the fleet
+# tests source tests/lab/lab.sh beside tests/integration/lib.sh): a function defined twice is
+# silently replaced by the later file's (e2e-k8s's side-by-side pods bench once ran fleet.sh's drain
+# comparison so).
+twice=$(for group in "tests/e2e-k8s/*.sh" "tests/lab/lab.sh tests/integration/lib.sh"; do
+        # shellcheck disable=SC2086 # the group's globs and names, split on purpose
+        grep -HoE '^[A-Za-z_][A-Za-z0-9_]*\(\) *\{' $group | sed 's/().*//' |
+                awk -F: '{ n[$2]++; f[$2] = f[$2] " " $1 } END { for (k in n) if (n[k] > 1) print k ":" f[k] }'
+done)
+while read -r l; do
+        [ -z "$l" ] || echo "FAIL: defined twice in files sourced together: $l"
+done <<< "$twice"
+assert "no shell function defined twice among the files sourced together" test -z "$twice"
 assert "no source or header over $MAX_LINES lines" test -z "$long"
 assert "every source and header opens with the SPDX line and what it holds" test -z "$bare"
 finish
