@@ -4,7 +4,8 @@
 # include/) holds one object a reader can take in (issue 44): at most 700 lines, and it says what it
 # is in its first two lines (the SPDX line, then a comment). A file past the bound is split along its
 # objects, each file named for the one it holds (pods.c into pods-batch.c, pods-prepare.c, ...);
-# there is no list of exceptions. Reads files only.
+# there is no list of exceptions. And no shell function is defined twice among the test files that
+# are sourced into one shell. Reads files only.
 . "$(dirname "$0")/lib.sh"
 cd "$TOP" || exit 1
 
